@@ -1,0 +1,27 @@
+# codemojex: common tasks. `make test` is the one command CI runs.
+GO      ?= go
+GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bench/*')
+
+.PHONY: test fmt-check vet unit bench build clean
+
+## test: gofmt check, go vet, and the whole test suite with the race detector
+test: fmt-check vet
+	./scripts/ensure-valkey.sh
+	$(GO) test -race -count=1 ./...
+
+fmt-check:
+	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+## bench: the lanes benchmarks (jobs/s) against a throwaway server
+bench:
+	./scripts/ensure-valkey.sh
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./lanes/
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/codemojex ./cmd/bot
+
+clean:
+	rm -rf bin
