@@ -1,0 +1,164 @@
+package lanes
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+// ClaimRequest asks for jobs.
+type ClaimRequest struct {
+	// Queues are tried in order: a later queue is served only when no lane
+	// of an earlier one could be (strict priority; e.g. replies before
+	// broadcasts). 1..8 queues.
+	Queues []string
+	// Lease is how long the claimer holds each job (server clock) before it
+	// may be reclaimed; >= 1ms.
+	Lease time.Duration
+	// Max is the most jobs to hand out (the caller's concurrency headroom),
+	// 1..1000. One claim serves one lane: K = min(weight, depth, glimit
+	// headroom, Max, global budget, lane pace budget).
+	Max int
+}
+
+// Lease is a claimer's hold on one job. Token fences it: once the lease has
+// expired and the job was reclaimed, the token no longer matches and every
+// call with it returns ErrStaleLease.
+type Lease struct {
+	Queue string
+	ID    JobID
+	Token string
+	// Deadline is the lease's end on the server clock (ms precision).
+	Deadline time.Time
+}
+
+// Job is a claimed job.
+type Job struct {
+	Lease
+	Group   string
+	Payload []byte
+	// Attempts is how many failed attempts (Nack or expired lease) it had.
+	Attempts int
+}
+
+// Claimed is what a claim handed out.
+type Claimed struct {
+	// Jobs are the heads of one lane, in mint order (empty when nothing was
+	// claimable).
+	Jobs []Job
+	// RetryIn, when Jobs is empty, is how long until something may become
+	// claimable by time alone (a lease expiring, a parked lane or retry
+	// falling due, the global budget refilling, a pause ending); 0 means try
+	// again at once, and -1 means nothing is scheduled: wait for a wake-up
+	// (see Waiter).
+	RetryIn time.Duration
+}
+
+// Claim runs wclaim, the weighted rotation, as one atomic script: it rotates
+// a queue's ring once (LMOVE ring ring LEFT RIGHT) and serves that lane K
+// heads (ZPOPMIN), each under a lease whose deadline is the server's TIME
+// plus req.Lease. Lanes that cannot be served are dropped from the ring's
+// tail in O(1) and the next is tried, at most a bounded number per call. The
+// same call first reclaims expired leases (jobs back on their lanes at their
+// place), and promotes due retries and due parked lanes, also bounded. Cost
+// per call: O(K log n), independent of the number of lanes. Errors:
+// ErrInvalid for a bad request; the server's error.
+func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
+	if len(req.Queues) == 0 || len(req.Queues) > 8 {
+		return Claimed{}, fmt.Errorf("%w: claim: want 1..8 queues, got %d", ErrInvalid, len(req.Queues))
+	}
+	if req.Lease < time.Millisecond {
+		return Claimed{}, fmt.Errorf("%w: claim: lease %v: want >= 1ms", ErrInvalid, req.Lease)
+	}
+	if req.Max < 1 || req.Max > MaxClaim {
+		return Claimed{}, fmt.Errorf("%w: claim: max %d: want 1..%d", ErrInvalid, req.Max, MaxClaim)
+	}
+	keys := []string{s.keys.rate(), s.keys.pause()}
+	for _, q := range req.Queues {
+		if err := validQueue(q); err != nil {
+			return Claimed{}, err
+		}
+		keys = append(keys, s.keys.ring(q))
+	}
+	o := s.opt
+	args := []string{
+		s.keys.shared(),
+		ms(req.Lease),
+		strconv.Itoa(req.Max),
+		strconv.Itoa(o.rate),
+		ms(o.window),
+		strconv.Itoa(o.maintenance),
+		strconv.Itoa(o.visits),
+		strconv.Itoa(o.pace.Limit),
+		ms(o.pace.Period),
+		strconv.Itoa(len(o.paceRules)),
+	}
+	for _, r := range o.paceRules {
+		args = append(args, r.Prefix, strconv.Itoa(r.Pace.Limit), ms(r.Pace.Period))
+	}
+	args = append(args, strconv.Itoa(len(req.Queues)))
+	for _, q := range req.Queues {
+		args = append(args, s.queueArgs(q)...)
+	}
+	arr, err := s.scripts.claim.Exec(ctx, s.c, keys, args).ToArray()
+	if err != nil {
+		return Claimed{}, fmt.Errorf("lanes: claim: %w", err)
+	}
+	return parseClaim(req.Queues, arr)
+}
+
+func parseClaim(queues []string, arr []valkey.ValkeyMessage) (Claimed, error) {
+	bad := func(what string) (Claimed, error) {
+		return Claimed{}, fmt.Errorf("lanes: claim: malformed reply (%s)", what)
+	}
+	if len(arr) < 2 {
+		return bad("short")
+	}
+	status, err := arr[0].AsInt64()
+	if err != nil {
+		return bad("status")
+	}
+	if status == 0 {
+		hint, err := arr[1].AsInt64()
+		if err != nil {
+			return bad("hint")
+		}
+		if hint < 0 {
+			return Claimed{RetryIn: -1}, nil
+		}
+		return Claimed{RetryIn: time.Duration(hint) * time.Millisecond}, nil
+	}
+	if len(arr) < 5 {
+		return bad("short claim")
+	}
+	qi, err1 := arr[1].AsInt64()
+	group, err2 := arr[2].ToString()
+	deadline, err3 := arr[3].AsInt64()
+	n, err4 := arr[4].AsInt64()
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || qi < 1 || int(qi) > len(queues) || len(arr) != 5+4*int(n) {
+		return bad("header")
+	}
+	jobs := make([]Job, 0, n)
+	dl := time.UnixMilli(deadline)
+	for j := 5; j < len(arr); j += 4 {
+		id, e1 := arr[j].ToString()
+		tok, e2 := arr[j+1].AsInt64()
+		att, e3 := arr[j+2].AsInt64()
+		payload, e4 := arr[j+3].ToString()
+		if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+			return bad("job")
+		}
+		jobs = append(jobs, Job{
+			Lease:    Lease{Queue: queues[qi-1], ID: JobID(id), Token: strconv.FormatInt(tok, 10), Deadline: dl},
+			Group:    group,
+			Payload:  []byte(payload),
+			Attempts: int(att),
+		})
+	}
+	return Claimed{Jobs: jobs}, nil
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -1,0 +1,15 @@
+package lanes
+
+import "errors"
+
+var (
+	// ErrInvalid is wrapped by every bad-input error; nothing was written.
+	ErrInvalid = errors.New("lanes: invalid argument")
+	// ErrStaleLease is returned by Ack, Extend, Release, Nack and Dead when the
+	// lease token no longer holds the job (the lease expired and the job was
+	// reclaimed, and maybe claimed again). Nothing was changed.
+	ErrStaleLease = errors.New("lanes: stale lease")
+	// ErrNoJob is returned when the job does not exist (already acked, or never
+	// enqueued). Nothing was changed.
+	ErrNoJob = errors.New("lanes: no such job")
+)

@@ -1,0 +1,44 @@
+package lanes
+
+// Every key of a store starts with its hash tag "{tag}", so all keys one
+// script touches hash to one slot and the scripts run on Valkey Cluster.
+// Group ids and job ids only ever follow the tag, so a group containing '{',
+// '}' or ':' cannot change the slot.
+//
+// Layout (T = tag, Q = queue, g = group, id = job id):
+//
+//	{T}:s:rate          sorted set  global send log: "<id>:<claim>" -> claim time (ms); expires after the window
+//	{T}:s:pause         string      global pause, with a PX expiry (none = until resumed)
+//	{T}:s:pace:<g>      sorted set  lane g's send log, shared by every queue; expires after its period
+//	{T}:s:pacecfg       hash        g -> "limit:period_ms" per-lane pace override
+//	{T}:s:wake          channel     Pub/Sub wake-ups (not a key)
+//	{T}:q:Q:ring        list        lanes ready to be served, each at most once
+//	{T}:q:Q:inring      set         the lanes in the ring (O(1) membership)
+//	{T}:q:Q:lane:<g>    sorted set  pending job ids at score 0 (FIFO by id)
+//	{T}:q:Q:job:<id>    hash        g (lane), p (payload), a (attempts), c (claims: the lease token), r (reason), d (dead at, ms)
+//	{T}:q:Q:leases      sorted set  id -> lease deadline (ms, server clock)
+//	{T}:q:Q:inflight    hash        g -> jobs in flight (field removed at 0)
+//	{T}:q:Q:depth       sorted set  g -> pending jobs (member removed at 0)
+//	{T}:q:Q:pending     string      pending jobs in the queue (removed at 0)
+//	{T}:q:Q:delayed     sorted set  id -> due time (ms), unordered queues' retries
+//	{T}:q:Q:parked      sorted set  g -> parked until (ms; +inf = until resumed)
+//	{T}:q:Q:dead        sorted set  id -> dead-lettered at (ms)
+//	{T}:q:Q:weight      hash        g -> weight (only non-default)
+//	{T}:q:Q:glimit      hash        g -> max in flight (only overrides)
+type keyspace struct {
+	tag string
+}
+
+func (k keyspace) shared() string            { return "{" + k.tag + "}:s:" }
+func (k keyspace) rate() string              { return k.shared() + "rate" }
+func (k keyspace) pause() string             { return k.shared() + "pause" }
+func (k keyspace) wake() string              { return k.shared() + "wake" }
+func (k keyspace) paceCfg() string           { return k.shared() + "pacecfg" }
+func (k keyspace) pace(group string) string  { return k.shared() + "pace:" + group }
+func (k keyspace) queue(q string) string     { return "{" + k.tag + "}:q:" + q + ":" }
+func (k keyspace) ring(q string) string      { return k.queue(q) + "ring" }
+func (k keyspace) lane(q, g string) string   { return k.queue(q) + "lane:" + g }
+func (k keyspace) job(q string, id JobID) string {
+	return k.queue(q) + "job:" + string(id)
+}
+func (k keyspace) queueKey(q, name string) string { return k.queue(q) + name }

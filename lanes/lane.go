@@ -1,0 +1,199 @@
+package lanes
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+func (s *Store) laneOp(ctx context.Context, queue, group, op, val string) (int64, error) {
+	if err := validQueue(queue); err != nil {
+		return 0, err
+	}
+	if err := validGroup(group); err != nil {
+		return 0, err
+	}
+	keys, args := s.header(queue, 3)
+	args = append(args, op, group, val)
+	v, err := s.scripts.lane.Exec(ctx, s.c, keys, args).AsInt64()
+	if err != nil {
+		return 0, fmt.Errorf("lanes: %s %q: %w", op, group, err)
+	}
+	return v, nil
+}
+
+// SetWeight sets lane group's weight w (1..1000; 1 is the default and is
+// stored as no entry): each turn of the rotation serves the lane up to w
+// jobs, so while the global rate binds a lane of weight w gets about w times
+// the share of a lane of weight 1. Errors: ErrInvalid for w outside 1..1000
+// or a bad queue or group (nothing written).
+func (s *Store) SetWeight(ctx context.Context, queue, group string, w int) error {
+	if err := validWeight(w); err != nil {
+		return err
+	}
+	_, err := s.laneOp(ctx, queue, group, "weight", strconv.Itoa(w))
+	return err
+}
+
+// Weight returns lane group's weight (1 when never set).
+func (s *Store) Weight(ctx context.Context, queue, group string) (int, error) {
+	if err := validQueue(queue); err != nil {
+		return 0, err
+	}
+	if err := validGroup(group); err != nil {
+		return 0, err
+	}
+	v, err := s.c.Do(ctx, s.c.B().Hget().Key(s.keys.queueKey(queue, "weight")).Field(group).Build()).AsInt64()
+	if isNil(err) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("lanes: weight %q: %w", group, err)
+	}
+	return int(v), nil
+}
+
+// Weights returns every non-default weight of queue, group -> weight.
+func (s *Store) Weights(ctx context.Context, queue string) (map[string]int, error) {
+	if err := validQueue(queue); err != nil {
+		return nil, err
+	}
+	m, err := s.c.Do(ctx, s.c.B().Hgetall().Key(s.keys.queueKey(queue, "weight")).Build()).AsIntMap()
+	if err != nil {
+		return nil, fmt.Errorf("lanes: weights: %w", err)
+	}
+	out := make(map[string]int, len(m))
+	for g, w := range m {
+		out[g] = int(w)
+	}
+	return out, nil
+}
+
+// SetLaneLimit sets lane group's glimit: the most jobs of the lane in
+// flight at once (n >= 1), or back to the queue default with n = 0.
+func (s *Store) SetLaneLimit(ctx context.Context, queue, group string, n int) error {
+	if n < 0 {
+		return fmt.Errorf("%w: lane limit %d: want >= 0", ErrInvalid, n)
+	}
+	_, err := s.laneOp(ctx, queue, group, "glimit", strconv.Itoa(n))
+	return err
+}
+
+// SetLanePace overrides lane group's pace (shared by every queue of the
+// store); the zero Pace restores the default and rules.
+func (s *Store) SetLanePace(ctx context.Context, group string, p Pace) error {
+	if err := validPace(p); err != nil {
+		return err
+	}
+	val := ""
+	if p.Limit > 0 {
+		val = strconv.Itoa(p.Limit) + ":" + ms(p.Period)
+	}
+	if err := validGroup(group); err != nil {
+		return err
+	}
+	keys, args := s.header("_", 3)
+	args = append(args, "pace", group, val)
+	if err := s.scripts.lane.Exec(ctx, s.c, keys, args).Error(); err != nil {
+		return fmt.Errorf("lanes: pace %q: %w", group, err)
+	}
+	return nil
+}
+
+// Park stops lane group of queue from being served for d from now (server
+// clock), e.g. for a 429's retry_after: no job of the lane is claimed before
+// then, however long d is (no cap), while every other lane keeps flowing. A
+// park is only ever extended, never shortened, by a later Park; d < 0 parks
+// until ResumeLane. It returns the park's end (server clock; zero time for
+// an indefinite park). A parked lane leaves the ring lazily: the next claim
+// that reaches it drops it in O(1).
+func (s *Store) Park(ctx context.Context, queue, group string, d time.Duration) (time.Time, error) {
+	val := "-1"
+	if d >= 0 {
+		val = ms(d)
+	}
+	v, err := s.laneOp(ctx, queue, group, "park", val)
+	if err != nil || v < 0 {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(v), nil
+}
+
+// ResumeLane ends any park of lane group (a 429 park, a pace park or an
+// admin pause); the lane rejoins the ring if it has work.
+func (s *Store) ResumeLane(ctx context.Context, queue, group string) error {
+	_, err := s.laneOp(ctx, queue, group, "resume", "")
+	return err
+}
+
+// Pause stops every queue of the store for d from now (server clock), e.g.
+// for a flood signal that is global; d < 0 pauses until Resume. A pause is
+// only extended, never shortened, by a later Pause.
+func (s *Store) Pause(ctx context.Context, d time.Duration) error {
+	val := "-1"
+	if d >= 0 {
+		if d < time.Millisecond {
+			return fmt.Errorf("%w: pause %v: want >= 1ms or < 0", ErrInvalid, d)
+		}
+		val = ms(d)
+	}
+	return s.pauseCall(ctx, val)
+}
+
+// Resume ends a global pause at once.
+func (s *Store) Resume(ctx context.Context) error { return s.pauseCall(ctx, "0") }
+
+func (s *Store) pauseCall(ctx context.Context, val string) error {
+	err := s.scripts.pause.Exec(ctx, s.c, []string{s.keys.pause()}, []string{s.keys.shared(), val}).Error()
+	if err != nil {
+		return fmt.Errorf("lanes: pause: %w", err)
+	}
+	return nil
+}
+
+// drainChunk bounds the jobs one drain script call moves.
+const drainChunk = 1000
+
+// DeadLane dead-letters every pending job of lane group with reason, in
+// chunks of 1,000 jobs per atomic call (e.g. a chat that blocked the bot).
+// Jobs in flight are not touched. It returns how many jobs it moved.
+func (s *Store) DeadLane(ctx context.Context, queue, group, reason string) (int, error) {
+	return s.drain(ctx, queue, group, "dead", reason)
+}
+
+// MoveLane moves every pending job of lane from to lane to, in order, in
+// chunks of 1,000 per atomic call, then moves from's weight, glimit and pace
+// override to to (e.g. a Telegram group upgraded to a supergroup). Jobs in
+// flight are not touched: release them first. It returns how many jobs moved.
+func (s *Store) MoveLane(ctx context.Context, queue, from, to string) (int, error) {
+	if err := validGroup(to); err != nil {
+		return 0, err
+	}
+	if from == to {
+		return 0, fmt.Errorf("%w: move lane %q onto itself", ErrInvalid, from)
+	}
+	return s.drain(ctx, queue, from, "move", to)
+}
+
+func (s *Store) drain(ctx context.Context, queue, group, mode, arg string) (int, error) {
+	if err := validQueue(queue); err != nil {
+		return 0, err
+	}
+	if err := validGroup(group); err != nil {
+		return 0, err
+	}
+	total := 0
+	for {
+		keys, args := s.header(queue, 4)
+		args = append(args, mode, group, arg, strconv.Itoa(drainChunk))
+		v, err := s.scripts.drain.Exec(ctx, s.c, keys, args).AsIntSlice()
+		if err != nil {
+			return total, fmt.Errorf("lanes: %s lane %q: %w", mode, group, err)
+		}
+		total += int(v[0])
+		if v[1] == 0 || v[0] == 0 {
+			return total, nil
+		}
+	}
+}

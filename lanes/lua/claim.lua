@@ -1,0 +1,223 @@
+-- claim.lua: wclaim, the weighted rotation over the ring of ready lanes.
+-- KEYS[1]  "{tag}:s:rate"   global send log: sorted set, member "<id>:<claim>" -> claim time (ms)
+-- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry
+-- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
+-- ARGV[1]  shared prefix "{tag}:s:"
+-- ARGV[2]  lease length (ms)
+-- ARGV[3]  max jobs to hand out (the caller's concurrency headroom, >= 1)
+-- ARGV[4]  global rate: max jobs claimed per window (0 = no limit)
+-- ARGV[5]  global window (ms)
+-- ARGV[6]  maintenance budget per queue per call (expired leases, due delayed jobs, due parked lanes)
+-- ARGV[7]  lane visit budget per queue per call
+-- ARGV[8]  default lane pace: max jobs per lane per period (0 = no pacing)
+-- ARGV[9]  default lane pace period (ms)
+-- ARGV[10] number R of pace rules, then R triples: group prefix, limit, period (ms)
+-- then the number N of queues, then N queue configs (4 fields each, see common.lua)
+--
+-- Per call: reclaim expired leases, promote due delayed jobs and due parked
+-- lanes (each at most budget), check the global budget, then for each queue
+-- in order rotate its ring (LMOVE ring ring LEFT RIGHT) and serve the first
+-- lane with work K = min(weight, depth, glimit headroom, max, global budget,
+-- lane pace budget) heads (ZPOPMIN), each under a lease whose deadline is the
+-- server's TIME plus the lease length. A lane that cannot be served, or has
+-- nothing more to give now, leaves the ring from its tail in O(1) (parked
+-- until its next pace token when its pace budget is spent). At most
+-- visit-budget lanes are visited per queue. Cost: O((budget + visits + K) log n),
+-- independent of the number of lanes.
+--
+-- Returns {1, queue index, group, lease deadline ms, K, id, token, attempts, payload, ...}
+-- or {0, hint}: hint is the ms until something may become claimable
+-- (0 = try again now, -1 = nothing scheduled: wait for a wake-up).
+local S = ARGV[1]
+local lease_ms = tonumber(ARGV[2])
+local max = tonumber(ARGV[3])
+local rate = tonumber(ARGV[4])
+local window = tonumber(ARGV[5])
+local budget = tonumber(ARGV[6])
+local visits_max = tonumber(ARGV[7])
+local pace_limit, pace_period = tonumber(ARGV[8]), tonumber(ARGV[9])
+local nrules = tonumber(ARGV[10])
+local rules = {}
+local i = 11
+for r = 1, nrules do
+  rules[r] = {ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])}
+  i = i + 3
+end
+local nq = tonumber(ARGV[i])
+i = i + 1
+local queues = {}
+for n = 1, nq do
+  queues[n], i = read_queue(ARGV, i)
+end
+
+local now = now_ms()
+
+local pause = redis.call('PTTL', KEYS[2])
+if pause > 0 then return {0, pause} end
+if pause == -1 then return {0, -1} end
+
+-- Maintenance, bounded per queue.
+for n = 1, nq do
+  local q = queues[n]
+  local joined = 0
+  local expired = redis.call('ZRANGEBYSCORE', q.p .. 'leases', '-inf', now, 'LIMIT', 0, budget)
+  for _, id in ipairs(expired) do
+    local jk = q.p .. 'job:' .. id
+    local g = redis.call('HGET', jk, 'g')
+    redis.call('ZREM', q.p .. 'leases', id)
+    if g then
+      dec_inflight(q, g)
+      local a = redis.call('HINCRBY', jk, 'a', 1)
+      if q.maxatt > 0 and a >= q.maxatt then
+        to_dead(q, id, 'lease expired', now)
+      else
+        redis.call('HSET', jk, 'r', 'lease expired')
+        to_lane(q, id, g)
+      end
+      joined = joined + ensure_ring(q, g)
+    end
+  end
+  local due = redis.call('ZRANGEBYSCORE', q.p .. 'delayed', '-inf', now, 'LIMIT', 0, budget)
+  for _, id in ipairs(due) do
+    redis.call('ZREM', q.p .. 'delayed', id)
+    local g = redis.call('HGET', q.p .. 'job:' .. id, 'g')
+    if g then
+      to_lane(q, id, g)
+      joined = joined + ensure_ring(q, g)
+    end
+  end
+  local unpark = redis.call('ZRANGEBYSCORE', q.p .. 'parked', '-inf', now, 'LIMIT', 0, budget)
+  for _, g in ipairs(unpark) do
+    redis.call('ZREM', q.p .. 'parked', g)
+    joined = joined + ensure_ring(q, g)
+  end
+  -- Other idle claimers may serve what this one will not.
+  if joined > 1 then wake(S, joined - 1) end
+end
+
+-- Global budget: a sliding window of claim times.
+local avail = max
+if rate > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+  local used = redis.call('ZCARD', KEYS[1])
+  if used >= rate then
+    local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    return {0, math.max(1, tonumber(oldest[2]) + window - now)}
+  end
+  if rate - used < avail then avail = rate - used end
+end
+
+local function pace_of(g)
+  local v = redis.call('HGET', S .. 'pacecfg', g)
+  if v then
+    local l, p = string.match(v, '^(%d+):(%d+)$')
+    return tonumber(l), tonumber(p)
+  end
+  for _, r in ipairs(rules) do
+    if string.sub(g, 1, #r[1]) == r[1] then return r[2], r[3] end
+  end
+  return pace_limit, pace_period
+end
+
+-- Parks lane g until its oldest pace entry leaves the window.
+local function park_for_pace(q, pk, period)
+  local oldest = redis.call('ZRANGE', pk, 0, 0, 'WITHSCORES')
+  local due = now + period
+  if oldest[2] then due = tonumber(oldest[2]) + period end
+  return due
+end
+
+for n = 1, nq do
+  local q = queues[n]
+  local ring = q.p .. 'ring'
+  local visits = 0
+  while visits < visits_max do
+    local g = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+    if not g then break end
+    visits = visits + 1
+    local lane = q.p .. 'lane:' .. g
+    local depth = redis.call('ZCARD', lane)
+    local inf = inflight_of(q, g)
+    local lim = lane_limit(q, g)
+    local head = lim - inf
+    if q.ordered and inf > 0 then head = 0 end
+    if depth == 0 or head <= 0 or redis.call('ZSCORE', q.p .. 'parked', g) then
+      -- Not servable now: it rejoins when an enqueue, a settle or an unpark makes it ready.
+      leave_ring_tail(q, g)
+    else
+      local plim, pper = pace_of(g)
+      local pk = S .. 'pace:' .. g
+      local lavail = avail
+      if plim > 0 then
+        redis.call('ZREMRANGEBYSCORE', pk, '-inf', now - pper)
+        lavail = plim - redis.call('ZCARD', pk)
+      end
+      if lavail <= 0 then
+        leave_ring_tail(q, g)
+        redis.call('ZADD', q.p .. 'parked', 'GT', park_for_pace(q, pk, pper), g)
+      else
+        local k = weight_of(q, g)
+        if depth < k then k = depth end
+        if head < k then k = head end
+        if avail < k then k = avail end
+        if lavail < k then k = lavail end
+        local heads = redis.call('ZPOPMIN', lane, k)
+        local deadline = now + lease_ms
+        local out = {1, n, g, deadline, 0}
+        local got = 0
+        for j = 1, #heads, 2 do
+          local id = heads[j]
+          local jk = q.p .. 'job:' .. id
+          local tok = redis.call('HINCRBY', jk, 'c', 1)
+          local v = redis.call('HMGET', jk, 'a', 'p')
+          redis.call('ZADD', q.p .. 'leases', deadline, id)
+          local member = id .. ':' .. tok
+          if rate > 0 then redis.call('ZADD', KEYS[1], now, member) end
+          if plim > 0 then redis.call('ZADD', pk, now, member) end
+          out[#out + 1] = id
+          out[#out + 1] = tok
+          out[#out + 1] = tonumber(v[1] or '0')
+          out[#out + 1] = v[2] or ''
+          got = got + 1
+        end
+        out[5] = got
+        if rate > 0 then redis.call('PEXPIRE', KEYS[1], window) end
+        if plim > 0 then redis.call('PEXPIRE', pk, pper) end
+        redis.call('HINCRBY', q.p .. 'inflight', g, got)
+        add_depth(q, g, -got)
+        inf = inf + got
+        depth = depth - got
+        if depth == 0 or q.ordered or inf >= lim then
+          leave_ring_tail(q, g)
+        elseif plim > 0 and lavail - got <= 0 then
+          leave_ring_tail(q, g)
+        end
+        if depth > 0 and plim > 0 and lavail - got <= 0 then
+          redis.call('ZADD', q.p .. 'parked', 'GT', park_for_pace(q, pk, pper), g)
+        end
+        return out
+      end
+    end
+  end
+end
+
+-- Nothing claimable: say when to look again.
+local hint = -1
+local function consider(t)
+  if t == nil then return end
+  local d = t - now
+  if d < 0 then d = 0 end
+  if hint < 0 or d < hint then hint = d end
+end
+for n = 1, nq do
+  local q = queues[n]
+  if redis.call('LLEN', q.p .. 'ring') > 0 then
+    hint = 0
+  else
+    for _, key in ipairs({'parked', 'delayed', 'leases'}) do
+      local first = redis.call('ZRANGE', q.p .. key, 0, 0, 'WITHSCORES')
+      if first[2] and first[2] ~= 'inf' then consider(tonumber(first[2])) end
+    end
+  end
+end
+return {0, hint}

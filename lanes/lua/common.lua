@@ -1,0 +1,124 @@
+-- common.lua: helpers shared by every lanes script. The Go loader prepends
+-- this file to each script before loading it, so every script runs as one
+-- atomic unit with these functions in scope. It names no keys of its own:
+-- every key it touches is built from the queue prefix (ARGV) of the script
+-- that calls it, and every prefix starts with the store's hash tag.
+--
+-- A queue config "q" is read from four ARGV fields:
+--   prefix  "{tag}:q:<queue>:"   (every key of the queue starts with it)
+--   ordered "1" when a lane with jobs in flight is not served again until they settle
+--   glimit  default max jobs of one lane in flight
+--   maxatt  attempts after which a failed job is dead-lettered (0 = never)
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function read_queue(argv, i)
+  local q = {
+    p = argv[i],
+    ordered = argv[i + 1] == '1',
+    glimit = tonumber(argv[i + 2]),
+    maxatt = tonumber(argv[i + 3]),
+  }
+  return q, i + 4
+end
+
+local function lane_limit(q, g)
+  local v = redis.call('HGET', q.p .. 'glimit', g)
+  if v then return tonumber(v) end
+  return q.glimit
+end
+
+local function weight_of(q, g)
+  local v = redis.call('HGET', q.p .. 'weight', g)
+  if v then return tonumber(v) end
+  return 1
+end
+
+local function inflight_of(q, g)
+  return tonumber(redis.call('HGET', q.p .. 'inflight', g) or '0')
+end
+
+-- A lane is ready (belongs in the ring) when it has pending jobs, is not
+-- parked, and has concurrency headroom (none in flight, for an ordered queue).
+local function is_ready(q, g)
+  if redis.call('ZCARD', q.p .. 'lane:' .. g) == 0 then return false end
+  if redis.call('ZSCORE', q.p .. 'parked', g) then return false end
+  local inf = inflight_of(q, g)
+  if q.ordered and inf > 0 then return false end
+  if inf >= lane_limit(q, g) then return false end
+  return true
+end
+
+-- Puts a ready lane at the ring's tail unless it is there already (the
+-- "inring" set makes the check O(1) and keeps the ring free of duplicates).
+-- Returns 1 when the lane joined the ring, else 0.
+local function ensure_ring(q, g)
+  if not is_ready(q, g) then return 0 end
+  if redis.call('SADD', q.p .. 'inring', g) == 1 then
+    redis.call('RPUSH', q.p .. 'ring', g)
+    return 1
+  end
+  return 0
+end
+
+-- Removes lane g from the ring when it sits at the tail (right after LMOVE).
+local function leave_ring_tail(q, g)
+  local tail = redis.call('RPOP', q.p .. 'ring')
+  if tail ~= g then
+    -- Cannot happen inside one atomic script; keep the ring intact if it does.
+    redis.call('RPUSH', q.p .. 'ring', tail)
+    return
+  end
+  redis.call('SREM', q.p .. 'inring', g)
+end
+
+local function wake(S, joined)
+  if joined > 0 then redis.call('PUBLISH', S .. 'wake', joined) end
+end
+
+local function dec_inflight(q, g)
+  if redis.call('HINCRBY', q.p .. 'inflight', g, -1) <= 0 then
+    redis.call('HDEL', q.p .. 'inflight', g)
+  end
+end
+
+-- Adds n (may be negative) to lane g's depth index and the queue's pending count.
+local function add_depth(q, g, n)
+  local d = tonumber(redis.call('ZINCRBY', q.p .. 'depth', n, g))
+  if d <= 0 then redis.call('ZREM', q.p .. 'depth', g) end
+  if redis.call('INCRBY', q.p .. 'pending', n) <= 0 then
+    redis.call('DEL', q.p .. 'pending')
+  end
+end
+
+-- Puts job id back on its lane; its id sorts it where it was (mint order).
+local function to_lane(q, id, g)
+  if redis.call('ZADD', q.p .. 'lane:' .. g, 0, id) == 1 then
+    add_depth(q, g, 1)
+  end
+end
+
+local function to_dead(q, id, reason, now)
+  redis.call('HSET', q.p .. 'job:' .. id, 'r', reason, 'd', now)
+  redis.call('ZADD', q.p .. 'dead', now, id)
+end
+
+-- Checks a lease: returns the job's lane and 0, or nil and a code:
+-- -2 no such job, -1 stale token (the lease expired and was reclaimed or
+-- re-claimed by someone else).
+local function check_lease(q, id, tok)
+  local v = redis.call('HMGET', q.p .. 'job:' .. id, 'g', 'c')
+  if not v[1] then return nil, -2 end
+  if v[2] ~= tok then return nil, -1 end
+  if not redis.call('ZSCORE', q.p .. 'leases', id) then return nil, -1 end
+  return v[1], 0
+end
+
+-- Ends a live lease: drops it from the lease set and the lane's in-flight count.
+local function end_lease(q, id, g)
+  redis.call('ZREM', q.p .. 'leases', id)
+  dec_inflight(q, g)
+end

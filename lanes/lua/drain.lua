@@ -1,0 +1,48 @@
+-- drain.lua: move a lane's pending jobs, in order, in bounded chunks: to the
+-- dead-letter set (a chat that blocked the bot) or to another lane (a group
+-- that migrated to a supergroup; the weight, glimit and pace override move too
+-- once the old lane is empty).
+-- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
+-- ARGV[1]  shared prefix "{tag}:s:"
+-- ARGV[2..5] queue config (see common.lua)
+-- ARGV[6]  mode: "dead" | "move"
+-- ARGV[7]  group (source lane)
+-- ARGV[8]  reason (dead) or target group (move)
+-- ARGV[9]  max jobs to move in this call
+-- Returns {moved, remaining in the source lane}.
+local S = ARGV[1]
+local q = read_queue(ARGV, 2)
+local mode, g, arg, n = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
+local now = now_ms()
+local heads = redis.call('ZPOPMIN', q.p .. 'lane:' .. g, n)
+local moved = 0
+for j = 1, #heads, 2 do
+  local id = heads[j]
+  if mode == 'dead' then
+    to_dead(q, id, arg, now)
+  else
+    redis.call('HSET', q.p .. 'job:' .. id, 'g', arg)
+    to_lane(q, id, arg)
+  end
+  moved = moved + 1
+end
+if moved > 0 then add_depth(q, g, -moved) end
+local remaining = redis.call('ZCARD', q.p .. 'lane:' .. g)
+if mode == 'move' then
+  if remaining == 0 then
+    for _, h in ipairs({'weight', 'glimit'}) do
+      local v = redis.call('HGET', q.p .. h, g)
+      if v then
+        redis.call('HSET', q.p .. h, arg, v)
+        redis.call('HDEL', q.p .. h, g)
+      end
+    end
+    local pc = redis.call('HGET', S .. 'pacecfg', g)
+    if pc then
+      redis.call('HSET', S .. 'pacecfg', arg, pc)
+      redis.call('HDEL', S .. 'pacecfg', g)
+    end
+  end
+  wake(S, ensure_ring(q, arg))
+end
+return {moved, remaining}

@@ -1,0 +1,41 @@
+-- lane.lua: per-lane control: weight, glimit, pace, park, resume.
+-- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
+-- ARGV[1]  shared prefix "{tag}:s:"
+-- ARGV[2..5] queue config (see common.lua)
+-- ARGV[6]  op: "weight" | "glimit" | "pace" | "park" | "resume"
+-- ARGV[7]  group (lane)
+-- ARGV[8]  value: weight 1..1000 (1 = default: the field is removed);
+--          glimit >= 1 or 0 (queue default: the field is removed);
+--          pace "limit:period_ms" or "" (the default: the field is removed);
+--          park duration (ms from server TIME; -1 = until resumed)
+-- Returns 1 for weight/glimit/pace/resume; for park, the park deadline (ms,
+-- server clock; -1 for an indefinite park).
+local S = ARGV[1]
+local q = read_queue(ARGV, 2)
+local op, g, val = ARGV[6], ARGV[7], ARGV[8]
+if op == 'weight' then
+  if val == '1' then redis.call('HDEL', q.p .. 'weight', g)
+  else redis.call('HSET', q.p .. 'weight', g, val) end
+elseif op == 'glimit' then
+  if val == '0' then redis.call('HDEL', q.p .. 'glimit', g)
+  else redis.call('HSET', q.p .. 'glimit', g, val) end
+elseif op == 'pace' then
+  if val == '' then redis.call('HDEL', S .. 'pacecfg', g)
+  else redis.call('HSET', S .. 'pacecfg', g, val) end
+elseif op == 'park' then
+  local ms = tonumber(val)
+  if ms < 0 then
+    redis.call('ZADD', q.p .. 'parked', 'inf', g)
+    return -1
+  end
+  local until_ms = now_ms() + ms
+  redis.call('ZADD', q.p .. 'parked', 'GT', until_ms, g)
+  -- A lane in the ring stays there until a claim visits it and drops it (O(1)).
+  return until_ms
+elseif op == 'resume' then
+  redis.call('ZREM', q.p .. 'parked', g)
+else
+  return redis.error_reply('lanes: unknown lane op ' .. op)
+end
+wake(S, ensure_ring(q, g))
+return 1

@@ -1,0 +1,21 @@
+-- pause.lua: pause or resume every queue of the store (a global flood signal).
+-- KEYS[1]  "{tag}:s:pause"
+-- ARGV[1]  shared prefix "{tag}:s:"
+-- ARGV[2]  duration (ms from server TIME; -1 = until resumed; 0 = resume now)
+-- A pause is only ever extended by a later pause, never shortened (use 0 to resume).
+-- Returns the remaining pause (ms), -1 for an indefinite pause, 0 when resumed.
+local S = ARGV[1]
+local ms = tonumber(ARGV[2])
+if ms == 0 then
+  redis.call('DEL', KEYS[1])
+  wake(S, 1)
+  return 0
+end
+if ms < 0 then
+  redis.call('SET', KEYS[1], '1')
+  return -1
+end
+local cur = redis.call('PTTL', KEYS[1])
+if cur == -1 then return -1 end
+if cur < ms then redis.call('SET', KEYS[1], '1', 'PX', ms) end
+return redis.call('PTTL', KEYS[1])

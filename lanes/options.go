@@ -1,0 +1,185 @@
+package lanes
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Limits on input, checked before anything is written.
+const (
+	// MaxGroupBytes is the longest group (lane) id, in bytes.
+	MaxGroupBytes = 256
+	// MaxWeight is the highest lane weight; weights are 1..MaxWeight, default 1.
+	MaxWeight = 1000
+	// DefaultMaxPayload is the default payload limit, in bytes (64 KiB).
+	DefaultMaxPayload = 64 << 10
+	// MaxClaim is the most jobs one claim may ask for.
+	MaxClaim = 1000
+	// MaxQueueNameBytes is the longest queue name.
+	MaxQueueNameBytes = 64
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// QueueConfig says how one queue serves its lanes. All processes sharing a
+// store must use the same configs.
+type QueueConfig struct {
+	// Ordered: a lane with jobs in flight is not served again until they are
+	// settled (acked, released, nacked, dead-lettered or expired). This keeps
+	// one lane's jobs in order with any number of workers.
+	Ordered bool
+	// LaneLimit (glimit) is the default max jobs of one lane in flight; 0
+	// means 1,000,000. Override per lane with SetLaneLimit.
+	LaneLimit int
+	// MaxAttempts: after this many failed attempts (Nack, or an expired
+	// lease) a job is dead-lettered; 0 means 25.
+	MaxAttempts int
+}
+
+// Pace limits how fast one lane is served: at most Limit jobs in any Period
+// (a sliding window on the server clock). The zero value means unpaced.
+// Pace state is shared by every queue of a store, so a chat's replies and
+// notifications draw on one budget.
+type Pace struct {
+	Limit  int
+	Period time.Duration
+}
+
+// PaceRule applies a Pace to every group starting with Prefix (the first
+// matching rule wins; a per-lane override set with SetLanePace wins over all).
+type PaceRule struct {
+	Prefix string
+	Pace   Pace
+}
+
+type options struct {
+	tag         string
+	maxPayload  int
+	queues      map[string]QueueConfig
+	rate        int
+	window      time.Duration
+	pace        Pace
+	paceRules   []PaceRule
+	maintenance int
+	visits      int
+}
+
+// Option configures a Store.
+type Option func(*options) error
+
+// WithTag sets the hash tag every key carries (default "cm"). 1..64
+// characters of [A-Za-z0-9._-].
+func WithTag(tag string) Option {
+	return func(o *options) error {
+		if len(tag) == 0 || len(tag) > 64 || !nameRE.MatchString(tag) {
+			return fmt.Errorf("%w: tag %q: want 1-64 characters of [A-Za-z0-9._-]", ErrInvalid, tag)
+		}
+		o.tag = tag
+		return nil
+	}
+}
+
+// WithMaxPayload sets the payload limit in bytes (default 64 KiB).
+func WithMaxPayload(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("%w: max payload %d: want >= 1 byte", ErrInvalid, n)
+		}
+		o.maxPayload = n
+		return nil
+	}
+}
+
+// WithQueue sets the config of one queue (queues without one get the zero
+// QueueConfig: unordered, no lane limit, 25 attempts).
+func WithQueue(name string, cfg QueueConfig) Option {
+	return func(o *options) error {
+		if err := validQueue(name); err != nil {
+			return err
+		}
+		if cfg.LaneLimit < 0 || cfg.MaxAttempts < 0 {
+			return fmt.Errorf("%w: queue %q: LaneLimit and MaxAttempts must be >= 0", ErrInvalid, name)
+		}
+		o.queues[name] = cfg
+		return nil
+	}
+}
+
+// WithGlobalRate caps how many jobs all claimers of the store together may
+// claim in any window (a sliding window on the server clock), e.g. 30 per
+// second for a Telegram bot. limit 0 means no cap.
+func WithGlobalRate(limit int, window time.Duration) Option {
+	return func(o *options) error {
+		if limit < 0 || (limit > 0 && window < time.Millisecond) {
+			return fmt.Errorf("%w: global rate %d per %v: want limit >= 0 and window >= 1ms", ErrInvalid, limit, window)
+		}
+		o.rate, o.window = limit, window
+		return nil
+	}
+}
+
+// WithLanePace sets the default pace of every lane, and rules by group
+// prefix (e.g. groups starting with "-" at 20 per minute).
+func WithLanePace(def Pace, rules ...PaceRule) Option {
+	return func(o *options) error {
+		if err := validPace(def); err != nil {
+			return err
+		}
+		for _, r := range rules {
+			if err := validPace(r.Pace); err != nil {
+				return err
+			}
+		}
+		o.pace, o.paceRules = def, append([]PaceRule(nil), rules...)
+		return nil
+	}
+}
+
+// WithBudgets sets per-call bounds of a claim: maintenance (expired leases,
+// due retries and due parked lanes handled per queue, default 16) and visits
+// (lanes visited per queue, default 16). Both bound a claim's cost whatever
+// the number of lanes.
+func WithBudgets(maintenance, visits int) Option {
+	return func(o *options) error {
+		if maintenance < 1 || visits < 1 {
+			return fmt.Errorf("%w: budgets must be >= 1", ErrInvalid)
+		}
+		o.maintenance, o.visits = maintenance, visits
+		return nil
+	}
+}
+
+func validPace(p Pace) error {
+	if p.Limit < 0 || (p.Limit > 0 && p.Period < time.Millisecond) {
+		return fmt.Errorf("%w: pace %d per %v: want limit >= 0 and period >= 1ms", ErrInvalid, p.Limit, p.Period)
+	}
+	return nil
+}
+
+func validQueue(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty queue name", ErrInvalid)
+	}
+	if len(name) > MaxQueueNameBytes || !nameRE.MatchString(name) {
+		return fmt.Errorf("%w: queue %q: want 1-%d characters of [A-Za-z0-9._-]", ErrInvalid, name, MaxQueueNameBytes)
+	}
+	return nil
+}
+
+func validGroup(g string) error {
+	if g == "" {
+		return fmt.Errorf("%w: empty group", ErrInvalid)
+	}
+	if len(g) > MaxGroupBytes {
+		return fmt.Errorf("%w: group of %d bytes: at most %d", ErrInvalid, len(g), MaxGroupBytes)
+	}
+	return nil
+}
+
+func validWeight(w int) error {
+	if w < 1 || w > MaxWeight {
+		return fmt.Errorf("%w: weight %d: want an integer 1..%d", ErrInvalid, w, MaxWeight)
+	}
+	return nil
+}

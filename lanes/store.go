@@ -1,0 +1,149 @@
+package lanes
+
+import (
+	"context"
+	"crypto/sha1"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+//go:embed lua/*.lua
+var luaFS embed.FS
+
+// scripts holds every lanes script, each prefixed with common.lua. They run
+// by EVALSHA and fall back to EVAL on NOSCRIPT (after a server restart or
+// SCRIPT FLUSH), so callers never see NOSCRIPT.
+type scripts struct {
+	enqueue, claim, ack, extend, settle, lane, drain, requeue, pause, stats *valkey.Lua
+	// sha maps each script to the SHA1 of its body, for pipelined EVALSHA.
+	sha map[*valkey.Lua]string
+}
+
+func loadScripts() (*scripts, error) {
+	common, err := luaFS.ReadFile("lua/common.lua")
+	if err != nil {
+		return nil, err
+	}
+	s := &scripts{sha: map[*valkey.Lua]string{}}
+	load := func(name string) (*valkey.Lua, error) {
+		body, err := luaFS.ReadFile("lua/" + name + ".lua")
+		if err != nil {
+			return nil, fmt.Errorf("lanes: script %s: %w", name, err)
+		}
+		src := string(common) + "\n" + string(body)
+		sum := sha1.Sum([]byte(src))
+		l := valkey.NewLuaScript(src)
+		s.sha[l] = hex.EncodeToString(sum[:])
+		return l, nil
+	}
+	for name, dst := range map[string]**valkey.Lua{
+		"enqueue": &s.enqueue, "claim": &s.claim, "ack": &s.ack, "extend": &s.extend,
+		"settle": &s.settle, "lane": &s.lane, "drain": &s.drain, "requeue": &s.requeue,
+		"pause": &s.pause, "stats": &s.stats,
+	} {
+		if *dst, err = load(name); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Store is a set of fair lane queues in one Valkey keyspace (one hash tag).
+// It is safe for concurrent use; any number of processes may share one store
+// if they use the same options.
+type Store struct {
+	c       valkey.Client
+	keys    keyspace
+	opt     options
+	scripts *scripts
+}
+
+// New returns a store on client c. Errors wrap ErrInvalid for bad options.
+func New(c valkey.Client, opts ...Option) (*Store, error) {
+	o := options{
+		tag:         "cm",
+		maxPayload:  DefaultMaxPayload,
+		queues:      map[string]QueueConfig{},
+		maintenance: 16,
+		visits:      16,
+	}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	sc, err := loadScripts()
+	if err != nil {
+		return nil, err
+	}
+	return &Store{c: c, keys: keyspace{tag: o.tag}, opt: o, scripts: sc}, nil
+}
+
+// Tag returns the store's hash tag.
+func (s *Store) Tag() string { return s.keys.tag }
+
+// Client returns the Valkey client the store uses.
+func (s *Store) Client() valkey.Client { return s.c }
+
+// WakeChannel is the Pub/Sub channel on which the store announces that work
+// became claimable (see Waiter).
+func (s *Store) WakeChannel() string { return s.keys.wake() }
+
+func (s *Store) queueConfig(q string) QueueConfig {
+	cfg := s.opt.queues[q]
+	if cfg.LaneLimit == 0 {
+		cfg.LaneLimit = 1_000_000
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = 25
+	}
+	return cfg
+}
+
+// queueArgs returns the four queue-config ARGV fields read by common.lua.
+func (s *Store) queueArgs(q string) []string {
+	cfg := s.queueConfig(q)
+	ordered := "0"
+	if cfg.Ordered {
+		ordered = "1"
+	}
+	return []string{s.keys.queue(q), ordered, strconv.Itoa(cfg.LaneLimit), strconv.Itoa(cfg.MaxAttempts)}
+}
+
+// header returns KEYS and the leading ARGV of a queue-level script.
+func (s *Store) header(q string, extra int) ([]string, []string) {
+	args := make([]string, 0, 5+extra)
+	args = append(args, s.keys.shared())
+	args = append(args, s.queueArgs(q)...)
+	return []string{s.keys.ring(q)}, args
+}
+
+// valkeyExec is one script call of a pipelined batch.
+type valkeyExec struct {
+	keys, args []string
+}
+
+// execMulti runs several calls of one script in one round trip by EVALSHA;
+// calls answered NOSCRIPT (nothing ran) are run again one by one through
+// Exec, which falls back to EVAL.
+func (s *Store) execMulti(ctx context.Context, l *valkey.Lua, calls []valkeyExec) []valkey.ValkeyResult {
+	if len(calls) == 1 {
+		return []valkey.ValkeyResult{l.Exec(ctx, s.c, calls[0].keys, calls[0].args)}
+	}
+	sha := s.scripts.sha[l]
+	cmds := make(valkey.Commands, 0, len(calls))
+	for _, c := range calls {
+		cmds = append(cmds, s.c.B().Evalsha().Sha1(sha).Numkeys(int64(len(c.keys))).Key(c.keys...).Arg(c.args...).Build())
+	}
+	out := s.c.DoMulti(ctx, cmds...)
+	for i, r := range out {
+		if verr, ok := valkey.IsValkeyErr(r.Error()); ok && verr.IsNoScript() {
+			out[i] = l.Exec(ctx, s.c, calls[i].keys, calls[i].args)
+		}
+	}
+	return out
+}
