@@ -1,0 +1,166 @@
+package tgemu
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// Bot command rules (Telegram Bot API, BotCommand: "command: Text of the
+// command; 1-32 characters. Can contain only lowercase English letters,
+// digits and underscores. description: Description of the command; 1-256
+// characters."; setMyCommands: "At most 100 commands can be specified.").
+const (
+	maxCommands          = 100
+	maxCommandLen        = 32
+	maxCommandDescLength = 256
+)
+
+// scopeKey names a BotCommandScope: "default", "all_private_chats",
+// "all_group_chats", "all_chat_administrators", "chat:<chat_id>",
+// "chat_administrators:<chat_id>", "chat_member:<chat_id>:<user_id>"; with
+// a language code, "|<code>" is appended.
+func scopeKey(scopeJSON, lang string) (string, bool) {
+	key := "default"
+	if strings.TrimSpace(scopeJSON) != "" {
+		var s struct {
+			Type   string          `json:"type"`
+			ChatID json.RawMessage `json:"chat_id"`
+			UserID int64           `json:"user_id"`
+		}
+		if err := json.Unmarshal([]byte(scopeJSON), &s); err != nil || s.Type == "" {
+			return "", false
+		}
+		key = s.Type
+		chat := strings.Trim(string(s.ChatID), `"`)
+		switch s.Type {
+		case "chat", "chat_administrators":
+			key += ":" + chat
+		case "chat_member":
+			key += ":" + chat + ":" + strconv.FormatInt(s.UserID, 10)
+		}
+	}
+	if lang != "" {
+		key += "|" + lang
+	}
+	return key, true
+}
+
+func validCommand(c string) bool {
+	if c == "" || len(c) > maxCommandLen {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if b := c[i]; !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// setMyCommands implements https://core.telegram.org/bots/api#setmycommands.
+func (e *Emulator) setMyCommands(c *call) reply {
+	var cmds []models.BotCommand
+	if err := json.Unmarshal([]byte(c.params["commands"]), &cmds); err != nil {
+		return badRequest("can't parse commands JSON object")
+	}
+	if len(cmds) > maxCommands {
+		return badRequest("BOT_COMMANDS_TOO_MUCH")
+	}
+	for _, cmd := range cmds {
+		if !validCommand(cmd.Command) {
+			return badRequest("BOT_COMMAND_INVALID")
+		}
+		if n := UTF16Len(strings.TrimSpace(cmd.Description)); n < 1 || n > maxCommandDescLength {
+			return badRequest("BOT_COMMAND_DESCRIPTION_INVALID")
+		}
+	}
+	key, ok := scopeKey(c.params["scope"], c.params["language_code"])
+	if !ok {
+		return badRequest("can't parse BotCommandScope JSON object")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(cmds) == 0 {
+		delete(e.commands, key)
+	} else {
+		e.commands[key] = cmds
+	}
+	e.broadcastLocked()
+	return okReply(true)
+}
+
+// getMyCommands implements https://core.telegram.org/bots/api#getmycommands
+// (exact scope and language match; no fallback).
+func (e *Emulator) getMyCommands(c *call) reply {
+	key, ok := scopeKey(c.params["scope"], c.params["language_code"])
+	if !ok {
+		return badRequest("can't parse BotCommandScope JSON object")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cmds := e.commands[key]
+	if cmds == nil {
+		cmds = []models.BotCommand{}
+	}
+	return okReply(cmds)
+}
+
+// MyCommands returns the commands stored by setMyCommands for a scope key
+// ("" or "default" for the default scope, "all_private_chats",
+// "chat:<id>", ...; see the Bot API BotCommandScope types) and language
+// code ("" for none). Nil when none were set.
+func (e *Emulator) MyCommands(scope, languageCode string) []models.BotCommand {
+	if scope == "" {
+		scope = "default"
+	}
+	if languageCode != "" {
+		scope += "|" + languageCode
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]models.BotCommand(nil), e.commands[scope]...)
+}
+
+// deleteWebhook implements https://core.telegram.org/bots/api#deletewebhook:
+// always true; drop_pending_updates=true forgets the queued updates.
+func (e *Emulator) deleteWebhook(c *call) reply {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.webhookURL = ""
+	if c.params["drop_pending_updates"] == "true" {
+		e.updates = nil
+	}
+	e.broadcastLocked()
+	return okReply(true)
+}
+
+// answerCallbackQuery implements
+// https://core.telegram.org/bots/api#answercallbackquery for queries
+// injected with InjectCallbackQuery or InjectUpdate; unknown or already
+// answered ids get Telegram's 400 "query is too old ...".
+func (e *Emulator) answerCallbackQuery(c *call) reply {
+	id := c.params["callback_query_id"]
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.callbacks[id]
+	if id == "" || st == nil || st.answered {
+		return badRequest("query is too old and response timeout expired or query ID is invalid")
+	}
+	st.answered = true
+	e.answers = append(e.answers, CallbackAnswer{
+		Time: c.at, QueryID: id, Text: c.params["text"],
+		ShowAlert: c.params["show_alert"] == "true", URL: c.params["url"],
+	})
+	e.broadcastLocked()
+	return okReply(true)
+}
+
+// CallbackAnswers lists the accepted answerCallbackQuery calls in order.
+func (e *Emulator) CallbackAnswers() []CallbackAnswer {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]CallbackAnswer(nil), e.answers...)
+}

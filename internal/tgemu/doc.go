@@ -1,0 +1,39 @@
+// Package tgemu is an in-process emulator of the Telegram Bot API, for tests.
+//
+// It serves the Bot API over HTTP on a loopback port (127.0.0.1:0) the way
+// github.com/go-telegram/bot talks to it: POST <URL>/bot<token>/<method> with
+// a multipart/form-data body (application/x-www-form-urlencoded, JSON bodies
+// and GET query strings are accepted too), answered with
+//
+//	{"ok":true,"result":...}
+//	{"ok":false,"error_code":N,"description":"...","parameters":{...}}
+//
+// and JSON shapes taken from github.com/go-telegram/bot/models, so the real
+// client parses every reply (and every error into its error types:
+// *bot.TooManyRequestsError, *bot.MigrateError, bot.ErrorForbidden, ...).
+//
+// Supported methods: getMe, getUpdates (long polling), sendMessage,
+// editMessageText, setMyCommands, getMyCommands, deleteWebhook,
+// answerCallbackQuery. Method names are case-insensitive, as in Telegram. Any
+// other method is answered 404 "Not Found"; a wrong token 401 "Unauthorized".
+//
+// On top of that the emulator enforces Telegram's flood limits (see Limits),
+// validates sendMessage the way Telegram does (length in UTF-16 code units,
+// HTML/MarkdownV2/Markdown markup, chat state), lets tests inject user
+// updates and transport faults (see Fault), and records everything the bot
+// did (Messages, Requests, Stats) with wait helpers that block on change
+// notifications rather than polling (WaitForMessages, WaitUntil).
+//
+// Typical use:
+//
+//	emu, err := tgemu.New(tgemu.WithToken(token))
+//	...
+//	defer emu.Close()
+//	b, err := bot.New(token, bot.WithServerURL(emu.URL()))
+//	emu.AddChat(models.Chat{ID: 42})
+//	_, err = b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 42, Text: "hi"})
+//	msgs, err := emu.WaitForMessages(ctx, 42, 1)
+//
+// The emulator never writes to stdout or stderr: it logs (at Debug level, and
+// never the bot token) only to the *slog.Logger given with WithLogger.
+package tgemu

@@ -1,0 +1,115 @@
+package tgemu_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// newEmu starts an emulator closed at the end of the test.
+func newEmu(t *testing.T, opts ...tgemu.Option) *tgemu.Emulator {
+	t.Helper()
+	emu, err := tgemu.New(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, emu.Close()) })
+	return emu
+}
+
+// newBot is the real go-telegram/bot client pointed at emu, without the
+// startup getMe and with silent handlers.
+func newBot(t *testing.T, emu *tgemu.Emulator, opts ...bot.Option) *bot.Bot {
+	t.Helper()
+	base := []bot.Option{
+		bot.WithServerURL(emu.URL()),
+		bot.WithSkipGetMe(),
+		bot.WithErrorsHandler(func(error) {}),
+		bot.WithDefaultHandler(func(context.Context, *bot.Bot, *models.Update) {}),
+	}
+	b, err := bot.New(emu.Token(), append(base, opts...)...)
+	require.NoError(t, err)
+	return b
+}
+
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// fakeClock is a manual clock for WithClock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// apiReply is the Bot API envelope, decoded loosely for raw-HTTP tests.
+type apiReply struct {
+	OK          bool            `json:"ok"`
+	Result      json.RawMessage `json:"result"`
+	ErrorCode   int             `json:"error_code"`
+	Description string          `json:"description"`
+	Parameters  map[string]any  `json:"parameters"`
+}
+
+// rawCall posts an url-encoded form to method and decodes the reply.
+func rawCall(ctx context.Context, t *testing.T, emu *tgemu.Emulator, method string, form url.Values) (int, apiReply) {
+	t.Helper()
+	return rawDo(ctx, t, emu.URL()+"/bot"+emu.Token()+"/"+method, "application/x-www-form-urlencoded", form.Encode())
+}
+
+func rawDo(ctx context.Context, t *testing.T, u, contentType, body string) (int, apiReply) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var r apiReply
+	require.NoError(t, json.Unmarshal(data, &r), "body: %s", data)
+	return resp.StatusCode, r
+}
+
+// updateIDs decodes a getUpdates result into its update ids.
+func updateIDs(t *testing.T, r apiReply) []int64 {
+	t.Helper()
+	require.True(t, r.OK, "reply: %+v", r)
+	var ups []models.Update
+	require.NoError(t, json.Unmarshal(r.Result, &ups))
+	ids := []int64{}
+	for _, u := range ups {
+		ids = append(ids, u.ID)
+	}
+	return ids
+}

@@ -1,0 +1,145 @@
+package tgemu
+
+import (
+	"sort"
+	"time"
+)
+
+// Rate is a flood limit: at most Messages accepted sendMessage requests in
+// any sliding window of length Per, measured on the emulator's clock at the
+// time each request is processed. A Rate with Messages <= 0 or Per <= 0 is
+// unlimited.
+type Rate struct {
+	Messages int           // messages allowed per window
+	Per      time.Duration // window length
+}
+
+func (r Rate) unlimited() bool { return r.Messages <= 0 || r.Per <= 0 }
+
+// Limits are the flood limits the emulator enforces on sendMessage (only on
+// sendMessage: Telegram's limits are about messages sent, so edits, answers
+// and other methods are never throttled here). A request over any limit is
+// answered 429 "Too Many Requests: retry after N" with parameters.retry_after
+// N, the seconds until the tightest window has room again (rounded up, at
+// least 1). Rejected requests do not occupy the windows. The zero Limits is
+// unlimited.
+type Limits struct {
+	// Global limits all messages of the bot together.
+	Global Rate
+	// Private limits each private chat (chat_id > 0).
+	Private Rate
+	// Group limits each group, supergroup or channel (chat_id < 0).
+	Group Rate
+}
+
+// DefaultLimits are Telegram's documented limits (Telegram Bot FAQ, "My bot
+// is hitting limits, how do I avoid this?"): about 30 messages/s overall,
+// 1 message/s per chat, 20 messages/min per group.
+func DefaultLimits() Limits {
+	return Limits{
+		Global:  Rate{Messages: 30, Per: time.Second},
+		Private: Rate{Messages: 1, Per: time.Second},
+		Group:   Rate{Messages: 20, Per: time.Minute},
+	}
+}
+
+// forChat is the per-chat rate that applies to chatID.
+func (l Limits) forChat(chatID int64) Rate {
+	if chatID < 0 {
+		return l.Group
+	}
+	return l.Private
+}
+
+// window holds the acceptance times still inside a sliding window, oldest
+// first.
+type window struct {
+	times []time.Time
+}
+
+// wait reports how long from now until one more event fits in r (0 when it
+// fits now). It also drops events that left the window.
+func (w *window) wait(now time.Time, r Rate) time.Duration {
+	if r.unlimited() {
+		w.times = nil
+		return 0
+	}
+	cut := now.Add(-r.Per)
+	i := 0
+	for i < len(w.times) && !w.times[i].After(cut) {
+		i++
+	}
+	w.times = w.times[i:]
+	if len(w.times) < r.Messages {
+		return 0
+	}
+	// The window has room once the event that makes it full expires.
+	return w.times[len(w.times)-r.Messages].Add(r.Per).Sub(now)
+}
+
+func (w *window) add(now time.Time, r Rate) {
+	if !r.unlimited() {
+		w.times = append(w.times, now)
+	}
+}
+
+// retryAfterSeconds rounds d up to whole seconds, at least 1, as Telegram's
+// retry_after.
+func retryAfterSeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
+// admitLocked checks the global and per-chat windows for one message to
+// chatID at now. When it fits it is counted and 0 is returned; otherwise
+// nothing is counted and retry_after (seconds) is returned.
+func (e *Emulator) admitLocked(cs *chatState, now time.Time) int {
+	chatRate := e.limits.forChat(cs.chat.ID)
+	wait := max(e.global.wait(now, e.limits.Global), cs.window.wait(now, chatRate))
+	if wait > 0 {
+		return retryAfterSeconds(wait)
+	}
+	e.global.add(now, e.limits.Global)
+	cs.window.add(now, chatRate)
+	return 0
+}
+
+// maxInWindow is the largest number of times in any sliding window of
+// length d: for each event t, the events in (t-d, t].
+func maxInWindow(times []time.Time, d time.Duration) int {
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	best, lo := 0, 0
+	for hi, t := range times {
+		for !times[lo].After(t.Add(-d)) {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return best
+}
+
+// MaxAccepted is the highest number of sendMessage requests the emulator
+// accepted within any sliding window of length d, over all chats. Use it to
+// assert that a bot stayed inside Telegram's global limit, e.g.
+// MaxAccepted(time.Second) <= 30.
+func (e *Emulator) MaxAccepted(d time.Duration) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var times []time.Time
+	for _, cs := range e.chats {
+		times = append(times, cs.sentTimes()...)
+	}
+	return maxInWindow(times, d)
+}
+
+// MaxAcceptedChat is MaxAccepted for one chat, e.g.
+// MaxAcceptedChat(group, time.Minute) <= 20.
+func (e *Emulator) MaxAcceptedChat(chatID int64, d time.Duration) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cs := e.chats[chatID]
+	if cs == nil {
+		return 0
+	}
+	return maxInWindow(cs.sentTimes(), d)
+}

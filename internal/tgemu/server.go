@@ -1,0 +1,354 @@
+package tgemu
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// DefaultToken is the bot token the emulator accepts when WithToken is not
+// given. Its shape (<bot id>:<secret>) is that of a real token; the bot id
+// 7000000001 is also the id getMe reports.
+const DefaultToken = "7000000001:AAEmulatorTokenForTestsOnly_0123456"
+
+// ErrClosed is returned by the wait helpers once the emulator is closed.
+var ErrClosed = errors.New("tgemu: emulator closed")
+
+// shutdownGrace bounds how long Close waits for in-flight requests before it
+// closes their connections.
+const shutdownGrace = 2 * time.Second
+
+// Option configures an Emulator in New.
+type Option func(*config)
+
+type config struct {
+	token        string
+	botUser      *models.User
+	limits       Limits
+	allowAnyChat bool
+	logger       *slog.Logger
+	now          func() time.Time
+}
+
+// WithToken sets the only bot token the emulator accepts (default
+// DefaultToken). Requests with any other token are answered 401
+// "Unauthorized", like Telegram does.
+func WithToken(token string) Option { return func(c *config) { c.token = token } }
+
+// WithBotUser sets the user returned by getMe and used as "from" of the
+// messages the bot sends. IsBot is forced to true. Default: id parsed from the
+// token, first name "Codemojex Test", username "codemojex_test_bot".
+func WithBotUser(u models.User) Option {
+	return func(c *config) { u.IsBot = true; c.botUser = &u }
+}
+
+// WithLimits replaces the flood limits (default DefaultLimits()). A zero Rate
+// disables that limit; WithLimits(Limits{}) disables them all.
+func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
+
+// WithAllowAnyChat makes every chat id known: sendMessage to an id never
+// registered creates the chat (private for id > 0, group or supergroup for
+// id < 0) instead of answering 400 "chat not found". Meant for fan-out tests.
+func WithAllowAnyChat() Option { return func(c *config) { c.allowAnyChat = true } }
+
+// WithLogger makes the emulator log each request (method, chat id, status;
+// never the token) at Debug level. By default nothing is logged.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithClock replaces time.Now as the emulator's clock: it stamps requests,
+// messages (also their "date") and drives the sliding windows of the flood
+// limits. Long-poll timeouts and injected delays always use real time.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// Emulator is a running Telegram Bot API emulator. Create it with New and
+// stop it with Close. All methods are safe for concurrent use.
+type Emulator struct {
+	token   string
+	botUser models.User
+	log     *slog.Logger
+	now     func() time.Time
+
+	ln  net.Listener
+	srv *http.Server
+	url string
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	mu           sync.Mutex
+	changed      chan struct{} // closed and replaced on every state change
+	limits       Limits
+	allowAnyChat bool
+	global       window
+	chats        map[int64]*chatState
+	chatOrder    []int64
+	updates      []models.Update // queued, not yet confirmed by an offset
+	nextUpdateID int64
+	activePoll   *poller
+	webhookURL   string
+	faults       []*faultRule
+	requests     []Request
+	commands     map[string][]models.BotCommand
+	callbacks    map[string]*callbackState
+	answers      []CallbackAnswer
+	nextCallback int64
+}
+
+// New starts an emulator listening on 127.0.0.1 on a free port. Call Close
+// when done.
+func New(opts ...Option) (*Emulator, error) {
+	cfg := config{token: DefaultToken, limits: DefaultLimits(), now: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if strings.TrimSpace(cfg.token) == "" {
+		return nil, errors.New("tgemu: empty token")
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.botUser == nil {
+		id, _ := strconv.ParseInt(strings.SplitN(cfg.token, ":", 2)[0], 10, 64)
+		cfg.botUser = &models.User{
+			ID: id, IsBot: true, FirstName: "Codemojex Test", Username: "codemojex_test_bot",
+			CanJoinGroups: true,
+		}
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("tgemu: listen: %w", err)
+	}
+	e := &Emulator{
+		token:        cfg.token,
+		botUser:      *cfg.botUser,
+		log:          cfg.logger,
+		now:          cfg.now,
+		ln:           ln,
+		url:          "http://" + ln.Addr().String(),
+		closed:       make(chan struct{}),
+		changed:      make(chan struct{}),
+		limits:       cfg.limits,
+		allowAnyChat: cfg.allowAnyChat,
+		chats:        make(map[int64]*chatState),
+		nextUpdateID: 1,
+		commands:     make(map[string][]models.BotCommand),
+		callbacks:    make(map[string]*callbackState),
+	}
+	e.srv = &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(cfg.logger.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		if err := e.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			e.log.Error("tgemu: serve", slog.Any("err", err))
+		}
+	}()
+	return e, nil
+}
+
+// URL is the server URL to give to bot.WithServerURL, e.g.
+// "http://127.0.0.1:41234" (no trailing slash).
+func (e *Emulator) URL() string { return e.url }
+
+// Token is the one bot token the emulator accepts.
+func (e *Emulator) Token() string { return e.token }
+
+// BotUser is the user getMe returns.
+func (e *Emulator) BotUser() models.User { return e.botUser }
+
+// Close ends pending long polls (they get an empty result), interrupts
+// injected delays, stops the server and wakes every waiter with ErrClosed.
+// In-flight requests get up to 2 s to finish before their connections are
+// closed. Close is idempotent.
+func (e *Emulator) Close() error {
+	var err error
+	e.closeOnce.Do(func() {
+		close(e.closed)
+		e.mu.Lock()
+		e.broadcastLocked()
+		e.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if serr := e.srv.Shutdown(ctx); serr != nil {
+			err = errors.Join(fmt.Errorf("tgemu: shutdown: %w", serr), e.srv.Close())
+		}
+	})
+	return err
+}
+
+func (e *Emulator) isClosed() bool {
+	select {
+	case <-e.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// SetLimits replaces the flood limits from now on (windows keep their
+// history).
+func (e *Emulator) SetLimits(l Limits) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.limits = l
+}
+
+// SetAllowAnyChat switches WithAllowAnyChat on or off at run time.
+func (e *Emulator) SetAllowAnyChat(on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.allowAnyChat = on
+}
+
+// call is one parsed Bot API request.
+type call struct {
+	method string // lower case
+	params map[string]string
+	at     time.Time // emulator clock when processing started
+}
+
+// ServeHTTP implements http.Handler: routing, token check, fault injection,
+// dispatch to the method and recording.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	rec := Request{Time: e.now()}
+
+	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
+	token, method, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || method == "" {
+		e.finish(ctx, w, &rec, errReply(http.StatusNotFound, "Not Found", nil))
+		return
+	}
+	rec.Method = method
+	if subtle.ConstantTimeCompare([]byte(token), []byte(e.token)) != 1 {
+		e.finish(ctx, w, &rec, errReply(http.StatusUnauthorized, "Unauthorized", nil))
+		return
+	}
+	params, err := readParams(r)
+	if err != nil {
+		e.finish(ctx, w, &rec, errReply(http.StatusBadRequest, "Bad Request: "+err.Error(), nil))
+		return
+	}
+	rec.Params = params
+	rec.ChatID, _ = strconv.ParseInt(strings.TrimSpace(params["chat_id"]), 10, 64)
+	c := &call{method: strings.ToLower(method), params: params}
+
+	f := e.takeFault(c.method, rec.ChatID)
+	if f != nil {
+		rec.Fault = f.Kind
+	}
+	if f != nil && !f.AfterProcessing {
+		if f.Kind == FaultDelay {
+			if !e.sleep(ctx, f.Delay) {
+				rec.Canceled = true
+				e.record(ctx, &rec)
+				return
+			}
+		} else {
+			e.applyFault(ctx, w, &rec, f)
+			return
+		}
+	}
+
+	c.at = e.now()
+	rec.Time = c.at
+	rep := e.dispatch(ctx, c)
+	rec.MessageID = rep.messageID
+	if rep.canceled {
+		rec.Canceled = true
+		e.record(ctx, &rec)
+		return
+	}
+	if f != nil && f.AfterProcessing {
+		if f.Kind != FaultDelay {
+			e.applyFault(ctx, w, &rec, f)
+			return
+		}
+		if !e.sleep(ctx, f.Delay) {
+			rec.Canceled = true
+			e.record(ctx, &rec)
+			return
+		}
+	}
+	e.finish(ctx, w, &rec, rep)
+}
+
+// dispatch runs one Bot API method.
+func (e *Emulator) dispatch(ctx context.Context, c *call) reply {
+	switch c.method {
+	case "getme":
+		return okReply(e.botUser)
+	case "getupdates":
+		return e.getUpdates(ctx, c)
+	case "sendmessage":
+		return e.sendMessage(c)
+	case "editmessagetext":
+		return e.editMessageText(c)
+	case "setmycommands":
+		return e.setMyCommands(c)
+	case "getmycommands":
+		return e.getMyCommands(c)
+	case "deletewebhook":
+		return e.deleteWebhook(c)
+	case "answercallbackquery":
+		return e.answerCallbackQuery(c)
+	default:
+		return errReply(http.StatusNotFound, "Not Found", nil)
+	}
+}
+
+// finish writes rep and records the request.
+func (e *Emulator) finish(ctx context.Context, w http.ResponseWriter, rec *Request, rep reply) {
+	rec.HTTPStatus = rep.status
+	rec.ErrorCode = rep.errorCode
+	rec.Description = rep.description
+	rec.RetryAfter = rep.retryAfter
+	rep.write(w)
+	e.record(ctx, rec)
+}
+
+// record appends rec to the request log, logs it and wakes waiters.
+func (e *Emulator) record(ctx context.Context, rec *Request) {
+	e.log.LogAttrs(ctx, slog.LevelDebug, "tgemu request",
+		slog.String("method", rec.Method),
+		slog.Int64("chat_id", rec.ChatID),
+		slog.Int("status", rec.HTTPStatus),
+		slog.String("description", rec.Description),
+		slog.String("fault", rec.Fault.String()),
+		slog.Bool("canceled", rec.Canceled),
+	)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.requests = append(e.requests, *rec)
+	e.broadcastLocked()
+}
+
+// sleep waits d of real time; false when the request was cancelled or the
+// emulator closed first.
+func (e *Emulator) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-e.closed:
+		return false
+	}
+}
