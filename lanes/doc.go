@@ -1,0 +1,89 @@
+// Package lanes is codemojex's fair, weighted, leased lane queue on Valkey.
+// It knows nothing of Telegram: a lane is any group id (codemojex uses the
+// chat id), a payload is bytes.
+//
+// # Model
+//
+// A queue holds lanes. A lane is a Valkey sorted set of job ids written at
+// score 0 ("ZADD lane 0 id"). Job ids are branded ULIDs ("job_" + 26
+// characters, see JobID), so byte order is mint order and a lane is FIFO
+// with no second index. The payload is stored once, in the job's hash.
+//
+// The ring is a Valkey list of the lanes that are ready to be served: a lane
+// is in the ring, exactly once, while it has pending jobs, is not parked and
+// has concurrency headroom. Claim (wclaim) is one atomic script: it rotates
+// the ring once ("LMOVE ring ring LEFT RIGHT") and serves that lane
+//
+//	K = min(weight, lane depth, glimit headroom, max, global budget, lane pace budget)
+//
+// heads ("ZPOPMIN lane K"), each under a lease whose deadline is the
+// server's TIME plus the lease length (never the client's clock). A lane
+// that becomes empty, saturated, or out of pace budget leaves the ring from
+// its tail in O(1) (it was just rotated there). So a burst in one lane
+// cannot starve the others: each ready lane is visited once per turn of the
+// ring; and while a global rate binds, a lane of weight w gets about w times
+// the share of a lane of weight 1.
+//
+// # Weight, glimit and ordering
+//
+//   - Weight (1..1000, default 1) is how many jobs one turn of the ring may
+//     hand out from a lane: the lane's share.
+//   - glimit (QueueConfig.LaneLimit, per lane SetLaneLimit) caps the lane's
+//     jobs in flight at once; a lane at its glimit leaves the ring and
+//     rejoins when a job settles. K never exceeds the headroom.
+//   - Ordered queues (QueueConfig.Ordered) serve a lane only while none of
+//     its jobs are in flight: one turn hands one claimer up to K = min(weight,
+//     glimit, ...) consecutive jobs, and the lane is not served again until
+//     they have all settled. The claimer must process a batch in order and
+//     Release the rest when one fails. This keeps one chat's messages in
+//     order with any number of workers; weight then means "messages per turn"
+//     rather than parallelism, and glimit only caps the batch.
+//   - A retry (Nack with a delay) on an ordered queue puts the job back on its
+//     lane at its place and parks the whole lane for the delay, so later jobs
+//     cannot overtake it. On an unordered queue the job waits alone in the
+//     delayed set.
+//
+// # Leases
+//
+// Each claimed job carries a lease token (the job's claim count). Ack,
+// Extend, Release, Nack and Dead with a token that no longer holds the job
+// (its lease expired, it was reclaimed and maybe claimed again) return
+// ErrStaleLease and change nothing. Expired leases are reclaimed by server
+// time inside Claim, a bounded number per call: the job returns to its lane
+// at its place, in-flight drops exactly once, attempts + 1, and past
+// MaxAttempts the job is dead-lettered with reason "lease expired".
+//
+// # Delivery control
+//
+// WithGlobalRate caps the jobs all claimers of the store together take in
+// any window (a sliding window of claim times on the server clock), however
+// many processes claim. WithLanePace paces each lane (with rules by group
+// prefix and per-lane overrides); pace state is shared by every queue of the
+// store, so a chat's replies and notifications draw on one budget. A lane out
+// of pace budget is parked until its next token; Park parks a lane for a
+// 429's retry_after (no cap); Pause stops every queue. Parked lanes leave the
+// ring and come back when due, promoted inside the claim script, a bounded
+// number per call, so claims never scan parked lanes.
+//
+// A ClaimRequest names several queues in priority order: codemojex claims
+// ["reply", "notify"], so a reply to a user's command is served before any
+// broadcast, while both share the global and per-chat budgets.
+//
+// When nothing is claimable, Claim says when to look again (RetryIn), and a
+// Waiter blocks until a lane joins a ring (Pub/Sub), so idle workers do not
+// poll.
+//
+// # Keys and cost
+//
+// Every key of a store starts with its hash tag ("{cm}" by default), so every
+// script's keys share one slot and the scripts run on Valkey Cluster. See
+// keys.go for the layout. Each script is atomic and costs O(K log n) per
+// call plus bounded maintenance, independent of how many lanes exist. When
+// lanes drain and their jobs are acked, the keyspace returns to its baseline:
+// only non-default weights (and overrides) remain; send logs expire by
+// themselves.
+//
+// Scripts are kept in lua/*.lua (each with a KEYS/ARGV header), embedded,
+// and run by EVALSHA with a fallback to EVAL on NOSCRIPT, so a server
+// restart or SCRIPT FLUSH is invisible to callers.
+package lanes
