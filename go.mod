@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	github.com/caarlos0/env/v11 v11.4.2 // indirect
 	github.com/compose-spec/compose-go/v2 v2.16.2 // indirect
 	github.com/go-telegram/bot v1.19.0 // indirect
 	github.com/joho/godotenv v1.5.1 // indirect

@@ -1,0 +1,197 @@
+// Package config reads codemojex's configuration from the environment, with
+// a .env file loaded first (github.com/joho/godotenv) without overriding
+// variables that are already set, parsed with github.com/caarlos0/env.
+// Every value is validated; an error names the variable and what it expects
+// and never repeats the bot token.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/caarlos0/env/v11"
+	"github.com/joho/godotenv"
+	"github.com/valkey-io/valkey-go"
+)
+
+// Roles of a process.
+const (
+	RoleAll    = "all"    // poller and workers
+	RolePoller = "poller" // getUpdates and the handlers
+	RoleWorker = "worker" // notification workers only
+)
+
+// Config is the whole configuration of a codemojex process.
+type Config struct {
+	// Token is the bot token from @BotFather (TELEGRAM_BOT_TOKEN).
+	Token string `env:"TELEGRAM_BOT_TOKEN"`
+	// APIURL is the Bot API server (TELEGRAM_API_URL).
+	APIURL string `env:"TELEGRAM_API_URL" envDefault:"https://api.telegram.org"`
+	// ValkeyURL is the Valkey/Redis URL (VALKEY_URL), e.g. redis://127.0.0.1:6379/0.
+	ValkeyURL string `env:"VALKEY_URL" envDefault:"redis://127.0.0.1:6379/0"`
+	// AdminIDs are the Telegram user ids allowed admin commands (ADMIN_IDS,
+	// comma-separated); empty means nobody.
+	AdminIDs []int64 `env:"ADMIN_IDS" envSeparator:","`
+	// GlobalRate is the bot's overall limit in messages/s (TELEGRAM_GLOBAL_RATE;
+	// Telegram Bot FAQ: about 30 messages/s).
+	GlobalRate int `env:"TELEGRAM_GLOBAL_RATE" envDefault:"30"`
+	// ChatRate is the limit per private chat in messages/s (TELEGRAM_CHAT_RATE;
+	// Telegram Bot FAQ: about 1 message/s).
+	ChatRate int `env:"TELEGRAM_CHAT_RATE" envDefault:"1"`
+	// GroupRate is the limit per group in messages/min (TELEGRAM_GROUP_RATE;
+	// Telegram Bot FAQ: 20 messages/min).
+	GroupRate int `env:"TELEGRAM_GROUP_RATE" envDefault:"20"`
+	// Role is all, poller or worker (BOT_ROLE).
+	Role string `env:"BOT_ROLE" envDefault:"all"`
+	// Workers is the number of concurrent senders per process (WORKERS).
+	Workers int `env:"WORKERS" envDefault:"8"`
+	// HTTPAddr serves /healthz and /metrics (HTTP_ADDR).
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
+	// LogLevel is debug, info, warn or error (LOG_LEVEL).
+	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+}
+
+// Error is a configuration error about one variable.
+type Error struct {
+	Var  string // the environment variable
+	Want string // what it expects
+}
+
+func (e *Error) Error() string { return e.Var + ": " + e.Want }
+
+var tokenRE = regexp.MustCompile(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$`)
+
+// Load reads the .env file at dotenv (if it exists; "" skips it) without
+// overriding set variables, then the environment, and validates everything.
+// Errors: *Error (errors.As) naming the first bad variable, or the .env
+// file's parse error.
+func Load(dotenv string) (Config, error) {
+	if dotenv != "" {
+		if _, err := os.Stat(dotenv); err == nil {
+			if err := godotenv.Load(dotenv); err != nil {
+				return Config{}, fmt.Errorf("config: %s: %w", dotenv, err)
+			}
+		}
+	}
+	return FromEnv(os.Environ())
+}
+
+// FromEnv parses and validates the given environment ("KEY=value" strings).
+func FromEnv(environ []string) (Config, error) {
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	var c Config
+	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
+		return Config{}, translate(err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// translate turns the env library's errors into *Error, naming the variable.
+func translate(err error) error {
+	var agg env.AggregateError
+	if errors.As(err, &agg) && len(agg.Errors) > 0 {
+		err = agg.Errors[0]
+	}
+	var pe env.ParseError
+	if errors.As(err, &pe) {
+		v := map[string]string{
+			"AdminIDs":   "ADMIN_IDS",
+			"GlobalRate": "TELEGRAM_GLOBAL_RATE",
+			"ChatRate":   "TELEGRAM_CHAT_RATE",
+			"GroupRate":  "TELEGRAM_GROUP_RATE",
+			"Workers":    "WORKERS",
+		}[pe.Name]
+		if v == "" {
+			v = pe.Name
+		}
+		return &Error{Var: v, Want: "a whole number (comma-separated for a list), got a value that is not: " + pe.Err.Error()}
+	}
+	return fmt.Errorf("config: %w", err)
+}
+
+// Validate checks every field; it returns the first *Error.
+func (c Config) Validate() error {
+	if c.Token == "" {
+		return &Error{Var: "TELEGRAM_BOT_TOKEN", Want: "the bot token from @BotFather (e.g. 123456789:AA...); it is empty"}
+	}
+	if !tokenRE.MatchString(c.Token) {
+		return &Error{Var: "TELEGRAM_BOT_TOKEN", Want: "a token shaped <digits>:<20-100 letters, digits, _ or ->; the value set is not (not shown)"}
+	}
+	u, err := url.Parse(c.APIURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &Error{Var: "TELEGRAM_API_URL", Want: fmt.Sprintf("an http(s) URL such as https://api.telegram.org, got %q", c.APIURL)}
+	}
+	if _, err := valkey.ParseURL(c.ValkeyURL); err != nil {
+		return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%v)", err)}
+	}
+	for _, id := range c.AdminIDs {
+		if id <= 0 {
+			return &Error{Var: "ADMIN_IDS", Want: fmt.Sprintf("positive Telegram user ids, comma-separated; got %d", id)}
+		}
+	}
+	if c.GlobalRate < 1 || c.GlobalRate > 10000 {
+		return &Error{Var: "TELEGRAM_GLOBAL_RATE", Want: fmt.Sprintf("messages/s for the whole bot, 1..10000 (Telegram allows about 30); got %d", c.GlobalRate)}
+	}
+	if c.ChatRate < 1 || c.ChatRate > 100 {
+		return &Error{Var: "TELEGRAM_CHAT_RATE", Want: fmt.Sprintf("messages/s per private chat, 1..100 (Telegram allows about 1); got %d", c.ChatRate)}
+	}
+	if c.GroupRate < 1 || c.GroupRate > 6000 {
+		return &Error{Var: "TELEGRAM_GROUP_RATE", Want: fmt.Sprintf("messages/min per group, 1..6000 (Telegram allows 20); got %d", c.GroupRate)}
+	}
+	switch c.Role {
+	case RoleAll, RolePoller, RoleWorker:
+	default:
+		return &Error{Var: "BOT_ROLE", Want: fmt.Sprintf("one of all, poller, worker; got %q", c.Role)}
+	}
+	if c.Workers < 1 || c.Workers > 256 {
+		return &Error{Var: "WORKERS", Want: fmt.Sprintf("concurrent senders per process, 1..256; got %d", c.Workers)}
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		return &Error{Var: "HTTP_ADDR", Want: fmt.Sprintf("host:port or :port, e.g. :8080; got %q", c.HTTPAddr)}
+	}
+	if _, err := c.SlogLevel(); err != nil {
+		return &Error{Var: "LOG_LEVEL", Want: fmt.Sprintf("one of debug, info, warn, error; got %q", c.LogLevel)}
+	}
+	return nil
+}
+
+// SlogLevel returns LogLevel as a slog.Level.
+func (c Config) SlogLevel() (slog.Level, error) {
+	var l slog.Level
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+		err := l.UnmarshalText([]byte(c.LogLevel))
+		return l, err
+	}
+	return l, fmt.Errorf("unknown level %q", c.LogLevel)
+}
+
+// IsAdmin reports whether user id is in ADMIN_IDS.
+func (c Config) IsAdmin(id int64) bool {
+	for _, a := range c.AdminIDs {
+		if a == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Polls reports whether the role runs getUpdates and the handlers.
+func (c Config) Polls() bool { return c.Role == RoleAll || c.Role == RolePoller }
+
+// Sends reports whether the role runs notification workers.
+func (c Config) Sends() bool { return c.Role == RoleAll || c.Role == RoleWorker }

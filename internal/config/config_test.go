@@ -1,0 +1,102 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/config"
+)
+
+const token = "123456789:AAHfakeTokenForTests_abcdefghijkl"
+
+func TestFromEnvDefaults(t *testing.T) {
+	c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token})
+	require.NoError(t, err)
+	require.Equal(t, "https://api.telegram.org", c.APIURL)
+	require.Equal(t, "redis://127.0.0.1:6379/0", c.ValkeyURL)
+	require.Equal(t, 30, c.GlobalRate)
+	require.Equal(t, 1, c.ChatRate)
+	require.Equal(t, 20, c.GroupRate)
+	require.Equal(t, "all", c.Role)
+	require.Equal(t, 8, c.Workers)
+	require.Equal(t, ":8080", c.HTTPAddr)
+	require.Empty(t, c.AdminIDs)
+	require.False(t, c.IsAdmin(1))
+	require.True(t, c.Polls())
+	require.True(t, c.Sends())
+}
+
+func TestFromEnvValues(t *testing.T) {
+	c, err := config.FromEnv([]string{
+		"TELEGRAM_BOT_TOKEN=" + token, "ADMIN_IDS=11,22", "BOT_ROLE=worker", "WORKERS=3",
+		"TELEGRAM_API_URL=http://127.0.0.1:9000", "LOG_LEVEL=debug",
+	})
+	require.NoError(t, err)
+	require.Equal(t, []int64{11, 22}, c.AdminIDs)
+	require.True(t, c.IsAdmin(22))
+	require.False(t, c.Polls())
+	require.True(t, c.Sends())
+	require.Equal(t, 3, c.Workers)
+}
+
+func TestFromEnvErrorsNameTheVariable(t *testing.T) {
+	cases := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"missing token", nil, "TELEGRAM_BOT_TOKEN"},
+		{"malformed token", []string{"TELEGRAM_BOT_TOKEN=secret-but-wrong"}, "TELEGRAM_BOT_TOKEN"},
+		{"api url", []string{"TELEGRAM_API_URL=ftp://x"}, "TELEGRAM_API_URL"},
+		{"valkey url", []string{"VALKEY_URL=http://nope"}, "VALKEY_URL"},
+		{"admin not a number", []string{"ADMIN_IDS=12,abc"}, "ADMIN_IDS"},
+		{"admin negative", []string{"ADMIN_IDS=-5"}, "ADMIN_IDS"},
+		{"global rate zero", []string{"TELEGRAM_GLOBAL_RATE=0"}, "TELEGRAM_GLOBAL_RATE"},
+		{"global rate text", []string{"TELEGRAM_GLOBAL_RATE=fast"}, "TELEGRAM_GLOBAL_RATE"},
+		{"chat rate", []string{"TELEGRAM_CHAT_RATE=1000"}, "TELEGRAM_CHAT_RATE"},
+		{"group rate", []string{"TELEGRAM_GROUP_RATE=-1"}, "TELEGRAM_GROUP_RATE"},
+		{"role", []string{"BOT_ROLE=both"}, "BOT_ROLE"},
+		{"workers", []string{"WORKERS=0"}, "WORKERS"},
+		{"workers text", []string{"WORKERS=many"}, "WORKERS"},
+		{"http addr", []string{"HTTP_ADDR=8080"}, "HTTP_ADDR"},
+		{"log level", []string{"LOG_LEVEL=loud"}, "LOG_LEVEL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			envv := tc.env
+			if tc.want != "TELEGRAM_BOT_TOKEN" {
+				envv = append([]string{"TELEGRAM_BOT_TOKEN=" + token}, envv...)
+			}
+			_, err := config.FromEnv(envv)
+			require.Error(t, err)
+			var ce *config.Error
+			require.True(t, errors.As(err, &ce), "error %v is not a *config.Error", err)
+			require.Equal(t, tc.want, ce.Var)
+			require.True(t, strings.HasPrefix(err.Error(), tc.want+": "), err.Error())
+			require.NotContains(t, err.Error(), token)
+			require.NotContains(t, err.Error(), "secret-but-wrong")
+		})
+	}
+}
+
+func TestLoadDotenvDoesNotOverride(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".env")
+	require.NoError(t, os.WriteFile(path, []byte("TELEGRAM_BOT_TOKEN="+token+"\nWORKERS=5\nBOT_ROLE=poller\n"), 0o600))
+	t.Setenv("BOT_ROLE", "worker")
+	t.Setenv("TELEGRAM_BOT_TOKEN", "")
+	t.Setenv("WORKERS", "")
+	require.NoError(t, os.Unsetenv("TELEGRAM_BOT_TOKEN"))
+	require.NoError(t, os.Unsetenv("WORKERS"))
+	t.Cleanup(func() { _ = os.Unsetenv("TELEGRAM_BOT_TOKEN"); _ = os.Unsetenv("WORKERS") })
+	c, err := config.Load(path)
+	require.NoError(t, err)
+	require.Equal(t, "worker", c.Role, "a variable already set wins over .env")
+	require.Equal(t, 5, c.Workers)
+	require.Equal(t, token, c.Token)
+}
