@@ -105,10 +105,11 @@ func (s State) Over() bool { return s.Status.Over() }
 // the guess's Result. A text that is not a valid guess gives a *GuessError
 // (see ParseGuess), and a game already over gives an error wrapping
 // ErrGameOver; in both cases the returned state is s unchanged and no attempt
-// is used.
+// is used. A state not made by New or DecodeState (such as the zero State)
+// gives an error wrapping ErrInvalidState.
 func (s State) Guess(text string) (State, Result, error) {
-	if s.Over() {
-		return s, Result{}, fmt.Errorf("guess: %w (%s)", ErrGameOver, s.Status)
+	if err := s.playable("guess"); err != nil {
+		return s, Result{}, err
 	}
 	guess, err := ParseGuess(text, s.Config.Palette, s.Config.CodeLength)
 	if err != nil {
@@ -137,12 +138,26 @@ func (s State) Guess(text string) (State, Result, error) {
 // Secret). A game already over gives an error wrapping ErrGameOver and s
 // unchanged.
 func (s State) GiveUp() (State, error) {
-	if s.Over() {
-		return s, fmt.Errorf("give up: %w (%s)", ErrGameOver, s.Status)
+	if err := s.playable("give up"); err != nil {
+		return s, err
 	}
 	next := s.clone()
 	next.Status = GaveUp
 	return next, nil
+}
+
+// playable returns nil for a game in progress, an error wrapping
+// ErrGameOver for one that ended, and one wrapping ErrInvalidState for a
+// state that was never started (such as the zero State).
+func (s State) playable(op string) error {
+	switch {
+	case s.Status == Playing && s.Config.CodeLength > 0:
+		return nil
+	case s.Over():
+		return fmt.Errorf("%s: %w (%s)", op, ErrGameOver, s.Status)
+	default:
+		return fmt.Errorf("%s: %w: game not started (status %q)", op, ErrInvalidState, s.Status)
+	}
 }
 
 // clone returns a deep copy of s.

@@ -226,3 +226,10 @@ func TestHelpText(t *testing.T) {
 		require.Contains(t, h, want)
 	}
 }
+
+func TestZeroStateIsNotPlayable(t *testing.T) {
+	_, _, err := State{}.Guess("")
+	require.ErrorIs(t, err, ErrInvalidState)
+	_, err = State{}.GiveUp()
+	require.ErrorIs(t, err, ErrInvalidState)
+}
