@@ -102,6 +102,7 @@ type Emulator struct {
 	callbacks    map[string]*callbackState
 	answers      []CallbackAnswer
 	nextCallback int64
+	inflight     int // requests being handled
 }
 
 // New starts an emulator listening on 127.0.0.1 on a free port. Call Close
@@ -179,10 +180,22 @@ func (e *Emulator) Close() error {
 		e.mu.Lock()
 		e.broadcastLocked()
 		e.mu.Unlock()
+		// Woken long polls and delays answer at once; give them (and any
+		// other handler) a moment to write, then close every connection.
+		// http.Server.Shutdown is not used: it waits up to 5 s for client
+		// connections that were opened but never used.
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
-		if serr := e.srv.Shutdown(ctx); serr != nil {
-			err = errors.Join(fmt.Errorf("tgemu: shutdown: %w", serr), e.srv.Close())
+		werr := e.wait(ctx, func() bool {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return e.inflight == 0
+		}, nil)
+		if cerr := e.srv.Close(); cerr != nil {
+			err = fmt.Errorf("tgemu: close: %w", cerr)
+		}
+		if werr != nil {
+			err = errors.Join(err, fmt.Errorf("tgemu: requests still running at close: %w", werr))
 		}
 	})
 	return err
@@ -223,6 +236,15 @@ type call struct {
 // dispatch to the method and recording.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	e.mu.Lock()
+	e.inflight++
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.inflight--
+		e.broadcastLocked()
+		e.mu.Unlock()
+	}()
 	rec := Request{Time: e.now()}
 
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")

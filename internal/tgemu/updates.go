@@ -220,7 +220,14 @@ func (e *Emulator) InjectUpdate(u models.Update) models.Update {
 	defer e.mu.Unlock()
 	for _, m := range []*models.Message{u.Message, u.EditedMessage, u.ChannelPost, u.EditedChannelPost} {
 		if m != nil && m.Chat.ID != 0 {
-			cs := e.chatLocked(m.Chat, true)
+			cs := e.chats[m.Chat.ID]
+			if cs == nil {
+				cs = e.chatLocked(m.Chat, true)
+				cs.chat = m.Chat // as given: no synthesized names
+				if cs.chat.Type == "" {
+					cs.chat.Type = inferChat(m.Chat).Type
+				}
+			}
 			if m.ID > cs.nextMsgID {
 				cs.nextMsgID = m.ID
 			}

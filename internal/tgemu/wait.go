@@ -18,6 +18,12 @@ func (e *Emulator) broadcastLocked() {
 // edited, an update queued, a request recorded, ...), never by polling on a
 // timer; it runs without the emulator's lock and may call its getters.
 func (e *Emulator) WaitUntil(ctx context.Context, cond func() bool) error {
+	return e.wait(ctx, cond, e.closed)
+}
+
+// wait is WaitUntil, giving up with ErrClosed when closed is closed (nil:
+// never).
+func (e *Emulator) wait(ctx context.Context, cond func() bool, closed <-chan struct{}) error {
 	for {
 		e.mu.Lock()
 		changed := e.changed
@@ -29,7 +35,7 @@ func (e *Emulator) WaitUntil(ctx context.Context, cond func() bool) error {
 		case <-changed:
 		case <-ctx.Done():
 			return fmt.Errorf("tgemu: wait: %w", ctx.Err())
-		case <-e.closed:
+		case <-closed:
 			return ErrClosed
 		}
 	}
