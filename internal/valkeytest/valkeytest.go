@@ -71,6 +71,9 @@ type Server struct {
 	args    []string
 	extern  bool
 	stopped chan struct{}
+	// cluster holds the nodes of a cluster started by this package.
+	cluster []*Server
+	addrs   []string
 }
 
 // Options tunes a dedicated server started by Start.
@@ -101,7 +104,14 @@ func Shared(tb testing.TB) *Server {
 			shared.srv, shared.err = external(u)
 			return
 		}
-		shared.srv, shared.err = start(Options{})
+		switch sharedMode() {
+		case "", "standalone":
+			shared.srv, shared.err = start(Options{})
+		case "cluster":
+			shared.srv, shared.err = startCluster(3)
+		default:
+			shared.err = fmt.Errorf("%s=%q: want standalone or cluster", ModeEnv, sharedMode())
+		}
 	})
 	if shared.err != nil {
 		tb.Fatalf("valkeytest: %v", shared.err)
@@ -211,6 +221,9 @@ func (s *Server) launch() error {
 // Stop kills a server this package started and removes its directory. It is a
 // no-op for an external server. Safe to call twice.
 func (s *Server) Stop() {
+	for _, n := range s.cluster {
+		n.Stop()
+	}
 	if s.extern || s.cmd == nil {
 		return
 	}
@@ -220,7 +233,7 @@ func (s *Server) Stop() {
 	_ = os.RemoveAll(s.dir)
 }
 
-// Restart stops the server process and starts it again on the same port and
+// Restart stops the server process (a standalone server only) and starts it again on the same port and
 // directory (with AppendOnly, acknowledged writes survive). It fails the test
 // when the server cannot be restarted.
 func (s *Server) Restart(tb testing.TB) {
@@ -266,6 +279,9 @@ func (s *Server) Client(tb testing.TB) valkey.Client {
 
 // NewClient returns a new client connected to the server; the caller closes it.
 func (s *Server) NewClient() (valkey.Client, error) {
+	if s.Cluster() {
+		return valkey.NewClient(valkey.ClientOption{InitAddress: s.addrs, DisableCache: true})
+	}
 	opt, err := valkey.ParseURL(s.URL)
 	if err != nil {
 		return nil, err
@@ -322,9 +338,21 @@ func Namespace(tb testing.TB) string {
 	return fmt.Sprintf("t%d-%d-%s", os.Getpid(), nsCounter.Add(1), strings.Trim(name, "-"))
 }
 
-// Keys returns every key matching pattern (SCAN, not KEYS), for tests that
-// check the keyspace returns to its baseline.
+// Keys returns every key matching pattern (SCAN, not KEYS, on every node of
+// a cluster), for tests that check the keyspace returns to its baseline.
 func Keys(ctx context.Context, c valkey.Client, pattern string) ([]string, error) {
+	var out []string
+	for _, n := range c.Nodes() {
+		keys, err := scanNode(ctx, n, pattern)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, keys...)
+	}
+	return out, nil
+}
+
+func scanNode(ctx context.Context, c valkey.Client, pattern string) ([]string, error) {
 	var out []string
 	var cursor uint64
 	for {
