@@ -4,10 +4,11 @@ GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -
 
 .PHONY: test fmt-check vet unit bench build clean
 
-## test: gofmt check, go vet, and the whole test suite with the race detector
+## test: gofmt check, go vet, the whole suite with -race, then the lanes suite again on a Valkey Cluster
 test: fmt-check vet
 	./scripts/ensure-valkey.sh
 	$(GO) test -race -count=1 ./...
+	VALKEYTEST_MODE=cluster $(GO) test -race -count=1 ./lanes/
 
 fmt-check:
 	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi

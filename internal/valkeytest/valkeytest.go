@@ -131,6 +131,19 @@ func Start(tb testing.TB, opts Options) *Server {
 	return s
 }
 
+// StartServer starts a throwaway server outside of a test (for the demo and
+// the bench command); the caller stops it with Stop. mode is "standalone"
+// (or "") or "cluster".
+func StartServer(mode string, opts Options) (*Server, error) {
+	switch mode {
+	case "", "standalone":
+		return start(opts)
+	case "cluster":
+		return startCluster(3)
+	}
+	return nil, fmt.Errorf("valkeytest: mode %q: want standalone or cluster", mode)
+}
+
 // Binary returns the path of valkey-server or redis-server on PATH.
 func Binary() (string, error) {
 	for _, name := range []string{"valkey-server", "redis-server"} {
