@@ -1,0 +1,420 @@
+package lanes_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// A claimer that crashes holding three jobs of one lane (glimit 3, unordered
+// queue) never acks; its leases expire on the server clock. After reclaim,
+// whichever way reclaims and new claims interleave, each job comes back
+// exactly once, in-flight returns to 0 and the lane sits in the ring exactly
+// once.
+func TestCrashReclaim(t *testing.T) {
+	t.Parallel()
+	type env struct {
+		s   *lanes.Store
+		ids []lanes.JobID
+	}
+	cases := []struct {
+		name   string
+		opts   []lanes.Option
+		extra  int // jobs enqueued after the crash, before the reclaim
+		before func(t *testing.T, e env)
+	}{
+		{name: "reclaim then claim"},
+		{name: "enqueue then reclaim", extra: 2},
+		{name: "one reclaim per claim", opts: []lanes.Option{lanes.WithBudgets(1, 16)}},
+		{
+			// Park the lane so the reclaiming claim serves nothing: the
+			// state right after reclaim is observable; Resume rejoins it.
+			name: "observe after reclaim",
+			before: func(t *testing.T, e env) {
+				ctx := context.Background()
+				_, err := e.s.Park(ctx, "q", "L", -1)
+				require.NoError(t, err)
+				c := claim(t, e.s, 3, time.Minute, "q")
+				require.Empty(t, c.Jobs)
+				require.Equal(t, 0, inflight(t, e.s, "q", "L"))
+				require.Equal(t, 0, rint(t, e.s, "HLEN", keysOf(e.s, "q").key("inflight")))
+				require.Equal(t, 0, rint(t, e.s, "ZCARD", keysOf(e.s, "q").key("leases")))
+				require.Equal(t, strIDs(e.ids), laneIDs(t, e.s, "q", "L"))
+				require.Empty(t, ring(t, e.s, "q"), "a parked lane does not rejoin")
+				require.NoError(t, e.s.ResumeLane(ctx, "q", "L"))
+				require.Equal(t, []string{"L"}, ring(t, e.s, "q"))
+				require.Equal(t, []string{"L"}, rstrs(t, e.s, "SMEMBERS", keysOf(e.s, "q").key("inring")))
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			opts := append([]lanes.Option{lanes.WithQueue("q", lanes.QueueConfig{LaneLimit: 3})}, tc.opts...)
+			s := newStore(t, opts...)
+			m := lanes.NewMinter()
+			ids := enqueueN(t, s, m, "q", "L", 3)
+			require.NoError(t, s.SetWeight(ctx, "q", "L", 3))
+			crashed := claim(t, s, 3, time.Minute, "q")
+			require.Equal(t, ids, jobIDs(crashed.Jobs))
+			require.Equal(t, 3, inflight(t, s, "q", "L"))
+			require.Empty(t, ring(t, s, "q"), "a lane at its glimit leaves the ring")
+			all := append([]lanes.JobID(nil), ids...)
+			if tc.extra > 0 {
+				more := enqueueN(t, s, m, "q", "L", tc.extra)
+				all = append(all, more...)
+				require.Empty(t, ring(t, s, "q"), "still at its glimit")
+			}
+			// The crash: the leases end on the server clock (moved to
+			// the past directly rather than waited for).
+			expireNow(t, s, "q", ids...)
+			if tc.before != nil {
+				tc.before(t, env{s: s, ids: ids})
+			}
+
+			seen := map[lanes.JobID]int{}
+			for {
+				c := claim(t, s, 1, time.Minute, "q")
+				if len(c.Jobs) == 0 {
+					require.Equal(t, time.Duration(-1), c.RetryIn)
+					break
+				}
+				j := c.Jobs[0]
+				seen[j.ID]++
+				if containsID(ids, j.ID) {
+					require.Equal(t, "2", j.Token, "second claim of a crashed job")
+					require.Equal(t, 1, j.Attempts)
+				} else {
+					require.Equal(t, "1", j.Token)
+				}
+				// Structural invariants at every step.
+				k := keysOf(s, "q")
+				require.Equal(t, rint(t, s, "ZCARD", k.key("leases")), inflight(t, s, "q", "L"))
+				r := ring(t, s, "q")
+				require.LessOrEqual(t, len(r), 1)
+				require.Equal(t, len(r), rint(t, s, "SCARD", k.key("inring")))
+				require.NoError(t, s.Ack(ctx, j.Lease))
+			}
+			for _, id := range all {
+				require.Equal(t, 1, seen[id], "job %s back exactly once", id)
+			}
+			require.Len(t, seen, len(all))
+			require.Equal(t, 0, inflight(t, s, "q", "L"))
+			require.Empty(t, ring(t, s, "q"))
+			require.Equal(t, []string{keysOf(s, "q").key("weight")}, tagKeys(t, s))
+		})
+	}
+}
+
+func containsID(ids []lanes.JobID, id lanes.JobID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Leases are fenced by their token (the job's claim count).
+func TestLeaseFencing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("stale ack after expiry and re-claim", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		id := lanes.NewMinter().New()
+		_, err := s.Enqueue(ctx, "q", "g", id, []byte("x"))
+		require.NoError(t, err)
+		old := claimOne(t, s, 50*time.Millisecond, "q")
+		require.Equal(t, "1", old.Token)
+		waitServerPast(t, s, old.Deadline)
+		cur := claimOne(t, s, time.Minute, "q")
+		require.Equal(t, id, cur.ID)
+		require.Equal(t, "2", cur.Token)
+		require.Equal(t, 1, cur.Attempts)
+		before := dumpKeys(t, s)
+
+		err = s.Ack(ctx, old.Lease)
+		require.ErrorIs(t, err, lanes.ErrStaleLease)
+		_, err = s.Extend(ctx, old.Lease, time.Hour)
+		require.ErrorIs(t, err, lanes.ErrStaleLease)
+		require.ErrorIs(t, s.Release(ctx, old.Lease), lanes.ErrStaleLease)
+		_, err = s.Nack(ctx, old.Lease, 0, "x")
+		require.ErrorIs(t, err, lanes.ErrStaleLease)
+		require.ErrorIs(t, s.Dead(ctx, old.Lease, "x"), lanes.ErrStaleLease)
+		require.Equal(t, before, dumpKeys(t, s), "stale calls change nothing")
+		require.Equal(t, cur.Deadline.UnixMilli(), leaseScore(t, s, "q", id), "the new holder keeps its lease")
+
+		require.NoError(t, s.Ack(ctx, cur.Lease))
+		require.ErrorIs(t, s.Ack(ctx, cur.Lease), lanes.ErrNoJob, "acked")
+		require.Empty(t, tagKeys(t, s))
+	})
+
+	t.Run("token of an unknown value", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		_, err := s.Enqueue(ctx, "q", "g", lanes.NewMinter().New(), nil)
+		require.NoError(t, err)
+		j := claimOne(t, s, time.Minute, "q")
+		forged := j.Lease
+		forged.Token = "7"
+		require.ErrorIs(t, s.Ack(ctx, forged), lanes.ErrStaleLease)
+		require.NoError(t, s.Ack(ctx, j.Lease))
+	})
+
+	t.Run("extend keeps a slow job past its first deadline", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		id := lanes.NewMinter().New()
+		_, err := s.Enqueue(ctx, "q", "g", id, nil)
+		require.NoError(t, err)
+		j := claimOne(t, s, 80*time.Millisecond, "q")
+		dl, err := s.Extend(ctx, j.Lease, time.Minute)
+		require.NoError(t, err)
+		now, err := s.ServerTime(ctx)
+		require.NoError(t, err)
+		require.InDelta(t, now.Add(time.Minute).UnixMilli(), dl.UnixMilli(), 50)
+		require.Equal(t, dl.UnixMilli(), leaseScore(t, s, "q", id))
+		waitServerPast(t, s, j.Deadline)
+		c := claim(t, s, 1, time.Minute, "q")
+		require.Empty(t, c.Jobs, "the extended lease is live")
+		require.Equal(t, dl.UnixMilli(), leaseScore(t, s, "q", id))
+		require.Equal(t, 1, inflight(t, s, "q", "g"))
+		require.NoError(t, s.Ack(ctx, j.Lease), "the original token still holds")
+		require.Empty(t, tagKeys(t, s))
+	})
+}
+
+func TestNackDeadAndDeadLetters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("nack unordered waits in the delayed set", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		m := lanes.NewMinter()
+		ids := enqueueN(t, s, m, "q", "g", 2)
+		j := claimOne(t, s, time.Minute, "q")
+		out, err := s.Nack(ctx, j.Lease, 10*time.Second, "boom")
+		require.NoError(t, err)
+		require.Equal(t, lanes.Delayed, out)
+		k := keysOf(s, "q")
+		now, err := s.ServerTime(ctx)
+		require.NoError(t, err)
+		due := rint(t, s, "ZSCORE", k.key("delayed"), string(ids[0]))
+		require.InDelta(t, now.Add(10*time.Second).UnixMilli(), due, 50, "due on the server clock")
+		require.Equal(t, "1", rstrs(t, s, "HMGET", k.job(ids[0]), "a")[0], "attempts + 1")
+		require.Equal(t, "boom", rstrs(t, s, "HMGET", k.job(ids[0]), "r")[0])
+		require.Equal(t, 0, inflight(t, s, "q", "g"))
+		// The lane keeps flowing: later jobs overtake the retry.
+		j2 := claimOne(t, s, time.Minute, "q")
+		require.Equal(t, ids[1], j2.ID)
+		require.NoError(t, s.Ack(ctx, j2.Lease))
+		c := claim(t, s, 1, time.Minute, "q")
+		require.Empty(t, c.Jobs)
+		require.Greater(t, c.RetryIn, 9*time.Second)
+		// Make it due now (the state its due time reaches on the server clock).
+		rint(t, s, "ZADD", k.key("delayed"), "XX", "1", string(ids[0]))
+		j3 := claimOne(t, s, time.Minute, "q")
+		require.Equal(t, ids[0], j3.ID)
+		require.Equal(t, 1, j3.Attempts)
+		require.Equal(t, "2", j3.Token)
+		require.NoError(t, s.Ack(ctx, j3.Lease))
+		require.Empty(t, tagKeys(t, s))
+	})
+
+	t.Run("nack ordered parks the lane", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t, lanes.WithQueue("q", lanes.QueueConfig{Ordered: true}))
+		m := lanes.NewMinter()
+		ids := enqueueN(t, s, m, "q", "g", 2)
+		enqueueN(t, s, m, "q", "h", 1)
+		j := claimOne(t, s, time.Minute, "q")
+		require.Equal(t, ids[0], j.ID)
+		out, err := s.Nack(ctx, j.Lease, 10*time.Second, "429")
+		require.NoError(t, err)
+		require.Equal(t, lanes.Delayed, out)
+		require.Equal(t, strIDs(ids), laneIDs(t, s, "q", "g"), "back at its place")
+		k := keysOf(s, "q")
+		now, err := s.ServerTime(ctx)
+		require.NoError(t, err)
+		require.InDelta(t, now.Add(10*time.Second).UnixMilli(), rint(t, s, "ZSCORE", k.key("parked"), "g"), 50)
+		h := claimOne(t, s, time.Minute, "q")
+		require.Equal(t, "h", h.Group, "other lanes keep flowing")
+		require.NoError(t, s.Ack(ctx, h.Lease))
+		c := claim(t, s, 1, time.Minute, "q")
+		require.Empty(t, c.Jobs, "nothing of g overtakes the retry")
+		rint(t, s, "ZADD", k.key("parked"), "XX", "1", "g")
+		for i, id := range ids {
+			j := claimOne(t, s, time.Minute, "q")
+			require.Equal(t, id, j.ID)
+			require.Equal(t, 1-i, j.Attempts)
+			require.NoError(t, s.Ack(ctx, j.Lease))
+		}
+		require.Empty(t, tagKeys(t, s))
+	})
+
+	t.Run("nack without delay is queued at its place", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ids := enqueueN(t, s, lanes.NewMinter(), "q", "g", 2)
+		j := claimOne(t, s, time.Minute, "q")
+		out, err := s.Nack(ctx, j.Lease, 0, "flaky")
+		require.NoError(t, err)
+		require.Equal(t, lanes.Queued, out)
+		j = claimOne(t, s, time.Minute, "q")
+		require.Equal(t, ids[0], j.ID)
+		require.Equal(t, 1, j.Attempts)
+		require.NoError(t, s.Release(ctx, j.Lease))
+		j = claimOne(t, s, time.Minute, "q")
+		require.Equal(t, ids[0], j.ID)
+		require.Equal(t, 1, j.Attempts, "release uses no attempt")
+	})
+
+	t.Run("max attempts dead-letters with the reason", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t, lanes.WithQueue("q", lanes.QueueConfig{MaxAttempts: 2}))
+		m := lanes.NewMinter()
+		ids := enqueueN(t, s, m, "q", "g", 2)
+		j := claimOne(t, s, time.Minute, "q")
+		out, err := s.Nack(ctx, j.Lease, 0, "first")
+		require.NoError(t, err)
+		require.Equal(t, lanes.Queued, out)
+		j = claimOne(t, s, time.Minute, "q")
+		out, err = s.Nack(ctx, j.Lease, time.Second, "second")
+		require.NoError(t, err)
+		require.Equal(t, lanes.DeadLettered, out)
+		// The other job dies by expired leases.
+		for i := 0; i < 2; i++ {
+			j = claimOne(t, s, time.Minute, "q")
+			require.Equal(t, ids[1], j.ID)
+			expireNow(t, s, "q", j.ID)
+		}
+		c := claim(t, s, 1, time.Minute, "q") // reclaims: attempts 2 = max
+		require.Empty(t, c.Jobs)
+		dl, err := s.DeadLetters(ctx, "q", 10)
+		require.NoError(t, err)
+		require.Len(t, dl, 2)
+		byID := map[lanes.JobID]lanes.DeadLetter{dl[0].ID: dl[0], dl[1].ID: dl[1]}
+		require.Equal(t, "second", byID[ids[0]].Reason)
+		require.Equal(t, 2, byID[ids[0]].Attempts)
+		require.Equal(t, "lease expired", byID[ids[1]].Reason)
+		require.Equal(t, 2, byID[ids[1]].Attempts)
+		require.Equal(t, "g", byID[ids[1]].Group)
+		require.Equal(t, []byte("g#1"), byID[ids[1]].Payload)
+		st, err := s.Stats(ctx, "q", 0)
+		require.NoError(t, err)
+		require.Equal(t, lanes.Stats{Dead: 2}, st)
+		require.Equal(t, 0, inflight(t, s, "q", "g"))
+	})
+
+	t.Run("dead, list newest first, requeue, purge", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ids := enqueueN(t, s, lanes.NewMinter(), "q", "g", 3)
+		var at []time.Time
+		for i := range ids {
+			j := claimOne(t, s, time.Minute, "q")
+			require.Equal(t, ids[i], j.ID)
+			if i > 0 {
+				// Distinct dead-letter times (ms) on the server clock.
+				waitServerPast(t, s, at[i-1].Add(time.Millisecond))
+			}
+			now, err := s.ServerTime(ctx)
+			require.NoError(t, err)
+			at = append(at, now)
+			reason := []string{"blocked", "bad request", "gone"}[i]
+			require.NoError(t, s.Dead(ctx, j.Lease, reason))
+		}
+		dl, err := s.DeadLetters(ctx, "q", 10)
+		require.NoError(t, err)
+		require.Equal(t, []lanes.JobID{ids[2], ids[1], ids[0]}, []lanes.JobID{dl[0].ID, dl[1].ID, dl[2].ID}, "newest first")
+		require.Equal(t, "gone", dl[0].Reason)
+		require.Equal(t, 0, dl[0].Attempts, "Dead is not an attempt")
+		require.WithinDuration(t, at[2], dl[0].At, 50*time.Millisecond)
+		two, err := s.DeadLetters(ctx, "q", 2)
+		require.NoError(t, err)
+		require.Equal(t, dl[:2], two)
+
+		n, err := s.RequeueDead(ctx, "q", ids[1], ids[1], lanes.NewMinter().New())
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "unknown and repeated ids are skipped")
+		j := claimOne(t, s, time.Minute, "q")
+		require.Equal(t, ids[1], j.ID)
+		require.Equal(t, 0, j.Attempts)
+		require.Equal(t, "g#1", string(j.Payload))
+		require.NoError(t, s.Ack(ctx, j.Lease))
+
+		n, err = s.PurgeDead(ctx, "q", time.Hour, 10)
+		require.NoError(t, err)
+		require.Equal(t, 0, n, "none older than an hour")
+		n, err = s.PurgeDead(ctx, "q", 0, 1)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		dl, err = s.DeadLetters(ctx, "q", 10)
+		require.NoError(t, err)
+		require.Equal(t, []lanes.JobID{ids[2]}, []lanes.JobID{dl[0].ID}, "oldest purged first")
+		n, err = s.PurgeDead(ctx, "q", 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Empty(t, tagKeys(t, s))
+	})
+}
+
+// Clock skew. The API takes no client time at all: ClaimRequest.Lease and
+// Extend's d are durations, and every deadline is computed inside the
+// scripts from the server's TIME. So a claimer whose local clock is 30 s
+// ahead or behind has no way to make a live lease look expired: there is no
+// input through which its clock could reach the server. The test shows (1)
+// the lease deadline is server TIME + lease, (2) a second store on a second
+// client cannot claim the job while the lease is live on the server clock,
+// whatever the local clock says (we compare against time.Now shifted by
+// ±30 s only to document that it plays no part), and (3) it can once the
+// lease has expired on the server clock.
+func TestClockSkewCannotStealLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	other, err := lanes.New(valkeytest.Shared(t).Client(t), lanes.WithTag(s.Tag()))
+	require.NoError(t, err)
+	id := lanes.NewMinter().New()
+	_, err = s.Enqueue(ctx, "q", "g", id, nil)
+	require.NoError(t, err)
+
+	const lease = 150 * time.Millisecond
+	before, err := s.ServerTime(ctx)
+	require.NoError(t, err)
+	j := claimOne(t, s, lease, "q")
+	after, err := s.ServerTime(ctx)
+	require.NoError(t, err)
+	dl := j.Deadline.UnixMilli()
+	require.GreaterOrEqual(t, dl, before.Add(lease).UnixMilli())
+	require.LessOrEqual(t, dl, after.Add(lease).UnixMilli()+1)
+	require.Equal(t, dl, leaseScore(t, s, "q", id))
+
+	for _, skew := range []time.Duration{-30 * time.Second, 0, 30 * time.Second} {
+		local := time.Now().Add(skew)
+		_ = local // a skewed claimer's idea of "now": nothing in the API accepts it
+		c, err := other.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: lease, Max: 1})
+		require.NoError(t, err)
+		require.Empty(t, c.Jobs, "skew %v: the lease is live on the server clock", skew)
+		require.Greater(t, c.RetryIn, time.Duration(0))
+		require.LessOrEqual(t, c.RetryIn, lease)
+	}
+	require.Equal(t, dl, leaseScore(t, s, "q", id), "untouched")
+
+	waitServerPast(t, s, j.Deadline)
+	c, err := other.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Jobs, 1, "expired on the server clock: the second claimer takes it")
+	require.Equal(t, id, c.Jobs[0].ID)
+	require.ErrorIs(t, s.Ack(ctx, j.Lease), lanes.ErrStaleLease)
+	require.NoError(t, other.Ack(ctx, c.Jobs[0].Lease))
+}
