@@ -155,6 +155,7 @@ func (e *Emulator) InjectFault(f Fault) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.faults = append(e.faults, &faultRule{Fault: f, left: left})
+	e.broadcastLocked()
 }
 
 // ClearFaults disarms every injected fault.
@@ -162,6 +163,7 @@ func (e *Emulator) ClearFaults() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.faults = nil
+	e.broadcastLocked()
 }
 
 // PendingFaults is the number of armed faults with uses left (an unlimited
@@ -185,6 +187,7 @@ func (e *Emulator) takeFault(method string, chatID int64) *Fault {
 			continue
 		}
 		f := r.Fault
+		e.broadcastLocked()
 		if r.left > 0 {
 			r.left--
 			if r.left == 0 {

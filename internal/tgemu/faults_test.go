@@ -1,0 +1,253 @@
+package tgemu_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+func TestFaults(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault tgemu.Fault
+		// check inspects the library's error for the faulted request
+		check func(t *testing.T, err error)
+		// delivered: whether the faulted request still sent the message
+		delivered bool
+		status    int // recorded HTTP status
+	}{
+		{
+			name:  "502 with an HTML body",
+			fault: tgemu.BadGateway(),
+			check: func(t *testing.T, err error) {
+				require.ErrorContains(t, err, "error decode response body")
+				require.ErrorContains(t, err, "502 Bad Gateway")
+			},
+			status: 502,
+		},
+		{
+			name:  "500 with a JSON body",
+			fault: tgemu.InternalServerError(),
+			check: func(t *testing.T, err error) {
+				require.ErrorContains(t, err, "error response from telegram for method sendMessage, 500 Internal Server Error")
+			},
+			status: 500,
+		},
+		{
+			name:  "custom status and body",
+			fault: tgemu.HTTPError(503, `{"ok":false,"error_code":503,"description":"Service Unavailable"}`),
+			check: func(t *testing.T, err error) {
+				require.ErrorContains(t, err, "503 Service Unavailable")
+			},
+			status: 503,
+		},
+		{
+			name:  "dropped connection",
+			fault: tgemu.DropConnection(),
+			check: func(t *testing.T, err error) {
+				require.ErrorContains(t, err, "error do request for method sendMessage")
+			},
+		},
+		{
+			name:  "dropped connection after delivery",
+			fault: tgemu.DropConnection().Processed(),
+			check: func(t *testing.T, err error) {
+				require.ErrorContains(t, err, "error do request for method sendMessage")
+			},
+			delivered: true,
+		},
+		{
+			name:  "502 after delivery",
+			fault: tgemu.BadGateway().Processed(),
+			check: func(t *testing.T, err error) {
+				require.ErrorContains(t, err, "502 Bad Gateway")
+			},
+			delivered: true,
+			status:    502,
+		},
+		{
+			name:  "429 with retry_after",
+			fault: tgemu.TooManyRequests(7),
+			check: func(t *testing.T, err error) {
+				var tm *bot.TooManyRequestsError
+				require.True(t, errors.As(err, &tm))
+				require.Equal(t, 7, tm.RetryAfter)
+				require.ErrorContains(t, err, "Too Many Requests: retry after 7")
+			},
+			status: 429,
+		},
+		{
+			name:  "429 without parameters",
+			fault: tgemu.TooManyRequests(0),
+			check: func(t *testing.T, err error) {
+				var tm *bot.TooManyRequestsError
+				require.True(t, errors.As(err, &tm))
+				require.Zero(t, tm.RetryAfter)
+			},
+			status: 429,
+		},
+		{
+			name:  "200 with a non-JSON body",
+			fault: tgemu.NonJSON(),
+			check: func(t *testing.T, err error) {
+				require.ErrorContains(t, err, "error decode response body for method sendMessage")
+			},
+			status: 200,
+		},
+	}
+	ctx := testCtx(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			emu := newEmu(t, tgemu.WithLimits(tgemu.Limits{}))
+			emu.AddChat(models.Chat{ID: 1})
+			b := newBot(t, emu)
+			// three faults, then success
+			emu.InjectFault(tc.fault.For("sendMessage").Times(3))
+			require.Equal(t, 1, emu.PendingFaults())
+			for i := range 3 {
+				_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 1, Text: "m"})
+				require.Error(t, err, "attempt %d", i)
+				tc.check(t, err)
+			}
+			require.Zero(t, emu.PendingFaults())
+			m, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 1, Text: "m"})
+			require.NoError(t, err)
+
+			want := 1
+			if tc.delivered {
+				want = 4
+			}
+			require.Equal(t, want, m.ID)
+			require.Len(t, emu.Messages(1), want)
+			reqs := emu.SendRequests()
+			require.Len(t, reqs, 4)
+			for _, r := range reqs[:3] {
+				require.NotEqual(t, tgemu.FaultNone, r.Fault)
+				require.Equal(t, tc.status, r.HTTPStatus)
+				require.Equal(t, tc.delivered, r.MessageID != 0)
+			}
+			require.Equal(t, tgemu.FaultNone, reqs[3].Fault)
+			require.Equal(t, 3, emu.Stats().Faults)
+			require.Zero(t, emu.Stats().TooManyRequests, "injected 429s are not limiter 429s")
+
+			// getMe was never faulted: the fault is scoped to sendMessage.
+			_, err = b.GetMe(ctx)
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestFaultScopeByChatAndMethod(t *testing.T) {
+	ctx := testCtx(t)
+	emu := newEmu(t, tgemu.WithLimits(tgemu.Limits{}), tgemu.WithAllowAnyChat())
+	b := newBot(t, emu)
+	emu.InjectFault(tgemu.TooManyRequests(3).For("SENDMESSAGE").ForChat(2).Times(-1))
+	emu.InjectFault(tgemu.InternalServerError().For("getMe"))
+
+	tests := []struct {
+		name string
+		do   func() error
+		fail bool
+	}{
+		{"other chat unaffected", func() error { return sendErr(ctx, b, 1) }, false},
+		{"scoped chat fails", func() error { return sendErr(ctx, b, 2) }, true},
+		{"scoped chat keeps failing (unlimited)", func() error { return sendErr(ctx, b, 2) }, true},
+		{"getMe fails once", func() error { _, err := b.GetMe(ctx); return err }, true},
+		{"getMe recovers", func() error { _, err := b.GetMe(ctx); return err }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.do()
+			if tc.fail {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+		})
+	}
+	require.Equal(t, 1, emu.PendingFaults())
+	emu.ClearFaults()
+	require.NoError(t, sendErr(ctx, b, 2))
+}
+
+func sendErr(ctx context.Context, b *bot.Bot, chatID int64) error {
+	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chatID, Text: "m"})
+	return err
+}
+
+func TestDelayFault(t *testing.T) {
+	const d = 300 * time.Millisecond
+	tests := []struct {
+		name      string
+		fault     tgemu.Fault
+		timeout   time.Duration
+		wantErr   bool
+		delivered bool
+	}{
+		{name: "delay then success", fault: tgemu.Delay(d), timeout: 5 * time.Second, delivered: true},
+		{name: "client gives up during the delay: not processed", fault: tgemu.Delay(d), timeout: 50 * time.Millisecond, wantErr: true},
+		{name: "processed then delayed, client gives up: delivered anyway", fault: tgemu.Delay(d).Processed(), timeout: 50 * time.Millisecond,
+			wantErr: true, delivered: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			emu := newEmu(t)
+			emu.AddChat(models.Chat{ID: 1})
+			b := newBot(t, emu)
+			emu.InjectFault(tc.fault)
+
+			rctx, cancel := context.WithTimeout(ctx, tc.timeout)
+			defer cancel()
+			start := time.Now()
+			_, err := b.SendMessage(rctx, &bot.SendMessageParams{ChatID: 1, Text: "slow"})
+			elapsed := time.Since(start)
+			if tc.wantErr {
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				require.Less(t, elapsed, d)
+			} else {
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, elapsed, d)
+			}
+			reqs, err := emu.WaitForRequests(ctx, "sendMessage", 1)
+			require.NoError(t, err)
+			require.Equal(t, tgemu.FaultDelay, reqs[0].Fault)
+			require.Equal(t, tc.wantErr, reqs[0].Canceled)
+			if tc.delivered {
+				require.Len(t, emu.Messages(1), 1)
+			} else {
+				require.Empty(t, emu.Messages(1))
+			}
+		})
+	}
+}
+
+func TestDelayEndsOnClose(t *testing.T) {
+	emu, err := tgemu.New()
+	require.NoError(t, err)
+	emu.InjectFault(tgemu.Delay(time.Minute))
+	b := newBot(t, emu)
+	errc := make(chan error, 1)
+	go func() { _, err := b.GetMe(testCtx(t)); errc <- err }()
+	require.NoError(t, emu.WaitUntil(testCtx(t), func() bool { return emu.PendingFaults() == 0 }))
+	start := time.Now()
+	require.NoError(t, emu.Close())
+	require.Error(t, <-errc)
+	require.Less(t, time.Since(start), 3*time.Second)
+}
+
+func TestFaultKindString(t *testing.T) {
+	for k, s := range map[tgemu.FaultKind]string{
+		tgemu.FaultNone: "", tgemu.FaultHTTPError: "http_error", tgemu.FaultDrop: "drop", tgemu.FaultDelay: "delay",
+		tgemu.FaultTooManyRequests: "too_many_requests", tgemu.FaultNonJSON: "non_json", tgemu.FaultKind(99): "FaultKind(99)",
+	} {
+		require.Equal(t, s, k.String())
+	}
+}
