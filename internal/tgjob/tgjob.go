@@ -1,0 +1,95 @@
+// Package tgjob is the payload of one outbound Telegram message as it sits
+// in a lanes queue: written by package notifier, read by package worker.
+//
+// A job is one sendMessage call. Its lane (lanes group) is the destination
+// chat id in decimal ("-100123" for a supergroup); the payload carries the
+// text and options. After a group migrates, its jobs move to the new chat's
+// lane, so the worker always sends to the lane's chat id, not to Job.Chat.
+package tgjob
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Queue names of the two message classes. Both are lanes queues of one store,
+// claimed in this order (strict priority: replies first) and both Ordered.
+const (
+	// QueueReply holds answers to a user's command.
+	QueueReply = "reply"
+	// QueueNotify holds notifications (fan-out, broadcasts).
+	QueueNotify = "notify"
+)
+
+// Queues lists the queues in claim priority order.
+func Queues() []string { return []string{QueueReply, QueueNotify} }
+
+// Version is the payload format version written by Encode.
+const Version = 1
+
+// ErrMalformed is wrapped by Decode's errors: the payload cannot be used.
+var ErrMalformed = errors.New("tgjob: malformed job")
+
+// Job is one message to send.
+type Job struct {
+	// V is the format version (Version).
+	V int `json:"v"`
+	// Chat is the chat id the caller addressed (before any migration alias).
+	Chat int64 `json:"chat"`
+	// Text is the message text, 1..4096 UTF-16 code units, valid UTF-8.
+	Text string `json:"text"`
+	// ParseMode is "", "HTML", "MarkdownV2" or "Markdown".
+	ParseMode string `json:"pm,omitempty"`
+	// ReplyTo is the message id this message answers (0: none); sent with
+	// allow_sending_without_reply.
+	ReplyTo int `json:"rt,omitempty"`
+	// Silent sends without a notification sound (disable_notification).
+	Silent bool `json:"sil,omitempty"`
+	// Broadcast is the id of the broadcast the job belongs to ("" for none).
+	Broadcast string `json:"bc,omitempty"`
+	// Part and Parts number the parts of a split text (1-based; 0 when the
+	// text was not split).
+	Part  int `json:"part,omitempty"`
+	Parts int `json:"parts,omitempty"`
+}
+
+// Encode returns the payload bytes (JSON).
+func (j Job) Encode() ([]byte, error) {
+	j.V = Version
+	b, err := json.Marshal(j)
+	if err != nil {
+		return nil, fmt.Errorf("tgjob: encode: %w", err)
+	}
+	return b, nil
+}
+
+// Decode parses a payload. Errors wrap ErrMalformed: not JSON, unknown
+// version, empty or invalid UTF-8 text.
+func Decode(p []byte) (Job, error) {
+	var j Job
+	if err := json.Unmarshal(p, &j); err != nil {
+		return Job{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if j.V != Version {
+		return Job{}, fmt.Errorf("%w: version %d", ErrMalformed, j.V)
+	}
+	if j.Text == "" || !utf8.ValidString(j.Text) {
+		return Job{}, fmt.Errorf("%w: empty or invalid UTF-8 text", ErrMalformed)
+	}
+	return j, nil
+}
+
+// Group returns the lane (group) of chat id: its decimal form.
+func Group(chatID int64) string { return strconv.FormatInt(chatID, 10) }
+
+// ChatID parses a lane group back into a chat id. Errors wrap ErrMalformed.
+func ChatID(group string) (int64, error) {
+	id, err := strconv.ParseInt(group, 10, 64)
+	if err != nil || id == 0 {
+		return 0, fmt.Errorf("%w: lane %q is not a chat id", ErrMalformed, group)
+	}
+	return id, nil
+}

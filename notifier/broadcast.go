@@ -1,0 +1,168 @@
+package notifier
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// BroadcastIDPrefix brands broadcast ids: "bc_" + a 26-character ULID.
+const BroadcastIDPrefix = "bc_"
+
+func validBroadcastID(id string) bool {
+	rest, ok := strings.CutPrefix(id, BroadcastIDPrefix)
+	if !ok {
+		return false
+	}
+	return lanes.JobID(lanes.JobIDPrefix+rest).Validate() == nil
+}
+
+// Broadcast enqueues msg to every chat of chatIDs on the notification queue
+// (msg.Class is ignored: a broadcast is always a Notification), in batches of
+// Config.BatchSize chats per EnqueueBatch. Chat ids are resolved through
+// migration aliases and deduplicated (first occurrence wins); chats marked
+// inactive are skipped and counted as failed "inactive". It returns the
+// broadcast id, whose Progress can be read while the worker delivers.
+//
+// Errors: ErrInvalid / ErrEmptyText (no chat, a chat id 0, a bad message;
+// nothing written); the store's errors. On a store error the id is returned
+// too: batches before the failing one stay enqueued and counted.
+func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) (string, error) {
+	if len(chatIDs) == 0 {
+		return "", invalid("broadcast to no chat")
+	}
+	msg.Class = Notification
+	tmpl, err := n.jobs(chatIDs[0], msg)
+	if err != nil {
+		return "", err
+	}
+	seen := make(map[int64]bool, len(chatIDs))
+	uniq := make([]int64, 0, len(chatIDs))
+	for _, id := range chatIDs {
+		if id == 0 {
+			return "", invalid("broadcast: chat id 0")
+		}
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
+		}
+	}
+	targets, inactive, err := n.resolveMany(ctx, uniq)
+	if err != nil {
+		return "", err
+	}
+	bc := BroadcastIDPrefix + strings.TrimPrefix(string(n.minter.New()), lanes.JobIDPrefix)
+	parts := len(tmpl)
+	skipped := 0
+	for _, in := range inactive {
+		if in {
+			skipped++
+		}
+	}
+	key := n.keys.progress(bc)
+	ttl := n.cfg.ProgressTTL
+	init := n.c.B().Hset().Key(key).FieldValue().
+		FieldValue(fieldTotal, strconv.Itoa(len(targets)*parts)).
+		FieldValue(fieldQueued, "0").
+		FieldValue(fieldSent, "0")
+	if skipped > 0 {
+		init = init.FieldValue(fieldFailed+reasonSkip, strconv.Itoa(skipped*parts))
+	}
+	for _, r := range n.c.DoMulti(ctx, init.Build(), n.c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()) {
+		if err := r.Error(); err != nil {
+			return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+		}
+	}
+	var items []lanes.Item
+	flush := func() error {
+		if len(items) == 0 {
+			return nil
+		}
+		res, err := n.store.EnqueueBatch(ctx, tgjob.QueueNotify, items)
+		items = items[:0]
+		if res.Added > 0 {
+			if e := n.c.Do(ctx, n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(res.Added)).Build()).Error(); e != nil && err == nil {
+				err = e
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+		}
+		return nil
+	}
+	chats := 0
+	for i, chat := range targets {
+		if inactive[i] {
+			continue
+		}
+		for _, j := range tmpl {
+			j.Chat, j.Broadcast = chat, bc
+			p, err := j.Encode()
+			if err != nil {
+				return bc, err
+			}
+			items = append(items, lanes.Item{Group: tgjob.Group(chat), ID: n.minter.New(), Payload: p})
+		}
+		if chats++; chats%n.cfg.BatchSize == 0 {
+			if err := flush(); err != nil {
+				return bc, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return bc, err
+	}
+	return bc, nil
+}
+
+// resolveMany resolves aliases and inactive marks for many chats, 1,000 per
+// round trip, and drops chats that resolve to one already listed.
+func (n *Notifier) resolveMany(ctx context.Context, ids []int64) ([]int64, []bool, error) {
+	const chunk = 1000
+	out := make([]int64, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		fields := make([]string, len(part))
+		for i, id := range part {
+			fields[i] = tgjob.Group(id)
+		}
+		vals, err := n.c.Do(ctx, n.c.B().Hmget().Key(n.keys.alias()).Field(fields...).Build()).ToArray()
+		if err != nil {
+			return nil, nil, fmt.Errorf("notifier: broadcast: aliases: %w", err)
+		}
+		for i, id := range part {
+			target := id
+			if s, err := vals[i].ToString(); err == nil && s != "" {
+				// Rare: follow the whole chain one by one.
+				if target, err = n.Resolve(ctx, id); err != nil {
+					return nil, nil, err
+				}
+			}
+			if !seen[target] {
+				seen[target] = true
+				out = append(out, target)
+			}
+		}
+	}
+	inactive := make([]bool, len(out))
+	for start := 0; start < len(out); start += chunk {
+		part := out[start:min(start+chunk, len(out))]
+		members := make([]string, len(part))
+		for i, id := range part {
+			members[i] = tgjob.Group(id)
+		}
+		flags, err := n.c.Do(ctx, n.c.B().Smismember().Key(n.keys.inactive()).Member(members...).Build()).AsIntSlice()
+		if err != nil {
+			return nil, nil, fmt.Errorf("notifier: broadcast: inactive chats: %w", err)
+		}
+		for i, f := range flags {
+			inactive[start+i] = f == 1
+		}
+	}
+	return out, inactive, nil
+}

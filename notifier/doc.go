@@ -1,0 +1,13 @@
+// Package notifier is the front of the bot's outbound messages: it validates
+// a message, splits a long text, mints job ids and enqueues one lanes job per
+// message on the destination chat's lane (group = chat id in decimal), in
+// one of two queues of one lanes.Store: tgjob.QueueReply for answers to a
+// user's command and tgjob.QueueNotify for notifications and broadcasts.
+// Workers (package worker) claim both with strict priority to replies; both
+// queues are Ordered, so a chat's messages arrive in enqueue order, and both
+// share the global and per-chat budgets (Limits.StoreOptions).
+//
+// The notifier also keeps, under the store's hash tag (see keyspace): the
+// set of inactive chats (that blocked the bot), migration aliases (a group
+// upgraded to a supergroup) and broadcast progress.
+package notifier

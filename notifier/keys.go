@@ -1,0 +1,28 @@
+package notifier
+
+// Every key the notifier keeps lives under the lanes store's hash tag, so it
+// shares the store's cluster slot. Layout (T = tag):
+//
+//	{T}:n:inactive           set     chat ids (decimal) that blocked the bot
+//	{T}:n:alias              hash    old chat id -> new chat id (migrated groups)
+//	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed); PEXPIRE ttl
+//	{T}:n:bc:<id>:seen       set     job ids already counted as failed (dedupe); PEXPIRE ttl
+//
+// keyspace is the one place that builds them.
+type keyspace struct{ tag string }
+
+func (k keyspace) prefix() string            { return "{" + k.tag + "}:n:" }
+func (k keyspace) inactive() string          { return k.prefix() + "inactive" }
+func (k keyspace) alias() string             { return k.prefix() + "alias" }
+func (k keyspace) progress(id string) string { return k.prefix() + "bc:" + id }
+func (k keyspace) seen(id string) string     { return k.prefix() + "bc:" + id + ":seen" }
+
+// Fields of the progress hash.
+const (
+	fieldTotal   = "t"
+	fieldQueued  = "q"
+	fieldSent    = "s"
+	fieldFailed  = "f:" // + reason
+	reasonSkip   = "inactive"
+	maxAliasHops = 4
+)

@@ -1,0 +1,186 @@
+package notifier
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/tgjob"
+)
+
+// MarkInactive records that chatID blocked the bot (or deactivated, or
+// kicked it; Telegram answered 403): Broadcast skips it and Notify refuses
+// notifications to it until MarkActive. Called by the worker.
+func (n *Notifier) MarkInactive(ctx context.Context, chatID int64) error {
+	err := n.c.Do(ctx, n.c.B().Sadd().Key(n.keys.inactive()).Member(tgjob.Group(chatID)).Build()).Error()
+	if err != nil {
+		return fmt.Errorf("notifier: mark chat %d inactive: %w", chatID, err)
+	}
+	return nil
+}
+
+// MarkActive clears the inactive mark of chatID (and of the chat it migrated
+// to, if any). Handlers call it whenever the chat talks to the bot.
+func (n *Notifier) MarkActive(ctx context.Context, chatID int64) error {
+	target, err := n.Resolve(ctx, chatID)
+	if err != nil {
+		return err
+	}
+	err = n.c.Do(ctx, n.c.B().Srem().Key(n.keys.inactive()).Member(tgjob.Group(chatID), tgjob.Group(target)).Build()).Error()
+	if err != nil {
+		return fmt.Errorf("notifier: mark chat %d active: %w", chatID, err)
+	}
+	return nil
+}
+
+// IsInactive reports whether chatID is marked inactive.
+func (n *Notifier) IsInactive(ctx context.Context, chatID int64) (bool, error) {
+	v, err := n.c.Do(ctx, n.c.B().Sismember().Key(n.keys.inactive()).Member(tgjob.Group(chatID)).Build()).AsBool()
+	if err != nil {
+		return false, fmt.Errorf("notifier: chat %d inactive?: %w", chatID, err)
+	}
+	return v, nil
+}
+
+// SetAlias records that chat from migrated to chat to (Telegram answered
+// 400 with migrate_to_chat_id, a group upgraded to a supergroup): Notify and
+// Broadcast send later messages for from to to. Called by the worker.
+func (n *Notifier) SetAlias(ctx context.Context, from, to int64) error {
+	if from == 0 || to == 0 || from == to {
+		return invalid(fmt.Sprintf("alias %d -> %d", from, to))
+	}
+	err := n.c.Do(ctx, n.c.B().Hset().Key(n.keys.alias()).FieldValue().FieldValue(tgjob.Group(from), tgjob.Group(to)).Build()).Error()
+	if err != nil {
+		return fmt.Errorf("notifier: alias %d -> %d: %w", from, to, err)
+	}
+	return nil
+}
+
+// Resolve follows migration aliases from chatID (at most 4 hops) and returns
+// the chat id to send to (chatID itself when it has no alias).
+func (n *Notifier) Resolve(ctx context.Context, chatID int64) (int64, error) {
+	cur := chatID
+	for range maxAliasHops {
+		v, err := n.c.Do(ctx, n.c.B().Hget().Key(n.keys.alias()).Field(tgjob.Group(cur)).Build()).ToString()
+		if valkey.IsValkeyNil(err) {
+			return cur, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("notifier: resolve chat %d: %w", chatID, err)
+		}
+		next, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || next == 0 {
+			return cur, nil
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// Progress is a broadcast's state. Counts are messages: one per chat and
+// part (a text split in 3 parts sent to 10 chats is 30 messages).
+type Progress struct {
+	ID string
+	// Total is the messages the broadcast planned (after removing duplicate
+	// chats).
+	Total int
+	// Queued is the messages enqueued so far (Total minus skipped chats,
+	// once Broadcast returned).
+	Queued int
+	// Sent is the messages delivered (acked by the worker).
+	Sent int
+	// Failed counts messages that will not be delivered, by reason:
+	// "inactive" (chat skipped at enqueue), and the worker's dead-letter
+	// reasons ("forbidden", "chat not found", "too long", "bad request",
+	// "malformed job", "max attempts").
+	Failed map[string]int
+	// Remaining is Total - Sent - the sum of Failed: messages still in the
+	// lanes (or not yet enqueued).
+	Remaining int
+}
+
+// Done reports whether nothing remains.
+func (p Progress) Done() bool { return p.Remaining <= 0 }
+
+// Progress returns broadcast id's progress. It can be read while the
+// broadcast runs. Errors: ErrInvalid for a malformed id, ErrUnknownBroadcast
+// when nothing is stored (never created, or expired), the server's error.
+func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
+	if !validBroadcastID(id) {
+		return Progress{}, invalid(fmt.Sprintf("broadcast id %q", id))
+	}
+	m, err := n.c.Do(ctx, n.c.B().Hgetall().Key(n.keys.progress(id)).Build()).AsStrMap()
+	if err != nil {
+		return Progress{}, fmt.Errorf("notifier: progress %s: %w", id, err)
+	}
+	if len(m) == 0 {
+		return Progress{}, fmt.Errorf("%w: %s", ErrUnknownBroadcast, id)
+	}
+	p := Progress{ID: id, Failed: map[string]int{}}
+	failed := 0
+	for k, v := range m {
+		x, _ := strconv.Atoi(v)
+		switch {
+		case k == fieldTotal:
+			p.Total = x
+		case k == fieldQueued:
+			p.Queued = x
+		case k == fieldSent:
+			p.Sent = x
+		case strings.HasPrefix(k, fieldFailed):
+			p.Failed[k[len(fieldFailed):]] = x
+			failed += x
+		}
+	}
+	p.Remaining = p.Total - p.Sent - failed
+	return p, nil
+}
+
+// recordScript counts one outcome of a broadcast job, once per job id when
+// one is given (a dead-lettered job may be reported twice: by the worker
+// holding its lease and by a DeadLane sweep).
+//
+// KEYS[1] progress hash, KEYS[2] seen set; ARGV[1] field, ARGV[2] job id or
+// "" (no dedupe), ARGV[3] TTL (ms). Returns 1 when counted. An expired (or
+// unknown) broadcast is not resurrected.
+var recordScript = valkey.NewLuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[2] ~= '' then
+  if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then return 0 end
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`)
+
+func (n *Notifier) record(ctx context.Context, broadcast, field, jobID string) error {
+	if !validBroadcastID(broadcast) {
+		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
+	}
+	err := recordScript.Exec(ctx, n.c,
+		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast)},
+		[]string{field, jobID, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10)}).Error()
+	if err != nil {
+		return fmt.Errorf("notifier: progress %s: %w", broadcast, err)
+	}
+	return nil
+}
+
+// RecordSent counts one delivered message of broadcast (called by the
+// worker after a successful Ack, so at most once per job).
+func (n *Notifier) RecordSent(ctx context.Context, broadcast string) error {
+	return n.record(ctx, broadcast, fieldSent, "")
+}
+
+// RecordFailed counts job of broadcast as failed with reason, at most once
+// per job id.
+func (n *Notifier) RecordFailed(ctx context.Context, broadcast, jobID, reason string) error {
+	if jobID == "" || reason == "" {
+		return invalid("record failed: empty job id or reason")
+	}
+	return n.record(ctx, broadcast, fieldFailed+reason, jobID)
+}
