@@ -1,0 +1,254 @@
+package lanes_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// No key leaks: 10,000 one-job lanes enqueued, claimed and acked leave the
+// keyspace at its baseline (no key of the tag at all; with weights or lane
+// limits set, only those hashes) and the ring empty.
+func TestNoKeyLeak(t *testing.T) {
+	t.Parallel()
+	const lanesN = 10_000
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, s *lanes.Store)
+		want  func(s *lanes.Store) []string
+	}{
+		{name: "defaults", want: func(*lanes.Store) []string { return nil }},
+		{
+			name: "weights",
+			setup: func(t *testing.T, s *lanes.Store) {
+				ctx := context.Background()
+				require.NoError(t, s.SetWeight(ctx, "q", "g17", 7))
+				require.NoError(t, s.SetWeight(ctx, "q", "g9999", 1000))
+				require.NoError(t, s.SetWeight(ctx, "q", "g1", 5))
+				require.NoError(t, s.SetWeight(ctx, "q", "g1", 1)) // back to the default: no entry
+			},
+			want: func(s *lanes.Store) []string { return []string{keysOf(s, "q").key("weight")} },
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStore(t)
+			if tc.setup != nil {
+				tc.setup(t, s)
+			}
+			m := lanes.NewMinter()
+			items := make([]lanes.Item, lanesN)
+			for i := range items {
+				items[i] = lanes.Item{Group: "g" + strconv.Itoa(i), ID: m.New(), Payload: []byte("p")}
+			}
+			r, err := s.EnqueueBatch(ctx, "q", items)
+			require.NoError(t, err)
+			require.Equal(t, lanesN, r.Added)
+			require.Equal(t, lanesN, rint(t, s, "LLEN", keysOf(s, "q").key("ring")))
+
+			// Claim and ack with several concurrent claimers (the client
+			// pipelines them on one connection).
+			var (
+				mu   sync.Mutex
+				seen = map[lanes.JobID]bool{}
+				wg   sync.WaitGroup
+				errs = make(chan error, 8)
+			)
+			for w := 0; w < 8; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 4})
+						if err != nil {
+							errs <- err
+							return
+						}
+						if len(c.Jobs) == 0 {
+							return
+						}
+						for _, j := range c.Jobs {
+							mu.Lock()
+							dup := seen[j.ID]
+							seen[j.ID] = true
+							mu.Unlock()
+							if dup {
+								errs <- fmt.Errorf("job %s claimed twice", j.ID)
+								return
+							}
+							if err := s.Ack(ctx, j.Lease); err != nil {
+								errs <- err
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.Len(t, seen, lanesN)
+			require.Empty(t, ring(t, s, "q"))
+			require.Equal(t, tc.want(s), nilIfEmpty(tagKeys(t, s)))
+			c := claim(t, s, 1, time.Minute, "q")
+			require.Empty(t, c.Jobs)
+			require.Equal(t, time.Duration(-1), c.RetryIn)
+		})
+	}
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// startClusterNode starts a dedicated single-node Valkey Cluster (all 16384
+// slots on one node) and returns a cluster client for it. CLUSTER KEYSLOT
+// needs cluster mode (a non-cluster Redis 7.0 answers "cluster support
+// disabled"), and the cluster client refuses to build a command whose keys
+// span slots, so every multi-key script call is checked as it is sent.
+// (Redis 7.0 itself lets a script touch undeclared keys of another slot the
+// node owns, so the server alone would not catch a stray key: hence the
+// KEYSLOT check of every key afterwards.)
+func startClusterNode(t *testing.T) valkey.Client {
+	t.Helper()
+	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--cluster-enabled", "yes"}})
+	ctx := context.Background()
+	single, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr}, ForceSingleClient: true, DisableCache: true})
+	require.NoError(t, err)
+	defer single.Close()
+	require.NoError(t, single.Do(ctx, single.B().Arbitrary("CLUSTER", "ADDSLOTSRANGE").Args("0", "16383").Build()).Error())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := single.Do(ctx, single.B().Arbitrary("CLUSTER", "INFO").Build()).ToString()
+		require.NoError(t, err)
+		if strings.Contains(info, "cluster_state:ok") {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "cluster did not come up: %s", info)
+		time.Sleep(20 * time.Millisecond)
+	}
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Group ids with ':', '{', '}', spaces and non-ASCII work end to end, and
+// every key they create stays in the slot of "{tag}": the run goes through a
+// cluster client on a real single-node cluster, then CLUSTER KEYSLOT of
+// every key created must equal CLUSTER KEYSLOT "{tag}".
+func TestOddGroupsStayInTagSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := startClusterNode(t)
+	s, err := lanes.New(c, lanes.WithTag("odd.tag-1"),
+		lanes.WithQueue("ord", lanes.QueueConfig{Ordered: true}),
+		lanes.WithLanePace(lanes.Pace{Limit: 100, Period: time.Minute}),
+		lanes.WithGlobalRate(10_000, time.Minute))
+	require.NoError(t, err)
+	groups := []string{
+		"a:b", "{x}", "}{", "{", "}", "{odd.tag-1}", "{other}:q:x:lane:y", "with space", " lead",
+		"日本語", "émoji 🎉", "-1001234567890", "tab\tnl\n", strings.Repeat("{é}", 256/4),
+	}
+	m := lanes.NewMinter()
+	for _, q := range []string{"q", "ord"} {
+		for i, g := range groups {
+			require.LessOrEqual(t, len(g), lanes.MaxGroupBytes)
+			ok, err := s.Enqueue(ctx, q, g, m.New(), []byte(g))
+			require.NoError(t, err, g)
+			require.True(t, ok)
+			_, err = s.Enqueue(ctx, q, g, m.New(), []byte(g))
+			require.NoError(t, err)
+			require.NoError(t, s.SetWeight(ctx, q, g, 1+i%3))
+			require.NoError(t, s.SetLaneLimit(ctx, q, g, 5))
+			require.NoError(t, s.SetLanePace(ctx, g, lanes.Pace{Limit: 50, Period: time.Minute}))
+		}
+		_, err = s.Park(ctx, q, groups[0], time.Hour)
+		require.NoError(t, err)
+		// Claim everything claimable and settle it in assorted ways.
+		got := map[string]int{}
+		for n := 0; ; n++ {
+			cl, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{q}, Lease: time.Minute, Max: 3})
+			require.NoError(t, err)
+			if len(cl.Jobs) == 0 {
+				break
+			}
+			for _, j := range cl.Jobs {
+				require.Equal(t, j.Group, string(j.Payload), "payload and group round-trip")
+				got[j.Group]++
+				switch n % 3 {
+				case 0:
+					require.NoError(t, s.Ack(ctx, j.Lease))
+				case 1:
+					_, err := s.Extend(ctx, j.Lease, time.Minute)
+					require.NoError(t, err)
+					require.NoError(t, s.Ack(ctx, j.Lease))
+				default:
+					require.NoError(t, s.Dead(ctx, j.Lease, "reason with {braces}: é"))
+				}
+			}
+		}
+		require.Len(t, got, len(groups)-1, "every lane but the parked one was served")
+		require.NoError(t, s.ResumeLane(ctx, q, groups[0]))
+		require.NoError(t, s.SetWeight(ctx, q, groups[0], 4))
+		moved, err := s.MoveLane(ctx, q, groups[0], groups[1]+"→moved")
+		require.NoError(t, err)
+		require.Equal(t, 2, moved)
+		w, err := s.Weight(ctx, q, groups[1]+"→moved")
+		require.NoError(t, err)
+		require.Equal(t, 4, w, "the weight moved with the lane")
+		_, err = s.Enqueue(ctx, q, groups[2], m.New(), nil)
+		require.NoError(t, err)
+		n, err := s.DeadLane(ctx, q, groups[2], "blocked")
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		st, err := s.Stats(ctx, q, 100)
+		require.NoError(t, err)
+		require.Equal(t, 2, st.Pending)
+		require.Equal(t, groups[1]+"→moved", st.Top[0].Group)
+		dl, err := s.DeadLetters(ctx, q, 100)
+		require.NoError(t, err)
+		require.NotEmpty(t, dl)
+		_, err = s.RequeueDead(ctx, q, dl[0].ID)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Pause(ctx, time.Minute))
+	require.NoError(t, s.Resume(ctx))
+
+	want := slotOf(t, c, "{odd.tag-1}")
+	keys, err := valkeytest.Keys(ctx, c, "*")
+	require.NoError(t, err)
+	require.Greater(t, len(keys), 10)
+	for _, k := range keys {
+		require.True(t, strings.HasPrefix(k, "{odd.tag-1}:"), "key %q outside the store's prefix", k)
+		require.Equal(t, want, slotOf(t, c, k), "key %q", k)
+	}
+	// Also the keys built for the odd groups by name.
+	for _, g := range groups {
+		require.Equal(t, want, slotOf(t, c, "{odd.tag-1}:q:q:lane:"+g))
+	}
+}
+
+func slotOf(t *testing.T, c valkey.Client, key string) int64 {
+	t.Helper()
+	v, err := c.Do(context.Background(), c.B().Arbitrary("CLUSTER", "KEYSLOT").Args(key).Build()).AsInt64()
+	require.NoError(t, err)
+	return v
+}
