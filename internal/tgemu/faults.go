@@ -204,19 +204,19 @@ func (e *Emulator) takeFault(method string, chatID int64) *Fault {
 func (e *Emulator) applyFault(ctx context.Context, w http.ResponseWriter, rec *Request, f *Fault) {
 	switch f.Kind {
 	case FaultDrop:
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
-			} else {
-				e.log.LogAttrs(ctx, slog.LevelDebug, "tgemu: hijack failed", slog.Any("err", err))
-			}
-		} else {
-			// Not hijackable (HTTP/2): abort the handler, which resets the
+		e.record(ctx, rec) // before the client can notice the drop
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			// Not hijackable (HTTP/2): aborting the handler resets the
 			// stream without a response.
-			e.record(ctx, rec)
 			panic(http.ErrAbortHandler)
 		}
-		e.record(ctx, rec)
+		conn, _, err := hj.Hijack()
+		if err != nil {
+			e.log.LogAttrs(ctx, slog.LevelDebug, "tgemu: hijack failed", slog.Any("err", err))
+			panic(http.ErrAbortHandler)
+		}
+		_ = conn.Close()
 	case FaultTooManyRequests:
 		var params *responseParameters
 		if f.RetryAfter > 0 {

@@ -73,4 +73,7 @@ func (r reply) write(w http.ResponseWriter) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(r.body)))
 	w.WriteHeader(r.status)
 	_, _ = w.Write(r.body)
+	// Flush now so the answer is on the wire before the handler returns
+	// (Close waits for handlers, then closes connections).
+	_ = http.NewResponseController(w).Flush()
 }

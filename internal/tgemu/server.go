@@ -331,14 +331,15 @@ func (e *Emulator) dispatch(ctx context.Context, c *call) reply {
 	}
 }
 
-// finish writes rep and records the request.
+// finish records the request, then writes rep: recording first means that
+// once the client has its answer, the request log already holds it.
 func (e *Emulator) finish(ctx context.Context, w http.ResponseWriter, rec *Request, rep reply) {
 	rec.HTTPStatus = rep.status
 	rec.ErrorCode = rep.errorCode
 	rec.Description = rep.description
 	rec.RetryAfter = rep.retryAfter
-	rep.write(w)
 	e.record(ctx, rec)
+	rep.write(w)
 }
 
 // record appends rec to the request log, logs it and wakes waiters.
