@@ -34,6 +34,13 @@
 //	_, err = b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 42, Text: "hi"})
 //	msgs, err := emu.WaitForMessages(ctx, 42, 1)
 //
+// Not emulated: webhooks (only their effect on getUpdates, see SetWebhook),
+// allowed_updates (every update is delivered), the 24 h expiry of
+// unconfirmed updates, editing inline messages (inline_message_id), the
+// "entities" parameter (markup is checked only through parse_mode), and
+// entities in returned messages (their text is returned with the markup
+// removed, but without entities).
+//
 // The emulator never writes to stdout or stderr: it logs (at Debug level, and
 // never the bot token) only to the *slog.Logger given with WithLogger.
 package tgemu

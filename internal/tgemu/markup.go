@@ -64,12 +64,15 @@ func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// htmlTags are the tags Telegram's HTML parse mode supports (Bot API,
+// htmlTag reports whether Telegram's HTML parse mode supports tag (Bot API,
 // "HTML style").
-var htmlTags = map[string]bool{
-	"a": true, "b": true, "strong": true, "i": true, "em": true, "u": true, "ins": true,
-	"s": true, "strike": true, "del": true, "span": true, "tg-spoiler": true, "tg-emoji": true,
-	"code": true, "pre": true, "blockquote": true,
+func htmlTag(tag string) bool {
+	switch tag {
+	case "a", "b", "strong", "i", "em", "u", "ins", "s", "strike", "del",
+		"span", "tg-spoiler", "tg-emoji", "code", "pre", "blockquote":
+		return true
+	}
+	return false
 }
 
 // decodeHTMLEntity decodes the character reference at s[i] == '&': &lt;
@@ -136,7 +139,7 @@ func parseHTML(text string) (string, error) {
 				return "", markupErrorf("Unclosed start tag at byte offset %d", begin)
 			}
 			tag := strings.ToLower(text[begin+1 : i])
-			if !htmlTags[tag] {
+			if !htmlTag(tag) {
 				return "", markupErrorf("Unsupported start tag %q at byte offset %d", tag, begin)
 			}
 			class := ""
@@ -255,7 +258,10 @@ const (
 	mdCustomEmoji
 )
 
-var mdEntityNames = [...]string{"Bold", "Italic", "Underline", "Strikethrough", "Spoiler", "Code", "Pre", "TextUrl", "CustomEmoji"}
+// String is TDLib's name of the entity type, used in error messages.
+func (k mdEntity) String() string {
+	return [...]string{"Bold", "Italic", "Underline", "Strikethrough", "Spoiler", "Code", "Pre", "TextUrl", "CustomEmoji"}[k]
+}
 
 // parseMarkdownV2 follows TDLib's parse_markdown_v2: every reserved
 // character outside an entity must be escaped, entities must be closed, a
@@ -408,7 +414,7 @@ func parseMarkdownV2(text string) (string, error) {
 		stack = stack[:len(stack)-1]
 	}
 	if n := len(stack); n > 0 {
-		return "", markupErrorf("Can't find end of %s entity at byte offset %d", mdEntityNames[stack[n-1].kind], stack[n-1].offset)
+		return "", markupErrorf("Can't find end of %s entity at byte offset %d", stack[n-1].kind, stack[n-1].offset)
 	}
 	return out.String(), nil
 }
