@@ -1,0 +1,62 @@
+// Package worker delivers the bot's messages: it claims jobs from the two
+// queues of a notifier's lanes.Store (tgjob.QueueReply before
+// tgjob.QueueNotify, strict priority), sends each with go-telegram/bot's
+// sendMessage and settles it in the store.
+//
+// Concurrency: one claim loop feeds Config.Senders senders (see Run). A
+// claim returns heads of one lane; they are sent one after another, and a
+// failure releases the rest, so with Ordered queues a chat's messages arrive
+// in enqueue order with any number of senders and workers.
+//
+// Error table (one decision per row; sources: Telegram Bot API
+// "Making requests" / ResponseParameters, Bot FAQ on limits, and the error
+// types of go-telegram/bot v1.19.0, matched with errors.As / errors.Is):
+//
+//   - 429 Too Many Requests: Park the chat's lane in both queues for exactly
+//     parameters.retry_after seconds (Config.DefaultRetryAfter, 5 s, when
+//     the reply has no parameters) and Release the job (no attempt used);
+//     other lanes keep flowing. A 429 is treated as a global signal only
+//     when Config.GlobalFloodChats (3) distinct chats answered 429 within
+//     Config.GlobalFloodWindow (1 s): then the whole store is paused for the
+//     shortest retry_after among them. Rationale: every lane is paced below
+//     Telegram's per-chat limits, so one chat's 429 is that chat's problem,
+//     while 429s across several chats at once mean the bot-wide limit was
+//     hit. (The worker only calls sendMessage, which is always tied to one
+//     chat, so there is no chat-less 429.)
+//   - 403 Forbidden (bot blocked, user deactivated, bot kicked): dead-letter
+//     the job, mark the chat inactive (notifier), dead-letter the chat's
+//     other pending jobs in both queues (DeadLane) and the rest of the
+//     batch, with the reason; no retry.
+//   - 400 chat not found, 400 message is too long, any other 400:
+//     dead-letter, no retry.
+//   - 400 can't parse entities: resend at once as plain text (no
+//     parse_mode); if that fails too, the new error decides (another parse
+//     error dead-letters with reason "parse entities").
+//   - 400 with parameters.migrate_to_chat_id: Release the job (and the rest
+//     of the batch), record the alias old -> new (notifier), then MoveLane
+//     old -> new in both queues (jobs in order, weight, limits): the
+//     messages are delivered to the new chat.
+//   - 401 Unauthorized (token revoked or wrong): Release, and Pause the
+//     whole store for Config.UnauthorizedPause: nothing can be sent.
+//   - 5xx, non-JSON replies, timeouts, dropped connections, 404 and anything
+//     else: Nack with exponential backoff and jitter (BackoffBase *
+//     2^attempts, capped at BackoffMax, ±20%); the queue dead-letters the
+//     job after its MaxAttempts (progress reason "max attempts").
+//   - A payload (or lane) that cannot be decoded: dead-letter with reason
+//     "malformed job".
+//
+// Delivery is at least once: a send whose reply is lost (a dropped
+// connection after Telegram accepted it) is retried and may arrive twice.
+//
+// Secrets: the bot token never appears in a log line, a returned error or a
+// dead-letter reason: every error goes through one Redactor before it is
+// logged, returned or stored, the logger is wrapped by Redactor.Handler,
+// and the library's error and debug handlers are replaced.
+//
+// Metrics (Config.Registerer): codemojex_worker_sent_total{queue},
+// codemojex_worker_dead_lettered_total{reason},
+// codemojex_worker_retried_total, codemojex_worker_too_many_requests_total,
+// codemojex_worker_global_pauses_total,
+// codemojex_worker_send_duration_seconds,
+// codemojex_worker_claim_duration_seconds, codemojex_worker_in_flight.
+package worker

@@ -1,0 +1,77 @@
+package worker
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the worker's Prometheus collectors. Several workers given the
+// same Registerer share them (the already registered collector is reused).
+type metrics struct {
+	sent         *prometheus.CounterVec // by queue
+	dead         *prometheus.CounterVec // by reason code
+	retried      prometheus.Counter
+	tooMany      prometheus.Counter
+	globalPauses prometheus.Counter
+	sendLatency  prometheus.Histogram
+	claimLatency prometheus.Histogram
+	inFlight     prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &metrics{
+		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "codemojex_worker_sent_total", Help: "Messages delivered to Telegram (acked), by queue.",
+		}, []string{"queue"}),
+		dead: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "codemojex_worker_dead_lettered_total", Help: "Messages dead-lettered, by reason.",
+		}, []string{"reason"}),
+		retried: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_retried_total", Help: "Transient send failures nacked for a retry with backoff.",
+		}),
+		tooMany: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_too_many_requests_total", Help: "429 Too Many Requests answered by Telegram.",
+		}),
+		globalPauses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_global_pauses_total", Help: "Global pauses of the store (global flood signal, 401).",
+		}),
+		sendLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "codemojex_worker_send_duration_seconds", Help: "sendMessage round trip, seconds.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+		claimLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "codemojex_worker_claim_duration_seconds", Help: "lanes Claim round trip, seconds.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "codemojex_worker_in_flight", Help: "Jobs claimed and not yet settled.",
+		}),
+	}
+	var err error
+	reg1 := func(c prometheus.Collector) prometheus.Collector {
+		if e := reg.Register(c); e != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(e, &are) {
+				return are.ExistingCollector
+			}
+			err = errors.Join(err, e)
+		}
+		return c
+	}
+	m.sent = reg1(m.sent).(*prometheus.CounterVec)
+	m.dead = reg1(m.dead).(*prometheus.CounterVec)
+	m.retried = reg1(m.retried).(prometheus.Counter)
+	m.tooMany = reg1(m.tooMany).(prometheus.Counter)
+	m.globalPauses = reg1(m.globalPauses).(prometheus.Counter)
+	m.sendLatency = reg1(m.sendLatency).(prometheus.Histogram)
+	m.claimLatency = reg1(m.claimLatency).(prometheus.Histogram)
+	m.inFlight = reg1(m.inFlight).(prometheus.Gauge)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}

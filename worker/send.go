@@ -1,0 +1,335 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// statusKey carries a *statusBox in a request's context: the HTTP status
+// of the reply, which go-telegram/bot does not report for 5xx and non-JSON
+// bodies.
+type statusKey struct{}
+
+type statusBox struct{ code atomic.Int32 }
+
+// statusClient wraps the HTTP client given to go-telegram/bot and records
+// each reply's status in the request context's statusBox.
+type statusClient struct{ c *http.Client }
+
+func (s statusClient) Do(req *http.Request) (*http.Response, error) {
+	resp, err := s.c.Do(req)
+	if box, ok := req.Context().Value(statusKey{}).(*statusBox); ok && resp != nil {
+		box.code.Store(int32(resp.StatusCode))
+	}
+	return resp, err
+}
+
+// send makes one sendMessage call; it returns the HTTP status (0 when no
+// reply came) and the (unredacted) error.
+func (w *Worker) send(ctx context.Context, p *bot.SendMessageParams) (int, error) {
+	box := &statusBox{}
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, statusKey{}, box), w.cfg.SendTimeout)
+	defer cancel()
+	t0 := time.Now()
+	_, err := w.bot.SendMessage(ctx, p)
+	w.m.sendLatency.Observe(time.Since(t0).Seconds())
+	return int(box.code.Load()), err
+}
+
+// next says how a batch goes on after one job.
+type next struct {
+	stop bool
+	// deadRest dead-letters the rest of the batch with this reason (code
+	// deadCode) instead of releasing it.
+	deadRest, deadCode string
+	// after runs once the rest of the batch is settled.
+	after func(ctx context.Context)
+}
+
+// runBatch sends a claimed batch (heads of one lane, in order) one by one.
+// On a failure the rest of the batch goes back to its lane (Release: no
+// attempt used), so later messages never overtake an earlier one; on
+// shutdown (runCtx done) the jobs not started are released.
+func (w *Worker) runBatch(runCtx, workCtx context.Context, jobs []lanes.Job) {
+	live := make([]atomic.Bool, len(jobs))
+	for i := range live {
+		live[i].Store(true)
+	}
+	done := func(i int) {
+		if live[i].CompareAndSwap(true, false) {
+			w.settled(1)
+		}
+	}
+	stopExtend := w.extendLoop(workCtx, jobs, live)
+	defer stopExtend()
+	sctx, cancel := settleCtx(workCtx)
+	defer cancel()
+	for i := 0; i < len(jobs); i++ {
+		if runCtx.Err() != nil {
+			for j := i; j < len(jobs); j++ {
+				w.release(sctx, jobs[j])
+				done(j)
+			}
+			return
+		}
+		nx := w.process(workCtx, jobs[i])
+		done(i)
+		if !nx.stop {
+			continue
+		}
+		for j := i + 1; j < len(jobs); j++ {
+			if nx.deadRest != "" {
+				w.dead(sctx, jobs[j], decodeQuiet(jobs[j].Payload), nx.deadCode, nx.deadRest)
+			} else {
+				w.release(sctx, jobs[j])
+			}
+			done(j)
+		}
+		if nx.after != nil {
+			nx.after(sctx)
+		}
+		return
+	}
+}
+
+func decodeQuiet(p []byte) tgjob.Job {
+	j, _ := tgjob.Decode(p)
+	return j
+}
+
+// extendLoop renews the batch's live leases every Lease/3 while it runs.
+func (w *Worker) extendLoop(ctx context.Context, jobs []lanes.Job, live []atomic.Bool) func() {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(max(w.cfg.Lease/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			for i := range jobs {
+				if !live[i].Load() {
+					continue
+				}
+				sctx, cancel := settleCtx(ctx)
+				_, err := w.store.Extend(sctx, jobs[i].Lease, w.cfg.Lease)
+				cancel()
+				if err != nil && live[i].Load() {
+					w.log.Warn("lease extend failed", slog.String("job", string(jobs[i].ID)), slog.Any("err", w.red.Error(err)))
+				}
+			}
+		}
+	}()
+	return func() { close(stop); wg.Wait() }
+}
+
+// process sends one job and settles it by the error table.
+func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
+	sctx, cancel := settleCtx(workCtx)
+	defer cancel()
+	p, err := tgjob.Decode(job.Payload)
+	chat, cerr := tgjob.ChatID(job.Group)
+	if err != nil || cerr != nil {
+		w.log.Warn("malformed job", slog.String("job", string(job.ID)), slog.String("lane", job.Group),
+			slog.Any("err", w.red.Error(errors.Join(err, cerr))))
+		w.dead(sctx, job, p, ReasonMalformed, ReasonMalformed)
+		return next{}
+	}
+	params := &bot.SendMessageParams{ChatID: chat, Text: p.Text, ParseMode: models.ParseMode(p.ParseMode), DisableNotification: p.Silent}
+	if p.ReplyTo != 0 {
+		params.ReplyParameters = &models.ReplyParameters{MessageID: p.ReplyTo, AllowSendingWithoutReply: true}
+	}
+	status, err := w.send(workCtx, params)
+	if err == nil {
+		w.ack(sctx, job, p)
+		return next{}
+	}
+	d := classify(err, status, w.cfg.DefaultRetryAfter)
+	if d.act == actPlain {
+		// Telegram could not parse the markup: resend once as plain text.
+		w.log.Info("markup rejected, resending as plain text", slog.Int64("chat", chat), slog.String("job", string(job.ID)))
+		params.ParseMode = ""
+		if status, err = w.send(workCtx, params); err == nil {
+			w.ack(sctx, job, p)
+			return next{}
+		}
+		d = classify(err, status, w.cfg.DefaultRetryAfter)
+		if d.act == actPlain {
+			d = decision{act: actDead, reason: ReasonParse}
+		}
+	}
+	rerr := w.red.Error(err)
+	if workCtx.Err() != nil && d.act == actRetry {
+		// Shutdown cut the send: not the message's fault.
+		w.release(sctx, job)
+		return next{stop: true}
+	}
+	attrs := []any{slog.Int64("chat", chat), slog.String("job", string(job.ID)), slog.String("queue", job.Queue), slog.Any("err", rerr)}
+	switch d.act {
+	case actPark:
+		w.m.tooMany.Inc()
+		// Park before Release, so no claimer serves the lane in between.
+		var until time.Time
+		for _, q := range tgjob.Queues() {
+			u, perr := w.store.Park(sctx, q, job.Group, d.retryAfter)
+			if perr != nil {
+				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.red.Error(perr)))...)
+			}
+			until = u
+		}
+		w.release(sctx, job)
+		w.log.Info("429: chat parked", append(attrs, slog.Duration("retry_after", d.retryAfter), slog.Time("until", until))...)
+		if pause, global := w.flood.note(chat, d.retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
+			w.pauseAll(sctx, pause, "429 from several chats")
+		}
+		return next{stop: true}
+	case actForbidden:
+		reason := ReasonForbidden + ": " + rerr.Error()
+		w.dead(sctx, job, p, ReasonForbidden, reason)
+		if merr := w.n.MarkInactive(sctx, chat); merr != nil {
+			w.log.Error("mark inactive failed", append(attrs, slog.Any("mark_err", w.red.Error(merr)))...)
+		}
+		for _, q := range tgjob.Queues() {
+			k, derr := w.store.DeadLane(sctx, q, job.Group, reason)
+			if derr != nil {
+				w.log.Error("dead lane failed", append(attrs, slog.Any("lane_err", w.red.Error(derr)))...)
+			}
+			if k > 0 {
+				w.m.dead.WithLabelValues(ReasonForbidden).Add(float64(k))
+				w.countLaneDead(sctx, q, job.Group, reason, k)
+			}
+		}
+		w.log.Warn("403: chat inactive, its messages dead-lettered", attrs...)
+		return next{stop: true, deadRest: reason, deadCode: ReasonForbidden}
+	case actDead:
+		w.dead(sctx, job, p, d.reason, d.reason+": "+rerr.Error())
+		return next{stop: true}
+	case actMigrate:
+		w.release(sctx, job)
+		to := d.migrateTo
+		return next{stop: true, after: func(ctx context.Context) { w.migrate(ctx, job.Group, chat, to) }}
+	case actPauseAll:
+		w.release(sctx, job)
+		w.pauseAll(sctx, w.cfg.UnauthorizedPause, "401 unauthorized")
+		return next{stop: true}
+	default:
+		delay := w.backoff(job.Attempts)
+		out, nerr := w.store.Nack(sctx, job.Lease, delay, "transient: "+rerr.Error())
+		if nerr != nil {
+			w.log.Error("nack failed", append(attrs, slog.Any("nack_err", w.red.Error(nerr)))...)
+			return next{stop: true}
+		}
+		if out == lanes.DeadLettered {
+			w.m.dead.WithLabelValues(ReasonMaxAttempts).Inc()
+			w.recordFailed(sctx, p, job.ID, ReasonMaxAttempts)
+			w.log.Warn("dead-lettered after max attempts", append(attrs, slog.Int("attempts", job.Attempts+1))...)
+		} else {
+			w.m.retried.Inc()
+			w.log.Info("transient failure, retrying", append(attrs, slog.Int("status", status), slog.Duration("delay", delay))...)
+		}
+		return next{stop: true}
+	}
+}
+
+// migrate moves a migrated group's lanes (jobs in order, weight, limits) to
+// the new chat and records the alias, so later messages go there too. The
+// alias is written first, so new messages stop landing on the old lane
+// before it is drained; one that slips in is moved by its own 400.
+func (w *Worker) migrate(ctx context.Context, oldGroup string, from, to int64) {
+	attrs := []any{slog.Int64("from", from), slog.Int64("to", to)}
+	if err := w.n.SetAlias(ctx, from, to); err != nil {
+		w.log.Error("record alias failed", append(attrs, slog.Any("err", w.red.Error(err)))...)
+	}
+	for _, q := range tgjob.Queues() {
+		n, err := w.store.MoveLane(ctx, q, oldGroup, tgjob.Group(to))
+		if err != nil {
+			w.log.Error("move lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.red.Error(err)))...)
+			continue
+		}
+		w.log.Info("group migrated, lane moved", append(attrs, slog.String("queue", q), slog.Int("jobs", n))...)
+	}
+}
+
+func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
+	if err := w.store.Pause(ctx, d); err != nil {
+		w.log.Error("global pause failed", slog.Any("err", w.red.Error(err)))
+		return
+	}
+	w.m.globalPauses.Inc()
+	w.log.Warn("global pause", slog.String("why", why), slog.Duration("for", d))
+}
+
+func (w *Worker) ack(ctx context.Context, job lanes.Job, p tgjob.Job) {
+	if err := w.store.Ack(ctx, job.Lease); err != nil {
+		// Delivered, but the lease was lost: the job may be sent again.
+		w.log.Warn("ack failed after delivery", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+		return
+	}
+	w.m.sent.WithLabelValues(job.Queue).Inc()
+	if p.Broadcast != "" {
+		if err := w.n.RecordSent(ctx, p.Broadcast); err != nil {
+			w.log.Warn("broadcast progress", slog.Any("err", w.red.Error(err)))
+		}
+	}
+}
+
+// dead dead-letters job with reason (already redacted) and counts it.
+func (w *Worker) dead(ctx context.Context, job lanes.Job, p tgjob.Job, code, reason string) {
+	if err := w.store.Dead(ctx, job.Lease, reason); err != nil {
+		w.log.Warn("dead-letter failed", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+		return
+	}
+	w.m.dead.WithLabelValues(code).Inc()
+	w.recordFailed(ctx, p, job.ID, code)
+	w.log.Warn("dead-lettered", slog.String("job", string(job.ID)), slog.String("lane", job.Group), slog.String("reason", reason))
+}
+
+func (w *Worker) recordFailed(ctx context.Context, p tgjob.Job, id lanes.JobID, code string) {
+	if p.Broadcast == "" {
+		return
+	}
+	if err := w.n.RecordFailed(ctx, p.Broadcast, string(id), code); err != nil {
+		w.log.Warn("broadcast progress", slog.Any("err", w.red.Error(err)))
+	}
+}
+
+// countLaneDead counts, in their broadcasts' progress, the k jobs DeadLane
+// just dead-lettered from lane group: it reads the newest dead letters of
+// queue (k + 64, at most 1,000: a lane of more pending broadcast jobs is
+// only partly counted) and picks those of group with reason. RecordFailed
+// counts a job once, so an overlapping sweep does not count twice.
+func (w *Worker) countLaneDead(ctx context.Context, queue, group, reason string, k int) {
+	dls, err := w.store.DeadLetters(ctx, queue, min(k+64, 1000))
+	if err != nil {
+		w.log.Warn("broadcast progress: dead letters", slog.Any("err", w.red.Error(err)))
+		return
+	}
+	for _, dl := range dls {
+		if dl.Group != group || dl.Reason != reason {
+			continue
+		}
+		w.recordFailed(ctx, decodeQuiet(dl.Payload), dl.ID, ReasonForbidden)
+	}
+}
+
+func (w *Worker) release(ctx context.Context, job lanes.Job) {
+	if err := w.store.Release(ctx, job.Lease); err != nil {
+		w.log.Warn("release failed", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+	}
+}

@@ -1,0 +1,315 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// Config tunes a Worker. Zero fields take the defaults in brackets.
+type Config struct {
+	// Token is the bot token (required). It never appears in a log line,
+	// a returned error or a dead-letter reason (see Redactor).
+	Token string
+	// ServerURL is the Bot API server [https://api.telegram.org]; tests
+	// give the emulator's URL.
+	ServerURL string
+	// HTTPClient sends the requests [a new http.Client]; per-request
+	// timeouts come from SendTimeout.
+	HTTPClient *http.Client
+	// Senders is how many messages are in flight at once: the most leases
+	// this worker holds [8].
+	Senders int
+	// Lease is the lanes lease of a claimed job [30 s]; a slow send renews
+	// it (Extend) every Lease/3.
+	Lease time.Duration
+	// SendTimeout bounds one sendMessage call [20 s].
+	SendTimeout time.Duration
+	// ShutdownGrace is how long in-flight sends may run after Run's
+	// context ends before they are cut and their jobs released [10 s].
+	ShutdownGrace time.Duration
+	// DefaultRetryAfter parks a chat after a 429 that has no
+	// parameters.retry_after [5 s].
+	DefaultRetryAfter time.Duration
+	// BackoffBase and BackoffMax shape the retry delay of transient
+	// failures: BackoffBase * 2^(attempts so far), at most BackoffMax,
+	// then ±20% jitter [1 s, 5 min].
+	BackoffBase, BackoffMax time.Duration
+	// GlobalFloodChats and GlobalFloodWindow decide when 429s are a global
+	// signal: that many distinct chats answered 429 within the window
+	// [3 chats, 1 s] (see the package doc).
+	GlobalFloodChats  int
+	GlobalFloodWindow time.Duration
+	// UnauthorizedPause is how long the whole store is paused after a 401
+	// (the token was revoked or is wrong) [1 min].
+	UnauthorizedPause time.Duration
+	// Logger receives the worker's logs, through the token redactor
+	// [slog.Default()].
+	Logger *slog.Logger
+	// Registerer gets the worker's metrics [a private registry].
+	Registerer prometheus.Registerer
+}
+
+func (c *Config) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if c.Senders <= 0 {
+		c.Senders = 8
+	}
+	c.Senders = min(c.Senders, lanes.MaxClaim)
+	def(&c.Lease, 30*time.Second)
+	def(&c.SendTimeout, 20*time.Second)
+	def(&c.ShutdownGrace, 10*time.Second)
+	def(&c.DefaultRetryAfter, 5*time.Second)
+	def(&c.BackoffBase, time.Second)
+	def(&c.BackoffMax, 5*time.Minute)
+	def(&c.GlobalFloodWindow, time.Second)
+	def(&c.UnauthorizedPause, time.Minute)
+	if c.GlobalFloodChats <= 0 {
+		c.GlobalFloodChats = 3
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Worker claims message jobs from both queues of a notifier's store and
+// sends them with go-telegram/bot. Create it with New and run it with Run.
+type Worker struct {
+	cfg   Config
+	n     *notifier.Notifier
+	store *lanes.Store
+	bot   *bot.Bot
+	log   *slog.Logger
+	red   *Redactor
+	m     *metrics
+	flood floodDetector
+
+	running  atomic.Bool
+	inflight atomic.Int64
+	freed    chan struct{}
+}
+
+// New returns a worker for n's store. Errors: a missing token or notifier,
+// a metric already registered with another shape (all redacted).
+func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
+	if n == nil {
+		return nil, errors.New("worker: nil notifier")
+	}
+	cfg.defaults()
+	red := NewRedactor(cfg.Token)
+	log := slog.New(red.Handler(cfg.Logger.Handler())).With(slog.String("component", "worker"))
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("worker: metrics: %w", red.Error(err))
+	}
+	opts := []bot.Option{
+		bot.WithSkipGetMe(),
+		bot.WithHTTPClient(cfg.SendTimeout, statusClient{c: cfg.HTTPClient}),
+		// The library's defaults log with log.Printf, unredacted.
+		bot.WithErrorsHandler(func(err error) {
+			log.Error("telegram client error", slog.Any("err", red.Error(err)))
+		}),
+		bot.WithDebugHandler(func(format string, args ...any) {
+			log.Debug(red.String(fmt.Sprintf(format, args...)))
+		}),
+	}
+	if cfg.ServerURL != "" {
+		opts = append(opts, bot.WithServerURL(cfg.ServerURL))
+	}
+	b, err := bot.New(cfg.Token, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", red.Error(err))
+	}
+	return &Worker{
+		cfg: cfg, n: n, store: n.Store(), bot: b, log: log, red: red, m: m,
+		flood: floodDetector{hits: map[int64]floodHit{}},
+		freed: make(chan struct{}, 1),
+	}, nil
+}
+
+// Redactor returns the worker's token redactor.
+func (w *Worker) Redactor() *Redactor { return w.red }
+
+// Run claims and sends until ctx ends, then shuts down gracefully: it stops
+// claiming, releases claimed jobs not yet started, lets sends in progress
+// finish for up to ShutdownGrace (then cuts them and releases their jobs),
+// and returns once every lease it held is settled, so no job is lost (a job
+// is acked after delivery, or back on its lane). It returns nil after a
+// shutdown, or an error (redacted) when the wake-up subscription cannot be
+// set up. Run must not be called twice at once on one Worker.
+//
+// One claim loop feeds the senders: it claims with Max = free sender slots
+// (a claim returns heads of one lane), hands each claimed batch to a
+// goroutine that sends it in order, and, with no slot free or nothing
+// claimable, blocks on a freed slot, the lanes Waiter or RetryIn: it never
+// polls. One loop keeps Valkey traffic at one claim per batch; N loops would
+// multiply idle claims for no throughput gain (a claim is one short script,
+// far faster than a send).
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("worker: already running")
+	}
+	defer w.running.Store(false)
+	waiter, err := w.store.NewWaiter(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("worker: %w", w.red.Error(err))
+	}
+	// workCtx carries sends past ctx's end, for ShutdownGrace.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stopAfter := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(w.cfg.ShutdownGrace, cancelWork)
+		context.AfterFunc(workCtx, func() { t.Stop() })
+	})
+	defer stopAfter()
+
+	var wg sync.WaitGroup
+	queues := tgjob.Queues()
+	zeros := 0
+	w.log.Info("worker started", slog.Int("senders", w.cfg.Senders))
+	for ctx.Err() == nil {
+		free := w.cfg.Senders - int(w.inflight.Load())
+		if free <= 0 {
+			select {
+			case <-w.freed:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		t0 := time.Now()
+		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: queues, Lease: w.cfg.Lease, Max: free})
+		cancel()
+		w.m.claimLatency.Observe(time.Since(t0).Seconds())
+		if err != nil {
+			w.log.Error("claim failed", slog.Any("err", w.red.Error(err)))
+			sleep(ctx, time.Second)
+			continue
+		}
+		if len(c.Jobs) > 0 {
+			zeros = 0
+			w.inflight.Add(int64(len(c.Jobs)))
+			w.m.inFlight.Add(float64(len(c.Jobs)))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.runBatch(ctx, workCtx, c.Jobs)
+			}()
+			continue
+		}
+		switch {
+		case c.RetryIn == 0:
+			// The ring has lanes this call's visit budget did not reach.
+			if zeros++; zeros > 3 {
+				sleep(ctx, 5*time.Millisecond)
+			}
+		case c.RetryIn < 0:
+			zeros = 0
+			waiter.Wait(ctx, -1)
+		default:
+			zeros = 0
+			waiter.Wait(ctx, c.RetryIn)
+		}
+	}
+	wg.Wait()
+	w.log.Info("worker stopped")
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// settled records that n jobs of this worker are settled.
+func (w *Worker) settled(n int) {
+	if n <= 0 {
+		return
+	}
+	w.inflight.Add(-int64(n))
+	w.m.inFlight.Sub(float64(n))
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
+}
+
+// settleCtx bounds one lanes call made to settle a job; it survives the
+// work context, so a job is released even when its send was cut.
+func settleCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+}
+
+// backoff is the delay before retry number attempts+1: BackoffBase *
+// 2^attempts, capped at BackoffMax, with ±20% jitter.
+func (w *Worker) backoff(attempts int) time.Duration {
+	d := w.cfg.BackoffBase
+	for i := 0; i < attempts && d < w.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, w.cfg.BackoffMax)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// floodDetector decides when 429s are a global signal.
+type floodDetector struct {
+	mu   sync.Mutex
+	hits map[int64]floodHit
+}
+
+type floodHit struct {
+	at    time.Time
+	retry time.Duration
+}
+
+// note records a 429 for chat; it reports a global pause (the shortest
+// retry_after of the window) when at least chats distinct chats answered
+// 429 within window, and then starts counting afresh.
+func (f *floodDetector) note(chat int64, retry time.Duration, now time.Time, window time.Duration, chats int) (time.Duration, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c, h := range f.hits {
+		if now.Sub(h.at) > window {
+			delete(f.hits, c)
+		}
+	}
+	f.hits[chat] = floodHit{at: now, retry: retry}
+	if len(f.hits) < chats {
+		return 0, false
+	}
+	pause := time.Duration(-1)
+	for _, h := range f.hits {
+		if pause < 0 || h.retry < pause {
+			pause = h.retry
+		}
+	}
+	clear(f.hits)
+	return pause, true
+}
