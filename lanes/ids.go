@@ -39,8 +39,15 @@ func (id JobID) Validate() error {
 	if len(s) != JobIDLen || !strings.HasPrefix(s, JobIDPrefix) {
 		return fmt.Errorf("%w: job id %q: want %q + 26-character ULID", ErrInvalid, s, JobIDPrefix)
 	}
-	if _, err := ulid.ParseStrict(s[len(JobIDPrefix):]); err != nil {
+	u, err := ulid.ParseStrict(s[len(JobIDPrefix):])
+	if err != nil {
 		return fmt.Errorf("%w: job id %q: %v", ErrInvalid, s, err)
+	}
+	// ParseStrict accepts lower case; only the canonical (upper-case) form
+	// sorts in mint order and names one job, so a lower-case spelling of an
+	// existing id cannot become a second copy of it.
+	if u.String() != s[len(JobIDPrefix):] {
+		return fmt.Errorf("%w: job id %q: want upper-case Crockford base32", ErrInvalid, s)
 	}
 	return nil
 }
