@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// throughputLanes is how many lanes the throughput jobs are spread over.
+const throughputLanes = 1000
+
+// payloadSize is the payload of every throughput job (a short Telegram
+// message as JSON is about this size).
+const payloadSize = 64
+
+// parallel runs fn n times on workers goroutines (each call gets the next
+// index) and returns the wall time; the first error stops it.
+func parallel(ctx context.Context, workers, n int, fn func(ctx context.Context, i int) error) (time.Duration, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return took, err
+	}
+	return took, ctx.Err()
+}
+
+func perSecond(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
+
+// redisBenchmark runs redis-benchmark (50 clients, no pipelining) against
+// srv and returns requests per second.
+func redisBenchmark(ctx context.Context, srv *valkeytest.Server, n int, args ...string) (float64, error) {
+	host, port, _ := strings.Cut(srv.Addr, ":")
+	bin := "redis-benchmark"
+	if p, err := exec.LookPath("valkey-benchmark"); err == nil {
+		bin = p
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-h", host, "-p", port, "-q", "--csv", "-n", strconv.Itoa(n)}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s %v: %w", bin, args, err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+	if err != nil || len(recs) < 2 || len(recs[1]) < 2 {
+		return 0, fmt.Errorf("%s: unexpected output %q", bin, out)
+	}
+	v, err := strconv.ParseFloat(recs[1][1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: rps %q: %w", bin, recs[1][1], err)
+	}
+	return v, nil
+}
+
+func newClient(srv *valkeytest.Server) (valkey.Client, error) {
+	c, err := srv.NewClient()
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", srv.Addr, err)
+	}
+	return c, nil
+}
+
+type tp struct{ enqueue, claimAck, cycle float64 }
+
+func benchThroughput(ctx context.Context, cfg config, srv *valkeytest.Server, t *table) error {
+	n, w := cfg.jobs, cfg.workers
+	lpush, err := redisBenchmark(ctx, srv, 2*n, "-t", "lpush")
+	if err != nil {
+		return err
+	}
+	c, err := newClient(srv)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sha, err := c.Do(ctx, c.B().ScriptLoad().Script("return 1").Build()).ToString()
+	if err != nil {
+		return fmt.Errorf("script load: %w", err)
+	}
+	evalsha, err := redisBenchmark(ctx, srv, 2*n, "evalsha", sha, "0")
+	if err != nil {
+		return err
+	}
+	cfg.log.Info("raw", "lpush", int(lpush), "evalsha", int(evalsha))
+	if err := flush(ctx, srv); err != nil {
+		return err
+	}
+	lt, err := lanesThroughput(ctx, c, n, w)
+	if err != nil {
+		return err
+	}
+	cfg.log.Info("lanes", "enqueue", int(lt.enqueue), "claim+ack", int(lt.claimAck), "cycle", int(lt.cycle))
+	if err := flush(ctx, srv); err != nil {
+		return err
+	}
+	at, err := asynqThroughput(ctx, srv, n, w)
+	if err != nil {
+		return err
+	}
+	cfg.log.Info("asynq", "enqueue", int(at.enqueue), "process", int(at.claimAck), "cycle", int(at.cycle))
+	raw := fmt.Sprintf("%s / %s", rate(lpush), rate(evalsha))
+	t.add("1", fmt.Sprintf("lanes enqueue (%d clients, %d lanes) vs redis-benchmark LPUSH / EVALSHA `return 1`", w, throughputLanes),
+		rate(lt.enqueue), raw, ratio(lt.enqueue, lpush)+" / "+ratio(lt.enqueue, evalsha))
+	t.add("1", "lanes claim+ack (1 job per claim) vs redis-benchmark LPUSH / EVALSHA",
+		rate(lt.claimAck), raw, ratio(lt.claimAck, lpush)+" / "+ratio(lt.claimAck, evalsha))
+	t.add("1", "lanes full cycle (enqueue, claim, ack; producers and consumers together) vs LPUSH / EVALSHA",
+		rate(lt.cycle), raw, ratio(lt.cycle, lpush)+" / "+ratio(lt.cycle, evalsha))
+	t.add("2", "enqueue: lanes vs asynq v0.26.0 (same server, same clients)", rate(lt.enqueue), rate(at.enqueue), ratio(lt.enqueue, at.enqueue))
+	t.add("2", "claim+ack: lanes vs asynq processing (no-op handler, concurrency = clients)", rate(lt.claimAck), rate(at.claimAck), ratio(lt.claimAck, at.claimAck))
+	t.add("2", "full cycle: lanes vs asynq", rate(lt.cycle), rate(at.cycle), ratio(lt.cycle, at.cycle))
+	return nil
+}
+
+func lanesThroughput(ctx context.Context, c valkey.Client, n, workers int) (tp, error) {
+	var res tp
+	store, err := lanes.New(c, lanes.WithTag("bench"))
+	if err != nil {
+		return res, err
+	}
+	minter := lanes.NewMinter()
+	payload := make([]byte, payloadSize)
+	group := func(i int) string { return strconv.Itoa(i % throughputLanes) }
+	const q = "tp"
+	d, err := parallel(ctx, workers, n, func(ctx context.Context, i int) error {
+		_, err := store.Enqueue(ctx, q, group(i), minter.New(), payload)
+		return err
+	})
+	if err != nil {
+		return res, fmt.Errorf("enqueue: %w", err)
+	}
+	res.enqueue = perSecond(n, d)
+
+	req := lanes.ClaimRequest{Queues: []string{q}, Lease: time.Minute, Max: 1}
+	claimAck := func(ctx context.Context) (int, error) {
+		cl, err := store.Claim(ctx, req)
+		if err != nil {
+			return 0, err
+		}
+		for _, j := range cl.Jobs {
+			if err := store.Ack(ctx, j.Lease); err != nil {
+				return 0, err
+			}
+		}
+		return len(cl.Jobs), nil
+	}
+	var empty atomic.Int64
+	d, err = parallel(ctx, workers, n, func(ctx context.Context, i int) error {
+		for {
+			got, err := claimAck(ctx)
+			if err != nil || got > 0 {
+				return err
+			}
+			if empty.Add(1) > int64(n) {
+				return errors.New("claim+ack: queue ran dry")
+			}
+		}
+	})
+	if err != nil {
+		return res, fmt.Errorf("claim+ack: %w", err)
+	}
+	res.claimAck = perSecond(n, d)
+
+	// Full cycle: half the clients produce, half consume, at the same time.
+	var acked atomic.Int64
+	prod, cons := max(workers/2, 1), max(workers-workers/2, 1)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	start := time.Now()
+	wg.Go(func() {
+		_, err := parallel(ctx, prod, n, func(ctx context.Context, i int) error {
+			_, err := store.Enqueue(ctx, q, group(i), minter.New(), payload)
+			return err
+		})
+		errs <- err
+	})
+	wg.Go(func() {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		_, err := parallel(cctx, cons, cons, func(ctx context.Context, _ int) error {
+			for acked.Load() < int64(n) {
+				got, err := claimAck(ctx)
+				if err != nil {
+					return err
+				}
+				if got == 0 {
+					time.Sleep(200 * time.Microsecond)
+				}
+				acked.Add(int64(got))
+			}
+			return nil
+		})
+		errs <- err
+	})
+	wg.Wait()
+	res.cycle = perSecond(n, time.Since(start))
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return res, fmt.Errorf("full cycle: %w", err)
+		}
+	}
+	return res, nil
+}
+
+func asynqThroughput(ctx context.Context, srv *valkeytest.Server, n, workers int) (tp, error) {
+	var res tp
+	opt := asynq.RedisClientOpt{Addr: srv.Addr, PoolSize: workers + 10}
+	client := asynq.NewClient(opt)
+	defer client.Close()
+	payload := make([]byte, payloadSize)
+	const q = "tp"
+	enqueue := func(ctx context.Context, _ int) error {
+		_, err := client.EnqueueContext(ctx, asynq.NewTask("bench", payload), asynq.Queue(q))
+		return err
+	}
+	d, err := parallel(ctx, workers, n, enqueue)
+	if err != nil {
+		return res, fmt.Errorf("asynq enqueue: %w", err)
+	}
+	res.enqueue = perSecond(n, d)
+
+	// process drains n tasks with a no-op handler; the server polls an empty
+	// queue every millisecond (asynq's default is 1 s, which would only
+	// measure the poll interval).
+	process := func(n int, alsoEnqueue bool) (time.Duration, error) {
+		var done atomic.Int64
+		finished := make(chan struct{})
+		s := asynq.NewServer(opt, asynq.Config{
+			Concurrency:       workers,
+			Queues:            map[string]int{q: 1},
+			TaskCheckInterval: time.Millisecond,
+			LogLevel:          asynq.FatalLevel,
+		})
+		start := time.Now()
+		if err := s.Start(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+			if done.Add(1) == int64(n) {
+				close(finished)
+			}
+			return nil
+		})); err != nil {
+			return 0, fmt.Errorf("asynq server: %w", err)
+		}
+		defer s.Shutdown()
+		if alsoEnqueue {
+			if _, err := parallel(ctx, max(workers/2, 1), n, enqueue); err != nil {
+				return 0, fmt.Errorf("asynq enqueue: %w", err)
+			}
+		}
+		select {
+		case <-finished:
+		case <-time.After(5 * time.Minute):
+			return 0, fmt.Errorf("asynq: %d of %d tasks processed in 5 min", done.Load(), n)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		return time.Since(start), nil
+	}
+	if d, err = process(n, false); err != nil {
+		return res, err
+	}
+	res.claimAck = perSecond(n, d)
+	if d, err = process(n, true); err != nil {
+		return res, err
+	}
+	res.cycle = perSecond(n, d)
+	return res, nil
+}
