@@ -1,0 +1,194 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/worker"
+)
+
+func TestMain(m *testing.M) { valkeytest.Main(m) }
+
+// token is a realistic bot token; tests check it never leaks.
+const token = "7000000001:AAHsecretTOKENforWorkerTests_0123456"
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	emu   *tgemu.Emulator
+	store *lanes.Store
+	n     *notifier.Notifier
+	logs  *syncBuffer
+	reg   *prometheus.Registry
+}
+
+type envOpts struct {
+	limits      notifier.Limits // lanes side
+	emuLimits   tgemu.Limits    // emulator side
+	strictChats bool            // no WithAllowAnyChat
+	maxAttempts int
+}
+
+func newEnv(t *testing.T, o envOpts) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
+	t.Cleanup(cancel)
+	emuOpts := []tgemu.Option{tgemu.WithToken(token), tgemu.WithLimits(o.emuLimits)}
+	if !o.strictChats {
+		emuOpts = append(emuOpts, tgemu.WithAllowAnyChat())
+	}
+	emu, err := tgemu.New(emuOpts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Close() })
+	c := valkeytest.Shared(t).Client(t)
+	store, err := notifier.NewStore(c, o.limits, o.maxAttempts, lanes.WithTag(valkeytest.Namespace(t)))
+	require.NoError(t, err)
+	n, err := notifier.New(store, notifier.Config{})
+	require.NoError(t, err)
+	return &env{t: t, ctx: ctx, emu: emu, store: store, n: n, logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
+}
+
+// config is a worker config for tests: short backoffs and leases.
+func (e *env) config() worker.Config {
+	return worker.Config{
+		Token:         token,
+		ServerURL:     e.emu.URL(),
+		Senders:       8,
+		Lease:         5 * time.Second,
+		SendTimeout:   3 * time.Second,
+		ShutdownGrace: 3 * time.Second,
+		BackoffBase:   20 * time.Millisecond,
+		BackoffMax:    200 * time.Millisecond,
+		Logger:        slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Registerer:    e.reg,
+	}
+}
+
+// start runs a worker until the test ends or the returned stop is called;
+// stop returns Run's error.
+func (e *env) start(cfg worker.Config) (*worker.Worker, func() error) {
+	e.t.Helper()
+	w, err := worker.New(e.n, cfg)
+	require.NoError(e.t, err)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(e.ctx))
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(20 * time.Second):
+				e.t.Error("worker did not stop")
+			}
+		})
+		return runErr
+	}
+	e.t.Cleanup(func() { _ = stop() })
+	return w, stop
+}
+
+func (e *env) notify(chat int64, text string, class notifier.Class) {
+	e.t.Helper()
+	_, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: text, Class: class})
+	require.NoError(e.t, err)
+}
+
+// enqueueRaw puts a job with any payload on a lane (bypassing the notifier).
+func (e *env) enqueueRaw(queue string, group string, payload []byte) lanes.JobID {
+	e.t.Helper()
+	id := lanes.NewMinter().New()
+	ok, err := e.store.Enqueue(e.ctx, queue, group, id, payload)
+	require.NoError(e.t, err)
+	require.True(e.t, ok)
+	return id
+}
+
+func rawJob(t *testing.T, j tgjob.Job) []byte {
+	t.Helper()
+	p, err := j.Encode()
+	require.NoError(t, err)
+	return p
+}
+
+// dead returns the dead letters of queue.
+func (e *env) dead(queue string) []lanes.DeadLetter {
+	e.t.Helper()
+	dls, err := e.store.DeadLetters(e.ctx, queue, 1000)
+	require.NoError(e.t, err)
+	return dls
+}
+
+// waitDead waits until queue has n dead letters.
+func (e *env) waitDead(queue string, n int) []lanes.DeadLetter {
+	e.t.Helper()
+	var dls []lanes.DeadLetter
+	require.Eventually(e.t, func() bool {
+		dls = e.dead(queue)
+		return len(dls) >= n
+	}, 10*time.Second, 10*time.Millisecond, "want %d dead letters in %s", n, queue)
+	return dls
+}
+
+func (e *env) waitMsgs(chat int64, n int) []tgemu.Message {
+	e.t.Helper()
+	msgs, err := e.emu.WaitForMessages(e.ctx, chat, n)
+	require.NoError(e.t, err)
+	return msgs
+}
+
+func texts(ms []tgemu.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Text
+	}
+	return out
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// laneStats returns lane group's stats in queue (zero when absent).
+func (e *env) laneStats(queue, group string) lanes.LaneStats {
+	e.t.Helper()
+	st, err := e.store.Stats(e.ctx, queue, 1000)
+	require.NoError(e.t, err)
+	for _, l := range st.Top {
+		if l.Group == group {
+			return l
+		}
+	}
+	return lanes.LaneStats{}
+}
