@@ -105,9 +105,12 @@ func (s *Store) SetLanePace(ctx context.Context, group string, p Pace) error {
 // clock), e.g. for a 429's retry_after: no job of the lane is claimed before
 // then, however long d is (no cap), while every other lane keeps flowing. A
 // park is only ever extended, never shortened, by a later Park; d < 0 parks
-// until ResumeLane. It returns the park's end (server clock; zero time for
-// an indefinite park). A parked lane leaves the ring lazily: the next claim
-// that reaches it drops it in O(1).
+// until ResumeLane. It returns the end of the park in force, which a shorter
+// Park leaves as it was (server clock; zero time for an indefinite park).
+// Idle claimers are woken when the park is the queue's earliest, so they
+// learn its due time. A lane that is in the ring leaves it lazily: the next
+// claim that reaches it drops it in O(1), at the cost of one lane visit; so
+// on a 429, Park the lane before releasing the job, and it never rejoins.
 func (s *Store) Park(ctx context.Context, queue, group string, d time.Duration) (time.Time, error) {
 	val := "-1"
 	if d >= 0 {

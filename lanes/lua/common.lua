@@ -79,6 +79,15 @@ local function wake(S, joined)
   if joined > 0 then redis.call('PUBLISH', S .. 'wake', joined) end
 end
 
+-- Wakes idle claimers when member is now the earliest entry of a schedule
+-- (a queue's parked or delayed set): a claimer that waits for a wake-up only
+-- (RetryIn -1), or until a later time, must claim again to learn the new,
+-- earlier due time. A later entry changes no claimer's timer. O(log n).
+local function wake_if_first(S, key, member)
+  local first = redis.call('ZRANGE', key, 0, 0)
+  if first[1] == member then redis.call('PUBLISH', S .. 'wake', 0) end
+end
+
 local function dec_inflight(q, g)
   if redis.call('HINCRBY', q.p .. 'inflight', g, -1) <= 0 then
     redis.call('HDEL', q.p .. 'inflight', g)

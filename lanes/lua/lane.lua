@@ -8,8 +8,10 @@
 --          glimit >= 1 or 0 (queue default: the field is removed);
 --          pace "limit:period_ms" or "" (the default: the field is removed);
 --          park duration (ms from server TIME; -1 = until resumed)
--- Returns 1 for weight/glimit/pace/resume; for park, the park deadline (ms,
--- server clock; -1 for an indefinite park).
+-- Returns 1 for weight/glimit/pace/resume; for park, the end of the park in
+-- force (ms, server clock; -1 for an indefinite park): a later, shorter park
+-- never shortens an earlier one. A park that becomes the queue's earliest
+-- publishes a wake-up, so idle claimers learn its due time (see common.lua).
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local op, g, val = ARGV[6], ARGV[7], ARGV[8]
@@ -28,10 +30,13 @@ elseif op == 'park' then
     redis.call('ZADD', q.p .. 'parked', 'inf', g)
     return -1
   end
-  local until_ms = now_ms() + ms
-  redis.call('ZADD', q.p .. 'parked', 'GT', until_ms, g)
+  redis.call('ZADD', q.p .. 'parked', 'GT', now_ms() + ms, g)
   -- A lane in the ring stays there until a claim visits it and drops it (O(1)).
-  return until_ms
+  wake_if_first(S, q.p .. 'parked', g)
+  -- The park in force: a longer (or indefinite) park is never shortened.
+  local until_ms = redis.call('ZSCORE', q.p .. 'parked', g)
+  if until_ms == 'inf' then return -1 end
+  return tonumber(until_ms)
 elseif op == 'resume' then
   redis.call('ZREM', q.p .. 'parked', g)
 else

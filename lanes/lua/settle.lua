@@ -11,6 +11,8 @@
 --          parked until then, so later jobs cannot overtake this one; on an
 --          unordered queue the job waits in the delayed set
 -- ARGV[10] reason (nack, dead)
+-- A retry that becomes the queue's earliest delayed job (or parked lane)
+-- publishes a wake-up, so idle claimers learn its due time.
 -- Returns {1, outcome, attempts}: outcome "queued", "delayed" or "dead";
 -- or {-1} stale token, {-2} no such job (nothing changed).
 local S = ARGV[1]
@@ -35,11 +37,13 @@ elseif mode == 'nack' then
     outcome = 'dead'
   elseif delay > 0 and not q.ordered then
     redis.call('ZADD', q.p .. 'delayed', now + delay, id)
+    wake_if_first(S, q.p .. 'delayed', id)
     outcome = 'delayed'
   else
     to_lane(q, id, g)
     if delay > 0 then
       redis.call('ZADD', q.p .. 'parked', 'GT', now + delay, g)
+      wake_if_first(S, q.p .. 'parked', g)
       outcome = 'delayed'
     end
   end
