@@ -14,8 +14,9 @@ import (
 // park or retry becomes a queue's earliest (so claimers learn the new due
 // time), and a Waiter turns those messages into wake-ups. Wake-ups by time
 // alone (a lease expiring, a parked lane or retry falling due, the global
-// budget refilling) come from the RetryIn a claim returns. After a lost connection the Waiter
-// resubscribes and wakes its owner once, in case a message was missed.
+// budget refilling) come from the RetryIn a claim returns. After a lost
+// connection the Waiter resubscribes and wakes its owner once, in case a
+// message was missed.
 type Waiter struct {
 	sig  chan struct{}
 	done chan struct{}

@@ -1,0 +1,128 @@
+package lanes_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// dClusterNode starts a dedicated single-node cluster (all 16384 slots on
+// one node: CLUSTER KEYSLOT needs cluster mode) and returns a cluster client
+// for it, which also refuses any command whose declared keys span slots.
+func dClusterNode(t *testing.T) valkey.Client {
+	t.Helper()
+	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--cluster-enabled", "yes"}})
+	ctx := context.Background()
+	single, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr}, ForceSingleClient: true, DisableCache: true})
+	require.NoError(t, err)
+	defer single.Close()
+	require.NoError(t, single.Do(ctx, single.B().Arbitrary("CLUSTER", "ADDSLOTSRANGE").Args("0", "16383").Build()).Error())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := single.Do(ctx, single.B().Arbitrary("CLUSTER", "INFO").Build()).ToString()
+		require.NoError(t, err)
+		if strings.Contains(info, "cluster_state:ok") {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "cluster did not come up: %s", info)
+		time.Sleep(20 * time.Millisecond)
+	}
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Issue #3, test 7: after a run with a global rate, lane pacing (default,
+// rule and override), pace parks, a 429 park, a delayed retry, a dead
+// letter, priority claims over two queues, a pause and wake-ups, every key
+// of the store is under its tag and CLUSTER KEYSLOT of each equals the
+// tag's slot (on a real cluster node, through a cluster client).
+func TestDeliveryKeysShareOneSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := dClusterNode(t)
+	const tag = "deliv.keys"
+	s, err := lanes.New(c, lanes.WithTag(tag),
+		lanes.WithGlobalRate(1000, time.Minute),
+		lanes.WithLanePace(lanes.Pace{Limit: 2, Period: time.Minute}, lanes.PaceRule{Prefix: "-", Pace: lanes.Pace{Limit: 1, Period: time.Minute}}),
+		lanes.WithQueue("reply", lanes.QueueConfig{Ordered: true}))
+	require.NoError(t, err)
+	require.NoError(t, s.SetLanePace(ctx, "7", lanes.Pace{Limit: 3, Period: time.Minute}))
+	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 5}, func(j lanes.Job) error {
+		switch {
+		case j.Group == "-3" && j.Attempts == 0:
+			_, err := s.Nack(ctx, j.Lease, time.Minute, "retry later") // delayed set
+			return err
+		case j.Group == "-4":
+			return s.Dead(ctx, j.Lease, "blocked")
+		case j.Group == "5" && j.Queue == "reply":
+			if _, err := s.Park(ctx, j.Queue, j.Group, time.Hour); err != nil { // a 429
+				return err
+			}
+			return s.Release(ctx, j.Lease)
+		}
+		return s.Ack(ctx, j.Lease)
+	})
+	m := lanes.NewMinter()
+	var items []lanes.Item
+	for _, g := range []string{"-1", "-2", "-3", "-4", "5", "6", "7"} {
+		for i := 0; i < 4; i++ {
+			items = append(items, lanes.Item{Group: g, ID: m.New(), Payload: []byte(g)})
+		}
+	}
+	_, err = s.EnqueueBatch(ctx, "notify", items)
+	require.NoError(t, err)
+	for _, g := range []string{"5", "6", "7"} {
+		_, err = s.Enqueue(ctx, "reply", g, m.New(), []byte("re"))
+		require.NoError(t, err)
+	}
+	// Replies first (5 is 429'd: parked and released), then the broadcast:
+	// "-N" lanes 1 job each (rule pace 1), "5" and "6" 1 more (default pace
+	// 2, shared with their reply), "7" 2 more (override 3). Then every lane
+	// with work is parked (pace or 429) or its job delayed.
+	for n := 0; n < 3+4+1+1+2; n++ {
+		w.Next(t, 5*time.Second)
+	}
+	select {
+	case j := <-w.Jobs:
+		t.Fatalf("unexpected job %s of lane %s", j.ID, j.Group)
+	case <-time.After(100 * time.Millisecond):
+	}
+	require.NoError(t, s.Pause(ctx, time.Minute))
+
+	keys, err := valkeytest.Keys(ctx, c, "*")
+	require.NoError(t, err)
+	want := dSlotOf(t, c, "{"+tag+"}")
+	for _, k := range keys {
+		require.True(t, strings.HasPrefix(k, "{"+tag+"}:"), "key %q outside the store's tag", k)
+		require.Equal(t, want, dSlotOf(t, c, k), "key %q", k)
+	}
+	for _, kind := range []string{"s:rate", "s:pause", "s:pacecfg", "s:pace:-1", "s:pace:7", "q:notify:parked", "q:reply:parked",
+		"q:notify:delayed", "q:notify:dead", "q:notify:job:", "q:notify:lane:", "q:reply:lane:5"} {
+		found := false
+		for _, k := range keys {
+			found = found || strings.HasPrefix(k, "{"+tag+"}:"+kind)
+		}
+		require.True(t, found, "no %s key after the run (keys: %v)", kind, keys)
+	}
+	c2, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 1})
+	require.NoError(t, err)
+	require.Empty(t, c2.Jobs)
+	require.Greater(t, c2.RetryIn, 59*time.Second, "paused")
+	require.NoError(t, s.Resume(ctx))
+}
+
+func dSlotOf(t *testing.T, c valkey.Client, key string) int64 {
+	t.Helper()
+	v, err := c.Do(context.Background(), c.B().Arbitrary("CLUSTER", "KEYSLOT").Args(key).Build()).AsInt64()
+	require.NoError(t, err)
+	return v
+}

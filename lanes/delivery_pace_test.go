@@ -1,0 +1,107 @@
+package lanes_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// Issue #3, test 2: a private chat's lane with 20 jobs, paced at 5/s, is
+// served at 5/s by server time (no 1 s window holds more than 5 of its
+// jobs; first to last ≈ 3.x s), while 10 other lanes with work are served in
+// between: their jobs are claimed while the paced lane waits, parked (out of
+// the ring) until its next pace token.
+func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// Groups (negative chat ids) at 10/s, so the 10 other lanes last ~4 s;
+	// the private chat (lane "420") gets its own pace of 5/s.
+	s := dStore(t, lanes.WithLanePace(lanes.Pace{}, lanes.PaceRule{Prefix: "-", Pace: lanes.Pace{Limit: 10, Period: time.Second}}))
+	m := lanes.NewMinter()
+	dFill(t, s, m, "q", "-100", 10, 40)
+	dFill(t, s, m, "q", "42", 1, 20) // lane "420"
+	const paced = "420"
+	require.NoError(t, s.SetLanePace(ctx, paced, lanes.Pace{Limit: 5, Period: time.Second}))
+
+	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}, nil)
+	const lease = time.Minute
+	var pacedAt, othersAt []int64
+	deadline := time.After(10 * time.Second)
+	for len(pacedAt) < 20 {
+		var j lanes.Job
+		select {
+		case j = <-w.Jobs:
+		case <-deadline:
+			t.Fatalf("paced lane got %d of 20 jobs in 10 s", len(pacedAt))
+		}
+		at := dClaimedAt(j, lease)
+		if j.Group == paced {
+			pacedAt = append(pacedAt, at)
+			if len(pacedAt) == 5 {
+				// Its budget is spent: it left the ring and is parked until its
+				// oldest pace entry leaves the 1 s window. (The worker may have
+				// claimed again meanwhile, but only other lanes: the paced lane
+				// stays parked for ~1 s.)
+				require.Equal(t, strconv.FormatInt(pacedAt[0]+1000, 10), dParkedScore(t, s, "q", paced))
+				require.NotContains(t, dRing(t, s, "q"), paced)
+			}
+		} else {
+			othersAt = append(othersAt, at)
+		}
+	}
+	span := pacedAt[19] - pacedAt[0]
+	t.Logf("paced lane: 20 jobs in %d ms (server time), busiest 1 s window %d; %d jobs of other lanes meanwhile; %d claims",
+		span, dMaxInWindow(pacedAt, 1000), len(othersAt), w.Claims.Load())
+	require.LessOrEqual(t, dMaxInWindow(pacedAt, 1000), 5)
+	require.GreaterOrEqual(t, span, int64(3000))
+	require.Less(t, span, int64(4000))
+	// While the paced lane waited for its next tokens, other lanes were served.
+	for k := 1; k < 4; k++ {
+		from, to := pacedAt[5*k-1], pacedAt[5*k]
+		n := 0
+		for _, at := range othersAt {
+			if at > from && at < to {
+				n++
+			}
+		}
+		require.Positive(t, n, "no other lane served between paced jobs %d and %d (%d..%d ms)", 5*k, 5*k+1, from, to)
+	}
+}
+
+// Pace precedence: a per-lane override (SetLanePace) wins over the prefix
+// rules, the first matching rule wins over the default, and the default
+// applies to the rest. Each lane gets exactly its budget within one window,
+// then Claim reports RetryIn until the earliest budget refills.
+func TestDeliveryLanePaceRulesAndOverride(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dStore(t, lanes.WithLanePace(lanes.Pace{Limit: 2, Period: time.Minute},
+		lanes.PaceRule{Prefix: "-100", Pace: lanes.Pace{Limit: 3, Period: time.Minute}},
+		lanes.PaceRule{Prefix: "-", Pace: lanes.Pace{Limit: 1, Period: time.Minute}},
+	))
+	m := lanes.NewMinter()
+	for _, g := range []string{"5", "7", "-1005", "-5"} {
+		dFill(t, s, m, "q", g, 1, 6) // lanes "50", "70", "-10050", "-50"
+	}
+	require.NoError(t, s.SetLanePace(ctx, "70", lanes.Pace{Limit: 4, Period: time.Minute}))
+	got := map[string]int{}
+	for {
+		c := dClaim(t, s, time.Minute, "q")
+		if len(c.Jobs) == 0 {
+			require.Greater(t, c.RetryIn, 59*time.Second, "RetryIn is the earliest budget refill, a minute away")
+			break
+		}
+		got[c.Jobs[0].Group]++
+	}
+	require.Equal(t, map[string]int{"50": 2, "70": 4, "-10050": 3, "-50": 1}, got)
+	st, err := s.Stats(ctx, "q", 10)
+	require.NoError(t, err)
+	require.Equal(t, 4, st.Parked, "every lane with work left is parked until its pace refills")
+	require.Equal(t, 0, st.Ring)
+	require.Equal(t, 24-10, st.Pending)
+}

@@ -1,0 +1,258 @@
+package lanes_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// Issue #3, test 3: 200 lanes that cannot be served (100 at their glimit
+// with a job in flight, 100 parked by Park with a future due time) and one
+// ready lane: with one lane visit per claim (WithBudgets(16, 1)), the ready
+// lane is claimed by the first claim, because none of the 200 is in the ring.
+func TestDeliveryParkedLanesAreNotScanned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dStore(t, lanes.WithBudgets(16, 1))
+	m := lanes.NewMinter()
+	const lease = time.Minute
+	for i := 0; i < 100; i++ {
+		require.NoError(t, s.SetLaneLimit(ctx, "q", fmt.Sprintf("full%d", i), 1))
+	}
+	dFill(t, s, m, "q", "full", 100, 2)
+	for i := 0; i < 100; i++ {
+		c := dClaim(t, s, lease, "q")
+		require.Len(t, c.Jobs, 1, "claim %d", i)
+		require.Equal(t, fmt.Sprintf("full%d", i), c.Jobs[0].Group)
+	}
+	for i := 0; i < 100; i++ {
+		_, err := s.Park(ctx, "q", fmt.Sprintf("parked%d", i), time.Hour)
+		require.NoError(t, err)
+	}
+	dFill(t, s, m, "q", "parked", 100, 3)
+	require.Empty(t, dRing(t, s, "q"), "no lane at its glimit or parked is in the ring")
+	ok, err := s.Enqueue(ctx, "q", "ready", m.New(), []byte("r"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []string{"ready"}, dRing(t, s, "q"))
+
+	c := dClaim(t, s, lease, "q")
+	require.Len(t, c.Jobs, 1, "the ready lane must be claimed by the first claim (RetryIn %v)", c.RetryIn)
+	require.Equal(t, "ready", c.Jobs[0].Group)
+	st, err := s.Stats(ctx, "q", 0)
+	require.NoError(t, err)
+	require.Equal(t, 100, st.Parked)
+	require.Equal(t, 101, st.InFlight)
+	require.Equal(t, 100+300, st.Pending)
+}
+
+// Park of a lane that is in the ring (it has work and headroom) is lazy: the
+// lane stays in the list until a claim reaches it and drops it in O(1); so
+// each such lane costs one visit, once. With one visit per claim, 200 lanes
+// parked in the ring take 200 claims that each answer RetryIn 0 (try again
+// at once, never a sleep) before the ready lane; after that the ring holds
+// no parked lane. Parking first and then releasing the 429'd job (the order
+// a worker should use) never puts the lane back in the ring at all.
+func TestDeliveryParkInRingIsDroppedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dStore(t, lanes.WithBudgets(16, 1))
+	m := lanes.NewMinter()
+	dFill(t, s, m, "q", "p", 200, 1)
+	for i := 0; i < 200; i++ {
+		_, err := s.Park(ctx, "q", fmt.Sprintf("p%d", i), time.Hour)
+		require.NoError(t, err)
+	}
+	_, err := s.Enqueue(ctx, "q", "ready", m.New(), nil)
+	require.NoError(t, err)
+	require.Len(t, dRing(t, s, "q"), 201)
+	calls := 0
+	for {
+		c := dClaim(t, s, time.Minute, "q")
+		calls++
+		if len(c.Jobs) > 0 {
+			require.Equal(t, "ready", c.Jobs[0].Group)
+			break
+		}
+		require.Equal(t, time.Duration(0), c.RetryIn, "a claim that only dropped parked lanes says: try again now")
+		require.LessOrEqual(t, calls, 201)
+	}
+	require.Equal(t, 201, calls)
+	require.Empty(t, dRing(t, s, "q"))
+
+	// A 429 on a lane's only job: Park, then Release: the lane stays out of
+	// the ring. Release, then Park: it rejoins and is dropped by a claim.
+	for _, order := range []string{"park-release", "release-park"} {
+		g := "x-" + order
+		_, err := s.Enqueue(ctx, "q", g, m.New(), nil)
+		require.NoError(t, err)
+		c := dClaim(t, s, time.Minute, "q")
+		require.Len(t, c.Jobs, 1)
+		require.Equal(t, g, c.Jobs[0].Group)
+		if order == "park-release" {
+			_, err = s.Park(ctx, "q", g, time.Hour)
+			require.NoError(t, err)
+			require.NoError(t, s.Release(ctx, c.Jobs[0].Lease))
+			require.Empty(t, dRing(t, s, "q"))
+		} else {
+			require.NoError(t, s.Release(ctx, c.Jobs[0].Lease))
+			_, err = s.Park(ctx, "q", g, time.Hour)
+			require.NoError(t, err)
+			require.Equal(t, []string{g}, dRing(t, s, "q"))
+			c = dClaim(t, s, time.Minute, "q")
+			require.Empty(t, c.Jobs)
+			require.Empty(t, dRing(t, s, "q"))
+		}
+	}
+}
+
+// Issue #3, test 4: a lane parked for 10,072 s (a 429's retry_after, no cap)
+// stays parked: its due time in the parked set is server now + 10,072,000 ms
+// and Claim's RetryIn says so; other lanes flow meanwhile. A later shorter
+// Park never shortens it (and Park reports the park that holds); ResumeLane
+// ends it. Pause stops every lane until its time (RetryIn ≈ the pause left),
+// a shorter Pause does not shorten it, Resume ends it; an indefinite Pause
+// answers RetryIn -1 until Resume.
+func TestDeliveryLongParkPauseResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dStore(t)
+	m := lanes.NewMinter()
+	const lease = time.Minute
+	const long = 10072 * time.Second
+	dFill(t, s, m, "q", "x", 1, 3) // lane x0
+	dFill(t, s, m, "q", "y", 1, 3) // lane y0
+
+	before := dNowMS(t, s)
+	end, err := s.Park(ctx, "q", "x0", long)
+	after := dNowMS(t, s)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, end.UnixMilli(), before+long.Milliseconds())
+	require.LessOrEqual(t, end.UnixMilli(), after+long.Milliseconds())
+	require.Equal(t, strconv.FormatInt(end.UnixMilli(), 10), dParkedScore(t, s, "q", "x0"))
+
+	for i := 0; i < 3; i++ {
+		c := dClaim(t, s, lease, "q")
+		require.Len(t, c.Jobs, 1)
+		require.Equal(t, "y0", c.Jobs[0].Group, "only the other lane is served")
+		require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
+	}
+	c := dClaim(t, s, lease, "q")
+	require.Empty(t, c.Jobs)
+	require.InDelta(t, long.Milliseconds(), c.RetryIn.Milliseconds(), 1000, "RetryIn is the park's end")
+
+	// A later, shorter park changes nothing, and Park reports the park in force.
+	end2, err := s.Park(ctx, "q", "x0", 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, end.UnixMilli(), end2.UnixMilli(), "Park returns the park's end, which a shorter park does not move")
+	require.Equal(t, strconv.FormatInt(end.UnixMilli(), 10), dParkedScore(t, s, "q", "x0"))
+	// A longer one extends it.
+	end3, err := s.Park(ctx, "q", "x0", long+time.Hour)
+	require.NoError(t, err)
+	require.Greater(t, end3.UnixMilli(), end.UnixMilli()+3599_000)
+
+	// ResumeLane ends the park at once.
+	require.NoError(t, s.ResumeLane(ctx, "q", "x0"))
+	require.Equal(t, "", dParkedScore(t, s, "q", "x0"))
+	c = dClaim(t, s, lease, "q")
+	require.Len(t, c.Jobs, 1)
+	require.Equal(t, "x0", c.Jobs[0].Group)
+	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
+
+	// An indefinite park holds against a later finite one.
+	end4, err := s.Park(ctx, "q", "x0", -1)
+	require.NoError(t, err)
+	require.True(t, end4.IsZero())
+	end5, err := s.Park(ctx, "q", "x0", time.Second)
+	require.NoError(t, err)
+	require.True(t, end5.IsZero(), "the lane is still parked until resumed, got %v", end5)
+	require.Equal(t, "inf", dParkedScore(t, s, "q", "x0"))
+	c = dClaim(t, s, lease, "q")
+	require.Empty(t, c.Jobs)
+	require.Equal(t, time.Duration(-1), c.RetryIn, "nothing is scheduled: wait for a wake-up")
+	require.NoError(t, s.ResumeLane(ctx, "q", "x0"))
+
+	// Pause: everything stops until its time.
+	require.NoError(t, s.Pause(ctx, 600*time.Millisecond))
+	c = dClaim(t, s, lease, "q")
+	require.Empty(t, c.Jobs)
+	require.Greater(t, c.RetryIn, 400*time.Millisecond)
+	require.LessOrEqual(t, c.RetryIn, 600*time.Millisecond)
+	require.NoError(t, s.Pause(ctx, 100*time.Millisecond)) // never shortens
+	c2 := dClaim(t, s, lease, "q")
+	require.Empty(t, c2.Jobs)
+	require.Greater(t, c2.RetryIn, 300*time.Millisecond)
+	require.NoError(t, s.Resume(ctx))
+	c = dClaim(t, s, lease, "q")
+	require.Len(t, c.Jobs, 1, "Resume ends the pause")
+	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
+
+	// A pause ends by itself: after RetryIn the next claim gets the job.
+	require.NoError(t, s.Pause(ctx, 150*time.Millisecond))
+	c = dClaim(t, s, lease, "q")
+	require.Empty(t, c.Jobs)
+	require.Positive(t, c.RetryIn)
+	time.Sleep(c.RetryIn + time.Millisecond)
+	c = dClaim(t, s, lease, "q")
+	require.Len(t, c.Jobs, 1, "the pause is over after RetryIn")
+	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
+
+	// An indefinite pause: RetryIn -1 until Resume; a lane park survives it.
+	_, err = s.Park(ctx, "q", "y0", long)
+	require.NoError(t, err)
+	dFill(t, s, m, "q", "z", 1, 1)
+	require.NoError(t, s.Pause(ctx, -1))
+	require.NoError(t, s.Pause(ctx, time.Second)) // does not end an indefinite pause
+	c = dClaim(t, s, lease, "q")
+	require.Empty(t, c.Jobs)
+	require.Equal(t, time.Duration(-1), c.RetryIn)
+	require.NoError(t, s.Resume(ctx))
+	c = dClaim(t, s, lease, "q")
+	require.Len(t, c.Jobs, 1)
+	require.Equal(t, "z0", c.Jobs[0].Group)
+	require.NotEqual(t, "", dParkedScore(t, s, "q", "y0"), "Resume ends the global pause, not a lane's park")
+}
+
+// Issue #3, test 5: a reply enqueued after a 10,000-chat broadcast is
+// claimed within the next 2 claims of a worker claiming ["reply", "notify"].
+func TestDeliveryReplyOvertakesBroadcast(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dStore(t)
+	m := lanes.NewMinter()
+	items := make([]lanes.Item, 10000)
+	for i := range items {
+		items[i] = lanes.Item{Group: fmt.Sprintf("-100%d", i), ID: m.New(), Payload: []byte("news")}
+	}
+	r, err := s.EnqueueBatch(ctx, "notify", items)
+	require.NoError(t, err)
+	require.Equal(t, 10000, r.Added)
+	req := lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 1}
+	for i := 0; i < 3; i++ { // the broadcast is under way
+		c, err := s.Claim(ctx, req)
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		require.Equal(t, "notify", c.Jobs[0].Queue)
+	}
+	// The user of chat -1009999 (still waiting for its broadcast) sends a command.
+	_, err = s.Enqueue(ctx, "reply", "-1009999", m.New(), []byte("answer"))
+	require.NoError(t, err)
+	for i := 1; ; i++ {
+		require.LessOrEqual(t, i, 2, "the reply was not claimed within 2 claims")
+		c, err := s.Claim(ctx, req)
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		if c.Jobs[0].Queue == "reply" {
+			require.Equal(t, "-1009999", c.Jobs[0].Group)
+			require.Equal(t, []byte("answer"), c.Jobs[0].Payload)
+			t.Logf("reply claimed by claim %d after the broadcast", i)
+			break
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package lanes_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// Issue #3, test 6 (functional; the latency is measured by
+// BenchmarkWakeLatency): an idle worker (Claim said RetryIn -1, it waits on
+// its Waiter) wakes and gets the job for each of: an enqueue from another
+// connection; a lane parked from another connection while the worker idles,
+// when it falls due (RetryIn); the global budget refilling (RetryIn); a
+// retry's delay ending (RetryIn). While idle it makes no claims.
+func TestDeliveryWakeUps(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const lease = time.Minute
+	s := dStore(t, lanes.WithGlobalRate(2, 300*time.Millisecond))
+	other := dSibling(t, s, lanes.WithGlobalRate(2, 300*time.Millisecond))
+	m := lanes.NewMinter()
+	// The worker acks every job, except that it nacks lane d0's first attempt
+	// for 250 ms.
+	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: lease, Max: 1}, func(j lanes.Job) error {
+		if j.Group == "d0" && j.Attempts == 0 {
+			_, err := s.Nack(ctx, j.Lease, 250*time.Millisecond, "flaky")
+			return err
+		}
+		return s.Ack(ctx, j.Lease)
+	})
+
+	// Idle: no claims while nothing happens (at most one, for a stale signal).
+	w.WaitIdle(t)
+	n0 := w.Claims.Load()
+	time.Sleep(300 * time.Millisecond)
+	require.LessOrEqual(t, w.Claims.Load()-n0, int64(1), "an idle worker must not poll")
+
+	t.Run("enqueue", func(t *testing.T) {
+		w.WaitIdle(t)
+		_, err := other.Enqueue(ctx, "q", "a", m.New(), nil)
+		require.NoError(t, err)
+		require.Equal(t, "a", w.Next(t, 3*time.Second).Group)
+	})
+
+	t.Run("parked lane falls due", func(t *testing.T) {
+		// While the worker waits with no timer, another process parks a lane
+		// (a 429) and a job arrives for it: the worker must learn the new
+		// due time and claim the job when the park ends.
+		w.WaitIdle(t)
+		end, err := other.Park(ctx, "q", "b", 300*time.Millisecond)
+		require.NoError(t, err)
+		_, err = other.Enqueue(ctx, "q", "b", m.New(), nil)
+		require.NoError(t, err)
+		j := w.Next(t, 3*time.Second)
+		require.Equal(t, "b", j.Group)
+		late := dClaimedAt(j, lease) - end.UnixMilli()
+		t.Logf("claimed %d ms after the park ended", late)
+		require.GreaterOrEqual(t, late, int64(0))
+	})
+
+	t.Run("global budget refills", func(t *testing.T) {
+		w.WaitIdle(t)
+		dFill(t, other, m, "q", "c", 3, 1)
+		var at []int64
+		for i := 0; i < 3; i++ {
+			at = append(at, dClaimedAt(w.Next(t, 3*time.Second), lease))
+		}
+		t.Logf("claims at +0, +%d, +%d ms (2 per 300 ms window)", at[1]-at[0], at[2]-at[0])
+		require.GreaterOrEqual(t, at[2]-at[0], int64(300))
+	})
+
+	t.Run("retry delay ends", func(t *testing.T) {
+		w.WaitIdle(t)
+		_, err := other.Enqueue(ctx, "q", "d0", m.New(), nil)
+		require.NoError(t, err)
+		j := w.Next(t, 3*time.Second) // nacked for 250 ms
+		j2 := w.Next(t, 3*time.Second)
+		require.Equal(t, j.ID, j2.ID)
+		require.Equal(t, 1, j2.Attempts)
+		late := dClaimedAt(j2, lease) - dClaimedAt(j, lease) - 250
+		t.Logf("retried %d ms after its delay ended", late)
+		require.GreaterOrEqual(t, late, int64(0))
+	})
+
+	w.WaitIdle(t)
+	n0 = w.Claims.Load()
+	time.Sleep(300 * time.Millisecond)
+	require.LessOrEqual(t, w.Claims.Load()-n0, int64(1), "an idle worker must not poll")
+}
+
+// A Resume wakes workers idle under an indefinite pause, and a ResumeLane
+// wakes them for a lane parked until resumed.
+func TestDeliveryWakeOnResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dStore(t)
+	other := dSibling(t, s)
+	m := lanes.NewMinter()
+	require.NoError(t, other.Pause(ctx, -1))
+	_, err := other.Park(ctx, "q", "p", -1)
+	require.NoError(t, err)
+	dFill(t, other, m, "q", "p", 1, 1) // lane p0, not parked
+	_, err = other.Park(ctx, "q", "p0", -1)
+	require.NoError(t, err)
+	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}, nil)
+	w.WaitIdle(t)
+	n := w.Claims.Load()
+	require.NoError(t, other.Resume(ctx))
+	// It wakes, claims, finds the lane parked until resumed: idle again.
+	for w.Claims.Load() == n {
+		time.Sleep(time.Millisecond)
+	}
+	w.WaitIdle(t)
+	require.NoError(t, other.ResumeLane(ctx, "q", "p0"))
+	j := w.Next(t, 3*time.Second)
+	require.Equal(t, "p0", j.Group)
+}
+
+// RetryIn is exact for every timed event: it is the ms from the claim's
+// server time to the earliest parked lane, delayed retry or lease deadline,
+// so a worker that sleeps RetryIn wakes when it falls due, not later.
+func TestDeliveryRetryInIsExact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := dStore(t)
+	m := lanes.NewMinter()
+	check := func(t *testing.T, q string, due int64) {
+		t.Helper()
+		before := dNowMS(t, s)
+		c := dClaim(t, s, time.Minute, q)
+		after := dNowMS(t, s)
+		require.Empty(t, c.Jobs)
+		require.Positive(t, c.RetryIn)
+		at := due - c.RetryIn.Milliseconds() // the script's now
+		require.GreaterOrEqual(t, at, before)
+		require.LessOrEqual(t, at, after)
+	}
+	t.Run("parked", func(t *testing.T) {
+		dFill(t, s, m, "q1", "a", 1, 1)
+		end, err := s.Park(ctx, "q1", "a0", 700*time.Millisecond)
+		require.NoError(t, err)
+		check(t, "q1", end.UnixMilli())
+	})
+	t.Run("delayed", func(t *testing.T) {
+		dFill(t, s, m, "q2", "b", 1, 1)
+		j := dClaim(t, s, time.Minute, "q2").Jobs[0]
+		_, err := s.Nack(ctx, j.Lease, 800*time.Millisecond, "retry")
+		require.NoError(t, err)
+		v, err := dDo(t, s, "ZSCORE", dQKey(s, "q2", "delayed"), string(j.ID)).AsFloat64()
+		require.NoError(t, err)
+		check(t, "q2", int64(v))
+	})
+	t.Run("lease", func(t *testing.T) {
+		dFill(t, s, m, "q3", "c", 1, 1)
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q3"}, Lease: 500 * time.Millisecond, Max: 1})
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		check(t, "q3", c.Jobs[0].Deadline.UnixMilli())
+	})
+	t.Run("pace", func(t *testing.T) {
+		require.NoError(t, s.SetLanePace(ctx, "d0", lanes.Pace{Limit: 1, Period: 900 * time.Millisecond}))
+		dFill(t, s, m, "q4", "d", 1, 2)
+		j := dClaim(t, s, time.Minute, "q4").Jobs[0]
+		require.NoError(t, s.Ack(ctx, j.Lease))
+		due, err := strconv.ParseInt(dParkedScore(t, s, "q4", "d0"), 10, 64)
+		require.NoError(t, err)
+		require.Equal(t, dClaimedAt(j, time.Minute)+900, due)
+		check(t, "q4", due)
+	})
+}
