@@ -23,19 +23,20 @@
 //     while 429s across several chats at once mean the bot-wide limit was
 //     hit. (The worker only calls sendMessage, which is always tied to one
 //     chat, so there is no chat-less 429.)
-//   - 403 Forbidden (bot blocked, user deactivated, bot kicked): dead-letter
-//     the job, mark the chat inactive (notifier), dead-letter the chat's
-//     other pending jobs in both queues (DeadLane) and the rest of the
-//     batch, with the reason; no retry.
+//   - 403 Forbidden (bot blocked, user deactivated, bot kicked): mark the
+//     chat inactive (notifier), dead-letter the chat's pending jobs in both
+//     queues (DeadLane, while the lease still holds the lane), then the job
+//     and the rest of the batch, with the reason; no retry.
 //   - 400 chat not found, 400 message is too long, any other 400:
 //     dead-letter, no retry.
 //   - 400 can't parse entities: resend at once as plain text (no
 //     parse_mode); if that fails too, the new error decides (another parse
 //     error dead-letters with reason "parse entities").
-//   - 400 with parameters.migrate_to_chat_id: Release the job (and the rest
-//     of the batch), record the alias old -> new (notifier), then MoveLane
-//     old -> new in both queues (jobs in order, weight, limits): the
-//     messages are delivered to the new chat.
+//   - 400 with parameters.migrate_to_chat_id: hold (Park) the old lane in
+//     both queues, Release the job (and the rest of the batch), record the
+//     alias old -> new (notifier), MoveLane old -> new in both queues (jobs
+//     in mint order, weight, limits), lift the hold: the messages are
+//     delivered to the new chat, in order.
 //   - 401 Unauthorized (token revoked or wrong): Release, and Pause the
 //     whole store for Config.UnauthorizedPause: nothing can be sent.
 //   - 5xx, non-JSON replies, timeouts, dropped connections, 404 and anything

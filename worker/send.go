@@ -200,8 +200,10 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		}
 		return next{stop: true}
 	case actForbidden:
+		// Mark and drain the chat while this lease still holds its lane
+		// (an ordered lane with a job in flight is not served), so no
+		// sender sends the next message in between.
 		reason := ReasonForbidden + ": " + rerr.Error()
-		w.dead(sctx, job, p, ReasonForbidden, reason)
 		if merr := w.n.MarkInactive(sctx, chat); merr != nil {
 			w.log.Error("mark inactive failed", append(attrs, slog.Any("mark_err", w.red.Error(merr)))...)
 		}
@@ -215,12 +217,21 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 				w.countLaneDead(sctx, q, job.Group, reason, k)
 			}
 		}
+		w.dead(sctx, job, p, ReasonForbidden, reason)
 		w.log.Warn("403: chat inactive, its messages dead-lettered", attrs...)
 		return next{stop: true, deadRest: reason, deadCode: ReasonForbidden}
 	case actDead:
 		w.dead(sctx, job, p, d.reason, d.reason+": "+rerr.Error())
 		return next{stop: true}
 	case actMigrate:
+		// Hold the old lane (both queues) so nobody claims it between the
+		// release and the move; the move is done once the rest of the
+		// batch is released too, then the hold is lifted.
+		for _, q := range tgjob.Queues() {
+			if _, perr := w.store.Park(sctx, q, job.Group, migrateHold); perr != nil {
+				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.red.Error(perr)))...)
+			}
+		}
 		w.release(sctx, job)
 		to := d.migrateTo
 		return next{stop: true, after: func(ctx context.Context) { w.migrate(ctx, job.Group, chat, to) }}
@@ -263,8 +274,16 @@ func (w *Worker) migrate(ctx context.Context, oldGroup string, from, to int64) {
 			continue
 		}
 		w.log.Info("group migrated, lane moved", append(attrs, slog.String("queue", q), slog.Int("jobs", n))...)
+		if err := w.store.ResumeLane(ctx, q, oldGroup); err != nil {
+			w.log.Error("resume old lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.red.Error(err)))...)
+		}
 	}
 }
+
+// migrateHold parks a migrated group's old lane while its jobs are moved;
+// it is lifted right after the move (the time only matters if the worker
+// dies in between).
+const migrateHold = 30 * time.Second
 
 func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 	if err := w.store.Pause(ctx, d); err != nil {

@@ -1,0 +1,277 @@
+package worker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// 429 with retry_after 40: the chat's lanes (both queues) are parked for
+// exactly 40 s and its job released (no attempt used), while 50 other chats
+// keep receiving.
+func Test429ParksLaneForRetryAfter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{limits: notifier.DefaultLimits(), emuLimits: tgemu.DefaultLimits()})
+	const x = int64(5000)
+	e.emu.InjectFault(tgemu.TooManyRequests(40).For("sendMessage").ForChat(x))
+	e.notify(x, "reply to x", notifier.Reply)
+	e.notify(x, "note to x", notifier.Notification)
+	for i := range 50 {
+		e.notify(int64(6000+i), "note "+itoa(i), notifier.Notification)
+	}
+	_, stop := e.start(e.config())
+	for i := range 50 {
+		e.waitMsgs(int64(6000+i), 1)
+	}
+	now, err := e.store.ServerTime(e.ctx)
+	require.NoError(t, err)
+	require.NoError(t, stop())
+
+	require.Empty(t, e.emu.Messages(x))
+	for _, q := range tgjob.Queues() {
+		ls := e.laneStats(q, "5000")
+		require.Equal(t, 1, ls.Depth, "queue %s: the job is back on its lane", q)
+		require.False(t, ls.ParkedUntil.IsZero(), "queue %s parked", q)
+		// Parked at the 429 (within the last few seconds) for 40 s.
+		left := ls.ParkedUntil.Sub(now)
+		require.Greater(t, left, 35*time.Second, "queue %s", q)
+		require.LessOrEqual(t, left, 40*time.Second, "queue %s", q)
+	}
+	require.Empty(t, e.dead(tgjob.QueueReply))
+	require.Empty(t, e.dead(tgjob.QueueNotify))
+	require.Zero(t, e.emu.Stats().TooManyRequests, "no 429 from the emulator's own limiter")
+	// The released job kept its attempts at 0: claim it (the lane is
+	// parked, so resume it first).
+	require.NoError(t, e.store.ResumeLane(e.ctx, tgjob.QueueReply, "5000"))
+	c, err := e.store.Claim(e.ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueReply}, Lease: time.Second, Max: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Jobs, 1)
+	require.Zero(t, c.Jobs[0].Attempts)
+}
+
+// 429 without parameters: parked for Config.DefaultRetryAfter, then sent.
+func Test429WithoutRetryAfterUsesDefault(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	const x = int64(42)
+	e.emu.InjectFault(tgemu.TooManyRequests(0).ForChat(x))
+	e.notify(x, "hi", notifier.Reply)
+	cfg := e.config()
+	cfg.DefaultRetryAfter = time.Second
+	e.start(cfg)
+	m := e.waitMsgs(x, 1)[0]
+	reqs := e.emu.SendRequests()
+	require.Len(t, reqs, 2)
+	require.Equal(t, 429, reqs[0].HTTPStatus)
+	require.GreaterOrEqual(t, m.Time.Sub(reqs[0].Time), 950*time.Millisecond)
+	require.Less(t, m.Time.Sub(reqs[0].Time), 3*time.Second)
+}
+
+// 429s from several distinct chats at once are a global signal: the store is
+// paused for the shortest retry_after.
+func Test429FromSeveralChatsPausesGlobally(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	for _, c := range []int64{1, 2, 3} {
+		e.emu.InjectFault(tgemu.TooManyRequests(2 + int(c)).ForChat(c))
+		e.notify(c, "x", notifier.Notification)
+	}
+	e.start(e.config())
+	_, err := e.emu.WaitForRequests(e.ctx, "sendMessage", 3)
+	require.NoError(t, err)
+	// Paused: a claim on any queue reports the pause's remaining time.
+	require.Eventually(t, func() bool {
+		c, err := e.store.Claim(e.ctx, lanes.ClaimRequest{Queues: []string{"probe"}, Lease: time.Second, Max: 1})
+		require.NoError(t, err)
+		return c.RetryIn > time.Second && c.RetryIn <= 3*time.Second
+	}, 2*time.Second, 5*time.Millisecond)
+	for _, c := range []int64{1, 2, 3} {
+		e.waitMsgs(c, 1)
+	}
+	require.Contains(t, e.logs.String(), "global pause")
+}
+
+// 403: the job and the chat's other pending jobs are dead-lettered with the
+// reason, the chat is marked inactive, nothing is retried.
+func Test403DeadLettersChatAndMarksInactive(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	const x = int64(403)
+	e.emu.SetChatStatus(x, tgemu.ChatBlocked)
+	for i := range 3 {
+		e.notify(x, "reply "+itoa(i), notifier.Reply)
+	}
+	for i := range 2 {
+		e.notify(x, "note "+itoa(i), notifier.Notification)
+	}
+	e.start(e.config())
+	dead := append(e.waitDead(tgjob.QueueReply, 3), e.waitDead(tgjob.QueueNotify, 2)...)
+	for _, d := range dead {
+		require.True(t, strings.HasPrefix(d.Reason, "forbidden: "), d.Reason)
+		require.Contains(t, d.Reason, "blocked by the user")
+		require.Equal(t, "403", d.Group)
+	}
+	in, err := e.n.IsInactive(e.ctx, x)
+	require.NoError(t, err)
+	require.True(t, in)
+	_, err = e.n.Notify(e.ctx, x, notifier.Message{Text: "more", Class: notifier.Notification})
+	require.ErrorIs(t, err, notifier.ErrInactive)
+	var ie *notifier.InactiveError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, x, ie.ChatID)
+	require.LessOrEqual(t, len(e.emu.SendRequests()), 2, "one request per queue at most, no retry")
+
+	// The user comes back: the handler marks the chat active.
+	e.emu.SetChatStatus(x, tgemu.ChatActive)
+	require.NoError(t, e.n.MarkActive(e.ctx, x))
+	e.notify(x, "welcome back", notifier.Notification)
+	require.Equal(t, "welcome back", e.waitMsgs(x, 1)[0].Text)
+}
+
+func Test400ChatNotFoundDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{strictChats: true})
+	e.notify(777, "anyone?", notifier.Reply)
+	e.start(e.config())
+	d := e.waitDead(tgjob.QueueReply, 1)[0]
+	require.True(t, strings.HasPrefix(d.Reason, "chat not found: "), d.Reason)
+	time.Sleep(100 * time.Millisecond)
+	require.Len(t, e.emu.SendRequests(), 1, "no retry")
+}
+
+func Test400MessageTooLongDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.enqueueRaw(tgjob.QueueNotify, "42", rawJob(t, tgjob.Job{Chat: 42, Text: strings.Repeat("a", 5000)}))
+	e.start(e.config())
+	d := e.waitDead(tgjob.QueueNotify, 1)[0]
+	require.True(t, strings.HasPrefix(d.Reason, "too long: "), d.Reason)
+	require.Len(t, e.emu.SendRequests(), 1)
+}
+
+// 400 can't parse entities: resent once as plain text.
+func Test400CantParseEntitiesResendsPlain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	_, err := e.n.Notify(e.ctx, 42, notifier.Message{Text: "<b>unclosed", ParseMode: "HTML"})
+	require.NoError(t, err)
+	e.start(e.config())
+	m := e.waitMsgs(42, 1)[0]
+	require.Equal(t, "<b>unclosed", m.Text)
+	require.Empty(t, m.ParseMode)
+	reqs, err := e.emu.WaitForRequests(e.ctx, "sendMessage", 2)
+	require.NoError(t, err)
+	require.Len(t, reqs, 2)
+	require.Equal(t, "HTML", reqs[0].Params["parse_mode"])
+	require.Contains(t, reqs[0].Description, "can't parse entities")
+}
+
+// ... and dead-lettered when the plain resend is refused the same way.
+func Test400CantParseEntitiesTwiceDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.emu.InjectFault(tgemu.HTTPError(400, `{"ok":false,"error_code":400,"description":"Bad Request: can't parse entities: boom"}`).ForChat(42).Times(2))
+	_, err := e.n.Notify(e.ctx, 42, notifier.Message{Text: "<b>fine</b>", ParseMode: "HTML"})
+	require.NoError(t, err)
+	e.start(e.config())
+	d := e.waitDead(tgjob.QueueReply, 1)[0]
+	require.True(t, strings.HasPrefix(d.Reason, "parse entities: "), d.Reason)
+	require.Len(t, e.emu.SendRequests(), 2)
+	require.Empty(t, e.emu.Messages(42))
+}
+
+// 400 migrate_to_chat_id: the lane (jobs in order, weight) moves to the new
+// chat, the alias is recorded, later messages for the old id go there.
+func Test400MigrateMovesLane(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	const old, sup = int64(-555), int64(-1001234567890)
+	e.emu.MigrateChat(old, sup)
+	require.NoError(t, e.store.SetWeight(e.ctx, tgjob.QueueReply, "-555", 3))
+	for i := range 5 {
+		e.notify(old, "m"+itoa(i), notifier.Reply)
+	}
+	e.start(e.config())
+	msgs := e.waitMsgs(sup, 5)
+	require.Equal(t, []string{"m0", "m1", "m2", "m3", "m4"}, texts(msgs))
+	to, err := e.n.Resolve(e.ctx, old)
+	require.NoError(t, err)
+	require.Equal(t, sup, to)
+	w, err := e.store.Weight(e.ctx, tgjob.QueueReply, "-1001234567890")
+	require.NoError(t, err)
+	require.Equal(t, 3, w)
+	e.notify(old, "later", notifier.Reply)
+	require.Equal(t, "later", e.waitMsgs(sup, 6)[5].Text)
+	oldReqs := 0
+	for _, r := range e.emu.SendRequests() {
+		if r.ChatID == old {
+			oldReqs++
+		}
+	}
+	require.Equal(t, 1, oldReqs, "only the first send went to the old id")
+	require.Empty(t, e.dead(tgjob.QueueReply))
+}
+
+// 5xx: retried with backoff, dead-lettered after MaxAttempts.
+func Test5xxDeadLettersAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{maxAttempts: 3})
+	e.emu.InjectFault(tgemu.InternalServerError().ForChat(42).Times(-1))
+	e.notify(42, "doomed", notifier.Reply)
+	e.start(e.config())
+	d := e.waitDead(tgjob.QueueReply, 1)[0]
+	require.True(t, strings.HasPrefix(d.Reason, "transient: "), d.Reason)
+	require.Equal(t, 3, d.Attempts)
+	require.Len(t, e.emu.SendRequests(), 3)
+	reqs := e.emu.SendRequests()
+	require.GreaterOrEqual(t, reqs[2].Time.Sub(reqs[1].Time), 30*time.Millisecond, "backoff grows: 20ms, then 40ms ±20%")
+}
+
+// Dropped connections and timeouts are transient.
+func TestDroppedConnectionAndTimeoutAreRetried(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.emu.InjectFault(tgemu.DropConnection().ForChat(42))
+	e.emu.InjectFault(tgemu.Delay(5 * time.Second).ForChat(42))
+	e.notify(42, "persistent", notifier.Reply)
+	cfg := e.config()
+	cfg.SendTimeout = 300 * time.Millisecond
+	e.start(cfg)
+	require.Equal(t, "persistent", e.waitMsgs(42, 1)[0].Text)
+	time.Sleep(100 * time.Millisecond)
+	require.Len(t, e.emu.Messages(42), 1)
+	require.Len(t, e.emu.SendRequests(), 3)
+}
+
+// Three 502s then success: delivered exactly once.
+func Test502ThriceThenDeliveredOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.emu.InjectFault(tgemu.BadGateway().ForChat(42).Times(3))
+	e.notify(42, "eventually", notifier.Reply)
+	e.start(e.config())
+	e.waitMsgs(42, 1)
+	time.Sleep(200 * time.Millisecond)
+	require.Len(t, e.emu.Messages(42), 1)
+	require.Len(t, e.emu.SendRequests(), 4)
+	require.Empty(t, e.dead(tgjob.QueueReply))
+}
+
+func TestMalformedJobDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.enqueueRaw(tgjob.QueueReply, "42", []byte("not json"))
+	e.enqueueRaw(tgjob.QueueReply, "not-a-chat", rawJob(t, tgjob.Job{Text: "x"}))
+	e.start(e.config())
+	for _, d := range e.waitDead(tgjob.QueueReply, 2) {
+		require.Equal(t, "malformed job", d.Reason)
+	}
+	require.Empty(t, e.emu.SendRequests())
+}
