@@ -1,0 +1,47 @@
+// Command bot is the codemojex Telegram bot: the update poller and handlers,
+// the notification workers, or both (BOT_ROLE), with /healthz and /metrics
+// on HTTP_ADDR. Configuration comes from the environment, with a .env file
+// in the working directory loaded first without overriding set variables
+// (see internal/config). A bad value stops it with exit code 2 and a message
+// naming the variable; SIGINT/SIGTERM stop it gracefully.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/config"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFail   = 1 // a runtime failure
+	exitConfig = 2 // a bad configuration value
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	cfg, err := config.Load(".env")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "codemojex: configuration error: %v\n", err)
+		return exitConfig
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := app.New(cfg, app.WithLogger(app.NewLogger(cfg)))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
+		return exitFail
+	}
+	if err := a.Run(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

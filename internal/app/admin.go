@@ -1,0 +1,225 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// Admin command limits.
+const (
+	lanesTop = 10 // deepest lanes shown per queue by /lanes
+	dlqShown = 10 // dead letters shown by /dlq
+)
+
+// weightQueue is the queue /weight acts on: the notification queue. A
+// weight is a chat's share of broadcast and notification throughput while
+// the global rate binds; replies are claimed ahead of notifications anyway
+// and are one per command, so weighting them would change nothing useful.
+const weightQueue = tgjob.QueueNotify
+
+const weightUsage = "Usage: /weight <chat_id> [<weight 1-1000>]"
+
+// admin wraps an admin command: a sender not in ADMIN_IDS gets a refusal
+// and nothing else happens (an empty ADMIN_IDS means nobody is admin).
+func (a *App) admin(h bot.HandlerFunc) bot.HandlerFunc {
+	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
+		m := u.Message
+		if m.From == nil || !a.cfg.IsAdmin(m.From.ID) {
+			c, _ := a.cmd(u)
+			a.reply(ctx, m, "⛔ /"+c.Name+" is for bot admins only.")
+			return
+		}
+		h(ctx, b, u)
+	}
+}
+
+// weightArgs are the parsed arguments of /weight.
+type weightArgs struct {
+	Chat      int64
+	Weight    int
+	HasWeight bool
+}
+
+// parseWeightArgs parses "/weight <chat_id> [<weight>]". The error text is
+// the user-facing reply, one per kind of mistake.
+func parseWeightArgs(args string) (weightArgs, string) {
+	f := strings.Fields(args)
+	switch {
+	case len(f) == 0:
+		return weightArgs{}, "❌ Missing arguments: which chat? " + weightUsage
+	case len(f) > 2:
+		return weightArgs{}, fmt.Sprintf("❌ Too many arguments: %d given, at most 2. %s", len(f), weightUsage)
+	}
+	var out weightArgs
+	chat, err := strconv.ParseInt(f[0], 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return weightArgs{}, fmt.Sprintf("❌ Chat id %s is too large to be a chat id.", f[0])
+	case err != nil:
+		return weightArgs{}, fmt.Sprintf("❌ Chat id %q is not a number. %s", f[0], weightUsage)
+	case chat == 0:
+		return weightArgs{}, "❌ Chat id 0 is not a chat."
+	}
+	out.Chat = chat
+	if len(f) == 1 {
+		return out, ""
+	}
+	ws := f[1]
+	w, err := strconv.ParseInt(ws, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return weightArgs{}, fmt.Sprintf("❌ Weight %s is too large for an integer; the maximum is %d.", ws, lanes.MaxWeight)
+	case err != nil:
+		if x, ferr := strconv.ParseFloat(ws, 64); ferr == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return weightArgs{}, fmt.Sprintf("❌ Weight %s is not a whole number: use a whole number from 1 to %d.", ws, lanes.MaxWeight)
+		}
+		return weightArgs{}, fmt.Sprintf("❌ Weight %q is not a number: use a whole number from 1 to %d.", ws, lanes.MaxWeight)
+	case w == 0:
+		return weightArgs{}, fmt.Sprintf("❌ Weight 0 is too small: the minimum is 1 (weights are 1 to %d).", lanes.MaxWeight)
+	case w < 0:
+		return weightArgs{}, fmt.Sprintf("❌ Weight %d is negative: weights are 1 to %d.", w, lanes.MaxWeight)
+	case w > lanes.MaxWeight:
+		return weightArgs{}, fmt.Sprintf("❌ Weight %d is above the maximum of %d.", w, lanes.MaxWeight)
+	}
+	out.Weight, out.HasWeight = int(w), true
+	return out, ""
+}
+
+func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	c, _ := a.cmd(u)
+	args, bad := parseWeightArgs(c.Args)
+	if bad != "" {
+		a.reply(ctx, u.Message, bad)
+		return
+	}
+	group := tgjob.Group(args.Chat)
+	old, err := a.store.Weight(ctx, weightQueue, group)
+	if err != nil {
+		runOf(ctx).fail(err)
+		return
+	}
+	if !args.HasWeight {
+		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: notification lane weight %d (default 1).", args.Chat, old))
+		return
+	}
+	if err := a.store.SetWeight(ctx, weightQueue, group, args.Weight); err != nil {
+		runOf(ctx).fail(err)
+		return
+	}
+	a.reply(ctx, u.Message, fmt.Sprintf("✅ Chat %d: notification lane weight set to %d (was %d).", args.Chat, args.Weight, old))
+}
+
+func (a *App) onWeights(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	if c, _ := a.cmd(u); c.Args != "" {
+		a.reply(ctx, u.Message, "❌ /weights takes no arguments.")
+		return
+	}
+	ws, err := a.store.Weights(ctx, weightQueue)
+	if err != nil {
+		runOf(ctx).fail(err)
+		return
+	}
+	if len(ws) == 0 {
+		a.reply(ctx, u.Message, "Every chat has the default notification lane weight 1.")
+		return
+	}
+	groups := make([]string, 0, len(ws))
+	for g := range ws {
+		groups = append(groups, g)
+	}
+	sort.Slice(groups, func(i, j int) bool {
+		if ws[groups[i]] != ws[groups[j]] {
+			return ws[groups[i]] > ws[groups[j]]
+		}
+		return groups[i] < groups[j]
+	})
+	var b strings.Builder
+	b.WriteString("Notification lane weights (others: 1):")
+	for _, g := range groups {
+		fmt.Fprintf(&b, "\n• chat %s: %d", g, ws[g])
+	}
+	a.reply(ctx, u.Message, b.String())
+}
+
+func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	if c, _ := a.cmd(u); c.Args != "" {
+		a.reply(ctx, u.Message, "❌ /lanes takes no arguments.")
+		return
+	}
+	var b strings.Builder
+	for i, q := range tgjob.Queues() {
+		st, err := a.store.Stats(ctx, q, lanesTop)
+		if err != nil {
+			runOf(ctx).fail(err)
+			return
+		}
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "Queue %s: %d pending, %d in flight, %d dead, %d lanes ready, %d parked",
+			q, st.Pending, st.InFlight, st.Dead, st.Ring, st.Parked)
+		if len(st.Top) == 0 {
+			b.WriteString("\n  no pending lanes")
+		}
+		for _, l := range st.Top {
+			fmt.Fprintf(&b, "\n• chat %s: depth %d, weight %d, in flight %d", l.Group, l.Depth, l.Weight, l.InFlight)
+			if l.Indefinite {
+				b.WriteString(", paused")
+			} else if !l.ParkedUntil.IsZero() {
+				fmt.Fprintf(&b, ", parked until %s", l.ParkedUntil.UTC().Format(time.TimeOnly))
+			}
+		}
+	}
+	a.reply(ctx, u.Message, b.String())
+}
+
+func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	if c, _ := a.cmd(u); c.Args != "" {
+		a.reply(ctx, u.Message, "❌ /dlq takes no arguments.")
+		return
+	}
+	type dl struct {
+		lanes.DeadLetter
+		queue string
+	}
+	var all []dl
+	for _, q := range tgjob.Queues() {
+		ds, err := a.store.DeadLetters(ctx, q, dlqShown)
+		if err != nil {
+			runOf(ctx).fail(err)
+			return
+		}
+		for _, d := range ds {
+			all = append(all, dl{d, q})
+		}
+	}
+	if len(all) == 0 {
+		a.reply(ctx, u.Message, "No dead letters.")
+		return
+	}
+	slices.SortStableFunc(all, func(x, y dl) int { return y.At.Compare(x.At) })
+	all = all[:min(len(all), dlqShown)]
+	var b strings.Builder
+	b.WriteString("Recent dead letters (newest first):")
+	for _, d := range all {
+		reason := d.Reason
+		if reason == "" {
+			reason = "unknown"
+		}
+		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %d attempts", d.At.UTC().Format(time.DateTime), d.Group, d.queue, reason, d.Attempts)
+	}
+	a.reply(ctx, u.Message, b.String())
+}

@@ -1,0 +1,208 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/worker"
+)
+
+// App is one codemojex process. Create it with New, run it with Run.
+type App struct {
+	cfg  config.Config
+	opt  options
+	log  *slog.Logger
+	red  *redactor
+	keys keyspace
+
+	c         valkey.Client
+	ownClient bool
+	store     *lanes.Store
+	notes     *notifier.Notifier
+	games     *gamestore.Store
+	inbox     *inbox
+	lease     *lease
+	api       *apiClient
+	bot       *bot.Bot // poller roles
+	worker    *worker.Worker
+	reg       *prometheus.Registry
+	m         *metrics
+	gameCfg   game.Config
+
+	me       atomic.Pointer[models.User] // from getMe, before the first update is handled
+	lastPoll atomic.Int64                // unix nanoseconds of the last successful getUpdates
+	leader   atomic.Bool                 // this process holds the poller lease
+	wake     chan struct{}               // intake -> handler loop
+	bcWake   chan struct{}               // a broadcast started -> tracker
+
+	closeOnce sync.Once
+}
+
+// NewLogger returns the default logger for cfg: JSON lines on stderr at
+// LOG_LEVEL.
+func NewLogger(cfg config.Config) *slog.Logger {
+	lvl, _ := cfg.SlogLevel()
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+// New prepares an App for cfg (already validated by config.Load): Valkey
+// client, stores, notifier, worker and, in poller roles, the Telegram
+// client. It makes no Telegram call. Close releases what it opened; Run
+// does it when it returns.
+func New(cfg config.Config, opts ...Option) (*App, error) {
+	o := options{tag: DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: DefaultLeaseTTL,
+		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.pollTimeout = max(o.pollTimeout.Truncate(time.Second), time.Second)
+	red := newRedactor(cfg.Token)
+	if o.log == nil {
+		o.log = NewLogger(cfg)
+	}
+	a := &App{cfg: cfg, opt: o, red: red, keys: keyspace{tag: o.tag},
+		log: slog.New(red.Handler(o.log.Handler())), gameCfg: game.DefaultConfig(),
+		wake: make(chan struct{}, 1), bcWake: make(chan struct{}, 1)}
+	if err := a.init(); err != nil {
+		a.Close()
+		return nil, red.Error(err)
+	}
+	return a, nil
+}
+
+func (a *App) init() error {
+	cfg, o := a.cfg, a.opt
+	a.c = o.client
+	if a.c == nil {
+		co, err := valkey.ParseURL(cfg.ValkeyURL)
+		if err != nil {
+			return fmt.Errorf("app: VALKEY_URL: %w", err)
+		}
+		if a.c, err = valkey.NewClient(co); err != nil {
+			return fmt.Errorf("app: connect to Valkey: %w", err)
+		}
+		a.ownClient = true
+	}
+	limits := notifier.Limits{GlobalPerSecond: cfg.GlobalRate, PrivatePerSecond: cfg.ChatRate,
+		GroupPerMinute: cfg.GroupRate, Margin: notifier.DefaultMargin}
+	var err error
+	if a.store, err = notifier.NewStore(a.c, limits, 0, lanes.WithTag(o.tag)); err != nil {
+		return fmt.Errorf("app: lanes store: %w", err)
+	}
+	if a.notes, err = notifier.New(a.store, notifier.Config{}); err != nil {
+		return fmt.Errorf("app: notifier: %w", err)
+	}
+	a.games = gamestore.New(a.c, "{"+o.tag+"}")
+	a.inbox = newInbox(a.c, a.keys)
+	a.lease = newLease(a.c, a.keys, o.leaseTTL, a.log.With(slog.String("component", "poller")))
+	a.reg = o.reg
+	if a.reg == nil {
+		a.reg = prometheus.NewRegistry()
+		a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	if a.m, err = newMetrics(a.reg, a); err != nil {
+		return fmt.Errorf("app: metrics: %w", err)
+	}
+	if cfg.Polls() {
+		a.api = &apiClient{base: cfg.APIURL, token: cfg.Token, red: a.red,
+			hc: &http.Client{Timeout: o.pollTimeout + 15*time.Second}}
+		if a.bot, err = a.newBot(); err != nil {
+			return err
+		}
+	}
+	if cfg.Sends() {
+		a.worker, err = worker.New(a.notes, worker.Config{
+			Token: cfg.Token, ServerURL: cfg.APIURL, Senders: cfg.Workers,
+			ShutdownGrace: o.drain, Logger: o.log, Registerer: a.reg,
+		})
+		if err != nil {
+			return fmt.Errorf("app: worker: %w", err)
+		}
+	}
+	return nil
+}
+
+// Notifier returns the app's notifier (tests and tools enqueue with it).
+func (a *App) Notifier() *notifier.Notifier { return a.notes }
+
+// Store returns the lanes store of the bot's messages.
+func (a *App) Store() *lanes.Store { return a.store }
+
+// Registry returns the Prometheus registry /metrics serves.
+func (a *App) Registry() *prometheus.Registry { return a.reg }
+
+// Close releases the Valkey client if the app dialed it. Idempotent.
+func (a *App) Close() {
+	a.closeOnce.Do(func() {
+		if a.ownClient && a.c != nil {
+			a.c.Close()
+		}
+	})
+}
+
+// Run runs the process's role until ctx ends, then drains gracefully: the
+// poller stops fetching, the update being handled finishes (within the
+// drain timeout), the lease is released, the workers release or finish
+// their in-flight jobs, and the HTTP server shuts down. It returns nil
+// after a graceful stop, or the first fatal error.
+func (a *App) Run(ctx context.Context) error {
+	defer a.Close()
+	a.log.Info("codemojex starting", slog.String("role", a.cfg.Role), slog.Int("workers", a.cfg.Workers),
+		slog.String("api", a.cfg.APIURL))
+	srv, err := a.startHTTP()
+	if err != nil {
+		return err
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run := func(name string, f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+				a.log.Error(name+" stopped", slog.Any("err", err))
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+				cancel()
+			}
+		})
+	}
+	if a.cfg.Polls() {
+		run("poller", a.runPoller)
+	}
+	if a.worker != nil {
+		run("worker", a.worker.Run)
+	}
+	<-runCtx.Done()
+	a.log.Info("codemojex stopping", slog.Duration("drain", a.opt.drain))
+	wg.Wait()
+	if srv != nil {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		_ = srv.Shutdown(sctx)
+		scancel()
+	}
+	a.log.Info("codemojex stopped")
+	return a.red.Error(errors.Join(errs...))
+}

@@ -1,0 +1,264 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// progressEditor is what keeping ONE progress message up to date needs
+// from notifier/worker: the Telegram message id the worker got for a sent
+// job, and an "edit" job kind, sent by the worker through the same lanes
+// (pace and order) as every message. The app uses it when the notifier
+// implements it; until then a broadcast ends with a second message carrying
+// the final counts.
+type progressEditor interface {
+	// SentMessageID returns the message id the worker recorded for job id
+	// (ok false while it is not sent yet).
+	SentMessageID(ctx context.Context, id lanes.JobID) (int, bool, error)
+	// Edit enqueues an editMessageText of message messageID in chatID.
+	Edit(ctx context.Context, chatID int64, messageID int, msg notifier.Message) ([]lanes.JobID, error)
+}
+
+// tracked is a broadcast whose progress message is kept up to date, as
+// stored in {T}:app:bc (field: broadcast id).
+type tracked struct {
+	Chat    int64       `json:"chat"`        // the admin chat
+	Job     lanes.JobID `json:"job"`         // the progress message's job
+	Message int         `json:"msg"`         // its Telegram message id, once known
+	Last    string      `json:"last"`        // the text it shows
+	Edited  time.Time   `json:"at,omitzero"` // when it was last edited
+}
+
+// knownChats lists every chat that sent the bot an update.
+func (a *App) knownChats(ctx context.Context) ([]int64, error) {
+	var out []int64
+	var cursor uint64
+	for {
+		e, err := a.c.Do(ctx, a.c.B().Sscan().Key(a.keys.chats()).Cursor(cursor).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return nil, fmt.Errorf("app: known chats: %w", err)
+		}
+		for _, s := range e.Elements {
+			if id, err := strconv.ParseInt(s, 10, 64); err == nil && id != 0 {
+				out = append(out, id)
+			}
+		}
+		if cursor = e.Cursor; cursor == 0 {
+			break
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+// onBroadcast fans /broadcast <text> out to every known chat through the
+// notifier (notification queue) and keeps one progress message in the
+// admin's chat up to date. Handled again after a crash, it does not
+// broadcast twice (journal fields bcs and bc).
+func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	m := u.Message
+	c, _ := a.cmd(u)
+	if c.Args == "" {
+		a.reply(ctx, m, "❌ Missing text. Usage: /broadcast <text>")
+		return
+	}
+	text := strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):])
+	run := runOf(ctx)
+	j, err := a.loadJournal(ctx, run.id)
+	if err != nil {
+		run.fail(err)
+		return
+	}
+	id := j.BC
+	if id == "" {
+		if j.BCStarted {
+			a.reply(ctx, m, "⚠️ A restart interrupted this broadcast while it was being queued; some chats may have it. Check /lanes before sending it again.")
+			return
+		}
+		chats, err := a.knownChats(ctx)
+		if err != nil {
+			run.fail(err)
+			return
+		}
+		if len(chats) == 0 {
+			a.reply(ctx, m, "No known chats to broadcast to.")
+			return
+		}
+		if err := a.saveJournal(ctx, run.id, "bcs", "1"); err != nil {
+			run.fail(err)
+			return
+		}
+		id, err = a.notes.Broadcast(ctx, chats, notifier.Message{Text: text})
+		if errors.Is(err, notifier.ErrInvalid) {
+			a.reply(ctx, m, "❌ This text cannot be sent: "+err.Error())
+			return
+		}
+		if id == "" && err != nil {
+			run.fail(err)
+			return
+		}
+		if err != nil {
+			a.log.Error("broadcast partly queued", slog.String("broadcast", id), slog.Any("err", err))
+		}
+		if err := a.saveJournal(ctx, run.id, "bc", id); err != nil {
+			run.fail(err)
+			return
+		}
+		a.log.Info("broadcast queued", slog.String("broadcast", id), slog.Int("chats", len(chats)))
+	}
+	exists, err := a.c.Do(ctx, a.c.B().Hexists().Key(a.keys.broadcasts()).Field(id).Build()).AsBool()
+	if err != nil {
+		run.fail(err)
+		return
+	}
+	if exists {
+		return
+	}
+	p, err := a.notes.Progress(ctx, id)
+	if err != nil {
+		run.fail(err)
+		return
+	}
+	txt := progressText(p)
+	jobs, err := a.notes.Notify(ctx, m.Chat.ID, notifier.Message{Text: txt, Class: notifier.Reply})
+	if err != nil {
+		run.fail(err)
+		return
+	}
+	if err := a.saveTracked(ctx, id, tracked{Chat: m.Chat.ID, Job: jobs[0], Last: txt}); err != nil {
+		run.fail(err)
+		return
+	}
+	select {
+	case a.bcWake <- struct{}{}:
+	default:
+	}
+}
+
+// progressText renders a broadcast's counts, e.g. "📣 Broadcast: 20 sent,
+// 1 failed (forbidden 1), 4 remaining of 25".
+func progressText(p notifier.Progress) string {
+	failed := 0
+	reasons := make([]string, 0, len(p.Failed))
+	for r, n := range p.Failed {
+		if n > 0 {
+			failed += n
+			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+		}
+	}
+	sort.Strings(reasons)
+	f := strconv.Itoa(failed) + " failed"
+	if len(reasons) > 0 {
+		f += " (" + strings.Join(reasons, ", ") + ")"
+	}
+	head := "📣 Broadcast"
+	if p.Done() {
+		head = "✅ Broadcast done"
+	}
+	return fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
+}
+
+func (a *App) saveTracked(ctx context.Context, id string, t tracked) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := a.c.Do(ctx, a.c.B().Hset().Key(a.keys.broadcasts()).FieldValue().FieldValue(id, string(b)).Build()).Error(); err != nil {
+		return fmt.Errorf("app: track broadcast %s: %w", id, err)
+	}
+	return nil
+}
+
+// trackBroadcasts keeps the progress message of every tracked broadcast up
+// to date while this process is the poller: at most one edit per edit
+// interval per broadcast, plus the final one; tracking survives a restart
+// (it is in Valkey).
+func (a *App) trackBroadcasts(ctx context.Context) {
+	t := time.NewTicker(a.opt.editInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.bcWake:
+		}
+		if err := a.trackOnce(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("broadcast progress: update failed", slog.Any("err", err))
+		}
+	}
+}
+
+func (a *App) trackOnce(ctx context.Context) error {
+	all, err := a.c.Do(ctx, a.c.B().Hgetall().Key(a.keys.broadcasts()).Build()).AsStrMap()
+	if err != nil {
+		return fmt.Errorf("app: tracked broadcasts: %w", err)
+	}
+	ed, canEdit := any(a.notes).(progressEditor)
+	for id, raw := range all {
+		var t tracked
+		if err := json.Unmarshal([]byte(raw), &t); err != nil {
+			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())
+			continue
+		}
+		p, err := a.notes.Progress(ctx, id)
+		if errors.Is(err, notifier.ErrUnknownBroadcast) {
+			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		txt := progressText(p)
+		done := p.Done()
+		switch {
+		case txt == t.Last:
+		case canEdit:
+			if t.Message == 0 {
+				msg, ok, err := ed.SentMessageID(ctx, t.Job)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					continue // the progress message itself is not sent yet
+				}
+				t.Message = msg
+			}
+			if !done && time.Since(t.Edited) < a.opt.editInterval {
+				continue
+			}
+			if _, err := ed.Edit(ctx, t.Chat, t.Message, notifier.Message{Text: txt, Class: notifier.Reply}); err != nil {
+				return err
+			}
+			t.Last, t.Edited = txt, time.Now()
+		case done:
+			// No edit support yet: the final counts go in a second message.
+			if _, err := a.notes.Notify(ctx, t.Chat, notifier.Message{Text: txt, Class: notifier.Reply}); err != nil {
+				return err
+			}
+			t.Last = txt
+		}
+		if done && t.Last == txt {
+			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())
+			a.log.Info("broadcast finished", slog.String("broadcast", id), slog.Int("sent", p.Sent), slog.Int("total", p.Total))
+			continue
+		}
+		if err := a.saveTracked(ctx, id, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/gamestore"
+)
+
+// User-facing texts that are not produced by package game.
+const (
+	textNoGame      = "No game is running here. Send /play to start one."
+	textGuessUsage  = "Send /guess followed by your emojis, e.g. /guess 🍎🍌🍇🍒"
+	textCorruptGame = "This chat's game could not be read. Send /play to start a new one."
+	textTopEmpty    = "No wins in this chat yet. Send /play to start a game!"
+	topSize         = 10
+)
+
+func isPrivate(m *models.Message) bool {
+	return m.Chat.Type == models.ChatTypePrivate || (m.Chat.Type == "" && m.Chat.ID > 0)
+}
+
+// reply queues text as the answer to message m (threaded under m in
+// groups). It is sent through the notifier once the handler returns.
+func (a *App) reply(ctx context.Context, m *models.Message, text string) {
+	o := outMsg{Chat: m.Chat.ID, Text: text}
+	if !isPrivate(m) {
+		o.ReplyTo = m.ID
+	}
+	run := runOf(ctx)
+	run.out = append(run.out, o)
+}
+
+// displayName is the leaderboard name of u: "First Last", else @username.
+func displayName(u *models.User) string {
+	if u == nil {
+		return ""
+	}
+	n := strings.TrimSpace(u.FirstName + " " + u.LastName)
+	if n == "" && u.Username != "" {
+		n = "@" + u.Username
+	}
+	return n
+}
+
+func (a *App) onStart(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	cfg := a.gameCfg.WithDefaults()
+	a.reply(ctx, u.Message, fmt.Sprintf("👋 Welcome to Codemojex, the emoji code-breaking game!\n"+
+		"Send /play to start a game, then guess the secret code of %d emojis from %s. /help explains the rules.",
+		cfg.CodeLength, strings.Join(cfg.Palette, " ")))
+}
+
+func (a *App) onHelp(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	var b strings.Builder
+	b.WriteString(game.HelpText(a.gameCfg))
+	b.WriteString("\n\nCommands:\n")
+	for _, c := range userCommands() {
+		fmt.Fprintf(&b, "/%s — %s\n", c.Command, c.Description)
+	}
+	b.WriteString("In a group, guess with /guess or by replying to one of my messages.")
+	a.reply(ctx, u.Message, b.String())
+}
+
+func (a *App) onTop(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	top, err := a.games.Top(ctx, u.Message.Chat.ID, topSize)
+	if err != nil {
+		runOf(ctx).fail(err)
+		return
+	}
+	if len(top) == 0 {
+		a.reply(ctx, u.Message, textTopEmpty)
+		return
+	}
+	var b strings.Builder
+	b.WriteString("🏆 Top players")
+	for _, e := range top {
+		name := e.Name
+		if name == "" {
+			name = fmt.Sprintf("player %d", e.UserID)
+		}
+		fmt.Fprintf(&b, "\n%d. %s — %d points", e.Rank, name, e.Points)
+	}
+	a.reply(ctx, u.Message, b.String())
+}
+
+// movePlan decides a game move from the chat's current game: either the
+// replies with no move (apply nil), or the replies the move will produce
+// and the move itself, which returns the replies actually produced.
+type movePlan func(cur game.State, exists, corrupt bool) (texts []string, apply func(context.Context) ([]string, error))
+
+// gameMove runs plan for message m's chat so that the move is applied once
+// per update, even when the update is handled again after a crash: the
+// move is journalled (game fingerprint before, planned replies) before it
+// is applied; on a second run, a game whose fingerprint changed means the
+// move was applied, and the journalled replies are sent instead. The
+// handler loop handles one update at a time under the poller lease, so no
+// other move can change the game in between.
+func (a *App) gameMove(ctx context.Context, m *models.Message, plan movePlan) {
+	run := runOf(ctx)
+	cur, err := a.games.Current(ctx, m.Chat.ID)
+	exists, corrupt := err == nil, false
+	switch {
+	case err == nil, errors.Is(err, gamestore.ErrNoGame):
+	case errors.Is(err, game.ErrInvalidState):
+		corrupt = true
+		a.log.Error("stored game is corrupt", slog.Int64("chat", m.Chat.ID), slog.Any("err", err))
+	default:
+		run.fail(err)
+		return
+	}
+	pre := fingerprint(cur, exists)
+	if corrupt {
+		pre = "corrupt"
+	}
+	j, err := a.loadJournal(ctx, run.id)
+	if err != nil {
+		run.fail(err)
+		return
+	}
+	if j.Exists && j.Pre != pre {
+		a.log.Info("move was applied before a restart; sending its journalled replies",
+			slog.Int64("update_id", run.id), slog.Int64("chat", m.Chat.ID))
+		run.out = append(run.out, j.Out...)
+		return
+	}
+	texts, apply := plan(cur, exists, corrupt)
+	if apply == nil {
+		for _, t := range texts {
+			a.reply(ctx, m, t)
+		}
+		return
+	}
+	planned := make([]outMsg, 0, len(texts))
+	for _, t := range texts {
+		o := outMsg{Chat: m.Chat.ID, Text: t}
+		if !isPrivate(m) {
+			o.ReplyTo = m.ID
+		}
+		planned = append(planned, o)
+	}
+	if err := a.planMove(ctx, run.id, pre, planned); err != nil {
+		run.fail(err)
+		return
+	}
+	texts, err = apply(ctx)
+	if err != nil {
+		run.fail(err)
+		return
+	}
+	for _, t := range texts {
+		a.reply(ctx, m, t)
+	}
+}
+
+func (a *App) onPlay(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	m := u.Message
+	a.gameMove(ctx, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context) ([]string, error)) {
+		if exists {
+			return []string{"A game is already running here.\n" + cur.Board() + "\nSend your guess, or /giveup to end it."}, nil
+		}
+		start := game.State{Config: a.gameCfg.WithDefaults()}.StartText()
+		return []string{start}, func(ctx context.Context) ([]string, error) {
+			var err error
+			if corrupt {
+				_, err = a.games.Restart(ctx, m.Chat.ID, a.gameCfg, a.opt.rng)
+			} else {
+				_, err = a.games.Start(ctx, m.Chat.ID, a.gameCfg, a.opt.rng)
+			}
+			if errors.Is(err, gamestore.ErrGameInProgress) {
+				return []string{"A game is already running here. Send your guess, or /giveup to end it."}, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return []string{start}, nil
+		}
+	})
+}
+
+func (a *App) onGiveUp(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	m := u.Message
+	a.gameMove(ctx, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context) ([]string, error)) {
+		switch {
+		case corrupt:
+			return []string{textCorruptGame}, nil
+		case !exists:
+			return []string{textNoGame}, nil
+		}
+		return []string{game.GiveUpText(cur.Secret)}, func(ctx context.Context) ([]string, error) {
+			st, err := a.games.GiveUp(ctx, m.Chat.ID)
+			if errors.Is(err, gamestore.ErrNoGame) {
+				return []string{textNoGame}, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return []string{game.GiveUpText(st.Secret)}, nil
+		}
+	})
+}
+
+// guess plays text as the sender's guess in m's chat.
+func (a *App) guess(ctx context.Context, m *models.Message, text string) {
+	a.gameMove(ctx, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context) ([]string, error)) {
+		switch {
+		case corrupt:
+			return []string{textCorruptGame}, nil
+		case !exists:
+			return []string{textNoGame}, nil
+		}
+		_, res, err := cur.Guess(text)
+		if ge, ok := errors.AsType[*game.GuessError](err); ok {
+			return []string{guessErrorText(ge)}, nil
+		}
+		if err != nil {
+			return []string{textNoGame}, nil
+		}
+		var uid int64
+		if m.From != nil {
+			uid = m.From.ID
+		}
+		return []string{res.Text()}, func(ctx context.Context) ([]string, error) {
+			res, _, err := a.games.Guess(ctx, m.Chat.ID, uid, displayName(m.From), text)
+			if ge, ok := errors.AsType[*game.GuessError](err); ok {
+				return []string{guessErrorText(ge)}, nil
+			}
+			if errors.Is(err, gamestore.ErrNoGame) {
+				return []string{textNoGame}, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return []string{res.Text()}, nil
+		}
+	})
+}
+
+// guessErrorText says what is wrong with a rejected guess.
+func guessErrorText(ge *game.GuessError) string {
+	return "❌ Not a valid guess: " + ge.Error() + ". No attempt used."
+}
+
+func (a *App) onGuessCommand(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	c, _ := a.cmd(u)
+	if c.Args == "" {
+		a.reply(ctx, u.Message, textGuessUsage)
+		return
+	}
+	a.guess(ctx, u.Message, c.Args)
+}
+
+// onOther handles every update no command matched: in a private chat a
+// text is a guess; in a group (where privacy mode delivers only commands
+// and replies to the bot) a reply to one of the bot's messages is a guess.
+// Unknown commands get a pointer to /help where they are clearly for us.
+func (a *App) onOther(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	m := u.Message
+	if m == nil || strings.TrimSpace(m.Text) == "" {
+		return
+	}
+	if strings.HasPrefix(m.Text, "/") {
+		c, ok := a.cmd(u)
+		if ok && (isPrivate(m) || strings.Contains(strings.SplitN(m.Text, " ", 2)[0], "@")) {
+			a.reply(ctx, m, "Unknown command /"+c.Name+". Send /help for the commands.")
+		}
+		return
+	}
+	if isPrivate(m) {
+		a.guess(ctx, m, m.Text)
+		return
+	}
+	me := a.me.Load()
+	if r := m.ReplyToMessage; r != nil && r.From != nil && me != nil && r.From.ID == me.ID {
+		a.guess(ctx, m, m.Text)
+	}
+}

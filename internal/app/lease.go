@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+// DefaultLeaseTTL is the poller lease length: a poller that dies is
+// replaced by a waiting one within this time. The holder renews it every
+// third of it.
+const DefaultLeaseTTL = 15 * time.Second
+
+// lease is the poller lease in Valkey: SET NX PX to take it, renewal and
+// release by token only (lease.lua), so only one process polls Telegram.
+type lease struct {
+	c      valkey.Client
+	key    string
+	script *valkey.Lua
+	ttl    time.Duration
+	token  string
+	log    *slog.Logger
+}
+
+// newToken returns "<host>/<pid>/<16 hex>", unique per process and start,
+// readable in the "waiting" log line of the other pollers.
+func newToken() string {
+	host, _ := os.Hostname()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return host + "/" + strconv.Itoa(os.Getpid()) + "/" + hex.EncodeToString(b[:])
+}
+
+func newLease(c valkey.Client, k keyspace, ttl time.Duration, log *slog.Logger) *lease {
+	return &lease{c: c, key: k.lock(), script: mustScript("lease"), ttl: ttl, token: newToken(), log: log}
+}
+
+// tryAcquire takes the lease if it is free (or already ours). It returns the
+// current holder's token when another process holds it.
+func (l *lease) tryAcquire(ctx context.Context) (held bool, holder string, err error) {
+	err = l.c.Do(ctx, l.c.B().Set().Key(l.key).Value(l.token).Nx().Px(l.ttl).Build()).Error()
+	if err == nil {
+		return true, l.token, nil
+	}
+	if !valkey.IsValkeyNil(err) {
+		return false, "", fmt.Errorf("app: take poller lease: %w", err)
+	}
+	holder, err = l.c.Do(ctx, l.c.B().Get().Key(l.key).Build()).ToString()
+	if valkey.IsValkeyNil(err) {
+		return false, "", nil // just expired: try again at once
+	}
+	if err != nil {
+		return false, "", fmt.Errorf("app: read poller lease: %w", err)
+	}
+	if holder == l.token {
+		return true, holder, nil
+	}
+	return false, holder, nil
+}
+
+// acquire blocks until this process holds the lease or ctx ends. While
+// another poller holds it, it logs once per holder "another poller is
+// active ..., waiting" and retries every third of the lease.
+func (l *lease) acquire(ctx context.Context, waiting func(bool)) error {
+	lastHolder := ""
+	for {
+		held, holder, err := l.tryAcquire(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			l.log.Warn("poller lease: Valkey error, retrying", slog.Any("err", err))
+		case held:
+			waiting(false)
+			l.log.Info("poller lease acquired: this process polls Telegram", slog.String("holder", l.token))
+			return nil
+		case holder != "" && holder != lastHolder:
+			lastHolder = holder
+			waiting(true)
+			l.log.Info("another poller is active (it holds the poller lease in Valkey), waiting",
+				slog.String("holder", holder), slog.Duration("lease", l.ttl))
+		}
+		if holder == "" && err == nil {
+			continue
+		}
+		if err := sleepCtx(ctx, l.ttl/3); err != nil {
+			return err
+		}
+	}
+}
+
+// hold renews the lease every third of its length until ctx ends (it then
+// returns ctx.Err()) or the lease is lost: taken by another process, or not
+// renewed for two thirds of its length because Valkey did not answer (it
+// then returns ErrLeaseLost, before the lease can lapse under us).
+func (l *lease) hold(ctx context.Context) error {
+	t := time.NewTicker(l.ttl / 3)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, l.ttl/3)
+		ok, err := l.script.Exec(rctx, l.c, []string{l.key}, []string{l.token, "renew", strconv.FormatInt(l.ttl.Milliseconds(), 10)}).AsInt64()
+		cancel()
+		switch {
+		case err == nil && ok == 1:
+			last = time.Now()
+		case err == nil:
+			return fmt.Errorf("%w: another process holds it now", ErrLeaseLost)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		default:
+			l.log.Warn("poller lease: renewal failed", slog.Any("err", err))
+			if time.Since(last) > l.ttl*2/3 {
+				return fmt.Errorf("%w: not renewed for %v: %w", ErrLeaseLost, time.Since(last).Round(time.Millisecond), err)
+			}
+		}
+	}
+}
+
+// release gives the lease up if this process still holds it, so a waiting
+// poller takes over at once rather than after the lease lapses.
+func (l *lease) release(ctx context.Context) {
+	err := l.script.Exec(ctx, l.c, []string{l.key}, []string{l.token, "release", "0"}).Error()
+	if err != nil {
+		l.log.Warn("poller lease: release failed; it lapses by itself", slog.Any("err", err))
+	}
+}
+
+// sleepCtx waits d or until ctx ends (then returns ctx.Err()).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valkey-io/valkey-go"
+)
+
+// Defaults of the options.
+const (
+	// DefaultPollTimeout is getUpdates' long-poll timeout. /healthz reports
+	// polling dead after 2x this without a successful getUpdates.
+	DefaultPollTimeout = 25 * time.Second
+	// DefaultDrainTimeout bounds a graceful stop: the handler in progress
+	// and the workers' in-flight sends get this long after SIGINT/SIGTERM.
+	DefaultDrainTimeout = 10 * time.Second
+	// DefaultEditInterval is the least time between two edits of a
+	// broadcast's progress message (a final edit always follows).
+	DefaultEditInterval = 2 * time.Second
+	// DefaultTag is the Valkey hash tag shared by lanes, notifier,
+	// gamestore and the app.
+	DefaultTag = "cm"
+)
+
+type options struct {
+	log          *slog.Logger
+	client       valkey.Client
+	tag          string
+	pollTimeout  time.Duration
+	leaseTTL     time.Duration
+	drain        time.Duration
+	editInterval time.Duration
+	reg          *prometheus.Registry
+	rng          io.Reader
+	listener     net.Listener
+	handlers     []extraHandler
+	intakeOnly   bool
+}
+
+type extraHandler struct {
+	match bot.MatchFunc
+	h     bot.HandlerFunc
+}
+
+// Option configures an App (New).
+type Option func(*options)
+
+// WithLogger sets the logger (default: JSON to stderr at LOG_LEVEL). It is
+// wrapped so no line carries the bot token.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithValkey makes the app use client c (owned by the caller) instead of
+// dialing VALKEY_URL.
+func WithValkey(c valkey.Client) Option { return func(o *options) { o.client = c } }
+
+// WithTag sets the Valkey hash tag of every key (default "cm"; tests use
+// valkeytest.Namespace).
+func WithTag(tag string) Option { return func(o *options) { o.tag = tag } }
+
+// WithPollTimeout sets getUpdates' long-poll timeout (whole seconds, at
+// least 1 s; default 25 s).
+func WithPollTimeout(d time.Duration) Option { return func(o *options) { o.pollTimeout = d } }
+
+// WithLeaseTTL sets the poller lease length (default 15 s).
+func WithLeaseTTL(d time.Duration) Option { return func(o *options) { o.leaseTTL = d } }
+
+// WithDrainTimeout sets how long a graceful stop may take (default 10 s).
+func WithDrainTimeout(d time.Duration) Option { return func(o *options) { o.drain = d } }
+
+// WithEditInterval sets the least time between progress edits of a
+// broadcast (default 2 s).
+func WithEditInterval(d time.Duration) Option { return func(o *options) { o.editInterval = d } }
+
+// WithRegistry sets the Prometheus registry /metrics serves (default a new
+// one with the Go and process collectors).
+func WithRegistry(r *prometheus.Registry) Option { return func(o *options) { o.reg = r } }
+
+// WithRandom sets the source of game secrets (default crypto/rand).
+func WithRandom(r io.Reader) Option { return func(o *options) { o.rng = r } }
+
+// WithListener serves /healthz and /metrics on ln instead of listening on
+// HTTP_ADDR (the app closes it).
+func WithListener(ln net.Listener) Option { return func(o *options) { o.listener = ln } }
+
+// WithHandler registers an extra update handler, tried before the built-in
+// ones; it runs under the same middleware (panic recovery, MarkActive).
+func WithHandler(match bot.MatchFunc, h bot.HandlerFunc) Option {
+	return func(o *options) { o.handlers = append(o.handlers, extraHandler{match: match, h: h}) }
+}
+
+// WithIntakeOnly makes the poller record updates in the inbox without
+// handling them: a process stopped after intake and before handling, for
+// crash-recovery tests and maintenance.
+func WithIntakeOnly() Option { return func(o *options) { o.intakeOnly = true } }
