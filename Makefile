@@ -2,7 +2,7 @@
 GO      ?= go
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bench/*')
 
-.PHONY: test fmt-check vet unit bench build clean
+.PHONY: test fmt-check vet unit bench build clean demo
 
 ## test: gofmt check, go vet, the whole suite with -race, then the lanes suite again on a Valkey Cluster
 test: fmt-check vet
@@ -20,6 +20,11 @@ vet:
 bench:
 	./scripts/ensure-valkey.sh
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lanes/
+
+## demo: the whole system locally, no Telegram token: the real bot against a throwaway Valkey and the Bot API emulator
+demo:
+	./scripts/ensure-valkey.sh
+	$(GO) run ./cmd/demo $(DEMO_FLAGS)
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/codemojex ./cmd/bot

@@ -1,0 +1,146 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// botPackage is the bot's import path, built by buildBot.
+const botPackage = "github.com/codemojex/codemojex/cmd/bot"
+
+// buildBot builds the bot into dir with go build and returns the binary's
+// path. The working directory must be inside the module.
+func buildBot(ctx context.Context, dir string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("demo: build the bot: no go on PATH (or pass -bot <binary>): %w", err)
+	}
+	out := filepath.Join(dir, "codemojex-bot")
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, botPackage)
+	msg, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("demo: go build %s: %w\n%s", botPackage, err, strings.TrimSpace(string(msg)))
+	}
+	return out, nil
+}
+
+// botEnv is the bot's whole environment: PATH and HOME from ours, then every
+// configuration variable (internal/config) set explicitly, so neither the
+// caller's environment nor a .env file can point the demo at the real
+// Telegram.
+func botEnv(apiURL, valkeyURL string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	return append(env,
+		"TELEGRAM_BOT_TOKEN="+Token,
+		"TELEGRAM_API_URL="+apiURL,
+		"VALKEY_URL="+valkeyURL,
+		fmt.Sprintf("ADMIN_IDS=%d", AdminID),
+		// Telegram's limits (Telegram Bot FAQ), the same the emulator enforces.
+		"TELEGRAM_GLOBAL_RATE=30",
+		"TELEGRAM_CHAT_RATE=1",
+		"TELEGRAM_GROUP_RATE=20",
+		"BOT_ROLE=all",
+		"WORKERS=8",
+		"HTTP_ADDR=127.0.0.1:0",
+		"LOG_LEVEL=warn",
+	)
+}
+
+// botProcess is the bot running as a child process.
+type botProcess struct {
+	cmd  *exec.Cmd
+	logs *tail
+	done chan struct{}
+	err  error // Wait's result, set before done is closed
+}
+
+// startBot starts bin in dir (a directory with no .env) with env.
+func startBot(bin, dir string, env []string) (*botProcess, error) {
+	logs := &tail{max: 16 << 10}
+	cmd := exec.Command(bin)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout = logs
+	cmd.Stderr = logs
+	cmd.SysProcAttr = childAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("demo: start the bot: %w", err)
+	}
+	p := &botProcess{cmd: cmd, logs: logs, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended, and how.
+func (p *botProcess) exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// stop asks the bot to stop (SIGTERM) and kills it after grace. It returns
+// the exit error of a bot that did not stop cleanly.
+func (p *botProcess) stop(grace time.Duration) error {
+	if done, err := p.exited(); done {
+		return fmt.Errorf("demo: the bot had already exited: %w", orExit0(err))
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		var ee *exec.ExitError
+		if p.err != nil && !(errors.As(p.err, &ee) && ee.ExitCode() == 0) {
+			return fmt.Errorf("demo: the bot exited with %w after SIGTERM", p.err)
+		}
+		return nil
+	case <-t.C:
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("demo: the bot did not stop within %v of SIGTERM; killed", grace)
+	}
+}
+
+func orExit0(err error) error {
+	if err == nil {
+		return errors.New("exit status 0")
+	}
+	return err
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

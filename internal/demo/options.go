@@ -1,0 +1,118 @@
+package demo
+
+import (
+	"io"
+	"time"
+)
+
+// Token is the fake, well-formed bot token the demo gives the bot and the
+// emulator. It is not a real token and never leaves the machine.
+const Token = "123456789:DEMO_local_emulator_token_not_real"
+
+// Chat ids of the scene's cast (private chats: chat id = user id).
+const (
+	AdminID     int64 = 1_000_001
+	BurstID     int64 = 2_000_001
+	firstQuiet  int64 = 3_000_001
+	firstCrowd  int64 = 4_000_001
+	burstWeight       = 5
+)
+
+// Options configure Run. The zero value of a field means its default (see
+// FullScene and QuickScene).
+type Options struct {
+	// Scene sizes the scripted scene.
+	Scene Scene
+	// BotBinary is a prebuilt bot to run; "" builds ./cmd/bot with go build
+	// into a temporary directory (the working directory must be inside the
+	// module).
+	BotBinary string
+	// ValkeyURL uses an existing, empty Valkey/Redis database instead of a
+	// throwaway server ("" starts one).
+	ValkeyURL string
+	// LanesTag is the hash tag of the bot's lanes store, read for the
+	// "queued" column (default "cm", the lanes default).
+	LanesTag string
+	// Out receives the live table and the summary (nil: io.Discard).
+	Out io.Writer
+	// TTY redraws the table in place with ANSI escapes; otherwise a plain
+	// progress line is printed every PlainEvery.
+	TTY bool
+	// Refresh is the redraw period on a TTY (default 250 ms); PlainEvery
+	// the plain progress period (default 2 s).
+	Refresh, PlainEvery time.Duration
+}
+
+// Scene sizes the scripted scene.
+type Scene struct {
+	// Burst is how many /help commands the bursting chat sends at once.
+	Burst int
+	// Quiet is the number of quiet chats playing the game.
+	Quiet int
+	// Crowd is the number of extra chats that only say /start, so the
+	// broadcast fans out wide enough to press on the global limit (0:
+	// none; the only field whose zero value is not replaced by a default).
+	Crowd int
+	// MinMoves is how many moves each quiet chat makes at least; they keep
+	// playing until the burst has drained.
+	MinMoves int
+	// Think is the quiet players' pause between a reply and their next
+	// message (a deterministic spread around it).
+	Think time.Duration
+	// QuietMaxWait is the starvation threshold: a quiet chat's reply may
+	// never wait longer than this.
+	QuietMaxWait time.Duration
+	// Deadline bounds the scene; messages missing by then count as lost.
+	Deadline time.Duration
+}
+
+// FullScene is the scene `make demo` plays (about 25 s).
+func FullScene() Scene {
+	return Scene{Burst: 20, Quiet: 4, Crowd: 40, MinMoves: 6, Think: 400 * time.Millisecond,
+		QuietMaxWait: 3 * time.Second, Deadline: 45 * time.Second}
+}
+
+// QuickScene is a shorter scene for tests (about 10 s).
+func QuickScene() Scene {
+	return Scene{Burst: 8, Quiet: 3, Crowd: 12, MinMoves: 4, Think: 300 * time.Millisecond,
+		QuietMaxWait: 3 * time.Second, Deadline: 30 * time.Second}
+}
+
+func (o Options) withDefaults() Options {
+	def := FullScene()
+	s := &o.Scene
+	if s.Burst <= 0 {
+		s.Burst = def.Burst
+	}
+	if s.Quiet <= 0 {
+		s.Quiet = def.Quiet
+	}
+	if s.Crowd < 0 {
+		s.Crowd = 0
+	}
+	if s.MinMoves <= 0 {
+		s.MinMoves = def.MinMoves
+	}
+	if s.Think <= 0 {
+		s.Think = def.Think
+	}
+	if s.QuietMaxWait <= 0 {
+		s.QuietMaxWait = def.QuietMaxWait
+	}
+	if s.Deadline <= 0 {
+		s.Deadline = def.Deadline
+	}
+	if o.LanesTag == "" {
+		o.LanesTag = "cm"
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = 250 * time.Millisecond
+	}
+	if o.PlainEvery <= 0 {
+		o.PlainEvery = 2 * time.Second
+	}
+	return o
+}

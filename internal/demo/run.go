@@ -1,0 +1,243 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+)
+
+// Timeouts of the setup and teardown.
+const (
+	readyTimeout = 20 * time.Second // bot start to its first getUpdates
+	stopGrace    = 10 * time.Second // SIGTERM to exit
+	settle       = time.Second      // after the scene, to catch late or duplicate copies
+)
+
+// Run sets everything up, plays the scene with a live view on opts.Out,
+// tears everything down and returns the summary. An error means the demo
+// could not run (no Valkey, the bot does not build or start, ...); broken
+// promises are in the Summary (Summary.OK).
+func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
+	opts = opts.withDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	out := opts.Out
+	tmp, err := os.MkdirTemp("", "codemojex-demo-")
+	if err != nil {
+		return Summary{}, fmt.Errorf("demo: temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	bin := opts.BotBinary
+	if bin == "" {
+		fmt.Fprintln(out, "building the bot (go build ./cmd/bot) ...")
+		t0 := time.Now()
+		if bin, err = buildBot(ctx, tmp); err != nil {
+			return Summary{}, err
+		}
+		log.Debug("demo: bot built", slog.Duration("took", time.Since(t0)))
+	}
+
+	valkeyURL, stopValkey, err := valkeyFor(ctx, opts.ValkeyURL)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer stopValkey()
+
+	emu, err := tgemu.New(tgemu.WithToken(Token), tgemu.WithLimits(tgemu.DefaultLimits()),
+		tgemu.WithLogger(log.With(slog.String("component", "tgemu"))))
+	if err != nil {
+		return Summary{}, fmt.Errorf("demo: emulator: %w", err)
+	}
+	defer emu.Close()
+	fmt.Fprintf(out, "valkey %s, Bot API emulator %s (30 msg/s, 1 msg/s per chat, 20/min per group)\n", valkeyURL, emu.URL())
+
+	bot, err := startBot(bin, tmp, botEnv(emu.URL(), valkeyURL))
+	if err != nil {
+		return Summary{}, err
+	}
+	botStopped := false
+	defer func() {
+		if !botStopped {
+			_ = bot.stop(stopGrace)
+		}
+	}()
+	if err := waitReady(ctx, emu, bot); err != nil {
+		return Summary{}, err
+	}
+
+	vc, err := valkeyClient(valkeyURL)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer vc.Close()
+	qr, err := newQueueReader(vc, opts.LanesTag)
+	if err != nil {
+		return Summary{}, err
+	}
+
+	tr := newTracker(emu, "cmxdemo")
+	sc := newScene(tr, opts.Scene)
+	sceneCtx, cancel := context.WithTimeout(ctx, opts.Scene.Deadline)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc.play(sceneCtx)
+		// Give late or duplicate copies a moment to show up.
+		t := time.NewTimer(settle)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-sceneCtx.Done():
+		}
+	}()
+
+	view := &liveView{w: out, tty: opts.TTY}
+	weights := map[int64]int{}
+	snap := func() snapshot {
+		phase, events, _ := sc.view(4)
+		s := snapshot{elapsed: sc.elapsed(), chats: tr.stats(), phase: phase, events: events}
+		lanes, err := qr.read(ctx)
+		for i := range s.chats {
+			c := &s.chats[i]
+			if err == nil {
+				c.Queued = lanes[c.ID].queued
+				if w := lanes[c.ID].weight; w > 0 {
+					weights[c.ID] = w
+				}
+			}
+			c.Weight = weights[c.ID]
+		}
+		if err != nil {
+			log.Debug("demo: read lanes", slog.Any("err", err))
+		}
+		st := emu.Stats()
+		s.delivered, s.peak, s.tooMany = st.Sent, st.MaxPerSecond, st.TooManyRequests
+		return s
+	}
+	every := opts.PlainEvery
+	if opts.TTY {
+		every = opts.Refresh
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	fmt.Fprintln(out)
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-tick.C:
+			view.draw(snap())
+		}
+	}
+	last := snap()
+	view.finish(last)
+
+	alive, _ := bot.exited()
+	_, _, errs := sc.view(0)
+	st := emu.Stats()
+	peakChat := 0
+	for id, n := range st.MaxPerSecondByChat {
+		if id > 0 {
+			peakChat = max(peakChat, n)
+		}
+	}
+	sum := summarize(opts.Scene, sc.elapsed(), last.chats,
+		limitsSeen{tooMany: st.TooManyRequests, rejected: st.Rejected, peakGlobal: st.MaxPerSecond, peakChat: peakChat},
+		errs, !alive)
+	botStopped = true
+	if err := bot.stop(stopGrace); err != nil {
+		sum.BotStop = err.Error()
+	}
+	if !sum.OK() {
+		if logs := strings.TrimSpace(bot.logs.String()); logs != "" {
+			fmt.Fprintf(out, "\nbot output (last lines):\n%s\n", lastLines(logs, 20))
+		}
+	}
+	sum.Print(out)
+	if err := ctx.Err(); err != nil {
+		return sum, fmt.Errorf("demo: interrupted: %w", err)
+	}
+	return sum, nil
+}
+
+// valkeyFor returns the URL of the Valkey to use and how to stop it: a
+// throwaway server, or url when given (it must be an empty database).
+func valkeyFor(ctx context.Context, url string) (string, func(), error) {
+	if url == "" {
+		srv, err := valkeytest.StartServer("standalone", valkeytest.Options{})
+		if err != nil {
+			return "", nil, fmt.Errorf("demo: start a throwaway Valkey (run ./scripts/ensure-valkey.sh, or pass -valkey-url): %w", err)
+		}
+		return srv.URL, srv.Stop, nil
+	}
+	c, err := valkeyClient(url)
+	if err != nil {
+		return "", nil, err
+	}
+	defer c.Close()
+	n, err := c.Do(ctx, c.B().Dbsize().Build()).AsInt64()
+	if err != nil {
+		return "", nil, fmt.Errorf("demo: %s: %w", url, err)
+	}
+	if n != 0 {
+		return "", nil, fmt.Errorf("demo: %s holds %d keys: the demo needs an empty database", url, n)
+	}
+	return url, func() {}, nil
+}
+
+func valkeyClient(url string) (valkey.Client, error) {
+	opt, err := valkey.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("demo: valkey URL: %w", err)
+	}
+	opt.DisableCache = true
+	c, err := valkey.NewClient(opt)
+	if err != nil {
+		return nil, fmt.Errorf("demo: connect to valkey: %w", err)
+	}
+	return c, nil
+}
+
+// waitReady waits for the bot's first long poll, failing early when the bot
+// exits.
+func waitReady(ctx context.Context, emu *tgemu.Emulator, bot *botProcess) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-bot.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := emu.WaitUntil(ctx, emu.Polling)
+	if err == nil {
+		return nil
+	}
+	logs := lastLines(strings.TrimSpace(bot.logs.String()), 20)
+	if done, werr := bot.exited(); done {
+		return fmt.Errorf("demo: the bot exited before polling for updates (%w); its output:\n%s", orExit0(werr), logs)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("demo: the bot did not poll for updates within %v; its output:\n%s", readyTimeout, logs)
+	}
+	return fmt.Errorf("demo: waiting for the bot: %w", err)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -1,0 +1,341 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codemojex/codemojex/game"
+)
+
+// scene plays the script on the emulator through the tracker.
+type scene struct {
+	tr    *tracker
+	cfg   Scene
+	start time.Time
+	end   time.Time // when play returned (zero before)
+
+	burstDrained chan struct{} // closed once every burst command is answered
+
+	mu     sync.Mutex
+	phase  string
+	events []string // newest last
+	errs   []error  // actors' failures (a reply that never came, ...)
+}
+
+var quietNames = []string{"Ana", "Ben", "Cleo", "Dev", "Eve", "Finn", "Gia", "Hugo"}
+
+// broadcastText is the admin's broadcast; marker identifies its copies.
+func broadcastText(marker string) string {
+	return "New season " + marker + " starts now 🍒 type /play"
+}
+
+func newScene(tr *tracker, cfg Scene) *scene {
+	s := &scene{tr: tr, cfg: cfg, burstDrained: make(chan struct{}), phase: "starting"}
+	tr.add(AdminID, "Admin", RoleAdmin)
+	tr.add(BurstID, "Burst", RoleBurst)
+	for i := range cfg.Quiet {
+		name := quietNames[i%len(quietNames)]
+		if i >= len(quietNames) {
+			name += fmt.Sprint(i / len(quietNames))
+		}
+		tr.add(firstQuiet+int64(i), name, RoleQuiet)
+	}
+	for i := range cfg.Crowd {
+		tr.add(firstCrowd+int64(i), fmt.Sprintf("Crowd%02d", i+1), RoleCrowd)
+	}
+	return s
+}
+
+func (s *scene) quietIDs() []int64 {
+	out := make([]int64, s.cfg.Quiet)
+	for i := range out {
+		out[i] = firstQuiet + int64(i)
+	}
+	return out
+}
+
+func (s *scene) crowdIDs() []int64 {
+	out := make([]int64, s.cfg.Crowd)
+	for i := range out {
+		out[i] = firstCrowd + int64(i)
+	}
+	return out
+}
+
+// setPhase names what the scene is doing now, and logs it as an event.
+func (s *scene) setPhase(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.phase = p
+	s.eventLocked(p)
+}
+
+func (s *scene) event(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.eventLocked(fmt.Sprintf(format, args...))
+}
+
+func (s *scene) eventLocked(e string) {
+	at := time.Duration(0)
+	if !s.start.IsZero() {
+		at = time.Since(s.start)
+	}
+	s.events = append(s.events, fmt.Sprintf("%5.1fs  %s", at.Seconds(), e))
+}
+
+func (s *scene) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, err)
+}
+
+// view returns the phase, the last n events and the failures so far.
+func (s *scene) view(n int) (string, []string, []error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ev := s.events[max(0, len(s.events)-n):]
+	return s.phase, append([]string(nil), ev...), append([]error(nil), s.errs...)
+}
+
+// say sends text from chat and waits for its reply.
+func (s *scene) say(ctx context.Context, chat int64, text string) error {
+	idx, err := s.tr.send(chat, text, false)
+	if err != nil {
+		return err
+	}
+	return s.await(ctx, chat, idx, text)
+}
+
+func (s *scene) await(ctx context.Context, chat int64, idx int, text string) error {
+	if err := s.tr.emu.WaitUntil(ctx, func() bool { return s.tr.answered(chat, idx) }); err != nil {
+		return fmt.Errorf("chat %d: no reply to %q: %w", chat, text, err)
+	}
+	return nil
+}
+
+// at sleeps until offset d into the scene.
+func (s *scene) at(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(time.Until(s.start.Add(d)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("demo: scene: %w", ctx.Err())
+	}
+}
+
+// play runs the whole script and returns when every actor is done and every
+// chat has its broadcast copy, or when ctx ends (the scene's deadline).
+// Actors' failures are collected (view), not returned: a missing reply is a
+// broken promise for the summary, not a crash of the demo.
+func (s *scene) play(ctx context.Context) {
+	s.mu.Lock()
+	s.start = time.Now()
+	s.mu.Unlock()
+	s.setPhase(fmt.Sprintf("warm-up: %d chats say /start", 2+s.cfg.Quiet+s.cfg.Crowd))
+
+	var wg sync.WaitGroup
+	run := func(name string, f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(ctx); err != nil {
+				s.fail(fmt.Errorf("%s: %w", name, err))
+			}
+		})
+	}
+	run("crowd", s.crowd)
+	run("burst", s.burst)
+	for i, id := range s.quietIDs() {
+		run(fmt.Sprintf("quiet chat %d", id), func(ctx context.Context) error { return s.quiet(ctx, id, i) })
+	}
+	run("admin", s.admin)
+	wg.Wait()
+
+	s.setPhase("draining: waiting for the broadcast to reach every chat")
+	all := append([]int64{AdminID, BurstID}, append(s.quietIDs(), s.crowdIDs()...)...)
+	err := s.tr.emu.WaitUntil(ctx, func() bool {
+		if !s.tr.broadcastSent() {
+			return true
+		}
+		got := 0
+		for _, id := range all {
+			for _, m := range s.tr.emu.Messages(id) {
+				if s.tr.isBroadcast(m) {
+					got++
+					break
+				}
+			}
+		}
+		return got == len(all)
+	})
+	if err != nil {
+		s.fail(fmt.Errorf("broadcast: %w", err))
+	}
+	s.mu.Lock()
+	s.end = time.Now()
+	s.mu.Unlock()
+	s.setPhase("done")
+}
+
+// crowd: many chats say /start at once, so the broadcast fans out wide.
+func (s *scene) crowd(ctx context.Context) error {
+	ids := s.crowdIDs()
+	idx := make([]int, len(ids))
+	for i, id := range ids {
+		n, err := s.tr.send(id, "/start", false)
+		if err != nil {
+			return err
+		}
+		idx[i] = n
+	}
+	var errs []error
+	for i, id := range ids {
+		if err := s.await(ctx, id, idx[i], "/start"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// burst: one chat sends /start and Burst × /help at once.
+func (s *scene) burst(ctx context.Context) error {
+	if err := s.at(ctx, 300*time.Millisecond); err != nil {
+		return err
+	}
+	s.setPhase(fmt.Sprintf("burst: chat %d sends %d × /help at once while %d chats play", BurstID, s.cfg.Burst, s.cfg.Quiet))
+	var idx []int
+	for i := range s.cfg.Burst + 1 {
+		text := "/help"
+		if i == 0 {
+			text = "/start"
+		}
+		n, err := s.tr.send(BurstID, text, false)
+		if err != nil {
+			return err
+		}
+		idx = append(idx, n)
+	}
+	for _, n := range idx {
+		if err := s.await(ctx, BurstID, n, "/help"); err != nil {
+			return err
+		}
+	}
+	close(s.burstDrained)
+	s.event("burst chat %d: backlog drained", BurstID)
+	return nil
+}
+
+// quiet: a player who plays one move at a time, with a pause after each
+// reply, until the burst has drained (and MinMoves at least).
+func (s *scene) quiet(ctx context.Context, chat int64, i int) error {
+	if err := s.at(ctx, time.Duration(i)*150*time.Millisecond); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(uint64(chat), 0x636d78))
+	palette := game.DefaultConfig().Palette
+	think := func() error {
+		d := time.Duration(float64(s.cfg.Think) * (0.75 + 0.5*rng.Float64()))
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("demo: %w", ctx.Err())
+		}
+	}
+	for _, text := range []string{"/start", "/play"} {
+		if err := s.say(ctx, chat, text); err != nil {
+			return err
+		}
+		if err := think(); err != nil {
+			return err
+		}
+	}
+	for moves := 0; ; moves++ {
+		if moves >= s.cfg.MinMoves {
+			select {
+			case <-s.burstDrained:
+				return s.say(ctx, chat, "/top")
+			default:
+			}
+		}
+		text := ""
+		if moves > 0 && moves%8 == 0 {
+			// Stay clear of the 10-attempt limit: start over.
+			if err := s.say(ctx, chat, "/giveup"); err != nil {
+				return err
+			}
+			if err := think(); err != nil {
+				return err
+			}
+			text = "/play"
+		} else {
+			g := make([]string, 4)
+			for k := range g {
+				g[k] = palette[rng.IntN(len(palette))]
+			}
+			text = strings.Join(g, " ")
+		}
+		if err := s.say(ctx, chat, text); err != nil {
+			return err
+		}
+		if err := think(); err != nil {
+			return err
+		}
+	}
+}
+
+// admin: raises the bursting chat's weight, looks at the queue, broadcasts.
+func (s *scene) admin(ctx context.Context) error {
+	steps := []struct {
+		at   time.Duration
+		text string
+		bc   bool
+	}{
+		{0, "/start", false},
+		{1500 * time.Millisecond, fmt.Sprintf("/weight %d %d", BurstID, burstWeight), false},
+		{0, "/weights", false},
+		{3500 * time.Millisecond, "/broadcast " + broadcastText(s.tr.marker), true},
+		{6 * time.Second, "/lanes", false},
+	}
+	for _, st := range steps {
+		if err := s.at(ctx, st.at); err != nil {
+			return err
+		}
+		switch {
+		case st.bc:
+			s.setPhase(fmt.Sprintf("broadcast: the admin sends /broadcast to every chat (%d)", 2+s.cfg.Quiet+s.cfg.Crowd))
+		case st.text != "/start":
+			s.event("admin: %s", st.text)
+		}
+		idx, err := s.tr.send(AdminID, st.text, st.bc)
+		if err != nil {
+			return err
+		}
+		if err := s.await(ctx, AdminID, idx, st.text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// elapsed is the time from the start of the scene to its end, or to now
+// while it runs (0 before it starts).
+func (s *scene) elapsed() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.start.IsZero():
+		return 0
+	case s.end.IsZero():
+		return time.Since(s.start)
+	}
+	return s.end.Sub(s.start)
+}

@@ -1,0 +1,169 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Check is one promise of the scene and whether it held.
+type Check struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// Summary is the outcome of a scene.
+type Summary struct {
+	// Scene is how long the scene ran (bot ready to last delivery).
+	Scene time.Duration
+	// Chats are the per-chat figures at the end, in cast order.
+	Chats []ChatStats
+	// Commands and Answered count the users' commands and those with a
+	// reply; Delivered counts every message the bot sent.
+	Commands, Answered, Delivered int
+	// QuietReplies, QuietP50 and QuietMax describe the quiet chats' waits
+	// (command to reply).
+	QuietReplies       int
+	QuietP50, QuietMax time.Duration
+	// BurstCommands is what the bursting chat sent; BurstDrain the time
+	// from its first command to its last reply; BurstMax its longest wait.
+	BurstCommands        int
+	BurstDrain, BurstMax time.Duration
+	// BroadcastWant is the number of chats, BroadcastGot those that got the
+	// broadcast (once or more), BroadcastDup the extra copies;
+	// BroadcastFanout the time from /broadcast to the last first copy.
+	BroadcastWant, BroadcastGot, BroadcastDup int
+	BroadcastFanout                           time.Duration
+	// TooMany counts the 429s the emulator answered, Rejected every
+	// sendMessage it refused; PeakGlobal is the most messages accepted in
+	// any 1 s window, PeakChat the most in one private chat in 1 s.
+	TooMany, Rejected, PeakGlobal, PeakChat int
+	// BotStop is how the bot stopped at the end ("" when cleanly).
+	BotStop string
+	// Checks are the promises; OK reports whether all held.
+	Checks []Check
+}
+
+// OK reports whether every check held.
+func (s Summary) OK() bool {
+	for _, c := range s.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return len(s.Checks) > 0
+}
+
+// limitsSeen are the emulator's figures at the end.
+type limitsSeen struct {
+	tooMany, rejected, peakGlobal, peakChat int
+}
+
+// summarize computes the summary and its checks.
+func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen, errs []error, botAlive bool) Summary {
+	s := Summary{Scene: scene, Chats: chats, TooMany: lim.tooMany, Rejected: lim.rejected,
+		PeakGlobal: lim.peakGlobal, PeakChat: lim.peakChat, BroadcastWant: len(chats)}
+	var quiet []time.Duration
+	var unanswered, noCopy []string
+	starved := []string{}
+	for _, c := range chats {
+		s.Commands += c.Sent
+		s.Answered += c.Answered
+		s.Delivered += c.Delivered
+		if c.Sent > c.Answered {
+			unanswered = append(unanswered, fmt.Sprintf("%s %d/%d", c.Name, c.Answered, c.Sent))
+		}
+		if c.Broadcasts > 0 {
+			s.BroadcastGot++
+			s.BroadcastDup += c.Broadcasts - 1
+			s.BroadcastFanout = max(s.BroadcastFanout, c.BroadcastWait)
+		} else {
+			noCopy = append(noCopy, c.Name)
+		}
+		switch c.Role {
+		case RoleQuiet:
+			quiet = append(quiet, c.Waits...)
+			if m := percentile(c.Waits, 100); m > cfg.QuietMaxWait || c.Answered < c.Sent {
+				starved = append(starved, fmt.Sprintf("%s (max %s, %d/%d answered)", c.Name, secs(m), c.Answered, c.Sent))
+			}
+		case RoleBurst:
+			s.BurstCommands = c.Sent
+			s.BurstMax = percentile(c.Waits, 100)
+			if !c.Last.IsZero() {
+				s.BurstDrain = c.Last.Sub(c.First)
+			}
+		}
+	}
+	s.QuietReplies = len(quiet)
+	s.QuietP50, s.QuietMax = percentile(quiet, 50), percentile(quiet, 100)
+
+	s.Checks = append(s.Checks, Check{
+		Name: "quiet chats were not starved",
+		OK:   len(starved) == 0 && len(quiet) > 0,
+		Detail: fmt.Sprintf("%d replies, wait p50 %s, max %s (limit %s), while the burst chat's %d commands took %s to drain",
+			len(quiet), secs(s.QuietP50), secs(s.QuietMax), secs(cfg.QuietMaxWait), s.BurstCommands, secs(s.BurstDrain)),
+	})
+	if len(starved) > 0 {
+		s.Checks[len(s.Checks)-1].Detail += "; starved: " + strings.Join(starved, ", ")
+	}
+
+	lost := Check{Name: "no message lost", OK: len(unanswered) == 0 && len(noCopy) == 0 && s.BroadcastDup == 0 && len(errs) == 0,
+		Detail: fmt.Sprintf("%d/%d commands answered, broadcast reached %d/%d chats in %s, %d duplicate copies",
+			s.Answered, s.Commands, s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastFanout), s.BroadcastDup)}
+	if len(unanswered) > 0 {
+		lost.Detail += "; unanswered: " + firstFew(unanswered)
+	}
+	if len(noCopy) > 0 {
+		lost.Detail += "; no broadcast: " + firstFew(noCopy)
+	}
+	for _, e := range errs {
+		lost.Detail += "; " + e.Error()
+	}
+	s.Checks = append(s.Checks, lost)
+
+	s.Checks = append(s.Checks, Check{
+		Name: "within Telegram's limits, zero 429s",
+		OK:   s.TooMany == 0 && s.Rejected == 0 && s.PeakGlobal <= 30 && s.PeakChat <= 1,
+		Detail: fmt.Sprintf("%d × 429, %d rejected, peak %d msg/s overall (limit 30), %d msg/s in one chat (limit 1)",
+			s.TooMany, s.Rejected, s.PeakGlobal, s.PeakChat),
+	})
+	s.Checks = append(s.Checks, Check{
+		Name: "the bot ran the whole scene", OK: botAlive,
+		Detail: map[bool]string{true: "still running at the end", false: "the bot process exited during the scene"}[botAlive],
+	})
+	return s
+}
+
+func firstFew(s []string) string {
+	if len(s) > 4 {
+		return strings.Join(s[:4], ", ") + fmt.Sprintf(" and %d more", len(s)-4)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Print writes the summary.
+func (s Summary) Print(w io.Writer) {
+	fmt.Fprintf(w, "\nsummary: scene %.1fs, %d messages delivered to %d chats\n", s.Scene.Seconds(), s.Delivered, len(s.Chats))
+	fmt.Fprintf(w, "  burst chat:  %d commands at once, backlog drained in %s (longest wait %s), paced at 1 msg/s\n",
+		s.BurstCommands, secs(s.BurstDrain), secs(s.BurstMax))
+	fmt.Fprintf(w, "  quiet chats: %d replies, wait p50 %s, max %s\n", s.QuietReplies, secs(s.QuietP50), secs(s.QuietMax))
+	fmt.Fprintf(w, "  broadcast:   %d/%d chats within %s of /broadcast\n", s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastFanout))
+	fmt.Fprintf(w, "  limits:      peak %d msg/s overall (30), %d msg/s per chat (1), %d × 429\n", s.PeakGlobal, s.PeakChat, s.TooMany)
+	if s.BotStop != "" {
+		fmt.Fprintf(w, "  note:        %s\n", s.BotStop)
+	}
+	for _, c := range s.Checks {
+		mark := "PASS"
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s  %s: %s\n", mark, c.Name, c.Detail)
+	}
+	if s.OK() {
+		fmt.Fprintln(w, "all promises held")
+	} else {
+		fmt.Fprintln(w, "some promises failed")
+	}
+}
