@@ -1,0 +1,5 @@
+package app
+
+import "github.com/go-telegram/bot"
+
+type botT = bot.Bot

@@ -1,0 +1,229 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+)
+
+func TestMain(m *testing.M) { valkeytest.Main(m) }
+
+// adminID is the admin user of the harness (ADMIN_IDS).
+const adminID = 9001
+
+// wait bounds every wait of a test.
+const wait = 20 * time.Second
+
+// logBuf collects the log lines of every app of a test (safe for
+// concurrent writes).
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// harness is an emulator, a Valkey namespace and the config of the apps a
+// test runs against them.
+type harness struct {
+	t    *testing.T
+	emu  *tgemu.Emulator
+	c    valkey.Client
+	srv  *valkeytest.Server
+	tag  string
+	logs *logBuf
+	env  []string
+}
+
+func newHarness(t *testing.T, env ...string) *harness {
+	t.Helper()
+	emu, err := tgemu.New(tgemu.WithLimits(tgemu.Limits{}))
+	require.NoError(t, err)
+	t.Cleanup(func() { emu.Close() })
+	srv := valkeytest.Shared(t)
+	h := &harness{t: t, emu: emu, srv: srv, c: srv.Client(t), tag: valkeytest.Namespace(t), logs: &logBuf{}}
+	h.env = append([]string{
+		"TELEGRAM_BOT_TOKEN=" + emu.Token(),
+		"TELEGRAM_API_URL=" + emu.URL(),
+		"VALKEY_URL=" + srv.URL,
+		fmt.Sprintf("ADMIN_IDS=%d", adminID),
+		"TELEGRAM_GLOBAL_RATE=1000",
+		"TELEGRAM_CHAT_RATE=100",
+		"TELEGRAM_GROUP_RATE=6000",
+		"HTTP_ADDR=127.0.0.1:0",
+		"WORKERS=8",
+		"LOG_LEVEL=debug",
+	}, env...)
+	t.Cleanup(func() {
+		_, secret, _ := strings.Cut(emu.Token(), ":")
+		require.NotContains(t, h.logs.String(), secret, "the token never appears in a log line")
+		if t.Failed() {
+			t.Logf("app logs:\n%s", h.logs.String())
+		}
+	})
+	return h
+}
+
+// running is an App running in the background.
+type running struct {
+	app  *App
+	addr string
+	stop func()
+}
+
+// start runs an app with the harness config (extra env overrides) until
+// stop or the end of the test.
+func (h *harness) start(env []string, opts ...Option) *running {
+	h.t.Helper()
+	cfg, err := config.FromEnv(append(append([]string{}, h.env...), env...))
+	require.NoError(h.t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(h.t, err)
+	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	base := []Option{WithValkey(h.c), WithTag(h.tag), WithPollTimeout(time.Second), WithLeaseTTL(3 * time.Second),
+		WithDrainTimeout(5 * time.Second), WithEditInterval(200 * time.Millisecond), WithListener(ln), WithLogger(log)}
+	a, err := New(cfg, append(base, opts...)...)
+	require.NoError(h.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(h.t, err)
+			case <-time.After(wait):
+				h.t.Fatalf("app did not stop within %v", wait)
+			}
+		})
+	}
+	h.t.Cleanup(stop)
+	return &running{app: a, addr: ln.Addr().String(), stop: stop}
+}
+
+// waitLeader waits until r polls (holds the lease).
+func (h *harness) waitLeader(r *running) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool { return r.app.leader.Load() && r.app.lastPoll.Load() != 0 }, wait, 10*time.Millisecond)
+}
+
+// user returns a private-chat user.
+func user(id int64, first string) models.User {
+	return models.User{ID: id, FirstName: first}
+}
+
+// say injects a text message of from in chat (chat 0: from's private chat).
+func (h *harness) say(chat int64, from models.User, text string) models.Update {
+	h.t.Helper()
+	if chat == 0 {
+		chat = from.ID
+	}
+	u, err := h.emu.InjectMessage(tgemu.TextMessage{ChatID: chat, From: from, Text: text})
+	require.NoError(h.t, err)
+	return u
+}
+
+// replyTo injects a reply of from in chat to message id.
+func (h *harness) replyTo(chat int64, from models.User, id int, text string) {
+	h.t.Helper()
+	_, err := h.emu.InjectMessage(tgemu.TextMessage{ChatID: chat, From: from, Text: text, ReplyToMessageID: id})
+	require.NoError(h.t, err)
+}
+
+// texts waits until chat received n messages and returns their texts.
+func (h *harness) texts(chat int64, n int) []string {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	msgs, err := h.emu.WaitForMessages(ctx, chat, n)
+	require.NoError(h.t, err)
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.CurrentText()
+	}
+	return out
+}
+
+// ask sends text in chat and returns the one reply it gets.
+func (h *harness) ask(chat int64, from models.User, text string) string {
+	h.t.Helper()
+	if chat == 0 {
+		chat = from.ID
+	}
+	before := len(h.emu.Messages(chat))
+	h.say(chat, from, text)
+	got := h.texts(chat, before+1)
+	return got[before]
+}
+
+// quiet asserts that chat receives nothing more than it has within d.
+func (h *harness) quiet(chat int64, d time.Duration) {
+	h.t.Helper()
+	n := len(h.emu.Messages(chat))
+	time.Sleep(d)
+	require.Len(h.t, h.emu.Messages(chat), n, "no message expected in chat %d", chat)
+}
+
+// get fetches path from r's HTTP server.
+func (h *harness) get(r *running, path string) (int, string) {
+	h.t.Helper()
+	resp, err := http.Get("http://" + r.addr + path)
+	require.NoError(h.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(h.t, err)
+	return resp.StatusCode, string(b)
+}
+
+// secretRNG makes every game's secret the given default-palette indices
+// (🍎=0 🍌=1 🍇=2 🍒=3 🍋=4 🥝=5), each followed by a game id that differs
+// per game.
+func secretRNG(idx ...byte) io.Reader { return &cycleRNG{idx: idx} }
+
+type cycleRNG struct {
+	mu  sync.Mutex
+	idx []byte
+	buf []byte
+	n   byte
+}
+
+func (r *cycleRNG) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range p {
+		if len(r.buf) == 0 {
+			r.n++
+			r.buf = append(append([]byte{}, r.idx...), r.n, 2, 3, 4, 5, 6, 7, 8)
+		}
+		p[i], r.buf = r.buf[0], r.buf[1:]
+	}
+	return len(p), nil
+}
