@@ -30,10 +30,18 @@ type config struct {
 	jobs    int    // jobs per throughput run
 	quick   bool
 	only    string
+	debug   bool
 	log     *slog.Logger
 }
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "-role" && os.Args[2] == "worker" {
+		if err := workerMain(os.Args[3:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var cfg config
 	flag.StringVar(&cfg.docs, "docs", "../docs", "directory for the PNG charts")
 	flag.IntVar(&cfg.workers, "c", 50, "concurrent clients in the throughput runs (redis-benchmark's default is 50)")
@@ -46,6 +54,7 @@ func main() {
 	if *verbose {
 		level = slog.LevelDebug
 	}
+	cfg.debug = *verbose
 	cfg.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	if cfg.quick {
 		cfg.jobs = 10_000

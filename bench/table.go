@@ -38,7 +38,11 @@ func ratio(a, b float64) string {
 	if b == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.2f×", a/b)
+	r := a / b
+	if r < 0.01 {
+		return fmt.Sprintf("%.4f× (1/%.0f)", r, 1/r)
+	}
+	return fmt.Sprintf("%.2f×", r)
 }
 
 type machine struct {

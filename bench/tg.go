@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/worker"
+)
+
+// Telegram limits of the bench, scaled up from Telegram's (30/s overall,
+// 1/s per private chat) so the whole run takes minutes, not hours: global
+// 300/s (10×) and 100/s per chat (100×: at 1/s a 1,000-message burst would
+// keep a FIFO busy for 17 minutes; at 100/s it is 10 s).
+const (
+	benchGlobal = 300
+	benchChat   = 100
+	senders     = 16
+)
+
+func benchLimits() notifier.Limits {
+	return notifier.Limits{GlobalPerSecond: benchGlobal, PrivatePerSecond: benchChat, GroupPerMinute: 20, Margin: notifier.DefaultMargin}
+}
+
+func newEmulator() (*tgemu.Emulator, error) {
+	sec := time.Second
+	return tgemu.New(
+		tgemu.WithLimits(tgemu.Limits{
+			Global:  tgemu.Rate{Messages: benchGlobal, Per: sec},
+			Private: tgemu.Rate{Messages: benchChat, Per: sec},
+			Group:   tgemu.Rate{Messages: 20, Per: time.Minute},
+		}),
+		tgemu.WithAllowAnyChat(),
+	)
+}
+
+// pipeline is a notifier and its store on one client.
+type pipeline struct {
+	c     valkey.Client
+	store *lanes.Store
+	n     *notifier.Notifier
+}
+
+func newPipeline(srv *valkeytest.Server, tag string) (*pipeline, error) {
+	c, err := newClient(srv)
+	if err != nil {
+		return nil, err
+	}
+	store, err := notifier.NewStore(c, benchLimits(), 0, lanes.WithTag(tag))
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	n, err := notifier.New(store, notifier.Config{})
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &pipeline{c: c, store: store, n: n}, nil
+}
+
+func (p *pipeline) Close() { p.c.Close() }
+
+// runWorker runs the real worker (package worker) in this process until
+// the returned stop is called; stop waits for it to shut down.
+func (p *pipeline) runWorker(ctx context.Context, emu *tgemu.Emulator) (stop func() error, err error) {
+	w, err := worker.New(p.n, worker.Config{
+		Token: emu.Token(), ServerURL: emu.URL(), Senders: senders,
+		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}},
+		Logger:     slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() error { cancel(); return <-done }, nil
+}
+
+// backlog enqueues per messages for each chat, interleaved, on the notify
+// queue (one EnqueueBatch per 1,000 jobs).
+func (p *pipeline) backlog(ctx context.Context, chats []int64, per int) error {
+	minter := lanes.NewMinter()
+	items := make([]lanes.Item, 0, 1000)
+	for i := range per {
+		for _, chat := range chats {
+			b, err := tgjob.Job{Chat: chat, Text: fmt.Sprintf("backlog %d #%d", chat, i)}.Encode()
+			if err != nil {
+				return err
+			}
+			items = append(items, lanes.Item{Group: tgjob.Group(chat), ID: minter.New(), Payload: b})
+			if len(items) == cap(items) {
+				if _, err := p.store.EnqueueBatch(ctx, tgjob.QueueNotify, items); err != nil {
+					return fmt.Errorf("backlog: %w", err)
+				}
+				items = items[:0]
+			}
+		}
+	}
+	if len(items) > 0 {
+		if _, err := p.store.EnqueueBatch(ctx, tgjob.QueueNotify, items); err != nil {
+			return fmt.Errorf("backlog: %w", err)
+		}
+	}
+	return nil
+}
+
+// workerMain is the helper role: `bench -role worker` runs the real worker
+// as its own OS process (for the two-process budget run) until SIGTERM.
+func workerMain(args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	addr := fs.String("valkey", "", "server URL")
+	api := fs.String("api", "", "Bot API URL")
+	token := fs.String("token", "", "bot token")
+	tag := fs.String("tag", "", "store tag")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	opt, err := valkey.ParseURL(*addr)
+	if err != nil {
+		return fmt.Errorf("valkey url: %w", err)
+	}
+	opt.DisableCache = true
+	c, err := valkey.NewClient(opt)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer c.Close()
+	store, err := notifier.NewStore(c, benchLimits(), 0, lanes.WithTag(*tag))
+	if err != nil {
+		return err
+	}
+	n, err := notifier.New(store, notifier.Config{})
+	if err != nil {
+		return err
+	}
+	w, err := worker.New(n, worker.Config{
+		Token: *token, ServerURL: *api, Senders: senders,
+		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}},
+		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	return w.Run(ctx)
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signalNotify(ch)
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// startWorkerProcs starts n helper worker processes.
+func startWorkerProcs(ctx context.Context, n int, srv *valkeytest.Server, emu *tgemu.Emulator, tag string) (stop func() error, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("own executable: %w", err)
+	}
+	var cmds []*exec.Cmd
+	stop = func() error {
+		var errs []error
+		for _, c := range cmds {
+			_ = c.Process.Signal(syscall.SIGTERM)
+		}
+		for _, c := range cmds {
+			if err := c.Wait(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for range n {
+		cmd := exec.CommandContext(ctx, self, "-role", "worker", "-valkey", srv.URL, "-api", emu.URL(), "-token", emu.Token(), "-tag", tag)
+		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			_ = stop()
+			return nil, fmt.Errorf("start worker process: %w", err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	return stop, nil
+}
+
+// fifo is the baseline: one Valkey list, popped in order by one loop that
+// waits for the same limits (global and per chat, same margin) before
+// handing the head to the same number of senders using go-telegram/bot; a
+// 429 is retried after retry_after. The head of the list waits for its
+// chat's budget, so everything behind it waits too.
+type fifo struct {
+	c   valkey.Client
+	key string
+	b   *bot.Bot
+}
+
+func newFIFO(c valkey.Client, emu *tgemu.Emulator) (*fifo, error) {
+	b, err := bot.New(emu.Token(), bot.WithServerURL(emu.URL()), bot.WithSkipGetMe(),
+		bot.WithHTTPClient(20*time.Second, &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}}))
+	if err != nil {
+		return nil, err
+	}
+	return &fifo{c: c, key: "fifo:{bench}", b: b}, nil
+}
+
+func (f *fifo) push(ctx context.Context, chat int64, text string) error {
+	p, err := tgjob.Job{Chat: chat, Text: text}.Encode()
+	if err != nil {
+		return err
+	}
+	if err := f.c.Do(ctx, f.c.B().Rpush().Key(f.key).Element(string(p)).Build()).Error(); err != nil {
+		return fmt.Errorf("fifo push: %w", err)
+	}
+	return nil
+}
+
+// slidingLog is a client-side sliding-window limiter.
+type slidingLog struct {
+	limit int
+	per   time.Duration
+	times []time.Time
+}
+
+func (s *slidingLog) wait(now time.Time) time.Duration {
+	cut := now.Add(-s.per)
+	i := 0
+	for i < len(s.times) && !s.times[i].After(cut) {
+		i++
+	}
+	s.times = s.times[i:]
+	if len(s.times) < s.limit {
+		return 0
+	}
+	return s.times[len(s.times)-s.limit].Add(s.per).Sub(now)
+}
+
+func (f *fifo) run(ctx context.Context) error {
+	l := benchLimits()
+	stretch := time.Duration(float64(time.Second) * (1 + l.Margin))
+	global := &slidingLog{limit: l.GlobalPerSecond, per: stretch}
+	chats := map[int64]*slidingLog{}
+	jobs := make(chan tgjob.Job)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(jobs)
+	for range senders {
+		wg.Go(func() {
+			for j := range jobs {
+				for ctx.Err() == nil {
+					_, err := f.b.SendMessage(ctx, &bot.SendMessageParams{ChatID: j.Chat, Text: j.Text})
+					var tm *bot.TooManyRequestsError
+					if errors.As(err, &tm) {
+						sleepCtx(ctx, time.Duration(tm.RetryAfter)*time.Second)
+						continue
+					}
+					break
+				}
+			}
+		})
+	}
+	for ctx.Err() == nil {
+		v, err := f.c.Do(ctx, f.c.B().Blpop().Key(f.key).Timeout(0.2).Build()).AsStrSlice()
+		if valkey.IsValkeyNil(err) || ctx.Err() != nil {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("fifo pop: %w", err)
+		}
+		j, err := tgjob.Decode([]byte(v[1]))
+		if err != nil {
+			return err
+		}
+		cl := chats[j.Chat]
+		if cl == nil {
+			cl = &slidingLog{limit: l.PrivatePerSecond, per: stretch}
+			chats[j.Chat] = cl
+		}
+		for ctx.Err() == nil {
+			now := time.Now()
+			d := max(global.wait(now), cl.wait(now))
+			if d <= 0 {
+				global.times = append(global.times, now)
+				cl.times = append(cl.times, now)
+				break
+			}
+			sleepCtx(ctx, d)
+		}
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+const notifierQueue = tgjob.QueueNotify
