@@ -130,7 +130,7 @@ func (a *App) init() error {
 	}
 	if cfg.Sends() {
 		a.worker, err = worker.New(a.notes, worker.Config{
-			Token: cfg.Token, ServerURL: cfg.APIURL, Senders: cfg.Workers,
+			Token: cfg.Token, ServerURL: cfg.APIURL, Senders: cfg.Workers, Lease: cfg.WorkerLease,
 			ShutdownGrace: o.drain, Logger: o.log, Registerer: a.reg,
 		})
 		if err != nil {
