@@ -72,9 +72,11 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 			_ = bot.stop(stopGrace)
 		}
 	}()
+	t0 := time.Now()
 	if err := waitReady(ctx, emu, bot); err != nil {
 		return Summary{}, err
 	}
+	log.Debug("demo: bot polling", slog.Duration("took", time.Since(t0)))
 
 	vc, err := valkeyClient(valkeyURL)
 	if err != nil {
@@ -157,10 +159,13 @@ loop:
 	sum := summarize(opts.Scene, sc.elapsed(), last.chats,
 		limitsSeen{tooMany: st.TooManyRequests, rejected: st.Rejected, peakGlobal: st.MaxPerSecond, peakChat: peakChat},
 		errs, !alive)
+	sum.Admin = tr.transcript(AdminID)
 	botStopped = true
+	t0 = time.Now()
 	if err := bot.stop(stopGrace); err != nil {
 		sum.BotStop = err.Error()
 	}
+	log.Debug("demo: bot stopped", slog.Duration("took", time.Since(t0)))
 	if !sum.OK() {
 		if logs := strings.TrimSpace(bot.logs.String()); logs != "" {
 			fmt.Fprintf(out, "\nbot output (last lines):\n%s\n", lastLines(logs, 20))

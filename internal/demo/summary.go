@@ -35,7 +35,9 @@ type Summary struct {
 	// broadcast (once or more), BroadcastDup the extra copies;
 	// BroadcastFanout the time from /broadcast to the last first copy.
 	BroadcastWant, BroadcastGot, BroadcastDup int
-	BroadcastFanout                           time.Duration
+	BroadcastFanout, BroadcastP50             time.Duration
+	// Admin is what the admin sent and the first line of each reply.
+	Admin []Exchange
 	// TooMany counts the 429s the emulator answered, Rejected every
 	// sendMessage it refused; PeakGlobal is the most messages accepted in
 	// any 1 s window, PeakChat the most in one private chat in 1 s.
@@ -65,7 +67,7 @@ type limitsSeen struct {
 func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen, errs []error, botAlive bool) Summary {
 	s := Summary{Scene: scene, Chats: chats, TooMany: lim.tooMany, Rejected: lim.rejected,
 		PeakGlobal: lim.peakGlobal, PeakChat: lim.peakChat, BroadcastWant: len(chats)}
-	var quiet []time.Duration
+	var quiet, bc []time.Duration
 	var unanswered, noCopy []string
 	starved := []string{}
 	for _, c := range chats {
@@ -79,6 +81,7 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen
 			s.BroadcastGot++
 			s.BroadcastDup += c.Broadcasts - 1
 			s.BroadcastFanout = max(s.BroadcastFanout, c.BroadcastWait)
+			bc = append(bc, c.BroadcastWait)
 		} else {
 			noCopy = append(noCopy, c.Name)
 		}
@@ -96,6 +99,7 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen
 			}
 		}
 	}
+	s.BroadcastP50 = percentile(bc, 50)
 	s.QuietReplies = len(quiet)
 	s.QuietP50, s.QuietMax = percentile(quiet, 50), percentile(quiet, 100)
 
@@ -145,11 +149,22 @@ func firstFew(s []string) string {
 
 // Print writes the summary.
 func (s Summary) Print(w io.Writer) {
+	if len(s.Admin) > 0 {
+		fmt.Fprintln(w, "\nthe admin's chat:")
+		for _, e := range s.Admin {
+			reply := "(no reply)"
+			if e.Reply != "" {
+				reply = fmt.Sprintf("%s  [%s]", e.Reply, secs(e.Wait))
+			}
+			fmt.Fprintf(w, "  > %s\n    %s\n", clip(e.Command, lineWidth-4), clip(reply, lineWidth-4))
+		}
+	}
 	fmt.Fprintf(w, "\nsummary: scene %.1fs, %d messages delivered to %d chats\n", s.Scene.Seconds(), s.Delivered, len(s.Chats))
 	fmt.Fprintf(w, "  burst chat:  %d commands at once, backlog drained in %s (longest wait %s), paced at 1 msg/s\n",
 		s.BurstCommands, secs(s.BurstDrain), secs(s.BurstMax))
 	fmt.Fprintf(w, "  quiet chats: %d replies, wait p50 %s, max %s\n", s.QuietReplies, secs(s.QuietP50), secs(s.QuietMax))
-	fmt.Fprintf(w, "  broadcast:   %d/%d chats within %s of /broadcast\n", s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastFanout))
+	fmt.Fprintf(w, "  broadcast:   %d/%d chats, p50 %s after /broadcast, last %s (a chat's copy waits behind its own backlog)\n",
+		s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastP50), secs(s.BroadcastFanout))
 	fmt.Fprintf(w, "  limits:      peak %d msg/s overall (30), %d msg/s per chat (1), %d × 429\n", s.PeakGlobal, s.PeakChat, s.TooMany)
 	if s.BotStop != "" {
 		fmt.Fprintf(w, "  note:        %s\n", s.BotStop)

@@ -258,3 +258,36 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	k := int(float64(len(s))*p/100+0.999999) - 1
 	return s[min(max(k, 0), len(s)-1)]
 }
+
+// Exchange is one command and the first line of the reply matched to it.
+type Exchange struct {
+	Command, Reply string
+	Wait           time.Duration
+}
+
+// transcript pairs chat's commands with the first line of their replies.
+func (t *tracker) transcript(chat int64) []Exchange {
+	t.mu.Lock()
+	var cmds []command
+	if c := t.chats[chat]; c != nil {
+		cmds = slices.Clone(c.cmds)
+	}
+	t.mu.Unlock()
+	replies := t.replies(chat)
+	byTime := make(map[time.Time]string, len(replies))
+	for _, m := range replies {
+		if _, ok := byTime[m.Time]; !ok {
+			byTime[m.Time] = m.Text
+		}
+	}
+	out := make([]Exchange, 0, len(cmds))
+	for i, at := range match(cmds, replies) {
+		e := Exchange{Command: cmds[i].text}
+		if !at.IsZero() {
+			e.Reply, _, _ = strings.Cut(byTime[at], "\n")
+			e.Wait = at.Sub(cmds[i].at)
+		}
+		out = append(out, e)
+	}
+	return out
+}
