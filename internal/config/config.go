@@ -14,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/caarlos0/env/v11"
 	"github.com/joho/godotenv"
@@ -51,6 +52,11 @@ type Config struct {
 	Role string `env:"BOT_ROLE" envDefault:"all"`
 	// Workers is the number of concurrent senders per process (WORKERS).
 	Workers int `env:"WORKERS" envDefault:"8"`
+	// WorkerLease is how long a worker holds a claimed message before
+	// another worker may take it over (WORKER_LEASE, a Go duration): after a
+	// worker process dies, its in-flight messages (and, queues being
+	// ordered, their chats) wait this long.
+	WorkerLease time.Duration `env:"WORKER_LEASE" envDefault:"30s"`
 	// HTTPAddr serves /healthz and /metrics (HTTP_ADDR).
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
 	// LogLevel is debug, info, warn or error (LOG_LEVEL).
@@ -159,6 +165,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 1 || c.Workers > 256 {
 		return &Error{Var: "WORKERS", Want: fmt.Sprintf("concurrent senders per process, 1..256; got %d", c.Workers)}
+	}
+	if c.WorkerLease < time.Second || c.WorkerLease > time.Hour {
+		return &Error{Var: "WORKER_LEASE", Want: fmt.Sprintf("a duration from 1s to 1h, e.g. 30s; got %v", c.WorkerLease)}
 	}
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		return &Error{Var: "HTTP_ADDR", Want: fmt.Sprintf("host:port or :port, e.g. :8080; got %q", c.HTTPAddr)}
