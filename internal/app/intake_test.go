@@ -1,0 +1,172 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/gamestore"
+)
+
+// TestCrashBetweenIntakeAndHandling: a process records updates (and so
+// confirms them to Telegram) and stops before handling any; a new process
+// handles each exactly once.
+func TestCrashBetweenIntakeAndHandling(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	ann := user(901, "Ann")
+
+	first := h.start(nil, WithIntakeOnly(), WithRandom(secretRNG(0, 1, 2, 3)))
+	h.waitLeader(first)
+	texts := []string{"/play", "🍋🍋🍋🍋", "🐶🐶🐶🐶", "🍎🍌🍒🍇", "/top"}
+	var last int64
+	for _, s := range texts {
+		last = h.say(0, ann, s).ID
+	}
+	in := first.app.inbox
+	require.Eventually(t, func() bool {
+		n, err := in.Depth(ctx)
+		return err == nil && n == int64(len(texts)) && len(h.emu.PendingUpdates()) == 0
+	}, wait, 10*time.Millisecond, "recorded in Valkey, then confirmed to Telegram by the next offset")
+	off, err := in.Offset(ctx)
+	require.NoError(t, err)
+	require.Equal(t, last+1, off)
+	first.stop() // the "crash": nothing was handled
+	require.Empty(t, h.emu.Messages(ann.ID))
+
+	second := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
+	got := h.texts(ann.ID, len(texts))
+	require.Equal(t, []string{
+		"🔐 New code: 4 emojis from 🍎 🍌 🍇 🍒 🍋 🥝 (repeats allowed). You have 10 attempts. Send your guess!",
+		"🍋🍋🍋🍋  ⚪⚪⚪⚪  attempt 1/10",
+		"❌ Not a valid guess: 🐶 is not in the palette; use only 🍎 🍌 🍇 🍒 🍋 🥝. No attempt used.",
+		"🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 2/10",
+		textTopEmpty,
+	}, got)
+	st, err := gamestore.New(h.c, "{"+h.tag+"}").Current(ctx, ann.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, st.AttemptsUsed(), "each guess applied once")
+	require.Eventually(t, func() bool {
+		n, _ := second.app.inbox.Depth(ctx)
+		hd, _ := second.app.inbox.Handled(ctx)
+		return n == 0 && hd == last
+	}, wait, 10*time.Millisecond)
+	h.quiet(ann.ID, 300*time.Millisecond)
+
+	// Offsets only ever moved forward, and no getUpdates was refused.
+	var prev int64
+	for _, r := range h.emu.Requests() {
+		if !strings.EqualFold(r.Method, "getUpdates") {
+			continue
+		}
+		require.NotEqual(t, http.StatusConflict, r.HTTPStatus)
+		o, _ := strconv.ParseInt(r.Params["offset"], 10, 64)
+		require.GreaterOrEqual(t, o, prev)
+		prev = o
+	}
+}
+
+// TestReplayAfterCrashMidHandling: an update whose game move was applied
+// but which was not marked handled (a crash in between) is handled again
+// without applying the move twice; its journalled reply is sent. An update
+// already marked handled is skipped.
+func TestReplayAfterCrashMidHandling(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	ann := user(902, "Ann")
+	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
+	h.waitLeader(r)
+	require.Contains(t, h.ask(0, ann, "/play"), "New code")
+	games := gamestore.New(h.c, "{"+h.tag+"}")
+	before, err := games.Current(ctx, ann.ID)
+	require.NoError(t, err)
+
+	u := h.say(0, ann, "🍎🍌🍒🍇")
+	h.texts(ann.ID, 2)
+	a := r.app
+	require.Eventually(t, func() bool { hd, _ := a.inbox.Handled(ctx); return hd == u.ID }, wait, 10*time.Millisecond)
+	after, err := games.Current(ctx, ann.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, after.AttemptsUsed())
+
+	// Rewind to the state of a crash right after the move: the update back
+	// at the inbox head, the handled mark before it, its journal written.
+	r.stop()
+	raw, err := jsonOf(u)
+	require.NoError(t, err)
+	require.NoError(t, h.c.Do(ctx, h.c.B().Lpush().Key(a.keys.queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
+	require.NoError(t, h.c.Do(ctx, h.c.B().Set().Key(a.keys.handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
+	require.NoError(t, a.planMove(ctx, u.ID, fingerprint(before, true),
+		[]outMsg{{Chat: ann.ID, Text: "🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 1/10"}}))
+	// And a duplicate of an update already handled, behind it.
+	require.NoError(t, h.c.Do(ctx, h.c.B().Rpush().Key(a.keys.queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
+
+	r2 := h.start(nil)
+	got := h.texts(ann.ID, 3)
+	require.Equal(t, "🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 1/10", got[2], "the journalled reply is sent")
+	require.Eventually(t, func() bool { n, _ := r2.app.inbox.Depth(ctx); return n == 0 }, wait, 10*time.Millisecond)
+	h.quiet(ann.ID, 300*time.Millisecond)
+	cur, err := games.Current(ctx, ann.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, cur.AttemptsUsed(), "the move was not applied twice")
+	n, err := h.c.Do(ctx, h.c.B().Exists().Key(a.keys.journal(u.ID)).Build()).AsInt64()
+	require.NoError(t, err)
+	require.Zero(t, n, "the journal is dropped once the update is handled")
+	require.Contains(t, h.logs.String(), "update already handled; skipped")
+}
+
+// TestSecondPollerWaits: a second poller sees the first one's lease, says
+// so and waits, without any getUpdates (so no 409); it takes over when the
+// first stops.
+func TestSecondPollerWaits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	first := h.start([]string{"BOT_ROLE=poller"})
+	h.waitLeader(first)
+	second := h.start([]string{"BOT_ROLE=all"})
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.logs.String(), "another poller is active (it holds the poller lease in Valkey), waiting")
+	}, wait, 10*time.Millisecond)
+	ann := user(903, "Ann")
+	require.Contains(t, h.ask(0, ann, "/start"), "Welcome", "the second process's worker sends the first's replies")
+	code, body := h.get(second, "/healthz")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "ok (standby poller: another poller is active)\n", body)
+	require.False(t, second.app.leader.Load())
+
+	first.stop()
+	h.waitLeader(second)
+	require.Contains(t, h.ask(0, ann, "/help"), "Codemojex")
+	for _, r := range h.emu.Requests() {
+		require.NotEqual(t, http.StatusConflict, r.HTTPStatus, "no 409: only one process polled at a time")
+	}
+}
+
+// TestConflictBacksOff: when Telegram answers getUpdates 409 (another
+// instance outside this Valkey, or a webhook), the poller says so and backs
+// off instead of looping.
+func TestConflictBacksOff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.emu.SetWebhook("https://example.com/hook")
+	r := h.start(nil)
+	time.Sleep(3 * time.Second)
+	conflicts := 0
+	for _, rq := range h.emu.Requests() {
+		if rq.HTTPStatus == http.StatusConflict {
+			conflicts++
+		}
+	}
+	require.Equal(t, 1, conflicts, "one 409, then a back-off of at least 5 s")
+	require.Contains(t, h.logs.String(), "Telegram answered 409 Conflict: another instance polls this bot")
+	code, body := h.get(r, "/healthz")
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, body, "polling: no successful getUpdates yet")
+}
