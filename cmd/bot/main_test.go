@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const goodToken = "123456789:AAbcdefghijklmnopqrstuvwxyz0123456"
+
+// TestBadConfigExitsWithCode2 builds the real binary and runs it with one
+// bad variable at a time: it stops with exit code 2 and a message naming
+// the variable and what it expects, never the token.
+func TestBadConfigExitsWithCode2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bot")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	for _, tc := range []struct {
+		name, env, want string
+	}{
+		{"no token", "TELEGRAM_BOT_TOKEN=", "TELEGRAM_BOT_TOKEN: the bot token from @BotFather"},
+		{"bad token", "TELEGRAM_BOT_TOKEN=123:short", "TELEGRAM_BOT_TOKEN: a token shaped <digits>:<20-100 letters, digits, _ or ->"},
+		{"api url", "TELEGRAM_API_URL=ftp://x", "TELEGRAM_API_URL: an http(s) URL"},
+		{"valkey url", "VALKEY_URL=http://x", "VALKEY_URL: a redis:// or rediss:// URL"},
+		{"admin ids", "ADMIN_IDS=1,abc", "ADMIN_IDS: a whole number"},
+		{"negative admin", "ADMIN_IDS=-5", "ADMIN_IDS: positive Telegram user ids"},
+		{"global rate", "TELEGRAM_GLOBAL_RATE=0", "TELEGRAM_GLOBAL_RATE: messages/s for the whole bot, 1..10000"},
+		{"chat rate", "TELEGRAM_CHAT_RATE=fast", "TELEGRAM_CHAT_RATE: a whole number"},
+		{"group rate", "TELEGRAM_GROUP_RATE=7000", "TELEGRAM_GROUP_RATE: messages/min per group, 1..6000"},
+		{"role", "BOT_ROLE=leader", `BOT_ROLE: one of all, poller, worker; got "leader"`},
+		{"workers", "WORKERS=0", "WORKERS: concurrent senders per process, 1..256"},
+		{"http addr", "HTTP_ADDR=8080", `HTTP_ADDR: host:port or :port, e.g. :8080; got "8080"`},
+		{"log level", "LOG_LEVEL=loud", `LOG_LEVEL: one of debug, info, warn, error; got "loud"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(bin)
+			cmd.Dir = t.TempDir() // no .env there
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TELEGRAM_BOT_TOKEN=" + goodToken, tc.env}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			require.True(t, errors.As(err, &ee), "exit error, got %v", err)
+			require.Equal(t, 2, ee.ExitCode())
+			require.Contains(t, stderr.String(), "codemojex: configuration error: "+tc.want)
+			require.NotContains(t, stderr.String(), "AAbcdefghijklmnopqrstuvwxyz0123456")
+		})
+	}
+
+	t.Run("dotenv does not override the environment", func(t *testing.T) {
+		t.Parallel()
+		wd := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(wd, ".env"), []byte("TELEGRAM_BOT_TOKEN="+goodToken+"\nWORKERS=0\nBOT_ROLE=worker\n"), 0o600))
+		cmd := exec.Command(bin)
+		cmd.Dir = wd
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "BOT_ROLE=nope"}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		require.True(t, errors.As(err, &ee))
+		require.Equal(t, 2, ee.ExitCode())
+		require.Contains(t, stderr.String(), `BOT_ROLE: one of all, poller, worker; got "nope"`, "the set variable wins over .env")
+	})
+}
