@@ -101,8 +101,10 @@ func (a *App) init() error {
 		}
 		a.ownClient = true
 	}
-	limits := notifier.Limits{GlobalPerSecond: cfg.GlobalRate, PrivatePerSecond: cfg.ChatRate,
-		GroupPerMinute: cfg.GroupRate, Margin: notifier.DefaultMargin}
+	// Telegram's limits from the config; the notifier's default safety
+	// margin on every window.
+	limits := notifier.DefaultLimits()
+	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.GroupPerMinute = cfg.GlobalRate, cfg.ChatRate, cfg.GroupRate
 	var err error
 	if a.store, err = notifier.NewStore(a.c, limits, 0, lanes.WithTag(o.tag)); err != nil {
 		return fmt.Errorf("app: lanes store: %w", err)
