@@ -46,6 +46,7 @@ type App struct {
 	reg       *prometheus.Registry
 	m         *metrics
 	gameCfg   game.Config
+	ping      *valkey.Lua // /healthz: a script call proves Valkey answers and runs Lua
 
 	me       atomic.Pointer[models.User] // from getMe, before the first update is handled
 	lastPoll atomic.Int64                // unix nanoseconds of the last successful getUpdates
@@ -112,6 +113,7 @@ func (a *App) init() error {
 	if a.notes, err = notifier.New(a.store, notifier.Config{}); err != nil {
 		return fmt.Errorf("app: notifier: %w", err)
 	}
+	a.ping = valkey.NewLuaScript("return 1")
 	a.games = gamestore.New(a.c, "{"+o.tag+"}")
 	a.inbox = newInbox(a.c, a.keys)
 	a.lease = newLease(a.c, a.keys, o.leaseTTL, a.log.With(slog.String("component", "poller")))

@@ -30,7 +30,6 @@ type updateRun struct {
 	out      []outMsg
 	err      error // infrastructure failure: the update is retried
 	panicked bool
-	after    []func(context.Context) // run after the replies were enqueued
 }
 
 type runKey struct{}
@@ -90,9 +89,6 @@ func (a *App) handleOne(ctx context.Context, u rawUpdate) error {
 			a.m.handled.WithLabelValues("retry").Inc()
 			return fmt.Errorf("update %d: reply: %w", u.ID, err)
 		}
-	}
-	for _, f := range run.after {
-		f(ctx)
 	}
 	if err := a.inbox.Finish(ctx, a.lease.token, u.ID); err != nil {
 		return err

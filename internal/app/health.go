@@ -10,12 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/valkey-io/valkey-go"
 )
-
-// pingScript is what /healthz runs: a script call proves Valkey answers and
-// runs Lua (every queue operation is a script).
-var pingScript = valkey.NewLuaScript("return 1")
 
 // Health is the outcome of a health check.
 type Health struct {
@@ -30,7 +25,7 @@ type Health struct {
 func (a *App) Health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := pingScript.Exec(ctx, a.c, nil, nil).Error(); err != nil {
+	if err := a.ping.Exec(ctx, a.c, nil, nil).Error(); err != nil {
 		return Health{Reason: "valkey: " + a.red.String(err.Error())}
 	}
 	if !a.cfg.Polls() {

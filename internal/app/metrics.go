@@ -39,7 +39,7 @@ func newMetrics(reg prometheus.Registerer, a *App) (*metrics, error) {
 		standby: prometheus.NewGauge(prometheus.GaugeOpts{Name: "codemojex_poller_standby",
 			Help: "1 while this process waits for another poller's lease."}),
 	}
-	for _, c := range []prometheus.Collector{m.received, m.handled, m.duplicates, m.panics, m.conflicts, m.leader, m.standby, &queueCollector{a: a}} {
+	for _, c := range []prometheus.Collector{m.received, m.handled, m.duplicates, m.panics, m.conflicts, m.leader, m.standby, newQueueCollector(a)} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -49,21 +49,26 @@ func newMetrics(reg prometheus.Registerer, a *App) (*metrics, error) {
 
 // queueCollector reads lanes Stats of both queues and the inbox depth on
 // each scrape (one script call per queue), so the gauges are never stale.
-type queueCollector struct{ a *App }
+type queueCollector struct {
+	a                                                             *App
+	depth, inFlight, delayed, dead, ready, parked, inbox, statsUp *prometheus.Desc
+}
 
-var (
-	descDepth    = prometheus.NewDesc("codemojex_queue_depth", "Jobs waiting on the lanes of a queue.", []string{"queue"}, nil)
-	descInFlight = prometheus.NewDesc("codemojex_queue_in_flight", "Jobs of a queue under a lease (being sent).", []string{"queue"}, nil)
-	descDelayed  = prometheus.NewDesc("codemojex_queue_delayed", "Jobs of a queue waiting for a retry time.", []string{"queue"}, nil)
-	descDead     = prometheus.NewDesc("codemojex_queue_dead_letters", "Dead letters kept for a queue.", []string{"queue"}, nil)
-	descLanes    = prometheus.NewDesc("codemojex_queue_ready_lanes", "Lanes of a queue ready to be served (in the ring).", []string{"queue"}, nil)
-	descParked   = prometheus.NewDesc("codemojex_queue_parked_lanes", "Parked lanes of a queue (429 retry_after, pace).", []string{"queue"}, nil)
-	descInbox    = prometheus.NewDesc("codemojex_inbox_depth", "Updates recorded and not yet handled.", nil, nil)
-	descScrapeOK = prometheus.NewDesc("codemojex_queue_stats_up", "1 when the last read of queue stats from Valkey succeeded.", nil, nil)
-)
+func newQueueCollector(a *App) *queueCollector {
+	return &queueCollector{a: a,
+		depth:    prometheus.NewDesc("codemojex_queue_depth", "Jobs waiting on the lanes of a queue.", []string{"queue"}, nil),
+		inFlight: prometheus.NewDesc("codemojex_queue_in_flight", "Jobs of a queue under a lease (being sent).", []string{"queue"}, nil),
+		delayed:  prometheus.NewDesc("codemojex_queue_delayed", "Jobs of a queue waiting for a retry time.", []string{"queue"}, nil),
+		dead:     prometheus.NewDesc("codemojex_queue_dead_letters", "Dead letters kept for a queue.", []string{"queue"}, nil),
+		ready:    prometheus.NewDesc("codemojex_queue_ready_lanes", "Lanes of a queue ready to be served (in the ring).", []string{"queue"}, nil),
+		parked:   prometheus.NewDesc("codemojex_queue_parked_lanes", "Parked lanes of a queue (429 retry_after, pace).", []string{"queue"}, nil),
+		inbox:    prometheus.NewDesc("codemojex_inbox_depth", "Updates recorded and not yet handled.", nil, nil),
+		statsUp:  prometheus.NewDesc("codemojex_queue_stats_up", "1 when the last read of queue stats from Valkey succeeded.", nil, nil),
+	}
+}
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDepth, descInFlight, descDelayed, descDead, descLanes, descParked, descInbox, descScrapeOK} {
+	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.inbox, q.statsUp} {
 		ch <- d
 	}
 }
@@ -81,17 +86,17 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		g := func(d *prometheus.Desc, v int) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), name)
 		}
-		g(descDepth, st.Pending)
-		g(descInFlight, st.InFlight)
-		g(descDelayed, st.Delayed)
-		g(descDead, st.Dead)
-		g(descLanes, st.Ring)
-		g(descParked, st.Parked)
+		g(q.depth, st.Pending)
+		g(q.inFlight, st.InFlight)
+		g(q.delayed, st.Delayed)
+		g(q.dead, st.Dead)
+		g(q.ready, st.Ring)
+		g(q.parked, st.Parked)
 	}
 	if n, err := q.a.inbox.Depth(ctx); err == nil {
-		ch <- prometheus.MustNewConstMetric(descInbox, prometheus.GaugeValue, float64(n))
+		ch <- prometheus.MustNewConstMetric(q.inbox, prometheus.GaugeValue, float64(n))
 	} else {
 		up = 0
 	}
-	ch <- prometheus.MustNewConstMetric(descScrapeOK, prometheus.GaugeValue, up)
+	ch <- prometheus.MustNewConstMetric(q.statsUp, prometheus.GaugeValue, up)
 }
