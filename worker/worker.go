@@ -27,8 +27,8 @@ type Config struct {
 	// ServerURL is the Bot API server [https://api.telegram.org]; tests
 	// give the emulator's URL.
 	ServerURL string
-	// HTTPClient sends the requests [a new http.Client]; per-request
-	// timeouts come from SendTimeout.
+	// HTTPClient sends the requests [an http.Client keeping Senders+2 idle
+	// connections per host]; per-request timeouts come from SendTimeout.
 	HTTPClient *http.Client
 	// Senders is how many messages are in flight at once: the most leases
 	// this worker holds [8].
@@ -85,7 +85,14 @@ func (c *Config) defaults() {
 		c.GlobalFloodChats = 3
 	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
+		// http.DefaultTransport keeps only 2 idle connections per host:
+		// with more senders, connections would be closed and re-dialled
+		// (a TLS handshake to Telegram) all the time, which costs latency
+		// and, worse, makes the delay between a claim (when lanes counts
+		// the message) and its arrival (when Telegram counts it) jittery.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = c.Senders + 2
+		c.HTTPClient = &http.Client{Transport: tr}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -186,6 +193,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	})
 	defer stopAfter()
 
+	w.warmUp(ctx)
 	var wg sync.WaitGroup
 	queues := tgjob.Queues()
 	zeros := 0
@@ -237,6 +245,32 @@ func (w *Worker) Run(ctx context.Context) error {
 	wg.Wait()
 	w.log.Info("worker stopped")
 	return nil
+}
+
+// warmUp opens the senders' connections before the first claim with one
+// getMe per sender, concurrently (getMe sends no message, so no flood limit
+// counts it). Without it the first sends pay for dialling (and TLS) after
+// their claim, while later ones do not: the claim-to-arrival delay then
+// varies by more than the Limits margin and Telegram could count more
+// messages in one second than lanes did. Failures are only logged.
+func (w *Worker) warmUp(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.SendTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	var last atomic.Value
+	for range w.cfg.Senders {
+		wg.Go(func() {
+			if _, err := w.bot.GetMe(ctx); err != nil {
+				failed.Add(1)
+				last.Store(w.red.Error(err))
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		w.log.Warn("warm-up getMe failed", slog.Int("failed", int(n)), slog.Any("err", last.Load()))
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {
