@@ -28,6 +28,7 @@ func run() int {
 	quick := flag.Bool("quick", false, "play the short scene (about 10 s)")
 	bot := flag.String("bot", "", "run this bot binary instead of building ./cmd/bot")
 	valkeyURL := flag.String("valkey-url", "", "use this empty Valkey/Redis database instead of starting a throwaway server")
+	race := flag.Bool("race", false, "build the bot with the race detector")
 	plain := flag.Bool("plain", false, "print plain progress lines even on a terminal")
 	verbose := flag.Bool("v", false, "log the demo's and the emulator's debug output to stderr")
 	flag.Parse()
@@ -45,12 +46,17 @@ func run() int {
 	if *quick {
 		scene = demo.QuickScene()
 	}
+	var buildFlags []string
+	if *race {
+		buildFlags = []string{"-race"}
+	}
 	sum, err := demo.Run(ctx, log, demo.Options{
-		Scene:     scene,
-		BotBinary: *bot,
-		ValkeyURL: *valkeyURL,
-		Out:       os.Stdout,
-		TTY:       !*plain && demo.IsTerminal(os.Stdout),
+		Scene:      scene,
+		BotBinary:  *bot,
+		BuildFlags: buildFlags,
+		ValkeyURL:  *valkeyURL,
+		Out:        os.Stdout,
+		TTY:        !*plain && demo.IsTerminal(os.Stdout),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -18,13 +18,14 @@ const botPackage = "github.com/codemojex/codemojex/cmd/bot"
 
 // buildBot builds the bot into dir with go build and returns the binary's
 // path. The working directory must be inside the module.
-func buildBot(ctx context.Context, dir string) (string, error) {
+func buildBot(ctx context.Context, dir string, flags []string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("demo: build the bot: no go on PATH (or pass -bot <binary>): %w", err)
 	}
 	out := filepath.Join(dir, "codemojex-bot")
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, botPackage)
+	args := append(append([]string{"build"}, flags...), "-o", out, botPackage)
+	cmd := exec.CommandContext(ctx, goBin, args...)
 	msg, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("demo: go build %s: %w\n%s", botPackage, err, strings.TrimSpace(string(msg)))

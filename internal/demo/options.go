@@ -27,6 +27,8 @@ type Options struct {
 	// into a temporary directory (the working directory must be inside the
 	// module).
 	BotBinary string
+	// BuildFlags are extra go build flags for the bot (e.g. "-race").
+	BuildFlags []string
 	// ValkeyURL uses an existing, empty Valkey/Redis database instead of a
 	// throwaway server ("" starts one).
 	ValkeyURL string

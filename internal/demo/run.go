@@ -40,9 +40,9 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 
 	bin := opts.BotBinary
 	if bin == "" {
-		fmt.Fprintln(out, "building the bot (go build ./cmd/bot) ...")
+		fmt.Fprintf(out, "building the bot (go build %s./cmd/bot) ...\n", strings.Join(append(opts.BuildFlags, ""), " "))
 		t0 := time.Now()
-		if bin, err = buildBot(ctx, tmp); err != nil {
+		if bin, err = buildBot(ctx, tmp, opts.BuildFlags); err != nil {
 			return Summary{}, err
 		}
 		log.Debug("demo: bot built", slog.Duration("took", time.Since(t0)))
@@ -157,9 +157,11 @@ loop:
 		}
 	}
 	sum := summarize(opts.Scene, sc.elapsed(), last.chats,
-		limitsSeen{tooMany: st.TooManyRequests, rejected: st.Rejected, peakGlobal: st.MaxPerSecond, peakChat: peakChat},
+		limitsSeen{tooMany: st.TooManyRequests, rejected: st.Rejected, peakGlobal: st.MaxPerSecond, peakChat: peakChat,
+			tooManyByChat: st.TooManyRequestsByChat},
 		errs, !alive)
 	sum.Admin = tr.transcript(AdminID)
+	sum.BotOutput = bot.logs.String()
 	botStopped = true
 	t0 = time.Now()
 	if err := bot.stop(stopGrace); err != nil {

@@ -1,8 +1,11 @@
 package demo
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -42,8 +45,11 @@ type Summary struct {
 	// sendMessage it refused; PeakGlobal is the most messages accepted in
 	// any 1 s window, PeakChat the most in one private chat in 1 s.
 	TooMany, Rejected, PeakGlobal, PeakChat int
-	// BotStop is how the bot stopped at the end ("" when cleanly).
-	BotStop string
+	// TooManyByChat counts the 429s per chat id.
+	TooManyByChat map[int64]int
+	// BotStop is how the bot stopped at the end ("" when cleanly);
+	// BotOutput the tail of its stdout and stderr.
+	BotStop, BotOutput string
 	// Checks are the promises; OK reports whether all held.
 	Checks []Check
 }
@@ -61,12 +67,13 @@ func (s Summary) OK() bool {
 // limitsSeen are the emulator's figures at the end.
 type limitsSeen struct {
 	tooMany, rejected, peakGlobal, peakChat int
+	tooManyByChat                           map[int64]int
 }
 
 // summarize computes the summary and its checks.
 func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen, errs []error, botAlive bool) Summary {
 	s := Summary{Scene: scene, Chats: chats, TooMany: lim.tooMany, Rejected: lim.rejected,
-		PeakGlobal: lim.peakGlobal, PeakChat: lim.peakChat, BroadcastWant: len(chats)}
+		PeakGlobal: lim.peakGlobal, PeakChat: lim.peakChat, TooManyByChat: lim.tooManyByChat, BroadcastWant: len(chats)}
 	var quiet, bc []time.Duration
 	var unanswered, noCopy []string
 	starved := []string{}
@@ -127,12 +134,24 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen
 	}
 	s.Checks = append(s.Checks, lost)
 
-	s.Checks = append(s.Checks, Check{
+	limits := Check{
 		Name: "within Telegram's limits, zero 429s",
 		OK:   s.TooMany == 0 && s.Rejected == 0 && s.PeakGlobal <= 30 && s.PeakChat <= 1,
 		Detail: fmt.Sprintf("%d × 429, %d rejected, peak %d msg/s overall (limit 30), %d msg/s in one chat (limit 1)",
 			s.TooMany, s.Rejected, s.PeakGlobal, s.PeakChat),
-	})
+	}
+	if len(s.TooManyByChat) > 0 {
+		names := make(map[int64]string, len(chats))
+		for _, c := range chats {
+			names[c.ID] = c.Name
+		}
+		var by []string
+		for _, id := range slices.Sorted(maps.Keys(s.TooManyByChat)) {
+			by = append(by, fmt.Sprintf("%s %d", cmp.Or(names[id], fmt.Sprint(id)), s.TooManyByChat[id]))
+		}
+		limits.Detail += "; 429s by chat: " + strings.Join(by, ", ")
+	}
+	s.Checks = append(s.Checks, limits)
 	s.Checks = append(s.Checks, Check{
 		Name: "the bot ran the whole scene", OK: botAlive,
 		Detail: map[bool]string{true: "still running at the end", false: "the bot process exited during the scene"}[botAlive],
