@@ -75,6 +75,9 @@ type Notifier struct {
 	keys   keyspace
 	minter *lanes.Minter
 	cfg    Config
+	// record1 is the progress script (recordLua), one per Notifier: no
+	// package-level state.
+	record1 *valkey.Lua
 }
 
 // New returns a Notifier enqueueing on store (built with
@@ -92,7 +95,10 @@ func New(store *lanes.Store, cfg Config) (*Notifier, error) {
 	if cfg.MaxUnits <= 0 || cfg.MaxUnits > MaxTextUnits {
 		cfg.MaxUnits = MaxTextUnits
 	}
-	return &Notifier{store: store, c: store.Client(), keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg}, nil
+	return &Notifier{
+		store: store, c: store.Client(), keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
+		record1: valkey.NewLuaScript(recordLua),
+	}, nil
 }
 
 // Store returns the lanes store the notifier enqueues on.

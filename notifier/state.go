@@ -139,14 +139,14 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 	return p, nil
 }
 
-// recordScript counts one outcome of a broadcast job, once per job id when
+// recordLua counts one outcome of a broadcast job, once per job id when
 // one is given (a dead-lettered job may be reported twice: by the worker
 // holding its lease and by a DeadLane sweep).
 //
 // KEYS[1] progress hash, KEYS[2] seen set; ARGV[1] field, ARGV[2] job id or
 // "" (no dedupe), ARGV[3] TTL (ms). Returns 1 when counted. An expired (or
 // unknown) broadcast is not resurrected.
-var recordScript = valkey.NewLuaScript(`
+const recordLua = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[2] ~= '' then
   if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then return 0 end
@@ -155,13 +155,13 @@ end
 redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
-`)
+`
 
 func (n *Notifier) record(ctx context.Context, broadcast, field, jobID string) error {
 	if !validBroadcastID(broadcast) {
 		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
 	}
-	err := recordScript.Exec(ctx, n.c,
+	err := n.record1.Exec(ctx, n.c,
 		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast)},
 		[]string{field, jobID, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10)}).Error()
 	if err != nil {
