@@ -1,0 +1,578 @@
+package lanes_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// Model-based test: seeded random sequences of enqueue (to 10 lanes, with
+// duplicate ids now and then), claim (Max 1..4), ack, nack (delay 0),
+// release, lease expiry, weight changes, stale-token calls and dead-letter
+// requeues run against the real server and against an in-memory model of
+// the documented semantics. After every step the whole queue state is read
+// in one atomic snapshot script and compared with the model:
+//
+//   - no job is lost or duplicated: every live id is in exactly one of a
+//     lane, the lease set (in flight) or the dead set; acked ids are gone;
+//   - in-flight per lane (HGETALL inflight) equals the leases grouped by the
+//     job's lane (ZRANGE leases + HGET job g);
+//   - the ring equals, in order, the model's ring, which holds exactly the
+//     lanes with claimable work (pending > 0, headroom, nothing in flight for
+//     an ordered queue), with no duplicates, and the inring set matches it;
+//   - each lane's pending ids (and so per-lane order) match the model, and
+//     every claim hands out exactly the ids, tokens and attempts the model
+//     predicts: a lane's heads in id order, reclaimed, nacked and released
+//     jobs back at their place.
+//
+// Expiring a lease without sleeping: the test moves the lease's score in
+// the leases sorted set into the past (ZADD XX <seq>, seq = 1, 2, 3... ms
+// after the epoch, so the model also knows the reclaim order). That is the
+// exact state a lease reaches when its deadline passes on the server clock;
+// every other lease is an hour long and never expires during the run. The
+// store's maintenance budget is raised so one claim reclaims every expired
+// lease, which makes the model deterministic.
+func TestModel(t *testing.T) {
+	t.Parallel()
+	const steps = 3_500
+	for _, ordered := range []bool{false, true} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			t.Run(fmt.Sprintf("ordered=%v/seed=%d", ordered, seed), func(t *testing.T) {
+				t.Parallel()
+				runModel(t, ordered, seed, steps)
+			})
+		}
+	}
+}
+
+const (
+	modelLanes    = 10
+	modelLimit    = 3 // queue LaneLimit
+	modelAttempts = 4 // queue MaxAttempts
+)
+
+type mJob struct {
+	id    lanes.JobID
+	g     string
+	a, c  int
+	state string // "pending", "inflight", "dead", "acked"
+	exp   int    // expiry seq when its lease was moved to the past (0: live)
+}
+
+type model struct {
+	ordered  bool
+	jobs     map[lanes.JobID]*mJob
+	lane     map[string][]lanes.JobID
+	inflight map[string]int
+	ring     []string
+	weight   map[string]int
+	limit    map[string]int
+	dead     map[lanes.JobID]bool
+	expired  map[lanes.JobID]*mJob // leases moved to the past, not yet reclaimed
+	acked    int
+}
+
+func (m *model) lim(g string) int {
+	if l, ok := m.limit[g]; ok {
+		return l
+	}
+	return modelLimit
+}
+
+func (m *model) w(g string) int {
+	if w, ok := m.weight[g]; ok {
+		return w
+	}
+	return 1
+}
+
+func (m *model) ready(g string) bool {
+	inf := m.inflight[g]
+	return len(m.lane[g]) > 0 && !(m.ordered && inf > 0) && inf < m.lim(g)
+}
+
+func (m *model) ensureRing(g string) {
+	if m.ready(g) && !slices.Contains(m.ring, g) {
+		m.ring = append(m.ring, g)
+	}
+}
+
+func (m *model) toLane(j *mJob) {
+	j.state = "pending"
+	l := m.lane[j.g]
+	i := sort.Search(len(l), func(i int) bool { return l[i] >= j.id })
+	m.lane[j.g] = slices.Insert(l, i, j.id)
+}
+
+func (m *model) endLease(j *mJob) {
+	m.inflight[j.g]--
+	if m.inflight[j.g] == 0 {
+		delete(m.inflight, j.g)
+	}
+	j.exp = 0
+	delete(m.expired, j.id)
+}
+
+func (m *model) fail(j *mJob) lanes.Outcome {
+	j.a++
+	if j.a >= modelAttempts {
+		j.state = "dead"
+		m.dead[j.id] = true
+		return lanes.DeadLettered
+	}
+	m.toLane(j)
+	return lanes.Queued
+}
+
+// claim returns the jobs the model expects (nil: none) after reclaiming the
+// expired leases in expiry order.
+func (m *model) claim(max int) (string, []*mJob) {
+	var expired []*mJob
+	for _, j := range m.expired {
+		expired = append(expired, j)
+	}
+	sort.Slice(expired, func(a, b int) bool { return expired[a].exp < expired[b].exp })
+	for _, j := range expired {
+		m.endLease(j)
+		m.fail(j)
+		m.ensureRing(j.g)
+	}
+	if len(m.ring) == 0 {
+		return "", nil
+	}
+	g := m.ring[0]
+	m.ring = append(m.ring[1:], g)
+	inf := m.inflight[g]
+	k := min(m.w(g), len(m.lane[g]), m.lim(g)-inf, max)
+	if k <= 0 {
+		panic(fmt.Sprintf("model: lane %s in the ring but not servable (k=%d)", g, k))
+	}
+	var out []*mJob
+	for _, id := range m.lane[g][:k] {
+		j := m.jobs[id]
+		j.state, j.c = "inflight", j.c+1
+		out = append(out, j)
+	}
+	m.lane[g] = m.lane[g][k:]
+	if len(m.lane[g]) == 0 {
+		delete(m.lane, g)
+	}
+	m.inflight[g] = inf + k
+	if len(m.lane[g]) == 0 || m.ordered || inf+k >= m.lim(g) {
+		m.ring = m.ring[:len(m.ring)-1]
+	}
+	return g, out
+}
+
+// modelSnapshot reads the whole state of one queue atomically.
+var modelSnapshot = valkey.NewLuaScript(`
+local p = ARGV[1]
+local function hgetall(k) return redis.call('HGETALL', k) end
+local leases = redis.call('ZRANGE', p .. 'leases', 0, -1, 'WITHSCORES')
+local lg = {}
+for i = 1, #leases, 2 do
+  lg[#lg + 1] = leases[i]
+  lg[#lg + 1] = leases[i + 1]
+  lg[#lg + 1] = redis.call('HGET', p .. 'job:' .. leases[i], 'g') or ''
+end
+local lanes = {}
+for i = 3, #ARGV do
+  lanes[#lanes + 1] = redis.call('ZRANGE', p .. 'lane:' .. ARGV[i], 0, -1)
+end
+return {
+  redis.call('LRANGE', KEYS[1], 0, -1),
+  redis.call('SMEMBERS', p .. 'inring'),
+  hgetall(p .. 'inflight'),
+  lg,
+  redis.call('ZRANGE', p .. 'dead', 0, -1),
+  redis.call('ZRANGE', p .. 'depth', 0, -1, 'WITHSCORES'),
+  redis.call('GET', p .. 'pending') or '0',
+  redis.call('ZCARD', p .. 'delayed'),
+  redis.call('ZCARD', p .. 'parked'),
+  lanes,
+  redis.call('EXISTS', p .. 'job:' .. ARGV[2]),
+}`)
+
+func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
+	ctx := context.Background()
+	s := newStore(t,
+		lanes.WithQueue("q", lanes.QueueConfig{Ordered: ordered, LaneLimit: modelLimit, MaxAttempts: modelAttempts}),
+		lanes.WithBudgets(10_000, 64))
+	k := keysOf(s, "q")
+	rng := rand.New(rand.NewPCG(seed, 0x1a2e5))
+	minter := lanes.NewMinter()
+	m := &model{
+		ordered: ordered, jobs: map[lanes.JobID]*mJob{}, lane: map[string][]lanes.JobID{},
+		inflight: map[string]int{}, weight: map[string]int{}, limit: map[string]int{}, dead: map[lanes.JobID]bool{},
+		expired: map[lanes.JobID]*mJob{},
+	}
+	groups := make([]string, modelLanes)
+	for i := range groups {
+		groups[i] = "g" + strconv.Itoa(i)
+	}
+	// Per-lane limit overrides, set once (a lower limit set later would
+	// leave a lane in the ring lazily, which this model does not track).
+	for g, l := range map[string]int{"g0": 1, "g1": 2, "g2": 5} {
+		require.NoError(t, s.SetLaneLimit(ctx, "q", g, l))
+		m.limit[g] = l
+	}
+
+	held := map[lanes.JobID]lanes.Job{} // live leases we hold, by job
+	var stale []lanes.Lease             // leases that no longer hold their job
+	expSeq := 0
+	lastAcked := lanes.JobID("none")
+	counts := map[string]int{}
+	heldIDs := func() []lanes.JobID {
+		ids := make([]lanes.JobID, 0, len(held))
+		for id := range held {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	pickHeld := func() (lanes.Job, bool) {
+		ids := heldIDs()
+		if len(ids) == 0 {
+			return lanes.Job{}, false
+		}
+		return held[ids[rng.IntN(len(ids))]], true
+	}
+	// retire moves a held lease to the stale list when its job was reclaimed.
+	retire := func() {
+		for id, j := range held {
+			if mj := m.jobs[id]; mj.state != "inflight" || strconv.Itoa(mj.c) != j.Token {
+				stale = append(stale, j.Lease)
+				delete(held, id)
+			}
+		}
+	}
+
+	check := func(step int, op string) {
+		args := []string{k.key(""), string(lastAcked)}
+		args = append(args, groups...)
+		arr, err := modelSnapshot.Exec(ctx, s.Client(), []string{k.key("ring")}, args).ToArray()
+		require.NoError(t, err)
+		where := fmt.Sprintf("step %d (%s)", step, op)
+		strs := func(i int) []string { v, err := arr[i].AsStrSlice(); require.NoError(t, err); return v }
+
+		ringGot := strs(0)
+		require.Equal(t, nilIfEmpty(m.ring), nilIfEmpty(ringGot), "%s: ring", where)
+		inring := strs(1)
+		sort.Strings(inring)
+		ringSorted := slices.Clone(ringGot)
+		sort.Strings(ringSorted)
+		require.Equal(t, nilIfEmpty(ringSorted), nilIfEmpty(inring), "%s: inring set vs ring", where)
+		require.Equal(t, len(slices.Compact(ringSorted)), len(ringGot), "%s: duplicate in ring", where)
+		for _, g := range groups {
+			if m.ready(g) != slices.Contains(ringGot, g) {
+				t.Fatalf("%s: lane %s ready=%v but in ring=%v", where, g, m.ready(g), !m.ready(g))
+			}
+		}
+
+		inf := strs(2)
+		gotInf := map[string]int{}
+		for i := 0; i < len(inf); i += 2 {
+			n, _ := strconv.Atoi(inf[i+1])
+			gotInf[inf[i]] = n
+		}
+		require.Equal(t, m.inflight, gotInf, "%s: inflight hash", where)
+
+		seen := map[lanes.JobID]string{}
+		place := func(id lanes.JobID, where2 string) {
+			prev, dup := seen[id]
+			if dup {
+				t.Fatalf("%s: job %s both in %s and %s", where, id, prev, where2)
+			}
+			seen[id] = where2
+		}
+		ls := strs(3)
+		liveAfter := time.Now().Add(30 * time.Minute).UnixMilli()
+		byLane := map[string]int{}
+		for i := 0; i < len(ls); i += 3 {
+			id := lanes.JobID(ls[i])
+			place(id, "leases")
+			mj := m.jobs[id]
+			if mj == nil || mj.state != "inflight" || mj.g != ls[i+2] {
+				t.Fatalf("%s: leased job %s (lane %s) is %+v in the model", where, id, ls[i+2], mj)
+			}
+			byLane[ls[i+2]]++
+			score, _ := strconv.ParseInt(ls[i+1], 10, 64)
+			if (mj.exp > 0 && score != int64(mj.exp)) || (mj.exp == 0 && score < liveAfter) {
+				t.Fatalf("%s: lease %s score %d, model expiry seq %d", where, id, score, mj.exp)
+			}
+		}
+		require.Equal(t, m.inflight, byLane, "%s: in-flight vs leases grouped by lane", where)
+		for _, id := range strs(4) {
+			place(lanes.JobID(id), "dead")
+			if !m.dead[lanes.JobID(id)] {
+				t.Fatalf("%s: unexpected dead %s", where, id)
+			}
+		}
+		depth := strs(5)
+		gotDepth := map[string]int{}
+		for i := 0; i < len(depth); i += 2 {
+			n, _ := strconv.Atoi(depth[i+1])
+			gotDepth[depth[i]] = n
+		}
+		wantDepth := map[string]int{}
+		total := 0
+		for g, l := range m.lane {
+			wantDepth[g] = len(l)
+			total += len(l)
+		}
+		require.Equal(t, wantDepth, gotDepth, "%s: depth index", where)
+		pending, _ := arr[6].ToString()
+		require.Equal(t, strconv.Itoa(total), pending, "%s: pending count", where)
+		n7, _ := arr[7].AsInt64()
+		n8, _ := arr[8].AsInt64()
+		require.Zero(t, n7+n8, "%s: nothing delayed or parked with delay 0", where)
+		laneArr, err := arr[9].ToArray()
+		require.NoError(t, err)
+		onLanes := 0
+		for i, g := range groups {
+			got, err := laneArr[i].AsStrSlice()
+			require.NoError(t, err)
+			want := m.lane[g]
+			same := len(got) == len(want)
+			for j := 0; same && j < len(got); j++ {
+				same = got[j] == string(want[j])
+			}
+			if !same {
+				require.Equal(t, strIDs(want), got, "%s: lane %s", where, g)
+			}
+			onLanes += len(got)
+		}
+		// Each id was matched to its one model state (a lane's pending ids
+		// exactly; a lease to an in-flight job; a dead letter to a dead
+		// one) and leases and dead letters were checked for repeats, so an
+		// id in two places would have failed above; equal counts mean no
+		// live job is missing either.
+		if got, live := onLanes+len(seen), len(m.jobs)-m.acked; got != live {
+			t.Fatalf("%s: %d jobs on the server, %d live in the model", where, got, live)
+		}
+		ex, _ := arr[10].AsInt64()
+		require.Zero(t, ex, "%s: acked job %s still has its hash", where, lastAcked)
+	}
+
+	// steps counts operations that ran (a pick with nothing to act on,
+	// e.g. an ack with no lease held, draws again).
+	for step := 0; step < steps; {
+		r := rng.IntN(100)
+		var op string
+		switch {
+		case r < 15: // enqueue 1..2 jobs, sometimes with a duplicate id
+			op = "enqueue"
+			g := groups[rng.IntN(len(groups))]
+			var items []lanes.Item
+			var fresh []*mJob
+			for n := 1 + rng.IntN(2); n > 0; n-- {
+				id := minter.New()
+				items = append(items, lanes.Item{Group: g, ID: id, Payload: []byte(id)})
+				fresh = append(fresh, &mJob{id: id, g: g})
+			}
+			dups := 0
+			if rng.IntN(5) == 0 {
+				for _, j := range m.jobs {
+					if j.state != "acked" {
+						items = append(items, lanes.Item{Group: groups[rng.IntN(len(groups))], ID: j.id, Payload: []byte("dup")})
+						dups++
+						break
+					}
+				}
+			}
+			res, err := s.EnqueueBatch(ctx, "q", items)
+			require.NoError(t, err)
+			require.Equal(t, lanes.EnqueueResult{Added: len(fresh), Duplicates: dups}, res)
+			for _, j := range fresh {
+				m.jobs[j.id] = j
+				m.toLane(j)
+			}
+			m.ensureRing(g)
+		case r < 47: // claim
+			op = "claim"
+			max := 1 + rng.IntN(4)
+			c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: max})
+			require.NoError(t, err)
+			g, want := m.claim(max)
+			if len(want) == 0 {
+				require.Empty(t, c.Jobs, "step %d: claim", step)
+				if len(m.inflight) > 0 {
+					require.Greater(t, c.RetryIn, 30*time.Minute)
+				} else {
+					require.Equal(t, time.Duration(-1), c.RetryIn)
+				}
+			} else {
+				require.Len(t, c.Jobs, len(want), "step %d: claim of lane %s", step, g)
+				for i, j := range c.Jobs {
+					require.Equal(t, want[i].id, j.ID, "step %d: claim order", step)
+					require.Equal(t, g, j.Group)
+					require.Equal(t, strconv.Itoa(want[i].c), j.Token)
+					require.Equal(t, want[i].a, j.Attempts)
+					require.Equal(t, string(j.ID), string(j.Payload))
+					held[j.ID] = j
+				}
+				counts["jobs claimed"] += len(c.Jobs)
+			}
+			retire()
+		case r < 69: // ack
+			op = "ack"
+			j, ok := pickHeld()
+			if !ok {
+				continue
+			}
+			require.NoError(t, s.Ack(ctx, j.Lease))
+			mj := m.jobs[j.ID]
+			m.endLease(mj)
+			mj.state = "acked"
+			m.acked++
+			lastAcked = j.ID
+			delete(held, j.ID)
+			stale = append(stale, j.Lease)
+			m.ensureRing(mj.g)
+		case r < 75: // nack, no delay
+			op = "nack"
+			j, ok := pickHeld()
+			if !ok {
+				continue
+			}
+			out, err := s.Nack(ctx, j.Lease, 0, "model")
+			require.NoError(t, err)
+			mj := m.jobs[j.ID]
+			m.endLease(mj)
+			require.Equal(t, m.fail(mj), out)
+			delete(held, j.ID)
+			stale = append(stale, j.Lease)
+			m.ensureRing(mj.g)
+		case r < 80: // release
+			op = "release"
+			j, ok := pickHeld()
+			if !ok {
+				continue
+			}
+			require.NoError(t, s.Release(ctx, j.Lease))
+			mj := m.jobs[j.ID]
+			m.endLease(mj)
+			m.toLane(mj)
+			delete(held, j.ID)
+			stale = append(stale, j.Lease)
+			m.ensureRing(mj.g)
+		case r < 88: // expire one or more held leases
+			op = "expire"
+			for n := 1 + rng.IntN(3); n > 0; n-- {
+				j, ok := pickHeld()
+				if !ok || m.jobs[j.ID].exp > 0 {
+					continue
+				}
+				expSeq++
+				rint(t, s, "ZADD", k.key("leases"), "XX", strconv.Itoa(expSeq), string(j.ID))
+				m.jobs[j.ID].exp = expSeq
+				m.expired[j.ID] = m.jobs[j.ID]
+			}
+		case r < 92: // weight change
+			op = "weight"
+			g := groups[rng.IntN(len(groups))]
+			w := 1 + rng.IntN(5)
+			require.NoError(t, s.SetWeight(ctx, "q", g, w))
+			if w == 1 {
+				delete(m.weight, g)
+			} else {
+				m.weight[g] = w
+			}
+			got, err := s.Weights(ctx, "q")
+			require.NoError(t, err)
+			require.Equal(t, m.weight, got)
+		case r < 97: // a call with a stale token changes nothing
+			op = "stale"
+			if len(stale) == 0 {
+				continue
+			}
+			l := stale[rng.IntN(len(stale))]
+			var err error
+			switch rng.IntN(4) {
+			case 0:
+				err = s.Ack(ctx, l)
+			case 1:
+				err = s.Release(ctx, l)
+			case 2:
+				_, err = s.Nack(ctx, l, 0, "stale")
+			default:
+				_, err = s.Extend(ctx, l, time.Hour)
+			}
+			if m.jobs[l.ID].state == "acked" {
+				require.ErrorIs(t, err, lanes.ErrNoJob)
+			} else {
+				require.ErrorIs(t, err, lanes.ErrStaleLease)
+			}
+			counts["stale calls"]++
+		default: // requeue some dead letters
+			op = "requeue"
+			var ids []lanes.JobID
+			for id := range m.dead {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			if len(ids) > 2 {
+				ids = ids[:2]
+			}
+			n, err := s.RequeueDead(ctx, "q", ids...)
+			require.NoError(t, err)
+			require.Equal(t, len(ids), n)
+			counts["requeued"] += n
+			for _, id := range ids {
+				mj := m.jobs[id]
+				delete(m.dead, id)
+				mj.a = 0
+				m.toLane(mj)
+				m.ensureRing(mj.g)
+			}
+		}
+		counts[op]++
+		check(step, op)
+		step++
+	}
+
+	// Drain: reclaim and settle everything; the keyspace returns to its
+	// baseline (only the weight and glimit hashes stay).
+	for id, j := range held {
+		require.NoError(t, s.Ack(ctx, j.Lease))
+		mj := m.jobs[id]
+		m.endLease(mj)
+		mj.state = "acked"
+		m.ensureRing(mj.g)
+	}
+	held = map[lanes.JobID]lanes.Job{}
+	for {
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: 4})
+		require.NoError(t, err)
+		if len(c.Jobs) == 0 {
+			break
+		}
+		for _, j := range c.Jobs {
+			require.NoError(t, s.Ack(ctx, j.Lease))
+		}
+	}
+	n, err := s.PurgeDead(ctx, "q", -time.Hour, 100_000)
+	require.NoError(t, err)
+	require.Equal(t, len(m.dead), n)
+	want := []string{k.key("glimit")}
+	if len(m.weight) > 0 {
+		want = append(want, k.key("weight"))
+	}
+	sort.Strings(want)
+	require.Equal(t, want, tagKeys(t, s))
+	t.Logf("ops: %v; live jobs at the end %d, dead %d", counts, len(m.jobs)-m.acked, len(m.dead))
+	require.Greater(t, counts["jobs claimed"], steps/3, "the run exercises claims")
+	require.Positive(t, counts["expire"])
+	require.Positive(t, counts["requeued"])
+	require.Positive(t, counts["stale calls"])
+}
