@@ -161,7 +161,11 @@ func dStartWorker(tb testing.TB, s *lanes.Store, req lanes.ClaimRequest, settle 
 					tb.Errorf("worker settle %s: %v", j.ID, err)
 					return
 				}
-				w.Jobs <- j
+				select {
+				case w.Jobs <- j:
+				case <-ctx.Done():
+					return
+				}
 			}
 			if len(c.Jobs) > 0 || c.RetryIn == 0 {
 				continue

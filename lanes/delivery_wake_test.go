@@ -112,7 +112,9 @@ func TestDeliveryWakeOnResume(t *testing.T) {
 	n := w.Claims.Load()
 	require.NoError(t, other.Resume(ctx))
 	// It wakes, claims, finds the lane parked until resumed: idle again.
+	deadline := time.Now().Add(5 * time.Second)
 	for w.Claims.Load() == n {
+		require.True(t, time.Now().Before(deadline), "Resume did not wake the worker")
 		time.Sleep(time.Millisecond)
 	}
 	w.WaitIdle(t)
