@@ -161,6 +161,7 @@ loop:
 			tooManyByChat: st.TooManyRequestsByChat},
 		errs, !alive)
 	sum.Admin = tr.transcript(AdminID)
+	sum.Diagnosis = diagnose429s(emu.SendRequests())
 	sum.BotOutput = bot.logs.String()
 	botStopped = true
 	t0 = time.Now()

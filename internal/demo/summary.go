@@ -45,8 +45,10 @@ type Summary struct {
 	// sendMessage it refused; PeakGlobal is the most messages accepted in
 	// any 1 s window, PeakChat the most in one private chat in 1 s.
 	TooMany, Rejected, PeakGlobal, PeakChat int
-	// TooManyByChat counts the 429s per chat id.
+	// TooManyByChat counts the 429s per chat id; Diagnosis says, per 429,
+	// how full the global and the chat's windows were.
 	TooManyByChat map[int64]int
+	Diagnosis     []string
 	// BotStop is how the bot stopped at the end ("" when cleanly);
 	// BotOutput the tail of its stdout and stderr.
 	BotStop, BotOutput string
@@ -185,6 +187,9 @@ func (s Summary) Print(w io.Writer) {
 	fmt.Fprintf(w, "  broadcast:   %d/%d chats, p50 %s after /broadcast, last %s (a chat's copy waits behind its own backlog)\n",
 		s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastP50), secs(s.BroadcastFanout))
 	fmt.Fprintf(w, "  limits:      peak %d msg/s overall (30), %d msg/s per chat (1), %d × 429\n", s.PeakGlobal, s.PeakChat, s.TooMany)
+	for _, d := range s.Diagnosis {
+		fmt.Fprintf(w, "  429 at:      %s\n", d)
+	}
 	if s.BotStop != "" {
 		fmt.Fprintf(w, "  note:        %s\n", s.BotStop)
 	}
