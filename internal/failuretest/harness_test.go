@@ -1,0 +1,505 @@
+package failuretest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// Limits of the failure tests: Telegram's (30/s overall, 1/s per chat)
+// scaled up so a burst of a few hundred messages takes seconds.
+const (
+	globalRate = 50
+	chatRate   = 20
+	senders    = 8
+	// workerLease is the bot's WORKER_LEASE: a killed worker's messages are
+	// taken over after this.
+	workerLease = 2 * time.Second
+)
+
+// buildBot builds cmd/bot once for the test binary (with -race when the
+// tests run with it) and returns the binary's path.
+func buildBot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err, "module root")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "bot")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command(goBin, append(args, "./cmd/bot")...)
+	cmd.Dir = root
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build ./cmd/bot: %s", out)
+	t.Logf("built cmd/bot (race=%v) in %v", raceEnabled, time.Since(t0).Round(time.Millisecond))
+	return bin
+}
+
+// syncBuffer collects a process's output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is one running bot process.
+type proc struct {
+	name    string
+	cmd     *exec.Cmd
+	out     *syncBuffer
+	done    chan struct{}
+	err     error
+	metrics string // http://host:port/metrics
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// startBot runs the bot binary with role (worker, all) against srv and emu.
+// It is stopped (SIGTERM, then SIGKILL) when the test ends, and its output
+// is logged when the test failed.
+func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu *tgemu.Emulator) *proc {
+	t.Helper()
+	addr := freeAddr(t)
+	dir := t.TempDir() // no .env there
+	cmd := exec.Command(bin)
+	cmd.Dir = dir
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+		"TELEGRAM_BOT_TOKEN=" + emu.Token(),
+		"TELEGRAM_API_URL=" + emu.URL(),
+		"VALKEY_URL=" + srv.URL,
+		"BOT_ROLE=" + role,
+		"TELEGRAM_GLOBAL_RATE=" + strconv.Itoa(globalRate),
+		"TELEGRAM_CHAT_RATE=" + strconv.Itoa(chatRate),
+		"TELEGRAM_GROUP_RATE=20",
+		"WORKERS=" + strconv.Itoa(senders),
+		"WORKER_LEASE=" + workerLease.String(),
+		"HTTP_ADDR=" + addr,
+		"LOG_LEVEL=info",
+	}
+	p := &proc{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{}), metrics: "http://" + addr + "/metrics"}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("--- %s output ---\n%s", p.name, tail(p.out.String(), 4000))
+		}
+		if strings.Contains(p.out.String(), "WARNING: DATA RACE") {
+			t.Errorf("%s: data race reported:\n%s", p.name, tail(p.out.String(), 8000))
+		}
+	})
+	return p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// exited reports whether the process has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop asks for a graceful stop and waits (SIGKILL after 20 s); it returns
+// the exit error.
+func (p *proc) stop() error {
+	if p.exited() {
+		return p.err
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		p.kill()
+	}
+	return p.err
+}
+
+var sentRE = regexp.MustCompile(`(?m)^codemojex_worker_sent_total\{[^}]*\} ([0-9.e+]+)$`)
+
+// sent reads the process's codemojex_worker_sent_total (all queues).
+func (p *proc) sent(ctx context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.metrics, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	n := 0
+	for _, m := range sentRE.FindAllStringSubmatch(string(b), -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metrics: %q: %w", m[0], err)
+		}
+		n += int(v)
+	}
+	return n, nil
+}
+
+// newEmulator starts the Bot API emulator with the scaled limits.
+func newEmulator(t *testing.T) *tgemu.Emulator {
+	t.Helper()
+	emu, err := tgemu.New(tgemu.WithLimits(tgemu.Limits{
+		Global:  tgemu.Rate{Messages: globalRate, Per: time.Second},
+		Private: tgemu.Rate{Messages: chatRate, Per: time.Second},
+		Group:   tgemu.Rate{Messages: 20, Per: time.Minute},
+	}), tgemu.WithAllowAnyChat())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Close() })
+	return emu
+}
+
+// producer enqueues messages the way the bot does (same store options as
+// cmd/bot with these limits, tag "cm").
+type producer struct {
+	c     valkey.Client
+	store *lanes.Store
+	n     *notifier.Notifier
+	ids   map[string]lanes.JobID // text -> job id, for the claim-delay diagnosis
+}
+
+func newProducer(t *testing.T, srv *valkeytest.Server) *producer {
+	t.Helper()
+	c := srv.Client(t)
+	// The bot's limits: Telegram's defaults (and their safety slack) with
+	// the scaled rates.
+	l := notifier.DefaultLimits()
+	l.GlobalPerSecond, l.PrivatePerSecond = globalRate, chatRate
+	store, err := notifier.NewStore(c, l, 0, lanes.WithTag("cm"))
+	require.NoError(t, err)
+	n, err := notifier.New(store, notifier.Config{})
+	require.NoError(t, err)
+	return &producer{c: c, store: store, n: n, ids: map[string]lanes.JobID{}}
+}
+
+// burst enqueues per messages to each of chats (chat ids first..first+chats-1),
+// interleaved, and returns the texts expected per chat, in order.
+func (p *producer) burst(ctx context.Context, t *testing.T, first int64, chats, per int) map[int64][]string {
+	t.Helper()
+	want := map[int64][]string{}
+	for i := range per {
+		for c := range chats {
+			chat := first + int64(c)
+			text := fmt.Sprintf("chat %d message %03d", chat, i)
+			ids, err := p.n.Notify(ctx, chat, notifier.Message{Text: text, Class: notifier.Notification})
+			require.NoError(t, err)
+			p.ids[text] = ids[0]
+			want[chat] = append(want[chat], text)
+		}
+	}
+	return want
+}
+
+// inFlight is the number of jobs under a lease, both queues.
+func (p *producer) inFlight(ctx context.Context) (int, error) {
+	n := 0
+	for _, q := range tgjob.Queues() {
+		st, err := p.store.Stats(ctx, q, 0)
+		if err != nil {
+			return 0, err
+		}
+		n += st.InFlight
+	}
+	return n, nil
+}
+
+// settled waits until both queues have nothing pending or in flight, and
+// returns the dead letters.
+func (p *producer) settled(ctx context.Context, t *testing.T) int {
+	t.Helper()
+	for {
+		pending, dead := 0, 0
+		for _, q := range tgjob.Queues() {
+			st, err := p.store.Stats(ctx, q, 0)
+			if err == nil {
+				pending += st.Pending + st.InFlight + st.Delayed
+				dead += st.Dead
+			} else {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return dead
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("queues not settled: %d jobs pending or in flight: %v", pending, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// tally compares what each chat received with what was enqueued.
+type tally struct {
+	Expected, Delivered, Lost, Duplicates, Unexpected int
+	OutOfOrder                                        int
+}
+
+func count(emu *tgemu.Emulator, want map[int64][]string) tally {
+	var tl tally
+	for chat, texts := range want {
+		got := emu.Messages(chat)
+		seen := map[string]int{}
+		order := map[string]int{}
+		for i, t := range texts {
+			order[t] = i
+		}
+		last := -1
+		for _, m := range got {
+			idx, ok := order[m.Text]
+			if !ok {
+				tl.Unexpected++
+				continue
+			}
+			seen[m.Text]++
+			if seen[m.Text] > 1 {
+				tl.Duplicates++
+				continue
+			}
+			if idx < last {
+				tl.OutOfOrder++
+			}
+			last = max(last, idx)
+		}
+		tl.Expected += len(texts)
+		for _, t := range texts {
+			if seen[t] == 0 {
+				tl.Lost++
+			} else {
+				tl.Delivered++
+			}
+		}
+	}
+	return tl
+}
+
+// poll evaluates cond every 50 ms until it holds or ctx ends. The tests
+// poll rather than use the emulator's change notifications: evaluating a
+// condition on every request holds the emulator's lock often enough to
+// skew its acceptance times, i.e. the very rate being measured.
+func poll(ctx context.Context, cond func() bool) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// deliveredAll waits until every expected text arrived at least once.
+func deliveredAll(ctx context.Context, t *testing.T, emu *tgemu.Emulator, want map[int64][]string) {
+	t.Helper()
+	if err := poll(ctx, func() bool { return count(emu, want).Lost == 0 }); err != nil {
+		t.Fatalf("not everything was delivered: %+v: %v", count(emu, want), err)
+	}
+}
+
+// waitDelivered waits until at least n messages were delivered in total.
+func waitDelivered(ctx context.Context, t *testing.T, emu *tgemu.Emulator, n int) {
+	t.Helper()
+	var got int
+	if err := poll(ctx, func() bool { got = len(emu.AllMessages()); return got >= n }); err != nil {
+		t.Fatalf("%d of %d messages delivered: %v", got, n, err)
+	}
+}
+
+// startCommand injects "/start" from user id and waits for the bot's
+// welcome in that chat.
+func startCommand(ctx context.Context, emu *tgemu.Emulator, user int64) error {
+	before := len(emu.Messages(user))
+	if _, err := emu.InjectMessage(tgemu.TextMessage{ChatID: user, From: models.User{ID: user, FirstName: "Player"}, Text: "/start"}); err != nil {
+		return err
+	}
+	return waitWelcome(ctx, emu, user, before)
+}
+
+func waitWelcome(ctx context.Context, emu *tgemu.Emulator, user int64, before int) error {
+	err := poll(ctx, func() bool {
+		msgs := emu.Messages(user)
+		return len(msgs) > before && slices.ContainsFunc(msgs[before:], func(m tgemu.Message) bool {
+			return strings.Contains(m.Text, "Welcome")
+		})
+	})
+	if err != nil {
+		return errors.Join(fmt.Errorf("no welcome in chat %d", user), err)
+	}
+	return nil
+}
+
+func tgemuText(user int64, text string) tgemu.TextMessage {
+	return tgemu.TextMessage{ChatID: user, From: models.User{ID: user, FirstName: "Player"}, Text: text}
+}
+
+// explain429s describes each 429 the emulator's limiter answered: how many
+// messages it had accepted in the second before, overall and in that chat,
+// and the gap to the previous accepted message.
+func explain429s(emu *tgemu.Emulator) []string {
+	reqs := emu.SendRequests()
+	var out []string
+	for _, r := range reqs {
+		if r.ErrorCode != 429 || r.Fault != tgemu.FaultNone {
+			continue
+		}
+		global, chat := 0, 0
+		for _, a := range reqs {
+			if a.Accepted() && a.Time.After(r.Time.Add(-time.Second)) && !a.Time.After(r.Time) {
+				global++
+				if a.ChatID == r.ChatID {
+					chat++
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("429 to chat %d at %s: accepted in the second before: %d overall, %d in the chat",
+			r.ChatID, r.Time.Format("15:04:05.000"), global, chat))
+	}
+	return out
+}
+
+// claimLog samples the global send log of lanes ({cm}:s:rate: member
+// "<job id>:<claim>", score = claim time in ms on the Valkey clock) every
+// 25 ms until ctx ends; entries live for the whole window, so no claim is
+// missed. The result maps each member (one claim) to its time.
+func (p *producer) claimLog(ctx context.Context) <-chan map[string]time.Time {
+	out := make(chan map[string]time.Time, 1)
+	go func() {
+		seen := map[string]time.Time{}
+		tick := time.NewTicker(25 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			zs, err := p.c.Do(context.WithoutCancel(ctx), p.c.B().Zrange().Key("{cm}:s:rate").Min("0").Max("-1").Withscores().Build()).AsZScores()
+			if err == nil {
+				for _, z := range zs {
+					seen[z.Member] = time.UnixMilli(int64(z.Score))
+				}
+			}
+			select {
+			case <-ctx.Done():
+				out <- seen
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
+}
+
+// maxClaims is the most claims in any window of length d.
+func maxClaims(claims map[string]time.Time, d time.Duration) int {
+	var ts []time.Time
+	for _, t := range claims {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	best, lo := 0, 0
+	for hi, t := range ts {
+		for !ts[lo].After(t.Add(-d)) {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return best
+}
+
+// claimToAccept returns, for every message accepted by the emulator whose
+// claim was logged, the delay from its latest claim (Valkey clock) to its
+// acceptance (emulator clock; same host, same clock), sorted.
+func (p *producer) claimToAccept(emu *tgemu.Emulator, claims map[string]time.Time) []time.Duration {
+	latest := map[lanes.JobID]time.Time{}
+	for member, at := range claims {
+		id, _, _ := strings.Cut(member, ":")
+		if at.After(latest[lanes.JobID(id)]) {
+			latest[lanes.JobID(id)] = at // a job answered 429 is claimed again
+		}
+	}
+	var out []time.Duration
+	for _, m := range emu.AllMessages() {
+		if c, ok := latest[p.ids[m.Text]]; ok {
+			out = append(out, m.Time.Sub(c))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

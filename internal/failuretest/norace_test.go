@@ -1,0 +1,5 @@
+//go:build !race
+
+package failuretest
+
+const raceEnabled = false
