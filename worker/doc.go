@@ -50,9 +50,10 @@
 // connection after Telegram accepted it) is retried and may arrive twice.
 //
 // Secrets: the bot token never appears in a log line, a returned error or a
-// dead-letter reason: every error goes through one Redactor before it is
-// logged, returned or stored, the logger is wrapped by Redactor.Handler,
-// and the library's error and debug handlers are replaced.
+// dead-letter reason: every error goes through one Redactor (package
+// internal/redact) before it is logged, returned or stored, the logger is
+// wrapped by Redactor.Handler, and the library's error and debug handlers
+// are replaced.
 //
 // Metrics (Config.Registerer): codemojex_worker_sent_total{queue},
 // codemojex_worker_dead_lettered_total{reason},

@@ -14,6 +14,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codemojex/codemojex/internal/redact"
 	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
@@ -22,7 +23,7 @@ import (
 // Config tunes a Worker. Zero fields take the defaults in brackets.
 type Config struct {
 	// Token is the bot token (required). It never appears in a log line,
-	// a returned error or a dead-letter reason (see Redactor).
+	// a returned error or a dead-letter reason (see internal/redact).
 	Token string
 	// ServerURL is the Bot API server [https://api.telegram.org]; tests
 	// give the emulator's URL.
@@ -107,7 +108,7 @@ type Worker struct {
 	store *lanes.Store
 	bot   *bot.Bot
 	log   *slog.Logger
-	red   *Redactor
+	red   *redact.Redactor
 	m     *metrics
 	flood floodDetector
 
@@ -123,7 +124,7 @@ func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
 		return nil, errors.New("worker: nil notifier")
 	}
 	cfg.defaults()
-	red := NewRedactor(cfg.Token)
+	red := redact.New(cfg.Token)
 	log := slog.New(red.Handler(cfg.Logger.Handler())).With(slog.String("component", "worker"))
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
@@ -153,6 +154,10 @@ func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
 		freed: make(chan struct{}, 1),
 	}, nil
 }
+
+// Redactor is the token redactor of package internal/redact (see
+// Config.Token).
+type Redactor = redact.Redactor
 
 // Redactor returns the worker's token redactor.
 func (w *Worker) Redactor() *Redactor { return w.red }

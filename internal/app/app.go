@@ -20,6 +20,7 @@ import (
 	"github.com/codemojex/codemojex/game"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/redact"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/worker"
@@ -30,7 +31,7 @@ type App struct {
 	cfg  config.Config
 	opt  options
 	log  *slog.Logger
-	red  *redactor
+	red  *redact.Redactor
 	keys keyspace
 
 	c         valkey.Client
@@ -75,7 +76,7 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 		opt(&o)
 	}
 	o.pollTimeout = max(o.pollTimeout.Truncate(time.Second), time.Second)
-	red := newRedactor(cfg.Token)
+	red := redact.New(cfg.Token)
 	if o.log == nil {
 		o.log = NewLogger(cfg)
 	}

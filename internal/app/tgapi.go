@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/codemojex/codemojex/internal/redact"
 )
 
 // APIError is an ok=false answer of the Bot API.
@@ -39,7 +41,7 @@ type apiClient struct {
 	base  string // e.g. https://api.telegram.org
 	token string
 	hc    *http.Client
-	red   *redactor
+	red   *redact.Redactor
 }
 
 // maxUpdates is getUpdates' limit parameter (Telegram allows 1..100).
