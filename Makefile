@@ -2,7 +2,7 @@
 GO      ?= go
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bench/*')
 
-.PHONY: test fmt-check vet unit bench build clean demo
+.PHONY: test fmt-check vet unit bench bench-lanes build clean demo
 
 ## test: gofmt check, go vet, the whole suite with -race, then the lanes suite again on a Valkey Cluster
 test: fmt-check vet
@@ -16,8 +16,17 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## bench: the lanes benchmarks (jobs/s) against a throwaway server
+## bench: the benchmark table (a few minutes): lanes vs redis-benchmark and asynq, claim latency by lane count,
+## fairness vs a FIFO, weighted share, Telegram budget use with 1 and 2 worker processes, broadcast enqueue;
+## charts into docs/. A separate Go module (bench/go.mod), so the main module does not depend on asynq or gonum.
 bench:
+	./scripts/ensure-valkey.sh
+	@command -v redis-benchmark >/dev/null 2>&1 || command -v valkey-benchmark >/dev/null 2>&1 || \
+		{ echo "make bench needs redis-benchmark or valkey-benchmark (Debian: apt-get install redis-tools)"; exit 1; }
+	cd bench && $(GO) run . -docs ../docs $(BENCH_FLAGS)
+
+## bench-lanes: the lanes Go benchmarks (jobs/s) against a throwaway server
+bench-lanes:
 	./scripts/ensure-valkey.sh
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lanes/
 

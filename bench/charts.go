@@ -65,7 +65,8 @@ func burstPanel(title string, series map[int64][]float64, xmax float64) (*plot.P
 		}
 		p.Add(l)
 	}
-	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
 	return p, nil
 }
 
@@ -81,20 +82,20 @@ func burstChart(path string, cm, ff map[int64][]float64) error {
 		}
 	}
 	xmax = xmax*1.05 + 0.5
-	a, err := burstPanel("codemojex lanes (fair rotation)", cm, xmax)
+	limits := fmt.Sprintf("limits %d/s overall, %d/s per chat", benchGlobal, benchChat)
+	a, err := burstPanel("codemojex: notifier + lanes + worker ("+limits+")", cm, xmax)
 	if err != nil {
 		return err
 	}
-	b, err := burstPanel("FIFO baseline (one list)", ff, xmax)
+	b, err := burstPanel("FIFO baseline: one list, same limits and senders", ff, xmax)
 	if err != nil {
 		return err
 	}
 	img := vgimg.New(vg.Points(1100), vg.Points(420))
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(20), PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(12)}
-	canvases := plot.Align([][]*plot.Plot{{a, b}}, tiles, dc)
-	a.Draw(canvases[0][0])
-	b.Draw(canvases[0][1])
+	a.Draw(tiles.At(dc, 0, 0))
+	b.Draw(tiles.At(dc, 1, 0))
 	return savePNG(img, path)
 }
 
@@ -114,6 +115,7 @@ func savePNG(img *vgimg.Canvas, path string) error {
 func weightsChart(path string, chats []int64, counts map[int64]int, heavy int64) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Weighted share: 30 chats with backlogs, global %d/s binding; chat %d at weight 5", benchGlobal, heavy)
+	p.Title.Padding = vg.Points(10)
 	p.Y.Label.Text = "messages delivered in the steady window"
 	p.X.Label.Text = "chat"
 	vals := make(plotter.Values, len(chats))
@@ -142,6 +144,12 @@ func weightsChart(path string, chats []int64, counts map[int64]int, heavy int64)
 	p.Legend.Add("weight 1", b1)
 	p.Legend.Add("weight 5", b2)
 	p.Legend.Top = true
+	p.Legend.YOffs = -vg.Points(4)
+	top := 0
+	for _, v := range counts {
+		top = max(top, v)
+	}
+	p.Y.Min, p.Y.Max = 0, float64(top)*1.2
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = 1.2
 	p.X.Tick.Label.XAlign = draw.XRight

@@ -222,9 +222,11 @@ func benchWeights(ctx context.Context, cfg config, srv *valkeytest.Server, t *ta
 	// Count in the steady window: from 1 s after the start to the stop.
 	from := start.Add(time.Second)
 	counts := map[int64]int{}
+	var times []time.Time
 	for _, m := range emu.AllMessages() {
 		if !m.Time.Before(from) {
 			counts[m.ChatID]++
+			times = append(times, m.Time)
 		}
 	}
 	var others []int
@@ -233,14 +235,9 @@ func benchWeights(ctx context.Context, cfg config, srv *valkeytest.Server, t *ta
 	}
 	slices.Sort(others)
 	med := others[len(others)/2]
-	cfg.log.Info("weights", "heavy", counts[heavy], "median", med, "429s", emu.Stats().TooManyRequests)
-	window := time.Since(from).Seconds()
-	total := 0
-	for _, v := range counts {
-		total += v
-	}
+	cfg.log.Info("weights", "heavy", counts[heavy], "median", med, "429s", emu.Stats().TooManyRequests, "msg/s", slope(times))
 	t.add("5", fmt.Sprintf("weighted share: 30 chats with backlogs, global %d/s binding (%.0f msg/s delivered), one chat at weight 5: its messages vs the median chat's",
-		benchGlobal, float64(total)/window),
+		benchGlobal, slope(times)),
 		fmt.Sprintf("%d msgs", counts[heavy]), fmt.Sprintf("median %d msgs", med), ratio(float64(counts[heavy]), float64(med)))
 	return weightsChart(filepath.Join(cfg.docs, "bench-weights.png"), chats, counts, heavy)
 }

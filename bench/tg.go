@@ -36,7 +36,9 @@ const (
 )
 
 func benchLimits() notifier.Limits {
-	return notifier.Limits{GlobalPerSecond: benchGlobal, PrivatePerSecond: benchChat, GroupPerMinute: 20, Margin: notifier.DefaultMargin}
+	l := notifier.DefaultLimits() // with the bot's safety slack on every window
+	l.GlobalPerSecond, l.PrivatePerSecond = benchGlobal, benchChat
+	return l
 }
 
 func newEmulator() (*tgemu.Emulator, error) {
@@ -264,7 +266,7 @@ func (s *slidingLog) wait(now time.Time) time.Duration {
 
 func (f *fifo) run(ctx context.Context) error {
 	l := benchLimits()
-	stretch := time.Duration(float64(time.Second) * (1 + l.Margin))
+	stretch := fifoWindow
 	global := &slidingLog{limit: l.GlobalPerSecond, per: stretch}
 	chats := map[int64]*slidingLog{}
 	jobs := make(chan tgjob.Job)
@@ -333,3 +335,8 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 const notifierQueue = tgjob.QueueNotify
+
+// fifoWindow is the FIFO limiter's window: 1 s plus the slack the notifier
+// adds to the bot's windows (notifier.DefaultLimits), so both baselines
+// pace alike.
+const fifoWindow = 1100 * time.Millisecond
