@@ -110,21 +110,25 @@ func TestDeliveryGlobalRateThreeClaimers(t *testing.T) {
 	require.Less(t, sleeps.Load(), int64(5*len(times)+100))
 }
 
-// The global budget's RetryIn is exact: it is the ms until the oldest claim
-// of the window leaves it, on the server clock; a claim after that wait
-// gets a job, and not one before.
+// The global budget's RetryIn is exact: it is the ms until the oldest
+// settled send of the window leaves it, on the server clock; a claim after
+// that wait gets a job, and not one before.
 func TestDeliveryGlobalRateRetryInIsExact(t *testing.T) {
 	t.Parallel()
+	ctx := context.Background()
 	const window = 400 * time.Millisecond
 	s := dStore(t, lanes.WithGlobalRate(3, window))
 	dFill(t, s, lanes.NewMinter(), "q", "g", 4, 3)
 	const lease = time.Minute
-	var first int64
+	var ackLo, ackHi int64
 	for i := 0; i < 3; i++ {
 		c := dClaim(t, s, lease, "q")
 		require.Len(t, c.Jobs, 1)
+		lo := dNowMS(t, s)
+		require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
+		hi := dNowMS(t, s)
 		if i == 0 {
-			first = dClaimedAt(c.Jobs[0], lease)
+			ackLo, ackHi = lo, hi
 		}
 	}
 	before := dNowMS(t, s)
@@ -132,10 +136,11 @@ func TestDeliveryGlobalRateRetryInIsExact(t *testing.T) {
 	after := dNowMS(t, s)
 	require.Empty(t, c.Jobs)
 	require.Greater(t, c.RetryIn, time.Duration(0))
-	// The script computed RetryIn = first + window - now, with now in [before, after].
-	due := first + window.Milliseconds()
-	require.GreaterOrEqual(t, due-c.RetryIn.Milliseconds(), before)
-	require.LessOrEqual(t, due-c.RetryIn.Milliseconds(), after)
+	// The script computed RetryIn = firstAck + window - now, with now in
+	// [before, after] and the first ack's server time in [ackLo, ackHi].
+	got := c.RetryIn.Milliseconds()
+	require.LessOrEqual(t, got, ackHi+window.Milliseconds()-before)
+	require.GreaterOrEqual(t, got, ackLo+window.Milliseconds()-after)
 	time.Sleep(c.RetryIn)
 	var c2 lanes.Claimed
 	for k := 0; k < 3; k++ { // the server clock may trail ours by under 1 ms
@@ -146,5 +151,39 @@ func TestDeliveryGlobalRateRetryInIsExact(t *testing.T) {
 		time.Sleep(c2.RetryIn)
 	}
 	require.Len(t, c2.Jobs, 1)
-	require.GreaterOrEqual(t, dClaimedAt(c2.Jobs[0], lease), due)
+	require.GreaterOrEqual(t, dClaimedAt(c2.Jobs[0], lease), ackLo+window.Milliseconds())
+}
+
+// Sends in flight hold the global budget until they settle, and a settled
+// send holds it for one window after its settle time: a request that reached
+// Telegram late (a slow network, a stalled worker) still counts in the
+// window Telegram sees it in.
+func TestDeliveryInFlightSendsHoldTheBudget(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const window = 300 * time.Millisecond
+	s := dStore(t, lanes.WithGlobalRate(2, window))
+	dFill(t, s, lanes.NewMinter(), "q", "g", 3, 2)
+	const lease = time.Minute
+	var held []lanes.Lease
+	for i := 0; i < 2; i++ {
+		c := dClaim(t, s, lease, "q")
+		require.Len(t, c.Jobs, 1)
+		held = append(held, c.Jobs[0].Lease)
+	}
+	// Both in flight: wait a whole window; the budget is still spent.
+	time.Sleep(window + 50*time.Millisecond)
+	c := dClaim(t, s, lease, "q")
+	require.Empty(t, c.Jobs, "in-flight sends must hold the budget past their claim window")
+	require.Equal(t, window, c.RetryIn, "all counted sends in flight: look again one window later")
+	// Settle one: it still counts for a window from its settle time.
+	lo := dNowMS(t, s)
+	require.NoError(t, s.Ack(ctx, held[0]))
+	c = dClaim(t, s, lease, "q")
+	require.Empty(t, c.Jobs, "a send settled just now counts for one more window")
+	require.InDelta(t, float64(lo+window.Milliseconds()-dNowMS(t, s)), float64(c.RetryIn.Milliseconds()), 25)
+	time.Sleep(c.RetryIn)
+	c = dClaim(t, s, lease, "q")
+	require.Len(t, c.Jobs, 1)
+	require.NoError(t, s.Release(ctx, held[1]))
 }

@@ -56,8 +56,12 @@
 // # Delivery control
 //
 // WithGlobalRate caps the jobs all claimers of the store together take in
-// any window (a sliding window of claim times on the server clock), however
-// many processes claim. WithLanePace paces each lane (with rules by group
+// any window (a sliding window on the server clock), however many processes
+// claim. Budgets bound arrivals, not just claims: a send counts from its
+// claim (while in flight) until one window after it settles (ack, release,
+// nack, dead-letter or lease expiry). The receiver got the request before
+// the claimer got the answer it settles on, so however long the network or
+// the claimer took, no window of the receiver's holds more than the limit. WithLanePace paces each lane (with rules by group
 // prefix and per-lane overrides); pace state is shared by every queue of the
 // store, so a chat's replies and notifications draw on one budget. A lane out
 // of pace budget is parked until its next token; Park parks a lane for a

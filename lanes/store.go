@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 )
@@ -104,19 +105,35 @@ func (s *Store) queueConfig(q string) QueueConfig {
 	return cfg
 }
 
-// queueArgs returns the four queue-config ARGV fields read by common.lua.
+// queueArgs returns the five queue-config ARGV fields read by common.lua.
 func (s *Store) queueArgs(q string) []string {
 	cfg := s.queueConfig(q)
 	ordered := "0"
 	if cfg.Ordered {
 		ordered = "1"
 	}
-	return []string{s.keys.queue(q), ordered, strconv.Itoa(cfg.LaneLimit), strconv.Itoa(cfg.MaxAttempts)}
+	return []string{s.keys.queue(q), ordered, strconv.Itoa(cfg.LaneLimit), strconv.Itoa(cfg.MaxAttempts), ms(s.logTTL())}
+}
+
+// logTTL is how long a settled send stays in the send logs: the longest
+// window any configured limit uses (per-lane overrides are read by the
+// scripts themselves).
+func (s *Store) logTTL() time.Duration {
+	d := s.opt.window
+	if s.opt.pace.Period > d {
+		d = s.opt.pace.Period
+	}
+	for _, r := range s.opt.paceRules {
+		if r.Pace.Period > d {
+			d = r.Pace.Period
+		}
+	}
+	return d
 }
 
 // header returns KEYS and the leading ARGV of a queue-level script.
 func (s *Store) header(q string, extra int) ([]string, []string) {
-	args := make([]string, 0, 5+extra)
+	args := make([]string, 0, 6+extra)
 	args = append(args, s.keys.shared())
 	args = append(args, s.queueArgs(q)...)
 	return []string{s.keys.ring(q)}, args

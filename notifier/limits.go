@@ -23,26 +23,21 @@ type Limits struct {
 	// GroupPerMinute caps messages per minute to one group, supergroup or
 	// channel (chat id < 0: lanes whose group starts with "-").
 	GroupPerMinute int
-	// Slack is added to every window (1 s becomes 1 s + Slack), so that
-	// jitter between claiming a job (when lanes counts it, on the Valkey
-	// clock) and the request reaching Telegram (when Telegram counts it)
-	// cannot put more messages in one of Telegram's windows than the
-	// limit. The jitter is an absolute time (a slow HTTP round trip, a GC
-	// pause, a re-dialled connection), so the slack is a duration, not a
-	// fraction: it costs little on a 1-minute group window. Negative means
-	// 0.
+	// Slack is added to every window (1 s becomes 1 s + Slack). The lanes
+	// budgets already bound arrivals, not claims: a send counts from its
+	// claim until one window after its ack, and Telegram received the
+	// request before the worker got the reply it acks on, so no network
+	// delay or stalled worker can put more than the limit into one of
+	// Telegram's windows. The slack only covers the millisecond rounding
+	// of the server clock. Negative means 0.
 	Slack time.Duration
 }
 
-// DefaultSlack is the Slack of DefaultLimits: 100 ms. A private chat is
-// then paced at one message per 1.1 s (0.91/s), the bot at 30 per 1.1 s
-// (27/s) and a group at 20 per 60.1 s. Measured on a loaded 2-core host
-// with the race detector: the claim-to-arrival delay usually varies by up
-// to ~80 ms, so 50 ms (a 1.05 s window) regularly let the emulator count 31
-// messages in a second at 30/s; rare stalls of ~300 ms still exceed 100 ms.
-// No slack can bound a stall; the worker handles the resulting 429 (the
-// chat is parked for retry_after, nothing is lost).
-const DefaultSlack = 100 * time.Millisecond
+// DefaultSlack is the Slack of DefaultLimits: 10 ms, for the server
+// clock's millisecond rounding (lanes scores sends in whole ms). Before the
+// lanes budgets counted sends until their ack, a claim-time budget needed
+// 100 ms here and still let rare stalls through as 429s.
+const DefaultSlack = 10 * time.Millisecond
 
 // DefaultMaxAttempts is the attempts after which a message that keeps
 // failing transiently (5xx, timeouts, dropped connections) is dead-lettered.

@@ -1,16 +1,16 @@
 -- ack.lua: a job was delivered; end its lease and delete it.
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2..5] queue config (see common.lua)
--- ARGV[6]  job id
--- ARGV[7]  lease token (the claim count handed out with the job)
+-- ARGV[2..6] queue config (see common.lua)
+-- ARGV[7]  job id
+-- ARGV[8]  lease token (the claim count handed out with the job)
 -- Returns 1, or -1 (stale token: nothing changed), or -2 (no such job).
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
-local id, tok = ARGV[6], ARGV[7]
+local id, tok = ARGV[7], ARGV[8]
 local g, code = check_lease(q, id, tok)
 if not g then return code end
-end_lease(q, id, g)
+end_lease(S, q, id, g, tok, now_ms())
 redis.call('DEL', q.p .. 'job:' .. id)
 wake(S, ensure_ring(q, g))
 return 1

@@ -1,5 +1,6 @@
 -- claim.lua: wclaim, the weighted rotation over the ring of ready lanes.
--- KEYS[1]  "{tag}:s:rate"   global send log: sorted set, member "<id>:<claim>" -> claim time (ms)
+-- KEYS[1]  "{tag}:s:rate"   global send log: sorted set, member "<id>:<claim>" -> +inf while
+--          in flight, then its settle time (ms); see common.lua
 -- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
 -- ARGV[1]  shared prefix "{tag}:s:"
@@ -12,14 +13,16 @@
 -- ARGV[8]  default lane pace: max jobs per lane per period (0 = no pacing)
 -- ARGV[9]  default lane pace period (ms)
 -- ARGV[10] number R of pace rules, then R triples: group prefix, limit, period (ms)
--- then the number N of queues, then N queue configs (4 fields each, see common.lua)
+-- then the number N of queues, then N queue configs (5 fields each, see common.lua)
 --
 -- Per call: reclaim expired leases, promote due delayed jobs and due parked
 -- lanes (each at most budget), check the global budget, then for each queue
 -- in order rotate its ring (LMOVE ring ring LEFT RIGHT) and serve the first
 -- lane with work K = min(weight, depth, glimit headroom, max, global budget,
 -- lane pace budget) heads (ZPOPMIN), each under a lease whose deadline is the
--- server's TIME plus the lease length. A lane that cannot be served, or has
+-- server's TIME plus the lease length. Budgets count sends in flight and
+-- sends settled within their window (see common.lua), so the limits bound
+-- when requests can arrive, not only when they are claimed. A lane that cannot be served, or has
 -- nothing more to give now, leaves the ring from its tail in O(1) (parked
 -- until its next pace token when its pace budget is spent). At most
 -- visit-budget lanes are visited per queue. Cost: O((budget + visits + K) log n),
@@ -66,7 +69,7 @@ for n = 1, nq do
     local g = redis.call('HGET', jk, 'g')
     redis.call('ZREM', q.p .. 'leases', id)
     if g then
-      dec_inflight(q, g)
+      end_lease(S, q, id, g, redis.call('HGET', jk, 'c') or '0', now)
       local a = redis.call('HINCRBY', jk, 'a', 1)
       if q.maxatt > 0 and a >= q.maxatt then
         to_dead(q, id, 'lease expired', now)
@@ -102,6 +105,11 @@ if rate > 0 then
   local used = redis.call('ZCARD', KEYS[1])
   if used >= rate then
     local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    if oldest[2] == 'inf' then
+      -- Every counted send is still in flight: the budget refills one window
+      -- after the first of them settles, at the earliest.
+      return {0, window}
+    end
     return {0, math.max(1, tonumber(oldest[2]) + window - now)}
   end
   if rate - used < avail then avail = rate - used end
@@ -119,12 +127,13 @@ local function pace_of(g)
   return pace_limit, pace_period
 end
 
--- Parks lane g until its oldest pace entry leaves the window.
+-- When lane g's pace budget refills: its oldest entry leaving the window;
+-- for an entry still in flight, one period from now at the earliest (the
+-- claim that promotes the lane checks again).
 local function park_for_pace(q, pk, period)
   local oldest = redis.call('ZRANGE', pk, 0, 0, 'WITHSCORES')
-  local due = now + period
-  if oldest[2] then due = tonumber(oldest[2]) + period end
-  return due
+  if oldest[2] and oldest[2] ~= 'inf' then return tonumber(oldest[2]) + period end
+  return now + period
 end
 
 for n = 1, nq do
@@ -172,8 +181,8 @@ for n = 1, nq do
           local v = redis.call('HMGET', jk, 'a', 'p')
           redis.call('ZADD', q.p .. 'leases', deadline, id)
           local member = id .. ':' .. tok
-          if rate > 0 then redis.call('ZADD', KEYS[1], now, member) end
-          if plim > 0 then redis.call('ZADD', pk, now, member) end
+          if rate > 0 then redis.call('ZADD', KEYS[1], 'inf', member) end
+          if plim > 0 then redis.call('ZADD', pk, 'inf', member) end
           out[#out + 1] = id
           out[#out + 1] = tok
           out[#out + 1] = tonumber(v[1] or '0')
@@ -181,8 +190,13 @@ for n = 1, nq do
           got = got + 1
         end
         out[5] = got
-        if rate > 0 then redis.call('PEXPIRE', KEYS[1], window) end
-        if plim > 0 then redis.call('PEXPIRE', pk, pper) end
+        -- In-flight entries must outlive the lease; settling extends further.
+        if rate > 0 then
+          if redis.call('PTTL', KEYS[1]) < window + lease_ms then redis.call('PEXPIRE', KEYS[1], window + lease_ms) end
+        end
+        if plim > 0 then
+          if redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, pper + lease_ms) end
+        end
         redis.call('HINCRBY', q.p .. 'inflight', g, got)
         add_depth(q, g, -got)
         inf = inf + got

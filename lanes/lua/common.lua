@@ -4,11 +4,22 @@
 -- every key it touches is built from the queue prefix (ARGV) of the script
 -- that calls it, and every prefix starts with the store's hash tag.
 --
--- A queue config "q" is read from four ARGV fields:
+-- A queue config "q" is read from five ARGV fields:
 --   prefix  "{tag}:q:<queue>:"   (every key of the queue starts with it)
 --   ordered "1" when a lane with jobs in flight is not served again until they settle
 --   glimit  default max jobs of one lane in flight
 --   maxatt  attempts after which a failed job is dead-lettered (0 = never)
+--   logttl  how long a settled send must stay in the send logs (ms): the
+--           longest of the global window and the configured pace periods
+--
+-- Send logs ("{tag}:s:rate" and "{tag}:s:pace:<g>") are sorted sets of
+-- "<id>:<claim>" members. A claim writes its members at +inf (in flight:
+-- counted against every window until settled); settling (ack, release, nack,
+-- dead, lease expiry) rescores them to the settle time. Telegram received a
+-- request before its reply reached the worker, so a send's arrival lies
+-- between its claim and its settle, and counting in-flight sends plus sends
+-- settled within the window bounds arrivals in any window, however long the
+-- network or the worker took.
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -21,8 +32,39 @@ local function read_queue(argv, i)
     ordered = argv[i + 1] == '1',
     glimit = tonumber(argv[i + 2]),
     maxatt = tonumber(argv[i + 3]),
+    logttl = tonumber(argv[i + 4]),
   }
-  return q, i + 4
+  return q, i + 5
+end
+
+-- Sets key's expiry to at least ms from now (never shortens it).
+local function touch(key, ms)
+  local ttl = redis.call('PTTL', key)
+  if ttl >= 0 and ttl < ms then redis.call('PEXPIRE', key, ms) end
+end
+
+-- The period of lane g's pace override, if any (ms), else 0.
+local function override_period(S, g)
+  local v = redis.call('HGET', S .. 'pacecfg', g)
+  if not v then return 0 end
+  local _, p = string.match(v, '^(%d+):(%d+)$')
+  return tonumber(p) or 0
+end
+
+-- A send settled at now: rescore its send-log entries from +inf (in flight)
+-- to now and keep the logs alive for the longest window they serve. A log
+-- without the member (no limit configured) is left untouched.
+local function mark_settled(S, q, g, member, now)
+  if redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
+    touch(S .. 'rate', q.logttl)
+  end
+  local pk = S .. 'pace:' .. g
+  if redis.call('ZADD', pk, 'XX', 'CH', now, member) == 1 then
+    local ttl = q.logttl
+    local op = override_period(S, g)
+    if op > ttl then ttl = op end
+    touch(pk, ttl)
+  end
 end
 
 local function lane_limit(q, g)
@@ -126,8 +168,10 @@ local function check_lease(q, id, tok)
   return v[1], 0
 end
 
--- Ends a live lease: drops it from the lease set and the lane's in-flight count.
-local function end_lease(q, id, g)
+-- Ends a live lease: drops it from the lease set and the lane's in-flight
+-- count, and settles its send-log entries at now.
+local function end_lease(S, q, id, g, tok, now)
   redis.call('ZREM', q.p .. 'leases', id)
   dec_inflight(q, g)
+  mark_settled(S, q, g, id .. ':' .. tok, now)
 end

@@ -4,15 +4,15 @@
 -- once the old lane is empty).
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2..5] queue config (see common.lua)
--- ARGV[6]  mode: "dead" | "move"
--- ARGV[7]  group (source lane)
--- ARGV[8]  reason (dead) or target group (move)
--- ARGV[9]  max jobs to move in this call
+-- ARGV[2..6] queue config (see common.lua)
+-- ARGV[7]  mode: "dead" | "move"
+-- ARGV[8]  group (source lane)
+-- ARGV[9]  reason (dead) or target group (move)
+-- ARGV[10]  max jobs to move in this call
 -- Returns {moved, remaining in the source lane}.
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
-local mode, g, arg, n = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
+local mode, g, arg, n = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
 local now = now_ms()
 local heads = redis.call('ZPOPMIN', q.p .. 'lane:' .. g, n)
 local moved = 0

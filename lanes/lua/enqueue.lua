@@ -1,8 +1,8 @@
 -- enqueue.lua: add jobs to their lanes (one or many, for fan-out).
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring" (declared for cluster routing)
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2..5] queue config: prefix, ordered, default glimit, max attempts (see common.lua)
--- ARGV[6..] triples: group, job id, payload
+-- ARGV[2..6] queue config (see common.lua)
+-- ARGV[7..] triples: group, job id, payload
 -- Each job is written once: its hash "{tag}:q:<queue>:job:<id>" holds the
 -- lane (g), payload (p), attempts (a) and claim count (c); its lane
 -- "{tag}:q:<queue>:lane:<group>" gets ZADD 0 <id>, so the lane is FIFO by id.
@@ -12,7 +12,7 @@ local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local added, dups, joined = 0, 0, 0
 local touched = {}
-for i = 6, #ARGV, 3 do
+for i = 7, #ARGV, 3 do
   local g, id, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local jk = q.p .. 'job:' .. id
   if redis.call('EXISTS', jk) == 1 then

@@ -1,10 +1,10 @@
 -- lane.lua: per-lane control: weight, glimit, pace, park, resume.
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2..5] queue config (see common.lua)
--- ARGV[6]  op: "weight" | "glimit" | "pace" | "park" | "resume"
--- ARGV[7]  group (lane)
--- ARGV[8]  value: weight 1..1000 (1 = default: the field is removed);
+-- ARGV[2..6] queue config (see common.lua)
+-- ARGV[7]  op: "weight" | "glimit" | "pace" | "park" | "resume"
+-- ARGV[8]  group (lane)
+-- ARGV[9]  value: weight 1..1000 (1 = default: the field is removed);
 --          glimit >= 1 or 0 (queue default: the field is removed);
 --          pace "limit:period_ms" or "" (the default: the field is removed);
 --          park duration (ms from server TIME; -1 = until resumed)
@@ -14,7 +14,7 @@
 -- publishes a wake-up, so idle claimers learn its due time (see common.lua).
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
-local op, g, val = ARGV[6], ARGV[7], ARGV[8]
+local op, g, val = ARGV[7], ARGV[8], ARGV[9]
 if op == 'weight' then
   if val == '1' then redis.call('HDEL', q.p .. 'weight', g)
   else redis.call('HSET', q.p .. 'weight', g, val) end

@@ -1,13 +1,13 @@
 -- requeue.lua: put dead letters back on their lanes, attempts reset to 0.
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2..5] queue config (see common.lua)
--- ARGV[6..] job ids
+-- ARGV[2..6] queue config (see common.lua)
+-- ARGV[7..] job ids
 -- Returns the number of jobs requeued (ids not in the dead-letter set are skipped).
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local n, joined = 0, 0
-for i = 6, #ARGV do
+for i = 7, #ARGV do
   local id = ARGV[i]
   if redis.call('ZREM', q.p .. 'dead', id) == 1 then
     local jk = q.p .. 'job:' .. id

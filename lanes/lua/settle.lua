@@ -1,29 +1,29 @@
 -- settle.lua: end a lease without delivery: release, nack (retry) or dead-letter.
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2..5] queue config (see common.lua)
--- ARGV[6]  job id
--- ARGV[7]  lease token
--- ARGV[8]  mode: "release" (back to its lane now, no attempt used),
+-- ARGV[2..6] queue config (see common.lua)
+-- ARGV[7]  job id
+-- ARGV[8]  lease token
+-- ARGV[9]  mode: "release" (back to its lane now, no attempt used),
 --          "nack" (attempts + 1, back after the delay, dead past max attempts),
 --          "dead" (to the dead-letter set at once)
--- ARGV[9]  delay (ms, nack only): on an ordered queue the whole lane is
+-- ARGV[10]  delay (ms, nack only): on an ordered queue the whole lane is
 --          parked until then, so later jobs cannot overtake this one; on an
 --          unordered queue the job waits in the delayed set
--- ARGV[10] reason (nack, dead)
+-- ARGV[11] reason (nack, dead)
 -- A retry that becomes the queue's earliest delayed job (or parked lane)
 -- publishes a wake-up, so idle claimers learn its due time.
 -- Returns {1, outcome, attempts}: outcome "queued", "delayed" or "dead";
 -- or {-1} stale token, {-2} no such job (nothing changed).
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
-local id, tok, mode = ARGV[6], ARGV[7], ARGV[8]
-local delay, reason = tonumber(ARGV[9]), ARGV[10]
+local id, tok, mode = ARGV[7], ARGV[8], ARGV[9]
+local delay, reason = tonumber(ARGV[10]), ARGV[11]
 local g, code = check_lease(q, id, tok)
 if not g then return {code} end
 local now = now_ms()
 local jk = q.p .. 'job:' .. id
-end_lease(q, id, g)
+end_lease(S, q, id, g, tok, now)
 local a = tonumber(redis.call('HGET', jk, 'a') or '0')
 local outcome = 'queued'
 if mode == 'dead' then

@@ -1,12 +1,12 @@
 -- stats.lua: a consistent snapshot of one queue (read-only).
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2..5] queue config (see common.lua)
--- ARGV[6]  number of top lanes (by depth) to list
+-- ARGV[2..6] queue config (see common.lua)
+-- ARGV[7]  number of top lanes (by depth) to list
 -- Returns {ring length, pending, in flight, delayed, dead, parked,
 --          then per top lane: group, depth, weight, in flight, glimit, parked-until ms ("" if not parked; "inf")}.
 local q = read_queue(ARGV, 2)
-local top = tonumber(ARGV[6])
+local top = tonumber(ARGV[7])
 local out = {
   redis.call('LLEN', q.p .. 'ring'),
   tonumber(redis.call('GET', q.p .. 'pending') or '0'),
