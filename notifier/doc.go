@@ -7,7 +7,13 @@
 // queues are Ordered, so a chat's messages arrive in enqueue order, and both
 // share the global and per-chat budgets (Limits.StoreOptions).
 //
+// Edit enqueues an editMessageText of a message the bot sent (a job of kind
+// tgjob.KindEdit) on the chat's lane the same way, so an edit is ordered
+// with the chat's other messages and paced by the same budgets; the worker
+// records the Telegram message id of every job it sends, which
+// SentMessageID returns, so a later edit can target it.
+//
 // The notifier also keeps, under the store's hash tag (see keyspace): the
 // set of inactive chats (that blocked the bot), migration aliases (a group
-// upgraded to a supergroup) and broadcast progress.
+// upgraded to a supergroup), broadcast progress and sent jobs' message ids.
 package notifier

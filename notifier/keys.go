@@ -1,5 +1,7 @@
 package notifier
 
+import "github.com/codemojex/codemojex/lanes"
+
 // Every key the notifier keeps lives under the lanes store's hash tag, so it
 // shares the store's cluster slot. Layout (T = tag):
 //
@@ -7,15 +9,17 @@ package notifier
 //	{T}:n:alias              hash    old chat id -> new chat id (migrated groups)
 //	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed); PEXPIRE ttl
 //	{T}:n:bc:<id>:seen       set     job ids already counted as failed (dedupe); PEXPIRE ttl
+//	{T}:n:msg:<job id>       string  Telegram message id the job was sent as; PX SentTTL
 //
 // keyspace is the one place that builds them.
 type keyspace struct{ tag string }
 
-func (k keyspace) prefix() string            { return "{" + k.tag + "}:n:" }
-func (k keyspace) inactive() string          { return k.prefix() + "inactive" }
-func (k keyspace) alias() string             { return k.prefix() + "alias" }
-func (k keyspace) progress(id string) string { return k.prefix() + "bc:" + id }
-func (k keyspace) seen(id string) string     { return k.prefix() + "bc:" + id + ":seen" }
+func (k keyspace) prefix() string             { return "{" + k.tag + "}:n:" }
+func (k keyspace) inactive() string           { return k.prefix() + "inactive" }
+func (k keyspace) alias() string              { return k.prefix() + "alias" }
+func (k keyspace) progress(id string) string  { return k.prefix() + "bc:" + id }
+func (k keyspace) seen(id string) string      { return k.prefix() + "bc:" + id + ":seen" }
+func (k keyspace) sent(id lanes.JobID) string { return k.prefix() + "msg:" + string(id) }
 
 // Fields of the progress hash.
 const (

@@ -3,6 +3,7 @@ package notifier
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -65,6 +66,10 @@ type Config struct {
 	// MaxUnits is the part size of Split in UTF-16 units (default
 	// MaxTextUnits; lower only in tests).
 	MaxUnits int
+	// SentTTL is how long the Telegram message id of a sent job is kept
+	// for SentMessageID (default 24 h): a message older than that can no
+	// longer be edited through its job id.
+	SentTTL time.Duration
 }
 
 // Notifier turns messages into lanes jobs on the chats' lanes. Safe for
@@ -95,6 +100,9 @@ func New(store *lanes.Store, cfg Config) (*Notifier, error) {
 	if cfg.MaxUnits <= 0 || cfg.MaxUnits > MaxTextUnits {
 		cfg.MaxUnits = MaxTextUnits
 	}
+	if cfg.SentTTL <= 0 {
+		cfg.SentTTL = 24 * time.Hour
+	}
 	return &Notifier{
 		store: store, c: store.Client(), keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
 		record1: valkey.NewLuaScript(recordLua),
@@ -104,24 +112,32 @@ func New(store *lanes.Store, cfg Config) (*Notifier, error) {
 // Store returns the lanes store the notifier enqueues on.
 func (n *Notifier) Store() *lanes.Store { return n.store }
 
-// jobs validates msg and returns its parts as payload templates.
-func (n *Notifier) jobs(chatID int64, msg Message) ([]tgjob.Job, error) {
+// validate checks chatID and msg (not the text's length).
+func validate(chatID int64, msg Message) error {
 	if chatID == 0 {
-		return nil, invalid("chat id 0")
+		return invalid("chat id 0")
 	}
 	if msg.Class.Queue() == "" {
-		return nil, invalid(fmt.Sprintf("unknown class %d", msg.Class))
+		return invalid(fmt.Sprintf("unknown class %d", msg.Class))
 	}
 	switch msg.ParseMode {
 	case "", "HTML", "MarkdownV2", "Markdown":
 	default:
-		return nil, invalid(fmt.Sprintf("parse mode %q", msg.ParseMode))
+		return invalid(fmt.Sprintf("parse mode %q", msg.ParseMode))
 	}
 	if !utf8.ValidString(msg.Text) {
-		return nil, invalid("text is not valid UTF-8")
+		return invalid("text is not valid UTF-8")
 	}
 	if strings.TrimSpace(msg.Text) == "" {
-		return nil, &invalidErr{msg: "notifier: empty text", err: ErrEmptyText}
+		return &invalidErr{msg: "notifier: empty text", err: ErrEmptyText}
+	}
+	return nil
+}
+
+// jobs validates msg and returns its parts as payload templates.
+func (n *Notifier) jobs(chatID int64, msg Message) ([]tgjob.Job, error) {
+	if err := validate(chatID, msg); err != nil {
+		return nil, err
 	}
 	parts := Split(msg.Text, n.cfg.MaxUnits)
 	out := make([]tgjob.Job, len(parts))
@@ -147,6 +163,40 @@ func (n *Notifier) Notify(ctx context.Context, chatID int64, msg Message) ([]lan
 	if err != nil {
 		return nil, err
 	}
+	return n.enqueue(ctx, chatID, msg, jobs, "notify")
+}
+
+// Edit enqueues an editMessageText of message messageID (a message the bot
+// sent, e.g. found with SentMessageID) in chatID, replacing its text with
+// msg.Text (and msg.ParseMode), as one job of kind tgjob.KindEdit on the
+// chat's lane of msg.Class's queue (Reply by default). So an edit is sent
+// in order with the chat's other messages of that class and draws on the
+// same global and per-chat budgets. msg.ReplyTo and msg.Silent do not apply
+// to an edit. It returns the job id.
+//
+// The worker treats Telegram's 400 "message is not modified" as success and
+// dead-letters an edit answered 400 "message to edit not found".
+//
+// Errors: ErrInvalid / ErrEmptyText (also for messageID <= 0 and a text
+// over MaxTextUnits: an edit cannot be split); *InactiveError for a
+// Notification class edit to a chat marked inactive; the store's errors.
+func (n *Notifier) Edit(ctx context.Context, chatID int64, messageID int, msg Message) ([]lanes.JobID, error) {
+	if err := validate(chatID, msg); err != nil {
+		return nil, err
+	}
+	if messageID <= 0 {
+		return nil, invalid(fmt.Sprintf("edit of message id %d", messageID))
+	}
+	if u := UTF16Len(msg.Text); u > MaxTextUnits {
+		return nil, invalid(fmt.Sprintf("edit text of %d UTF-16 units: at most %d (an edit cannot be split)", u, MaxTextUnits))
+	}
+	j := tgjob.Job{Kind: tgjob.KindEdit, MessageID: messageID, Chat: chatID, Text: msg.Text, ParseMode: msg.ParseMode}
+	return n.enqueue(ctx, chatID, msg, []tgjob.Job{j}, "edit")
+}
+
+// enqueue puts jobs, in order, on the lane of chatID (after aliases) in
+// msg.Class's queue; a Notification to an inactive chat is refused.
+func (n *Notifier) enqueue(ctx context.Context, chatID int64, msg Message, jobs []tgjob.Job, what string) ([]lanes.JobID, error) {
 	target, err := n.Resolve(ctx, chatID)
 	if err != nil {
 		return nil, err
@@ -172,7 +222,43 @@ func (n *Notifier) Notify(ctx context.Context, chatID int64, msg Message) ([]lan
 		items[i] = lanes.Item{Group: group, ID: ids[i], Payload: p}
 	}
 	if _, err := n.store.EnqueueBatch(ctx, msg.Class.Queue(), items); err != nil {
-		return nil, fmt.Errorf("notifier: notify chat %d: %w", chatID, err)
+		return nil, fmt.Errorf("notifier: %s chat %d: %w", what, chatID, err)
 	}
 	return ids, nil
+}
+
+// RecordMessageID records the Telegram message id that job id was sent as,
+// for SentMessageID, for Config.SentTTL. Called by the worker after each
+// successful sendMessage, before the job is acked.
+func (n *Notifier) RecordMessageID(ctx context.Context, id lanes.JobID, messageID int) error {
+	if err := id.Validate(); err != nil {
+		return invalid(err.Error())
+	}
+	if messageID <= 0 {
+		return invalid(fmt.Sprintf("message id %d of job %s", messageID, id))
+	}
+	err := n.c.Do(ctx, n.c.B().Set().Key(n.keys.sent(id)).Value(strconv.Itoa(messageID)).
+		Px(n.cfg.SentTTL).Build()).Error()
+	if err != nil {
+		return fmt.Errorf("notifier: record message id of job %s: %w", id, err)
+	}
+	return nil
+}
+
+// SentMessageID returns the Telegram message id the worker recorded for job
+// id (the first part's job, for a split text); ok is false while the job is
+// not sent yet (or was never, or its record expired after Config.SentTTL).
+// Errors: ErrInvalid for a malformed id; the server's error.
+func (n *Notifier) SentMessageID(ctx context.Context, id lanes.JobID) (int, bool, error) {
+	if err := id.Validate(); err != nil {
+		return 0, false, invalid(err.Error())
+	}
+	v, err := n.c.Do(ctx, n.c.B().Get().Key(n.keys.sent(id)).Build()).AsInt64()
+	if valkey.IsValkeyNil(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("notifier: message id of job %s: %w", id, err)
+	}
+	return int(v), true, nil
 }

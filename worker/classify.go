@@ -19,6 +19,7 @@ const (
 	ReasonBadRequest   = "bad request"    // any other 400
 	ReasonMalformed    = "malformed job"  // payload or lane that can't be decoded
 	ReasonMaxAttempts  = "max attempts"   // transient failures past MaxAttempts
+	ReasonEditNotFound = "edit not found" // 400 message to edit not found (an edit job)
 )
 
 // action is what the worker does with a failed send: one row of the error
@@ -33,6 +34,7 @@ const (
 	actPlain                   // 400 can't parse entities: resend once as plain text
 	actMigrate                 // 400 migrate_to_chat_id: move the lane to the new chat
 	actPauseAll                // 401: the token is refused; pause the whole store
+	actDone                    // 400 message is not modified (an edit): success, ack
 )
 
 type decision struct {
@@ -42,8 +44,8 @@ type decision struct {
 	migrateTo  int64         // actMigrate
 }
 
-// classify maps a sendMessage error (and the HTTP status seen, 0 when no
-// response came) to a decision. It matches with errors.As / errors.Is, so
+// classify maps a sendMessage or editMessageText error (and the HTTP status
+// seen, 0 when no response came) to a decision. It matches with errors.As / errors.Is, so
 // wrapping does not matter (bot.IsTooManyRequestsError only matches an
 // unwrapped error, so it is not used). go-telegram/bot v1.19.0 returns:
 // *bot.TooManyRequestsError for 429 (RetryAfter 0 when the reply had no
@@ -71,6 +73,10 @@ func classify(err error, status int, defaultRetryAfter time.Duration) decision {
 	if errors.Is(err, bot.ErrorBadRequest) {
 		msg := strings.ToLower(err.Error())
 		switch {
+		case strings.Contains(msg, "message is not modified"):
+			return decision{act: actDone}
+		case strings.Contains(msg, "message to edit not found"):
+			return decision{act: actDead, reason: ReasonEditNotFound}
 		case strings.Contains(msg, "chat not found"):
 			return decision{act: actDead, reason: ReasonChatNotFound}
 		case strings.Contains(msg, "message is too long"):

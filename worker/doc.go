@@ -1,7 +1,10 @@
 // Package worker delivers the bot's messages: it claims jobs from the two
 // queues of a notifier's lanes.Store (tgjob.QueueReply before
 // tgjob.QueueNotify, strict priority), sends each with go-telegram/bot's
-// sendMessage and settles it in the store.
+// sendMessage (editMessageText for a job of kind tgjob.KindEdit) and
+// settles it in the store. After a successful sendMessage it records the
+// message id Telegram gave the job (notifier.RecordMessageID, before the
+// ack), so a later edit can target it (notifier.SentMessageID).
 //
 // Concurrency: one claim loop feeds Config.Senders senders (see Run). A
 // claim returns heads of one lane; they are sent one after another, and a
@@ -21,14 +24,18 @@
 //     shortest retry_after among them. Rationale: every lane is paced below
 //     Telegram's per-chat limits, so one chat's 429 is that chat's problem,
 //     while 429s across several chats at once mean the bot-wide limit was
-//     hit. (The worker only calls sendMessage, which is always tied to one
-//     chat, so there is no chat-less 429.)
+//     hit. (The worker only calls sendMessage and editMessageText, both
+//     always tied to one chat, so there is no chat-less 429.)
 //   - 403 Forbidden (bot blocked, user deactivated, bot kicked): mark the
 //     chat inactive (notifier), dead-letter the chat's pending jobs in both
 //     queues (DeadLane, while the lease still holds the lane), then the job
 //     and the rest of the batch, with the reason; no retry.
 //   - 400 chat not found, 400 message is too long, any other 400:
 //     dead-letter, no retry.
+//   - Edits (editMessageText) follow the same table, with two more 400
+//     rows: "message is not modified" (the message shows that text
+//     already) counts as success and is acked; "message to edit not found"
+//     dead-letters with reason "edit not found".
 //   - 400 can't parse entities: resend at once as plain text (no
 //     parse_mode); if that fails too, the new error decides (another parse
 //     error dead-letters with reason "parse entities").
@@ -56,6 +63,7 @@
 // are replaced.
 //
 // Metrics (Config.Registerer): codemojex_worker_sent_total{queue},
+// codemojex_worker_edited_total{queue},
 // codemojex_worker_dead_lettered_total{reason},
 // codemojex_worker_retried_total, codemojex_worker_too_many_requests_total,
 // codemojex_worker_global_pauses_total,

@@ -10,6 +10,7 @@ import (
 // same Registerer share them (the already registered collector is reused).
 type metrics struct {
 	sent         *prometheus.CounterVec // by queue
+	edited       *prometheus.CounterVec // by queue
 	dead         *prometheus.CounterVec // by reason code
 	retried      prometheus.Counter
 	tooMany      prometheus.Counter
@@ -27,6 +28,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codemojex_worker_sent_total", Help: "Messages delivered to Telegram (acked), by queue.",
 		}, []string{"queue"}),
+		edited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "codemojex_worker_edited_total", Help: "Message edits accepted by Telegram (acked), by queue.",
+		}, []string{"queue"}),
 		dead: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codemojex_worker_dead_lettered_total", Help: "Messages dead-lettered, by reason.",
 		}, []string{"reason"}),
@@ -40,7 +44,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "codemojex_worker_global_pauses_total", Help: "Global pauses of the store (global flood signal, 401).",
 		}),
 		sendLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "codemojex_worker_send_duration_seconds", Help: "sendMessage round trip, seconds.",
+			Name: "codemojex_worker_send_duration_seconds", Help: "sendMessage / editMessageText round trip, seconds.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}),
 		claimLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -63,6 +67,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return c
 	}
 	m.sent = reg1(m.sent).(*prometheus.CounterVec)
+	m.edited = reg1(m.edited).(*prometheus.CounterVec)
 	m.dead = reg1(m.dead).(*prometheus.CounterVec)
 	m.retried = reg1(m.retried).(prometheus.Counter)
 	m.tooMany = reg1(m.tooMany).(prometheus.Counter)

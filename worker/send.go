@@ -35,16 +35,36 @@ func (s statusClient) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// send makes one sendMessage call; it returns the HTTP status (0 when no
-// reply came) and the (unredacted) error.
-func (w *Worker) send(ctx context.Context, p *bot.SendMessageParams) (int, error) {
+// call makes the Bot API call of job p in chat (sendMessage, or
+// editMessageText for an edit) with parseMode; it returns the HTTP status
+// (0 when no reply came), the message id of the reply (0 when none) and the
+// (unredacted) error.
+func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode string) (int, int, error) {
 	box := &statusBox{}
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, statusKey{}, box), w.cfg.SendTimeout)
 	defer cancel()
 	t0 := time.Now()
-	_, err := w.bot.SendMessage(ctx, p)
+	var (
+		m   *models.Message
+		err error
+	)
+	if p.IsEdit() {
+		m, err = w.bot.EditMessageText(ctx, &bot.EditMessageTextParams{
+			ChatID: chat, MessageID: p.MessageID, Text: p.Text, ParseMode: models.ParseMode(parseMode),
+		})
+	} else {
+		params := &bot.SendMessageParams{ChatID: chat, Text: p.Text, ParseMode: models.ParseMode(parseMode), DisableNotification: p.Silent}
+		if p.ReplyTo != 0 {
+			params.ReplyParameters = &models.ReplyParameters{MessageID: p.ReplyTo, AllowSendingWithoutReply: true}
+		}
+		m, err = w.bot.SendMessage(ctx, params)
+	}
 	w.m.sendLatency.Observe(time.Since(t0).Seconds())
-	return int(box.code.Load()), err
+	id := 0
+	if err == nil && m != nil {
+		id = m.ID
+	}
+	return int(box.code.Load()), id, err
 }
 
 // next says how a batch goes on after one job.
@@ -139,7 +159,8 @@ func (w *Worker) extendLoop(ctx context.Context, jobs []lanes.Job, live []atomic
 	return func() { close(stop); wg.Wait() }
 }
 
-// process sends one job and settles it by the error table.
+// process sends one job (a message or an edit) and settles it by the error
+// table.
 func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 	sctx, cancel := settleCtx(workCtx)
 	defer cancel()
@@ -151,28 +172,28 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		w.dead(sctx, job, p, ReasonMalformed, ReasonMalformed)
 		return next{}
 	}
-	params := &bot.SendMessageParams{ChatID: chat, Text: p.Text, ParseMode: models.ParseMode(p.ParseMode), DisableNotification: p.Silent}
-	if p.ReplyTo != 0 {
-		params.ReplyParameters = &models.ReplyParameters{MessageID: p.ReplyTo, AllowSendingWithoutReply: true}
-	}
-	status, err := w.send(workCtx, params)
+	status, msgID, err := w.call(workCtx, chat, p, p.ParseMode)
 	if err == nil {
-		w.ack(sctx, job, p)
+		w.delivered(sctx, job, p, msgID)
 		return next{}
 	}
 	d := classify(err, status, w.cfg.DefaultRetryAfter)
 	if d.act == actPlain {
 		// Telegram could not parse the markup: resend once as plain text.
 		w.log.Info("markup rejected, resending as plain text", slog.Int64("chat", chat), slog.String("job", string(job.ID)))
-		params.ParseMode = ""
-		if status, err = w.send(workCtx, params); err == nil {
-			w.ack(sctx, job, p)
+		if status, msgID, err = w.call(workCtx, chat, p, ""); err == nil {
+			w.delivered(sctx, job, p, msgID)
 			return next{}
 		}
 		d = classify(err, status, w.cfg.DefaultRetryAfter)
 		if d.act == actPlain {
 			d = decision{act: actDead, reason: ReasonParse}
 		}
+	}
+	if d.act == actDone {
+		// An edit that changes nothing: the message shows the text already.
+		w.delivered(sctx, job, p, 0)
+		return next{}
 	}
 	rerr := w.red.Error(err)
 	if workCtx.Err() != nil && d.act == actRetry {
@@ -294,10 +315,22 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 	w.log.Warn("global pause", slog.String("why", why), slog.Duration("for", d))
 }
 
-func (w *Worker) ack(ctx context.Context, job lanes.Job, p tgjob.Job) {
+// delivered settles a job Telegram accepted: it records the message id of
+// a send (for notifier.SentMessageID; before the ack, so an acked send's id
+// is known), then acks the job and counts it.
+func (w *Worker) delivered(ctx context.Context, job lanes.Job, p tgjob.Job, msgID int) {
+	if !p.IsEdit() && msgID > 0 {
+		if err := w.n.RecordMessageID(ctx, job.ID, msgID); err != nil {
+			w.log.Warn("record message id failed", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+		}
+	}
 	if err := w.store.Ack(ctx, job.Lease); err != nil {
 		// Delivered, but the lease was lost: the job may be sent again.
 		w.log.Warn("ack failed after delivery", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+		return
+	}
+	if p.IsEdit() {
+		w.m.edited.WithLabelValues(job.Queue).Inc()
 		return
 	}
 	w.m.sent.WithLabelValues(job.Queue).Inc()

@@ -18,20 +18,6 @@ import (
 	"github.com/codemojex/codemojex/notifier"
 )
 
-// progressEditor is what keeping ONE progress message up to date needs
-// from notifier/worker: the Telegram message id the worker got for a sent
-// job, and an "edit" job kind, sent by the worker through the same lanes
-// (pace and order) as every message. The app uses it when the notifier
-// implements it; until then a broadcast ends with a second message carrying
-// the final counts.
-type progressEditor interface {
-	// SentMessageID returns the message id the worker recorded for job id
-	// (ok false while it is not sent yet).
-	SentMessageID(ctx context.Context, id lanes.JobID) (int, bool, error)
-	// Edit enqueues an editMessageText of message messageID in chatID.
-	Edit(ctx context.Context, chatID int64, messageID int, msg notifier.Message) ([]lanes.JobID, error)
-}
-
 // tracked is a broadcast whose progress message is kept up to date, as
 // stored in {T}:app:bc (field: broadcast id).
 type tracked struct {
@@ -183,9 +169,11 @@ func (a *App) saveTracked(ctx context.Context, id string, t tracked) error {
 }
 
 // trackBroadcasts keeps the progress message of every tracked broadcast up
-// to date while this process is the poller: at most one edit per edit
-// interval per broadcast, plus the final one; tracking survives a restart
-// (it is in Valkey).
+// to date while this process is the poller, by editing it through the
+// notifier (notifier.Edit of the message id the worker recorded for its job,
+// notifier.SentMessageID): at most one edit per edit interval per
+// broadcast, plus the final one; tracking survives a restart (it is in
+// Valkey).
 func (a *App) trackBroadcasts(ctx context.Context) {
 	t := time.NewTicker(a.opt.editInterval)
 	defer t.Stop()
@@ -207,7 +195,6 @@ func (a *App) trackOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("app: tracked broadcasts: %w", err)
 	}
-	ed, canEdit := any(a.notes).(progressEditor)
 	for id, raw := range all {
 		var t tracked
 		if err := json.Unmarshal([]byte(raw), &t); err != nil {
@@ -224,11 +211,11 @@ func (a *App) trackOnce(ctx context.Context) error {
 		}
 		txt := progressText(p)
 		done := p.Done()
-		switch {
-		case txt == t.Last:
-		case canEdit:
+		if txt != t.Last {
 			if t.Message == 0 {
-				msg, ok, err := ed.SentMessageID(ctx, t.Job)
+				// The progress message's Telegram id, recorded by the
+				// worker once it sent it.
+				msg, ok, err := a.notes.SentMessageID(ctx, t.Job)
 				if err != nil {
 					return err
 				}
@@ -240,16 +227,12 @@ func (a *App) trackOnce(ctx context.Context) error {
 			if !done && time.Since(t.Edited) < a.opt.editInterval {
 				continue
 			}
-			if _, err := ed.Edit(ctx, t.Chat, t.Message, notifier.Message{Text: txt, Class: notifier.Reply}); err != nil {
+			// The edit goes through the chat's reply lane: ordered with the
+			// admin's other replies and paced by the same budgets.
+			if _, err := a.notes.Edit(ctx, t.Chat, t.Message, notifier.Message{Text: txt, Class: notifier.Reply}); err != nil {
 				return err
 			}
 			t.Last, t.Edited = txt, time.Now()
-		case done:
-			// No edit support yet: the final counts go in a second message.
-			if _, err := a.notes.Notify(ctx, t.Chat, notifier.Message{Text: txt, Class: notifier.Reply}); err != nil {
-				return err
-			}
-			t.Last = txt
 		}
 		if done && t.Last == txt {
 			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())

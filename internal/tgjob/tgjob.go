@@ -1,7 +1,8 @@
 // Package tgjob is the payload of one outbound Telegram message as it sits
 // in a lanes queue: written by package notifier, read by package worker.
 //
-// A job is one sendMessage call. Its lane (lanes group) is the destination
+// A job is one Bot API call: a sendMessage (Kind KindSend, the default) or
+// an editMessageText of a message the bot sent (Kind KindEdit). Its lane (lanes group) is the destination
 // chat id in decimal ("-100123" for a supergroup); the payload carries the
 // text and options. After a group migrates, its jobs move to the new chat's
 // lane, so the worker always sends to the lane's chat id, not to Job.Chat.
@@ -30,6 +31,16 @@ func Queues() []string { return []string{QueueReply, QueueNotify} }
 // Version is the payload format version written by Encode.
 const Version = 1
 
+// Kinds of job (Job.Kind).
+const (
+	// KindSend is a sendMessage; payloads written before kinds existed
+	// have no kind and are sends.
+	KindSend = ""
+	// KindEdit is an editMessageText of message Job.MessageID in the
+	// lane's chat.
+	KindEdit = "edit"
+)
+
 // ErrMalformed is wrapped by Decode's errors: the payload cannot be used.
 var ErrMalformed = errors.New("tgjob: malformed job")
 
@@ -37,6 +48,11 @@ var ErrMalformed = errors.New("tgjob: malformed job")
 type Job struct {
 	// V is the format version (Version).
 	V int `json:"v"`
+	// Kind is KindSend ("", omitted) or KindEdit.
+	Kind string `json:"kind,omitempty"`
+	// MessageID is the message an edit replaces the text of (KindEdit
+	// only, > 0).
+	MessageID int `json:"mid,omitempty"`
 	// Chat is the chat id the caller addressed (before any migration alias).
 	Chat int64 `json:"chat"`
 	// Text is the message text, 1..4096 UTF-16 code units, valid UTF-8.
@@ -44,7 +60,7 @@ type Job struct {
 	// ParseMode is "", "HTML", "MarkdownV2" or "Markdown".
 	ParseMode string `json:"pm,omitempty"`
 	// ReplyTo is the message id this message answers (0: none); sent with
-	// allow_sending_without_reply.
+	// allow_sending_without_reply. Not used by edits.
 	ReplyTo int `json:"rt,omitempty"`
 	// Silent sends without a notification sound (disable_notification).
 	Silent bool `json:"sil,omitempty"`
@@ -67,7 +83,9 @@ func (j Job) Encode() ([]byte, error) {
 }
 
 // Decode parses a payload. Errors wrap ErrMalformed: not JSON, unknown
-// version, empty or invalid UTF-8 text.
+// version, unknown kind, an edit without a message id, empty or invalid
+// UTF-8 text. A payload without a kind (written before kinds existed) is a
+// send.
 func Decode(p []byte) (Job, error) {
 	var j Job
 	if err := json.Unmarshal(p, &j); err != nil {
@@ -75,6 +93,15 @@ func Decode(p []byte) (Job, error) {
 	}
 	if j.V != Version {
 		return Job{}, fmt.Errorf("%w: version %d", ErrMalformed, j.V)
+	}
+	switch j.Kind {
+	case KindSend:
+	case KindEdit:
+		if j.MessageID <= 0 {
+			return Job{}, fmt.Errorf("%w: edit of message id %d", ErrMalformed, j.MessageID)
+		}
+	default:
+		return Job{}, fmt.Errorf("%w: kind %q", ErrMalformed, j.Kind)
 	}
 	if j.Text == "" || !utf8.ValidString(j.Text) {
 		return Job{}, fmt.Errorf("%w: empty or invalid UTF-8 text", ErrMalformed)
@@ -93,3 +120,6 @@ func ChatID(group string) (int64, error) {
 	}
 	return id, nil
 }
+
+// IsEdit reports whether j is an editMessageText.
+func (j Job) IsEdit() bool { return j.Kind == KindEdit }

@@ -1,0 +1,163 @@
+package worker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// sentID waits until the worker recorded the message id of job id.
+func (e *env) sentID(id lanes.JobID) int {
+	e.t.Helper()
+	var msg int
+	require.Eventually(e.t, func() bool {
+		m, ok, err := e.n.SentMessageID(e.ctx, id)
+		require.NoError(e.t, err)
+		msg = m
+		return ok
+	}, 10*time.Second, 5*time.Millisecond, "message id of job %s recorded", id)
+	return msg
+}
+
+// The worker records each sent job's message id; an edit through the queue
+// replaces the text, in order with the chat's other messages.
+func TestEditThroughQueue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	const chat = int64(77)
+	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "progress 0/3"})
+	require.NoError(t, err)
+	_, ok, err := e.n.SentMessageID(e.ctx, ids[0])
+	require.NoError(t, err)
+	require.False(t, ok, "not sent yet")
+	e.start(e.config())
+	first := e.waitMsgs(chat, 1)[0]
+	require.Equal(t, first.ID, e.sentID(ids[0]))
+
+	// Edit, then a new message: the edit reaches Telegram first.
+	eids, err := e.n.Edit(e.ctx, chat, first.ID, notifier.Message{Text: "progress <b>3/3</b>", ParseMode: "HTML"})
+	require.NoError(t, err)
+	require.Len(t, eids, 1)
+	e.notify(chat, "after", notifier.Reply)
+	msgs := e.waitMsgs(chat, 2)
+	require.Equal(t, []string{"progress 0/3", "after"}, texts(msgs))
+	require.Len(t, msgs[0].Edits, 1)
+	require.Equal(t, "progress <b>3/3</b>", msgs[0].CurrentText())
+	require.Equal(t, "HTML", msgs[0].Edits[0].ParseMode)
+	require.True(t, msgs[0].Edits[0].Time.Before(msgs[1].Time) || msgs[0].Edits[0].Time.Equal(msgs[1].Time), "edit ordered before the later message")
+	_, ok, err = e.n.SentMessageID(e.ctx, eids[0])
+	require.NoError(t, err)
+	require.False(t, ok, "an edit records no message id of its own")
+	e.requireMetric(1, "codemojex_worker_edited_total", "queue", "reply")
+	e.requireMetric(2, "codemojex_worker_sent_total", "queue", "reply")
+}
+
+// 400 "message is not modified" counts as success; 400 "message to edit not
+// found" dead-letters; a 5xx on an edit is retried; a markup error is
+// resent as plain text. The lane goes on after each.
+func TestEditErrorRows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	const chat = int64(78)
+	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "same"})
+	require.NoError(t, err)
+	e.start(e.config())
+	msg := e.waitMsgs(chat, 1)[0]
+	id := e.sentID(ids[0])
+
+	_, err = e.n.Edit(e.ctx, chat, id, notifier.Message{Text: "same"}) // not modified
+	require.NoError(t, err)
+	_, err = e.n.Edit(e.ctx, chat, id+1000, notifier.Message{Text: "nowhere"}) // not found
+	require.NoError(t, err)
+	e.emu.InjectFault(tgemu.InternalServerError().For("editMessageText").ForChat(chat))
+	_, err = e.n.Edit(e.ctx, chat, id, notifier.Message{Text: "retried"})
+	require.NoError(t, err)
+	_, err = e.n.Edit(e.ctx, chat, id, notifier.Message{Text: "<b>bad markup", ParseMode: "HTML"})
+	require.NoError(t, err)
+	e.notify(chat, "end", notifier.Reply)
+	msgs := e.waitMsgs(chat, 2)
+	require.Equal(t, "end", msgs[1].Text)
+	got, err := e.emu.WaitForEdits(e.ctx, chat, msg.ID, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"retried", "<b>bad markup"}, []string{got.Edits[0].Text, got.Edits[1].Text})
+	require.Empty(t, got.Edits[1].ParseMode, "resent as plain text")
+
+	dead := e.dead(tgjob.QueueReply)
+	require.Len(t, dead, 1)
+	require.True(t, strings.HasPrefix(dead[0].Reason, "edit not found: "), dead[0].Reason)
+	j, err := tgjob.Decode(dead[0].Payload)
+	require.NoError(t, err)
+	require.Equal(t, id+1000, j.MessageID)
+	require.Equal(t, 1, e.countEdits(chat, "message to edit not found"), "dead-lettered, not retried")
+	require.Equal(t, 1, e.countEdits(chat, "message is not modified"), "acked, not retried")
+	e.requireMetric(1, "codemojex_worker_dead_lettered_total", "reason", "edit not found")
+	e.requireMetric(3, "codemojex_worker_edited_total", "queue", "reply")
+}
+
+// countEdits counts editMessageText requests to chat answered with an
+// error whose description contains desc.
+func (e *env) countEdits(chat int64, desc string) int {
+	n := 0
+	for _, r := range e.emu.Requests() {
+		if strings.EqualFold(r.Method, "editMessageText") && r.ChatID == chat && strings.Contains(r.Description, desc) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestEditValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	for _, tc := range []struct {
+		chat int64
+		id   int
+		msg  notifier.Message
+	}{
+		{0, 1, notifier.Message{Text: "x"}},
+		{1, 0, notifier.Message{Text: "x"}},
+		{1, -3, notifier.Message{Text: "x"}},
+		{1, 1, notifier.Message{Text: " "}},
+		{1, 1, notifier.Message{Text: "x", ParseMode: "BBCode"}},
+		{1, 1, notifier.Message{Text: strings.Repeat("y", notifier.MaxTextUnits+1)}},
+	} {
+		_, err := e.n.Edit(e.ctx, tc.chat, tc.id, tc.msg)
+		require.ErrorIs(t, err, notifier.ErrInvalid, "%+v", tc)
+	}
+	_, _, err := e.n.SentMessageID(e.ctx, "job_nope")
+	require.ErrorIs(t, err, notifier.ErrInvalid)
+	require.NoError(t, e.n.MarkInactive(e.ctx, 9))
+	_, err = e.n.Edit(e.ctx, 9, 1, notifier.Message{Text: "x", Class: notifier.Notification})
+	require.ErrorIs(t, err, notifier.ErrInactive)
+}
+
+// requireMetric waits until counter name{label=value} is want.
+func (e *env) requireMetric(want float64, name, label, value string) {
+	e.t.Helper()
+	var got float64
+	require.Eventually(e.t, func() bool {
+		got = 0
+		mfs, err := e.reg.Gather()
+		require.NoError(e.t, err)
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == label && lp.GetValue() == value {
+						got = m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return got == want
+	}, 5*time.Second, 5*time.Millisecond, "%s{%s=%q}: want %v", name, label, value, want)
+}
