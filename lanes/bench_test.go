@@ -7,17 +7,16 @@ package lanes_test
 //
 // jobs/s is jobs handed through the measured operation per wall second.
 // With BENCH_SRV=1 the server's own time per script call is also reported
-// (srv-us/claim, srv-us/ack, srv-us/enqueue), read from SLOWLOG with a 0 µs
-// threshold (every command logged with its execution time, network
-// excluded); logging every command costs the server a little, so the
-// throughput figures are taken without it.
+// (srv-us/call, from INFO commandstats; see srvTimer).
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -108,61 +107,72 @@ func setWeights(b *testing.B, s *lanes.Store, n, w int) {
 	}
 }
 
-// srvTimer reports the server's execution time per script kind from
-// SLOWLOG when BENCH_SRV=1.
+// srvTimer reports the server's own execution time per script call
+// (srv-us/call: EVALSHA and EVAL usec/calls from INFO commandstats, reset
+// after setup; network and client excluded) when BENCH_SRV=1, and with
+// BENCH_SRV_CMDS=1 also the commands the scripts ran per call.
 type srvTimer struct {
 	on bool
 	c  valkey.Client
 }
 
-func newSrvTimer(b *testing.B, c valkey.Client, entries int) srvTimer {
+func newSrvTimer(b *testing.B, c valkey.Client, _ int) srvTimer {
 	t := srvTimer{on: os.Getenv("BENCH_SRV") == "1", c: c}
-	if !t.on {
-		return t
+	if t.on {
+		require.NoError(b, c.Do(context.Background(), c.B().ConfigResetstat().Build()).Error())
 	}
-	ctx := context.Background()
-	for _, kv := range [][2]string{{"slowlog-log-slower-than", "0"}, {"slowlog-max-len", strconv.Itoa(entries + 1000)}} {
-		require.NoError(b, c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue(kv[0], kv[1]).Build()).Error())
-	}
-	require.NoError(b, c.Do(ctx, c.B().SlowlogReset().Build()).Error())
 	return t
 }
 
-// report classifies logged EVALSHA/EVAL calls: a claim declares 3 keys
-// (rate, pause, one ring); enqueue (one job) has 3 more args than an ack
-// has 2.
 func (t srvTimer) report(b *testing.B) {
 	if !t.on {
 		return
 	}
-	ctx := context.Background()
-	arr, err := t.c.Do(ctx, t.c.B().SlowlogGet().Count(-1).Build()).ToArray()
+	info, err := t.c.Do(context.Background(), t.c.B().Info().Section("commandstats").Build()).ToString()
 	require.NoError(b, err)
-	sum := map[string]int64{}
-	n := map[string]int64{}
-	for _, e := range arr {
-		f, err := e.ToArray()
-		require.NoError(b, err)
-		us, _ := f[2].AsInt64()
-		args, _ := f[3].AsStrSlice()
-		if len(args) < 3 || (args[0] != "EVALSHA" && args[0] != "EVAL" && args[0] != "evalsha" && args[0] != "eval") {
+	var scriptCalls, scriptUsec float64
+	type stat struct {
+		name        string
+		calls, usec float64
+	}
+	var cmds []stat
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") {
 			continue
 		}
-		kind := "ack"
-		switch {
-		case args[2] == "3":
-			kind = "claim"
-		case len(args) == 12:
-			kind = "enqueue"
+		var st stat
+		st.name = name
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			f, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				st.calls = f
+			case "usec":
+				st.usec = f
+			}
 		}
-		sum[kind] += us
-		n[kind]++
+		switch name {
+		case "evalsha", "eval":
+			scriptCalls += st.calls
+			scriptUsec += st.usec
+		case "info", "config|resetstat", "flushall":
+		default:
+			cmds = append(cmds, st)
+		}
 	}
-	for kind, c := range n {
-		b.ReportMetric(float64(sum[kind])/float64(c), "srv-us/"+kind)
-	}
-	for _, kv := range [][2]string{{"slowlog-log-slower-than", "10000"}, {"slowlog-max-len", "128"}} {
-		require.NoError(b, t.c.Do(ctx, t.c.B().ConfigSet().ParameterValue().ParameterValue(kv[0], kv[1]).Build()).Error())
+	if scriptCalls > 0 {
+		b.ReportMetric(scriptUsec/scriptCalls, "srv-us/call")
+		if os.Getenv("BENCH_SRV_CMDS") == "1" {
+			sort.Slice(cmds, func(i, j int) bool { return cmds[i].usec > cmds[j].usec })
+			var parts []string
+			for _, c := range cmds {
+				parts = append(parts, fmt.Sprintf("%s %.1f/call %.2fus", c.name, c.calls/scriptCalls, c.usec/scriptCalls))
+			}
+			b.Logf("per script call: %s", strings.Join(parts, "; "))
+		}
 	}
 }
 
@@ -235,6 +245,32 @@ func BenchmarkClaimAck(b *testing.B) {
 				st.report(b)
 			})
 		}
+	}
+}
+
+// BenchmarkClaim: claims only (Max 1, weight 1), no acks in the timed
+// loop, to isolate the claim script's cost at 10, 10,000 and 100,000 lanes
+// (with BENCH_SRV=1, srv-us/call is then the claim script alone).
+func BenchmarkClaim(b *testing.B) {
+	e := newBenchEnv(b)
+	for _, n := range benchLaneCounts {
+		b.Run(fmt.Sprintf("lanes=%d", n), func(b *testing.B) {
+			s := e.store(b)
+			fill(b, s, lanes.NewMinter(), n, (b.N+n-1)/n+1)
+			ctx := context.Background()
+			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: 1}
+			st := newSrvTimer(b, e.c, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c, err := s.Claim(ctx, req)
+				if err != nil || len(c.Jobs) != 1 {
+					b.Fatalf("claim %d: %v %d", i, err, len(c.Jobs))
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+			st.report(b)
+		})
 	}
 }
 
