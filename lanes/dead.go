@@ -35,21 +35,81 @@ func (s *Store) DeadLetters(ctx context.Context, queue string, n int) ([]DeadLet
 	if err != nil {
 		return nil, fmt.Errorf("lanes: dead letters: %w", err)
 	}
+	jobIDs := make([]JobID, len(ids))
+	for i, id := range ids {
+		jobIDs[i] = JobID(id)
+	}
+	return s.loadDead(ctx, queue, jobIDs)
+}
+
+// DeadLettersByID reads the dead letters of queue with the given ids (e.g.
+// those DeadLaneIDs returned), in the order given, 1,000 per round trip;
+// ids that are not dead letters (never were, requeued, purged) are left
+// out. Errors: ErrInvalid for a bad queue or id; the server's error.
+func (s *Store) DeadLettersByID(ctx context.Context, queue string, ids ...JobID) ([]DeadLetter, error) {
+	if err := validQueue(queue); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if err := id.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	const chunk = 1000
+	var out []DeadLetter
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		scores, err := s.c.Do(ctx, s.c.B().Zmscore().Key(s.keys.queueKey(queue, "dead")).Member(jobStrings(part)...).Build()).ToArray()
+		if err != nil {
+			return out, fmt.Errorf("lanes: dead letters: %w", err)
+		}
+		dead := make([]JobID, 0, len(part))
+		for i, sc := range scores {
+			if !sc.IsNil() {
+				dead = append(dead, part[i])
+			}
+		}
+		dls, err := s.loadDead(ctx, queue, dead)
+		out = append(out, dls...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func jobStrings(ids []JobID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
+}
+
+// loadDead reads the job hashes of dead letters ids in one round trip;
+// a hash gone meanwhile (purged) is left out.
+func (s *Store) loadDead(ctx context.Context, queue string, ids []JobID) ([]DeadLetter, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
 	cmds := make(valkey.Commands, 0, len(ids))
 	for _, id := range ids {
-		cmds = append(cmds, s.c.B().Hmget().Key(s.keys.job(queue, JobID(id))).Field("g", "p", "a", "r", "d").Build())
+		cmds = append(cmds, s.c.B().Hmget().Key(s.keys.job(queue, id)).Field("g", "p", "a", "r", "d").Build())
 	}
 	out := make([]DeadLetter, 0, len(ids))
 	for i, r := range s.c.DoMulti(ctx, cmds...) {
 		v, err := r.ToArray()
 		if err != nil {
-			return nil, fmt.Errorf("lanes: dead letters: %w", err)
+			return out, fmt.Errorf("lanes: dead letters: %w", err)
+		}
+		if v[0].IsNil() {
+			continue
 		}
 		str := func(j int) string { s, _ := v[j].ToString(); return s }
 		att, _ := strconv.Atoi(str(2))
 		at, _ := strconv.ParseInt(str(4), 10, 64)
 		out = append(out, DeadLetter{
-			ID: JobID(ids[i]), Group: str(0), Payload: []byte(str(1)),
+			ID: ids[i], Group: str(0), Payload: []byte(str(1)),
 			Attempts: att, Reason: str(3), At: time.UnixMilli(at),
 		})
 	}

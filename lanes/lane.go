@@ -160,8 +160,18 @@ const drainChunk = 1000
 
 // DeadLane dead-letters every pending job of lane group with reason, in
 // chunks of 1,000 jobs per atomic call (e.g. a chat that blocked the bot).
-// Jobs in flight are not touched. It returns how many jobs it moved.
+// Jobs in flight are not touched. It returns how many jobs it moved (see
+// DeadLaneIDs for which).
 func (s *Store) DeadLane(ctx context.Context, queue, group, reason string) (int, error) {
+	ids, err := s.DeadLaneIDs(ctx, queue, group, reason)
+	return len(ids), err
+}
+
+// DeadLaneIDs is DeadLane returning the ids of exactly the jobs it
+// dead-lettered, in lane order (on an error, those of the chunks done), so
+// the caller can account for those jobs and no others (DeadLettersByID
+// reads them back).
+func (s *Store) DeadLaneIDs(ctx context.Context, queue, group, reason string) ([]JobID, error) {
 	return s.drain(ctx, queue, group, "dead", reason)
 }
 
@@ -176,27 +186,44 @@ func (s *Store) MoveLane(ctx context.Context, queue, from, to string) (int, erro
 	if from == to {
 		return 0, fmt.Errorf("%w: move lane %q onto itself", ErrInvalid, from)
 	}
-	return s.drain(ctx, queue, from, "move", to)
+	ids, err := s.drain(ctx, queue, from, "move", to)
+	return len(ids), err
 }
 
-func (s *Store) drain(ctx context.Context, queue, group, mode, arg string) (int, error) {
+// drain runs drain.lua in chunks until the lane is empty and returns the
+// ids it moved.
+func (s *Store) drain(ctx context.Context, queue, group, mode, arg string) ([]JobID, error) {
 	if err := validQueue(queue); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := validGroup(group); err != nil {
-		return 0, err
+		return nil, err
 	}
-	total := 0
+	var ids []JobID
 	for {
 		keys, args := s.header(queue, 4)
 		args = append(args, mode, group, arg, strconv.Itoa(drainChunk))
-		v, err := s.scripts.drain.Exec(ctx, s.c, keys, args).AsIntSlice()
+		v, err := s.scripts.drain.Exec(ctx, s.c, keys, args).ToArray()
 		if err != nil {
-			return total, fmt.Errorf("lanes: %s lane %q: %w", mode, group, err)
+			return ids, fmt.Errorf("lanes: %s lane %q: %w", mode, group, err)
 		}
-		total += int(v[0])
-		if v[1] == 0 || v[0] == 0 {
-			return total, nil
+		if len(v) < 2 {
+			return ids, fmt.Errorf("lanes: %s lane %q: malformed reply", mode, group)
+		}
+		moved, err1 := v[0].AsInt64()
+		remaining, err2 := v[1].AsInt64()
+		if err1 != nil || err2 != nil || int(moved) != len(v)-2 {
+			return ids, fmt.Errorf("lanes: %s lane %q: malformed reply", mode, group)
+		}
+		for _, m := range v[2:] {
+			id, err := m.ToString()
+			if err != nil {
+				return ids, fmt.Errorf("lanes: %s lane %q: malformed reply", mode, group)
+			}
+			ids = append(ids, JobID(id))
+		}
+		if remaining == 0 || moved == 0 {
+			return ids, nil
 		}
 	}
 }

@@ -229,13 +229,13 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 			w.log.Error("mark inactive failed", append(attrs, slog.Any("mark_err", w.red.Error(merr)))...)
 		}
 		for _, q := range tgjob.Queues() {
-			k, derr := w.store.DeadLane(sctx, q, job.Group, reason)
+			ids, derr := w.store.DeadLaneIDs(sctx, q, job.Group, reason)
 			if derr != nil {
 				w.log.Error("dead lane failed", append(attrs, slog.Any("lane_err", w.red.Error(derr)))...)
 			}
-			if k > 0 {
-				w.m.dead.WithLabelValues(ReasonForbidden).Add(float64(k))
-				w.countLaneDead(sctx, q, job.Group, reason, k)
+			if len(ids) > 0 {
+				w.m.dead.WithLabelValues(ReasonForbidden).Add(float64(len(ids)))
+				w.countLaneDead(sctx, q, ids)
 			}
 		}
 		w.dead(sctx, job, p, ReasonForbidden, reason)
@@ -361,21 +361,17 @@ func (w *Worker) recordFailed(ctx context.Context, p tgjob.Job, id lanes.JobID, 
 	}
 }
 
-// countLaneDead counts, in their broadcasts' progress, the k jobs DeadLane
-// just dead-lettered from lane group: it reads the newest dead letters of
-// queue (k + 64, at most 1,000: a lane of more pending broadcast jobs is
-// only partly counted) and picks those of group with reason. RecordFailed
-// counts a job once, so an overlapping sweep does not count twice.
-func (w *Worker) countLaneDead(ctx context.Context, queue, group, reason string, k int) {
-	dls, err := w.store.DeadLetters(ctx, queue, min(k+64, 1000))
+// countLaneDead counts, in their broadcasts' progress, exactly the jobs
+// DeadLaneIDs just dead-lettered (ids) as failed "forbidden": it reads
+// their payloads back (DeadLettersByID) for the broadcast ids. RecordFailed
+// counts a job once, so a job also counted by another path is not counted
+// twice.
+func (w *Worker) countLaneDead(ctx context.Context, queue string, ids []lanes.JobID) {
+	dls, err := w.store.DeadLettersByID(ctx, queue, ids...)
 	if err != nil {
 		w.log.Warn("broadcast progress: dead letters", slog.Any("err", w.red.Error(err)))
-		return
 	}
 	for _, dl := range dls {
-		if dl.Group != group || dl.Reason != reason {
-			continue
-		}
 		w.recordFailed(ctx, decodeQuiet(dl.Payload), dl.ID, ReasonForbidden)
 	}
 }

@@ -8,16 +8,20 @@
 -- ARGV[7]  mode: "dead" | "move"
 -- ARGV[8]  group (source lane)
 -- ARGV[9]  reason (dead) or target group (move)
--- ARGV[10]  max jobs to move in this call
--- Returns {moved, remaining in the source lane}.
+-- ARGV[10] max jobs to move in this call (the caller sends 1,000, so one
+--          call's work and reply stay bounded)
+-- Returns {moved, remaining in the source lane, id of each job moved, in
+-- order}: the caller knows exactly which jobs it dead-lettered or moved.
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local mode, g, arg, n = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
 local now = now_ms()
 local heads = redis.call('ZPOPMIN', q.p .. 'lane:' .. g, n)
 local moved = 0
+local out = {0, 0} -- {moved, remaining, ids...}
 for j = 1, #heads, 2 do
   local id = heads[j]
+  out[#out + 1] = id
   if mode == 'dead' then
     to_dead(q, id, arg, now)
   else
@@ -45,4 +49,5 @@ if mode == 'move' then
   end
   wake(S, ensure_ring(q, arg))
 end
-return {moved, remaining}
+out[1], out[2] = moved, remaining
+return out
