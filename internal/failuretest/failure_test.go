@@ -126,61 +126,38 @@ func testScriptFlush(t *testing.T, bin string) {
 	require.False(t, w.exited())
 }
 
-// testTwoWorkers: two worker processes share one global limit: together
-// they never claim more than the limit in any window of 1 s plus the
-// notifier's slack (read from lanes' send log on the Valkey clock), the
-// emulator's busiest one-second window stays within the limit, both
-// processes sent, and the emulator answers no 429.
-//
-// The one allowance: the slack absorbs the delay between a claim and the
-// request's arrival varying by up to the slack; when the measured spread of
-// that delay exceeded it (seen with the race detector on a loaded 2-core
-// machine: 100-370 ms at 100 messages/s), the 429s are reported, not
-// failed, since they then say nothing about the limiter.
+// testTwoWorkers: two worker processes share one global limit: the
+// emulator's busiest one-second window stays within it, it answers no 429,
+// and both processes sent. (lanes counts a send against the global budget
+// from its claim until one window after it settles, so the claim-to-arrival
+// jitter of either process cannot crowd a Telegram window.)
 func testTwoWorkers(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv := valkeytest.Start(t, valkeytest.Options{})
 	emu := newEmulator(t)
 	p := newProducer(t, srv)
-	want := p.burst(ctx, t, 4001, 50, 5) // 250 messages, about 5.5 s at the limit
-	lctx, stopLog := context.WithCancel(ctx)
-	claims := p.claimLog(lctx)
+	want := p.burst(ctx, t, 4001, 50, 5) // 250 messages, about 5 s at the limit
 	t0 := time.Now()
 	w1 := startBot(t, bin, "worker-1", "worker", srv, emu)
 	w2 := startBot(t, bin, "worker-2", "worker", srv, emu)
 	deliveredAll(ctx, t, emu, want)
 	took := time.Since(t0)
 	p.settled(ctx, t)
-	stopLog()
-	log := <-claims
-	slack := notifier.DefaultLimits().Slack
-	delays := p.claimToAccept(emu, log)
-	require.NotEmpty(t, delays)
-	q := func(f float64) time.Duration { return delays[int(f*float64(len(delays)-1))].Round(time.Millisecond) }
-	spread := delays[len(delays)-1] - delays[0]
 	st := emu.Stats()
 	s1, err1 := w1.sent(ctx)
 	s2, err2 := w2.sent(ctx)
 	require.NoError(t, err1)
 	require.NoError(t, err2)
 	tl := count(emu, want)
-	t.Logf("two workers, global limit %d/s: %d messages in %v; claims in any 1 s + %v: at most %d; emulator's busiest 1 s: %d; 429s: %d; sent by worker 1: %d, worker 2: %d",
-		globalRate, tl.Delivered, took.Round(time.Millisecond), slack, maxClaims(log, time.Second+slack), emu.MaxAccepted(time.Second), st.TooManyRequests, s1, s2)
-	t.Logf("claim (Valkey clock) to acceptance (emulator): min %v, p50 %v, p99 %v, max %v: spread %v (slack %v)",
-		q(0), q(0.5), q(0.99), q(1), spread.Round(time.Millisecond), slack)
-	require.LessOrEqual(t, maxClaims(log, time.Second+slack), globalRate, "claims in any window of 1 s + slack")
+	t.Logf("two workers, global limit %d/s: %d messages in %v; emulator's busiest 1 s: %d; 429s: %d; sent by worker 1: %d, worker 2: %d; %+v",
+		globalRate, tl.Delivered, took.Round(time.Millisecond), emu.MaxAccepted(time.Second), st.TooManyRequests, s1, s2, tl)
 	require.LessOrEqual(t, emu.MaxAccepted(time.Second), globalRate)
+	require.Zero(t, st.TooManyRequests, "429s: %s", strings.Join(explain429s(emu), "; "))
 	require.Zero(t, tl.Lost)
 	require.Zero(t, tl.Duplicates)
 	require.Positive(t, s1, "worker 1 sent")
 	require.Positive(t, s2, "worker 2 sent")
-	if st.TooManyRequests > 0 && spread > slack {
-		t.Logf("NOTE: %d 429s while the claim-to-arrival delay varied by %v, more than the %v slack: %s",
-			st.TooManyRequests, spread.Round(time.Millisecond), slack, strings.Join(explain429s(emu), "; "))
-		return
-	}
-	require.Zero(t, st.TooManyRequests, "429s with the delay spread (%v) within the slack: %s", spread, strings.Join(explain429s(emu), "; "))
 }
 
 // testOutage: the whole bot (BOT_ROLE=all) through a Valkey outage of a

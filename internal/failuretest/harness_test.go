@@ -234,7 +234,6 @@ type producer struct {
 	c     valkey.Client
 	store *lanes.Store
 	n     *notifier.Notifier
-	ids   map[string]lanes.JobID // text -> job id, for the claim-delay diagnosis
 }
 
 func newProducer(t *testing.T, srv *valkeytest.Server) *producer {
@@ -248,7 +247,7 @@ func newProducer(t *testing.T, srv *valkeytest.Server) *producer {
 	require.NoError(t, err)
 	n, err := notifier.New(store, notifier.Config{})
 	require.NoError(t, err)
-	return &producer{c: c, store: store, n: n, ids: map[string]lanes.JobID{}}
+	return &producer{c: c, store: store, n: n}
 }
 
 // burst enqueues per messages to each of chats (chat ids first..first+chats-1),
@@ -260,9 +259,8 @@ func (p *producer) burst(ctx context.Context, t *testing.T, first int64, chats, 
 		for c := range chats {
 			chat := first + int64(c)
 			text := fmt.Sprintf("chat %d message %03d", chat, i)
-			ids, err := p.n.Notify(ctx, chat, notifier.Message{Text: text, Class: notifier.Notification})
+			_, err := p.n.Notify(ctx, chat, notifier.Message{Text: text, Class: notifier.Notification})
 			require.NoError(t, err)
-			p.ids[text] = ids[0]
 			want[chat] = append(want[chat], text)
 		}
 	}
@@ -435,71 +433,5 @@ func explain429s(emu *tgemu.Emulator) []string {
 		out = append(out, fmt.Sprintf("429 to chat %d at %s: accepted in the second before: %d overall, %d in the chat",
 			r.ChatID, r.Time.Format("15:04:05.000"), global, chat))
 	}
-	return out
-}
-
-// claimLog samples the global send log of lanes ({cm}:s:rate: member
-// "<job id>:<claim>", score = claim time in ms on the Valkey clock) every
-// 25 ms until ctx ends; entries live for the whole window, so no claim is
-// missed. The result maps each member (one claim) to its time.
-func (p *producer) claimLog(ctx context.Context) <-chan map[string]time.Time {
-	out := make(chan map[string]time.Time, 1)
-	go func() {
-		seen := map[string]time.Time{}
-		tick := time.NewTicker(25 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			zs, err := p.c.Do(context.WithoutCancel(ctx), p.c.B().Zrange().Key("{cm}:s:rate").Min("0").Max("-1").Withscores().Build()).AsZScores()
-			if err == nil {
-				for _, z := range zs {
-					seen[z.Member] = time.UnixMilli(int64(z.Score))
-				}
-			}
-			select {
-			case <-ctx.Done():
-				out <- seen
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return out
-}
-
-// maxClaims is the most claims in any window of length d.
-func maxClaims(claims map[string]time.Time, d time.Duration) int {
-	var ts []time.Time
-	for _, t := range claims {
-		ts = append(ts, t)
-	}
-	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
-	best, lo := 0, 0
-	for hi, t := range ts {
-		for !ts[lo].After(t.Add(-d)) {
-			lo++
-		}
-		best = max(best, hi-lo+1)
-	}
-	return best
-}
-
-// claimToAccept returns, for every message accepted by the emulator whose
-// claim was logged, the delay from its latest claim (Valkey clock) to its
-// acceptance (emulator clock; same host, same clock), sorted.
-func (p *producer) claimToAccept(emu *tgemu.Emulator, claims map[string]time.Time) []time.Duration {
-	latest := map[lanes.JobID]time.Time{}
-	for member, at := range claims {
-		id, _, _ := strings.Cut(member, ":")
-		if at.After(latest[lanes.JobID(id)]) {
-			latest[lanes.JobID(id)] = at // a job answered 429 is claimed again
-		}
-	}
-	var out []time.Duration
-	for _, m := range emu.AllMessages() {
-		if c, ok := latest[p.ids[m.Text]]; ok {
-			out = append(out, m.Time.Sub(c))
-		}
-	}
-	slices.Sort(out)
 	return out
 }
