@@ -18,7 +18,6 @@ package lanes
 //	{T}:q:Q:job:<id>    hash        g (lane), p (payload), a (attempts), c (claims: the lease token), r (reason), d (dead at, ms)
 //	{T}:q:Q:leases      sorted set  id -> lease deadline (ms, server clock)
 //	{T}:q:Q:inflight    hash        g -> jobs in flight (field removed at 0)
-//	{T}:q:Q:depth       sorted set  g -> pending jobs (member removed at 0)
 //	{T}:q:Q:pending     string      pending jobs in the queue (removed at 0)
 //	{T}:q:Q:delayed     sorted set  id -> due time (ms), unordered queues' retries
 //	{T}:q:Q:parked      sorted set  g -> parked until (ms; +inf = until resumed)

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"time"
+
+	"github.com/valkey-io/valkey-go"
 )
 
 // LaneStats describes one lane.
@@ -21,19 +24,29 @@ type LaneStats struct {
 	Indefinite  bool
 }
 
-// Stats is a consistent snapshot of one queue.
+// Stats is a snapshot of one queue.
 type Stats struct {
-	Ring     int // lanes in the ring
+	Ring     int // lanes in the ring (lanes parked while in it count until a claim drops them)
 	Pending  int // jobs waiting on lanes
 	InFlight int // jobs under a lease
 	Delayed  int // jobs waiting for a retry time (unordered queues)
 	Dead     int // dead letters
 	Parked   int // parked lanes
-	// Top are the deepest lanes, deepest first.
+	// Top are the deepest lanes, deepest first (ties by group).
 	Top []LaneStats
 }
 
-// Stats returns a snapshot of queue with its top deepest lanes (top 0..1000).
+// statsChunk is how many lanes one stats script call describes.
+const statsChunk = 1000
+
+// Stats returns queue's totals (one atomic snapshot) and, for top > 0 (at
+// most 1000), its deepest lanes. There is no depth index (it would cost
+// every claim O(log lanes)), so finding the deepest lanes reads every lane
+// that has work: the ring, the parked set and the lanes in flight, in chunks
+// of 1,000 lanes per script call. That is O(lanes) and meant for admin
+// commands and dashboards, not hot paths; top 0 costs O(1). Lanes are read
+// chunk by chunk, so under load the top list is approximate (each lane's
+// row is itself consistent).
 func (s *Store) Stats(ctx context.Context, queue string, top int) (Stats, error) {
 	if err := validQueue(queue); err != nil {
 		return Stats{}, err
@@ -41,20 +54,106 @@ func (s *Store) Stats(ctx context.Context, queue string, top int) (Stats, error)
 	if top < 0 || top > 1000 {
 		return Stats{}, fmt.Errorf("%w: stats: top %d: want 0..1000", ErrInvalid, top)
 	}
-	keys, args := s.header(queue, 1)
-	args = append(args, strconv.Itoa(top))
+	st, _, err := s.describe(ctx, queue, nil)
+	if err != nil || top == 0 {
+		return st, err
+	}
+	groups, err := s.laneNames(ctx, queue)
+	if err != nil {
+		return Stats{}, err
+	}
+	var rows []LaneStats
+	for start := 0; start < len(groups); start += statsChunk {
+		_, chunk, err := s.describe(ctx, queue, groups[start:min(start+statsChunk, len(groups))])
+		if err != nil {
+			return Stats{}, err
+		}
+		for _, r := range chunk {
+			if r.Depth > 0 {
+				rows = append(rows, r)
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Depth != rows[j].Depth {
+			return rows[i].Depth > rows[j].Depth
+		}
+		return rows[i].Group < rows[j].Group
+	})
+	st.Top = rows[:min(top, len(rows))]
+	return st, nil
+}
+
+// laneNames returns every lane that may have pending jobs, once each: those
+// in the ring, parked, or with jobs in flight (a lane with work is always in
+// one of these).
+func (s *Store) laneNames(ctx context.Context, queue string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	add := func(gs []string) {
+		for _, g := range gs {
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, g)
+			}
+		}
+	}
+	ring := s.keys.ring(queue)
+	for start := int64(0); ; start += statsChunk {
+		gs, err := s.c.Do(ctx, s.c.B().Lrange().Key(ring).Start(start).Stop(start+statsChunk-1).Build()).AsStrSlice()
+		if err != nil {
+			return nil, fmt.Errorf("lanes: stats: ring: %w", err)
+		}
+		add(gs)
+		if len(gs) < statsChunk {
+			break
+		}
+	}
+	parked := s.keys.queueKey(queue, "parked")
+	for start := int64(0); ; start += statsChunk {
+		gs, err := s.c.Do(ctx, s.c.B().Zrange().Key(parked).Min(strconv.FormatInt(start, 10)).Max(strconv.FormatInt(start+statsChunk-1, 10)).Build()).AsStrSlice()
+		if err != nil {
+			return nil, fmt.Errorf("lanes: stats: parked: %w", err)
+		}
+		add(gs)
+		if len(gs) < statsChunk {
+			break
+		}
+	}
+	inflight := s.keys.queueKey(queue, "inflight")
+	var cursor uint64
+	for {
+		e, err := s.c.Do(ctx, s.c.B().Hscan().Key(inflight).Cursor(cursor).Count(statsChunk).Build()).AsScanEntry()
+		if err != nil {
+			return nil, fmt.Errorf("lanes: stats: in flight: %w", err)
+		}
+		for i := 0; i+1 < len(e.Elements); i += 2 {
+			add(e.Elements[i : i+1])
+		}
+		if cursor = e.Cursor; cursor == 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
+// describe runs the stats script: the queue's totals and a row per group.
+func (s *Store) describe(ctx context.Context, queue string, groups []string) (Stats, []LaneStats, error) {
+	keys, args := s.header(queue, len(groups))
+	args = append(args, groups...)
 	arr, err := s.scripts.stats.Exec(ctx, s.c, keys, args).ToArray()
 	if err != nil {
-		return Stats{}, fmt.Errorf("lanes: stats: %w", err)
+		return Stats{}, nil, fmt.Errorf("lanes: stats: %w", err)
 	}
-	if len(arr) < 6 || (len(arr)-6)%6 != 0 {
-		return Stats{}, fmt.Errorf("lanes: stats: malformed reply")
+	if len(arr) != 6+6*len(groups) {
+		return Stats{}, nil, fmt.Errorf("lanes: stats: malformed reply")
 	}
-	n := func(i int) int { v, _ := arr[i].AsInt64(); return int(v) }
-	st := Stats{Ring: n(0), Pending: n(1), InFlight: n(2), Delayed: n(3), Dead: n(4), Parked: n(5)}
+	n := func(m valkey.ValkeyMessage) int { v, _ := m.AsInt64(); return int(v) }
+	st := Stats{Ring: n(arr[0]), Pending: n(arr[1]), InFlight: n(arr[2]), Delayed: n(arr[3]), Dead: n(arr[4]), Parked: n(arr[5])}
+	rows := make([]LaneStats, 0, len(groups))
 	for i := 6; i < len(arr); i += 6 {
 		g, _ := arr[i].ToString()
-		ls := LaneStats{Group: g, Depth: n(i + 1), Weight: n(i + 2), InFlight: n(i + 3), Limit: n(i + 4)}
+		ls := LaneStats{Group: g, Depth: n(arr[i+1]), Weight: n(arr[i+2]), InFlight: n(arr[i+3]), Limit: n(arr[i+4])}
 		if p, _ := arr[i+5].ToString(); p != "" {
 			f, err := strconv.ParseFloat(p, 64)
 			if err == nil && math.IsInf(f, 1) {
@@ -63,7 +162,7 @@ func (s *Store) Stats(ctx context.Context, queue string, top int) (Stats, error)
 				ls.ParkedUntil = time.UnixMilli(int64(f))
 			}
 		}
-		st.Top = append(st.Top, ls)
+		rows = append(rows, ls)
 	}
-	return st, nil
+	return st, rows, nil
 }

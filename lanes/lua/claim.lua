@@ -198,7 +198,7 @@ for n = 1, nq do
           if redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, pper + lease_ms) end
         end
         redis.call('HINCRBY', q.p .. 'inflight', g, got)
-        add_depth(q, g, -got)
+        add_pending(q, -got)
         inf = inf + got
         depth = depth - got
         if depth == 0 or q.ordered or inf >= lim then

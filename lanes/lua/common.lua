@@ -136,10 +136,10 @@ local function dec_inflight(q, g)
   end
 end
 
--- Adds n (may be negative) to lane g's depth index and the queue's pending count.
-local function add_depth(q, g, n)
-  local d = tonumber(redis.call('ZINCRBY', q.p .. 'depth', n, g))
-  if d <= 0 then redis.call('ZREM', q.p .. 'depth', g) end
+-- Adds n (may be negative) to the queue's pending count. (There is no
+-- per-lane depth index: keeping one sorted by depth would cost O(log lanes)
+-- on every claim; Stats finds the deepest lanes by reading them instead.)
+local function add_pending(q, n)
   if redis.call('INCRBY', q.p .. 'pending', n) <= 0 then
     redis.call('DEL', q.p .. 'pending')
   end
@@ -148,7 +148,7 @@ end
 -- Puts job id back on its lane; its id sorts it where it was (mint order).
 local function to_lane(q, id, g)
   if redis.call('ZADD', q.p .. 'lane:' .. g, 0, id) == 1 then
-    add_depth(q, g, 1)
+    add_pending(q, 1)
   end
 end
 

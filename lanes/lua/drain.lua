@@ -30,7 +30,7 @@ for j = 1, #heads, 2 do
   end
   moved = moved + 1
 end
-if moved > 0 then add_depth(q, g, -moved) end
+if moved > 0 then add_pending(q, -moved) end
 local remaining = redis.call('ZCARD', q.p .. 'lane:' .. g)
 if mode == 'move' then
   if remaining == 0 then
