@@ -266,7 +266,8 @@ func (s *slidingLog) wait(now time.Time) time.Duration {
 
 func (f *fifo) run(ctx context.Context) error {
 	l := benchLimits()
-	stretch := fifoWindow
+	// The bot's windows: 1 s plus the notifier's slack.
+	stretch := time.Second + max(l.Slack, 0)
 	global := &slidingLog{limit: l.GlobalPerSecond, per: stretch}
 	chats := map[int64]*slidingLog{}
 	jobs := make(chan tgjob.Job)
@@ -335,8 +336,3 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 const notifierQueue = tgjob.QueueNotify
-
-// fifoWindow is the FIFO limiter's window: 1 s plus the slack the notifier
-// adds to the bot's windows (notifier.DefaultLimits), so both baselines
-// pace alike.
-const fifoWindow = 1100 * time.Millisecond
