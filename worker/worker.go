@@ -31,9 +31,15 @@ type Config struct {
 	// HTTPClient sends the requests [an http.Client keeping Senders+2 idle
 	// connections per host]; per-request timeouts come from SendTimeout.
 	HTTPClient *http.Client
-	// Senders is how many messages are in flight at once: the most leases
-	// this worker holds [8].
+	// Senders is how many batches are sent at once, each by one goroutine
+	// in order [8]. A batch is one lane's turn of the ring: up to
+	// min(weight, BatchMax) consecutive messages of one chat.
 	Senders int
+	// BatchMax caps the messages one claim hands to one sender [16]. It
+	// must be at least the highest lane weight that should take effect: a
+	// lane of weight w gets up to w messages per turn of the ring, which is
+	// what gives it about w times the share while the global rate binds.
+	BatchMax int
 	// Lease is the lanes lease of a claimed job [30 s]; a slow send renews
 	// it (Extend) every Lease/3.
 	Lease time.Duration
@@ -74,6 +80,10 @@ func (c *Config) defaults() {
 		c.Senders = 8
 	}
 	c.Senders = min(c.Senders, lanes.MaxClaim)
+	if c.BatchMax <= 0 {
+		c.BatchMax = 16
+	}
+	c.BatchMax = min(c.BatchMax, lanes.MaxClaim)
 	def(&c.Lease, 30*time.Second)
 	def(&c.SendTimeout, 20*time.Second)
 	def(&c.ShutdownGrace, 10*time.Second)
@@ -113,7 +123,8 @@ type Worker struct {
 	flood floodDetector
 
 	running  atomic.Bool
-	inflight atomic.Int64
+	inflight atomic.Int64 // jobs claimed and not yet settled
+	batches  atomic.Int64 // batches being sent (busy senders)
 	freed    chan struct{}
 }
 
@@ -170,9 +181,9 @@ func (w *Worker) Redactor() *Redactor { return w.red }
 // shutdown, or an error (redacted) when the wake-up subscription cannot be
 // set up. Run must not be called twice at once on one Worker.
 //
-// One claim loop feeds the senders: it claims with Max = free sender slots
-// (a claim returns heads of one lane), hands each claimed batch to a
-// goroutine that sends it in order, and, with no slot free or nothing
+// One claim loop feeds the senders: while a sender is free it claims with
+// Max = BatchMax (a claim returns up to min(weight, BatchMax) heads of one
+// lane), hands the batch to a goroutine that sends it in order, and, with no slot free or nothing
 // claimable, blocks on a freed slot, the lanes Waiter or RetryIn: it never
 // polls. One loop keeps Valkey traffic at one claim per batch; N loops would
 // multiply idle claims for no throughput gain (a claim is one short script,
@@ -204,7 +215,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	zeros := 0
 	w.log.Info("worker started", slog.Int("senders", w.cfg.Senders))
 	for ctx.Err() == nil {
-		free := w.cfg.Senders - int(w.inflight.Load())
+		free := w.cfg.Senders - int(w.batches.Load())
 		if free <= 0 {
 			select {
 			case <-w.freed:
@@ -214,7 +225,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		t0 := time.Now()
-		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: queues, Lease: w.cfg.Lease, Max: free})
+		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: queues, Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
 		cancel()
 		w.m.claimLatency.Observe(time.Since(t0).Seconds())
 		if err != nil {
@@ -226,9 +237,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			zeros = 0
 			w.inflight.Add(int64(len(c.Jobs)))
 			w.m.inFlight.Add(float64(len(c.Jobs)))
+			w.batches.Add(1)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer w.batchDone()
 				w.runBatch(ctx, workCtx, c.Jobs)
 			}()
 			continue
@@ -284,6 +297,15 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-t.C:
 	case <-ctx.Done():
+	}
+}
+
+// batchDone records that a sender finished its batch and is free.
+func (w *Worker) batchDone() {
+	w.batches.Add(-1)
+	select {
+	case w.freed <- struct{}{}:
+	default:
 	}
 }
 
