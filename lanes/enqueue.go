@@ -3,6 +3,8 @@ package lanes
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 )
 
 // Item is one job for EnqueueBatch.
@@ -44,19 +46,8 @@ func (s *Store) Enqueue(ctx context.Context, queue, group string, id JobID, payl
 // Each chunk is atomic; on a server error some chunks may have been applied
 // (enqueueing the same batch again is safe: existing ids are skipped).
 func (s *Store) EnqueueBatch(ctx context.Context, queue string, items []Item) (EnqueueResult, error) {
-	if err := validQueue(queue); err != nil {
+	if err := s.validItems(queue, items); err != nil {
 		return EnqueueResult{}, err
-	}
-	for i, it := range items {
-		if err := validGroup(it.Group); err != nil {
-			return EnqueueResult{}, fmt.Errorf("item %d: %w", i, err)
-		}
-		if err := it.ID.Validate(); err != nil {
-			return EnqueueResult{}, fmt.Errorf("item %d: %w", i, err)
-		}
-		if len(it.Payload) > s.opt.maxPayload {
-			return EnqueueResult{}, fmt.Errorf("item %d: %w: payload of %d bytes: at most %d", i, ErrInvalid, len(it.Payload), s.opt.maxPayload)
-		}
 	}
 	if len(items) == 0 {
 		return EnqueueResult{}, nil
@@ -64,11 +55,7 @@ func (s *Store) EnqueueBatch(ctx context.Context, queue string, items []Item) (E
 	var calls []valkeyExec
 	for start := 0; start < len(items); start += batchChunk {
 		end := min(start+batchChunk, len(items))
-		keys, args := s.header(queue, 3*(end-start))
-		for _, it := range items[start:end] {
-			args = append(args, it.Group, string(it.ID), string(it.Payload))
-		}
-		calls = append(calls, valkeyExec{keys: keys, args: args})
+		calls = append(calls, s.enqueueCall(queue, "", 0, items[start:end]))
 	}
 	var res EnqueueResult
 	for i, r := range s.execMulti(ctx, s.scripts.enqueue, calls) {
@@ -80,4 +67,91 @@ func (s *Store) EnqueueBatch(ctx context.Context, queue string, items []Item) (E
 		res.Duplicates += int(v[1])
 	}
 	return res, nil
+}
+
+// MaxOnceItems is the most jobs one EnqueueOnce call takes (one atomic
+// script call).
+const MaxOnceItems = batchChunk
+
+// EnqueueOnce is EnqueueBatch guarded by an idempotency key, for a caller
+// that may run again after a crash (and would otherwise enqueue the same
+// messages twice, even after the first copies were delivered and acked).
+// In one atomic call it either enqueues items and SETs key (NX) to their
+// ids with ttl, or, when key exists, enqueues nothing and returns the ids
+// stored under it. fresh reports which happened. key is a full key name
+// under the store's hash tag (it must start with "{tag}:", so it shares
+// the scripts' cluster slot); the caller owns its layout. Errors:
+// ErrInvalid (nothing written) for a bad key, a ttl under 1 ms, no items or
+// more than MaxOnceItems, or any bad item as for EnqueueBatch; the
+// server's error.
+func (s *Store) EnqueueOnce(ctx context.Context, queue, key string, ttl time.Duration, items []Item) (ids []JobID, fresh bool, err error) {
+	prefix := "{" + s.keys.tag + "}:"
+	if !strings.HasPrefix(key, prefix) || len(key) == len(prefix) {
+		return nil, false, fmt.Errorf("%w: idempotency key %q: want %q + a name", ErrInvalid, key, prefix)
+	}
+	if ttl < time.Millisecond {
+		return nil, false, fmt.Errorf("%w: idempotency ttl %v: want >= 1ms", ErrInvalid, ttl)
+	}
+	if len(items) == 0 || len(items) > MaxOnceItems {
+		return nil, false, fmt.Errorf("%w: enqueue once: %d items: want 1..%d", ErrInvalid, len(items), MaxOnceItems)
+	}
+	if err := s.validItems(queue, items); err != nil {
+		return nil, false, err
+	}
+	c := s.enqueueCall(queue, key, ttl, items)
+	v, err := s.scripts.enqueue.Exec(ctx, s.c, c.keys, c.args).ToArray()
+	if err != nil {
+		return nil, false, fmt.Errorf("lanes: enqueue once: %w", err)
+	}
+	if len(v) != 2 {
+		return nil, false, fmt.Errorf("lanes: enqueue once: malformed reply")
+	}
+	if code, _ := v[0].AsInt64(); code == -1 {
+		stored, err := v[1].ToString()
+		if err != nil {
+			return nil, false, fmt.Errorf("lanes: enqueue once: malformed reply: %w", err)
+		}
+		for _, id := range strings.Split(stored, ",") {
+			ids = append(ids, JobID(id))
+		}
+		return ids, false, nil
+	}
+	ids = make([]JobID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	return ids, true, nil
+}
+
+// enqueueCall is one enqueue.lua call for items (at most batchChunk), with
+// an idempotency key when once is not "".
+func (s *Store) enqueueCall(queue, once string, ttl time.Duration, items []Item) valkeyExec {
+	keys, args := s.header(queue, 1+3*len(items))
+	if once != "" {
+		keys = append(keys, once)
+	}
+	args = append(args, ms(ttl))
+	for _, it := range items {
+		args = append(args, it.Group, string(it.ID), string(it.Payload))
+	}
+	return valkeyExec{keys: keys, args: args}
+}
+
+// validItems checks queue and every item (group, id, payload size).
+func (s *Store) validItems(queue string, items []Item) error {
+	if err := validQueue(queue); err != nil {
+		return err
+	}
+	for i, it := range items {
+		if err := validGroup(it.Group); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
+		if err := it.ID.Validate(); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
+		if len(it.Payload) > s.opt.maxPayload {
+			return fmt.Errorf("item %d: %w: payload of %d bytes: at most %d", i, ErrInvalid, len(it.Payload), s.opt.maxPayload)
+		}
+	}
+	return nil
 }

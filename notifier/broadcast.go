@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
@@ -27,6 +28,10 @@ func validBroadcastID(id string) bool {
 // migration aliases and deduplicated (first occurrence wins); chats marked
 // inactive are skipped and counted as failed "inactive". It returns the
 // broadcast id, whose Progress can be read while the worker delivers.
+//
+// With msg.Key, a repeated Broadcast returns the first one's id and fans out
+// nothing (see Message.Key); a first call cut short (a crash, a store
+// error) is not resumed by the repeat.
 //
 // Errors: ErrInvalid / ErrEmptyText (no chat, a chat id 0, a bad message;
 // nothing written); the store's errors. On a store error the id is returned
@@ -65,16 +70,30 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	}
 	key := n.keys.progress(bc)
 	ttl := n.cfg.ProgressTTL
-	init := n.c.B().Hset().Key(key).FieldValue().
-		FieldValue(fieldTotal, strconv.Itoa(len(targets)*parts)).
-		FieldValue(fieldQueued, "0").
-		FieldValue(fieldSent, "0")
+	fields := []string{fieldTotal, strconv.Itoa(len(targets) * parts), fieldQueued, "0", fieldSent, "0"}
 	if skipped > 0 {
-		init = init.FieldValue(fieldFailed+reasonSkip, strconv.Itoa(skipped*parts))
+		fields = append(fields, fieldFailed+reasonSkip, strconv.Itoa(skipped*parts))
 	}
-	for _, r := range n.c.DoMulti(ctx, init.Build(), n.c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()) {
-		if err := r.Error(); err != nil {
+	if msg.Key != "" {
+		// Record the key and create the progress in one atomic call: a
+		// broadcast repeated with the key finds the first one's id.
+		args := append([]string{bc, ms(n.cfg.KeyTTL), ms(ttl)}, fields...)
+		prev, err := n.start.Exec(ctx, n.c, []string{key, n.keys.onceBC(msg.Key)}, args).ToString()
+		if err != nil {
 			return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+		}
+		if prev != "" {
+			return prev, nil
+		}
+	} else {
+		init := n.c.B().Hset().Key(key).FieldValue()
+		for i := 0; i < len(fields); i += 2 {
+			init = init.FieldValue(fields[i], fields[i+1])
+		}
+		for _, r := range n.c.DoMulti(ctx, init.Build(), n.c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()) {
+			if err := r.Error(); err != nil {
+				return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+			}
 		}
 	}
 	var items []lanes.Item
@@ -118,6 +137,25 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	}
 	return bc, nil
 }
+
+// startLua begins a broadcast with an idempotency key: unless the key
+// exists, it records the broadcast id under it and creates the progress
+// hash, atomically.
+//
+// KEYS[1] progress hash, KEYS[2] idempotency key; ARGV[1] broadcast id,
+// ARGV[2] key TTL (ms), ARGV[3] progress TTL (ms), ARGV[4..] progress
+// field/value pairs. Returns the id already stored under the key, or ""
+// when this call recorded it.
+const startLua = `
+local prev = redis.call('GET', KEYS[2])
+if prev then return prev end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return ''
+`
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 // resolveMany resolves aliases and inactive marks for many chats, 1,000 per
 // round trip, and drops chats that resolve to one already listed.

@@ -10,6 +10,8 @@ import "github.com/codemojex/codemojex/lanes"
 //	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed); PEXPIRE ttl
 //	{T}:n:bc:<id>:seen       set     job ids already counted as failed (dedupe); PEXPIRE ttl
 //	{T}:n:msg:<job id>       string  Telegram message id the job was sent as; PX SentTTL
+//	{T}:n:once:m:<key>       string  Notify/Edit idempotency key: the job ids, comma-separated (written by lanes.EnqueueOnce); PX KeyTTL
+//	{T}:n:once:bc:<key>      string  Broadcast idempotency key: the broadcast id; PX KeyTTL
 //
 // keyspace is the one place that builds them.
 type keyspace struct{ tag string }
@@ -20,6 +22,8 @@ func (k keyspace) alias() string              { return k.prefix() + "alias" }
 func (k keyspace) progress(id string) string  { return k.prefix() + "bc:" + id }
 func (k keyspace) seen(id string) string      { return k.prefix() + "bc:" + id + ":seen" }
 func (k keyspace) sent(id lanes.JobID) string { return k.prefix() + "msg:" + string(id) }
+func (k keyspace) once(key string) string     { return k.prefix() + "once:m:" + key }
+func (k keyspace) onceBC(key string) string   { return k.prefix() + "once:bc:" + key }
 
 // Fields of the progress hash.
 const (

@@ -53,7 +53,20 @@ type Message struct {
 	ReplyTo int
 	// Silent sends without notification sound.
 	Silent bool
+	// Key, when not empty, makes the call idempotent (at most MaxKeyBytes
+	// bytes): Notify (and Edit) record Key -> the job ids atomically with
+	// the enqueue, for Config.KeyTTL, and a later call with the same Key
+	// enqueues nothing and returns the first call's ids, even after those
+	// jobs were sent and acked; Broadcast records Key -> the broadcast id
+	// and a later Broadcast with the Key returns that id without fanning
+	// out again. Keys of Notify/Edit and of Broadcast are separate. A
+	// handler that may run again after a crash derives its keys from the
+	// update it handles (e.g. "upd:<update_id>:<reply index>").
+	Key string
 }
+
+// MaxKeyBytes is the longest Message.Key.
+const MaxKeyBytes = 256
 
 // Config tunes a Notifier; zero fields take the defaults.
 type Config struct {
@@ -70,6 +83,9 @@ type Config struct {
 	// for SentMessageID (default 24 h): a message older than that can no
 	// longer be edited through its job id.
 	SentTTL time.Duration
+	// KeyTTL is how long a Message.Key is remembered (default 24 h): a
+	// call repeated later enqueues again.
+	KeyTTL time.Duration
 }
 
 // Notifier turns messages into lanes jobs on the chats' lanes. Safe for
@@ -83,6 +99,8 @@ type Notifier struct {
 	// record1 is the progress script (recordLua), one per Notifier: no
 	// package-level state.
 	record1 *valkey.Lua
+	// start begins a broadcast (startLua).
+	start *valkey.Lua
 }
 
 // New returns a Notifier enqueueing on store (built with
@@ -103,9 +121,12 @@ func New(store *lanes.Store, cfg Config) (*Notifier, error) {
 	if cfg.SentTTL <= 0 {
 		cfg.SentTTL = 24 * time.Hour
 	}
+	if cfg.KeyTTL <= 0 {
+		cfg.KeyTTL = 24 * time.Hour
+	}
 	return &Notifier{
 		store: store, c: store.Client(), keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
-		record1: valkey.NewLuaScript(recordLua),
+		record1: valkey.NewLuaScript(recordLua), start: valkey.NewLuaScript(startLua),
 	}, nil
 }
 
@@ -131,6 +152,9 @@ func validate(chatID int64, msg Message) error {
 	if strings.TrimSpace(msg.Text) == "" {
 		return &invalidErr{msg: "notifier: empty text", err: ErrEmptyText}
 	}
+	if len(msg.Key) > MaxKeyBytes {
+		return invalid(fmt.Sprintf("key of %d bytes: at most %d", len(msg.Key), MaxKeyBytes))
+	}
 	return nil
 }
 
@@ -153,7 +177,9 @@ func (n *Notifier) jobs(chatID int64, msg Message) ([]tgjob.Job, error) {
 
 // Notify enqueues msg for chatID on its class's queue, on the lane of the
 // chat (group = chat id in decimal; after a migration, the new chat's id).
-// A long text becomes several jobs, in order. It returns the job ids.
+// A long text becomes several jobs, in order. It returns the job ids. With
+// msg.Key, a repeated call returns the first call's ids and enqueues
+// nothing (see Message.Key).
 //
 // Errors: ErrInvalid / ErrEmptyText (nothing written); *InactiveError
 // (errors.Is ErrInactive) for a Notification to a chat marked inactive;
@@ -220,6 +246,16 @@ func (n *Notifier) enqueue(ctx context.Context, chatID int64, msg Message, jobs 
 		}
 		ids[i] = n.minter.New()
 		items[i] = lanes.Item{Group: group, ID: ids[i], Payload: p}
+	}
+	if msg.Key != "" {
+		if len(items) > lanes.MaxOnceItems {
+			return nil, invalid(fmt.Sprintf("%s with a key: %d parts: at most %d", what, len(items), lanes.MaxOnceItems))
+		}
+		got, _, err := n.store.EnqueueOnce(ctx, msg.Class.Queue(), n.keys.once(msg.Key), n.cfg.KeyTTL, items)
+		if err != nil {
+			return nil, fmt.Errorf("notifier: %s chat %d: %w", what, chatID, err)
+		}
+		return got, nil
 	}
 	if _, err := n.store.EnqueueBatch(ctx, msg.Class.Queue(), items); err != nil {
 		return nil, fmt.Errorf("notifier: %s chat %d: %w", what, chatID, err)

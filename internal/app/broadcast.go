@@ -53,7 +53,10 @@ func (a *App) knownChats(ctx context.Context) ([]int64, error) {
 // onBroadcast fans /broadcast <text> out to every known chat through the
 // notifier (notification queue) and keeps one progress message in the
 // admin's chat up to date. Handled again after a crash, it does not
-// broadcast twice (journal fields bcs and bc).
+// broadcast twice: the journal keeps the broadcast id (field bc), and the
+// broadcast and the progress message carry idempotency keys derived from
+// the update id, so a crash between enqueueing and journalling does not
+// enqueue them twice either.
 func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	m := u.Message
 	c, _ := a.cmd(u)
@@ -70,10 +73,6 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	}
 	id := j.BC
 	if id == "" {
-		if j.BCStarted {
-			a.reply(ctx, m, "⚠️ A restart interrupted this broadcast while it was being queued; some chats may have it. Check /lanes before sending it again.")
-			return
-		}
 		chats, err := a.knownChats(ctx)
 		if err != nil {
 			run.fail(err)
@@ -87,7 +86,9 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 			run.fail(err)
 			return
 		}
-		id, err = a.notes.Broadcast(ctx, chats, notifier.Message{Text: text})
+		// The key (the update id) makes a re-run after a crash get the
+		// first call's broadcast id back instead of fanning out again.
+		id, err = a.notes.Broadcast(ctx, chats, notifier.Message{Text: text, Key: updateKey(run.id, "")})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.reply(ctx, m, "❌ This text cannot be sent: "+err.Error())
 			return
@@ -98,6 +99,19 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		}
 		if err != nil {
 			a.log.Error("broadcast partly queued", slog.String("broadcast", id), slog.Any("err", err))
+		}
+		if j.BCStarted {
+			// A re-run: the first run may have been cut while fanning out
+			// (a repeat with the key does not resume it).
+			p, err := a.notes.Progress(ctx, id)
+			if err != nil && !errors.Is(err, notifier.ErrUnknownBroadcast) {
+				run.fail(err)
+				return
+			}
+			if err != nil || p.Queued+p.Failed["inactive"] < p.Total {
+				a.reply(ctx, m, "⚠️ A restart interrupted this broadcast while it was being queued; some chats may have it. Check /lanes before sending it again.")
+				return
+			}
 		}
 		if err := a.saveJournal(ctx, run.id, "bc", id); err != nil {
 			run.fail(err)
@@ -119,7 +133,8 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		return
 	}
 	txt := progressText(p)
-	jobs, err := a.notes.Notify(ctx, m.Chat.ID, notifier.Message{Text: txt, Class: notifier.Reply})
+	// Keyed: a re-run after a crash gets the same progress message back.
+	jobs, err := a.notes.Notify(ctx, m.Chat.ID, notifier.Message{Text: txt, Class: notifier.Reply, Key: updateKey(run.id, "progress")})
 	if err != nil {
 		run.fail(err)
 		return

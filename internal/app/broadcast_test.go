@@ -80,3 +80,71 @@ func TestBroadcastTo25Chats(t *testing.T) {
 		}
 	}
 }
+
+// TestBroadcastReplayAfterCrash: a crash after /broadcast fanned out but
+// before its update was journalled and finished: handled again, the
+// broadcast is not sent twice (its key is the update id) and the admin
+// still has ONE progress message (its key too).
+func TestBroadcastReplayAfterCrash(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	r := h.start(nil)
+	h.waitLeader(r)
+	admin := user(adminID, "Admin")
+	chats := []int64{adminID, 10_100, 10_101, 10_102}
+	for _, c := range chats {
+		h.say(0, user(c, "U"), "/start")
+	}
+	for _, c := range chats {
+		h.texts(c, 1)
+	}
+	const text = "📣 once only"
+	u := h.say(0, admin, "/broadcast "+text)
+	final := "✅ Broadcast done: 4 sent, 0 failed, 0 remaining of 4"
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	progressMsgs := func() []tgemu.Message {
+		var out []tgemu.Message
+		for _, m := range h.emu.Messages(adminID) {
+			if strings.Contains(m.Text, "Broadcast") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
+		p := progressMsgs()
+		return len(p) == 1 && p[0].CurrentText() == final
+	}))
+	a := r.app
+	require.Eventually(t, func() bool { hd, _ := a.inbox.Handled(ctx); return hd == u.ID }, wait, 10*time.Millisecond)
+	r.stop()
+	// The crash: right after Broadcast returned, before the journal kept
+	// its id ("bcs" written, "bc" not), the update not finished.
+	h.rewind(a, u)
+	require.NoError(t, a.saveJournal(ctx, u.ID, "bcs", "1"))
+
+	r2 := h.start(nil)
+	require.Eventually(t, func() bool {
+		n, _ := r2.app.inbox.Depth(ctx)
+		hd, _ := r2.app.inbox.Handled(ctx)
+		return n == 0 && hd == u.ID
+	}, wait, 10*time.Millisecond, "handled again")
+	time.Sleep(500 * time.Millisecond)
+	for _, c := range chats {
+		n := 0
+		for _, m := range h.emu.Messages(c) {
+			if m.Text == text {
+				n++
+			}
+		}
+		require.Equal(t, 1, n, "chat %d gets the broadcast once", c)
+	}
+	p := progressMsgs()
+	require.Len(t, p, 1, "still ONE progress message")
+	require.Equal(t, final, p[0].CurrentText())
+	for _, m := range h.emu.Messages(adminID) {
+		require.NotContains(t, m.Text, "interrupted")
+	}
+}

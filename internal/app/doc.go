@@ -33,7 +33,12 @@
 // before the move and the replies it will produce); when the update is
 // handled again after a crash and the game no longer has that fingerprint,
 // the move was applied already: the journalled replies are sent and the
-// move is not replayed. See inbox.go and journal.go.
+// move is not replayed. Every message an update enqueues carries a notifier
+// idempotency key derived from its update_id ("upd:<id>:<reply index>",
+// "upd:<id>:progress", and "upd:<id>" for a /broadcast), so an update
+// handled again after a crash between enqueueing and finishing enqueues
+// nothing twice, even a reply already sent and acked. See inbox.go,
+// journal.go and handle.go.
 //
 // # Keys
 //

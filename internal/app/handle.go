@@ -79,8 +79,12 @@ func (a *App) handleOne(ctx context.Context, u rawUpdate) error {
 		a.m.handled.WithLabelValues("retry").Inc()
 		return fmt.Errorf("update %d: %w", u.ID, run.err)
 	}
-	for _, o := range run.out {
-		_, err := a.notes.Notify(ctx, o.Chat, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo})
+	for i, o := range run.out {
+		// Keyed by update and reply index: handled again after a crash
+		// between here and Finish, the update does not enqueue a reply
+		// twice, even one already sent and acked.
+		_, err := a.notes.Notify(ctx, o.Chat, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo,
+			Key: updateKey(u.ID, strconv.Itoa(i))})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.log.Error("reply rejected by the notifier; dropped", slog.Int64("update_id", u.ID), slog.Any("err", err))
 			continue
@@ -100,6 +104,20 @@ func (a *App) handleOne(ctx context.Context, u rawUpdate) error {
 		a.m.handled.WithLabelValues("ok").Inc()
 	}
 	return nil
+}
+
+// updateKey is the notifier idempotency key of an outbound message of
+// update id: "upd:<id>" plus ":<what>" when what is not "" (the reply's
+// index, "progress"); "" (no key) outside the handler loop (id < 0).
+func updateKey(id int64, what string) string {
+	if id < 0 {
+		return ""
+	}
+	k := "upd:" + strconv.FormatInt(id, 10)
+	if what != "" {
+		k += ":" + what
+	}
+	return k
 }
 
 // chatOf returns the chat an update comes from (0 when none).

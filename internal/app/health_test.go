@@ -24,8 +24,12 @@ func TestHealthzAndMetrics(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "ok (polling)\n", body)
 
-	code, body = h.get(r, "/metrics")
-	require.Equal(t, http.StatusOK, code)
+	// The reply reached the emulator before the worker recorded its
+	// message id and acked it: wait for the ack.
+	require.Eventually(t, func() bool {
+		code, body = h.get(r, "/metrics")
+		return code == http.StatusOK && strings.Contains(body, `codemojex_worker_sent_total{queue="reply"} 1`)
+	}, wait, 10*time.Millisecond)
 	for _, want := range []string{
 		`codemojex_queue_depth{queue="reply"} 0`,
 		`codemojex_queue_in_flight{queue="notify"} 0`,

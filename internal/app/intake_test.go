@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/gamestore"
@@ -105,6 +106,9 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	require.NoError(t, h.c.Do(ctx, h.c.B().Set().Key(a.keys.handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
 	require.NoError(t, a.planMove(ctx, u.ID, fingerprint(before, true),
 		[]outMsg{{Chat: ann.ID, Text: "🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 1/10"}}))
+	// The crash came before the reply was enqueued: its idempotency key was
+	// never recorded.
+	require.NoError(t, h.c.Do(ctx, h.c.B().Del().Key(onceKey(h, u.ID, "0")).Build()).Error())
 	// And a duplicate of an update already handled, behind it.
 	require.NoError(t, h.c.Do(ctx, h.c.B().Rpush().Key(a.keys.queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
 
@@ -169,4 +173,54 @@ func TestConflictBacksOff(t *testing.T) {
 	code, body := h.get(r, "/healthz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Contains(t, body, "polling: no successful getUpdates yet")
+}
+
+// onceKey is the notifier's idempotency key of reply what of update id.
+func onceKey(h *harness, id int64, what string) string {
+	return "{" + h.tag + "}:n:once:m:" + updateKey(id, what)
+}
+
+// rewind puts update u back at the inbox head and lowers the handled mark
+// before it: the state after a crash between enqueueing u's replies and
+// finishing u.
+func (h *harness) rewind(a *App, u models.Update) {
+	h.t.Helper()
+	ctx := context.Background()
+	raw, err := jsonOf(u)
+	require.NoError(h.t, err)
+	require.NoError(h.t, h.c.Do(ctx, h.c.B().Lpush().Key(a.keys.queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
+	require.NoError(h.t, h.c.Do(ctx, h.c.B().Set().Key(a.keys.handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
+}
+
+// TestReplayAfterRepliesEnqueued: a crash after an update's replies were
+// enqueued (and even sent and acked) but before it was marked handled: the
+// update is handled again and its replies are not enqueued a second time
+// (idempotency keys derived from update_id and the reply's index).
+func TestReplayAfterRepliesEnqueued(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	ann := user(904, "Ann")
+	r := h.start(nil)
+	h.waitLeader(r)
+	u := h.say(0, ann, "/help")
+	help := h.texts(ann.ID, 1)[0]
+	a := r.app
+	require.Eventually(t, func() bool { hd, _ := a.inbox.Handled(ctx); return hd == u.ID }, wait, 10*time.Millisecond)
+	n, err := h.c.Do(ctx, h.c.B().Exists().Key(onceKey(h, u.ID, "0")).Build()).AsInt64()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "the reply's key is recorded")
+	r.stop()
+	h.rewind(a, u)
+
+	r2 := h.start(nil)
+	require.Eventually(t, func() bool {
+		n, _ := r2.app.inbox.Depth(ctx)
+		hd, _ := r2.app.inbox.Handled(ctx)
+		return n == 0 && hd == u.ID
+	}, wait, 10*time.Millisecond, "handled again")
+	h.quiet(ann.ID, 500*time.Millisecond)
+	require.Equal(t, []string{help}, h.texts(ann.ID, 1), "the reply was not sent twice")
+	require.Contains(t, help, "Codemojex")
+	require.Contains(t, h.ask(0, ann, "/help"), "Codemojex", "a new update gets its reply")
 }
