@@ -8,9 +8,9 @@
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local id, tok = ARGV[7], ARGV[8]
-local g, code = check_lease(q, id, tok)
+local g, code = take_lease(q, id, tok)
 if not g then return code end
-end_lease(S, q, id, g, tok, now_ms())
+local inf = end_lease(S, q, id, g, tok, now_ms())
 redis.call('DEL', q.p .. 'job:' .. id)
-wake(S, ensure_ring(q, g))
+wake(S, ensure_ring(q, g, nil, inf))
 return 1

@@ -69,15 +69,17 @@ for n = 1, nq do
     local g = redis.call('HGET', jk, 'g')
     redis.call('ZREM', q.p .. 'leases', id)
     if g then
-      end_lease(S, q, id, g, redis.call('HGET', jk, 'c') or '0', now)
+      local inf = end_lease(S, q, id, g, redis.call('HGET', jk, 'c') or '0', now)
       local a = redis.call('HINCRBY', jk, 'a', 1)
+      local depth -- > 0 once the job is back on its lane
       if q.maxatt > 0 and a >= q.maxatt then
         to_dead(q, id, 'lease expired', now)
       else
         redis.call('HSET', jk, 'r', 'lease expired')
         to_lane(q, id, g)
+        depth = 1
       end
-      joined = joined + ensure_ring(q, g)
+      joined = joined + ensure_ring(q, g, depth, inf)
     end
   end
   local due = redis.call('ZRANGEBYSCORE', q.p .. 'delayed', '-inf', now, 'LIMIT', 0, budget)
@@ -86,7 +88,7 @@ for n = 1, nq do
     local g = redis.call('HGET', q.p .. 'job:' .. id, 'g')
     if g then
       to_lane(q, id, g)
-      joined = joined + ensure_ring(q, g)
+      joined = joined + ensure_ring(q, g, 1)
     end
   end
   local unpark = redis.call('ZRANGEBYSCORE', q.p .. 'parked', '-inf', now, 'LIMIT', 0, budget)

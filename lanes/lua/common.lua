@@ -85,25 +85,29 @@ end
 
 -- A lane is ready (belongs in the ring) when it has pending jobs, is not
 -- parked, and has concurrency headroom (none in flight, for an ordered queue).
-local function is_ready(q, g)
-  if redis.call('ZCARD', q.p .. 'lane:' .. g) == 0 then return false end
-  if redis.call('ZSCORE', q.p .. 'parked', g) then return false end
-  local inf = inflight_of(q, g)
-  if q.ordered and inf > 0 then return false end
-  if inf >= lane_limit(q, g) then return false end
-  return true
-end
-
--- Puts a ready lane at the ring's tail unless it is there already (the
--- "inring" set makes the check O(1) and keeps the ring free of duplicates).
--- Returns 1 when the lane joined the ring, else 0.
-local function ensure_ring(q, g)
-  if not is_ready(q, g) then return 0 end
-  if redis.call('SADD', q.p .. 'inring', g) == 1 then
-    redis.call('RPUSH', q.p .. 'ring', g)
-    return 1
+--
+-- ensure_ring puts a ready lane at the ring's tail unless it is there already
+-- (the "inring" set makes the check O(1) and keeps the ring free of
+-- duplicates). Returns 1 when the lane joined the ring, else 0. A caller that
+-- knows the lane is non-empty (it just added a job) passes depth > 0, and one
+-- that knows the lane's jobs in flight passes inf, saving those reads. A lane
+-- in the ring already costs one SADD (answered 0); a lane that joins SADD
+-- then RPUSH; one that turns out not ready is taken back out (SREM).
+local function ensure_ring(q, g, depth, inf)
+  if not depth then depth = redis.call('ZCARD', q.p .. 'lane:' .. g) end
+  if depth == 0 then return 0 end
+  if redis.call('SADD', q.p .. 'inring', g) == 0 then return 0 end
+  local ready = not redis.call('ZSCORE', q.p .. 'parked', g)
+  if ready then
+    if not inf then inf = inflight_of(q, g) end
+    if inf > 0 and (q.ordered or inf >= lane_limit(q, g)) then ready = false end
   end
-  return 0
+  if not ready then
+    redis.call('SREM', q.p .. 'inring', g)
+    return 0
+  end
+  redis.call('RPUSH', q.p .. 'ring', g)
+  return 1
 end
 
 -- Removes lane g from the ring when it sits at the tail (right after LMOVE).
@@ -130,10 +134,14 @@ local function wake_if_first(S, key, member)
   if first[1] == member then redis.call('PUBLISH', S .. 'wake', 0) end
 end
 
+-- Returns the lane's jobs in flight after the decrement.
 local function dec_inflight(q, g)
-  if redis.call('HINCRBY', q.p .. 'inflight', g, -1) <= 0 then
+  local n = redis.call('HINCRBY', q.p .. 'inflight', g, -1)
+  if n <= 0 then
     redis.call('HDEL', q.p .. 'inflight', g)
+    return 0
   end
+  return n
 end
 
 -- Adds n (may be negative) to the queue's pending count. (There is no
@@ -168,10 +176,22 @@ local function check_lease(q, id, tok)
   return v[1], 0
 end
 
--- Ends a live lease: drops it from the lease set and the lane's in-flight
--- count, and settles its send-log entries at now.
+-- check_lease, and on success also drops the lease from the lease set (its
+-- ZREM is the liveness check; on an error nothing changed). The caller must
+-- then end_lease.
+local function take_lease(q, id, tok)
+  local v = redis.call('HMGET', q.p .. 'job:' .. id, 'g', 'c')
+  if not v[1] then return nil, -2 end
+  if v[2] ~= tok then return nil, -1 end
+  if redis.call('ZREM', q.p .. 'leases', id) == 0 then return nil, -1 end
+  return v[1], 0
+end
+
+-- Ends a lease already removed from the lease set (take_lease, or a
+-- reclaimed expiry): drops it from the lane's in-flight count and settles its
+-- send-log entries at now. Returns the lane's jobs in flight afterwards.
 local function end_lease(S, q, id, g, tok, now)
-  redis.call('ZREM', q.p .. 'leases', id)
-  dec_inflight(q, g)
+  local inf = dec_inflight(q, g)
   mark_settled(S, q, g, id .. ':' .. tok, now)
+  return inf
 end

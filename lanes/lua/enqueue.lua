@@ -34,7 +34,7 @@ for i = 8, #ARGV, 3 do
     added = added + 1
     if not touched[g] then
       touched[g] = true
-      joined = joined + ensure_ring(q, g)
+      joined = joined + ensure_ring(q, g, 1)
     end
   end
 end

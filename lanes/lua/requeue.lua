@@ -16,7 +16,7 @@ for i = 7, #ARGV do
       redis.call('HSET', jk, 'a', 0)
       redis.call('HDEL', jk, 'r', 'd')
       to_lane(q, id, g)
-      joined = joined + ensure_ring(q, g)
+      joined = joined + ensure_ring(q, g, 1)
       n = n + 1
     end
   end

@@ -19,11 +19,12 @@ local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local id, tok, mode = ARGV[7], ARGV[8], ARGV[9]
 local delay, reason = tonumber(ARGV[10]), ARGV[11]
-local g, code = check_lease(q, id, tok)
+local g, code = take_lease(q, id, tok)
 if not g then return {code} end
 local now = now_ms()
 local jk = q.p .. 'job:' .. id
-end_lease(S, q, id, g, tok, now)
+local inf = end_lease(S, q, id, g, tok, now)
+local depth -- > 0 once the job is back on its lane
 local a = tonumber(redis.call('HGET', jk, 'a') or '0')
 local outcome = 'queued'
 if mode == 'dead' then
@@ -41,6 +42,7 @@ elseif mode == 'nack' then
     outcome = 'delayed'
   else
     to_lane(q, id, g)
+    depth = 1
     if delay > 0 then
       redis.call('ZADD', q.p .. 'parked', 'GT', now + delay, g)
       wake_if_first(S, q.p .. 'parked', g)
@@ -49,6 +51,7 @@ elseif mode == 'nack' then
   end
 else
   to_lane(q, id, g)
+  depth = 1
 end
-wake(S, ensure_ring(q, g))
+wake(S, ensure_ring(q, g, depth, inf))
 return {1, outcome, a}
