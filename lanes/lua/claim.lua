@@ -176,15 +176,17 @@ for n = 1, nq do
         local deadline = now + lease_ms
         local out = {1, n, g, deadline, 0}
         local got = 0
+        -- One ZADD per set for all K jobs: score/member pairs.
+        local leases, sends = {}, {}
         for j = 1, #heads, 2 do
           local id = heads[j]
           local jk = q.p .. 'job:' .. id
           local tok = redis.call('HINCRBY', jk, 'c', 1)
           local v = redis.call('HMGET', jk, 'a', 'p')
-          redis.call('ZADD', q.p .. 'leases', deadline, id)
-          local member = id .. ':' .. tok
-          if rate > 0 then redis.call('ZADD', KEYS[1], 'inf', member) end
-          if plim > 0 then redis.call('ZADD', pk, 'inf', member) end
+          leases[#leases + 1] = deadline
+          leases[#leases + 1] = id
+          sends[#sends + 1] = 'inf'
+          sends[#sends + 1] = id .. ':' .. tok
           out[#out + 1] = id
           out[#out + 1] = tok
           out[#out + 1] = tonumber(v[1] or '0')
@@ -192,6 +194,11 @@ for n = 1, nq do
           got = got + 1
         end
         out[5] = got
+        if got > 0 then
+          redis.call('ZADD', q.p .. 'leases', unpack(leases))
+          if rate > 0 then redis.call('ZADD', KEYS[1], unpack(sends)) end
+          if plim > 0 then redis.call('ZADD', pk, unpack(sends)) end
+        end
         -- In-flight entries must outlive the lease; settling extends further.
         if rate > 0 then
           if redis.call('PTTL', KEYS[1]) < window + lease_ms then redis.call('PEXPIRE', KEYS[1], window + lease_ms) end
