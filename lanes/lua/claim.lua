@@ -148,11 +148,21 @@ for n = 1, nq do
     visits = visits + 1
     local lane = q.p .. 'lane:' .. g
     local depth = redis.call('ZCARD', lane)
-    local inf = inflight_of(q, g)
-    local lim = lane_limit(q, g)
-    local head = lim - inf
-    if q.ordered and inf > 0 then head = 0 end
-    if depth == 0 or head <= 0 or redis.call('ZSCORE', q.p .. 'parked', g) then
+    -- Reads only what decides: an empty lane needs no in-flight count; an
+    -- ordered lane with none in flight needs its glimit (>= 1) only to cap
+    -- a K above 1.
+    local inf, lim = 0, nil
+    local servable = depth > 0
+    if servable then
+      inf = inflight_of(q, g)
+      if q.ordered then
+        servable = inf == 0
+      else
+        lim = lane_limit(q, g)
+        servable = inf < lim
+      end
+    end
+    if not servable or redis.call('ZSCORE', q.p .. 'parked', g) then
       -- Not servable now: it rejoins when an enqueue, a settle or an unpark makes it ready.
       leave_ring_tail(q, g)
     else
@@ -169,7 +179,8 @@ for n = 1, nq do
       else
         local k = weight_of(q, g)
         if depth < k then k = depth end
-        if head < k then k = head end
+        if k > 1 and not lim then lim = lane_limit(q, g) end
+        if lim and lim - inf < k then k = lim - inf end
         if avail < k then k = avail end
         if lavail < k then k = lavail end
         local heads = redis.call('ZPOPMIN', lane, k)
