@@ -27,7 +27,11 @@
 // # Weight, glimit and ordering
 //
 //   - Weight (1..1000, default 1) is how many jobs one turn of the ring may
-//     hand out from a lane: the lane's share.
+//     hand out from a lane: the lane's share. A turn cut short by the
+//     claimer's max, the global budget or the lane's in-flight limit is
+//     finished before the ring moves on (the lane stays at, or rejoins, the
+//     ring's head, owing the rest), so the share holds while the global rate
+//     binds and the budget refills one job at a time.
 //   - glimit (QueueConfig.LaneLimit, per lane SetLaneLimit) caps the lane's
 //     jobs in flight at once; a lane at its glimit leaves the ring and
 //     rejoins when a job settles. K never exceeds the headroom.

@@ -171,3 +171,51 @@ func TestOrderWithinLaneAfterExpiry(t *testing.T) {
 		})
 	}
 }
+
+// While a global rate binds, the budget refills one job at a time, so most
+// claims could take only one job: a lane's turn cut short is finished
+// before the ring moves on, and a lane of weight 5 still gets 5 times the
+// share of a lane of weight 1 (the seed's promise). Ordered queue, as the
+// bot uses.
+func TestWeightHoldsWhileGlobalRateBinds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t,
+		lanes.WithQueue("q", lanes.QueueConfig{Ordered: true}),
+		lanes.WithGlobalRate(20, 100*time.Millisecond))
+	m := lanes.NewMinter()
+	groups := []string{"heavy", "b", "c", "d", "e", "f"}
+	var items []lanes.Item
+	for i := 0; i < 400; i++ {
+		for _, g := range groups {
+			items = append(items, lanes.Item{Group: g, ID: m.New(), Payload: []byte("x")})
+		}
+	}
+	_, err := s.EnqueueBatch(ctx, "q", items)
+	require.NoError(t, err)
+	require.NoError(t, s.SetWeight(ctx, "q", "heavy", 5))
+
+	counts := map[string]int{}
+	total := 0
+	for total < 600 {
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 8})
+		require.NoError(t, err)
+		if len(c.Jobs) == 0 {
+			require.GreaterOrEqual(t, c.RetryIn, time.Duration(0))
+			time.Sleep(c.RetryIn)
+			continue
+		}
+		for _, j := range c.Jobs {
+			counts[j.Group]++
+			total++
+			require.NoError(t, s.Ack(ctx, j.Lease))
+		}
+	}
+	light := 0
+	for _, g := range groups[1:] {
+		light += counts[g]
+	}
+	ratio := float64(counts["heavy"]) / (float64(light) / 5)
+	t.Logf("of %d jobs: heavy %d, the five others %v (ratio %.2f)", total, counts["heavy"], counts, ratio)
+	require.InDelta(t, 5.0, ratio, 0.5, "weight 5 against weight 1 while the global rate binds")
+}

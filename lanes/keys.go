@@ -24,6 +24,7 @@ package lanes
 //	{T}:q:Q:dead        sorted set  id -> dead-lettered at (ms)
 //	{T}:q:Q:weight      hash        g -> weight (only non-default)
 //	{T}:q:Q:glimit      hash        g -> max in flight (only overrides)
+//	{T}:q:Q:turn        hash        g -> jobs still owed in a turn cut short (weight > 1 only)
 type keyspace struct {
 	tag string
 }

@@ -76,6 +76,7 @@ type model struct {
 	inflight map[string]int
 	ring     []string
 	weight   map[string]int
+	turn     map[string]int // jobs still owed in a turn cut short
 	limit    map[string]int
 	dead     map[lanes.JobID]bool
 	expired  map[lanes.JobID]*mJob // leases moved to the past, not yet reclaimed
@@ -103,7 +104,11 @@ func (m *model) ready(g string) bool {
 
 func (m *model) ensureRing(g string) {
 	if m.ready(g) && !slices.Contains(m.ring, g) {
-		m.ring = append(m.ring, g)
+		if _, owed := m.turn[g]; owed {
+			m.ring = append([]string{g}, m.ring...) // finishes its turn first
+		} else {
+			m.ring = append(m.ring, g)
+		}
 	}
 }
 
@@ -153,7 +158,11 @@ func (m *model) claim(max int) (string, []*mJob) {
 	g := m.ring[0]
 	m.ring = append(m.ring[1:], g)
 	inf := m.inflight[g]
-	k := min(m.w(g), len(m.lane[g]), m.lim(g)-inf, max)
+	credit := m.w(g)
+	if owed, ok := m.turn[g]; ok && owed < credit {
+		credit = owed
+	}
+	k := min(credit, len(m.lane[g]), m.lim(g)-inf, max)
 	if k <= 0 {
 		panic(fmt.Sprintf("model: lane %s in the ring but not servable (k=%d)", g, k))
 	}
@@ -168,8 +177,17 @@ func (m *model) claim(max int) (string, []*mJob) {
 		delete(m.lane, g)
 	}
 	m.inflight[g] = inf + k
-	if len(m.lane[g]) == 0 || m.ordered || inf+k >= m.lim(g) {
+	owed := credit - k
+	if owed > 0 && len(m.lane[g]) > 0 {
+		m.turn[g] = owed
+	} else {
+		delete(m.turn, g)
+	}
+	switch {
+	case len(m.lane[g]) == 0 || m.ordered || inf+k >= m.lim(g):
 		m.ring = m.ring[:len(m.ring)-1]
+	case owed > 0: // the rest of its turn comes next: tail back to head
+		m.ring = append([]string{g}, m.ring[:len(m.ring)-1]...)
 	}
 	return g, out
 }
@@ -201,6 +219,7 @@ return {
   redis.call('ZCARD', p .. 'parked'),
   lanes,
   redis.call('EXISTS', p .. 'job:' .. ARGV[2]),
+  hgetall(p .. 'turn'),
 }`)
 
 func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
@@ -213,7 +232,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	minter := lanes.NewMinter()
 	m := &model{
 		ordered: ordered, jobs: map[lanes.JobID]*mJob{}, lane: map[string][]lanes.JobID{},
-		inflight: map[string]int{}, weight: map[string]int{}, limit: map[string]int{}, dead: map[lanes.JobID]bool{},
+		inflight: map[string]int{}, weight: map[string]int{}, turn: map[string]int{}, limit: map[string]int{}, dead: map[lanes.JobID]bool{},
 		expired: map[lanes.JobID]*mJob{},
 	}
 	groups := make([]string, modelLanes)
@@ -368,6 +387,13 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		}
 		ex, _ := arr[10].AsInt64()
 		require.Zero(t, ex, "%s: acked job %s still has its hash", where, lastAcked)
+		turn, err := arr[11].AsIntMap()
+		require.NoError(t, err)
+		gotTurn := map[string]int{}
+		for g, n := range turn {
+			gotTurn[g] = int(n)
+		}
+		require.Equal(t, m.turn, gotTurn, "%s: turns owed", where)
 	}
 
 	// steps counts operations that ran (a pick with nothing to act on,
@@ -489,6 +515,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			g := groups[rng.IntN(len(groups))]
 			w := 1 + rng.IntN(5)
 			require.NoError(t, s.SetWeight(ctx, "q", g, w))
+			delete(m.turn, g) // a new weight starts a new turn
 			if w == 1 {
 				delete(m.weight, g)
 			} else {

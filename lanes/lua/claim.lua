@@ -15,6 +15,16 @@
 -- ARGV[10] number R of pace rules, then R triples: group prefix, limit, period (ms)
 -- then the number N of queues, then N queue configs (5 fields each, see common.lua)
 --
+-- A turn: a lane of weight w is owed up to w jobs per turn of the ring. When
+-- the claimer's max, the global budget or the lane's own in-flight limit
+-- (an ordered lane serves again only once its batch settles) cuts a turn
+-- short, the rest is kept in "{tag}:q:<queue>:turn" (g -> jobs owed) and the
+-- lane is served again before the ring moves on (it stays at, or rejoins,
+-- the ring's head) until the turn is complete. So while the global rate
+-- binds (budget refilling one job at a time), a lane of weight w still gets
+-- about w times the share of a lane of weight 1. A turn ends when its jobs
+-- are served, the lane empties, or its pace budget is spent.
+--
 -- Per call: reclaim expired leases, promote due delayed jobs and due parked
 -- lanes (each at most budget), check the global budget, then for each queue
 -- in order rotate its ring (LMOVE ring ring LEFT RIGHT) and serve the first
@@ -177,7 +187,14 @@ for n = 1, nq do
         leave_ring_tail(q, g)
         redis.call('ZADD', q.p .. 'parked', 'GT', park_for_pace(q, pk, pper), g)
       else
-        local k = weight_of(q, g)
+        local w = weight_of(q, g)
+        local credit = w
+        if w > 1 then
+          -- The rest of a turn cut short (see above); never more than w.
+          local owed = tonumber(redis.call('HGET', q.p .. 'turn', g) or w)
+          if owed < credit then credit = owed end
+        end
+        local k = credit
         if depth < k then k = depth end
         if k > 1 and not lim then lim = lane_limit(q, g) end
         if lim and lim - inf < k then k = lim - inf end
@@ -221,12 +238,21 @@ for n = 1, nq do
         add_pending(q, -got)
         inf = inf + got
         depth = depth - got
-        if depth == 0 or q.ordered or inf >= lim then
-          leave_ring_tail(q, g)
-        elseif plim > 0 and lavail - got <= 0 then
-          leave_ring_tail(q, g)
+        local paced_out = plim > 0 and lavail - got <= 0
+        local owed = credit - got
+        if owed > 0 and depth > 0 and not paced_out then
+          redis.call('HSET', q.p .. 'turn', g, owed)
+        elseif w > 1 and credit < w then
+          redis.call('HDEL', q.p .. 'turn', g)
         end
-        if depth > 0 and plim > 0 and lavail - got <= 0 then
+        if depth == 0 or q.ordered or inf >= lim or paced_out then
+          leave_ring_tail(q, g)
+        elseif owed > 0 then
+          -- The rest of its turn comes next: back from the tail to the head.
+          redis.call('RPOP', ring)
+          redis.call('LPUSH', ring, g)
+        end
+        if depth > 0 and paced_out then
           redis.call('ZADD', q.p .. 'parked', 'GT', park_for_pace(q, pk, pper), g)
         end
         return out

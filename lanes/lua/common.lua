@@ -106,7 +106,13 @@ local function ensure_ring(q, g, depth, inf)
     redis.call('SREM', q.p .. 'inring', g)
     return 0
   end
-  redis.call('RPUSH', q.p .. 'ring', g)
+  -- A lane with the rest of a turn to take (see claim.lua) rejoins at the
+  -- head, to finish its turn before the ring moves on; any other at the tail.
+  if redis.call('HEXISTS', q.p .. 'turn', g) == 1 then
+    redis.call('LPUSH', q.p .. 'ring', g)
+  else
+    redis.call('RPUSH', q.p .. 'ring', g)
+  end
   return 1
 end
 

@@ -32,6 +32,7 @@ for j = 1, #heads, 2 do
 end
 if moved > 0 then add_pending(q, -moved) end
 local remaining = redis.call('ZCARD', q.p .. 'lane:' .. g)
+if remaining == 0 then redis.call('HDEL', q.p .. 'turn', g) end
 if mode == 'move' then
   if remaining == 0 then
     for _, h in ipairs({'weight', 'glimit'}) do

@@ -16,6 +16,8 @@ local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local op, g, val = ARGV[7], ARGV[8], ARGV[9]
 if op == 'weight' then
+  -- A new weight starts a new turn.
+  redis.call('HDEL', q.p .. 'turn', g)
   if val == '1' then redis.call('HDEL', q.p .. 'weight', g)
   else redis.call('HSET', q.p .. 'weight', g, val) end
 elseif op == 'glimit' then
