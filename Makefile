@@ -2,9 +2,9 @@
 GO      ?= go
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bench/*')
 
-.PHONY: test fmt-check vet unit bench bench-lanes build clean demo
+.PHONY: test fmt-check vet bench bench-lanes build clean demo
 
-## test: gofmt check, go vet, the whole suite with -race, then the lanes suite again on a Valkey Cluster
+## test: gofmt check, go vet (also of the bench module), the whole suite with -race, then the lanes suite again on a Valkey Cluster
 test: fmt-check vet
 	./scripts/ensure-valkey.sh
 	$(GO) test -race -count=1 ./...
@@ -15,6 +15,7 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 ## bench: the benchmark table (a few minutes): lanes vs redis-benchmark and asynq, claim latency by lane count,
 ## fairness vs a FIFO, weighted share, Telegram budget use with 1 and 2 worker processes, broadcast enqueue;

@@ -49,7 +49,6 @@ func dDo(tb testing.TB, s *lanes.Store, args ...string) valkey.ValkeyResult {
 }
 
 func dQKey(s *lanes.Store, q, name string) string { return "{" + s.Tag() + "}:q:" + q + ":" + name }
-func dSKey(s *lanes.Store, name string) string    { return "{" + s.Tag() + "}:s:" + name }
 
 // dNowMS is the server clock in ms, floored as the scripts floor it.
 func dNowMS(tb testing.TB, s *lanes.Store) int64 {

@@ -29,15 +29,12 @@ type keyspace struct {
 	tag string
 }
 
-func (k keyspace) shared() string           { return "{" + k.tag + "}:s:" }
-func (k keyspace) rate() string             { return k.shared() + "rate" }
-func (k keyspace) pause() string            { return k.shared() + "pause" }
-func (k keyspace) wake() string             { return k.shared() + "wake" }
-func (k keyspace) paceCfg() string          { return k.shared() + "pacecfg" }
-func (k keyspace) pace(group string) string { return k.shared() + "pace:" + group }
-func (k keyspace) queue(q string) string    { return "{" + k.tag + "}:q:" + q + ":" }
-func (k keyspace) ring(q string) string     { return k.queue(q) + "ring" }
-func (k keyspace) lane(q, g string) string  { return k.queue(q) + "lane:" + g }
+func (k keyspace) shared() string        { return "{" + k.tag + "}:s:" }
+func (k keyspace) rate() string          { return k.shared() + "rate" }
+func (k keyspace) pause() string         { return k.shared() + "pause" }
+func (k keyspace) wake() string          { return k.shared() + "wake" }
+func (k keyspace) queue(q string) string { return "{" + k.tag + "}:q:" + q + ":" }
+func (k keyspace) ring(q string) string  { return k.queue(q) + "ring" }
 func (k keyspace) job(q string, id JobID) string {
 	return k.queue(q) + "job:" + string(id)
 }

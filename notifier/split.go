@@ -2,7 +2,6 @@ package notifier
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
 )
@@ -145,10 +144,4 @@ func splitRunes(s string, maxUnits int) []string {
 		out = append(out, s[start:])
 	}
 	return out
-}
-
-// validText reports whether text can be sent: valid UTF-8 and not only
-// white space.
-func validText(text string) bool {
-	return utf8.ValidString(text) && strings.TrimSpace(text) != ""
 }

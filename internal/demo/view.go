@@ -21,7 +21,6 @@ type snapshot struct {
 	delivered int
 	peak      int // highest messages/s accepted so far
 	tooMany   int
-	broadcast bool // /broadcast was sent
 }
 
 // progress is the share of expected deliveries done: answered commands and

@@ -41,6 +41,7 @@ func TestComposeFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "valkey/valkey:8", valkey.Image)
 	require.Contains(t, strings.Join(valkey.Command, " "), "--appendonly yes", "append-only file on")
+	require.Contains(t, strings.Join(valkey.Command, " "), "--appendfsync always", "recorded updates survive a host crash")
 	require.NotNil(t, valkey.HealthCheck, "valkey has a healthcheck")
 	require.NotEmpty(t, valkey.HealthCheck.Test)
 	require.Equal(t, "unless-stopped", valkey.Restart)

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,9 +51,7 @@ func buildBot(t *testing.T) string {
 	_, err = os.Stat(filepath.Join(root, "go.mod"))
 	require.NoError(t, err, "module root")
 	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
+	require.NoError(t, err, "the go command is needed to build ./cmd/bot")
 	bin := filepath.Join(t.TempDir(), "bot")
 	args := []string{"build", "-o", bin}
 	if raceEnabled {

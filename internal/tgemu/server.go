@@ -201,15 +201,6 @@ func (e *Emulator) Close() error {
 	return err
 }
 
-func (e *Emulator) isClosed() bool {
-	select {
-	case <-e.closed:
-		return true
-	default:
-		return false
-	}
-}
-
 // SetLimits replaces the flood limits from now on (windows keep their
 // history).
 func (e *Emulator) SetLimits(l Limits) {

@@ -100,7 +100,8 @@ func Main(m *testing.M) {
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
 	shared.once.Do(func() {
-		if u := os.Getenv("VALKEY_URL"); u != "" {
+		// A cluster is always started here: VALKEY_URL names one server.
+		if u := os.Getenv("VALKEY_URL"); u != "" && sharedMode() != "cluster" {
 			shared.srv, shared.err = external(u)
 			return
 		}
