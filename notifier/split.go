@@ -4,27 +4,16 @@ import (
 	"strings"
 
 	"github.com/rivo/uniseg"
+
+	"github.com/codemojex/codemojex/internal/tgtext"
 )
 
 // MaxTextUnits is the longest text of one Telegram message in UTF-16 code
-// units (Telegram Bot API, sendMessage: "Text of the message to be sent,
-// 1-4096 characters after entities parsing"; Telegram counts UTF-16 code
-// units, so a character above U+FFFF, like most emoji, counts 2).
-const MaxTextUnits = 4096
+// units (see tgtext.MaxTextUnits).
+const MaxTextUnits = tgtext.MaxTextUnits
 
-// UTF16Len is the length of s in UTF-16 code units (invalid bytes count 1,
-// as U+FFFD).
-func UTF16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
+// UTF16Len is the length of s in UTF-16 code units (see tgtext.UTF16Len).
+func UTF16Len(s string) int { return tgtext.UTF16Len(s) }
 
 // Split cuts text into ordered parts of at most maxUnits UTF-16 code units
 // each (maxUnits < 1 means MaxTextUnits), whose concatenation is text.

@@ -9,29 +9,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/internal/tgtext"
 )
 
 // MaxTextUnits is the longest message text Telegram accepts, in UTF-16 code
-// units (Telegram Bot API, sendMessage: "Text of the message to be sent,
-// 1-4096 characters after entities parsing"; Telegram counts characters as
-// UTF-16 code units, so a non-BMP emoji counts 2). The emulator counts the
-// raw text, before entity parsing.
-const MaxTextUnits = 4096
+// units (see tgtext.MaxTextUnits). The emulator counts the raw text, before
+// entity parsing.
+const MaxTextUnits = tgtext.MaxTextUnits
 
-// UTF16Len is the length of s in UTF-16 code units, Telegram's unit for text
-// lengths and entity offsets: 1 per BMP character, 2 per character above
-// U+FFFF (most emoji).
-func UTF16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
+// UTF16Len is the length of s in UTF-16 code units (see tgtext.UTF16Len).
+func UTF16Len(s string) int { return tgtext.UTF16Len(s) }
 
 // Message is one message the bot sent to a chat, as the emulator recorded
 // it.
