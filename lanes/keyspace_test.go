@@ -128,26 +128,7 @@ func nilIfEmpty(s []string) []string {
 // KEYSLOT check of every key afterwards.)
 func startClusterNode(t *testing.T) valkey.Client {
 	t.Helper()
-	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--cluster-enabled", "yes"}})
-	ctx := context.Background()
-	single, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr}, ForceSingleClient: true, DisableCache: true})
-	require.NoError(t, err)
-	defer single.Close()
-	require.NoError(t, single.Do(ctx, single.B().Arbitrary("CLUSTER", "ADDSLOTSRANGE").Args("0", "16383").Build()).Error())
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		info, err := single.Do(ctx, single.B().Arbitrary("CLUSTER", "INFO").Build()).ToString()
-		require.NoError(t, err)
-		if strings.Contains(info, "cluster_state:ok") {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "cluster did not come up: %s", info)
-		time.Sleep(20 * time.Millisecond)
-	}
-	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
+	return valkeytest.StartCluster(t, 1).Client(t)
 }
 
 // Group ids with ':', '{', '}', spaces and non-ASCII work end to end, and

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
@@ -96,6 +97,20 @@ func startCluster(n int) (*Server, error) {
 		cluster: nodes,
 		addrs:   addrs,
 	}, nil
+}
+
+// StartCluster starts a dedicated cluster of n primaries for one test (n = 1
+// puts all 16384 slots on one node: enough for CLUSTER KEYSLOT checks and a
+// cluster client that refuses cross-slot calls), stopped when the test ends.
+// Its Client is a cluster client.
+func StartCluster(tb testing.TB, n int) *Server {
+	tb.Helper()
+	s, err := startCluster(n)
+	if err != nil {
+		tb.Fatalf("valkeytest: %v", err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
 }
 
 // Cluster reports whether the server is a Valkey Cluster.
