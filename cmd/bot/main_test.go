@@ -40,12 +40,41 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		{"workers", "WORKERS=0", "WORKERS: concurrent senders per process, 1..256"},
 		{"http addr", "HTTP_ADDR=8080", `HTTP_ADDR: host:port or :port, e.g. :8080; got "8080"`},
 		{"log level", "LOG_LEVEL=loud", `LOG_LEVEL: one of debug, info, warn, error; got "loud"`},
+		{"api url holds the token", "TELEGRAM_API_URL=ftp://x/bot" + goodToken, "TELEGRAM_API_URL: an http(s) URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(bin)
 			cmd.Dir = t.TempDir() // no .env there
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TELEGRAM_BOT_TOKEN=" + goodToken, tc.env}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			require.True(t, errors.As(err, &ee), "exit error, got %v", err)
+			require.Equal(t, 2, ee.ExitCode())
+			require.Contains(t, stderr.String(), "codemojex: configuration error: "+tc.want)
+			require.NotContains(t, stderr.String(), "AAbcdefghijklmnopqrstuvwxyz0123456")
+		})
+	}
+
+	// A malformed .env is reported by file and line, never quoted: the bad
+	// line may be the token's.
+	for _, tc := range []struct {
+		name, dotenv, want string
+	}{
+		{"dotenv unterminated quote", "WORKERS=2\nTELEGRAM_BOT_TOKEN=\"" + goodToken + "\n",
+			`.env: line 2: a quoted value has no closing "`},
+		{"dotenv bad variable name", "TELEGRAM BOT-TOKEN=" + goodToken + "\n",
+			".env: line 1: a variable name has a character other than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wd := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(wd, ".env"), []byte(tc.dotenv), 0o600))
+			cmd := exec.Command(bin)
+			cmd.Dir = wd
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			err := cmd.Run()

@@ -6,19 +6,24 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/caarlos0/env/v11"
 	"github.com/joho/godotenv"
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/redact"
 )
 
 // Roles of a process.
@@ -75,17 +80,78 @@ var tokenRE = regexp.MustCompile(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$`)
 
 // Load reads the .env file at dotenv (if it exists; "" skips it) without
 // overriding set variables, then the environment, and validates everything.
-// Errors: *Error (errors.As) naming the first bad variable, or the .env
-// file's parse error.
+// Errors: *Error (errors.As) naming the first bad variable, or
+// *DotenvError when the .env file cannot be read or parsed. No error text
+// carries the bot token.
 func Load(dotenv string) (Config, error) {
 	if dotenv != "" {
 		if _, err := os.Stat(dotenv); err == nil {
 			if err := godotenv.Load(dotenv); err != nil {
-				return Config{}, fmt.Errorf("config: %s: %w", dotenv, err)
+				return Config{}, dotenvError(dotenv, err)
 			}
 		}
 	}
 	return FromEnv(os.Environ())
+}
+
+// DotenvError is a .env file that cannot be read or is malformed. It never
+// quotes the file's content: the line at fault may hold the token.
+type DotenvError struct {
+	File    string // the .env file's path
+	Line    int    // the line at fault (1-based), 0 when unknown
+	Problem string // what is wrong, without any value
+}
+
+func (e *DotenvError) Error() string {
+	where := e.File
+	if e.Line > 0 {
+		where += fmt.Sprintf(": line %d", e.Line)
+	}
+	return where + ": " + e.Problem
+}
+
+// dotenvError turns godotenv's error into a *DotenvError. godotenv's own
+// message quotes the raw text around the mistake (the token, when it is
+// the bad line), so it is never passed on: only its kind and, found from
+// the file itself, the line number.
+func dotenvError(file string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &DotenvError{File: file, Problem: "cannot read the file: " + pe.Err.Error()}
+	}
+	const notShown = " (the line is not shown: it may hold the token)"
+	e := &DotenvError{File: file, Problem: "malformed; check its quotes and variable names" + notShown}
+	data, rerr := os.ReadFile(file)
+	if rerr != nil {
+		return e
+	}
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	lineOf := func(off int) int { return bytes.Count(data[:off], []byte("\n")) + 1 }
+	msg := err.Error()
+	if snippet, ok := strings.CutPrefix(msg, "unterminated quoted value "); ok && snippet != "" {
+		// godotenv found no closing quote after the opening one up to the
+		// end of the file, so the opening quote is the file's last quote
+		// of its kind that is not escaped.
+		e.Problem = "a quoted value has no closing " + snippet[:1] + notShown
+		q := snippet[0]
+		for i := len(data) - 1; i >= 0; i-- {
+			if data[i] == q && (i == 0 || data[i-1] != '\\') {
+				if bytes.HasPrefix(data[i:], []byte(snippet)) {
+					e.Line = lineOf(i)
+				}
+				break
+			}
+		}
+		return e
+	}
+	if _, near, ok := strings.Cut(msg, " in variable name near "); ok && strings.HasPrefix(msg, "unexpected character ") {
+		// near is the rest of the file from the bad variable name, quoted.
+		e.Problem = "a variable name has a character other than letters, digits, '_' and '.'" + notShown
+		if rest, qerr := strconv.Unquote(near); qerr == nil && rest != "" && bytes.HasSuffix(data, []byte(rest)) {
+			e.Line = lineOf(len(data) - len(rest))
+		}
+	}
+	return e
 }
 
 // FromEnv parses and validates the given environment ("KEY=value" strings).
@@ -98,12 +164,25 @@ func FromEnv(environ []string) (Config, error) {
 	}
 	var c Config
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
-		return Config{}, translate(err)
+		return Config{}, redactError(redact.New(vars["TELEGRAM_BOT_TOKEN"]), translate(err))
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// redactError removes the token from err's text: a value quoted in an
+// error (a URL, a parse error) may hold it. An *Error stays an *Error, with
+// its Want redacted, so errors.As extracts nothing unsafe from it.
+func redactError(r *redact.Redactor, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ce, ok := err.(*Error); ok {
+		return &Error{Var: ce.Var, Want: r.String(ce.Want)}
+	}
+	return r.Error(err)
 }
 
 // translate turns the env library's errors into *Error, naming the variable.
@@ -129,8 +208,13 @@ func translate(err error) error {
 	return fmt.Errorf("config: %w", err)
 }
 
-// Validate checks every field; it returns the first *Error.
+// Validate checks every field; it returns the first *Error, with the token
+// redacted from its text.
 func (c Config) Validate() error {
+	return redactError(redact.New(c.Token), c.validate())
+}
+
+func (c Config) validate() error {
 	if c.Token == "" {
 		return &Error{Var: "TELEGRAM_BOT_TOKEN", Want: "the bot token from @BotFather (e.g. 123456789:AA...); it is empty"}
 	}

@@ -14,6 +14,9 @@ import (
 
 const token = "123456789:AAHfakeTokenForTests_abcdefghijkl"
 
+// secret is the token's secret part (after the ':').
+var secret = token[strings.IndexByte(token, ':')+1:]
+
 func TestFromEnvDefaults(t *testing.T) {
 	c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token})
 	require.NoError(t, err)
@@ -65,6 +68,10 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"workers text", []string{"WORKERS=many"}, "WORKERS"},
 		{"http addr", []string{"HTTP_ADDR=8080"}, "HTTP_ADDR"},
 		{"log level", []string{"LOG_LEVEL=loud"}, "LOG_LEVEL"},
+		// Values quoted in an error are redacted when they hold the token.
+		{"api url holds the token", []string{"TELEGRAM_API_URL=ftp://x/bot" + token}, "TELEGRAM_API_URL"},
+		{"workers holds the token", []string{"WORKERS=" + token}, "WORKERS"},
+		{"admin ids hold the token", []string{"ADMIN_IDS=" + token}, "ADMIN_IDS"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,6 +86,8 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 			require.Equal(t, tc.want, ce.Var)
 			require.True(t, strings.HasPrefix(err.Error(), tc.want+": "), err.Error())
 			require.NotContains(t, err.Error(), token)
+			require.NotContains(t, err.Error(), secret)
+			require.NotContains(t, ce.Want, secret, "what errors.As extracts is redacted too")
 			require.NotContains(t, err.Error(), "secret-but-wrong")
 		})
 	}
@@ -99,4 +108,36 @@ func TestLoadDotenvDoesNotOverride(t *testing.T) {
 	require.Equal(t, "worker", c.Role, "a variable already set wins over .env")
 	require.Equal(t, 5, c.Workers)
 	require.Equal(t, token, c.Token)
+}
+
+// TestLoadMalformedDotenv: a .env that godotenv cannot parse is reported
+// with the file, the line and the kind of mistake, never with godotenv's
+// message (it quotes the raw value, the token when that is the bad line).
+func TestLoadMalformedDotenv(t *testing.T) {
+	const leaked = "987654321:ZZsecretTokenThatMustNotLeak_0123"
+	for _, tc := range []struct {
+		name, content string
+		line          int
+		problem       string
+	}{
+		{"unterminated double quote", "TELEGRAM_BOT_TOKEN=\"" + leaked + "\n", 1, "a quoted value has no closing \""},
+		{"unterminated quote on a later line", "WORKERS=3\nBOT_ROLE=\"all\"\n# comment\nTELEGRAM_BOT_TOKEN=\"" + leaked + "\nLOG_LEVEL=info\n", 4, "a quoted value has no closing \""},
+		{"unterminated single quote, CRLF", "WORKERS=3\r\nTELEGRAM_BOT_TOKEN='" + leaked + "\r\nLOG_LEVEL=info\r\n", 2, "a quoted value has no closing '"},
+		{"unterminated after an escaped quote", "A=\"x\\\"y\"\nTELEGRAM_BOT_TOKEN=\"" + leaked + " \\\" \n", 2, "a quoted value has no closing \""},
+		{"bad variable name", "WORKERS=3\n\nTELEGRAM-BOT-TOKEN=" + leaked + "\n", 3, "a variable name has a character other than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ".env")
+			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
+			_, err := config.Load(path)
+			require.Error(t, err)
+			var de *config.DotenvError
+			require.True(t, errors.As(err, &de), "error %v is not a *config.DotenvError", err)
+			require.Equal(t, tc.line, de.Line)
+			require.True(t, strings.HasPrefix(err.Error(), path+": line "), err.Error())
+			require.Contains(t, err.Error(), tc.problem)
+			require.NotContains(t, err.Error(), "ZZsecret")
+			require.NotContains(t, err.Error(), "987654321")
+		})
+	}
 }
