@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -185,7 +186,8 @@ func redactError(r *redact.Redactor, err error) error {
 	return r.Error(err)
 }
 
-// translate turns the env library's errors into *Error, naming the variable.
+// translate turns the env library's errors into *Error, naming the variable
+// (from the field's env tag) and what it expects (from the field's type).
 func translate(err error) error {
 	var agg env.AggregateError
 	if errors.As(err, &agg) && len(agg.Errors) > 0 {
@@ -193,19 +195,45 @@ func translate(err error) error {
 	}
 	var pe env.ParseError
 	if errors.As(err, &pe) {
-		v := map[string]string{
-			"AdminIDs":   "ADMIN_IDS",
-			"GlobalRate": "TELEGRAM_GLOBAL_RATE",
-			"ChatRate":   "TELEGRAM_CHAT_RATE",
-			"GroupRate":  "TELEGRAM_GROUP_RATE",
-			"Workers":    "WORKERS",
-		}[pe.Name]
-		if v == "" {
-			v = pe.Name
-		}
-		return &Error{Var: v, Want: "a whole number (comma-separated for a list), got a value that is not: " + pe.Err.Error()}
+		return &Error{Var: varOf(pe.Name), Want: expects(pe.Type) + "; the value set is not: " + pe.Err.Error()}
 	}
 	return fmt.Errorf("config: %w", err)
+}
+
+// varOf returns the environment variable of Config's field name (its env
+// tag), or the name itself when there is no such field.
+func varOf(field string) string {
+	if f, ok := reflect.TypeFor[Config]().FieldByName(field); ok {
+		if v, _, _ := strings.Cut(f.Tag.Get("env"), ","); v != "" {
+			return v
+		}
+	}
+	return field
+}
+
+// expects describes the values a field of type t takes.
+func expects(t reflect.Type) string {
+	isInt := func(t reflect.Type) bool {
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			return true
+		}
+		return false
+	}
+	switch {
+	case t == nil:
+		return "a valid value"
+	case t == reflect.TypeFor[time.Duration]():
+		return "a Go duration such as 30s (a number with a unit: ms, s, m, h)"
+	case isInt(t):
+		return "a whole number"
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && isInt(t.Elem()):
+		return "whole numbers, comma-separated (e.g. 11,22)"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	}
+	return "a valid " + t.String()
 }
 
 // Validate checks every field; it returns the first *Error, with the token

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -66,6 +67,9 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"role", []string{"BOT_ROLE=both"}, "BOT_ROLE"},
 		{"workers", []string{"WORKERS=0"}, "WORKERS"},
 		{"workers text", []string{"WORKERS=many"}, "WORKERS"},
+		{"worker lease without unit", []string{"WORKER_LEASE=30"}, "WORKER_LEASE"},
+		{"worker lease text", []string{"WORKER_LEASE=soon"}, "WORKER_LEASE"},
+		{"worker lease too long", []string{"WORKER_LEASE=2h"}, "WORKER_LEASE"},
 		{"http addr", []string{"HTTP_ADDR=8080"}, "HTTP_ADDR"},
 		{"log level", []string{"LOG_LEVEL=loud"}, "LOG_LEVEL"},
 		// Values quoted in an error are redacted when they hold the token.
@@ -108,6 +112,48 @@ func TestLoadDotenvDoesNotOverride(t *testing.T) {
 	require.Equal(t, "worker", c.Role, "a variable already set wins over .env")
 	require.Equal(t, 5, c.Workers)
 	require.Equal(t, token, c.Token)
+}
+
+// TestParseErrorsSayWhatTheFieldTakes: a value the env library cannot
+// parse is reported under its variable with a hint for the field's type.
+func TestParseErrorsSayWhatTheFieldTakes(t *testing.T) {
+	for _, tc := range []struct {
+		env, want string
+	}{
+		{"WORKER_LEASE=30", `WORKER_LEASE: a Go duration such as 30s (a number with a unit: ms, s, m, h); the value set is not: unable to parse duration: time: missing unit in duration "30"`},
+		{"WORKER_LEASE=soon", "WORKER_LEASE: a Go duration such as 30s"},
+		{"ADMIN_IDS=12,abc", "ADMIN_IDS: whole numbers, comma-separated (e.g. 11,22); the value set is not: "},
+		{"WORKERS=many", "WORKERS: a whole number; the value set is not: "},
+		{"TELEGRAM_GLOBAL_RATE=30/s", "TELEGRAM_GLOBAL_RATE: a whole number; the value set is not: "},
+		{"TELEGRAM_CHAT_RATE=1.5", "TELEGRAM_CHAT_RATE: a whole number; the value set is not: "},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			_, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, tc.env})
+			require.Error(t, err)
+			require.True(t, strings.HasPrefix(err.Error(), tc.want), err.Error())
+		})
+	}
+}
+
+// TestEveryParseErrorNamesItsVariable sets each non-string field's variable
+// (from Config's env tags) to garbage: the error names that variable, not
+// the Go field.
+func TestEveryParseErrorNamesItsVariable(t *testing.T) {
+	typ := reflect.TypeFor[config.Config]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		v, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if v == "" || f.Type.Kind() == reflect.String {
+			continue
+		}
+		t.Run(v, func(t *testing.T) {
+			_, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, v + "=garbage!"})
+			var ce *config.Error
+			require.True(t, errors.As(err, &ce), "error %v is not a *config.Error", err)
+			require.Equal(t, v, ce.Var)
+			require.NotContains(t, ce.Want, f.Name+":")
+		})
+	}
 }
 
 // TestLoadMalformedDotenv: a .env that godotenv cannot parse is reported
