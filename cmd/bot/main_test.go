@@ -44,6 +44,7 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		{"http addr", "HTTP_ADDR=8080", `HTTP_ADDR: host:port or :port, e.g. :8080; got "8080"`},
 		{"log level", "LOG_LEVEL=loud", `LOG_LEVEL: one of debug, info, warn, error; got "loud"`},
 		{"api url holds the token", "TELEGRAM_API_URL=ftp://x/bot" + goodToken, "TELEGRAM_API_URL: an http(s) URL"},
+		{"api url with the bot path", "TELEGRAM_API_URL=https://api.telegram.org/bot" + goodToken, "TELEGRAM_API_URL: the Bot API server only, such as https://api.telegram.org"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

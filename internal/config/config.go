@@ -38,7 +38,8 @@ const (
 type Config struct {
 	// Token is the bot token from @BotFather (TELEGRAM_BOT_TOKEN).
 	Token string `env:"TELEGRAM_BOT_TOKEN"`
-	// APIURL is the Bot API server (TELEGRAM_API_URL).
+	// APIURL is the Bot API server (TELEGRAM_API_URL), without the
+	// /bot<token> path the requests add.
 	APIURL string `env:"TELEGRAM_API_URL" envDefault:"https://api.telegram.org"`
 	// ValkeyURL is the Valkey/Redis URL (VALKEY_URL), e.g. redis://127.0.0.1:6379/0.
 	ValkeyURL string `env:"VALKEY_URL" envDefault:"redis://127.0.0.1:6379/0"`
@@ -252,6 +253,13 @@ func (c Config) validate() error {
 	u, err := url.Parse(c.APIURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return &Error{Var: "TELEGRAM_API_URL", Want: fmt.Sprintf("an http(s) URL such as https://api.telegram.org, got %q", c.APIURL)}
+	}
+	if strings.Contains(u.Path, "/bot") {
+		// A pasted request URL (https://api.telegram.org/bot<token>):
+		// every request would go to /bot<token>/bot<token>/<method>. The
+		// value is not shown: it likely holds the token.
+		return &Error{Var: "TELEGRAM_API_URL", Want: "the Bot API server only, such as https://api.telegram.org: " +
+			"the bot adds /bot<token>/<method> itself; the URL set has a /bot... path (not shown: it may hold the token)"}
 	}
 	if _, err := valkey.ParseURL(c.ValkeyURL); err != nil {
 		return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%v)", err)}

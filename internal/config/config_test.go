@@ -48,6 +48,34 @@ func TestFromEnvValues(t *testing.T) {
 	require.Equal(t, 3, c.Workers)
 }
 
+// TestAPIURL: the server only is accepted (with a path prefix, for a
+// proxy); a URL with the /bot<token> part is refused without echoing it.
+func TestAPIURL(t *testing.T) {
+	for _, tc := range []struct {
+		url string
+		ok  bool
+	}{
+		{"https://api.telegram.org", true},
+		{"http://127.0.0.1:8081", true},
+		{"https://proxy.example/telegram", true},
+		{"https://api.telegram.org/bot" + token, false},
+		{"https://api.telegram.org/bot" + token + "/", false},
+		{"https://api.telegram.org/bot", false},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "TELEGRAM_API_URL=" + tc.url})
+			if tc.ok {
+				require.NoError(t, err)
+				require.Equal(t, tc.url, c.APIURL)
+				return
+			}
+			require.Error(t, err)
+			require.Equal(t, "TELEGRAM_API_URL: the Bot API server only, such as https://api.telegram.org: "+
+				"the bot adds /bot<token>/<method> itself; the URL set has a /bot... path (not shown: it may hold the token)", err.Error())
+		})
+	}
+}
+
 func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 	cases := []struct {
 		name string
@@ -57,6 +85,9 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"missing token", nil, "TELEGRAM_BOT_TOKEN"},
 		{"malformed token", []string{"TELEGRAM_BOT_TOKEN=secret-but-wrong"}, "TELEGRAM_BOT_TOKEN"},
 		{"api url", []string{"TELEGRAM_API_URL=ftp://x"}, "TELEGRAM_API_URL"},
+		{"api url with the bot path", []string{"TELEGRAM_API_URL=https://api.telegram.org/bot" + token}, "TELEGRAM_API_URL"},
+		{"api url with the bot path and a method", []string{"TELEGRAM_API_URL=http://127.0.0.1:8081/bot" + token + "/getMe"}, "TELEGRAM_API_URL"},
+		{"api url with an escaped token", []string{"TELEGRAM_API_URL=https://api.telegram.org/bot123456789%3AunknownSecretXYZ"}, "TELEGRAM_API_URL"},
 		{"valkey url", []string{"VALKEY_URL=http://nope"}, "VALKEY_URL"},
 		{"admin not a number", []string{"ADMIN_IDS=12,abc"}, "ADMIN_IDS"},
 		{"admin negative", []string{"ADMIN_IDS=-5"}, "ADMIN_IDS"},
@@ -93,6 +124,7 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 			require.NotContains(t, err.Error(), secret)
 			require.NotContains(t, ce.Want, secret, "what errors.As extracts is redacted too")
 			require.NotContains(t, err.Error(), "secret-but-wrong")
+			require.NotContains(t, err.Error(), "unknownSecretXYZ")
 		})
 	}
 }
