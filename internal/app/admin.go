@@ -78,19 +78,26 @@ func parseWeightArgs(args string) (weightArgs, string) {
 		return out, ""
 	}
 	ws := f[1]
+	negative := fmt.Sprintf("❌ Weight %s is negative: weights are 1 to %d.", ws, lanes.MaxWeight)
 	w, err := strconv.ParseInt(ws, 10, 64)
 	switch {
+	case errors.Is(err, strconv.ErrRange) && strings.HasPrefix(ws, "-"):
+		return weightArgs{}, negative
 	case errors.Is(err, strconv.ErrRange):
 		return weightArgs{}, fmt.Sprintf("❌ Weight %s is too large for an integer; the maximum is %d.", ws, lanes.MaxWeight)
 	case err != nil:
 		if x, ferr := strconv.ParseFloat(ws, 64); ferr == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
-			return weightArgs{}, fmt.Sprintf("❌ Weight %s is not a whole number: use a whole number from 1 to %d.", ws, lanes.MaxWeight)
+			if x < 0 {
+				return weightArgs{}, negative
+			}
+			// 2.5, but also 1e3 or 1.0: a whole value not written as one.
+			return weightArgs{}, fmt.Sprintf("❌ Weight %s: write the weight as a whole number from 1 to %d, like 5.", ws, lanes.MaxWeight)
 		}
 		return weightArgs{}, fmt.Sprintf("❌ Weight %q is not a number: use a whole number from 1 to %d.", ws, lanes.MaxWeight)
 	case w == 0:
 		return weightArgs{}, fmt.Sprintf("❌ Weight 0 is too small: the minimum is 1 (weights are 1 to %d).", lanes.MaxWeight)
 	case w < 0:
-		return weightArgs{}, fmt.Sprintf("❌ Weight %d is negative: weights are 1 to %d.", w, lanes.MaxWeight)
+		return weightArgs{}, negative
 	case w > lanes.MaxWeight:
 		return weightArgs{}, fmt.Sprintf("❌ Weight %d is above the maximum of %d.", w, lanes.MaxWeight)
 	}
