@@ -3,11 +3,16 @@
 // on HTTP_ADDR. Configuration comes from the environment, with a .env file
 // in the working directory loaded first without overriding set variables
 // (see internal/config). A bad value stops it with exit code 2 and a message
-// naming the variable; SIGINT/SIGTERM stop it gracefully.
+// naming the variable; so does a token Telegram rejects (401 Unauthorized
+// to getMe or getUpdates: app.ErrTokenRejected), rather than retrying
+// forever: no retry succeeds until the token is changed, and an exit is
+// visible in the container's status (with restart: unless-stopped the
+// restarts back off by themselves). SIGINT/SIGTERM stop it gracefully.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -21,7 +26,7 @@ import (
 const (
 	exitOK     = 0
 	exitFail   = 1 // a runtime failure
-	exitConfig = 2 // a bad configuration value
+	exitConfig = 2 // a bad configuration value, or a token Telegram rejects
 )
 
 func main() { os.Exit(run()) }
@@ -41,6 +46,9 @@ func run() int {
 	}
 	if err := a.Run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
+		if errors.Is(err, app.ErrTokenRejected) {
+			return exitConfig
+		}
 		return exitFail
 	}
 	return exitOK

@@ -50,6 +50,7 @@ type App struct {
 	ping      *valkey.Lua // /healthz: a script call proves Valkey answers and runs Lua
 
 	me       atomic.Pointer[models.User] // from getMe, before the first update is handled
+	meErr    atomic.Pointer[string]      // getMe's last failure (redacted) until it succeeds
 	lastPoll atomic.Int64                // unix nanoseconds of the last successful getUpdates
 	leader   atomic.Bool                 // this process holds the poller lease
 	wake     chan struct{}               // intake -> handler loop

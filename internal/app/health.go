@@ -19,9 +19,10 @@ type Health struct {
 }
 
 // Health checks that Valkey answers a script call and, in poller roles,
-// that polling is alive: the lease holder's last successful getUpdates is
-// at most 2x the long-poll timeout old. A poller waiting for another one's
-// lease is healthy (standby).
+// that Telegram accepted the token (getMe succeeded; until then the reason
+// is getMe's last failure) and that polling is alive: the lease holder's
+// last successful getUpdates is at most 2x the long-poll timeout old. A
+// poller waiting for another one's lease is healthy (standby).
 func (a *App) Health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -30,6 +31,12 @@ func (a *App) Health(ctx context.Context) Health {
 	}
 	if !a.cfg.Polls() {
 		return Health{OK: true, Reason: "ok (worker)"}
+	}
+	if a.me.Load() == nil {
+		if msg := a.meErr.Load(); msg != nil {
+			return Health{Reason: "telegram: getMe failing: " + *msg}
+		}
+		return Health{Reason: "telegram: waiting for getMe's first answer"}
 	}
 	if !a.leader.Load() {
 		return Health{OK: true, Reason: "ok (standby poller: another poller is active)"}

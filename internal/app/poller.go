@@ -3,9 +3,13 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
+
+	"github.com/go-telegram/bot"
 )
 
 // Back-offs of the intake.
@@ -20,12 +24,26 @@ const (
 	errorBackoffMax = 30 * time.Second
 )
 
+// ErrTokenRejected is returned by Run (errors.Is) when Telegram answered
+// 401 Unauthorized to getMe or getUpdates: TELEGRAM_BOT_TOKEN is wrong or
+// was revoked. The process stops rather than retry: no retry can succeed
+// until the token is changed, and an exit with a clear message (cmd/bot
+// exits with code 2, a configuration error) shows in the container's
+// status and restart count where a quiet retry loop would not; under
+// `restart: unless-stopped` the restarts back off by themselves.
+var ErrTokenRejected = errors.New("telegram rejected the bot token (401 Unauthorized): TELEGRAM_BOT_TOKEN is wrong or was revoked; " +
+	"copy the current token from @BotFather")
+
 // runPoller competes for the poller lease and, while it holds it, runs the
-// intake and the handler loop. It returns when ctx ends.
+// intake and the handler loop. It returns when ctx ends (nil), or
+// ErrTokenRejected.
 func (a *App) runPoller(ctx context.Context) error {
 	log := a.log.With(slog.String("component", "poller"))
 	if err := a.getMe(ctx); err != nil {
-		return nil // ctx ended
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
 	for {
 		err := a.lease.acquire(ctx, func(waiting bool) { a.m.standby.Set(b2f(waiting)) })
@@ -53,6 +71,9 @@ func (a *App) runPoller(ctx context.Context) error {
 		if ctx.Err() != nil {
 			log.Info("poller stopped")
 			return nil
+		}
+		if cause := context.Cause(lctx); errors.Is(cause, ErrTokenRejected) {
+			return cause
 		}
 		log.Warn("poller stopped polling; waiting for the lease again", slog.Any("cause", context.Cause(lctx)))
 		if err := sleepCtx(ctx, time.Second); err != nil {
@@ -105,6 +126,10 @@ func (a *App) intake(ctx context.Context) error {
 			wait = conflictWait
 			log.Warn("Telegram answered 409 Conflict: another instance polls this bot (or a webhook is set); backing off",
 				slog.String("telegram", ae409(err)), slog.Duration("retry_in", wait))
+		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
+			log.Error("Telegram answered 401 Unauthorized to getUpdates: the bot token was revoked or changed; stopping",
+				slog.String("telegram", ae.Description))
+			return fmt.Errorf("getUpdates: %w", ErrTokenRejected)
 		case errors.As(err, &ae) && ae.Code == 429:
 			wait = max(time.Duration(ae.RetryAfter)*time.Second, time.Second)
 			log.Warn("getUpdates: 429 Too Many Requests", slog.Duration("retry_in", wait))
@@ -182,18 +207,28 @@ func ignoreCanceled(err error) error {
 }
 
 // getMe learns the bot's user (its username, for /cmd@botname) and retries
-// until it succeeds or ctx ends.
+// until it succeeds or ctx ends; until then /healthz reports the last
+// failure. A 401 (the token is wrong or revoked) is not retried: it returns
+// ErrTokenRejected.
 func (a *App) getMe(ctx context.Context) error {
 	wait := time.Duration(0)
 	for {
 		me, err := a.bot.GetMe(ctx)
 		if err == nil {
+			a.meErr.Store(nil)
 			a.me.Store(me)
 			a.log.Info("bot identity", slog.Int64("id", me.ID), slog.String("username", me.Username))
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		msg := a.red.String(err.Error())
+		a.meErr.Store(&msg)
+		if errors.Is(err, bot.ErrorUnauthorized) {
+			a.log.Error("Telegram answered 401 Unauthorized to getMe: TELEGRAM_BOT_TOKEN is wrong or was revoked "+
+				"(copy the current token from @BotFather); stopping", slog.String("err", msg), slog.String("api", a.cfg.APIURL))
+			return fmt.Errorf("getMe: %w", ErrTokenRejected)
 		}
 		wait = min(max(wait*2, errorBackoffMin), errorBackoffMax)
 		a.log.Warn("getMe failed; retrying", slog.Any("err", a.red.Error(err)), slog.Duration("retry_in", wait))
