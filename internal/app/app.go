@@ -202,7 +202,7 @@ func (a *App) Run(ctx context.Context) error {
 		run("worker", a.worker.Run)
 	}
 	<-runCtx.Done()
-	a.log.Info("codemojex stopping", slog.Duration("drain", a.opt.drain))
+	a.log.Info("codemojex stopping", durationAttr("drain", a.opt.drain))
 	wg.Wait()
 	if srv != nil {
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)

@@ -86,7 +86,7 @@ func (l *lease) acquire(ctx context.Context, waiting func(bool)) error {
 			lastHolder = holder
 			waiting(true)
 			l.log.Info("another poller is active (it holds the poller lease in Valkey), waiting",
-				slog.String("holder", holder), slog.Duration("lease", l.ttl))
+				slog.String("holder", holder), durationAttr("lease", l.ttl))
 		}
 		if holder == "" && err == nil {
 			continue

@@ -125,18 +125,18 @@ func (a *App) intake(ctx context.Context) error {
 			conflictWait = min(max(conflictWait*2, conflictBackoffMin), conflictBackoffMax)
 			wait = conflictWait
 			log.Warn("Telegram answered 409 Conflict: another instance polls this bot (or a webhook is set); backing off",
-				slog.String("telegram", ae409(err)), slog.Duration("retry_in", wait))
+				slog.String("telegram", ae409(err)), durationAttr("retry_in", wait))
 		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
 			log.Error("Telegram answered 401 Unauthorized to getUpdates: the bot token was revoked or changed; stopping",
 				slog.String("telegram", ae.Description))
 			return fmt.Errorf("getUpdates: %w", ErrTokenRejected)
 		case errors.As(err, &ae) && ae.Code == 429:
 			wait = max(time.Duration(ae.RetryAfter)*time.Second, time.Second)
-			log.Warn("getUpdates: 429 Too Many Requests", slog.Duration("retry_in", wait))
+			log.Warn("getUpdates: 429 Too Many Requests", durationAttr("retry_in", wait))
 		default:
 			errWait = min(max(errWait*2, errorBackoffMin), errorBackoffMax)
 			wait = errWait
-			log.Warn("intake: getUpdates or record failed; retrying", slog.Any("err", err), slog.Duration("retry_in", wait))
+			log.Warn("intake: getUpdates or record failed; retrying", slog.Any("err", err), durationAttr("retry_in", wait))
 		}
 		if sleepCtx(ctx, wait) != nil {
 			return nil
@@ -164,7 +164,7 @@ func (a *App) handleLoop(ctx context.Context) error {
 			return err
 		}
 		errWait = min(max(errWait*2, errorBackoffMin), errorBackoffMax)
-		log.Warn(msg, slog.Any("err", err), slog.Duration("retry_in", errWait))
+		log.Warn(msg, slog.Any("err", err), durationAttr("retry_in", errWait))
 		return sleepCtx(ctx, errWait)
 	}
 	for ctx.Err() == nil {
@@ -231,7 +231,7 @@ func (a *App) getMe(ctx context.Context) error {
 			return fmt.Errorf("getMe: %w", ErrTokenRejected)
 		}
 		wait = min(max(wait*2, errorBackoffMin), errorBackoffMax)
-		a.log.Warn("getMe failed; retrying", slog.Any("err", a.red.Error(err)), slog.Duration("retry_in", wait))
+		a.log.Warn("getMe failed; retrying", slog.Any("err", a.red.Error(err)), durationAttr("retry_in", wait))
 		if err := sleepCtx(ctx, wait); err != nil {
 			return err
 		}
