@@ -215,7 +215,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 			until = u
 		}
 		w.release(sctx, job)
-		w.log.Info("429: chat parked", append(attrs, slog.Duration("retry_after", d.retryAfter), slog.Time("until", until))...)
+		w.log.Info("429: chat parked", append(attrs, slog.String("retry_after", d.retryAfter.String()), slog.Time("until", until))...)
 		if pause, global := w.flood.note(chat, d.retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
 			w.pauseAll(sctx, pause, "429 from several chats")
 		}
@@ -273,7 +273,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 			w.log.Warn("dead-lettered after max attempts", append(attrs, slog.Int("attempts", job.Attempts+1))...)
 		} else {
 			w.m.retried.Inc()
-			w.log.Info("transient failure, retrying", append(attrs, slog.Int("status", status), slog.Duration("delay", delay))...)
+			w.log.Info("transient failure, retrying", append(attrs, slog.Int("status", status), slog.String("delay", delay.String()))...)
 		}
 		return next{stop: true}
 	}
@@ -312,7 +312,7 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 		return
 	}
 	w.m.globalPauses.Inc()
-	w.log.Warn("global pause", slog.String("why", why), slog.Duration("for", d))
+	w.log.Warn("global pause", slog.String("why", why), slog.String("for", d.String()))
 }
 
 // delivered settles a job Telegram accepted: it records the message id of
