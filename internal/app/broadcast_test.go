@@ -12,8 +12,8 @@ import (
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
-// TestBroadcastTo25Chats: every known chat but one that blocked the bot gets
-// the broadcast exactly once, and the admin's chat has exactly ONE progress
+// TestBroadcastTo25Chats: 26 known chats, one of which blocked the bot: the
+// other 25 get the broadcast exactly once, and the admin's chat has exactly ONE progress
 // message, kept up to date by edits through the queue, ending with the
 // final counts.
 func TestBroadcastTo25Chats(t *testing.T) {
@@ -23,7 +23,7 @@ func TestBroadcastTo25Chats(t *testing.T) {
 	h.waitLeader(r)
 	admin := user(adminID, "Admin")
 	chats := []int64{adminID}
-	for i := range 24 {
+	for i := range 25 {
 		chats = append(chats, int64(10_000+i))
 	}
 	for _, c := range chats { // each chat talks to the bot once: it is known
@@ -39,7 +39,7 @@ func TestBroadcastTo25Chats(t *testing.T) {
 	h.say(0, admin, "/broadcast "+text)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	final := "✅ Broadcast done: 24 sent, 1 failed (forbidden 1), 0 remaining of 25"
+	final := "✅ Broadcast done: 25 sent, 1 failed (forbidden 1), 0 remaining of 26"
 	require.NoError(t, h.emu.WaitUntil(ctx, func() bool {
 		for _, m := range h.emu.Messages(adminID) {
 			if m.CurrentText() == final {
@@ -50,6 +50,7 @@ func TestBroadcastTo25Chats(t *testing.T) {
 	}), "the progress message ends with the final counts")
 
 	time.Sleep(300 * time.Millisecond) // nothing more may arrive
+	got := 0
 	for _, c := range chats {
 		n := 0
 		for _, m := range h.emu.Messages(c) {
@@ -62,7 +63,9 @@ func TestBroadcastTo25Chats(t *testing.T) {
 			want = 0
 		}
 		require.Equal(t, want, n, "chat %d gets the broadcast exactly once", c)
+		got += n
 	}
+	require.Equal(t, 25, got, "25 chats got the broadcast")
 	var progress []tgemu.Message
 	for _, m := range h.emu.Messages(adminID) {
 		if strings.Contains(m.Text, "Broadcast") {
