@@ -114,41 +114,80 @@ func Test429FromSeveralChatsPausesGlobally(t *testing.T) {
 	require.Contains(t, e.logs.String(), "global pause")
 }
 
-// 403: the job and the chat's other pending jobs are dead-lettered with the
-// reason, the chat is marked inactive, nothing is retried.
+// 403 (blocked, deactivated, kicked from a group): the job and the chat's
+// other pending jobs are dead-lettered with the reason, the chat is marked
+// inactive, nothing is retried; a notification to it is then refused with
+// the typed error until the chat talks to the bot again (MarkActive, which
+// the app calls on every update), after which it is delivered.
 func Test403DeadLettersChatAndMarksInactive(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOpts{})
-	const x = int64(403)
-	e.emu.SetChatStatus(x, tgemu.ChatBlocked)
-	for i := range 3 {
-		e.notify(x, "reply "+itoa(i), notifier.Reply)
-	}
-	for i := range 2 {
-		e.notify(x, "note "+itoa(i), notifier.Notification)
-	}
-	e.start(e.config())
-	dead := append(e.waitDead(tgjob.QueueReply, 3), e.waitDead(tgjob.QueueNotify, 2)...)
-	for _, d := range dead {
-		require.True(t, strings.HasPrefix(d.Reason, "forbidden: "), d.Reason)
-		require.Contains(t, d.Reason, "blocked by the user")
-		require.Equal(t, "403", d.Group)
-	}
-	in, err := e.n.IsInactive(e.ctx, x)
-	require.NoError(t, err)
-	require.True(t, in)
-	_, err = e.n.Notify(e.ctx, x, notifier.Message{Text: "more", Class: notifier.Notification})
-	require.ErrorIs(t, err, notifier.ErrInactive)
-	var ie *notifier.InactiveError
-	require.ErrorAs(t, err, &ie)
-	require.Equal(t, x, ie.ChatID)
-	require.LessOrEqual(t, len(e.emu.SendRequests()), 2, "one request per queue at most, no retry")
+	for _, tc := range []struct {
+		name   string
+		chat   int64
+		status tgemu.ChatStatus
+		reason string
+	}{
+		{"blocked", 403, tgemu.ChatBlocked, "Forbidden: bot was blocked by the user"},
+		{"deactivated", 4031, tgemu.ChatDeactivated, "Forbidden: user is deactivated"},
+		{"kicked from group", -4032, tgemu.ChatKicked, "Forbidden: bot was kicked from the group chat"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, envOpts{})
+			x := tc.chat
+			e.emu.SetChatStatus(x, tc.status)
+			for i := range 3 {
+				e.notify(x, "reply "+itoa(i), notifier.Reply)
+			}
+			for i := range 2 {
+				e.notify(x, "note "+itoa(i), notifier.Notification)
+			}
+			e.start(e.config())
+			dead := append(e.waitDead(tgjob.QueueReply, 3), e.waitDead(tgjob.QueueNotify, 2)...)
+			require.Len(t, dead, 5)
+			for _, d := range dead {
+				require.True(t, strings.HasPrefix(d.Reason, "forbidden: "), d.Reason)
+				require.Contains(t, d.Reason, tc.reason)
+				require.Equal(t, itoa(int(x)), d.Group)
+			}
+			in, err := e.n.IsInactive(e.ctx, x)
+			require.NoError(t, err)
+			require.True(t, in)
 
-	// The user comes back: the handler marks the chat active.
-	e.emu.SetChatStatus(x, tgemu.ChatActive)
-	require.NoError(t, e.n.MarkActive(e.ctx, x))
-	e.notify(x, "welcome back", notifier.Notification)
-	require.Equal(t, "welcome back", e.waitMsgs(x, 1)[0].Text)
+			// Before the chat talks again: a notification is refused with
+			// the typed error, nothing is enqueued.
+			_, err = e.n.Notify(e.ctx, x, notifier.Message{Text: "more", Class: notifier.Notification})
+			require.ErrorIs(t, err, notifier.ErrInactive)
+			var ie *notifier.InactiveError
+			require.ErrorAs(t, err, &ie)
+			require.Equal(t, x, ie.ChatID)
+			// No retry: past several backoffs (20 ms base), still at most
+			// one request per queue, and nothing left on the lanes.
+			time.Sleep(300 * time.Millisecond)
+			require.LessOrEqual(t, len(e.emu.SendRequests()), 2, "one request per queue at most, no retry")
+			for _, r := range e.emu.SendRequests() {
+				require.Equal(t, 403, r.HTTPStatus)
+			}
+			pending, inflight := e.pending()
+			require.Zero(t, pending)
+			require.Zero(t, inflight)
+			require.Empty(t, e.emu.Messages(x))
+
+			// The chat comes back and talks to the bot: the app's
+			// middleware marks it active; notifications flow again.
+			e.emu.SetChatStatus(x, tgemu.ChatActive)
+			require.NoError(t, e.n.MarkActive(e.ctx, x))
+			in, err = e.n.IsInactive(e.ctx, x)
+			require.NoError(t, err)
+			require.False(t, in)
+			e.notify(x, "welcome back", notifier.Notification)
+			require.Equal(t, "welcome back", e.waitMsgs(x, 1)[0].Text)
+			time.Sleep(100 * time.Millisecond)
+			require.Equal(t, []string{"welcome back"}, texts(e.emu.Messages(x)), "the dead-lettered messages are not resent")
+			require.Len(t, e.dead(tgjob.QueueReply), 3)
+			require.Len(t, e.dead(tgjob.QueueNotify), 2)
+		})
+	}
 }
 
 func Test400ChatNotFoundDeadLetters(t *testing.T) {
