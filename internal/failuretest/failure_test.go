@@ -2,6 +2,7 @@ package failuretest
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ func TestFailures(t *testing.T) {
 	t.Run("ScriptFlushMidBurst", func(t *testing.T) { testScriptFlush(t, bin) })
 	t.Run("TwoWorkersOneGlobalLimit", func(t *testing.T) { testTwoWorkers(t, bin) })
 	t.Run("ValkeyOutage", func(t *testing.T) { testOutage(t, bin) })
+	t.Run("BotKilledMidHandling", func(t *testing.T) { testKilledMidHandling(t, bin) })
 }
 
 // testWorkerKilled: SIGKILL the only worker process in the middle of a
@@ -180,6 +182,7 @@ func testOutage(t *testing.T, bin string) {
 	ecancel()
 	require.Error(t, err, "an enqueue during the outage fails")
 	t.Logf("enqueue during the outage failed after %v: %v", time.Since(down).Round(time.Millisecond), err)
+	requireClearOutageError(t, err, emu.Token(), 5002)
 	during := len(emu.Messages(5003))
 	_, err = emu.InjectMessage(tgemuText(5003, "/start"))
 	require.NoError(t, err)
@@ -199,4 +202,19 @@ func testOutage(t *testing.T, bin string) {
 	_, err = emu.WaitForMessages(ctx, 5002, 1)
 	require.NoError(t, err)
 	require.False(t, b.exited(), "the bot did not exit: %v", b.err)
+	require.NotContains(t, b.out.String(), emu.Token(), "the bot's log never shows the token")
+}
+
+// requireClearOutageError checks the error of an enqueue while Valkey is
+// down (issue #6 F5): it says which component and chat failed
+// ("notifier: ... chat 5002") and why (the connection is refused, not a
+// bare timeout), and never shows the bot token.
+func requireClearOutageError(t *testing.T, err error, token string, chat int64) {
+	t.Helper()
+	msg := err.Error()
+	require.True(t, strings.HasPrefix(msg, "notifier: "), "the error names the component: %q", msg)
+	require.Contains(t, msg, "chat "+strconv.FormatInt(chat, 10), "the error names the chat the enqueue was for: %q", msg)
+	require.Contains(t, msg, "connection refused", "the error names the cause: %q", msg)
+	require.NotEqual(t, context.DeadlineExceeded.Error(), msg, "not a bare timeout")
+	require.NotContains(t, msg, token, "the error never shows the token")
 }

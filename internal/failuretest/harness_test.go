@@ -103,10 +103,11 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// startBot runs the bot binary with role (worker, all) against srv and emu.
-// It is stopped (SIGTERM, then SIGKILL) when the test ends, and its output
-// is logged when the test failed.
-func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu *tgemu.Emulator) *proc {
+// startBot runs the bot binary with role (worker, all) against srv and emu;
+// extraEnv ("KEY=value") overrides the defaults. It is stopped (SIGTERM,
+// then SIGKILL) when the test ends, and its output is logged when the test
+// failed.
+func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu *tgemu.Emulator, extraEnv ...string) *proc {
 	t.Helper()
 	addr := freeAddr(t)
 	dir := t.TempDir() // no .env there
@@ -126,6 +127,8 @@ func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu 
 		"HTTP_ADDR=" + addr,
 		"LOG_LEVEL=info",
 	}
+	// os/exec uses the last value of a duplicated key.
+	cmd.Env = append(cmd.Env, extraEnv...)
 	p := &proc{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{}), metrics: "http://" + addr + "/metrics"}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
