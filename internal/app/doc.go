@@ -46,6 +46,7 @@
 // lanes, notifier and gamestore, so every script runs on Valkey Cluster:
 //
 //	{T}:app:poller        string  poller lease: token, PX lease
+//	{T}:app:polled        string  heartbeat: token of the poller whose getUpdates succeeded, PX 2x long-poll timeout
 //	{T}:app:in:offset     string  next getUpdates offset (last recorded update_id + 1)
 //	{T}:app:in:queue      list    recorded updates not yet handled: "<update_id>\n<update JSON>"
 //	{T}:app:in:handled    string  highest update_id handled

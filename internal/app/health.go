@@ -20,9 +20,25 @@ type Health struct {
 
 // Health checks that Valkey answers a script call and, in poller roles,
 // that Telegram accepted the token (getMe succeeded; until then the reason
-// is getMe's last failure) and that polling is alive: the lease holder's
-// last successful getUpdates is at most 2x the long-poll timeout old. A
-// poller waiting for another one's lease is healthy (standby).
+// is getMe's last failure) and that polling is alive:
+//
+//   - The lease holder (this process polls): its last successful getUpdates
+//     is at most 2x the long-poll timeout old; otherwise 503 "polling: last
+//     successful getUpdates ... ago".
+//   - A standby poller (another process holds the lease): healthy only
+//     while some poller is really polling, not merely holding the lease. The
+//     poller writes a heartbeat with its successful getUpdates (key
+//     {T}:app:polled, its lease token, expiring 2x the long-poll timeout
+//     after it is written, by Valkey's clock so hosts' clocks do not
+//     matter), and the standby reads it and the lease in one MGET. A lease
+//     that is held and renewed while getUpdates stalls (Telegram
+//     unreachable, a stuck process) is 503 "no poller is polling: ..." in
+//     every poller, so an alert on any instance's /healthz fires, not only
+//     on the stalled one's; so is a free lease (its holder stopped or died)
+//     until this process takes it over and polls.
+//
+// An operator thus sees 200 from every poller while updates are fetched,
+// and 503 from every poller when none is fetching them.
 func (a *App) Health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -39,7 +55,7 @@ func (a *App) Health(ctx context.Context) Health {
 		return Health{Reason: "telegram: waiting for getMe's first answer"}
 	}
 	if !a.leader.Load() {
-		return Health{OK: true, Reason: "ok (standby poller: another poller is active)"}
+		return a.standbyHealth(ctx)
 	}
 	last := a.lastPoll.Load()
 	if last == 0 {
@@ -50,6 +66,29 @@ func (a *App) Health(ctx context.Context) Health {
 		return Health{Reason: fmt.Sprintf("polling: last successful getUpdates %v ago (limit %v)", age.Round(time.Second), limit)}
 	}
 	return Health{OK: true, Reason: "ok (polling)"}
+}
+
+// standbyHealth is Health of a poller that does not hold the lease: 200
+// while another poller's heartbeat is fresh (see Health).
+func (a *App) standbyHealth(ctx context.Context) Health {
+	vals, err := a.c.Do(ctx, a.c.B().Mget().Key(a.keys.lock(), a.keys.polled()).Build()).ToArray()
+	if err == nil && len(vals) != 2 {
+		err = fmt.Errorf("MGET answered %d values, want 2", len(vals))
+	}
+	if err != nil {
+		return Health{Reason: "valkey: read the poller lease: " + a.red.String(err.Error())}
+	}
+	holder, _ := vals[0].ToString() // "" when the lease is free
+	if polled, err := vals[1].ToString(); err == nil {
+		return Health{OK: true, Reason: "ok (standby poller: " + polled + " is polling)"}
+	}
+	limit := 2 * a.opt.pollTimeout
+	if holder == "" {
+		return Health{Reason: fmt.Sprintf("no poller is polling: the poller lease is free and no getUpdates succeeded "+
+			"in the last %v (the last poller stopped or died); this process takes the lease over", limit)}
+	}
+	return Health{Reason: fmt.Sprintf("no poller is polling: %s holds the poller lease but had no successful getUpdates "+
+		"in the last %v (Telegram unreachable or the poller stuck); this process waits for the lease", holder, limit)}
 }
 
 // startHTTP serves /healthz and /metrics on the listener given with

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 )
 
@@ -50,4 +52,102 @@ func TestHealthzAndMetrics(t *testing.T) {
 		code, body := h.get(r, "/healthz")
 		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "valkey: ")
 	}, wait, 100*time.Millisecond, "503 with a reason while Valkey does not answer")
+}
+
+// TestHealthzLeaderPollingStalls: the poller's /healthz answers 200 while
+// getUpdates works, 503 with the reason once no getUpdates succeeded for 2x
+// the long-poll timeout (one getUpdates held 6 s by the emulator; the
+// harness's long-poll timeout is 1 s), and 200 again once polling works.
+func TestHealthzLeaderPollingStalls(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	code, body := h.get(r, "/healthz")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "ok (polling)\n", body)
+
+	h.emu.InjectFault(tgemu.Delay(6 * time.Second).For("getUpdates"))
+	require.Eventually(t, func() bool {
+		code, body = h.get(r, "/healthz")
+		return code == http.StatusServiceUnavailable
+	}, wait, 20*time.Millisecond, "503 while getUpdates stalls")
+	require.True(t, strings.HasPrefix(body, "polling: last successful getUpdates "), body)
+	require.Contains(t, body, "(limit 2s)")
+	require.True(t, r.app.leader.Load(), "still the lease holder")
+
+	require.Eventually(t, func() bool {
+		code, body = h.get(r, "/healthz")
+		return code == http.StatusOK
+	}, wait, 20*time.Millisecond, "200 once getUpdates works again")
+	require.Equal(t, "ok (polling)\n", body)
+	require.Contains(t, h.ask(0, user(1101, "Ann"), "/start"), "Welcome", "polling really works again")
+}
+
+// TestHealthzStandbyFollowsPolling: a standby poller's /healthz tells
+// whether polling is alive anywhere, not only whether it waits: 200 while
+// the lease holder polls; 503 "no poller is polling" while the holder keeps
+// renewing its lease but its getUpdates stalls, and after the holder dies
+// without releasing the lease, until the standby takes over; then 200.
+func TestHealthzStandbyFollowsPolling(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c1, err := h.srv.NewClient() // the first process's own connection, to kill it uncleanly
+	require.NoError(t, err)
+	t.Cleanup(c1.Close)
+	first := h.start([]string{"BOT_ROLE=poller"}, WithValkey(c1))
+	h.waitLeader(first)
+	second := h.start([]string{"BOT_ROLE=all"}) // its worker sends the replies
+	holder := first.app.lease.token
+	var code int
+	var body string
+	require.Eventually(t, func() bool {
+		code, body = h.get(second, "/healthz")
+		return code == http.StatusOK
+	}, wait, 20*time.Millisecond, "standby 200 while the first polls: %d %s", code, body)
+	require.Equal(t, "ok (standby poller: "+holder+" is polling)\n", body)
+	require.False(t, second.app.leader.Load())
+
+	// The first keeps the lease (renewed) but its getUpdates hangs.
+	h.emu.InjectFault(tgemu.Delay(time.Minute).For("getUpdates"))
+	require.Eventually(t, func() bool {
+		code, body = h.get(second, "/healthz")
+		return code == http.StatusServiceUnavailable
+	}, wait, 20*time.Millisecond, "standby 503 while the holder does not poll")
+	require.True(t, strings.HasPrefix(body, "no poller is polling: "+holder+" holds the poller lease but had no successful getUpdates"), body)
+	code, body = h.get(first, "/healthz")
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.True(t, strings.HasPrefix(body, "polling: last successful getUpdates "), body)
+	time.Sleep(time.Second) // longer than a lease renewal period: still stalled, still 503
+	code, body = h.get(second, "/healthz")
+	require.Equal(t, http.StatusServiceUnavailable, code, body)
+	require.False(t, second.app.leader.Load(), "the lease is still renewed")
+
+	// The first dies without releasing its lease: its Valkey connection
+	// goes first, then the process stops.
+	c1.Close()
+	first.stop()
+	n, err := h.c.Do(context.Background(), h.c.B().Exists().Key(first.app.keys.lock()).Build()).AsInt64()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "the dead poller's lease was not released")
+	seen503 := 0
+	deadline := time.Now().Add(wait)
+	for {
+		code, body = h.get(second, "/healthz")
+		if code == http.StatusOK {
+			break
+		}
+		require.Equal(t, http.StatusServiceUnavailable, code, body)
+		if !strings.HasPrefix(body, "no poller is polling: ") {
+			require.True(t, second.app.leader.Load(), "only a new lease holder waits for its first getUpdates: %s", body)
+			require.Equal(t, "polling: no successful getUpdates yet\n", body)
+		}
+		seen503++
+		require.True(t, time.Now().Before(deadline), "the standby did not take over: %s", body)
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NotZero(t, seen503, "503 until the standby took over")
+	require.Equal(t, "ok (polling)\n", body)
+	require.True(t, second.app.leader.Load())
+	require.Contains(t, h.ask(0, user(1102, "Ann"), "/start"), "Welcome", "the new poller polls")
 }

@@ -142,7 +142,7 @@ func TestSecondPollerWaits(t *testing.T) {
 	require.Contains(t, h.ask(0, ann, "/start"), "Welcome", "the second process's worker sends the first's replies")
 	code, body := h.get(second, "/healthz")
 	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, "ok (standby poller: another poller is active)\n", body)
+	require.Equal(t, "ok (standby poller: "+first.app.lease.token+" is polling)\n", body)
 	require.False(t, second.app.leader.Load())
 
 	first.stop()

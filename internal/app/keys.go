@@ -7,6 +7,7 @@ type keyspace struct{ tag string }
 
 func (k keyspace) prefix() string  { return "{" + k.tag + "}:app:" }
 func (k keyspace) lock() string    { return k.prefix() + "poller" }
+func (k keyspace) polled() string  { return k.prefix() + "polled" }
 func (k keyspace) offset() string  { return k.prefix() + "in:offset" }
 func (k keyspace) queue() string   { return k.prefix() + "in:queue" }
 func (k keyspace) handled() string { return k.prefix() + "in:handled" }

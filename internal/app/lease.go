@@ -42,6 +42,14 @@ func newLease(c valkey.Client, k keyspace, ttl time.Duration, log *slog.Logger) 
 	return &lease{c: c, key: k.lock(), script: mustScript("lease"), ttl: ttl, token: newToken(), log: log}
 }
 
+// heartbeat records that this process's getUpdates just succeeded: the
+// polled key holds its token and expires after ttl (2x the long-poll
+// timeout), so standby pollers' /healthz sees whether polling is alive
+// anywhere (Health).
+func (l *lease) heartbeat(ctx context.Context, key string, ttl time.Duration) error {
+	return l.c.Do(ctx, l.c.B().Set().Key(key).Value(l.token).Px(ttl).Build()).Error()
+}
+
 // tryAcquire takes the lease if it is free (or already ours). It returns the
 // current holder's token when another process holds it.
 func (l *lease) tryAcquire(ctx context.Context) (held bool, holder string, err error) {

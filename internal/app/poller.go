@@ -88,13 +88,25 @@ func (a *App) runPoller(ctx context.Context) error {
 func (a *App) intake(ctx context.Context) error {
 	log := a.log.With(slog.String("component", "intake"))
 	conflictWait, errWait := time.Duration(0), time.Duration(0)
+	var lastBeat time.Time
 	for ctx.Err() == nil {
 		offset, err := a.inbox.Offset(ctx)
 		if err == nil {
 			var ups []rawUpdate
 			ups, err = a.api.getUpdates(ctx, offset, a.opt.pollTimeout)
 			if err == nil {
-				a.lastPoll.Store(time.Now().UnixNano())
+				now := time.Now()
+				a.lastPoll.Store(now.UnixNano())
+				// The heartbeat for standby pollers' /healthz: at most every
+				// quarter of the long-poll timeout, so a busy intake does
+				// not pay a Valkey call per getUpdates.
+				if now.Sub(lastBeat) >= a.opt.pollTimeout/4 {
+					if herr := a.lease.heartbeat(ctx, a.keys.polled(), 2*a.opt.pollTimeout); herr == nil {
+						lastBeat = now
+					} else if ctx.Err() == nil {
+						log.Warn("intake: polling heartbeat not written", slog.Any("err", herr))
+					}
+				}
 				conflictWait, errWait = 0, 0
 				if len(ups) == 0 {
 					continue
