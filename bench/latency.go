@@ -9,10 +9,10 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 func percentile(d []time.Duration, p float64) time.Duration {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // BroadcastIDPrefix brands broadcast ids: "bc_" + a 26-character ULID.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // Limits are Telegram's flood limits as the bot must respect them. Source:

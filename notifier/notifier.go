@@ -10,8 +10,9 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // Class is a message class; each class is one lanes queue.
@@ -41,7 +42,7 @@ func (c Class) Queue() string {
 // Message is what to send.
 type Message struct {
 	// Text is valid UTF-8, not empty nor only white space. Longer than
-	// MaxTextUnits UTF-16 units, it is sent as several messages (see
+	// tgtext.MaxTextUnits UTF-16 units, it is sent as several messages (see
 	// Split). With a ParseMode, a split may cut an entity in two; the
 	// worker then resends that part as plain text.
 	Text string
@@ -77,7 +78,7 @@ type Config struct {
 	// covers (default 1,000), bounding the memory of one round trip.
 	BatchSize int
 	// MaxUnits is the part size of Split in UTF-16 units (default
-	// MaxTextUnits; lower only in tests).
+	// tgtext.MaxTextUnits; lower only in tests).
 	MaxUnits int
 	// SentTTL is how long the Telegram message id of a sent job is kept
 	// for SentMessageID (default 24 h): a message older than that can no
@@ -115,8 +116,8 @@ func New(store *lanes.Store, cfg Config) (*Notifier, error) {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 1000
 	}
-	if cfg.MaxUnits <= 0 || cfg.MaxUnits > MaxTextUnits {
-		cfg.MaxUnits = MaxTextUnits
+	if cfg.MaxUnits <= 0 || cfg.MaxUnits > tgtext.MaxTextUnits {
+		cfg.MaxUnits = tgtext.MaxTextUnits
 	}
 	if cfg.SentTTL <= 0 {
 		cfg.SentTTL = 24 * time.Hour
@@ -204,7 +205,7 @@ func (n *Notifier) Notify(ctx context.Context, chatID int64, msg Message) ([]lan
 // dead-letters an edit answered 400 "message to edit not found".
 //
 // Errors: ErrInvalid / ErrEmptyText (also for messageID <= 0 and a text
-// over MaxTextUnits: an edit cannot be split); *InactiveError for a
+// over tgtext.MaxTextUnits: an edit cannot be split); *InactiveError for a
 // Notification class edit to a chat marked inactive; the store's errors.
 func (n *Notifier) Edit(ctx context.Context, chatID int64, messageID int, msg Message) ([]lanes.JobID, error) {
 	if err := validate(chatID, msg); err != nil {
@@ -213,8 +214,8 @@ func (n *Notifier) Edit(ctx context.Context, chatID int64, messageID int, msg Me
 	if messageID <= 0 {
 		return nil, invalid(fmt.Sprintf("edit of message id %d", messageID))
 	}
-	if u := UTF16Len(msg.Text); u > MaxTextUnits {
-		return nil, invalid(fmt.Sprintf("edit text of %d UTF-16 units: at most %d (an edit cannot be split)", u, MaxTextUnits))
+	if u := tgtext.UTF16Len(msg.Text); u > tgtext.MaxTextUnits {
+		return nil, invalid(fmt.Sprintf("edit text of %d UTF-16 units: at most %d (an edit cannot be split)", u, tgtext.MaxTextUnits))
 	}
 	j := tgjob.Job{Kind: tgjob.KindEdit, MessageID: messageID, Chat: chatID, Text: msg.Text, ParseMode: msg.ParseMode}
 	return n.enqueue(ctx, chatID, msg, []tgjob.Job{j}, "edit")

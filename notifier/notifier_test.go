@@ -8,10 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 func TestMain(m *testing.M) { valkeytest.Main(m) }
@@ -31,7 +32,7 @@ func checkParts(t *testing.T, text string, parts []string, max int) {
 	require.Equal(t, text, strings.Join(parts, ""))
 	for _, p := range parts {
 		require.True(t, utf8.ValidString(p))
-		require.LessOrEqual(t, notifier.UTF16Len(p), max)
+		require.LessOrEqual(t, tgtext.UTF16Len(p), max)
 		require.NotEmpty(t, p)
 	}
 }
@@ -83,7 +84,7 @@ func TestSplitMixed10000(t *testing.T) {
 	text := b.String()
 	parts := notifier.Split(text, 0)
 	require.Greater(t, len(parts), 2)
-	checkParts(t, text, parts, notifier.MaxTextUnits)
+	checkParts(t, text, parts, tgtext.MaxTextUnits)
 }
 
 // A single grapheme cluster over the limit (a letter with 5,000 combining
@@ -93,7 +94,7 @@ func TestSplitPathologicalCluster(t *testing.T) {
 	zalgo := "x" + strings.Repeat("\u0301", 5000)
 	text := "before " + zalgo + " after"
 	parts := notifier.Split(text, 0)
-	checkParts(t, text, parts, notifier.MaxTextUnits)
+	checkParts(t, text, parts, tgtext.MaxTextUnits)
 	require.Len(t, parts, 4)
 	require.Equal(t, "before ", parts[0])
 }

@@ -5,18 +5,11 @@ import (
 
 	"github.com/rivo/uniseg"
 
-	"github.com/codemojex/codemojex/internal/tgtext"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
-// MaxTextUnits is the longest text of one Telegram message in UTF-16 code
-// units (see tgtext.MaxTextUnits).
-const MaxTextUnits = tgtext.MaxTextUnits
-
-// UTF16Len is the length of s in UTF-16 code units (see tgtext.UTF16Len).
-func UTF16Len(s string) int { return tgtext.UTF16Len(s) }
-
 // Split cuts text into ordered parts of at most maxUnits UTF-16 code units
-// each (maxUnits < 1 means MaxTextUnits), whose concatenation is text.
+// each (maxUnits < 1 means tgtext.MaxTextUnits), whose concatenation is text.
 //
 // Cuts fall on grapheme-cluster boundaries (Unicode UAX #29, via uniseg), so
 // an emoji ZWJ sequence, a flag or a letter with combining marks is never
@@ -37,7 +30,7 @@ func UTF16Len(s string) int { return tgtext.UTF16Len(s) }
 // empty result means text had nothing to send.
 func Split(text string, maxUnits int) []string {
 	if maxUnits < 1 {
-		maxUnits = MaxTextUnits
+		maxUnits = tgtext.MaxTextUnits
 	}
 	var parts []string
 	emit := func(p string) {
@@ -45,7 +38,7 @@ func Split(text string, maxUnits int) []string {
 			parts = append(parts, p)
 		}
 	}
-	if UTF16Len(text) <= maxUnits {
+	if tgtext.UTF16Len(text) <= maxUnits {
 		emit(text)
 		return parts
 	}
@@ -73,7 +66,7 @@ func Split(text string, maxUnits int) []string {
 		cluster, next, boundaries, st := uniseg.StepString(rest, state)
 		state = st
 		rest = next
-		cu := UTF16Len(cluster)
+		cu := tgtext.UTF16Len(cluster)
 		if cu > maxUnits {
 			// Pathological cluster: flush, then cut it at rune boundaries.
 			if pos > start {
@@ -95,7 +88,7 @@ func Split(text string, maxUnits int) []string {
 			}
 			emit(text[start:cut])
 			start = cut
-			units = UTF16Len(text[start:pos])
+			units = tgtext.UTF16Len(text[start:pos])
 			mustBrk, canBrk = after(mustBrk, cut), after(canBrk, cut)
 		}
 		units += cu

@@ -8,7 +8,7 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // MarkInactive records that chatID blocked the bot (or deactivated, or

@@ -58,7 +58,7 @@
 //
 // Secrets: the bot token never appears in a log line, a returned error or a
 // dead-letter reason: every error goes through one Redactor (package
-// internal/redact) before it is logged, returned or stored, the logger is
+// redact) before it is logged, returned or stored, the logger is
 // wrapped by Redactor.Handler, and the library's error and debug handlers
 // are replaced.
 //

@@ -8,9 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // sentID waits until the worker recorded the message id of job id.
@@ -126,7 +127,7 @@ func TestEditValidation(t *testing.T) {
 		{1, -3, notifier.Message{Text: "x"}},
 		{1, 1, notifier.Message{Text: " "}},
 		{1, 1, notifier.Message{Text: "x", ParseMode: "BBCode"}},
-		{1, 1, notifier.Message{Text: strings.Repeat("y", notifier.MaxTextUnits+1)}},
+		{1, 1, notifier.Message{Text: strings.Repeat("y", tgtext.MaxTextUnits+1)}},
 	} {
 		_, err := e.n.Edit(e.ctx, tc.chat, tc.id, tc.msg)
 		require.ErrorIs(t, err, notifier.ErrInvalid, "%+v", tc)

@@ -10,8 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // Every chat receives its messages in enqueue order with 8 concurrent
@@ -84,12 +85,12 @@ func TestSplitDelivery(t *testing.T) {
 	msgs := e.waitMsgs(3, len(ids))
 	var joined strings.Builder
 	for _, m := range msgs {
-		require.LessOrEqual(t, tgemu.UTF16Len(m.Text), 4096)
+		require.LessOrEqual(t, tgtext.UTF16Len(m.Text), 4096)
 		require.True(t, utf8.ValidString(m.Text))
 		joined.WriteString(m.Text)
 	}
 	require.Equal(t, mixed, joined.String())
-	t.Logf("10,000 mixed characters (%d UTF-16 units) arrived as %d parts", tgemu.UTF16Len(mixed), len(msgs))
+	t.Logf("10,000 mixed characters (%d UTF-16 units) arrived as %d parts", tgtext.UTF16Len(mixed), len(msgs))
 }
 
 // Broadcast progress: skipped inactive chats, a blocked chat (403) and the

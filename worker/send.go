@@ -12,8 +12,8 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // statusKey carries a *statusBox in a request's context: the HTTP status

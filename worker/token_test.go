@@ -11,10 +11,10 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/redact"
 	"github.com/codemojex/codemojex/internal/tgemu"
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/redact"
 	"github.com/codemojex/codemojex/worker"
 )
 

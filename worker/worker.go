@@ -14,16 +14,16 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/codemojex/codemojex/internal/redact"
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/redact"
 )
 
 // Config tunes a Worker. Zero fields take the defaults in brackets.
 type Config struct {
 	// Token is the bot token (required). It never appears in a log line,
-	// a returned error or a dead-letter reason (see internal/redact).
+	// a returned error or a dead-letter reason (see redact).
 	Token string
 	// ServerURL is the Bot API server [https://api.telegram.org]; tests
 	// give the emulator's URL.
@@ -166,12 +166,8 @@ func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
 	}, nil
 }
 
-// Redactor is the token redactor of package internal/redact (see
-// Config.Token).
-type Redactor = redact.Redactor
-
-// Redactor returns the worker's token redactor.
-func (w *Worker) Redactor() *Redactor { return w.red }
+// Redactor returns the worker's token redactor (see Config.Token).
+func (w *Worker) Redactor() *redact.Redactor { return w.red }
 
 // Run claims and sends until ctx ends, then shuts down gracefully: it stops
 // claiming, releases claimed jobs not yet started, lets sends in progress

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
-	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 func TestAdminCommands(t *testing.T) {

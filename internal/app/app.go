@@ -20,9 +20,9 @@ import (
 	"github.com/codemojex/codemojex/game"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
-	"github.com/codemojex/codemojex/internal/redact"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/redact"
 	"github.com/codemojex/codemojex/worker"
 )
 

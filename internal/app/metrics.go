@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // metrics are the app's own Prometheus collectors; the worker registers its

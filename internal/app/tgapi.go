@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codemojex/codemojex/internal/redact"
+	"github.com/codemojex/codemojex/redact"
 )
 
 // APIError is an ok=false answer of the Bot API.

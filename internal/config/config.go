@@ -24,7 +24,7 @@ import (
 	"github.com/joho/godotenv"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/redact"
+	"github.com/codemojex/codemojex/redact"
 )
 
 // Roles of a process.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // laneInfo is one chat's lane as the bot's lanes store has it.

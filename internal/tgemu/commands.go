@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // Bot command rules (Telegram Bot API, BotCommand: "command: Text of the
@@ -73,7 +75,7 @@ func (e *Emulator) setMyCommands(c *call) reply {
 		if !validCommand(cmd.Command) {
 			return badRequest("BOT_COMMAND_INVALID")
 		}
-		if n := UTF16Len(strings.TrimSpace(cmd.Description)); n < 1 || n > maxCommandDescLength {
+		if n := tgtext.UTF16Len(strings.TrimSpace(cmd.Description)); n < 1 || n > maxCommandDescLength {
 			return badRequest("BOT_COMMAND_DESCRIPTION_INVALID")
 		}
 	}

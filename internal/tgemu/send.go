@@ -10,16 +10,8 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
-	"github.com/codemojex/codemojex/internal/tgtext"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
-
-// MaxTextUnits is the longest message text Telegram accepts, in UTF-16 code
-// units (see tgtext.MaxTextUnits). The emulator counts the raw text, before
-// entity parsing.
-const MaxTextUnits = tgtext.MaxTextUnits
-
-// UTF16Len is the length of s in UTF-16 code units (see tgtext.UTF16Len).
-func UTF16Len(s string) int { return tgtext.UTF16Len(s) }
 
 // Message is one message the bot sent to a chat, as the emulator recorded
 // it.
@@ -123,7 +115,7 @@ func checkText(text, parseMode string) (string, *reply) {
 		r := badRequest("message text is empty")
 		return "", &r
 	}
-	if UTF16Len(text) > MaxTextUnits {
+	if tgtext.UTF16Len(text) > tgtext.MaxTextUnits {
 		r := badRequest("message is too long")
 		return "", &r
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 func TestSendMessageSuccess(t *testing.T) {
@@ -174,7 +175,7 @@ func TestTextLengthCountsUTF16Units(t *testing.T) {
 	b := newBot(t, emu)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.units, tgemu.UTF16Len(tc.text))
+			require.Equal(t, tc.units, tgtext.UTF16Len(tc.text))
 			_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 1, Text: tc.text})
 			if tc.ok {
 				require.NoError(t, err)

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // getUpdates limits (Telegram Bot API, getUpdates: "limit ... Values between
@@ -107,7 +109,7 @@ func botCommandEntities(text string) []models.MessageEntity {
 				}
 			}
 		}
-		units += UTF16Len(string(r))
+		units += tgtext.UTF16Len(string(r))
 		prevSpace = r == ' ' || r == '\n' || r == '\t' || r == '\r'
 		i += size
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/tgtext"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 func TestUTF16Len(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/redact"
+	"github.com/codemojex/codemojex/redact"
 )
 
 // token is a realistic bot token.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 func TestEncodeDecodeKinds(t *testing.T) {
