@@ -124,7 +124,7 @@ func benchBroadcast(ctx context.Context, cfg config, srv *valkeytest.Server, t *
 	if err != nil {
 		return err
 	}
-	nt, err := notifier.New(store, notifier.Config{})
+	nt, err := notifier.New(c, store, notifier.Config{})
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func newPipeline(srv *valkeytest.Server, tag string) (*pipeline, error) {
 		c.Close()
 		return nil, err
 	}
-	n, err := notifier.New(store, notifier.Config{})
+	n, err := notifier.New(c, store, notifier.Config{})
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -150,7 +150,7 @@ func workerMain(args []string) error {
 	if err != nil {
 		return err
 	}
-	n, err := notifier.New(store, notifier.Config{})
+	n, err := notifier.New(c, store, notifier.Config{})
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			uniq = append(uniq, id)
 		}
 	}
-	targets, inactive, err := n.resolveMany(ctx, uniq)
+	targets, inactive, err := n.chats.ResolveMany(ctx, uniq)
 	if err != nil {
 		return "", err
 	}
@@ -156,51 +156,3 @@ return ''
 `
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-
-// resolveMany resolves aliases and inactive marks for many chats, 1,000 per
-// round trip, and drops chats that resolve to one already listed.
-func (n *Notifier) resolveMany(ctx context.Context, ids []int64) ([]int64, []bool, error) {
-	const chunk = 1000
-	out := make([]int64, 0, len(ids))
-	seen := make(map[int64]bool, len(ids))
-	for start := 0; start < len(ids); start += chunk {
-		part := ids[start:min(start+chunk, len(ids))]
-		fields := make([]string, len(part))
-		for i, id := range part {
-			fields[i] = tgjob.Group(id)
-		}
-		vals, err := n.c.Do(ctx, n.c.B().Hmget().Key(n.keys.alias()).Field(fields...).Build()).ToArray()
-		if err != nil {
-			return nil, nil, fmt.Errorf("notifier: broadcast: aliases: %w", err)
-		}
-		for i, id := range part {
-			target := id
-			if s, err := vals[i].ToString(); err == nil && s != "" {
-				// Rare: follow the whole chain one by one.
-				if target, err = n.Resolve(ctx, id); err != nil {
-					return nil, nil, err
-				}
-			}
-			if !seen[target] {
-				seen[target] = true
-				out = append(out, target)
-			}
-		}
-	}
-	inactive := make([]bool, len(out))
-	for start := 0; start < len(out); start += chunk {
-		part := out[start:min(start+chunk, len(out))]
-		members := make([]string, len(part))
-		for i, id := range part {
-			members[i] = tgjob.Group(id)
-		}
-		flags, err := n.c.Do(ctx, n.c.B().Smismember().Key(n.keys.inactive()).Member(members...).Build()).AsIntSlice()
-		if err != nil {
-			return nil, nil, fmt.Errorf("notifier: broadcast: inactive chats: %w", err)
-		}
-		for i, f := range flags {
-			inactive[start+i] = f == 1
-		}
-	}
-	return out, inactive, nil
-}

@@ -11,7 +11,7 @@
 // tgjob.KindEdit) on the chat's lane the same way, so an edit is ordered
 // with the chat's other messages and paced by the same budgets; the worker
 // records the Telegram message id of every job it sends, which
-// SentMessageID returns, so a later edit can target it.
+// Chats().SentMessageID returns, so a later edit can target it.
 //
 // The notifier also keeps, under the store's hash tag (see keyspace): the
 // set of inactive chats (that blocked the bot), migration aliases (a group

@@ -17,7 +17,7 @@ func TestEditEnqueuesEditJob(t *testing.T) {
 	t.Parallel()
 	n := newNotifier(t)
 	ctx := t.Context()
-	require.NoError(t, n.SetAlias(ctx, -5, -1000000000005))
+	require.NoError(t, n.Chats().SetAlias(ctx, -5, -1000000000005))
 	first, err := n.Notify(ctx, -5, notifier.Message{Text: "before"})
 	require.NoError(t, err)
 	ids, err := n.Edit(ctx, -5, 12, notifier.Message{Text: "new <i>text</i>", ParseMode: "HTML", ReplyTo: 3, Silent: true})
@@ -39,27 +39,4 @@ func TestEditEnqueuesEditJob(t *testing.T) {
 	require.False(t, got[0].IsEdit())
 	require.Equal(t, tgjob.Job{V: 1, Kind: tgjob.KindEdit, MessageID: 12, Chat: -5, Text: "new <i>text</i>", ParseMode: "HTML"}, got[1],
 		"ReplyTo and Silent do not apply to an edit")
-}
-
-func TestSentMessageID(t *testing.T) {
-	t.Parallel()
-	n := newNotifier(t)
-	ctx := t.Context()
-	id := lanes.NewMinter().New()
-	_, ok, err := n.SentMessageID(ctx, id)
-	require.NoError(t, err)
-	require.False(t, ok)
-	require.NoError(t, n.RecordMessageID(ctx, id, 4242))
-	msg, ok, err := n.SentMessageID(ctx, id)
-	require.NoError(t, err)
-	require.True(t, ok)
-	require.Equal(t, 4242, msg)
-	require.ErrorIs(t, n.RecordMessageID(ctx, id, 0), notifier.ErrInvalid)
-	require.ErrorIs(t, n.RecordMessageID(ctx, "job_x", 1), notifier.ErrInvalid)
-
-	// The record expires (Config.SentTTL, default 24 h).
-	ttl, err := n.Store().Client().Do(ctx, n.Store().Client().B().Pttl().Key("{"+n.Store().Tag()+"}:n:msg:"+string(id)).Build()).AsInt64()
-	require.NoError(t, err)
-	require.Greater(t, ttl, (23 * time.Hour).Milliseconds())
-	require.LessOrEqual(t, ttl, (24 * time.Hour).Milliseconds())
 }

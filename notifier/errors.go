@@ -22,7 +22,7 @@ var (
 
 // InactiveError is returned by Notify for a notification to a chat that
 // blocked the bot (or deactivated, or kicked it): nothing was enqueued.
-// MarkActive clears the mark.
+// chatstate.Store.MarkActive clears the mark.
 type InactiveError struct {
 	// ChatID is the chat the message would have gone to (after aliasing).
 	ChatID int64

@@ -26,9 +26,10 @@ func pending(t *testing.T, n *notifier.Notifier, queue string) int {
 func TestNotifyKeyIdempotent(t *testing.T) {
 	t.Parallel()
 	// Unpaced (the parts are claimed one after another), split in parts.
-	s, err := notifier.NewStore(valkeytest.Shared(t).Client(t), notifier.Limits{}, 0, lanes.WithTag(valkeytest.Namespace(t)))
+	c := valkeytest.Shared(t).Client(t)
+	s, err := notifier.NewStore(c, notifier.Limits{}, 0, lanes.WithTag(valkeytest.Namespace(t)))
 	require.NoError(t, err)
-	n, err := notifier.New(s, notifier.Config{MaxUnits: 10})
+	n, err := notifier.New(c, s, notifier.Config{MaxUnits: 10})
 	require.NoError(t, err)
 	ctx := t.Context()
 	msg := notifier.Message{Text: strings.Repeat("abcde ", 5), Key: "upd:41:0"}

@@ -3,13 +3,13 @@ package notifier
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 	"github.com/codemojex/codemojex/notifier/tgtext"
@@ -81,7 +81,7 @@ type Config struct {
 	// tgtext.MaxTextUnits; lower only in tests).
 	MaxUnits int
 	// SentTTL is how long the Telegram message id of a sent job is kept
-	// for SentMessageID (default 24 h): a message older than that can no
+	// for Chats().SentMessageID (default 24 h): a message older than that can no
 	// longer be edited through its job id.
 	SentTTL time.Duration
 	// KeyTTL is how long a Message.Key is remembered (default 24 h): a
@@ -92,9 +92,12 @@ type Config struct {
 // Notifier turns messages into lanes jobs on the chats' lanes. Safe for
 // concurrent use.
 type Notifier struct {
-	store  *lanes.Store
-	c      valkey.Client
-	keys   keyspace
+	store *lanes.Store
+	c     valkey.Client
+	keys  keyspace
+	// chats is the chats' delivery state (inactive, aliases, sent ids),
+	// shared with the worker through Chats.
+	chats  *chatstate.Store
 	minter *lanes.Minter
 	cfg    Config
 	// record1 is the progress script (recordLua), one per Notifier: no
@@ -105,10 +108,13 @@ type Notifier struct {
 }
 
 // New returns a Notifier enqueueing on store (built with
-// Limits.StoreOptions or NewStore); its own keys live under store's tag.
-func New(store *lanes.Store, cfg Config) (*Notifier, error) {
-	if store == nil {
-		return nil, invalid("nil store")
+// Limits.StoreOptions or NewStore) that keeps its own keys (broadcast
+// progress, idempotency keys, and the chats' delivery state, see Chats)
+// under store's tag through client c (the program's client; the notifier
+// never borrows the store's). Errors: ErrInvalid for a nil c or store.
+func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
+	if c == nil || store == nil {
+		return nil, invalid("nil client or store")
 	}
 	if cfg.ProgressTTL <= 0 {
 		cfg.ProgressTTL = 24 * time.Hour
@@ -126,13 +132,19 @@ func New(store *lanes.Store, cfg Config) (*Notifier, error) {
 		cfg.KeyTTL = 24 * time.Hour
 	}
 	return &Notifier{
-		store: store, c: store.Client(), keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
+		store: store, c: c, keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
+		chats:   chatstate.New(c, store.Tag(), cfg.SentTTL),
 		record1: valkey.NewLuaScript(recordLua), start: valkey.NewLuaScript(startLua),
 	}, nil
 }
 
 // Store returns the lanes store the notifier enqueues on.
 func (n *Notifier) Store() *lanes.Store { return n.store }
+
+// Chats returns the chats' delivery state the notifier reads (aliases,
+// inactive marks) and the worker writes (403s, migrations, sent message
+// ids).
+func (n *Notifier) Chats() *chatstate.Store { return n.chats }
 
 // validate checks chatID and msg (not the text's length).
 func validate(chatID int64, msg Message) error {
@@ -194,7 +206,7 @@ func (n *Notifier) Notify(ctx context.Context, chatID int64, msg Message) ([]lan
 }
 
 // Edit enqueues an editMessageText of message messageID (a message the bot
-// sent, e.g. found with SentMessageID) in chatID, replacing its text with
+// sent, e.g. found with Chats().SentMessageID) in chatID, replacing its text with
 // msg.Text (and msg.ParseMode), as one job of kind tgjob.KindEdit on the
 // chat's lane of msg.Class's queue (Reply by default). So an edit is sent
 // in order with the chat's other messages of that class and draws on the
@@ -224,12 +236,12 @@ func (n *Notifier) Edit(ctx context.Context, chatID int64, messageID int, msg Me
 // enqueue puts jobs, in order, on the lane of chatID (after aliases) in
 // msg.Class's queue; a Notification to an inactive chat is refused.
 func (n *Notifier) enqueue(ctx context.Context, chatID int64, msg Message, jobs []tgjob.Job, what string) ([]lanes.JobID, error) {
-	target, err := n.Resolve(ctx, chatID)
+	target, err := n.chats.Resolve(ctx, chatID)
 	if err != nil {
 		return nil, err
 	}
 	if msg.Class == Notification {
-		in, err := n.IsInactive(ctx, target)
+		in, err := n.chats.IsInactive(ctx, target)
 		if err != nil {
 			return nil, err
 		}
@@ -262,40 +274,4 @@ func (n *Notifier) enqueue(ctx context.Context, chatID int64, msg Message, jobs 
 		return nil, fmt.Errorf("notifier: %s chat %d: %w", what, chatID, err)
 	}
 	return ids, nil
-}
-
-// RecordMessageID records the Telegram message id that job id was sent as,
-// for SentMessageID, for Config.SentTTL. Called by the worker after each
-// successful sendMessage, before the job is acked.
-func (n *Notifier) RecordMessageID(ctx context.Context, id lanes.JobID, messageID int) error {
-	if err := id.Validate(); err != nil {
-		return invalid(err.Error())
-	}
-	if messageID <= 0 {
-		return invalid(fmt.Sprintf("message id %d of job %s", messageID, id))
-	}
-	err := n.c.Do(ctx, n.c.B().Set().Key(n.keys.sent(id)).Value(strconv.Itoa(messageID)).
-		Px(n.cfg.SentTTL).Build()).Error()
-	if err != nil {
-		return fmt.Errorf("notifier: record message id of job %s: %w", id, err)
-	}
-	return nil
-}
-
-// SentMessageID returns the Telegram message id the worker recorded for job
-// id (the first part's job, for a split text); ok is false while the job is
-// not sent yet (or was never, or its record expired after Config.SentTTL).
-// Errors: ErrInvalid for a malformed id; the server's error.
-func (n *Notifier) SentMessageID(ctx context.Context, id lanes.JobID) (int, bool, error) {
-	if err := id.Validate(); err != nil {
-		return 0, false, invalid(err.Error())
-	}
-	v, err := n.c.Do(ctx, n.c.B().Get().Key(n.keys.sent(id)).Build()).AsInt64()
-	if valkey.IsValkeyNil(err) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("notifier: message id of job %s: %w", id, err)
-	}
-	return int(v), true, nil
 }

@@ -22,7 +22,7 @@ func newNotifier(t *testing.T) *notifier.Notifier {
 	c := valkeytest.Shared(t).Client(t)
 	s, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(valkeytest.Namespace(t)))
 	require.NoError(t, err)
-	n, err := notifier.New(s, notifier.Config{})
+	n, err := notifier.New(c, s, notifier.Config{})
 	require.NoError(t, err)
 	return n
 }
@@ -128,21 +128,21 @@ func TestNotifyValidatesAndEnqueues(t *testing.T) {
 	require.Equal(t, tgjob.Job{V: 1, Chat: 7, Text: strings.Repeat("b", 4096), ReplyTo: 3, Part: 1, Parts: 2}, j)
 }
 
-func TestInactiveAndAlias(t *testing.T) {
+func TestNotifyAndBroadcastFollowChatState(t *testing.T) {
 	t.Parallel()
 	n := newNotifier(t)
 	ctx := t.Context()
-	require.NoError(t, n.MarkInactive(ctx, 5))
+	require.NoError(t, n.Chats().MarkInactive(ctx, 5))
 	_, err := n.Notify(ctx, 5, notifier.Message{Text: "x", Class: notifier.Notification})
 	require.ErrorIs(t, err, notifier.ErrInactive)
 	_, err = n.Notify(ctx, 5, notifier.Message{Text: "x", Class: notifier.Reply})
 	require.NoError(t, err, "a reply still goes: the chat just talked to the bot")
-	require.NoError(t, n.MarkActive(ctx, 5))
+	require.NoError(t, n.Chats().MarkActive(ctx, 5))
 	_, err = n.Notify(ctx, 5, notifier.Message{Text: "x", Class: notifier.Notification})
 	require.NoError(t, err)
 
-	require.NoError(t, n.SetAlias(ctx, -10, -1000000000010))
-	to, err := n.Resolve(ctx, -10)
+	require.NoError(t, n.Chats().SetAlias(ctx, -10, -1000000000010))
+	to, err := n.Chats().Resolve(ctx, -10)
 	require.NoError(t, err)
 	require.Equal(t, int64(-1000000000010), to)
 	_, err = n.Notify(ctx, -10, notifier.Message{Text: "to the supergroup"})
@@ -156,7 +156,7 @@ func TestInactiveAndAlias(t *testing.T) {
 	require.Equal(t, map[string]int{"5": 1, "-1000000000010": 1}, groups)
 
 	// Broadcast resolves aliases, dedupes and skips inactive chats.
-	require.NoError(t, n.MarkInactive(ctx, 6))
+	require.NoError(t, n.Chats().MarkInactive(ctx, 6))
 	id, err := n.Broadcast(ctx, []int64{-10, -1000000000010, 6, 8, 8}, notifier.Message{Text: "hi"})
 	require.NoError(t, err)
 	p, err := n.Progress(ctx, id)

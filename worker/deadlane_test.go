@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -19,7 +20,7 @@ import (
 func TestBlockedChatCountsEveryDeadJob(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
-	tiny, err := notifier.New(e.store, notifier.Config{MaxUnits: 1})
+	tiny, err := notifier.New(valkeytest.Shared(t).Client(t), e.store, notifier.Config{MaxUnits: 1})
 	require.NoError(t, err)
 	const blocked, fine = int64(555), int64(556)
 	e.emu.SetChatStatus(blocked, tgemu.ChatBlocked)

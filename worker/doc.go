@@ -3,8 +3,8 @@
 // tgjob.QueueNotify, strict priority), sends each with go-telegram/bot's
 // sendMessage (editMessageText for a job of kind tgjob.KindEdit) and
 // settles it in the store. After a successful sendMessage it records the
-// message id Telegram gave the job (notifier.RecordMessageID, before the
-// ack), so a later edit can target it (notifier.SentMessageID).
+// message id Telegram gave the job (chatstate.Store.RecordMessageID, before the
+// ack), so a later edit can target it (chatstate.Store.SentMessageID).
 //
 // Concurrency: one claim loop feeds Config.Senders senders (see Run). A
 // claim returns heads of one lane; they are sent one after another, and a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
@@ -19,7 +20,7 @@ func (e *env) sentID(id lanes.JobID) int {
 	e.t.Helper()
 	var msg int
 	require.Eventually(e.t, func() bool {
-		m, ok, err := e.n.SentMessageID(e.ctx, id)
+		m, ok, err := e.n.Chats().SentMessageID(e.ctx, id)
 		require.NoError(e.t, err)
 		msg = m
 		return ok
@@ -35,7 +36,7 @@ func TestEditThroughQueue(t *testing.T) {
 	const chat = int64(77)
 	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "progress 0/3"})
 	require.NoError(t, err)
-	_, ok, err := e.n.SentMessageID(e.ctx, ids[0])
+	_, ok, err := e.n.Chats().SentMessageID(e.ctx, ids[0])
 	require.NoError(t, err)
 	require.False(t, ok, "not sent yet")
 	e.start(e.config())
@@ -53,7 +54,7 @@ func TestEditThroughQueue(t *testing.T) {
 	require.Equal(t, "progress <b>3/3</b>", msgs[0].CurrentText())
 	require.Equal(t, "HTML", msgs[0].Edits[0].ParseMode)
 	require.True(t, msgs[0].Edits[0].Time.Before(msgs[1].Time) || msgs[0].Edits[0].Time.Equal(msgs[1].Time), "edit ordered before the later message")
-	_, ok, err = e.n.SentMessageID(e.ctx, eids[0])
+	_, ok, err = e.n.Chats().SentMessageID(e.ctx, eids[0])
 	require.NoError(t, err)
 	require.False(t, ok, "an edit records no message id of its own")
 	e.requireMetric(1, "codemojex_worker_edited_total", "queue", "reply")
@@ -132,9 +133,9 @@ func TestEditValidation(t *testing.T) {
 		_, err := e.n.Edit(e.ctx, tc.chat, tc.id, tc.msg)
 		require.ErrorIs(t, err, notifier.ErrInvalid, "%+v", tc)
 	}
-	_, _, err := e.n.SentMessageID(e.ctx, "job_nope")
-	require.ErrorIs(t, err, notifier.ErrInvalid)
-	require.NoError(t, e.n.MarkInactive(e.ctx, 9))
+	_, _, err := e.n.Chats().SentMessageID(e.ctx, "job_nope")
+	require.ErrorIs(t, err, chatstate.ErrInvalid)
+	require.NoError(t, e.n.Chats().MarkInactive(e.ctx, 9))
 	_, err = e.n.Edit(e.ctx, 9, 1, notifier.Message{Text: "x", Class: notifier.Notification})
 	require.ErrorIs(t, err, notifier.ErrInactive)
 }

@@ -150,7 +150,7 @@ func Test403DeadLettersChatAndMarksInactive(t *testing.T) {
 				require.Contains(t, d.Reason, tc.reason)
 				require.Equal(t, itoa(int(x)), d.Group)
 			}
-			in, err := e.n.IsInactive(e.ctx, x)
+			in, err := e.n.Chats().IsInactive(e.ctx, x)
 			require.NoError(t, err)
 			require.True(t, in)
 
@@ -176,8 +176,8 @@ func Test403DeadLettersChatAndMarksInactive(t *testing.T) {
 			// The chat comes back and talks to the bot: the app's
 			// middleware marks it active; notifications flow again.
 			e.emu.SetChatStatus(x, tgemu.ChatActive)
-			require.NoError(t, e.n.MarkActive(e.ctx, x))
-			in, err = e.n.IsInactive(e.ctx, x)
+			require.NoError(t, e.n.Chats().MarkActive(e.ctx, x))
+			in, err = e.n.Chats().IsInactive(e.ctx, x)
 			require.NoError(t, err)
 			require.False(t, in)
 			e.notify(x, "welcome back", notifier.Notification)
@@ -256,7 +256,7 @@ func Test400MigrateMovesLane(t *testing.T) {
 	e.start(e.config())
 	msgs := e.waitMsgs(sup, 5)
 	require.Equal(t, []string{"m0", "m1", "m2", "m3", "m4"}, texts(msgs))
-	to, err := e.n.Resolve(e.ctx, old)
+	to, err := e.n.Chats().Resolve(e.ctx, old)
 	require.NoError(t, err)
 	require.Equal(t, sup, to)
 	w, err := e.store.Weight(e.ctx, tgjob.QueueReply, "-1001234567890")

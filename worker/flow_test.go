@@ -102,8 +102,8 @@ func TestBroadcastProgress(t *testing.T) {
 	for c := int64(100); c < 140; c++ {
 		chats = append(chats, c)
 	}
-	require.NoError(t, e.n.MarkInactive(e.ctx, 100))
-	require.NoError(t, e.n.MarkInactive(e.ctx, 101))
+	require.NoError(t, e.n.Chats().MarkInactive(e.ctx, 100))
+	require.NoError(t, e.n.Chats().MarkInactive(e.ctx, 101))
 	e.emu.SetChatStatus(102, tgemu.ChatBlocked)
 	e.notify(102, "queued before the broadcast", notifier.Notification)
 	id, err := e.n.Broadcast(e.ctx, append(chats, 103, 104), notifier.Message{Text: "news"}) // duplicates dropped

@@ -74,7 +74,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	c := valkeytest.Shared(t).Client(t)
 	store, err := notifier.NewStore(c, o.limits, o.maxAttempts, lanes.WithTag(valkeytest.Namespace(t)))
 	require.NoError(t, err)
-	n, err := notifier.New(store, notifier.Config{})
+	n, err := notifier.New(c, store, notifier.Config{})
 	require.NoError(t, err)
 	return &env{t: t, ctx: ctx, emu: emu, store: store, n: n, logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
 }

@@ -151,7 +151,7 @@ func (w *Worker) extendLoop(ctx context.Context, jobs []lanes.Job, live []atomic
 				_, err := w.store.Extend(sctx, jobs[i].Lease, w.cfg.Lease)
 				cancel()
 				if err != nil && live[i].Load() {
-					w.log.Warn("lease extend failed", slog.String("job", string(jobs[i].ID)), slog.Any("err", w.red.Error(err)))
+					w.log.Warn("lease extend failed", slog.String("job", string(jobs[i].ID)), slog.Any("err", w.redactor.Error(err)))
 				}
 			}
 		}
@@ -168,7 +168,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 	chat, cerr := tgjob.ChatID(job.Group)
 	if err != nil || cerr != nil {
 		w.log.Warn("malformed job", slog.String("job", string(job.ID)), slog.String("lane", job.Group),
-			slog.Any("err", w.red.Error(errors.Join(err, cerr))))
+			slog.Any("err", w.redactor.Error(errors.Join(err, cerr))))
 		w.dead(sctx, job, p, ReasonMalformed, ReasonMalformed)
 		return next{}
 	}
@@ -195,7 +195,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		w.delivered(sctx, job, p, 0)
 		return next{}
 	}
-	rerr := w.red.Error(err)
+	rerr := w.redactor.Error(err)
 	if workCtx.Err() != nil && d.act == actRetry {
 		// Shutdown cut the send: not the message's fault.
 		w.release(sctx, job)
@@ -210,7 +210,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		for _, q := range tgjob.Queues() {
 			u, perr := w.store.Park(sctx, q, job.Group, d.retryAfter)
 			if perr != nil {
-				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.red.Error(perr)))...)
+				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 			}
 			until = u
 		}
@@ -225,13 +225,13 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		// (an ordered lane with a job in flight is not served), so no
 		// sender sends the next message in between.
 		reason := ReasonForbidden + ": " + rerr.Error()
-		if merr := w.n.MarkInactive(sctx, chat); merr != nil {
-			w.log.Error("mark inactive failed", append(attrs, slog.Any("mark_err", w.red.Error(merr)))...)
+		if merr := w.chats.MarkInactive(sctx, chat); merr != nil {
+			w.log.Error("mark inactive failed", append(attrs, slog.Any("mark_err", w.redactor.Error(merr)))...)
 		}
 		for _, q := range tgjob.Queues() {
 			ids, derr := w.store.DeadLaneIDs(sctx, q, job.Group, reason)
 			if derr != nil {
-				w.log.Error("dead lane failed", append(attrs, slog.Any("lane_err", w.red.Error(derr)))...)
+				w.log.Error("dead lane failed", append(attrs, slog.Any("lane_err", w.redactor.Error(derr)))...)
 			}
 			if len(ids) > 0 {
 				w.m.dead.WithLabelValues(ReasonForbidden).Add(float64(len(ids)))
@@ -250,7 +250,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		// batch is released too, then the hold is lifted.
 		for _, q := range tgjob.Queues() {
 			if _, perr := w.store.Park(sctx, q, job.Group, migrateHold); perr != nil {
-				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.red.Error(perr)))...)
+				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 			}
 		}
 		w.release(sctx, job)
@@ -264,7 +264,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		delay := w.backoff(job.Attempts)
 		out, nerr := w.store.Nack(sctx, job.Lease, delay, "transient: "+rerr.Error())
 		if nerr != nil {
-			w.log.Error("nack failed", append(attrs, slog.Any("nack_err", w.red.Error(nerr)))...)
+			w.log.Error("nack failed", append(attrs, slog.Any("nack_err", w.redactor.Error(nerr)))...)
 			return next{stop: true}
 		}
 		if out == lanes.DeadLettered {
@@ -285,18 +285,18 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 // before it is drained; one that slips in is moved by its own 400.
 func (w *Worker) migrate(ctx context.Context, oldGroup string, from, to int64) {
 	attrs := []any{slog.Int64("from", from), slog.Int64("to", to)}
-	if err := w.n.SetAlias(ctx, from, to); err != nil {
-		w.log.Error("record alias failed", append(attrs, slog.Any("err", w.red.Error(err)))...)
+	if err := w.chats.SetAlias(ctx, from, to); err != nil {
+		w.log.Error("record alias failed", append(attrs, slog.Any("err", w.redactor.Error(err)))...)
 	}
 	for _, q := range tgjob.Queues() {
 		n, err := w.store.MoveLane(ctx, q, oldGroup, tgjob.Group(to))
 		if err != nil {
-			w.log.Error("move lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.red.Error(err)))...)
+			w.log.Error("move lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.redactor.Error(err)))...)
 			continue
 		}
 		w.log.Info("group migrated, lane moved", append(attrs, slog.String("queue", q), slog.Int("jobs", n))...)
 		if err := w.store.ResumeLane(ctx, q, oldGroup); err != nil {
-			w.log.Error("resume old lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.red.Error(err)))...)
+			w.log.Error("resume old lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.redactor.Error(err)))...)
 		}
 	}
 }
@@ -308,7 +308,7 @@ const migrateHold = 30 * time.Second
 
 func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 	if err := w.store.Pause(ctx, d); err != nil {
-		w.log.Error("global pause failed", slog.Any("err", w.red.Error(err)))
+		w.log.Error("global pause failed", slog.Any("err", w.redactor.Error(err)))
 		return
 	}
 	w.m.globalPauses.Inc()
@@ -316,17 +316,17 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 }
 
 // delivered settles a job Telegram accepted: it records the message id of
-// a send (for notifier.SentMessageID; before the ack, so an acked send's id
+// a send (for chatstate.Store.SentMessageID; before the ack, so an acked send's id
 // is known), then acks the job and counts it.
 func (w *Worker) delivered(ctx context.Context, job lanes.Job, p tgjob.Job, msgID int) {
 	if !p.IsEdit() && msgID > 0 {
-		if err := w.n.RecordMessageID(ctx, job.ID, msgID); err != nil {
-			w.log.Warn("record message id failed", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+		if err := w.chats.RecordMessageID(ctx, job.ID, msgID); err != nil {
+			w.log.Warn("record message id failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		}
 	}
 	if err := w.store.Ack(ctx, job.Lease); err != nil {
 		// Delivered, but the lease was lost: the job may be sent again.
-		w.log.Warn("ack failed after delivery", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+		w.log.Warn("ack failed after delivery", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		return
 	}
 	if p.IsEdit() {
@@ -336,7 +336,7 @@ func (w *Worker) delivered(ctx context.Context, job lanes.Job, p tgjob.Job, msgI
 	w.m.sent.WithLabelValues(job.Queue).Inc()
 	if p.Broadcast != "" {
 		if err := w.n.RecordSent(ctx, p.Broadcast); err != nil {
-			w.log.Warn("broadcast progress", slog.Any("err", w.red.Error(err)))
+			w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
 		}
 	}
 }
@@ -344,7 +344,7 @@ func (w *Worker) delivered(ctx context.Context, job lanes.Job, p tgjob.Job, msgI
 // dead dead-letters job with reason (already redacted) and counts it.
 func (w *Worker) dead(ctx context.Context, job lanes.Job, p tgjob.Job, code, reason string) {
 	if err := w.store.Dead(ctx, job.Lease, reason); err != nil {
-		w.log.Warn("dead-letter failed", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+		w.log.Warn("dead-letter failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		return
 	}
 	w.m.dead.WithLabelValues(code).Inc()
@@ -357,7 +357,7 @@ func (w *Worker) recordFailed(ctx context.Context, p tgjob.Job, id lanes.JobID, 
 		return
 	}
 	if err := w.n.RecordFailed(ctx, p.Broadcast, string(id), code); err != nil {
-		w.log.Warn("broadcast progress", slog.Any("err", w.red.Error(err)))
+		w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
 	}
 }
 
@@ -369,7 +369,7 @@ func (w *Worker) recordFailed(ctx context.Context, p tgjob.Job, id lanes.JobID, 
 func (w *Worker) countLaneDead(ctx context.Context, queue string, ids []lanes.JobID) {
 	dls, err := w.store.DeadLettersByID(ctx, queue, ids...)
 	if err != nil {
-		w.log.Warn("broadcast progress: dead letters", slog.Any("err", w.red.Error(err)))
+		w.log.Warn("broadcast progress: dead letters", slog.Any("err", w.redactor.Error(err)))
 	}
 	for _, dl := range dls {
 		w.recordFailed(ctx, decodeQuiet(dl.Payload), dl.ID, ReasonForbidden)
@@ -378,6 +378,6 @@ func (w *Worker) countLaneDead(ctx context.Context, queue string, ids []lanes.Jo
 
 func (w *Worker) release(ctx context.Context, job lanes.Job) {
 	if err := w.store.Release(ctx, job.Lease); err != nil {
-		w.log.Warn("release failed", slog.String("job", string(job.ID)), slog.Any("err", w.red.Error(err)))
+		w.log.Warn("release failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -116,11 +117,14 @@ type Worker struct {
 	cfg   Config
 	n     *notifier.Notifier
 	store *lanes.Store
-	bot   *bot.Bot
-	log   *slog.Logger
-	red   *redact.Redactor
-	m     *metrics
-	flood floodDetector
+	// chats is the chats' delivery state (notifier.Chats): 403s mark a
+	// chat inactive, migrations record aliases, sends record message ids.
+	chats    *chatstate.Store
+	bot      *bot.Bot
+	log      *slog.Logger
+	redactor *redact.Redactor
+	m        *metrics
+	flood    floodDetector
 
 	running  atomic.Bool
 	inflight atomic.Int64 // jobs claimed and not yet settled
@@ -160,14 +164,14 @@ func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", red.Error(err))
 	}
 	return &Worker{
-		cfg: cfg, n: n, store: n.Store(), bot: b, log: log, red: red, m: m,
+		cfg: cfg, n: n, store: n.Store(), chats: n.Chats(), bot: b, log: log, redactor: red, m: m,
 		flood: floodDetector{hits: map[int64]floodHit{}},
 		freed: make(chan struct{}, 1),
 	}, nil
 }
 
 // Redactor returns the worker's token redactor (see Config.Token).
-func (w *Worker) Redactor() *redact.Redactor { return w.red }
+func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 
 // Run claims and sends until ctx ends, then shuts down gracefully: it stops
 // claiming, releases claimed jobs not yet started, lets sends in progress
@@ -194,7 +198,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("worker: %w", w.red.Error(err))
+		return fmt.Errorf("worker: %w", w.redactor.Error(err))
 	}
 	// workCtx carries sends past ctx's end, for ShutdownGrace.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -225,7 +229,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		cancel()
 		w.m.claimLatency.Observe(time.Since(t0).Seconds())
 		if err != nil {
-			w.log.Error("claim failed", slog.Any("err", w.red.Error(err)))
+			w.log.Error("claim failed", slog.Any("err", w.redactor.Error(err)))
 			sleep(ctx, time.Second)
 			continue
 		}
@@ -277,7 +281,7 @@ func (w *Worker) warmUp(ctx context.Context) {
 		wg.Go(func() {
 			if _, err := w.bot.GetMe(ctx); err != nil {
 				failed.Add(1)
-				last.Store(w.red.Error(err))
+				last.Store(w.redactor.Error(err))
 			}
 		})
 	}

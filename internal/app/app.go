@@ -28,16 +28,16 @@ import (
 
 // App is one codemojex process. Create it with New, run it with Run.
 type App struct {
-	cfg  config.Config
-	opt  options
-	log  *slog.Logger
-	red  *redact.Redactor
-	keys keyspace
+	cfg      config.Config
+	opt      options
+	log      *slog.Logger
+	redactor *redact.Redactor
+	keys     keyspace
 
 	c         valkey.Client
 	ownClient bool
 	store     *lanes.Store
-	notes     *notifier.Notifier
+	notifier  *notifier.Notifier
 	games     *gamestore.Store
 	inbox     *inbox
 	lease     *lease
@@ -81,7 +81,7 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 	if o.log == nil {
 		o.log = NewLogger(cfg)
 	}
-	a := &App{cfg: cfg, opt: o, red: red, keys: keyspace{tag: o.tag},
+	a := &App{cfg: cfg, opt: o, redactor: red, keys: keyspace{tag: o.tag},
 		log: slog.New(red.Handler(o.log.Handler())), gameCfg: game.DefaultConfig(),
 		wake: make(chan struct{}, 1), bcWake: make(chan struct{}, 1)}
 	if err := a.init(); err != nil {
@@ -112,7 +112,7 @@ func (a *App) init() error {
 	if a.store, err = notifier.NewStore(a.c, limits, 0, lanes.WithTag(o.tag)); err != nil {
 		return fmt.Errorf("app: lanes store: %w", err)
 	}
-	if a.notes, err = notifier.New(a.store, notifier.Config{}); err != nil {
+	if a.notifier, err = notifier.New(a.c, a.store, notifier.Config{}); err != nil {
 		return fmt.Errorf("app: notifier: %w", err)
 	}
 	a.ping = valkey.NewLuaScript("return 1")
@@ -128,14 +128,14 @@ func (a *App) init() error {
 		return fmt.Errorf("app: metrics: %w", err)
 	}
 	if cfg.Polls() {
-		a.api = &apiClient{base: cfg.APIURL, token: cfg.Token, red: a.red,
+		a.api = &apiClient{base: cfg.APIURL, token: cfg.Token, redactor: a.redactor,
 			hc: &http.Client{Timeout: o.pollTimeout + 15*time.Second}}
 		if a.bot, err = a.newBot(); err != nil {
 			return err
 		}
 	}
 	if cfg.Sends() {
-		a.worker, err = worker.New(a.notes, worker.Config{
+		a.worker, err = worker.New(a.notifier, worker.Config{
 			Token: cfg.Token, ServerURL: cfg.APIURL, Senders: cfg.Workers, Lease: cfg.WorkerLease,
 			ShutdownGrace: o.drain, Logger: o.log, Registerer: a.reg,
 		})
@@ -147,7 +147,7 @@ func (a *App) init() error {
 }
 
 // Notifier returns the app's notifier (tests and tools enqueue with it).
-func (a *App) Notifier() *notifier.Notifier { return a.notes }
+func (a *App) Notifier() *notifier.Notifier { return a.notifier }
 
 // Store returns the lanes store of the bot's messages.
 func (a *App) Store() *lanes.Store { return a.store }
@@ -210,5 +210,5 @@ func (a *App) Run(ctx context.Context) error {
 		scancel()
 	}
 	a.log.Info("codemojex stopped")
-	return a.red.Error(errors.Join(errs...))
+	return a.redactor.Error(errors.Join(errs...))
 }

@@ -88,7 +88,7 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		}
 		// The key (the update id) makes a re-run after a crash get the
 		// first call's broadcast id back instead of fanning out again.
-		id, err = a.notes.Broadcast(ctx, chats, notifier.Message{Text: text, Key: updateKey(run.id, "")})
+		id, err = a.notifier.Broadcast(ctx, chats, notifier.Message{Text: text, Key: updateKey(run.id, "")})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.reply(ctx, m, "❌ This text cannot be sent: "+err.Error())
 			return
@@ -103,7 +103,7 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		if j.BCStarted {
 			// A re-run: the first run may have been cut while fanning out
 			// (a repeat with the key does not resume it).
-			p, err := a.notes.Progress(ctx, id)
+			p, err := a.notifier.Progress(ctx, id)
 			if err != nil && !errors.Is(err, notifier.ErrUnknownBroadcast) {
 				run.fail(err)
 				return
@@ -127,14 +127,14 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	if exists {
 		return
 	}
-	p, err := a.notes.Progress(ctx, id)
+	p, err := a.notifier.Progress(ctx, id)
 	if err != nil {
 		run.fail(err)
 		return
 	}
 	txt := progressText(p)
 	// Keyed: a re-run after a crash gets the same progress message back.
-	jobs, err := a.notes.Notify(ctx, m.Chat.ID, notifier.Message{Text: txt, Class: notifier.Reply, Key: updateKey(run.id, "progress")})
+	jobs, err := a.notifier.Notify(ctx, m.Chat.ID, notifier.Message{Text: txt, Class: notifier.Reply, Key: updateKey(run.id, "progress")})
 	if err != nil {
 		run.fail(err)
 		return
@@ -216,7 +216,7 @@ func (a *App) trackOnce(ctx context.Context) error {
 			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())
 			continue
 		}
-		p, err := a.notes.Progress(ctx, id)
+		p, err := a.notifier.Progress(ctx, id)
 		if errors.Is(err, notifier.ErrUnknownBroadcast) {
 			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())
 			continue
@@ -230,7 +230,7 @@ func (a *App) trackOnce(ctx context.Context) error {
 			if t.Message == 0 {
 				// The progress message's Telegram id, recorded by the
 				// worker once it sent it.
-				msg, ok, err := a.notes.SentMessageID(ctx, t.Job)
+				msg, ok, err := a.notifier.Chats().SentMessageID(ctx, t.Job)
 				if err != nil {
 					return err
 				}
@@ -244,7 +244,7 @@ func (a *App) trackOnce(ctx context.Context) error {
 			}
 			// The edit goes through the chat's reply lane: ordered with the
 			// admin's other replies and paced by the same budgets.
-			if _, err := a.notes.Edit(ctx, t.Chat, t.Message, notifier.Message{Text: txt, Class: notifier.Reply}); err != nil {
+			if _, err := a.notifier.Edit(ctx, t.Chat, t.Message, notifier.Message{Text: txt, Class: notifier.Reply}); err != nil {
 				return err
 			}
 			t.Last, t.Edited = txt, time.Now()

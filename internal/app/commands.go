@@ -96,6 +96,6 @@ func (a *App) registerHandlers(b *bot.Bot) {
 func (a *App) registerCommands(ctx context.Context) {
 	cmds := userCommands()
 	if _, err := a.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: cmds}); err != nil {
-		a.log.Warn("setMyCommands failed; the command menu is unchanged", slog.Any("err", a.red.Error(err)))
+		a.log.Warn("setMyCommands failed; the command menu is unchanged", slog.Any("err", a.redactor.Error(err)))
 	}
 }

@@ -83,7 +83,7 @@ func (a *App) handleOne(ctx context.Context, u rawUpdate) error {
 		// Keyed by update and reply index: handled again after a crash
 		// between here and Finish, the update does not enqueue a reply
 		// twice, even one already sent and acked.
-		_, err := a.notes.Notify(ctx, o.Chat, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo,
+		_, err := a.notifier.Notify(ctx, o.Chat, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo,
 			Key: updateKey(u.ID, strconv.Itoa(i))})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.log.Error("reply rejected by the notifier; dropped", slog.Int64("update_id", u.ID), slog.Any("err", err))
@@ -166,7 +166,7 @@ func (a *App) chatMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 				runOf(ctx).fail(fmt.Errorf("record chat %d: %w", chat, err))
 				return
 			}
-			if err := a.notes.MarkActive(ctx, chat); err != nil {
+			if err := a.notifier.Chats().MarkActive(ctx, chat); err != nil {
 				runOf(ctx).fail(err)
 				return
 			}
@@ -186,10 +186,10 @@ func (a *App) newBot() (*bot.Bot, error) {
 		bot.WithMiddlewares(a.recoverMiddleware, a.chatMiddleware),
 		bot.WithDefaultHandler(a.onOther),
 		bot.WithErrorsHandler(func(err error) {
-			a.log.Error("telegram client error", slog.Any("err", a.red.Error(err)))
+			a.log.Error("telegram client error", slog.Any("err", a.redactor.Error(err)))
 		}),
 		bot.WithDebugHandler(func(format string, args ...any) {
-			a.log.Debug(a.red.String(fmt.Sprintf(format, args...)))
+			a.log.Debug(a.redactor.String(fmt.Sprintf(format, args...)))
 		}),
 	}
 	b, err := bot.New(a.cfg.Token, opts...)

@@ -43,7 +43,7 @@ func (a *App) Health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := a.ping.Exec(ctx, a.c, nil, nil).Error(); err != nil {
-		return Health{Reason: "valkey: " + a.red.String(err.Error())}
+		return Health{Reason: "valkey: " + a.redactor.String(err.Error())}
 	}
 	if !a.cfg.Polls() {
 		return Health{OK: true, Reason: "ok (worker)"}
@@ -76,7 +76,7 @@ func (a *App) standbyHealth(ctx context.Context) Health {
 		err = fmt.Errorf("MGET answered %d values, want 2", len(vals))
 	}
 	if err != nil {
-		return Health{Reason: "valkey: read the poller lease: " + a.red.String(err.Error())}
+		return Health{Reason: "valkey: read the poller lease: " + a.redactor.String(err.Error())}
 	}
 	holder, _ := vals[0].ToString() // "" when the lease is free
 	if polled, err := vals[1].ToString(); err == nil {

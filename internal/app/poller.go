@@ -235,7 +235,7 @@ func (a *App) getMe(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		msg := a.red.String(err.Error())
+		msg := a.redactor.String(err.Error())
 		a.meErr.Store(&msg)
 		if errors.Is(err, bot.ErrorUnauthorized) {
 			a.log.Error("Telegram answered 401 Unauthorized to getMe: TELEGRAM_BOT_TOKEN is wrong or was revoked "+
@@ -243,7 +243,7 @@ func (a *App) getMe(ctx context.Context) error {
 			return fmt.Errorf("getMe: %w", ErrTokenRejected)
 		}
 		wait = min(max(wait*2, errorBackoffMin), errorBackoffMax)
-		a.log.Warn("getMe failed; retrying", slog.Any("err", a.red.Error(err)), durationAttr("retry_in", wait))
+		a.log.Warn("getMe failed; retrying", slog.Any("err", a.redactor.Error(err)), durationAttr("retry_in", wait))
 		if err := sleepCtx(ctx, wait); err != nil {
 			return err
 		}

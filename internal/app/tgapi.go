@@ -38,10 +38,10 @@ func IsConflict(err error) bool {
 // request, and its own polling loop confirms a batch before the handlers
 // ran. The URL holds the token: it is never logged, and errors are redacted.
 type apiClient struct {
-	base  string // e.g. https://api.telegram.org
-	token string
-	hc    *http.Client
-	red   *redact.Redactor
+	base     string // e.g. https://api.telegram.org
+	token    string
+	hc       *http.Client
+	redactor *redact.Redactor
 }
 
 // maxUpdates is getUpdates' limit parameter (Telegram allows 1..100).
@@ -59,17 +59,17 @@ func (c *apiClient) getUpdates(ctx context.Context, offset int64, timeout time.D
 	form.Set("timeout", strconv.Itoa(int(timeout/time.Second)))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/bot"+c.token+"/getUpdates", strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, c.red.Error(fmt.Errorf("getUpdates: %w", err))
+		return nil, c.redactor.Error(fmt.Errorf("getUpdates: %w", err))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, c.red.Error(fmt.Errorf("getUpdates: %w", err))
+		return nil, c.redactor.Error(fmt.Errorf("getUpdates: %w", err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, c.red.Error(fmt.Errorf("getUpdates: read answer: %w", err))
+		return nil, c.redactor.Error(fmt.Errorf("getUpdates: read answer: %w", err))
 	}
 	var r struct {
 		OK          bool              `json:"ok"`
@@ -88,7 +88,7 @@ func (c *apiClient) getUpdates(ctx context.Context, offset int64, timeout time.D
 		if code == 0 {
 			code = resp.StatusCode
 		}
-		return nil, &APIError{Method: "getUpdates", Code: code, Description: c.red.String(r.Description), RetryAfter: r.Parameters.RetryAfter}
+		return nil, &APIError{Method: "getUpdates", Code: code, Description: c.redactor.String(r.Description), RetryAfter: r.Parameters.RetryAfter}
 	}
 	out := make([]rawUpdate, 0, len(r.Result))
 	for _, raw := range r.Result {

@@ -245,7 +245,7 @@ func newProducer(t *testing.T, srv *valkeytest.Server) *producer {
 	l.GlobalPerSecond, l.PrivatePerSecond = globalRate, chatRate
 	store, err := notifier.NewStore(c, l, 0, lanes.WithTag("cm"))
 	require.NoError(t, err)
-	n, err := notifier.New(store, notifier.Config{})
+	n, err := notifier.New(c, store, notifier.Config{})
 	require.NoError(t, err)
 	return &producer{c: c, store: store, n: n}
 }

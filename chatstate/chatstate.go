@@ -1,0 +1,217 @@
+// Package chatstate owns the delivery state of Telegram chats that the
+// notifier (producer) and the worker (consumer) share: which chats blocked
+// the bot (inactive), where a migrated group went (aliases), and which
+// Telegram message id a sent job became (for later edits).
+//
+// A Store is built on its own valkey.Client (chatstate.New), so neither
+// side reaches into the other's (or the lanes store's) client. Its keys
+// live under the lanes store's hash tag, in the notifier's segment, so they
+// share the lanes' cluster slot (see docs/keys.md):
+//
+//	{T}:n:inactive       set     chat ids (decimal) that blocked the bot
+//	{T}:n:alias          hash    old chat id -> new chat id (migrated groups)
+//	{T}:n:msg:<job id>   string  Telegram message id the job was sent as; PX SentTTL
+package chatstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// ErrInvalid is wrapped by every bad-input error (alias of a chat to
+// itself or to 0, malformed job id, message id < 1); nothing was written.
+var ErrInvalid = errors.New("chatstate: invalid argument")
+
+// maxAliasHops bounds Resolve's walk along migration aliases.
+const maxAliasHops = 4
+
+// Store reads and writes the delivery state of chats. Safe for concurrent
+// use.
+type Store struct {
+	c       valkey.Client
+	tag     string
+	sentTTL time.Duration
+}
+
+// New returns a Store on client c, with keys under hash tag tag (the lanes
+// store's, lanes.Store.Tag) and sent message ids kept for sentTTL (<= 0
+// means 24 h).
+func New(c valkey.Client, tag string, sentTTL time.Duration) *Store {
+	if sentTTL <= 0 {
+		sentTTL = 24 * time.Hour
+	}
+	return &Store{c: c, tag: tag, sentTTL: sentTTL}
+}
+
+func (s *Store) prefix() string                { return "{" + s.tag + "}:n:" }
+func (s *Store) inactiveKey() string           { return s.prefix() + "inactive" }
+func (s *Store) aliasKey() string              { return s.prefix() + "alias" }
+func (s *Store) sentKey(id lanes.JobID) string { return s.prefix() + "msg:" + string(id) }
+
+func member(chatID int64) string { return strconv.FormatInt(chatID, 10) }
+
+func invalid(msg string) error { return fmt.Errorf("%w: %s", ErrInvalid, msg) }
+
+// MarkInactive records that chatID blocked the bot (or deactivated, or
+// kicked it; Telegram answered 403): the notifier's Broadcast skips it and
+// Notify refuses notifications to it until MarkActive. Called by the worker.
+func (s *Store) MarkInactive(ctx context.Context, chatID int64) error {
+	err := s.c.Do(ctx, s.c.B().Sadd().Key(s.inactiveKey()).Member(member(chatID)).Build()).Error()
+	if err != nil {
+		return fmt.Errorf("chatstate: mark chat %d inactive: %w", chatID, err)
+	}
+	return nil
+}
+
+// MarkActive clears the inactive mark of chatID (and of the chat it migrated
+// to, if any). Handlers call it whenever the chat talks to the bot.
+func (s *Store) MarkActive(ctx context.Context, chatID int64) error {
+	target, err := s.Resolve(ctx, chatID)
+	if err != nil {
+		return err
+	}
+	err = s.c.Do(ctx, s.c.B().Srem().Key(s.inactiveKey()).Member(member(chatID), member(target)).Build()).Error()
+	if err != nil {
+		return fmt.Errorf("chatstate: mark chat %d active: %w", chatID, err)
+	}
+	return nil
+}
+
+// IsInactive reports whether chatID is marked inactive.
+func (s *Store) IsInactive(ctx context.Context, chatID int64) (bool, error) {
+	v, err := s.c.Do(ctx, s.c.B().Sismember().Key(s.inactiveKey()).Member(member(chatID)).Build()).AsBool()
+	if err != nil {
+		return false, fmt.Errorf("chatstate: chat %d inactive?: %w", chatID, err)
+	}
+	return v, nil
+}
+
+// SetAlias records that chat from migrated to chat to (Telegram answered
+// 400 with migrate_to_chat_id, a group upgraded to a supergroup): the
+// notifier sends later messages for from to to. Called by the worker.
+// Errors: ErrInvalid when from or to is 0 or from == to; the server's error.
+func (s *Store) SetAlias(ctx context.Context, from, to int64) error {
+	if from == 0 || to == 0 || from == to {
+		return invalid(fmt.Sprintf("alias %d -> %d", from, to))
+	}
+	err := s.c.Do(ctx, s.c.B().Hset().Key(s.aliasKey()).FieldValue().FieldValue(member(from), member(to)).Build()).Error()
+	if err != nil {
+		return fmt.Errorf("chatstate: alias %d -> %d: %w", from, to, err)
+	}
+	return nil
+}
+
+// Resolve follows migration aliases from chatID (at most 4 hops) and returns
+// the chat id to send to (chatID itself when it has no alias).
+func (s *Store) Resolve(ctx context.Context, chatID int64) (int64, error) {
+	cur := chatID
+	for range maxAliasHops {
+		v, err := s.c.Do(ctx, s.c.B().Hget().Key(s.aliasKey()).Field(member(cur)).Build()).ToString()
+		if valkey.IsValkeyNil(err) {
+			return cur, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("chatstate: resolve chat %d: %w", chatID, err)
+		}
+		next, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || next == 0 {
+			return cur, nil
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// ResolveMany resolves aliases and inactive marks for many chats, 1,000 per
+// round trip, and drops chats that resolve to one already listed. It
+// returns the resolved chat ids, in first-seen order, and whether each is
+// inactive.
+func (s *Store) ResolveMany(ctx context.Context, ids []int64) ([]int64, []bool, error) {
+	const chunk = 1000
+	out := make([]int64, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		fields := make([]string, len(part))
+		for i, id := range part {
+			fields[i] = member(id)
+		}
+		vals, err := s.c.Do(ctx, s.c.B().Hmget().Key(s.aliasKey()).Field(fields...).Build()).ToArray()
+		if err != nil {
+			return nil, nil, fmt.Errorf("chatstate: aliases: %w", err)
+		}
+		for i, id := range part {
+			target := id
+			if v, err := vals[i].ToString(); err == nil && v != "" {
+				// Rare: follow the whole chain one by one.
+				if target, err = s.Resolve(ctx, id); err != nil {
+					return nil, nil, err
+				}
+			}
+			if !seen[target] {
+				seen[target] = true
+				out = append(out, target)
+			}
+		}
+	}
+	inactive := make([]bool, len(out))
+	for start := 0; start < len(out); start += chunk {
+		part := out[start:min(start+chunk, len(out))]
+		members := make([]string, len(part))
+		for i, id := range part {
+			members[i] = member(id)
+		}
+		flags, err := s.c.Do(ctx, s.c.B().Smismember().Key(s.inactiveKey()).Member(members...).Build()).AsIntSlice()
+		if err != nil {
+			return nil, nil, fmt.Errorf("chatstate: inactive chats: %w", err)
+		}
+		for i, f := range flags {
+			inactive[start+i] = f == 1
+		}
+	}
+	return out, inactive, nil
+}
+
+// RecordMessageID records the Telegram message id that job id was sent as,
+// for SentMessageID, for the Store's sent TTL. Called by the worker after
+// each successful sendMessage, before the job is acked. Errors: ErrInvalid
+// for a malformed id or messageID < 1; the server's error.
+func (s *Store) RecordMessageID(ctx context.Context, id lanes.JobID, messageID int) error {
+	if err := id.Validate(); err != nil {
+		return invalid(err.Error())
+	}
+	if messageID <= 0 {
+		return invalid(fmt.Sprintf("message id %d of job %s", messageID, id))
+	}
+	err := s.c.Do(ctx, s.c.B().Set().Key(s.sentKey(id)).Value(strconv.Itoa(messageID)).
+		Px(s.sentTTL).Build()).Error()
+	if err != nil {
+		return fmt.Errorf("chatstate: record message id of job %s: %w", id, err)
+	}
+	return nil
+}
+
+// SentMessageID returns the Telegram message id the worker recorded for job
+// id (the first part's job, for a split text); ok is false while the job is
+// not sent yet (or was never, or its record expired after the sent TTL).
+// Errors: ErrInvalid for a malformed id; the server's error.
+func (s *Store) SentMessageID(ctx context.Context, id lanes.JobID) (int, bool, error) {
+	if err := id.Validate(); err != nil {
+		return 0, false, invalid(err.Error())
+	}
+	v, err := s.c.Do(ctx, s.c.B().Get().Key(s.sentKey(id)).Build()).AsInt64()
+	if valkey.IsValkeyNil(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("chatstate: message id of job %s: %w", id, err)
+	}
+	return int(v), true, nil
+}

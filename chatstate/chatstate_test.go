@@ -1,0 +1,72 @@
+package chatstate_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/chatstate"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+func TestMain(m *testing.M) { valkeytest.Main(m) }
+
+// A recorded message id reads back until its TTL (24 h by default), a job
+// never sent reads as not found, and bad input is refused.
+func TestSentMessageIDRoundTripsAndExpires(t *testing.T) {
+	t.Parallel()
+	c := valkeytest.Shared(t).Client(t)
+	tag := valkeytest.Namespace(t)
+	s := chatstate.New(c, tag, 0)
+	ctx := t.Context()
+	id := lanes.NewMinter().New()
+	_, ok, err := s.SentMessageID(ctx, id)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, s.RecordMessageID(ctx, id, 4242))
+	msg, ok, err := s.SentMessageID(ctx, id)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 4242, msg)
+	require.ErrorIs(t, s.RecordMessageID(ctx, id, 0), chatstate.ErrInvalid)
+	require.ErrorIs(t, s.RecordMessageID(ctx, "job_x", 1), chatstate.ErrInvalid)
+
+	ttl, err := c.Do(ctx, c.B().Pttl().Key("{"+tag+"}:n:msg:"+string(id)).Build()).AsInt64()
+	require.NoError(t, err)
+	require.Greater(t, ttl, (23 * time.Hour).Milliseconds())
+	require.LessOrEqual(t, ttl, (24 * time.Hour).Milliseconds())
+}
+
+// Aliases chain (a group migrated twice resolves to the last chat),
+// MarkActive clears the mark of the chat and of its alias target, and
+// ResolveMany dedupes chats that resolve to the same target.
+func TestAliasesAndInactiveMarks(t *testing.T) {
+	t.Parallel()
+	s := chatstate.New(valkeytest.Shared(t).Client(t), valkeytest.Namespace(t), 0)
+	ctx := t.Context()
+	require.ErrorIs(t, s.SetAlias(ctx, 1, 1), chatstate.ErrInvalid)
+	require.ErrorIs(t, s.SetAlias(ctx, 0, 1), chatstate.ErrInvalid)
+	require.NoError(t, s.SetAlias(ctx, -1, -2))
+	require.NoError(t, s.SetAlias(ctx, -2, -3))
+	to, err := s.Resolve(ctx, -1)
+	require.NoError(t, err)
+	require.Equal(t, int64(-3), to)
+
+	require.NoError(t, s.MarkInactive(ctx, -3))
+	require.NoError(t, s.MarkInactive(ctx, 7))
+	in, err := s.IsInactive(ctx, -3)
+	require.NoError(t, err)
+	require.True(t, in)
+
+	ids, inactive, err := s.ResolveMany(ctx, []int64{-1, -2, -3, 7, 8})
+	require.NoError(t, err)
+	require.Equal(t, []int64{-3, 7, 8}, ids)
+	require.Equal(t, []bool{true, true, false}, inactive)
+
+	require.NoError(t, s.MarkActive(ctx, -1))
+	in, err = s.IsInactive(ctx, -3)
+	require.NoError(t, err)
+	require.False(t, in, "MarkActive of the old chat clears its alias target")
+}
