@@ -9,7 +9,7 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -38,7 +38,7 @@ func ms(d time.Duration) string {
 // benchClaimLatency measures one claimer's Claim call (sequential, one job
 // each, the job released untimed so the lane stays non-empty) with 10,
 // 10,000 and 100,000 non-empty lanes.
-func benchClaimLatency(ctx context.Context, cfg config, srv *valkeytest.Server, t *table) error {
+func benchClaimLatency(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
 	c, err := newClient(srv)
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func commas(n int) string {
 // benchBroadcast times notifier.Broadcast to 100,000 chats against a raw
 // baseline: the same payloads RPUSHed onto one list, 1,000 per command,
 // all commands in one pipelined round trip.
-func benchBroadcast(ctx context.Context, cfg config, srv *valkeytest.Server, t *table) error {
+func benchBroadcast(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
 	c, err := newClient(srv)
 	if err != nil {
 		return err

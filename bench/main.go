@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 )
 
 type config struct {
@@ -84,7 +84,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := os.MkdirAll(cfg.docs, 0o755); err != nil {
 		return fmt.Errorf("docs dir: %w", err)
 	}
-	srv, err := valkeytest.StartServer("standalone", valkeytest.Options{})
+	srv, err := valkeyserver.Start("standalone", valkeyserver.Options{})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
@@ -97,7 +97,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	t := &table{}
 	steps := []struct {
 		name string
-		fn   func(context.Context, config, *valkeytest.Server, *table) error
+		fn   func(context.Context, config, *valkeyserver.Server, *table) error
 	}{
 		{"throughput", benchThroughput},
 		{"latency", benchClaimLatency},

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
-	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/notifier"
 )
 
@@ -104,7 +104,7 @@ func fairness(ctx context.Context, emu *tgemu.Emulator, enqueue func(ctx context
 	return r, nil
 }
 
-func benchFairness(ctx context.Context, cfg config, srv *valkeytest.Server, t *table) error {
+func benchFairness(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
 	// codemojex: notifier + lanes + the real worker.
 	emu, err := newEmulator()
 	if err != nil {
@@ -184,7 +184,7 @@ func lastOf(r fairRun, chat int64) float64 {
 
 // benchWeights: 30 chats with backlogs, the global rate binds, chat 201 has
 // weight 5; its delivered messages against the median chat's over a window.
-func benchWeights(ctx context.Context, cfg config, srv *valkeytest.Server, t *table) error {
+func benchWeights(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
 	emu, err := newEmulator()
 	if err != nil {
 		return err
@@ -244,7 +244,7 @@ func benchWeights(ctx context.Context, cfg config, srv *valkeytest.Server, t *ta
 
 // benchBudget: delivered messages/s over the configured global limit with
 // one and with two worker processes.
-func benchBudget(ctx context.Context, cfg config, srv *valkeytest.Server, t *table) error {
+func benchBudget(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
 	run := 8 * time.Second
 	if cfg.quick {
 		run = 4 * time.Second

@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 )
 
 // table collects the figures; each has a baseline measured in the same run.
@@ -55,7 +55,7 @@ func (m machine) String() string {
 	return fmt.Sprintf("%d CPUs (nproc), %s, %s", m.cpus, m.model, m.server)
 }
 
-func describeMachine(ctx context.Context, srv *valkeytest.Server) (machine, error) {
+func describeMachine(ctx context.Context, srv *valkeyserver.Server) (machine, error) {
 	m := machine{cpus: runtime.NumCPU(), model: "unknown CPU"}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
@@ -90,7 +90,7 @@ func describeMachine(ctx context.Context, srv *valkeytest.Server) (machine, erro
 	return m, nil
 }
 
-func flush(ctx context.Context, srv *valkeytest.Server) error {
+func flush(ctx context.Context, srv *valkeyserver.Server) error {
 	c, err := srv.NewClient()
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)

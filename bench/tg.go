@@ -18,7 +18,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
-	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -60,7 +60,7 @@ type pipeline struct {
 	n     *notifier.Notifier
 }
 
-func newPipeline(srv *valkeytest.Server, tag string) (*pipeline, error) {
+func newPipeline(srv *valkeyserver.Server, tag string) (*pipeline, error) {
 	c, err := newClient(srv)
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 // startWorkerProcs starts n helper worker processes.
-func startWorkerProcs(ctx context.Context, n int, srv *valkeytest.Server, emu *tgemu.Emulator, tag string) (stop func() error, err error) {
+func startWorkerProcs(ctx context.Context, n int, srv *valkeyserver.Server, emu *tgemu.Emulator, tag string) (stop func() error, err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("own executable: %w", err)

@@ -15,7 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/lanes"
 )
 
@@ -60,7 +60,7 @@ func perSecond(n int, d time.Duration) float64 { return float64(n) / d.Seconds()
 
 // redisBenchmark runs redis-benchmark (50 clients, no pipelining) against
 // srv and returns requests per second.
-func redisBenchmark(ctx context.Context, srv *valkeytest.Server, n int, args ...string) (float64, error) {
+func redisBenchmark(ctx context.Context, srv *valkeyserver.Server, n int, args ...string) (float64, error) {
 	host, port, _ := strings.Cut(srv.Addr, ":")
 	bin := "redis-benchmark"
 	if p, err := exec.LookPath("valkey-benchmark"); err == nil {
@@ -82,7 +82,7 @@ func redisBenchmark(ctx context.Context, srv *valkeytest.Server, n int, args ...
 	return v, nil
 }
 
-func newClient(srv *valkeytest.Server) (valkey.Client, error) {
+func newClient(srv *valkeyserver.Server) (valkey.Client, error) {
 	c, err := srv.NewClient()
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", srv.Addr, err)
@@ -92,7 +92,7 @@ func newClient(srv *valkeytest.Server) (valkey.Client, error) {
 
 type tp struct{ enqueue, claimAck, cycle float64 }
 
-func benchThroughput(ctx context.Context, cfg config, srv *valkeytest.Server, t *table) error {
+func benchThroughput(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
 	n, w := cfg.jobs, cfg.workers
 	lpush, err := redisBenchmark(ctx, srv, 2*n, "-t", "lpush")
 	if err != nil {
@@ -232,7 +232,7 @@ func lanesThroughput(ctx context.Context, c valkey.Client, n, workers int) (tp, 
 	return res, nil
 }
 
-func asynqThroughput(ctx context.Context, srv *valkeytest.Server, n, workers int) (tp, error) {
+func asynqThroughput(ctx context.Context, srv *valkeyserver.Server, n, workers int) (tp, error) {
 	var res tp
 	opt := asynq.RedisClientOpt{Addr: srv.Addr, PoolSize: workers + 10}
 	client := asynq.NewClient(opt)

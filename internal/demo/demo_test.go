@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 )
 
 // TestQuickScene plays the short scene against the real bot (built from
@@ -21,7 +21,7 @@ func TestQuickScene(t *testing.T) {
 		t.Skip("plays a 10 s scene; skipped with -short")
 	}
 	bin := os.Getenv("DEMO_BOT")
-	if _, err := valkeytest.Binary(); err != nil {
+	if _, err := valkeyserver.Binary(); err != nil {
 		t.Fatalf("no server binary for a throwaway Valkey (run ./scripts/ensure-valkey.sh): %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -1,5 +1,5 @@
 // Package demo runs codemojex end to end on one machine without a Telegram
-// token: a throwaway Valkey (internal/valkeytest), the in-repo Bot API
+// token: a throwaway Valkey (internal/valkeyserver), the in-repo Bot API
 // emulator (internal/tgemu) with Telegram's flood limits, and the real bot
 // binary (cmd/bot, built with go build and run as a child process pointed at
 // both). A scripted scene then plays on the emulator: one chat bursts many

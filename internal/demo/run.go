@@ -12,7 +12,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
-	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 )
 
 // Timeouts of the setup and teardown.
@@ -185,7 +185,7 @@ loop:
 // throwaway server, or url when given (it must be an empty database).
 func valkeyFor(ctx context.Context, url string) (string, func(), error) {
 	if url == "" {
-		srv, err := valkeytest.StartServer("standalone", valkeytest.Options{})
+		srv, err := valkeyserver.Start("standalone", valkeyserver.Options{})
 		if err != nil {
 			return "", nil, fmt.Errorf("demo: start a throwaway Valkey (run ./scripts/ensure-valkey.sh, or pass -valkey-url): %w", err)
 		}

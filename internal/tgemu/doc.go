@@ -1,5 +1,10 @@
 // Package tgemu is an in-process emulator of the Telegram Bot API, for tests.
 //
+// It is test-only code with one exception: the demo (cmd/demo, through
+// internal/demo) runs it at run time in place of Telegram. The demo is a
+// developer tool, never deployed; the bot binary (cmd/bot) does not link
+// tgemu.
+//
 // It serves the Bot API over HTTP on a loopback port (127.0.0.1:0) the way
 // github.com/go-telegram/bot talks to it: POST <URL>/bot<token>/<method> with
 // a multipart/form-data body (application/x-www-form-urlencoded, JSON bodies

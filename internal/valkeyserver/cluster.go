@@ -1,29 +1,23 @@
-package valkeytest
+package valkeyserver
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
 )
 
-// ModeEnv selects the shared server's kind: unset or "standalone" for one
-// server, "cluster" for a three-primary Valkey Cluster on loopback, so the
-// same suite runs on both (make test runs the lanes suite in both modes).
-const ModeEnv = "VALKEYTEST_MODE"
-
 // clusterSlots is the number of hash slots of Valkey Cluster.
 const clusterSlots = 16384
 
-// startCluster starts n servers in cluster mode, splits the 16384 slots
+// StartCluster starts n servers in cluster mode, splits the 16384 slots
 // between them (CLUSTER ADDSLOTSRANGE), joins them (CLUSTER MEET) and waits
-// until every node reports cluster_state:ok.
-func startCluster(n int) (*Server, error) {
+// until every node reports cluster_state:ok. The caller stops it with
+// Stop; its NewClient is a cluster client.
+func StartCluster(n int) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -99,23 +93,5 @@ func startCluster(n int) (*Server, error) {
 	}, nil
 }
 
-// StartCluster starts a dedicated cluster of n primaries for one test (n = 1
-// puts all 16384 slots on one node: enough for CLUSTER KEYSLOT checks and a
-// cluster client that refuses cross-slot calls), stopped when the test ends.
-// Its Client is a cluster client.
-func StartCluster(tb testing.TB, n int) *Server {
-	tb.Helper()
-	s, err := startCluster(n)
-	if err != nil {
-		tb.Fatalf("valkeytest: %v", err)
-	}
-	tb.Cleanup(s.Stop)
-	return s
-}
-
 // Cluster reports whether the server is a Valkey Cluster.
 func (s *Server) Cluster() bool { return len(s.cluster) > 0 }
-
-func sharedMode() string {
-	return strings.ToLower(strings.TrimSpace(os.Getenv(ModeEnv)))
-}

@@ -1,4 +1,4 @@
-package deploy_test
+package deploytest_test
 
 import (
 	"context"

@@ -1,0 +1,284 @@
+// Package valkeyserver launches a throwaway Valkey (or Redis) server: on a
+// free loopback port, with no persistence (unless asked), in a temporary
+// directory, killed with its parent (a parent-death signal), or a
+// three-primary Valkey Cluster on loopback. It imports no `testing`: the
+// demo (cmd/demo) and the bench command start servers with it at run time;
+// tests use package valkeytest, which wraps it with testing.TB helpers.
+package valkeyserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+// ErrNoServer is returned (and reported by Shared) when no server binary can
+// be found and VALKEY_URL is unset.
+var ErrNoServer = errors.New("valkeyserver: no valkey-server or redis-server on PATH and VALKEY_URL is unset; " +
+	"install one (Debian: apt-get install redis-server) or run `make test`, which installs it")
+
+// Server is a running (or external) Valkey/Redis server.
+type Server struct {
+	// Addr is host:port.
+	Addr string
+	// URL is a redis:// URL for the server.
+	URL string
+
+	cmd     *exec.Cmd
+	dir     string
+	binary  string
+	args    []string
+	extern  bool
+	stopped chan struct{}
+	// cluster holds the nodes of a cluster started by this package.
+	cluster []*Server
+	addrs   []string
+}
+
+// Options tunes a standalone server started by Start.
+type Options struct {
+	// AppendOnly turns on the append-only file with appendfsync always, so a
+	// restart keeps every acknowledged write.
+	AppendOnly bool
+	// ExtraArgs are passed to the server as they are (e.g. "--maxmemory", "10mb").
+	ExtraArgs []string
+}
+
+// Start starts a throwaway server; the caller stops it with Stop. mode is
+// "standalone" (or "") for one server with opts, or "cluster" for three
+// primaries (opts do not apply).
+func Start(mode string, opts Options) (*Server, error) {
+	switch mode {
+	case "", "standalone":
+		return start(opts)
+	case "cluster":
+		return StartCluster(3)
+	}
+	return nil, fmt.Errorf("valkeyserver: mode %q: want standalone or cluster", mode)
+}
+
+// Binary returns the path of valkey-server or redis-server on PATH.
+func Binary() (string, error) {
+	for _, name := range []string{"valkey-server", "redis-server"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", ErrNoServer
+}
+
+// External returns the server at redis:// URL u, started by someone else
+// (Stop, Kill and Restart do nothing to it), once it answers PING.
+func External(u string) (*Server, error) {
+	opt, err := valkey.ParseURL(u)
+	if err != nil {
+		return nil, fmt.Errorf("VALKEY_URL is not a valid redis:// URL: %w", err)
+	}
+	s := &Server{Addr: opt.InitAddress[0], URL: u, extern: true}
+	if err := s.ping(5 * time.Second); err != nil {
+		return nil, fmt.Errorf("VALKEY_URL=%s does not answer PING: %w", u, err)
+	}
+	return s, nil
+}
+
+func start(opts Options) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "valkeyserver-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--dir", dir, "--save", "", "--daemonize", "no",
+			"--protected-mode", "yes", "--loglevel", "warning",
+			"--logfile", filepath.Join(dir, "server.log"),
+		}
+		if opts.AppendOnly {
+			args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+		} else {
+			args = append(args, "--appendonly", "no")
+		}
+		args = append(args, opts.ExtraArgs...)
+		s := &Server{
+			Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			URL:    fmt.Sprintf("redis://127.0.0.1:%d/0", port),
+			dir:    dir,
+			binary: bin,
+			args:   args,
+		}
+		if err := s.launch(); err != nil {
+			lastErr = err
+			continue
+		}
+		return s, nil
+	}
+	_ = os.RemoveAll(dir)
+	return nil, fmt.Errorf("could not start %s: %w", bin, lastErr)
+}
+
+func (s *Server) launch() error {
+	cmd := exec.Command(s.binary, s.args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.cmd = cmd
+	s.stopped = make(chan struct{})
+	go func(c *exec.Cmd, done chan struct{}) {
+		_ = c.Wait()
+		close(done)
+	}(cmd, s.stopped)
+	if err := s.ping(10 * time.Second); err != nil {
+		_ = cmd.Process.Kill()
+		<-s.stopped
+		log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+		return fmt.Errorf("server on %s did not answer: %w (log: %s)", s.Addr, err, strings.TrimSpace(string(log)))
+	}
+	return nil
+}
+
+// Stop kills a server this package started and removes its directory. It is a
+// no-op for an external server. Safe to call twice.
+func (s *Server) Stop() {
+	for _, n := range s.cluster {
+		n.Stop()
+	}
+	if s.extern || s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.stopped
+	s.cmd = nil
+	_ = os.RemoveAll(s.dir)
+}
+
+// ErrExternal is returned by Restart for a server this package did not start.
+var ErrExternal = errors.New("valkeyserver: cannot restart an external server (VALKEY_URL)")
+
+// Restart stops the server process (a standalone server only) and starts it
+// again on the same port and directory (with AppendOnly, acknowledged
+// writes survive). Errors: ErrExternal; the launch's error.
+func (s *Server) Restart() error {
+	if s.extern {
+		return ErrExternal
+	}
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.stopped:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.stopped
+		}
+	}
+	if err := s.launch(); err != nil {
+		return fmt.Errorf("valkeyserver: restart: %w", err)
+	}
+	return nil
+}
+
+// Kill stops the server process abruptly (SIGKILL) without restarting it;
+// call Restart to bring it back.
+func (s *Server) Kill() {
+	if s.extern || s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.stopped
+}
+
+// NewClient returns a new client connected to the server; the caller closes it.
+func (s *Server) NewClient() (valkey.Client, error) {
+	if s.Cluster() {
+		return valkey.NewClient(valkey.ClientOption{InitAddress: s.addrs, DisableCache: true})
+	}
+	opt, err := valkey.ParseURL(s.URL)
+	if err != nil {
+		return nil, err
+	}
+	opt.DisableCache = true
+	return valkey.NewClient(opt)
+}
+
+func (s *Server) ping(within time.Duration) error {
+	deadline := time.Now().Add(within)
+	var last error
+	for time.Now().Before(deadline) {
+		opt, err := valkey.ParseURL(s.URL)
+		if err != nil {
+			return err
+		}
+		opt.DisableCache = true
+		c, err := valkey.NewClient(opt)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err = c.Do(ctx, c.B().Ping().Build()).Error()
+			cancel()
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		last = err
+		time.Sleep(20 * time.Millisecond)
+	}
+	return last
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Keys returns every key matching pattern (SCAN, not KEYS, on every node of
+// a cluster), e.g. for tests that check the keyspace returns to its baseline.
+func Keys(ctx context.Context, c valkey.Client, pattern string) ([]string, error) {
+	var out []string
+	for _, n := range c.Nodes() {
+		keys, err := scanNode(ctx, n, pattern)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, keys...)
+	}
+	return out, nil
+}
+
+func scanNode(ctx context.Context, c valkey.Client, pattern string) ([]string, error) {
+	var out []string
+	var cursor uint64
+	for {
+		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e.Elements...)
+		cursor = e.Cursor
+		if cursor == 0 {
+			return out, nil
+		}
+	}
+}
