@@ -138,21 +138,4 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	return bc, nil
 }
 
-// startLua begins a broadcast with an idempotency key: unless the key
-// exists, it records the broadcast id under it and creates the progress
-// hash, atomically.
-//
-// KEYS[1] progress hash, KEYS[2] idempotency key; ARGV[1] broadcast id,
-// ARGV[2] key TTL (ms), ARGV[3] progress TTL (ms), ARGV[4..] progress
-// field/value pairs. Returns the id already stored under the key, or ""
-// when this call recorded it.
-const startLua = `
-local prev = redis.call('GET', KEYS[2])
-if prev then return prev end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-redis.call('HSET', KEYS[1], unpack(ARGV, 4))
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return ''
-`
-
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

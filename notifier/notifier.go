@@ -100,10 +100,10 @@ type Notifier struct {
 	chats  *chatstate.Store
 	minter *lanes.Minter
 	cfg    Config
-	// record1 is the progress script (recordLua), one per Notifier: no
-	// package-level state.
+	// record1 is the progress script (lua/record.lua), one per Notifier:
+	// no package-level state.
 	record1 *valkey.Lua
-	// start begins a broadcast (startLua).
+	// start begins a broadcast (lua/start.lua).
 	start *valkey.Lua
 }
 
@@ -134,7 +134,7 @@ func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
 	return &Notifier{
 		store: store, c: c, keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
 		chats:   chatstate.New(c, store.Tag(), cfg.SentTTL),
-		record1: valkey.NewLuaScript(recordLua), start: valkey.NewLuaScript(startLua),
+		record1: mustScript("record"), start: mustScript("start"),
 	}, nil
 }
 

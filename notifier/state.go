@@ -66,24 +66,6 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 	return p, nil
 }
 
-// recordLua counts one outcome of a broadcast job, once per job id when
-// one is given (a dead-lettered job may be reported twice: by the worker
-// holding its lease and by a DeadLane sweep).
-//
-// KEYS[1] progress hash, KEYS[2] seen set; ARGV[1] field, ARGV[2] job id or
-// "" (no dedupe), ARGV[3] TTL (ms). Returns 1 when counted. An expired (or
-// unknown) broadcast is not resurrected.
-const recordLua = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if ARGV[2] ~= '' then
-  if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then return 0 end
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
-end
-redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1
-`
-
 func (n *Notifier) record(ctx context.Context, broadcast, field, jobID string) error {
 	if !validBroadcastID(broadcast) {
 		return invalid(fmt.Sprintf("broadcast id %q", broadcast))

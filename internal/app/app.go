@@ -115,8 +115,10 @@ func (a *App) init() error {
 	if a.notifier, err = notifier.New(a.c, a.store, notifier.Config{}); err != nil {
 		return fmt.Errorf("app: notifier: %w", err)
 	}
-	a.ping = valkey.NewLuaScript("return 1")
-	a.games = gamestore.New(a.c, "{"+o.tag+"}")
+	a.ping = mustScript("ping")
+	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
+		return fmt.Errorf("app: game store: %w", err)
+	}
 	a.inbox = newInbox(a.c, a.keys)
 	a.lease = newLease(a.c, a.keys, o.leaseTTL, a.log.With(slog.String("component", "poller")))
 	a.reg = o.reg

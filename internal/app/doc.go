@@ -42,7 +42,7 @@
 //
 // # Keys
 //
-// Every key starts with the store's hash tag {T} (default "cm"), shared with
+// Every key starts with the store's hash tag {T} (default DefaultTag), shared with
 // lanes, notifier and gamestore, so every script runs on Valkey Cluster:
 //
 //	{T}:app:poller        string  poller lease: token, PX lease

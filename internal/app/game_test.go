@@ -7,8 +7,6 @@ import (
 
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
-
-	"github.com/codemojex/codemojex/internal/gamestore"
 )
 
 func TestPlayerGetsRepliesToStartPlayAndGuesses(t *testing.T) {
@@ -32,7 +30,7 @@ func TestPlayerGetsRepliesToStartPlayAndGuesses(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, h.ask(0, ann, tc.text), tc.name)
 	}
-	st, err := gamestore.New(h.c, "{"+h.tag+"}").Current(context.Background(), ann.ID)
+	st, err := h.games().Current(context.Background(), ann.ID)
 	require.NoError(t, err)
 	require.Zero(t, st.AttemptsUsed(), "invalid guesses use no attempt")
 

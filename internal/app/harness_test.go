@@ -18,6 +18,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 )
@@ -226,4 +227,13 @@ func (r *cycleRNG) Read(p []byte) (int, error) {
 		p[i], r.buf = r.buf[0], r.buf[1:]
 	}
 	return len(p), nil
+}
+
+// games returns a game store on the harness's keys, to read what the bot
+// wrote.
+func (h *harness) games() *gamestore.Store {
+	h.t.Helper()
+	s, err := gamestore.New(h.c, h.tag)
+	require.NoError(h.t, err)
+	return s
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
-
-	"github.com/codemojex/codemojex/internal/gamestore"
 )
 
 // TestCrashBetweenIntakeAndHandling: a process records updates (and so
@@ -50,7 +48,7 @@ func TestCrashBetweenIntakeAndHandling(t *testing.T) {
 		"🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 2/10",
 		textTopEmpty,
 	}, got)
-	st, err := gamestore.New(h.c, "{"+h.tag+"}").Current(ctx, ann.ID)
+	st, err := h.games().Current(ctx, ann.ID)
 	require.NoError(t, err)
 	require.Equal(t, 2, st.AttemptsUsed(), "each guess applied once")
 	require.Eventually(t, func() bool {
@@ -85,7 +83,7 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
 	h.waitLeader(r)
 	require.Contains(t, h.ask(0, ann, "/play"), "New code")
-	games := gamestore.New(h.c, "{"+h.tag+"}")
+	games := h.games()
 	before, err := games.Current(ctx, ann.ID)
 	require.NoError(t, err)
 

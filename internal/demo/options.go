@@ -3,6 +3,8 @@ package demo
 import (
 	"io"
 	"time"
+
+	"github.com/codemojex/codemojex/internal/app"
 )
 
 // Token is the fake, well-formed bot token the demo gives the bot and the
@@ -33,7 +35,7 @@ type Options struct {
 	// throwaway server ("" starts one).
 	ValkeyURL string
 	// LanesTag is the hash tag of the bot's lanes store, read for the
-	// "queued" column (default "cm", the lanes default).
+	// "queued" column (default app.DefaultTag, the bot's).
 	LanesTag string
 	// Out receives the live table and the summary (nil: io.Discard).
 	Out io.Writer
@@ -105,7 +107,7 @@ func (o Options) withDefaults() Options {
 		s.Deadline = def.Deadline
 	}
 	if o.LanesTag == "" {
-		o.LanesTag = "cm"
+		o.LanesTag = app.DefaultTag
 	}
 	if o.Out == nil {
 		o.Out = io.Discard

@@ -13,17 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 )
 
-// The app's inbox keys (internal/app/keys.go, tag "cm"): read, not written,
-// except the poller lease, whose expiry the crash test brings forward.
+// The app's inbox keys (docs/keys.md, tag app.DefaultTag): read, not
+// written, except the poller lease, whose expiry the crash test brings
+// forward.
 const (
-	inboxQueue   = "{cm}:app:in:queue"
-	inboxHandled = "{cm}:app:in:handled"
-	inboxOffset  = "{cm}:app:in:offset"
-	pollerLease  = "{cm}:app:poller"
+	inboxQueue   = "{" + app.DefaultTag + "}:app:in:queue"
+	inboxHandled = "{" + app.DefaultTag + "}:app:in:handled"
+	inboxOffset  = "{" + app.DefaultTag + "}:app:in:offset"
+	pollerLease  = "{" + app.DefaultTag + "}:app:poller"
 )
 
 // Group rate of the crash test (messages/min per group): replies in groups

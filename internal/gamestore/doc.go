@@ -3,13 +3,14 @@
 //
 // # Keys
 //
-// All keys live under one prefix holding a hash tag (default "{cm}"), so
-// they share one cluster slot and one Lua script may touch them all. They
-// are built in keys.go only:
+// All keys live under the program's hash tag T, in the game store's
+// segment "g", so they share one cluster slot (the lanes') and one Lua
+// script may touch them all. They are built in keys.go only (docs/keys.md
+// lists every key of the program):
 //
-//	<prefix>:game:<chat_id>   hash: id (game ID), rev (version number), state (game.State JSON)
-//	<prefix>:top:<chat_id>    sorted set: user_id -> total points
-//	<prefix>:names:<chat_id>  hash: user_id -> display name (set on a win)
+//	{T}:g:game:<chat_id>   hash: id (game ID), rev (version number), state (game.State JSON)
+//	{T}:g:top:<chat_id>    sorted set: user_id -> total points
+//	{T}:g:names:<chat_id>  hash: user_id -> display name (set on a win)
 //
 // A running game's key expires after the game TTL (default 7 days) without a
 // move; a finished game (won, lost, given up) is deleted at once, so the

@@ -13,4 +13,6 @@ var (
 	// ErrConflict: the game kept changing under us; the move was retried the
 	// configured number of times and not applied.
 	ErrConflict = errors.New("too many concurrent changes to this chat's game")
+	// ErrInvalid: New was given a bad hash tag.
+	ErrInvalid = errors.New("gamestore: invalid argument")
 )

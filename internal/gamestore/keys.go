@@ -2,36 +2,15 @@ package gamestore
 
 import (
 	"strconv"
-	"strings"
 )
 
-// DefaultPrefix is the key prefix used when New is given "".
-const DefaultPrefix = "{cm}"
-
-// hasHashTag reports whether key has a cluster hash tag by Valkey's rule:
-// the first "{" is followed, later, by a "}" with at least one byte between.
-func hasHashTag(key string) bool {
-	i := strings.IndexByte(key, '{')
-	return i >= 0 && strings.IndexByte(key[i+1:], '}') > 0
-}
-
 // keys builds every key of the store. It is the one place that knows the
-// layout (see the package doc).
+// layout (see the package doc): every key is "{T}:g:<kind>:<chat_id>", T the
+// program's hash tag, g the game store's segment.
 type keys struct{ prefix string }
 
-// newKeys returns the key builder for prefix: "" means DefaultPrefix, and a
-// prefix without a hash tag is wrapped in one ("cm" becomes "{cm}"), so all
-// keys share a cluster slot.
-func newKeys(prefix string) keys {
-	switch {
-	case prefix == "":
-		prefix = DefaultPrefix
-	case !hasHashTag(prefix):
-		prefix = "{" + prefix + "}"
-	}
-	return keys{prefix: prefix}
-}
-
+// newKeys returns the key builder for hash tag tag.
+func newKeys(tag string) keys { return keys{prefix: "{" + tag + "}:g"} }
 func (k keys) chat(kind string, chatID int64) string {
 	return k.prefix + ":" + kind + ":" + strconv.FormatInt(chatID, 10)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
@@ -60,21 +61,24 @@ func WithMaxTries(n int) Option {
 	}
 }
 
-// New returns a Store over client with keys under prefix ("" means
-// DefaultPrefix; a prefix without a hash tag is wrapped in braces, see the
-// package doc).
-func New(client valkey.Client, prefix string, opts ...Option) *Store {
+// New returns a Store over client with keys under hash tag tag (the
+// program's, so they share the lanes' cluster slot; see the package doc).
+// Errors: ErrInvalid for a tag that is empty or holds '{' or '}'.
+func New(client valkey.Client, tag string, opts ...Option) (*Store, error) {
+	if tag == "" || strings.ContainsAny(tag, "{}") {
+		return nil, fmt.Errorf("%w: hash tag %q: want a non-empty tag without braces", ErrInvalid, tag)
+	}
 	s := &Store{
 		client:   client,
-		keys:     newKeys(prefix),
-		cas:      valkey.NewLuaScript(casSource),
+		keys:     newKeys(tag),
+		cas:      mustScript("cas"),
 		gameTTL:  DefaultGameTTL,
 		maxTries: DefaultMaxTries,
 	}
 	for _, o := range opts {
 		o(s)
 	}
-	return s
+	return s, nil
 }
 
 // Start begins a new game in the chat with cfg (zero fields mean defaults)

@@ -34,8 +34,9 @@ func newFixture(t *testing.T, opts ...Option) fixture {
 	srv := valkeytest.Shared(t)
 	c := srv.Client(t)
 	ns := valkeytest.Namespace(t)
-	prefix := "{" + ns + "}"
-	return fixture{store: New(c, prefix, opts...), client: c, ns: ns, prefix: prefix}
+	s, err := New(c, ns, opts...)
+	require.NoError(t, err)
+	return fixture{store: s, client: c, ns: ns, prefix: "{" + ns + "}:g"}
 }
 
 // keys returns every key of the fixture's namespace.
@@ -346,12 +347,16 @@ func TestScriptSurvivesScriptFlush(t *testing.T) {
 	require.NoError(t, err, "EVALSHA falls back to EVAL on NOSCRIPT")
 }
 
-func TestKeys(t *testing.T) {
-	require.Equal(t, "{cm}:game:42", newKeys("").game(42))
-	require.Equal(t, "{cm}:top:-1", newKeys("cm").top(-1))
-	require.Equal(t, "{bot}:x:names:5", newKeys("{bot}:x").names(5))
-	require.Equal(t, "{{}x}:game:1", newKeys("{}x").game(1), "an empty tag is no tag: wrapped")
-	require.True(t, strings.HasPrefix(newKeys("a{b}").game(1), "a{b}:"))
+// Every key is {T}:g:<kind>:<chat_id>, and a tag that would not be a hash
+// tag is refused.
+func TestKeysCarryTheTagAndTheGameSegment(t *testing.T) {
+	require.Equal(t, "{cm}:g:game:42", newKeys("cm").game(42))
+	require.Equal(t, "{cm}:g:top:-1", newKeys("cm").top(-1))
+	require.Equal(t, "{bot}:g:names:5", newKeys("bot").names(5))
+	for _, tag := range []string{"", "{x}", "a{b"} {
+		_, err := New(nil, tag)
+		require.ErrorIs(t, err, ErrInvalid, "tag %q", tag)
+	}
 }
 
 func TestCleanName(t *testing.T) {

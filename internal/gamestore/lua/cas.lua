@@ -1,9 +1,9 @@
 -- cas.lua: compare-and-set one chat's game; on a win, credit the winner in
 -- the same atomic step. Run by gamestore via EVALSHA (EVAL on NOSCRIPT).
 --
--- KEYS[1]  game hash    <prefix>:game:<chat_id>   fields: id, rev, state
--- KEYS[2]  leaderboard  <prefix>:top:<chat_id>    zset user_id -> points
--- KEYS[3]  names hash   <prefix>:names:<chat_id>  user_id -> display name
+-- KEYS[1]  game hash    {T}:g:game:<chat_id>   fields: id, rev, state
+-- KEYS[2]  leaderboard  {T}:g:top:<chat_id>    zset user_id -> points
+-- KEYS[3]  names hash   {T}:g:names:<chat_id>  user_id -> display name
 --
 -- ARGV[1]  mode: "new" = KEYS[1] must not exist;
 --                "cas" = KEYS[1] must have id ARGV[2] and rev ARGV[3];
