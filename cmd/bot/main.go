@@ -4,7 +4,7 @@
 // in the working directory loaded first without overriding set variables
 // (see internal/config). A bad value stops it with exit code 2 and a message
 // naming the variable; so does a token Telegram rejects (401 Unauthorized
-// to getMe or getUpdates: app.ErrTokenRejected), rather than retrying
+// to getMe or getUpdates: intake.ErrTokenRejected), rather than retrying
 // forever: no retry succeeds until the token is changed, and an exit is
 // visible in the container's status (with restart: unless-stopped the
 // restarts back off by themselves). SIGINT/SIGTERM stop it gracefully.
@@ -20,6 +20,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/intake"
 )
 
 // Exit codes.
@@ -46,7 +47,7 @@ func run() int {
 	}
 	if err := a.Run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
-		if errors.Is(err, app.ErrTokenRejected) {
+		if errors.Is(err, intake.ErrTokenRejected) {
 			return exitConfig
 		}
 		return exitFail

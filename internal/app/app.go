@@ -20,6 +20,7 @@ import (
 	"github.com/codemojex/codemojex/game"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/redact"
@@ -39,9 +40,10 @@ type App struct {
 	store     *lanes.Store
 	notifier  *notifier.Notifier
 	games     *gamestore.Store
-	inbox     *inbox
-	lease     *lease
-	api       *apiClient
+	audience  *audience
+	inbox     *intake.Inbox
+	lease     *intake.Lease
+	api       *intake.Client
 	bot       *bot.Bot // poller roles
 	worker    *worker.Worker
 	reg       *prometheus.Registry
@@ -71,7 +73,7 @@ func NewLogger(cfg config.Config) *slog.Logger {
 // client. It makes no Telegram call. Close releases what it opened; Run
 // does it when it returns.
 func New(cfg config.Config, opts ...Option) (*App, error) {
-	o := options{tag: DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: DefaultLeaseTTL,
+	o := options{tag: DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL,
 		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval}
 	for _, opt := range opts {
 		opt(&o)
@@ -119,8 +121,9 @@ func (a *App) init() error {
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}
-	a.inbox = newInbox(a.c, a.keys)
-	a.lease = newLease(a.c, a.keys, o.leaseTTL, a.log.With(slog.String("component", "poller")))
+	a.audience = &audience{c: a.c, keys: a.keys}
+	a.inbox = intake.NewInbox(a.c, o.tag)
+	a.lease = intake.NewLease(a.c, o.tag, o.leaseTTL, a.log.With(slog.String("component", "poller")))
 	a.reg = o.reg
 	if a.reg == nil {
 		a.reg = prometheus.NewRegistry()
@@ -130,8 +133,7 @@ func (a *App) init() error {
 		return fmt.Errorf("app: metrics: %w", err)
 	}
 	if cfg.Polls() {
-		a.api = &apiClient{base: cfg.APIURL, token: cfg.Token, redactor: a.redactor,
-			hc: &http.Client{Timeout: o.pollTimeout + 15*time.Second}}
+		a.api = intake.NewClient(cfg.APIURL, cfg.Token, &http.Client{Timeout: o.pollTimeout + 15*time.Second}, a.redactor)
 		if a.bot, err = a.newBot(); err != nil {
 			return err
 		}

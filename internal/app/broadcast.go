@@ -28,28 +28,6 @@ type tracked struct {
 	Edited  time.Time   `json:"at,omitzero"` // when it was last edited
 }
 
-// knownChats lists every chat that sent the bot an update.
-func (a *App) knownChats(ctx context.Context) ([]int64, error) {
-	var out []int64
-	var cursor uint64
-	for {
-		e, err := a.c.Do(ctx, a.c.B().Sscan().Key(a.keys.chats()).Cursor(cursor).Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			return nil, fmt.Errorf("app: known chats: %w", err)
-		}
-		for _, s := range e.Elements {
-			if id, err := strconv.ParseInt(s, 10, 64); err == nil && id != 0 {
-				out = append(out, id)
-			}
-		}
-		if cursor = e.Cursor; cursor == 0 {
-			break
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
-}
-
 // onBroadcast fans /broadcast <text> out to every known chat through the
 // notifier (notification queue) and keeps one progress message in the
 // admin's chat up to date. Handled again after a crash, it does not
@@ -73,7 +51,7 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	}
 	id := j.BC
 	if id == "" {
-		chats, err := a.knownChats(ctx)
+		chats, err := a.audience.Chats(ctx)
 		if err != nil {
 			run.fail(err)
 			return
@@ -82,7 +60,7 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 			a.reply(ctx, m, "No known chats to broadcast to.")
 			return
 		}
-		if err := a.saveJournal(ctx, run.id, "bcs", "1"); err != nil {
+		if err := a.inbox.SaveJournal(ctx, run.id, "bcs", "1"); err != nil {
 			run.fail(err)
 			return
 		}
@@ -113,13 +91,13 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 				return
 			}
 		}
-		if err := a.saveJournal(ctx, run.id, "bc", id); err != nil {
+		if err := a.inbox.SaveJournal(ctx, run.id, "bc", id); err != nil {
 			run.fail(err)
 			return
 		}
 		a.log.Info("broadcast queued", slog.String("broadcast", id), slog.Int("chats", len(chats)))
 	}
-	exists, err := a.c.Do(ctx, a.c.B().Hexists().Key(a.keys.broadcasts()).Field(id).Build()).AsBool()
+	exists, err := a.audience.IsTracked(ctx, id)
 	if err != nil {
 		run.fail(err)
 		return
@@ -139,7 +117,7 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		run.fail(err)
 		return
 	}
-	if err := a.saveTracked(ctx, id, tracked{Chat: m.Chat.ID, Job: jobs[0], Last: txt}); err != nil {
+	if err := a.audience.Track(ctx, id, tracked{Chat: m.Chat.ID, Job: jobs[0], Last: txt}); err != nil {
 		run.fail(err)
 		return
 	}
@@ -172,17 +150,6 @@ func progressText(p notifier.Progress) string {
 	return fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
 }
 
-func (a *App) saveTracked(ctx context.Context, id string, t tracked) error {
-	b, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	if err := a.c.Do(ctx, a.c.B().Hset().Key(a.keys.broadcasts()).FieldValue().FieldValue(id, string(b)).Build()).Error(); err != nil {
-		return fmt.Errorf("app: track broadcast %s: %w", id, err)
-	}
-	return nil
-}
-
 // trackBroadcasts keeps the progress message of every tracked broadcast up
 // to date while this process is the poller, by editing it through the
 // notifier (notifier.Edit of the message id the worker recorded for its job,
@@ -206,19 +173,23 @@ func (a *App) trackBroadcasts(ctx context.Context) {
 }
 
 func (a *App) trackOnce(ctx context.Context) error {
-	all, err := a.c.Do(ctx, a.c.B().Hgetall().Key(a.keys.broadcasts()).Build()).AsStrMap()
+	all, err := a.audience.Tracked(ctx)
 	if err != nil {
-		return fmt.Errorf("app: tracked broadcasts: %w", err)
+		return err
 	}
 	for id, raw := range all {
 		var t tracked
 		if err := json.Unmarshal([]byte(raw), &t); err != nil {
-			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())
+			if err := a.audience.Untrack(ctx, id); err != nil {
+				return err
+			}
 			continue
 		}
 		p, err := a.notifier.Progress(ctx, id)
 		if errors.Is(err, notifier.ErrUnknownBroadcast) {
-			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())
+			if err := a.audience.Untrack(ctx, id); err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {
@@ -250,11 +221,13 @@ func (a *App) trackOnce(ctx context.Context) error {
 			t.Last, t.Edited = txt, time.Now()
 		}
 		if done && t.Last == txt {
-			a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.broadcasts()).Field(id).Build())
+			if err := a.audience.Untrack(ctx, id); err != nil {
+				return err
+			}
 			a.log.Info("broadcast finished", slog.String("broadcast", id), slog.Int("sent", p.Sent), slog.Int("total", p.Total))
 			continue
 		}
-		if err := a.saveTracked(ctx, id, t); err != nil {
+		if err := a.audience.Track(ctx, id, t); err != nil {
 			return err
 		}
 	}

@@ -126,7 +126,7 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	// The crash: right after Broadcast returned, before the journal kept
 	// its id ("bcs" written, "bc" not), the update not finished.
 	h.rewind(a, u)
-	require.NoError(t, a.saveJournal(ctx, u.ID, "bcs", "1"))
+	require.NoError(t, a.inbox.SaveJournal(ctx, u.ID, "bcs", "1"))
 
 	r2 := h.start(nil)
 	require.Eventually(t, func() bool {

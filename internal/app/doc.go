@@ -12,45 +12,26 @@
 // the others log "another poller is active ..., waiting" and take over when
 // the lease lapses.
 //
-// # Intake: nothing lost, nothing applied twice
+// # Intake
 //
-// The poller runs its own getUpdates loop (a plain HTTP call; the library's
-// loop confirms a batch before its handlers have run). Each batch is first
-// recorded in Valkey by one atomic script, fenced by the poller's lease
-// token: updates with update_id >= the stored offset are appended to the
-// inbox list and the offset advances past them. Only the next getUpdates,
-// sent with that stored offset, confirms the batch to Telegram. A crash
-// before the script ran loses nothing (Telegram sends the batch again); a
-// crash after it loses nothing (the inbox has it), and a batch fetched twice
-// is recorded once (ids below the offset are dropped).
-//
-// One handler loop takes the inbox head, skips it when its update_id is at
-// or below the handled mark, runs it through the library's ProcessUpdate
-// (bot.WithNotAsyncHandlers: synchronously), sends the replies it produced
-// through the notifier, then pops it and raises the handled mark in one
-// atomic script (again fenced by the lease). A move that changes a game
-// first writes a journal entry for the update (the game's fingerprint
-// before the move and the replies it will produce); when the update is
-// handled again after a crash and the game no longer has that fingerprint,
-// the move was applied already: the journalled replies are sent and the
-// move is not replayed. Every message an update enqueues carries a notifier
-// idempotency key derived from its update_id ("upd:<id>:<reply index>",
-// "upd:<id>:progress", and "upd:<id>" for a /broadcast), so an update
-// handled again after a crash between enqueueing and finishing enqueues
-// nothing twice, even a reply already sent and acked. See inbox.go,
-// journal.go and handle.go.
+// Update intake (the getUpdates loop, the poller lease, the inbox and the
+// journals, and their scripts) is package internal/intake: nothing is lost
+// and nothing applied twice (see its doc). app runs it while it holds the
+// lease and feeds the inbox to the handlers (handle.go): every message an
+// update enqueues carries a notifier idempotency key derived from its
+// update_id ("upd:<id>:<reply index>", "upd:<id>:progress", and "upd:<id>"
+// for a /broadcast), so an update handled again after a crash between
+// enqueueing and finishing enqueues nothing twice, even a reply already
+// sent and acked. A move that changes a game first journals the game's
+// fingerprint and its replies (journal.go, handlers.go).
 //
 // # Keys
 //
-// Every key starts with the store's hash tag {T} (default DefaultTag), shared with
-// lanes, notifier and gamestore, so every script runs on Valkey Cluster:
+// Every key starts with the store's hash tag {T} (default DefaultTag),
+// shared with lanes, notifier, chatstate, gamestore and intake, so every
+// script runs on Valkey Cluster. The app itself keeps two (audience.go);
+// docs/keys.md lists every key of the program:
 //
-//	{T}:app:poller        string  poller lease: token, PX lease
-//	{T}:app:polled        string  heartbeat: token of the poller whose getUpdates succeeded, PX 2x long-poll timeout
-//	{T}:app:in:offset     string  next getUpdates offset (last recorded update_id + 1)
-//	{T}:app:in:queue      list    recorded updates not yet handled: "<update_id>\n<update JSON>"
-//	{T}:app:in:handled    string  highest update_id handled
-//	{T}:app:j:<update_id> hash    journal of an update being handled: pre, out, bc (deleted when handled)
 //	{T}:app:chats         set     every chat id that sent the bot an update (broadcast audience)
 //	{T}:app:bc            hash    broadcasts whose progress message is being kept up to date
 package app

@@ -12,6 +12,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/notifier"
 )
 
@@ -53,7 +54,7 @@ func (r *updateRun) fail(err error) {
 // it through the library's ProcessUpdate (synchronously), enqueues its
 // replies, then finishes it (pop + handled mark, fenced by the lease). An
 // error means nothing was finished: u is retried.
-func (a *App) handleOne(ctx context.Context, u rawUpdate) error {
+func (a *App) handleOne(ctx context.Context, u intake.Update) error {
 	if u.ID < 0 {
 		a.log.Error("inbox: dropping malformed entry", slog.Int("bytes", len(u.JSON)))
 		return a.inbox.Drop(ctx, string(u.JSON))
@@ -65,13 +66,13 @@ func (a *App) handleOne(ctx context.Context, u rawUpdate) error {
 	if u.ID <= handled {
 		a.m.duplicates.Inc()
 		a.log.Info("update already handled; skipped", slog.Int64("update_id", u.ID))
-		return a.inbox.Finish(ctx, a.lease.token, u.ID)
+		return a.inbox.Finish(ctx, a.lease.Token(), u.ID)
 	}
 	var upd models.Update
 	if err := json.Unmarshal(u.JSON, &upd); err != nil {
 		a.log.Error("update does not decode; skipped", slog.Int64("update_id", u.ID), slog.Any("err", err))
 		a.m.handled.WithLabelValues("malformed").Inc()
-		return a.inbox.Finish(ctx, a.lease.token, u.ID)
+		return a.inbox.Finish(ctx, a.lease.Token(), u.ID)
 	}
 	run := &updateRun{id: u.ID}
 	a.bot.ProcessUpdate(context.WithValue(ctx, runKey{}, run), &upd)
@@ -94,7 +95,7 @@ func (a *App) handleOne(ctx context.Context, u rawUpdate) error {
 			return fmt.Errorf("update %d: reply: %w", u.ID, err)
 		}
 	}
-	if err := a.inbox.Finish(ctx, a.lease.token, u.ID); err != nil {
+	if err := a.inbox.Finish(ctx, a.lease.Token(), u.ID); err != nil {
 		return err
 	}
 	switch {
@@ -162,8 +163,8 @@ func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 func (a *App) chatMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
 		if chat := chatOf(u); chat != 0 {
-			if err := a.c.Do(ctx, a.c.B().Sadd().Key(a.keys.chats()).Member(strconv.FormatInt(chat, 10)).Build()).Error(); err != nil {
-				runOf(ctx).fail(fmt.Errorf("record chat %d: %w", chat, err))
+			if err := a.audience.AddChat(ctx, chat); err != nil {
+				runOf(ctx).fail(err)
 				return
 			}
 			if err := a.notifier.Chats().MarkActive(ctx, chat); err != nil {

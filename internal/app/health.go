@@ -71,15 +71,11 @@ func (a *App) Health(ctx context.Context) Health {
 // standbyHealth is Health of a poller that does not hold the lease: 200
 // while another poller's heartbeat is fresh (see Health).
 func (a *App) standbyHealth(ctx context.Context) Health {
-	vals, err := a.c.Do(ctx, a.c.B().Mget().Key(a.keys.lock(), a.keys.polled()).Build()).ToArray()
-	if err == nil && len(vals) != 2 {
-		err = fmt.Errorf("MGET answered %d values, want 2", len(vals))
-	}
+	holder, polled, err := a.inbox.PollerState(ctx)
 	if err != nil {
-		return Health{Reason: "valkey: read the poller lease: " + a.redactor.String(err.Error())}
+		return Health{Reason: "valkey: read the poller lease: " + a.redactor.String(errors.Unwrap(err).Error())}
 	}
-	holder, _ := vals[0].ToString() // "" when the lease is free
-	if polled, err := vals[1].ToString(); err == nil {
+	if polled != "" {
 		return Health{OK: true, Reason: "ok (standby poller: " + polled + " is polling)"}
 	}
 	limit := 2 * a.opt.pollTimeout

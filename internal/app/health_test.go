@@ -98,7 +98,7 @@ func TestHealthzStandbyFollowsPolling(t *testing.T) {
 	first := h.start([]string{"BOT_ROLE=poller"}, WithValkey(c1))
 	h.waitLeader(first)
 	second := h.start([]string{"BOT_ROLE=all"}) // its worker sends the replies
-	holder := first.app.lease.token
+	holder := first.app.lease.Token()
 	var code int
 	var body string
 	require.Eventually(t, func() bool {
@@ -127,7 +127,7 @@ func TestHealthzStandbyFollowsPolling(t *testing.T) {
 	// goes first, then the process stops.
 	c1.Close()
 	first.stop()
-	n, err := h.c.Do(context.Background(), h.c.B().Exists().Key(first.app.keys.lock()).Build()).AsInt64()
+	n, err := h.c.Do(context.Background(), h.c.B().Exists().Key(first.app.inbox.Keys().Lease()).Build()).AsInt64()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "the dead poller's lease was not released")
 	seen503 := 0

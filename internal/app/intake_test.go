@@ -100,15 +100,15 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	r.stop()
 	raw, err := jsonOf(u)
 	require.NoError(t, err)
-	require.NoError(t, h.c.Do(ctx, h.c.B().Lpush().Key(a.keys.queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
-	require.NoError(t, h.c.Do(ctx, h.c.B().Set().Key(a.keys.handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
+	require.NoError(t, h.c.Do(ctx, h.c.B().Lpush().Key(a.inbox.Keys().Queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
+	require.NoError(t, h.c.Do(ctx, h.c.B().Set().Key(a.inbox.Keys().Handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
 	require.NoError(t, a.planMove(ctx, u.ID, fingerprint(before, true),
 		[]outMsg{{Chat: ann.ID, Text: "🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 1/10"}}))
 	// The crash came before the reply was enqueued: its idempotency key was
 	// never recorded.
 	require.NoError(t, h.c.Do(ctx, h.c.B().Del().Key(onceKey(h, u.ID, "0")).Build()).Error())
 	// And a duplicate of an update already handled, behind it.
-	require.NoError(t, h.c.Do(ctx, h.c.B().Rpush().Key(a.keys.queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
+	require.NoError(t, h.c.Do(ctx, h.c.B().Rpush().Key(a.inbox.Keys().Queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
 
 	r2 := h.start(nil)
 	got := h.texts(ann.ID, 3)
@@ -118,7 +118,7 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	cur, err := games.Current(ctx, ann.ID)
 	require.NoError(t, err)
 	require.Equal(t, 1, cur.AttemptsUsed(), "the move was not applied twice")
-	n, err := h.c.Do(ctx, h.c.B().Exists().Key(a.keys.journal(u.ID)).Build()).AsInt64()
+	n, err := h.c.Do(ctx, h.c.B().Exists().Key(a.inbox.Keys().Journal(u.ID)).Build()).AsInt64()
 	require.NoError(t, err)
 	require.Zero(t, n, "the journal is dropped once the update is handled")
 	require.Contains(t, h.logs.String(), "update already handled; skipped")
@@ -140,7 +140,7 @@ func TestSecondPollerWaits(t *testing.T) {
 	require.Contains(t, h.ask(0, ann, "/start"), "Welcome", "the second process's worker sends the first's replies")
 	code, body := h.get(second, "/healthz")
 	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, "ok (standby poller: "+first.app.lease.token+" is polling)\n", body)
+	require.Equal(t, "ok (standby poller: "+first.app.lease.Token()+" is polling)\n", body)
 	require.False(t, second.app.leader.Load())
 
 	first.stop()
@@ -186,8 +186,8 @@ func (h *harness) rewind(a *App, u models.Update) {
 	ctx := context.Background()
 	raw, err := jsonOf(u)
 	require.NoError(h.t, err)
-	require.NoError(h.t, h.c.Do(ctx, h.c.B().Lpush().Key(a.keys.queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
-	require.NoError(h.t, h.c.Do(ctx, h.c.B().Set().Key(a.keys.handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
+	require.NoError(h.t, h.c.Do(ctx, h.c.B().Lpush().Key(a.inbox.Keys().Queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
+	require.NoError(h.t, h.c.Do(ctx, h.c.B().Set().Key(a.inbox.Keys().Handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
 }
 
 // TestReplayAfterRepliesEnqueued: a crash after an update's replies were

@@ -5,38 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/go-telegram/bot"
-)
 
-// Back-offs of the intake.
-const (
-	// conflictBackoffMin/Max bound the wait after Telegram answered 409
-	// (another getUpdates or a webhook is active): doubled on each 409 in a
-	// row, never a tight loop.
-	conflictBackoffMin = 5 * time.Second
-	conflictBackoffMax = 2 * time.Minute
-	// errorBackoffMin/Max bound the wait after any other failure.
-	errorBackoffMin = 500 * time.Millisecond
-	errorBackoffMax = 30 * time.Second
+	"github.com/codemojex/codemojex/internal/intake"
 )
-
-// ErrTokenRejected is returned by Run (errors.Is) when Telegram answered
-// 401 Unauthorized to getMe or getUpdates: TELEGRAM_BOT_TOKEN is wrong or
-// was revoked. The process stops rather than retry: no retry can succeed
-// until the token is changed, and an exit with a clear message (cmd/bot
-// exits with code 2, a configuration error) shows in the container's
-// status and restart count where a quiet retry loop would not; under
-// `restart: unless-stopped` the restarts back off by themselves.
-var ErrTokenRejected = errors.New("telegram rejected the bot token (401 Unauthorized): TELEGRAM_BOT_TOKEN is wrong or was revoked; " +
-	"copy the current token from @BotFather")
 
 // runPoller competes for the poller lease and, while it holds it, runs the
 // intake and the handler loop. It returns when ctx ends (nil), or
-// ErrTokenRejected.
+// intake.ErrTokenRejected.
 func (a *App) runPoller(ctx context.Context) error {
 	log := a.log.With(slog.String("component", "poller"))
 	if err := a.getMe(ctx); err != nil {
@@ -46,7 +25,13 @@ func (a *App) runPoller(ctx context.Context) error {
 		return err
 	}
 	for {
-		err := a.lease.acquire(ctx, func(waiting bool) { a.m.standby.Set(b2f(waiting)) })
+		err := a.lease.Acquire(ctx, func(waiting bool) {
+			if waiting {
+				a.m.standby.Set(1)
+			} else {
+				a.m.standby.Set(0)
+			}
+		})
 		if err != nil {
 			return nil
 		}
@@ -55,8 +40,8 @@ func (a *App) runPoller(ctx context.Context) error {
 		a.registerCommands(ctx)
 		lctx, cancel := context.WithCancelCause(ctx)
 		var wg sync.WaitGroup
-		wg.Go(func() { cancel(a.lease.hold(lctx)) })
-		wg.Go(func() { cancel(a.intake(lctx)) })
+		wg.Go(func() { cancel(a.lease.Hold(lctx)) })
+		wg.Go(func() { cancel(a.poller().Run(lctx)) })
 		if !a.opt.intakeOnly {
 			wg.Go(func() { cancel(a.handleLoop(lctx)) })
 			wg.Go(func() { a.trackBroadcasts(lctx) })
@@ -66,103 +51,37 @@ func (a *App) runPoller(ctx context.Context) error {
 		a.leader.Store(false)
 		a.m.leader.Set(0)
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		a.lease.release(rctx)
+		a.lease.Release(rctx)
 		rcancel()
 		if ctx.Err() != nil {
 			log.Info("poller stopped")
 			return nil
 		}
-		if cause := context.Cause(lctx); errors.Is(cause, ErrTokenRejected) {
+		if cause := context.Cause(lctx); errors.Is(cause, intake.ErrTokenRejected) {
 			return cause
 		}
 		log.Warn("poller stopped polling; waiting for the lease again", slog.Any("cause", context.Cause(lctx)))
-		if err := sleepCtx(ctx, time.Second); err != nil {
+		if err := intake.SleepCtx(ctx, time.Second); err != nil {
 			return nil
 		}
 	}
 }
 
-// intake fetches updates and records them in the inbox before the next
-// getUpdates confirms them (see the package doc). It returns ErrLeaseLost
-// when the lease was taken, nil when ctx ends.
-func (a *App) intake(ctx context.Context) error {
-	log := a.log.With(slog.String("component", "intake"))
-	conflictWait, errWait := time.Duration(0), time.Duration(0)
-	var lastBeat time.Time
-	for ctx.Err() == nil {
-		offset, err := a.inbox.Offset(ctx)
-		if err == nil {
-			var ups []rawUpdate
-			ups, err = a.api.getUpdates(ctx, offset, a.opt.pollTimeout)
-			if err == nil {
-				now := time.Now()
-				a.lastPoll.Store(now.UnixNano())
-				// The heartbeat for standby pollers' /healthz: at most every
-				// quarter of the long-poll timeout, so a busy intake does
-				// not pay a Valkey call per getUpdates.
-				if now.Sub(lastBeat) >= a.opt.pollTimeout/4 {
-					if herr := a.lease.heartbeat(ctx, a.keys.polled(), 2*a.opt.pollTimeout); herr == nil {
-						lastBeat = now
-					} else if ctx.Err() == nil {
-						log.Warn("intake: polling heartbeat not written", slog.Any("err", herr))
-					}
-				}
-				conflictWait, errWait = 0, 0
-				if len(ups) == 0 {
-					continue
-				}
-				var added int
-				added, _, err = a.inbox.Record(ctx, a.lease.token, ups)
-				if err == nil {
-					a.m.received.Add(float64(added))
-					select {
-					case a.wake <- struct{}{}:
-					default:
-					}
-					continue
-				}
-				if errors.Is(err, ErrLeaseLost) {
-					return err
-				}
+// poller is the intake loop of this process, wired to its metrics, its
+// /healthz and its handler loop.
+func (a *App) poller() *intake.Poller {
+	return &intake.Poller{
+		Inbox: a.inbox, Lease: a.lease, Client: a.api, PollTimeout: a.opt.pollTimeout, Log: a.log,
+		Polled: func(t time.Time) { a.lastPoll.Store(t.UnixNano()) },
+		Recorded: func(added int) {
+			a.m.received.Add(float64(added))
+			select {
+			case a.wake <- struct{}{}:
+			default:
 			}
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		var wait time.Duration
-		var ae *APIError
-		switch {
-		case IsConflict(err):
-			a.m.conflicts.Inc()
-			conflictWait = min(max(conflictWait*2, conflictBackoffMin), conflictBackoffMax)
-			wait = conflictWait
-			log.Warn("Telegram answered 409 Conflict: another instance polls this bot (or a webhook is set); backing off",
-				slog.String("telegram", ae409(err)), durationAttr("retry_in", wait))
-		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
-			log.Error("Telegram answered 401 Unauthorized to getUpdates: the bot token was revoked or changed; stopping",
-				slog.String("telegram", ae.Description))
-			return fmt.Errorf("getUpdates: %w", ErrTokenRejected)
-		case errors.As(err, &ae) && ae.Code == 429:
-			wait = max(time.Duration(ae.RetryAfter)*time.Second, time.Second)
-			log.Warn("getUpdates: 429 Too Many Requests", durationAttr("retry_in", wait))
-		default:
-			errWait = min(max(errWait*2, errorBackoffMin), errorBackoffMax)
-			wait = errWait
-			log.Warn("intake: getUpdates or record failed; retrying", slog.Any("err", err), durationAttr("retry_in", wait))
-		}
-		if sleepCtx(ctx, wait) != nil {
-			return nil
-		}
+		},
+		Conflict: a.m.conflicts.Inc,
 	}
-	return nil
-}
-
-func ae409(err error) string {
-	var ae *APIError
-	if errors.As(err, &ae) {
-		return ae.Description
-	}
-	return ""
 }
 
 // handleLoop handles the inbox head by head until ctx ends. The update in
@@ -172,12 +91,12 @@ func (a *App) handleLoop(ctx context.Context) error {
 	log := a.log.With(slog.String("component", "handler"))
 	errWait := time.Duration(0)
 	fail := func(msg string, err error) error {
-		if errors.Is(err, ErrLeaseLost) {
+		if errors.Is(err, intake.ErrLeaseLost) {
 			return err
 		}
-		errWait = min(max(errWait*2, errorBackoffMin), errorBackoffMax)
+		errWait = intake.NextBackoff(errWait)
 		log.Warn(msg, slog.Any("err", err), durationAttr("retry_in", errWait))
-		return sleepCtx(ctx, errWait)
+		return intake.SleepCtx(ctx, errWait)
 	}
 	for ctx.Err() == nil {
 		u, ok, err := a.inbox.Head(ctx)
@@ -240,19 +159,12 @@ func (a *App) getMe(ctx context.Context) error {
 		if errors.Is(err, bot.ErrorUnauthorized) {
 			a.log.Error("Telegram answered 401 Unauthorized to getMe: TELEGRAM_BOT_TOKEN is wrong or was revoked "+
 				"(copy the current token from @BotFather); stopping", slog.String("err", msg), slog.String("api", a.cfg.APIURL))
-			return fmt.Errorf("getMe: %w", ErrTokenRejected)
+			return fmt.Errorf("getMe: %w", intake.ErrTokenRejected)
 		}
-		wait = min(max(wait*2, errorBackoffMin), errorBackoffMax)
+		wait = intake.NextBackoff(wait)
 		a.log.Warn("getMe failed; retrying", slog.Any("err", a.redactor.Error(err)), durationAttr("retry_in", wait))
-		if err := sleepCtx(ctx, wait); err != nil {
+		if err := intake.SleepCtx(ctx, wait); err != nil {
 			return err
 		}
 	}
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }

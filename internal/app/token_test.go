@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
@@ -46,7 +47,7 @@ func (h *harness) runUntilError(env []string) error {
 }
 
 // TestTokenRejected: a token Telegram answers 401 to (wrong or revoked)
-// stops the process with ErrTokenRejected and a clear error line, whether
+// stops the process with intake.ErrTokenRejected and a clear error line, whether
 // getMe or, later, getUpdates gets the 401; the token is never shown.
 func TestTokenRejected(t *testing.T) {
 	t.Parallel()
@@ -69,7 +70,7 @@ func TestTokenRejected(t *testing.T) {
 				h.emu.InjectFault(*tc.fault)
 			}
 			err := h.runUntilError(tc.env)
-			require.ErrorIs(t, err, ErrTokenRejected)
+			require.ErrorIs(t, err, intake.ErrTokenRejected)
 			require.Contains(t, err.Error(), "TELEGRAM_BOT_TOKEN is wrong or was revoked")
 			require.NotContains(t, err.Error(), "AAwrongToken")
 			logs := h.logs.String()

@@ -1,4 +1,4 @@
-package app
+package intake
 
 import (
 	"context"
@@ -34,23 +34,30 @@ func IsConflict(err error) bool {
 	return errors.As(err, &ae) && ae.Code == http.StatusConflict
 }
 
-// apiClient calls getUpdates directly: go-telegram/bot exports no raw
+// Client calls getUpdates directly: go-telegram/bot exports no raw
 // request, and its own polling loop confirms a batch before the handlers
 // ran. The URL holds the token: it is never logged, and errors are redacted.
-type apiClient struct {
+type Client struct {
 	base     string // e.g. https://api.telegram.org
 	token    string
 	hc       *http.Client
 	redactor *redact.Redactor
 }
 
+// NewClient returns a getUpdates client of the Bot API at base (e.g.
+// https://api.telegram.org) for token, sending with hc and redacting the
+// token from its errors with redactor.
+func NewClient(base, token string, hc *http.Client, redactor *redact.Redactor) *Client {
+	return &Client{base: base, token: token, hc: hc, redactor: redactor}
+}
+
 // maxUpdates is getUpdates' limit parameter (Telegram allows 1..100).
 const maxUpdates = 100
 
-// getUpdates long-polls for up to timeout (seconds resolution, at least 0)
+// GetUpdates long-polls for up to timeout (seconds resolution, at least 0)
 // and returns the updates with update_id >= offset, in order. Errors are
 // *APIError for an ok=false answer, or a redacted transport error.
-func (c *apiClient) getUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]rawUpdate, error) {
+func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]Update, error) {
 	form := url.Values{}
 	if offset != 0 {
 		form.Set("offset", strconv.FormatInt(offset, 10))
@@ -90,7 +97,7 @@ func (c *apiClient) getUpdates(ctx context.Context, offset int64, timeout time.D
 		}
 		return nil, &APIError{Method: "getUpdates", Code: code, Description: c.redactor.String(r.Description), RetryAfter: r.Parameters.RetryAfter}
 	}
-	out := make([]rawUpdate, 0, len(r.Result))
+	out := make([]Update, 0, len(r.Result))
 	for _, raw := range r.Result {
 		var id struct {
 			UpdateID int64 `json:"update_id"`
@@ -98,7 +105,7 @@ func (c *apiClient) getUpdates(ctx context.Context, offset int64, timeout time.D
 		if err := json.Unmarshal(raw, &id); err != nil {
 			return nil, fmt.Errorf("getUpdates: update without update_id: %w", err)
 		}
-		out = append(out, rawUpdate{ID: id.UpdateID, JSON: raw})
+		out = append(out, Update{ID: id.UpdateID, JSON: raw})
 	}
 	return out, nil
 }

@@ -1,80 +1,55 @@
-package app
+package intake
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
-
-	"github.com/codemojex/codemojex/game"
 )
 
 // journalTTL bounds how long a journal entry outlives a crash that left its
 // update unhandled (the entry is deleted when the update is handled).
 const journalTTL = 7 * 24 * time.Hour
 
-// journal is what the handler of one update wrote before a move that
+// Journal is what the handler of one update wrote before a move that
 // changes state outside the inbox (a game move, a broadcast), so the update
 // handled again after a crash does not apply it twice.
-type journal struct {
+type Journal struct {
 	Exists bool
 	// Pre is the fingerprint of the chat's game before the move.
 	Pre string
-	// Out are the replies the move produces.
-	Out []outMsg
+	// Out is the replies the move produces, as the handler encoded them
+	// (JSON; "" when none).
+	Out string
 	// BC is the broadcast id, once the broadcast was enqueued; BCStarted
 	// is set just before.
 	BC        string
 	BCStarted bool
 }
 
-// fingerprint identifies a game's state for the journal: "-" for no game,
-// else "<game id>:<turns>:<status>". A game move always changes it.
-func fingerprint(st game.State, exists bool) string {
-	if !exists {
-		return "-"
-	}
-	return st.ID + ":" + strconv.Itoa(len(st.Turns)) + ":" + string(st.Status)
-}
-
-func (a *App) loadJournal(ctx context.Context, id int64) (journal, error) {
-	m, err := a.c.Do(ctx, a.c.B().Hgetall().Key(a.keys.journal(id)).Build()).AsStrMap()
+// LoadJournal reads update id's journal (Exists false when none).
+func (in *Inbox) LoadJournal(ctx context.Context, id int64) (Journal, error) {
+	m, err := in.c.Do(ctx, in.c.B().Hgetall().Key(in.keys.Journal(id)).Build()).AsStrMap()
 	if err != nil {
-		return journal{}, fmt.Errorf("app: journal of update %d: %w", id, err)
+		return Journal{}, fmt.Errorf("intake: journal of update %d: %w", id, err)
 	}
 	if len(m) == 0 {
-		return journal{}, nil
+		return Journal{}, nil
 	}
-	j := journal{Exists: true, Pre: m["pre"], BC: m["bc"], BCStarted: m["bcs"] == "1"}
-	if s := m["out"]; s != "" {
-		if err := json.Unmarshal([]byte(s), &j.Out); err != nil {
-			return journal{}, fmt.Errorf("app: journal of update %d: %w", id, err)
-		}
-	}
-	return j, nil
+	return Journal{Exists: true, Pre: m["pre"], Out: m["out"], BC: m["bc"], BCStarted: m["bcs"] == "1"}, nil
 }
 
-// saveJournal writes fields (name, value pairs) of update id's journal.
-func (a *App) saveJournal(ctx context.Context, id int64, kv ...string) error {
-	cmd := a.c.B().Hset().Key(a.keys.journal(id)).FieldValue()
+// SaveJournal writes fields (name, value pairs: pre, out, bc, bcs) of update
+// id's journal, which expires after journalTTL unless the update is handled
+// first (Finish deletes it).
+func (in *Inbox) SaveJournal(ctx context.Context, id int64, kv ...string) error {
+	cmd := in.c.B().Hset().Key(in.keys.Journal(id)).FieldValue()
 	for i := 0; i+1 < len(kv); i += 2 {
 		cmd = cmd.FieldValue(kv[i], kv[i+1])
 	}
-	for _, r := range a.c.DoMulti(ctx, cmd.Build(), a.c.B().Pexpire().Key(a.keys.journal(id)).Milliseconds(journalTTL.Milliseconds()).Build()) {
+	for _, r := range in.c.DoMulti(ctx, cmd.Build(), in.c.B().Pexpire().Key(in.keys.Journal(id)).Milliseconds(journalTTL.Milliseconds()).Build()) {
 		if err := r.Error(); err != nil {
-			return fmt.Errorf("app: journal of update %d: %w", id, err)
+			return fmt.Errorf("intake: journal of update %d: %w", id, err)
 		}
 	}
 	return nil
-}
-
-// planMove journals a game move before it is applied: the game's
-// fingerprint now and the replies the move will produce.
-func (a *App) planMove(ctx context.Context, id int64, pre string, out []outMsg) error {
-	b, err := json.Marshal(out)
-	if err != nil {
-		return fmt.Errorf("app: journal: %w", err)
-	}
-	return a.saveJournal(ctx, id, "pre", pre, "out", string(b))
 }

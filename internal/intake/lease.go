@@ -1,4 +1,4 @@
-package app
+package intake
 
 import (
 	"context"
@@ -18,11 +18,13 @@ import (
 // third of it.
 const DefaultLeaseTTL = 15 * time.Second
 
-// lease is the poller lease in Valkey: SET NX PX to take it, renewal and
+// Lease is the poller lease in Valkey: SET NX PX to take it, renewal and
 // release by token only (lease.lua), so only one process polls Telegram.
-type lease struct {
+// Its token also fences the inbox's writes (Record, Finish).
+type Lease struct {
 	c      valkey.Client
 	key    string
+	polled string
 	script *valkey.Lua
 	ttl    time.Duration
 	token  string
@@ -38,34 +40,41 @@ func newToken() string {
 	return host + "/" + strconv.Itoa(os.Getpid()) + "/" + hex.EncodeToString(b[:])
 }
 
-func newLease(c valkey.Client, k keyspace, ttl time.Duration, log *slog.Logger) *lease {
-	return &lease{c: c, key: k.lock(), script: mustScript("lease"), ttl: ttl, token: newToken(), log: log}
+// NewLease returns this process's lease of length ttl under hash tag tag,
+// on client c, with a fresh token; log receives its waiting and renewal
+// lines.
+func NewLease(c valkey.Client, tag string, ttl time.Duration, log *slog.Logger) *Lease {
+	k := Keys{tag: tag}
+	return &Lease{c: c, key: k.Lease(), polled: k.Polled(), script: mustScript("lease"), ttl: ttl, token: newToken(), log: log}
 }
 
-// heartbeat records that this process's getUpdates just succeeded: the
+// Token is this process's lease token ("<host>/<pid>/<16 hex>").
+func (l *Lease) Token() string { return l.token }
+
+// Heartbeat records that this process's getUpdates just succeeded: the
 // polled key holds its token and expires after ttl (2x the long-poll
 // timeout), so standby pollers' /healthz sees whether polling is alive
 // anywhere (Health).
-func (l *lease) heartbeat(ctx context.Context, key string, ttl time.Duration) error {
-	return l.c.Do(ctx, l.c.B().Set().Key(key).Value(l.token).Px(ttl).Build()).Error()
+func (l *Lease) Heartbeat(ctx context.Context, ttl time.Duration) error {
+	return l.c.Do(ctx, l.c.B().Set().Key(l.polled).Value(l.token).Px(ttl).Build()).Error()
 }
 
 // tryAcquire takes the lease if it is free (or already ours). It returns the
 // current holder's token when another process holds it.
-func (l *lease) tryAcquire(ctx context.Context) (held bool, holder string, err error) {
+func (l *Lease) tryAcquire(ctx context.Context) (held bool, holder string, err error) {
 	err = l.c.Do(ctx, l.c.B().Set().Key(l.key).Value(l.token).Nx().Px(l.ttl).Build()).Error()
 	if err == nil {
 		return true, l.token, nil
 	}
 	if !valkey.IsValkeyNil(err) {
-		return false, "", fmt.Errorf("app: take poller lease: %w", err)
+		return false, "", fmt.Errorf("intake: take poller lease: %w", err)
 	}
 	holder, err = l.c.Do(ctx, l.c.B().Get().Key(l.key).Build()).ToString()
 	if valkey.IsValkeyNil(err) {
 		return false, "", nil // just expired: try again at once
 	}
 	if err != nil {
-		return false, "", fmt.Errorf("app: read poller lease: %w", err)
+		return false, "", fmt.Errorf("intake: read poller lease: %w", err)
 	}
 	if holder == l.token {
 		return true, holder, nil
@@ -73,10 +82,10 @@ func (l *lease) tryAcquire(ctx context.Context) (held bool, holder string, err e
 	return false, holder, nil
 }
 
-// acquire blocks until this process holds the lease or ctx ends. While
+// Acquire blocks until this process holds the lease or ctx ends. While
 // another poller holds it, it logs once per holder "another poller is
 // active ..., waiting" and retries every third of the lease.
-func (l *lease) acquire(ctx context.Context, waiting func(bool)) error {
+func (l *Lease) Acquire(ctx context.Context, waiting func(bool)) error {
 	lastHolder := ""
 	for {
 		held, holder, err := l.tryAcquire(ctx)
@@ -94,22 +103,22 @@ func (l *lease) acquire(ctx context.Context, waiting func(bool)) error {
 			lastHolder = holder
 			waiting(true)
 			l.log.Info("another poller is active (it holds the poller lease in Valkey), waiting",
-				slog.String("holder", holder), durationAttr("lease", l.ttl))
+				slog.String("holder", holder), slog.String("lease", l.ttl.String()))
 		}
 		if holder == "" && err == nil {
 			continue
 		}
-		if err := sleepCtx(ctx, l.ttl/3); err != nil {
+		if err := SleepCtx(ctx, l.ttl/3); err != nil {
 			return err
 		}
 	}
 }
 
-// hold renews the lease every third of its length until ctx ends (it then
+// Hold renews the lease every third of its length until ctx ends (it then
 // returns ctx.Err()) or the lease is lost: taken by another process, or not
 // renewed for two thirds of its length because Valkey did not answer (it
 // then returns ErrLeaseLost, before the lease can lapse under us).
-func (l *lease) hold(ctx context.Context) error {
+func (l *Lease) Hold(ctx context.Context) error {
 	t := time.NewTicker(l.ttl / 3)
 	defer t.Stop()
 	last := time.Now()
@@ -138,17 +147,17 @@ func (l *lease) hold(ctx context.Context) error {
 	}
 }
 
-// release gives the lease up if this process still holds it, so a waiting
+// Release gives the lease up if this process still holds it, so a waiting
 // poller takes over at once rather than after the lease lapses.
-func (l *lease) release(ctx context.Context) {
+func (l *Lease) Release(ctx context.Context) {
 	err := l.script.Exec(ctx, l.c, []string{l.key}, []string{l.token, "release", "0"}).Error()
 	if err != nil {
 		l.log.Warn("poller lease: release failed; it lapses by itself", slog.Any("err", err))
 	}
 }
 
-// sleepCtx waits d or until ctx ends (then returns ctx.Err()).
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// SleepCtx waits d or until ctx ends (then returns ctx.Err()).
+func SleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

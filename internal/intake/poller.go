@@ -1,0 +1,143 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Back-offs of the intake.
+const (
+	// conflictBackoffMin/Max bound the wait after Telegram answered 409
+	// (another getUpdates or a webhook is active): doubled on each 409 in a
+	// row, never a tight loop.
+	conflictBackoffMin = 5 * time.Second
+	conflictBackoffMax = 2 * time.Minute
+	// errorBackoffMin/Max bound the wait after any other failure.
+	errorBackoffMin = 500 * time.Millisecond
+	errorBackoffMax = 30 * time.Second
+)
+
+// NextBackoff is the wait after a failure that followed a wait of prev (0
+// for the first): doubled each time, between errorBackoffMin and
+// errorBackoffMax.
+func NextBackoff(prev time.Duration) time.Duration {
+	return min(max(prev*2, errorBackoffMin), errorBackoffMax)
+}
+
+// ErrTokenRejected is returned by Poller.Run (and the program's Run, errors.Is) when Telegram answered
+// 401 Unauthorized to getMe or getUpdates: TELEGRAM_BOT_TOKEN is wrong or
+// was revoked. The process stops rather than retry: no retry can succeed
+// until the token is changed, and an exit with a clear message (cmd/bot
+// exits with code 2, a configuration error) shows in the container's
+// status and restart count where a quiet retry loop would not; under
+// `restart: unless-stopped` the restarts back off by themselves.
+var ErrTokenRejected = errors.New("telegram rejected the bot token (401 Unauthorized): TELEGRAM_BOT_TOKEN is wrong or was revoked; " +
+	"copy the current token from @BotFather")
+
+// Poller is the intake loop of the process holding the poller lease: it
+// fetches updates and records them in the inbox before the next getUpdates
+// confirms them (see the package doc).
+type Poller struct {
+	Inbox  *Inbox
+	Lease  *Lease
+	Client *Client
+	// PollTimeout is getUpdates' long-poll timeout (whole seconds).
+	PollTimeout time.Duration
+	Log         *slog.Logger
+	// Polled, Recorded and Conflict, when set, are told of each successful
+	// getUpdates (its time), of the updates a batch added to the inbox,
+	// and of each 409 Conflict (for the program's metrics and /healthz).
+	Polled   func(time.Time)
+	Recorded func(added int)
+	Conflict func()
+}
+
+// Run polls until ctx ends (nil) or the lease is lost (ErrLeaseLost), or
+// Telegram rejects the token (ErrTokenRejected).
+func (p *Poller) Run(ctx context.Context) error {
+	log := p.Log.With(slog.String("component", "intake"))
+	conflictWait, errWait := time.Duration(0), time.Duration(0)
+	var lastBeat time.Time
+	for ctx.Err() == nil {
+		offset, err := p.Inbox.Offset(ctx)
+		if err == nil {
+			var ups []Update
+			ups, err = p.Client.GetUpdates(ctx, offset, p.PollTimeout)
+			if err == nil {
+				now := time.Now()
+				if p.Polled != nil {
+					p.Polled(now)
+				}
+				// The heartbeat for standby pollers' /healthz: at most every
+				// quarter of the long-poll timeout, so a busy intake does
+				// not pay a Valkey call per getUpdates.
+				if now.Sub(lastBeat) >= p.PollTimeout/4 {
+					if herr := p.Lease.Heartbeat(ctx, 2*p.PollTimeout); herr == nil {
+						lastBeat = now
+					} else if ctx.Err() == nil {
+						log.Warn("intake: polling heartbeat not written", slog.Any("err", herr))
+					}
+				}
+				conflictWait, errWait = 0, 0
+				if len(ups) == 0 {
+					continue
+				}
+				var added int
+				added, _, err = p.Inbox.Record(ctx, p.Lease.token, ups)
+				if err == nil {
+					if p.Recorded != nil {
+						p.Recorded(added)
+					}
+					continue
+				}
+				if errors.Is(err, ErrLeaseLost) {
+					return err
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		var wait time.Duration
+		var ae *APIError
+		switch {
+		case IsConflict(err):
+			if p.Conflict != nil {
+				p.Conflict()
+			}
+			conflictWait = min(max(conflictWait*2, conflictBackoffMin), conflictBackoffMax)
+			wait = conflictWait
+			log.Warn("Telegram answered 409 Conflict: another instance polls this bot (or a webhook is set); backing off",
+				slog.String("telegram", conflictDescription(err)), slog.String("retry_in", wait.String()))
+		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
+			log.Error("Telegram answered 401 Unauthorized to getUpdates: the bot token was revoked or changed; stopping",
+				slog.String("telegram", ae.Description))
+			return fmt.Errorf("getUpdates: %w", ErrTokenRejected)
+		case errors.As(err, &ae) && ae.Code == 429:
+			wait = max(time.Duration(ae.RetryAfter)*time.Second, time.Second)
+			log.Warn("getUpdates: 429 Too Many Requests", slog.String("retry_in", wait.String()))
+		default:
+			errWait = NextBackoff(errWait)
+			wait = errWait
+			log.Warn("intake: getUpdates or record failed; retrying", slog.Any("err", err), slog.String("retry_in", wait.String()))
+		}
+		if SleepCtx(ctx, wait) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// conflictDescription is Telegram's text of a 409 answer ("" for another
+// error).
+func conflictDescription(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Description
+	}
+	return ""
+}
