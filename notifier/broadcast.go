@@ -58,7 +58,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	}
 	targets, inactive, err := n.chats.ResolveMany(ctx, uniq)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("notifier: broadcast: %w", err)
 	}
 	bc := BroadcastIDPrefix + strings.TrimPrefix(string(n.minter.New()), lanes.JobIDPrefix)
 	parts := len(tmpl)

@@ -238,12 +238,12 @@ func (n *Notifier) Edit(ctx context.Context, chatID int64, messageID int, msg Me
 func (n *Notifier) enqueue(ctx context.Context, chatID int64, msg Message, jobs []tgjob.Job, what string) ([]lanes.JobID, error) {
 	target, err := n.chats.Resolve(ctx, chatID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("notifier: %s chat %d: %w", what, chatID, err)
 	}
 	if msg.Class == Notification {
 		in, err := n.chats.IsInactive(ctx, target)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("notifier: %s chat %d: %w", what, chatID, err)
 		}
 		if in {
 			return nil, &InactiveError{ChatID: target}
