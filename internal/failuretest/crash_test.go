@@ -14,6 +14,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 )
@@ -81,13 +82,7 @@ func testKilledMidHandling(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv := valkeytest.Start(t, valkeytest.Options{})
-	emu, err := tgemu.New(tgemu.WithLimits(tgemu.Limits{
-		Global:  tgemu.Rate{Messages: globalRate, Per: time.Second},
-		Private: tgemu.Rate{Messages: chatRate, Per: time.Second},
-		Group:   tgemu.Rate{Messages: crashGroupRate, Per: time.Minute},
-	}), tgemu.WithAllowAnyChat())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = emu.Close() })
+	emu := testkit.NewEmulator(t, tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, crashGroupRate)), tgemu.WithAllowAnyChat())
 	p := newProducer(t, srv)
 	groupRate := "TELEGRAM_GROUP_RATE=" + strconv.Itoa(crashGroupRate)
 
@@ -126,13 +121,14 @@ func testKilledMidHandling(t *testing.T, bin string) {
 	// (all 60) is recorded, most of it not handled yet.
 	killAt := first + 9
 	var before inboxState
+	var err error
 	for {
 		before, err = readInbox(ctx, p.c)
 		if err == nil && before.Handled >= killAt {
 			break
 		}
-		if b1.exited() {
-			t.Fatalf("bot-1 exited: %v", b1.err)
+		if b1.Exited() {
+			t.Fatalf("bot-1 exited: %v", b1.ExitErr())
 		}
 		select {
 		case <-ctx.Done():
@@ -140,7 +136,7 @@ func testKilledMidHandling(t *testing.T, bin string) {
 		case <-time.After(time.Millisecond):
 		}
 	}
-	b1.kill()
+	b1.Kill()
 	emu.ClearFaults()
 	atKill, err := readInbox(ctx, p.c)
 	require.NoError(t, err)
@@ -239,5 +235,5 @@ func testKilledMidHandling(t *testing.T, bin string) {
 	require.Zero(t, dead, "dead letters")
 	require.Equal(t, len(ups), len(emu.AllMessages())-dups, "no reply nobody asked for")
 	require.NoError(t, poll(ctx, func() bool { return len(emu.PendingUpdates()) == 0 }), "every update confirmed to Telegram")
-	require.False(t, b2.exited(), "the restarted bot is still running: %v", b2.err)
+	require.False(t, b2.Exited(), "the restarted bot is still running: %v", b2.ExitErr())
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/notifier"
@@ -22,7 +23,7 @@ func TestFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("failure tests run the real bot processes")
 	}
-	bin := buildBot(t)
+	bin := testkit.BuildBot(t)
 	t.Run("WorkerKilledMidBurst", func(t *testing.T) { testWorkerKilled(t, bin) })
 	t.Run("ValkeyRestartedMidBurst", func(t *testing.T) { testValkeyRestart(t, bin) })
 	t.Run("ScriptFlushMidBurst", func(t *testing.T) { testScriptFlush(t, bin) })
@@ -49,7 +50,7 @@ func testWorkerKilled(t *testing.T, bin string) {
 	time.Sleep(300 * time.Millisecond)
 	inFlight, err := p.inFlight(ctx)
 	require.NoError(t, err)
-	w1.kill()
+	w1.Kill()
 	emu.ClearFaults()
 	atKill := count(emu, want).Delivered
 	if after, err := p.inFlight(ctx); err == nil {
@@ -66,7 +67,7 @@ func testWorkerKilled(t *testing.T, bin string) {
 	require.LessOrEqual(t, tl.Duplicates, inFlight, "duplicates are at most the jobs in flight at the kill")
 	require.Zero(t, tl.Unexpected)
 	require.Zero(t, tl.OutOfOrder, "per-chat order")
-	require.False(t, w2.exited(), "the new worker is still running")
+	require.False(t, w2.Exited(), "the new worker is still running")
 }
 
 // testValkeyRestart: Valkey (append-only, fsync always) restarted in the
@@ -89,7 +90,7 @@ func testValkeyRestart(t *testing.T, bin string) {
 	dead := p.settled(ctx, t)
 	tl := count(emu, want)
 	t.Logf("after the restart: %+v, dead letters %d", tl, dead)
-	require.False(t, w.exited(), "the worker stays up: %v", w.err)
+	require.False(t, w.Exited(), "the worker stays up: %v", w.ExitErr())
 	require.Zero(t, tl.Lost, "lost")
 	require.Zero(t, dead, "dead letters")
 	require.LessOrEqual(t, tl.Duplicates, senders, "duplicates are at most the sends in flight")
@@ -124,8 +125,8 @@ func testScriptFlush(t *testing.T, bin string) {
 	require.Zero(t, tl.Unexpected+tm.Unexpected, "messages nobody enqueued (errors) reached a chat")
 	require.Zero(t, dead, "dead letters")
 	require.Zero(t, tl.OutOfOrder+tm.OutOfOrder, "per-chat order")
-	require.NotContains(t, w.out.String(), "NOSCRIPT", "NOSCRIPT never surfaces")
-	require.False(t, w.exited())
+	require.NotContains(t, w.Out.String(), "NOSCRIPT", "NOSCRIPT never surfaces")
+	require.False(t, w.Exited())
 }
 
 // testTwoWorkers: two worker processes share one global limit: the
@@ -187,7 +188,7 @@ func testOutage(t *testing.T, bin string) {
 	_, err = emu.InjectMessage(tgemuText(5003, "/start"))
 	require.NoError(t, err)
 	time.Sleep(3*time.Second - time.Since(down))
-	require.False(t, b.exited(), "the bot is still running during the outage: %v", b.err)
+	require.False(t, b.Exited(), "the bot is still running during the outage: %v", b.ExitErr())
 
 	srv.Restart(t)
 	up := time.Now()
@@ -201,8 +202,8 @@ func testOutage(t *testing.T, bin string) {
 	require.NoError(t, err, "enqueues work again")
 	_, err = emu.WaitForMessages(ctx, 5002, 1)
 	require.NoError(t, err)
-	require.False(t, b.exited(), "the bot did not exit: %v", b.err)
-	require.NotContains(t, b.out.String(), emu.Token(), "the bot's log never shows the token")
+	require.False(t, b.Exited(), "the bot did not exit: %v", b.ExitErr())
+	testkit.RequireNoToken(t, b.Out.String(), emu.Token(), "the bot's log")
 }
 
 // requireClearOutageError checks the error of an enqueue while Valkey is
@@ -216,5 +217,5 @@ func requireClearOutageError(t *testing.T, err error, token string, chat int64) 
 	require.Contains(t, msg, "chat "+strconv.FormatInt(chat, 10), "the error names the chat the enqueue was for: %q", msg)
 	require.Contains(t, msg, "connection refused", "the error names the cause: %q", msg)
 	require.NotEqual(t, context.DeadlineExceeded.Error(), msg, "not a bare timeout")
-	require.NotContains(t, msg, token, "the error never shows the token")
+	testkit.RequireNoToken(t, msg, token, "the error")
 }

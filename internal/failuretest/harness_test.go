@@ -1,22 +1,15 @@
 package failuretest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +18,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
@@ -43,79 +37,18 @@ const (
 	workerLease = 2 * time.Second
 )
 
-// buildBot builds cmd/bot once for the test binary (with -race when the
-// tests run with it) and returns the binary's path.
-func buildBot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(root, "go.mod"))
-	require.NoError(t, err, "module root")
-	goBin, err := exec.LookPath("go")
-	require.NoError(t, err, "the go command is needed to build ./cmd/bot")
-	bin := filepath.Join(t.TempDir(), "bot")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command(goBin, append(args, "./cmd/bot")...)
-	cmd.Dir = root
-	t0 := time.Now()
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build ./cmd/bot: %s", out)
-	t.Logf("built cmd/bot (race=%v) in %v", raceEnabled, time.Since(t0).Round(time.Millisecond))
-	return bin
-}
-
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// proc is one running bot process.
+// proc is one running bot process and its metrics URL.
 type proc struct {
-	name    string
-	cmd     *exec.Cmd
-	out     *syncBuffer
-	done    chan struct{}
-	err     error
+	*testkit.Proc
 	metrics string // http://host:port/metrics
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
-}
-
 // startBot runs the bot binary with role (worker, all) against srv and emu;
-// extraEnv ("KEY=value") overrides the defaults. It is stopped (SIGTERM,
-// then SIGKILL) when the test ends, and its output is logged when the test
-// failed.
+// extraEnv ("KEY=value") overrides the defaults (see testkit.StartBot).
 func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu *tgemu.Emulator, extraEnv ...string) *proc {
 	t.Helper()
-	addr := freeAddr(t)
-	dir := t.TempDir() // no .env there
-	cmd := exec.Command(bin)
-	cmd.Dir = dir
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+	addr := testkit.FreeAddr(t)
+	env := []string{
 		"TELEGRAM_BOT_TOKEN=" + emu.Token(),
 		"TELEGRAM_API_URL=" + emu.URL(),
 		"VALKEY_URL=" + srv.URL,
@@ -128,64 +61,7 @@ func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu 
 		"HTTP_ADDR=" + addr,
 		"LOG_LEVEL=info",
 	}
-	// os/exec uses the last value of a duplicated key.
-	cmd.Env = append(cmd.Env, extraEnv...)
-	p := &proc{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{}), metrics: "http://" + addr + "/metrics"}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, cmd.Start())
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("--- %s output ---\n%s", p.name, tail(p.out.String(), 4000))
-		}
-		if strings.Contains(p.out.String(), "WARNING: DATA RACE") {
-			t.Errorf("%s: data race reported:\n%s", p.name, tail(p.out.String(), 8000))
-		}
-	})
-	return p
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "..." + s[len(s)-n:]
-	}
-	return s
-}
-
-// exited reports whether the process has ended.
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (p *proc) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
-
-// stop asks for a graceful stop and waits (SIGKILL after 20 s); it returns
-// the exit error.
-func (p *proc) stop() error {
-	if p.exited() {
-		return p.err
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		p.kill()
-	}
-	return p.err
+	return &proc{Proc: testkit.StartBot(t, bin, name, append(env, extraEnv...)), metrics: "http://" + addr + "/metrics"}
 }
 
 var sentRE = regexp.MustCompile(`(?m)^codemojex_worker_sent_total\{[^}]*\} ([0-9.e+]+)$`)
@@ -219,14 +95,7 @@ func (p *proc) sent(ctx context.Context) (int, error) {
 // newEmulator starts the Bot API emulator with the scaled limits.
 func newEmulator(t *testing.T) *tgemu.Emulator {
 	t.Helper()
-	emu, err := tgemu.New(tgemu.WithLimits(tgemu.Limits{
-		Global:  tgemu.Rate{Messages: globalRate, Per: time.Second},
-		Private: tgemu.Rate{Messages: chatRate, Per: time.Second},
-		Group:   tgemu.Rate{Messages: 20, Per: time.Minute},
-	}), tgemu.WithAllowAnyChat())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = emu.Close() })
-	return emu
+	return testkit.NewEmulator(t, tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, 20)), tgemu.WithAllowAnyChat())
 }
 
 // producer enqueues messages the way the bot does (same store options as

@@ -143,3 +143,14 @@ func (e *Emulator) MaxAcceptedChat(chatID int64, d time.Duration) int {
 	}
 	return maxInWindow(cs.sentTimes(), d)
 }
+
+// ScaledLimits are Telegram's limits with other rates, to keep a test or a
+// benchmark short: global messages/s overall, chat messages/s per private
+// chat, group messages/min per group.
+func ScaledLimits(global, chat, group int) Limits {
+	return Limits{
+		Global:  Rate{Messages: global, Per: time.Second},
+		Private: Rate{Messages: chat, Per: time.Second},
+		Group:   Rate{Messages: group, Per: time.Minute},
+	}
+}

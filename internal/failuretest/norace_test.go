@@ -1,5 +1,0 @@
-//go:build !race
-
-package failuretest
-
-const raceEnabled = false

@@ -1,0 +1,237 @@
+// Package testkit is the one test kit shared across the repository's test
+// packages (river's riversharedtest and asynq's testutil are the model): a
+// goroutine-safe log buffer, building and starting the bot binary, running
+// a component in the background and stopping it, the token-absence
+// assertion, and the Bot API emulator with limit presets. It is test-only:
+// it imports `testing`, and no production package imports it.
+//
+// A real Valkey comes from package valkeytest; the emulator from tgemu.
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// LogBuffer collects log lines (or a process's output); safe for
+// concurrent writes.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Logger returns a debug-level text logger writing to l.
+func (l *LogBuffer) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// RequireNoToken fails the test when text shows the bot token, or its
+// secret part (after the colon) alone; what names where text came from.
+func RequireNoToken(t testing.TB, text, token, what string) {
+	t.Helper()
+	require.NotContains(t, text, token, "%s never shows the token", what)
+	if _, secret, ok := strings.Cut(token, ":"); ok && secret != "" {
+		require.NotContains(t, text, secret, "%s never shows the token's secret", what)
+	}
+}
+
+// NewEmulator starts the Bot API emulator with opts (its own limits unless
+// a tgemu.WithLimits is given: see Unlimited and tgemu.ScaledLimits),
+// closed when the test ends.
+func NewEmulator(t testing.TB, opts ...tgemu.Option) *tgemu.Emulator {
+	t.Helper()
+	emu, err := tgemu.New(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Close() })
+	return emu
+}
+
+// Unlimited is the emulator without flood limits (tests that are not about
+// them).
+func Unlimited() tgemu.Option { return tgemu.WithLimits(tgemu.Limits{}) }
+
+// RunInBackground runs run(ctx) in a goroutine until stop is called or the
+// test ends, and returns stop, which cancels ctx and returns run's error
+// (failing the test when run does not return within grace). stop is
+// idempotent.
+func RunInBackground(t testing.TB, name string, grace time.Duration, run func(context.Context) error) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(grace):
+				t.Errorf("%s did not stop within %v", name, grace)
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// FreeAddr returns a loopback host:port that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// moduleRoot is the directory of the module's go.mod, found upwards from
+// the test's working directory.
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the test's directory")
+		dir = parent
+	}
+}
+
+// BuildBot builds cmd/bot into a temporary directory (with -race when the
+// tests run with it) and returns the binary's path.
+func BuildBot(t testing.TB) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command is needed to build ./cmd/bot")
+	bin := filepath.Join(t.TempDir(), "bot")
+	args := []string{"build", "-o", bin}
+	if RaceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command(goBin, append(args, "./cmd/bot")...)
+	cmd.Dir = moduleRoot(t)
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build ./cmd/bot: %s", out)
+	t.Logf("built cmd/bot (race=%v) in %v", RaceEnabled, time.Since(t0).Round(time.Millisecond))
+	return bin
+}
+
+// Proc is one running bot process.
+type Proc struct {
+	Name string
+	Cmd  *exec.Cmd
+	// Out is its stdout and stderr.
+	Out  *LogBuffer
+	done chan struct{}
+	err  error
+}
+
+// StartBot runs the bot binary bin in an empty directory (no .env there)
+// with exactly env (PATH and HOME are added). It is stopped (SIGTERM, then
+// SIGKILL) when the test ends; its output is logged when the test failed,
+// and a data race it reports fails the test.
+func StartBot(t testing.TB, bin, name string, env []string) *Proc {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(bin)
+	cmd.Dir = dir
+	// os/exec uses the last value of a duplicated key.
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)
+	p := &Proc{Name: name, Cmd: cmd, Out: &LogBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.Out, p.Out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.Stop()
+		if t.Failed() {
+			t.Logf("--- %s output ---\n%s", p.Name, Tail(p.Out.String(), 4000))
+		}
+		if strings.Contains(p.Out.String(), "WARNING: DATA RACE") {
+			t.Errorf("%s: data race reported:\n%s", p.Name, Tail(p.Out.String(), 8000))
+		}
+	})
+	return p
+}
+
+// Tail is the last n bytes of s, marked with "..." when cut.
+func Tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// Exited reports whether the process has ended.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (p *Proc) Kill() {
+	_ = p.Cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Stop asks for a graceful stop and waits (SIGKILL after 20 s); it returns
+// the exit error.
+func (p *Proc) Stop() error {
+	if p.Exited() {
+		return p.err
+	}
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		p.Kill()
+	}
+	return p.err
+}
+
+// ExitErr is the process's exit error once it exited, nil while it runs.
+func (p *Proc) ExitErr() error {
+	if p.Exited() {
+		return p.err
+	}
+	return nil
+}
