@@ -42,15 +42,7 @@ func benchLimits() notifier.Limits {
 }
 
 func newEmulator() (*tgemu.Emulator, error) {
-	sec := time.Second
-	return tgemu.New(
-		tgemu.WithLimits(tgemu.Limits{
-			Global:  tgemu.Rate{Messages: benchGlobal, Per: sec},
-			Private: tgemu.Rate{Messages: benchChat, Per: sec},
-			Group:   tgemu.Rate{Messages: 20, Per: time.Minute},
-		}),
-		tgemu.WithAllowAnyChat(),
-	)
+	return tgemu.New(tgemu.WithLimits(tgemu.ScaledLimits(benchGlobal, benchChat, 20)), tgemu.WithAllowAnyChat())
 }
 
 // pipeline is a notifier and its store on one client.

@@ -1,17 +1,15 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
@@ -25,31 +23,13 @@ func TestMain(m *testing.M) { valkeytest.Main(m) }
 // token is a realistic bot token; tests check it never leaks.
 const token = "7000000001:AAHsecretTOKENforWorkerTests_0123456"
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type env struct {
 	t     *testing.T
 	ctx   context.Context
 	emu   *tgemu.Emulator
 	store *lanes.Store
 	n     *notifier.Notifier
-	logs  *syncBuffer
+	logs  *testkit.LogBuffer
 	reg   *prometheus.Registry
 }
 
@@ -68,15 +48,13 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if !o.strictChats {
 		emuOpts = append(emuOpts, tgemu.WithAllowAnyChat())
 	}
-	emu, err := tgemu.New(emuOpts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = emu.Close() })
+	emu := testkit.NewEmulator(t, emuOpts...)
 	c := valkeytest.Shared(t).Client(t)
 	store, err := notifier.NewStore(c, o.limits, o.maxAttempts, lanes.WithTag(valkeytest.Namespace(t)))
 	require.NoError(t, err)
 	n, err := notifier.New(c, store, notifier.Config{})
 	require.NoError(t, err)
-	return &env{t: t, ctx: ctx, emu: emu, store: store, n: n, logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
+	return &env{t: t, ctx: ctx, emu: emu, store: store, n: n, logs: &testkit.LogBuffer{}, reg: prometheus.NewRegistry()}
 }
 
 // config is a worker config for tests: short backoffs and leases.
@@ -90,7 +68,7 @@ func (e *env) config() worker.Config {
 		ShutdownGrace: 3 * time.Second,
 		BackoffBase:   20 * time.Millisecond,
 		BackoffMax:    200 * time.Millisecond,
-		Logger:        slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:        e.logs.Logger(),
 		Registerer:    e.reg,
 	}
 }
@@ -101,24 +79,7 @@ func (e *env) start(cfg worker.Config) (*worker.Worker, func() error) {
 	e.t.Helper()
 	w, err := worker.New(e.n, cfg)
 	require.NoError(e.t, err)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(e.ctx))
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	var once sync.Once
-	var runErr error
-	stop := func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case runErr = <-done:
-			case <-time.After(20 * time.Second):
-				e.t.Error("worker did not stop")
-			}
-		})
-		return runErr
-	}
-	e.t.Cleanup(func() { _ = stop() })
-	return w, stop
+	return w, testkit.RunInBackground(e.t, "worker", 20*time.Second, w.Run)
 }
 
 func (e *env) notify(chat int64, text string, class notifier.Class) {

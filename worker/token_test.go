@@ -11,6 +11,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -20,12 +21,6 @@ import (
 
 // secretPart is the token after the ':'.
 var secretPart = token[strings.IndexByte(token, ':')+1:]
-
-func requireNoToken(t *testing.T, what, s string) {
-	t.Helper()
-	require.NotContains(t, s, secretPart, "%s leaks the token", what)
-	require.NotContains(t, s, url.QueryEscape(token), "%s leaks the token", what)
-}
 
 // The token never appears in logs, returned errors or dead letters, whatever
 // goes wrong: connection resets, 5xx (HTML and JSON), non-JSON bodies, a bad
@@ -50,7 +45,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 	bad := e.config()
 	bad.ServerURL = "http://[::1"
 	bad.Registerer = nil
-	badLogs := &syncBuffer{}
+	badLogs := &testkit.LogBuffer{}
 	bad.Logger = slog.New(slog.NewJSONHandler(badLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.notify(6, "x", notifier.Notification)
 	e.start(bad)
@@ -58,10 +53,10 @@ func TestTokenNeverLeaks(t *testing.T) {
 
 	for _, d := range dead {
 		require.True(t, strings.HasPrefix(d.Reason, "transient: "), d.Reason)
-		requireNoToken(t, "dead letter "+d.Reason, d.Reason)
+		testkit.RequireNoToken(t, d.Reason, token, "dead letter "+d.Reason)
 	}
-	requireNoToken(t, "logs", e.logs.String())
-	requireNoToken(t, "logs", badLogs.String())
+	testkit.RequireNoToken(t, e.logs.String(), token, "logs")
+	testkit.RequireNoToken(t, badLogs.String(), token, "logs")
 	require.Contains(t, badLogs.String(), redact.Redacted, "the bad URL's error was logged, redacted")
 
 	// Returned errors: the library's raw error does carry the token (so the
@@ -72,11 +67,11 @@ func TestTokenNeverLeaks(t *testing.T) {
 	_, raw := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: 1, Text: "x"})
 	require.ErrorContains(t, raw, secretPart)
 	red := redact.New(token).Error(raw)
-	requireNoToken(t, "redacted error", red.Error())
+	testkit.RequireNoToken(t, red.Error(), token, "redacted error")
 	var ue *url.Error
 	require.True(t, errors.As(red, &ue))
 
 	_, err = worker.New(e.n, worker.Config{Token: " "})
 	require.Error(t, err)
-	requireNoToken(t, "New error", err.Error())
+	testkit.RequireNoToken(t, err.Error(), token, "New error")
 }

@@ -1,14 +1,11 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 )
@@ -31,25 +29,6 @@ const adminID = 9001
 // wait bounds every wait of a test.
 const wait = 20 * time.Second
 
-// logBuf collects the log lines of every app of a test (safe for
-// concurrent writes).
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // harness is an emulator, a Valkey namespace and the config of the apps a
 // test runs against them.
 type harness struct {
@@ -58,17 +37,15 @@ type harness struct {
 	c    valkey.Client
 	srv  *valkeytest.Server
 	tag  string
-	logs *logBuf
+	logs *testkit.LogBuffer // the log lines of every app of the test
 	env  []string
 }
 
 func newHarness(t *testing.T, env ...string) *harness {
 	t.Helper()
-	emu, err := tgemu.New(tgemu.WithLimits(tgemu.Limits{}))
-	require.NoError(t, err)
-	t.Cleanup(func() { emu.Close() })
+	emu := testkit.NewEmulator(t, testkit.Unlimited())
 	srv := valkeytest.Shared(t)
-	h := &harness{t: t, emu: emu, srv: srv, c: srv.Client(t), tag: valkeytest.Namespace(t), logs: &logBuf{}}
+	h := &harness{t: t, emu: emu, srv: srv, c: srv.Client(t), tag: valkeytest.Namespace(t), logs: &testkit.LogBuffer{}}
 	h.env = append([]string{
 		"TELEGRAM_BOT_TOKEN=" + emu.Token(),
 		"TELEGRAM_API_URL=" + emu.URL(),
@@ -82,8 +59,7 @@ func newHarness(t *testing.T, env ...string) *harness {
 		"LOG_LEVEL=debug",
 	}, env...)
 	t.Cleanup(func() {
-		_, secret, _ := strings.Cut(emu.Token(), ":")
-		require.NotContains(t, h.logs.String(), secret, "the token never appears in a log line")
+		testkit.RequireNoToken(t, h.logs.String(), emu.Token(), "a log line")
 		if t.Failed() {
 			t.Logf("app logs:\n%s", h.logs.String())
 		}
@@ -106,26 +82,13 @@ func (h *harness) start(env []string, opts ...Option) *running {
 	require.NoError(h.t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(h.t, err)
-	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := h.logs.Logger()
 	base := []Option{WithValkey(h.c), WithTag(h.tag), WithPollTimeout(time.Second), WithLeaseTTL(3 * time.Second),
 		WithDrainTimeout(5 * time.Second), WithEditInterval(200 * time.Millisecond), WithListener(ln), WithLogger(log)}
 	a, err := New(cfg, append(base, opts...)...)
 	require.NoError(h.t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				require.NoError(h.t, err)
-			case <-time.After(wait):
-				h.t.Fatalf("app did not stop within %v", wait)
-			}
-		})
-	}
+	stopRun := testkit.RunInBackground(h.t, "app", wait, a.Run)
+	stop := func() { require.NoError(h.t, stopRun()) }
 	h.t.Cleanup(stop)
 	return &running{app: a, addr: ln.Addr().String(), stop: stop}
 }
@@ -236,4 +199,31 @@ func (h *harness) games() *gamestore.Store {
 	s, err := gamestore.New(h.c, h.tag)
 	require.NoError(h.t, err)
 	return s
+}
+
+// runUntilError runs an app with the harness config (extra env overrides)
+// and returns what Run returned, failing the test when it keeps running.
+func (h *harness) runUntilError(env []string) error {
+	h.t.Helper()
+	cfg, err := config.FromEnv(append(append([]string{}, h.env...), env...))
+	require.NoError(h.t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(h.t, err)
+	log := h.logs.Logger()
+	a, err := New(cfg, WithValkey(h.c), WithTag(h.tag), WithPollTimeout(time.Second), WithLeaseTTL(3*time.Second),
+		WithDrainTimeout(5*time.Second), WithListener(ln), WithLogger(log))
+	require.NoError(h.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(wait):
+		cancel()
+		<-done
+		h.t.Fatalf("the app kept running for %v", wait)
+		return nil
+	}
 }

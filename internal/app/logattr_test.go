@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestDurationsLoggedAsText(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	var buf logBuf
+	var buf testkit.LogBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.emu.InjectFault(tgemu.BadGateway().For("getMe"))
 	r := h.start(nil, WithLogger(log))

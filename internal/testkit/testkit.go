@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,13 +52,15 @@ func (l *LogBuffer) Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// RequireNoToken fails the test when text shows the bot token, or its
-// secret part (after the colon) alone; what names where text came from.
+// RequireNoToken fails the test when text shows the bot token: whole,
+// query-escaped (the colon as %3A), or its secret part (after the colon)
+// alone; what names where text came from.
 func RequireNoToken(t testing.TB, text, token, what string) {
 	t.Helper()
-	require.NotContains(t, text, token, "%s never shows the token", what)
+	require.NotContains(t, text, token, "%s leaks the token", what)
+	require.NotContains(t, text, url.QueryEscape(token), "%s leaks the token", what)
 	if _, secret, ok := strings.Cut(token, ":"); ok && secret != "" {
-		require.NotContains(t, text, secret, "%s never shows the token's secret", what)
+		require.NotContains(t, text, secret, "%s leaks the token", what)
 	}
 }
 

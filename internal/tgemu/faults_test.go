@@ -10,6 +10,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
@@ -105,7 +106,7 @@ func TestFaults(t *testing.T) {
 	ctx := testCtx(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			emu := newEmu(t, tgemu.WithLimits(tgemu.Limits{}))
+			emu := testkit.NewEmulator(t, testkit.Unlimited())
 			emu.AddChat(models.Chat{ID: 1})
 			b := newBot(t, emu)
 			// three faults, then success
@@ -146,7 +147,7 @@ func TestFaults(t *testing.T) {
 
 func TestFaultScopeByChatAndMethod(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t, tgemu.WithLimits(tgemu.Limits{}), tgemu.WithAllowAnyChat())
+	emu := testkit.NewEmulator(t, testkit.Unlimited(), tgemu.WithAllowAnyChat())
 	b := newBot(t, emu)
 	emu.InjectFault(tgemu.TooManyRequests(3).For("SENDMESSAGE").ForChat(2).Times(-1))
 	emu.InjectFault(tgemu.InternalServerError().For("getMe"))
@@ -199,7 +200,7 @@ func TestDelayFault(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
-			emu := newEmu(t)
+			emu := testkit.NewEmulator(t)
 			emu.AddChat(models.Chat{ID: 1})
 			b := newBot(t, emu)
 			emu.InjectFault(tc.fault)

@@ -18,15 +18,6 @@ import (
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
-// newEmu starts an emulator closed at the end of the test.
-func newEmu(t *testing.T, opts ...tgemu.Option) *tgemu.Emulator {
-	t.Helper()
-	emu, err := tgemu.New(opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, emu.Close()) })
-	return emu
-}
-
 // newBot is the real go-telegram/bot client pointed at emu, without the
 // startup getMe and with silent handlers.
 func newBot(t *testing.T, emu *tgemu.Emulator, opts ...bot.Option) *bot.Bot {

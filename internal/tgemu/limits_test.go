@@ -11,6 +11,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
@@ -85,7 +86,7 @@ func TestLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			clock := newFakeClock()
-			emu := newEmu(t, tgemu.WithClock(clock.Now), tgemu.WithAllowAnyChat())
+			emu := testkit.NewEmulator(t, tgemu.WithClock(clock.Now), tgemu.WithAllowAnyChat())
 			b := newBot(t, emu)
 			want429 := 0
 			for i, s := range tc.steps {
@@ -131,7 +132,7 @@ func repeatChat(n int, chatID int64) []limitStep {
 func TestLimitStatsAndReplyShape(t *testing.T) {
 	ctx := testCtx(t)
 	clock := newFakeClock()
-	emu := newEmu(t, tgemu.WithClock(clock.Now))
+	emu := testkit.NewEmulator(t, tgemu.WithClock(clock.Now))
 	emu.AddChat(models.Chat{ID: 1})
 	emu.AddChat(models.Chat{ID: -5})
 	b := newBot(t, emu)
@@ -164,7 +165,7 @@ func TestLimitStatsAndReplyShape(t *testing.T) {
 
 func TestLimitsRealClockAndDisabled(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t, tgemu.WithAllowAnyChat(),
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(),
 		tgemu.WithLimits(tgemu.Limits{Private: tgemu.Rate{Messages: 2, Per: 400 * time.Millisecond}}))
 	b := newBot(t, emu)
 	require.Equal(t, -1, send(ctx, t, b, 1))
@@ -186,7 +187,7 @@ func TestLimitsRealClockAndDisabled(t *testing.T) {
 
 func TestConcurrentSendsStayWithinLimits(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t, tgemu.WithAllowAnyChat())
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat())
 	b := newBot(t, emu)
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/notifier/tgtext"
 )
@@ -17,7 +18,7 @@ import (
 func TestSendMessageSuccess(t *testing.T) {
 	ctx := testCtx(t)
 	clock := newFakeClock()
-	emu := newEmu(t, tgemu.WithClock(clock.Now), tgemu.WithLimits(tgemu.Limits{}))
+	emu := testkit.NewEmulator(t, tgemu.WithClock(clock.Now), testkit.Unlimited())
 	emu.AddChat(models.Chat{ID: 100, FirstName: "Ann", Username: "ann"})
 	emu.AddChat(models.Chat{ID: -200, Title: "Players"})
 	b := newBot(t, emu)
@@ -103,7 +104,7 @@ func TestSendMessageErrors(t *testing.T) {
 	}
 
 	ctx := testCtx(t)
-	emu := newEmu(t, tgemu.WithLimits(tgemu.Limits{}))
+	emu := testkit.NewEmulator(t, testkit.Unlimited())
 	for _, id := range []int64{private, group} {
 		emu.AddChat(models.Chat{ID: id})
 	}
@@ -171,7 +172,7 @@ func TestTextLengthCountsUTF16Units(t *testing.T) {
 		{"4095 ascii and an emoji", strings.Repeat("a", 4095) + emoji, 4097, false},
 	}
 	ctx := testCtx(t)
-	emu := newEmu(t, tgemu.WithLimits(tgemu.Limits{}), tgemu.WithAllowAnyChat())
+	emu := testkit.NewEmulator(t, testkit.Unlimited(), tgemu.WithAllowAnyChat())
 	b := newBot(t, emu)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,7 +189,7 @@ func TestTextLengthCountsUTF16Units(t *testing.T) {
 }
 
 func TestInvalidUTF8IsRejected(t *testing.T) {
-	emu := newEmu(t, tgemu.WithAllowAnyChat())
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat())
 	_, err := newBot(t, emu).SendMessage(testCtx(t), &bot.SendMessageParams{ChatID: 1, Text: "a\xffb"})
 	require.ErrorIs(t, err, bot.ErrorBadRequest)
 	require.ErrorContains(t, err, "text must be encoded in UTF-8")
@@ -197,7 +198,7 @@ func TestInvalidUTF8IsRejected(t *testing.T) {
 func TestEditMessageText(t *testing.T) {
 	ctx := testCtx(t)
 	clock := newFakeClock()
-	emu := newEmu(t, tgemu.WithClock(clock.Now))
+	emu := testkit.NewEmulator(t, tgemu.WithClock(clock.Now))
 	emu.AddChat(models.Chat{ID: 7})
 	b := newBot(t, emu)
 	sent, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 7, Text: "v1"})

@@ -15,6 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
@@ -37,7 +38,7 @@ func TestGetMe(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			emu := newEmu(t, tc.opts...)
+			emu := testkit.NewEmulator(t, tc.opts...)
 			// bot.New calls getMe itself when WithSkipGetMe is absent.
 			b, err := bot.New(emu.Token(), bot.WithServerURL(emu.URL()))
 			require.NoError(t, err)
@@ -51,7 +52,7 @@ func TestGetMe(t *testing.T) {
 }
 
 func TestWrongTokenIsUnauthorized(t *testing.T) {
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	_, err := bot.New("1:wrong", bot.WithServerURL(emu.URL()))
 	require.ErrorIs(t, err, bot.ErrorUnauthorized)
 	require.ErrorContains(t, err, "Unauthorized")
@@ -63,7 +64,7 @@ func TestWrongTokenIsUnauthorized(t *testing.T) {
 
 func TestUnknownMethodAndPath(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 
 	// "close" is a real Bot API method the emulator does not implement.
 	_, err := newBot(t, emu).Close(ctx)
@@ -77,7 +78,7 @@ func TestUnknownMethodAndPath(t *testing.T) {
 }
 
 func TestMethodNamesAreCaseInsensitive(t *testing.T) {
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	code, r := rawCall(testCtx(t), t, emu, "GETME", nil)
 	require.Equal(t, http.StatusOK, code)
 	require.True(t, r.OK)
@@ -85,7 +86,7 @@ func TestMethodNamesAreCaseInsensitive(t *testing.T) {
 
 func TestRequestBodyEncodings(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t, tgemu.WithLimits(tgemu.Limits{}))
+	emu := testkit.NewEmulator(t, testkit.Unlimited())
 	emu.AddChat(models.Chat{ID: 5})
 	base := emu.URL() + "/bot" + emu.Token() + "/sendMessage"
 	tests := []struct {
@@ -115,7 +116,7 @@ func TestLoggerNeverSeesToken(t *testing.T) {
 	ctx := testCtx(t)
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	emu := newEmu(t, tgemu.WithLogger(logger), tgemu.WithAllowAnyChat())
+	emu := testkit.NewEmulator(t, tgemu.WithLogger(logger), tgemu.WithAllowAnyChat())
 	b := newBot(t, emu)
 	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 9, Text: "hello"})
 	require.NoError(t, err)

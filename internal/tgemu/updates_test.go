@@ -14,12 +14,13 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
 func TestBotReceivesInjectedUpdates(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	got := make(chan *models.Update, 10)
 	b := newBot(t, emu,
 		bot.WithDefaultHandler(func(_ context.Context, _ *bot.Bot, u *models.Update) { got <- u }),
@@ -74,7 +75,7 @@ func TestBotReceivesInjectedUpdates(t *testing.T) {
 }
 
 func TestInjectMessageErrors(t *testing.T) {
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	tests := []struct {
 		name string
 		msg  tgemu.TextMessage
@@ -111,7 +112,7 @@ func TestBotCommandEntities(t *testing.T) {
 		{"a/b /c", []models.MessageEntity{{Type: "bot_command", Offset: 4, Length: 2}}},
 		{"/", nil},
 	}
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	for _, tc := range tests {
 		t.Run(tc.text, func(t *testing.T) {
 			u, err := emu.InjectMessage(tgemu.TextMessage{ChatID: 1, Text: tc.text})
@@ -123,7 +124,7 @@ func TestBotCommandEntities(t *testing.T) {
 
 func TestGetUpdatesOffsets(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	for i := range 5 {
 		_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: 1, Text: strconv.Itoa(i)})
 		require.NoError(t, err)
@@ -159,7 +160,7 @@ func TestGetUpdatesOffsets(t *testing.T) {
 
 func TestGetUpdatesLongPoll(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 
 	t.Run("wakes when an update arrives", func(t *testing.T) {
 		res := make(chan apiReply, 1)
@@ -202,7 +203,7 @@ func TestGetUpdatesLongPoll(t *testing.T) {
 
 func TestGetUpdatesConflict(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 
 	older := make(chan apiReply, 1)
 	go func() {
@@ -229,7 +230,7 @@ func TestGetUpdatesConflict(t *testing.T) {
 
 func TestTwoBotInstancesSeeConflict(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	conflicts := make(chan error, 100)
 	start := func() func() {
 		b := newBot(t, emu, bot.WithErrorsHandler(func(err error) {
@@ -260,7 +261,7 @@ func TestTwoBotInstancesSeeConflict(t *testing.T) {
 
 func TestWebhookBlocksGetUpdates(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	emu.SetWebhook("https://example.invalid/hook")
 	_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: 1, Text: "old"})
 	require.NoError(t, err)
@@ -280,7 +281,7 @@ func TestWebhookBlocksGetUpdates(t *testing.T) {
 
 func TestAnswerCallbackQuery(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	emu.AddChat(models.Chat{ID: -3})
 	b := newBot(t, emu)
 	m, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: -3, Text: "pick",
@@ -324,7 +325,7 @@ func TestAnswerCallbackQuery(t *testing.T) {
 
 func TestSetMyCommands(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t)
+	emu := testkit.NewEmulator(t)
 	b := newBot(t, emu)
 	cmds := []models.BotCommand{{Command: "new", Description: "New game"}, {Command: "help", Description: "How to play"}}
 	ru := []models.BotCommand{{Command: "new", Description: "Новая игра"}}

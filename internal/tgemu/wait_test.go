@@ -9,12 +9,13 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
 func TestWaitForMessages(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t, tgemu.WithAllowAnyChat(), tgemu.WithLimits(tgemu.Limits{}))
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), testkit.Unlimited())
 	b := newBot(t, emu)
 
 	got := make(chan []tgemu.Message, 1)
@@ -46,7 +47,7 @@ func TestWaitForMessages(t *testing.T) {
 
 func TestFanOutToManyChats(t *testing.T) {
 	ctx := testCtx(t)
-	emu := newEmu(t, tgemu.WithAllowAnyChat(), tgemu.WithLimits(tgemu.Limits{}))
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), testkit.Unlimited())
 	b := newBot(t, emu)
 	const n = 200
 	var wg sync.WaitGroup
