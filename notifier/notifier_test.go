@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,92 +11,7 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
-	"github.com/codemojex/codemojex/notifier/tgtext"
 )
-
-func TestMain(m *testing.M) { valkeytest.Main(m) }
-
-func newNotifier(t *testing.T) *notifier.Notifier {
-	t.Helper()
-	c := valkeytest.Shared(t).Client(t)
-	s, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(valkeytest.Namespace(t)))
-	require.NoError(t, err)
-	n, err := notifier.New(c, s, notifier.Config{})
-	require.NoError(t, err)
-	return n
-}
-
-func checkParts(t *testing.T, text string, parts []string, max int) {
-	t.Helper()
-	require.Equal(t, text, strings.Join(parts, ""))
-	for _, p := range parts {
-		require.True(t, utf8.ValidString(p))
-		require.LessOrEqual(t, tgtext.UTF16Len(p), max)
-		require.NotEmpty(t, p)
-	}
-}
-
-func TestSplitLimits(t *testing.T) {
-	t.Parallel()
-	a4096 := strings.Repeat("a", 4096)
-	require.Equal(t, []string{a4096}, notifier.Split(a4096, 0))
-	over := strings.Repeat("a", 4095) + "😀"
-	require.Equal(t, []string{strings.Repeat("a", 4095), "😀"}, notifier.Split(over, 0))
-	require.Empty(t, notifier.Split("", 0))
-	require.Empty(t, notifier.Split(" \n ", 0))
-}
-
-func TestSplitPrefersLineBreaksThenSpaces(t *testing.T) {
-	t.Parallel()
-	text := "first line\nsecond words here and more"
-	parts := notifier.Split(text, 20)
-	checkParts(t, text, parts, 20)
-	require.Equal(t, "first line\n", parts[0])
-	for _, p := range parts[1 : len(parts)-1] {
-		require.True(t, strings.HasSuffix(p, " "), "cut after a space: %q", p)
-	}
-}
-
-func TestSplitKeepsGraphemeClusters(t *testing.T) {
-	t.Parallel()
-	family := "👩‍👩‍👧‍👦" // 11 UTF-16 units, one cluster
-	text := strings.Repeat(family, 10)
-	parts := notifier.Split(text, 25)
-	checkParts(t, text, parts, 25)
-	for _, p := range parts {
-		require.Equal(t, 0, len(strings.ReplaceAll(p, family, "")), "whole clusters only: %q", p)
-	}
-	flags := strings.Repeat("🇺🇦🇯🇵", 50)
-	checkParts(t, flags, notifier.Split(flags, 7), 7)
-	for _, p := range notifier.Split(flags, 7) {
-		require.Equal(t, 0, utf8.RuneCountInString(p)%2, "flags are pairs of regional indicators")
-	}
-}
-
-func TestSplitMixed10000(t *testing.T) {
-	t.Parallel()
-	var b strings.Builder
-	pieces := []string{"漢字かな交じり文", "👩‍👩‍👧‍👦", "🇺🇦", "e\u0301", "한국어", "👍🏽", "\r\n", "plain words ", "🏳️‍🌈"}
-	for i := 0; utf8.RuneCountInString(b.String()) < 10000; i++ {
-		b.WriteString(pieces[i%len(pieces)])
-	}
-	text := b.String()
-	parts := notifier.Split(text, 0)
-	require.Greater(t, len(parts), 2)
-	checkParts(t, text, parts, tgtext.MaxTextUnits)
-}
-
-// A single grapheme cluster over the limit (a letter with 5,000 combining
-// marks) is cut at rune boundaries, without panicking.
-func TestSplitPathologicalCluster(t *testing.T) {
-	t.Parallel()
-	zalgo := "x" + strings.Repeat("\u0301", 5000)
-	text := "before " + zalgo + " after"
-	parts := notifier.Split(text, 0)
-	checkParts(t, text, parts, tgtext.MaxTextUnits)
-	require.Len(t, parts, 4)
-	require.Equal(t, "before ", parts[0])
-}
 
 func TestNotifyValidatesAndEnqueues(t *testing.T) {
 	t.Parallel()
@@ -168,12 +82,86 @@ func TestNotifyAndBroadcastFollowChatState(t *testing.T) {
 	require.ErrorIs(t, err, notifier.ErrInvalid)
 }
 
-func TestStoreOptionsFromLimits(t *testing.T) {
+// A Notify repeated with the same key (a handler re-run after a crash)
+// enqueues nothing and returns the first call's ids, even after the first
+// copies were sent and acked.
+func TestNotifyKeyIdempotent(t *testing.T) {
 	t.Parallel()
-	// The options build a valid store; zero limits mean no rate options.
+	// Unpaced (the parts are claimed one after another), split in parts.
 	c := valkeytest.Shared(t).Client(t)
-	_, err := lanes.New(c, notifier.DefaultLimits().StoreOptions(3)...)
+	s, err := notifier.NewStore(c, notifier.Limits{}, 0, lanes.WithTag(valkeytest.Namespace(t)))
 	require.NoError(t, err)
-	_, err = lanes.New(c, notifier.Limits{}.StoreOptions(0)...)
+	n, err := notifier.New(c, s, notifier.Config{MaxUnits: 10})
 	require.NoError(t, err)
+	ctx := t.Context()
+	msg := notifier.Message{Text: strings.Repeat("abcde ", 5), Key: "upd:41:0"}
+	ids, err := n.Notify(ctx, 8, msg)
+	require.NoError(t, err)
+	parts := len(ids)
+	require.Greater(t, parts, 1)
+	again, err := n.Notify(ctx, 8, msg)
+	require.NoError(t, err)
+	require.Equal(t, ids, again)
+	require.Equal(t, parts, pending(t, n, tgjob.QueueReply))
+
+	// Deliver every part (acked: their jobs are gone), then repeat.
+	for range parts {
+		cl, err := s.Claim(ctx, lanes.ClaimRequest{Queues: tgjob.Queues(), Lease: time.Second, Max: 10})
+		require.NoError(t, err)
+		require.Len(t, cl.Jobs, 1)
+		require.NoError(t, s.Ack(ctx, cl.Jobs[0].Lease))
+	}
+	again, err = n.Notify(ctx, 8, notifier.Message{Text: "different text, same key", Key: "upd:41:0"})
+	require.NoError(t, err)
+	require.Equal(t, ids, again)
+	require.Zero(t, pending(t, n, tgjob.QueueReply), "not enqueued again")
+
+	// Another key, or none, enqueues.
+	other, err := n.Notify(ctx, 8, notifier.Message{Text: "x", Key: "upd:41:1"})
+	require.NoError(t, err)
+	require.NotEqual(t, ids[0], other[0])
+	_, err = n.Notify(ctx, 8, notifier.Message{Text: "x"})
+	require.NoError(t, err)
+	require.Equal(t, 2, pending(t, n, tgjob.QueueReply))
+
+	// Edit takes a key too.
+	e1, err := n.Edit(ctx, 8, 5, notifier.Message{Text: "e", Key: "edit:1"})
+	require.NoError(t, err)
+	e2, err := n.Edit(ctx, 8, 5, notifier.Message{Text: "e", Key: "edit:1"})
+	require.NoError(t, err)
+	require.Equal(t, e1, e2)
+	require.Equal(t, 3, pending(t, n, tgjob.QueueReply))
+
+	_, err = n.Notify(ctx, 8, notifier.Message{Text: "x", Key: strings.Repeat("k", notifier.MaxKeyBytes+1)})
+	require.ErrorIs(t, err, notifier.ErrInvalid)
+}
+
+// Edit enqueues one job of kind "edit" on the chat's lane (after aliases)
+// of the reply queue, behind the chat's earlier replies.
+func TestEditEnqueuesEditJob(t *testing.T) {
+	t.Parallel()
+	n := newNotifier(t)
+	ctx := t.Context()
+	require.NoError(t, n.Chats().SetAlias(ctx, -5, -1000000000005))
+	first, err := n.Notify(ctx, -5, notifier.Message{Text: "before"})
+	require.NoError(t, err)
+	ids, err := n.Edit(ctx, -5, 12, notifier.Message{Text: "new <i>text</i>", ParseMode: "HTML", ReplyTo: 3, Silent: true})
+	require.NoError(t, err)
+	require.Len(t, ids, 1)
+	require.Greater(t, ids[0], first[0], "minted after: behind the earlier reply on the lane")
+
+	var got []tgjob.Job
+	for range 2 {
+		c, err := n.Store().Claim(ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueReply}, Lease: time.Second, Max: 10})
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		require.Equal(t, "-1000000000005", c.Jobs[0].Group)
+		j, err := tgjob.Decode(c.Jobs[0].Payload)
+		require.NoError(t, err)
+		got = append(got, j)
+		require.NoError(t, n.Store().Ack(ctx, c.Jobs[0].Lease))
+	}
+	require.False(t, got[0].IsEdit())
+	require.Equal(t, tgjob.Job{V: 1, Kind: tgjob.KindEdit, MessageID: 12, Chat: -5, Text: "new <i>text</i>", ParseMode: "HTML"}, got[1],
+		"ReplyTo and Silent do not apply to an edit")
 }

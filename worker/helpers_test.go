@@ -153,3 +153,16 @@ func (e *env) laneStats(queue, group string) lanes.LaneStats {
 	}
 	return lanes.LaneStats{}
 }
+
+// pending counts jobs still in the lanes (pending or in flight) of both
+// queues.
+func (e *env) pending() (pending, inflight int) {
+	e.t.Helper()
+	for _, q := range tgjob.Queues() {
+		st, err := e.store.Stats(e.ctx, q, 0)
+		require.NoError(e.t, err)
+		pending += st.Pending + st.Delayed
+		inflight += st.InFlight
+	}
+	return pending, inflight
+}

@@ -2,14 +2,17 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
@@ -19,6 +22,7 @@ import (
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/notifier"
 )
 
 func TestMain(m *testing.M) { valkeytest.Main(m) }
@@ -227,3 +231,33 @@ func (h *harness) runUntilError(env []string) error {
 		return nil
 	}
 }
+
+type botT = bot.Bot
+
+func notifyMsg(text string) notifier.Message {
+	return notifier.Message{Text: text, Class: notifier.Notification}
+}
+
+func jsonOf(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// onceKey is the notifier's idempotency key of reply what of update id.
+func onceKey(h *harness, id int64, what string) string {
+	return "{" + h.tag + "}:n:once:m:" + updateKey(id, what)
+}
+
+// rewind puts update u back at the inbox head and lowers the handled mark
+// before it: the state after a crash between enqueueing u's replies and
+// finishing u.
+func (h *harness) rewind(a *App, u models.Update) {
+	h.t.Helper()
+	ctx := context.Background()
+	raw, err := jsonOf(u)
+	require.NoError(h.t, err)
+	require.NoError(h.t, h.c.Do(ctx, h.c.B().Lpush().Key(a.inbox.Keys().Queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
+	require.NoError(h.t, h.c.Do(ctx, h.c.B().Set().Key(a.inbox.Keys().Handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 )
@@ -150,4 +151,29 @@ func TestHealthzStandbyFollowsPolling(t *testing.T) {
 	require.Equal(t, "ok (polling)\n", body)
 	require.True(t, second.app.leader.Load())
 	require.Contains(t, h.ask(0, user(1102, "Ann"), "/start"), "Welcome", "the new poller polls")
+}
+
+// TestHealthWhileGetMeFails: while getMe fails, /healthz answers 503 with
+// the (redacted) failure, not "standby"; once it succeeds, the poller polls
+// and /healthz answers 200.
+func TestHealthWhileGetMeFails(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.emu.InjectFault(tgemu.BadGateway().For("getMe").Times(-1))
+	r := h.start(nil)
+	require.Eventually(t, func() bool {
+		code, body := h.get(r, "/healthz")
+		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "telegram: getMe failing: ")
+	}, wait, 20*time.Millisecond)
+	code, body := h.get(r, "/healthz")
+	require.Equal(t, http.StatusServiceUnavailable, code, body)
+	require.NotContains(t, body, "standby")
+	testkit.RequireNoToken(t, body, h.emu.Token(), "/healthz")
+	require.False(t, r.app.leader.Load(), "no lease before getMe succeeded")
+
+	h.emu.ClearFaults()
+	h.waitLeader(r)
+	code, body = h.get(r, "/healthz")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "ok (polling)\n", body)
 }

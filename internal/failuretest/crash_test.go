@@ -69,7 +69,7 @@ func readInbox(ctx context.Context, c valkey.Client) (inboxState, error) {
 	return st, err
 }
 
-// testKilledMidHandling (issue #5): the whole bot (BOT_ROLE=all) is killed
+// testKilledMidHandling: the whole bot (BOT_ROLE=all) is killed
 // with SIGKILL while it handles a burst of updates it has fetched, and
 // restarted: every update is handled exactly once. Each update is a command
 // in one of several groups, from several users: /play, /guess (the game's

@@ -1,4 +1,4 @@
-// Package failuretest holds codemojex's failure tests (issue #6): a worker
+// Package failuretest holds codemojex's failure tests: a worker
 // process killed with SIGKILL in the middle of a burst, Valkey restarted or
 // its scripts flushed in the middle of a burst, two worker processes sharing
 // one global limit, and a Valkey outage under the whole bot. They drive the

@@ -207,7 +207,7 @@ func testOutage(t *testing.T, bin string) {
 }
 
 // requireClearOutageError checks the error of an enqueue while Valkey is
-// down (issue #6 F5): it says which component and chat failed
+// down: it says which component and chat failed
 // ("notifier: ... chat 5002") and why (the connection is refused, not a
 // bare timeout), and never shows the bot token.
 func requireClearOutageError(t *testing.T, err error, token string, chat int64) {

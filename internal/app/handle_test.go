@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 )
 
@@ -122,72 +121,6 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "the journal is dropped once the update is handled")
 	require.Contains(t, h.logs.String(), "update already handled; skipped")
-}
-
-// TestSecondPollerWaits: a second poller sees the first one's lease, says
-// so and waits, without any getUpdates (so no 409); it takes over when the
-// first stops.
-func TestSecondPollerWaits(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	first := h.start([]string{"BOT_ROLE=poller"})
-	h.waitLeader(first)
-	second := h.start([]string{"BOT_ROLE=all"})
-	require.Eventually(t, func() bool {
-		return strings.Contains(h.logs.String(), "another poller is active (it holds the poller lease in Valkey), waiting")
-	}, wait, 10*time.Millisecond)
-	ann := user(903, "Ann")
-	require.Contains(t, h.ask(0, ann, "/start"), "Welcome", "the second process's worker sends the first's replies")
-	code, body := h.get(second, "/healthz")
-	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, "ok (standby poller: "+first.app.lease.Token()+" is polling)\n", body)
-	require.False(t, second.app.leader.Load())
-
-	first.stop()
-	h.waitLeader(second)
-	require.Contains(t, h.ask(0, ann, "/help"), "Codemojex")
-	for _, r := range h.emu.Requests() {
-		require.NotEqual(t, http.StatusConflict, r.HTTPStatus, "no 409: only one process polled at a time")
-	}
-}
-
-// TestConflictBacksOff: when Telegram answers getUpdates 409 (another
-// instance outside this Valkey, or a webhook), the poller says so and backs
-// off instead of looping.
-func TestConflictBacksOff(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.emu.SetWebhook("https://example.com/hook")
-	r := h.start(nil)
-	time.Sleep(3 * time.Second)
-	conflicts := 0
-	for _, rq := range h.emu.Requests() {
-		if rq.HTTPStatus == http.StatusConflict {
-			conflicts++
-		}
-	}
-	require.Equal(t, 1, conflicts, "one 409, then a back-off of at least 5 s")
-	require.Contains(t, h.logs.String(), "Telegram answered 409 Conflict: another instance polls this bot")
-	code, body := h.get(r, "/healthz")
-	require.Equal(t, http.StatusServiceUnavailable, code)
-	require.Contains(t, body, "polling: no successful getUpdates yet")
-}
-
-// onceKey is the notifier's idempotency key of reply what of update id.
-func onceKey(h *harness, id int64, what string) string {
-	return "{" + h.tag + "}:n:once:m:" + updateKey(id, what)
-}
-
-// rewind puts update u back at the inbox head and lowers the handled mark
-// before it: the state after a crash between enqueueing u's replies and
-// finishing u.
-func (h *harness) rewind(a *App, u models.Update) {
-	h.t.Helper()
-	ctx := context.Background()
-	raw, err := jsonOf(u)
-	require.NoError(h.t, err)
-	require.NoError(h.t, h.c.Do(ctx, h.c.B().Lpush().Key(a.inbox.Keys().Queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
-	require.NoError(h.t, h.c.Do(ctx, h.c.B().Set().Key(a.inbox.Keys().Handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
 }
 
 // TestReplayAfterRepliesEnqueued: a crash after an update's replies were

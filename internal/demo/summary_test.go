@@ -1,0 +1,33 @@
+package demo
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestSummarizeFlagsStarvationAndLoss(t *testing.T) {
+	cfg := QuickScene()
+	chats := []ChatStats{
+		{Name: "Burst", Role: RoleBurst, Sent: 9, Answered: 9, Delivered: 10, Broadcasts: 1},
+		{Name: "Ana", Role: RoleQuiet, Sent: 5, Answered: 5, Delivered: 6, Broadcasts: 1,
+			Waits: []time.Duration{time.Second, 5 * time.Second}},
+		{Name: "Crowd01", Role: RoleCrowd, Sent: 1, Answered: 0, Delivered: 0},
+	}
+	s := summarize(cfg, time.Second, chats, limitsSeen{tooMany: 1}, []error{errors.New("boom")}, true)
+	if s.OK() {
+		t.Fatal("summary OK despite a starved chat, a lost reply and a 429")
+	}
+	failed := map[string]bool{}
+	for _, c := range s.Checks {
+		failed[c.Name] = !c.OK
+	}
+	for _, name := range []string{"quiet chats were not starved", "no message lost", "within Telegram's limits, zero 429s"} {
+		if !failed[name] {
+			t.Errorf("check %q did not fail", name)
+		}
+	}
+	if failed["the bot ran the whole scene"] {
+		t.Error("bot check failed though the bot was alive")
+	}
+}

@@ -1,0 +1,302 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-telegram/bot"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/testkit"
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgtext"
+	"github.com/codemojex/codemojex/redact"
+	"github.com/codemojex/codemojex/worker"
+)
+
+// Every chat receives its messages in enqueue order with 8 concurrent
+// senders spread over 4 workers, with weights > 1 (claimed batches) and
+// injected 502s and dropped connections on the way.
+func TestOrderPerChatWithEightSenders(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	const chats, per = 20, 15
+	for c := 1; c <= chats; c++ {
+		if c%3 == 0 {
+			require.NoError(t, e.store.SetWeight(e.ctx, tgjob.QueueReply, itoa(c), 4))
+			require.NoError(t, e.store.SetWeight(e.ctx, tgjob.QueueNotify, itoa(c), 4))
+		}
+	}
+	e.emu.InjectFault(tgemu.BadGateway().For("sendMessage").Times(15))
+	e.emu.InjectFault(tgemu.DropConnection().For("sendMessage").Times(5))
+	for i := range per {
+		for c := 1; c <= chats; c++ {
+			class := notifier.Reply
+			if c%2 == 0 {
+				class = notifier.Notification
+			}
+			e.notify(int64(c), fmt.Sprintf("c%d-%02d", c, i), class)
+		}
+	}
+	for range 4 {
+		cfg := e.config()
+		cfg.Senders = 2
+		cfg.Registerer = e.reg // shared: collectors are reused
+		e.start(cfg)
+	}
+	for c := 1; c <= chats; c++ {
+		msgs := e.waitMsgs(int64(c), per)
+		want := make([]string, per)
+		for i := range want {
+			want[i] = fmt.Sprintf("c%d-%02d", c, i)
+		}
+		require.Equal(t, want, texts(msgs), "chat %d", c)
+	}
+	require.Empty(t, e.dead(tgjob.QueueReply))
+	require.Empty(t, e.dead(tgjob.QueueNotify))
+}
+
+// Splitting end to end: parts of at most 4,096 UTF-16 units, in order, valid
+// UTF-8, whose concatenation is the input.
+func TestSplitDelivery(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.start(e.config())
+
+	exact := strings.Repeat("a", 4096)
+	e.notify(1, exact, notifier.Reply)
+	require.Equal(t, []string{exact}, texts(e.waitMsgs(1, 1)))
+
+	over := strings.Repeat("a", 4095) + "😀"
+	e.notify(2, over, notifier.Reply)
+	got := texts(e.waitMsgs(2, 2))
+	require.Equal(t, []string{strings.Repeat("a", 4095), "😀"}, got)
+
+	var b strings.Builder
+	pieces := []string{"漢字かな交じり文", "👩‍👩‍👧‍👦", "🇺🇦", "e\u0301", "한국어 ", "👍🏽", "\n", "plain words ", "🏳️‍🌈", "中文字符"}
+	for i := 0; utf8.RuneCountInString(b.String()) < 10000; i++ {
+		b.WriteString(pieces[i%len(pieces)])
+	}
+	mixed := b.String()
+	ids, err := e.n.Notify(e.ctx, 3, notifier.Message{Text: mixed})
+	require.NoError(t, err)
+	require.Greater(t, len(ids), 2)
+	msgs := e.waitMsgs(3, len(ids))
+	var joined strings.Builder
+	for _, m := range msgs {
+		require.LessOrEqual(t, tgtext.UTF16Len(m.Text), 4096)
+		require.True(t, utf8.ValidString(m.Text))
+		joined.WriteString(m.Text)
+	}
+	require.Equal(t, mixed, joined.String())
+	t.Logf("10,000 mixed characters (%d UTF-16 units) arrived as %d parts", tgtext.UTF16Len(mixed), len(msgs))
+}
+
+// Broadcast progress: skipped inactive chats, a blocked chat (403) and the
+// rest delivered; readable while running; remaining reaches 0.
+func TestBroadcastProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	chats := make([]int64, 0, 40)
+	for c := int64(100); c < 140; c++ {
+		chats = append(chats, c)
+	}
+	require.NoError(t, e.n.Chats().MarkInactive(e.ctx, 100))
+	require.NoError(t, e.n.Chats().MarkInactive(e.ctx, 101))
+	e.emu.SetChatStatus(102, tgemu.ChatBlocked)
+	e.notify(102, "queued before the broadcast", notifier.Notification)
+	id, err := e.n.Broadcast(e.ctx, append(chats, 103, 104), notifier.Message{Text: "news"}) // duplicates dropped
+	require.NoError(t, err)
+	p, err := e.n.Progress(e.ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, notifier.Progress{ID: id, Total: 40, Queued: 38, Failed: map[string]int{"inactive": 2}, Remaining: 38}, p)
+
+	e.start(e.config())
+	// Progress lives in Valkey, not in the emulator: poll it.
+	require.Eventually(t, func() bool {
+		p, err = e.n.Progress(e.ctx, id)
+		return err == nil && p.Done()
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, 37, p.Sent)
+	require.Equal(t, map[string]int{"inactive": 2, "forbidden": 1}, p.Failed)
+	require.Zero(t, p.Remaining)
+	require.Equal(t, 37, e.emu.Stats().Sent)
+}
+
+// The seed's promise: a chat with a deep backlog does not delay the others.
+// Chat A has 200 replies queued, then chats B..K get one each; with
+// Telegram's limits (30/s overall, 1/s per chat) enforced by the emulator,
+// each of B..K is delivered within 2 s while A drains at about 1/s, and the
+// emulator never answers 429.
+func TestSeedPromiseBacklogDoesNotDelayOthers(t *testing.T) {
+	// Not parallel: it measures timing against the emulator's limits, and
+	// CPU contention with other tests would eat the 100 ms slack.
+	e := newEnv(t, envOpts{limits: notifier.DefaultLimits(), emuLimits: tgemu.DefaultLimits()})
+	const chatA = int64(1000)
+	for i := range 200 {
+		e.notify(chatA, "A "+itoa(i), notifier.Reply)
+	}
+	_, stop := e.start(e.config())
+	e.waitMsgs(chatA, 2) // A is draining
+
+	others := make([]int64, 10) // B..K
+	for i := range others {
+		others[i] = chatA + 1 + int64(i)
+	}
+	sentAt := time.Now()
+	for _, c := range others {
+		e.notify(c, "hello "+itoa(int(c)), notifier.Reply)
+	}
+	var worst time.Duration
+	for _, c := range others {
+		m := e.waitMsgs(c, 1)[0]
+		worst = max(worst, m.Time.Sub(sentAt))
+	}
+	require.LessOrEqual(t, worst, 2*time.Second, "slowest of B..K")
+
+	// Let A drain for a few seconds more, then measure its rate.
+	time.Sleep(5 * time.Second)
+	require.NoError(t, stop())
+	msgsA := e.emu.Messages(chatA)
+	require.GreaterOrEqual(t, len(msgsA), 4)
+	span := msgsA[len(msgsA)-1].Time.Sub(msgsA[0].Time)
+	rate := float64(len(msgsA)-1) / span.Seconds()
+	for i, m := range msgsA {
+		require.Equal(t, "A "+itoa(i), m.Text, "A's order")
+	}
+	st := e.emu.Stats()
+	t.Logf("B..K slowest delivery %v; A sent %d at %.3f msg/s; 429s answered %d; max/s overall %d, per chat %d",
+		worst, len(msgsA), rate, st.TooManyRequests, st.MaxPerSecond, st.MaxPerSecondByChat[chatA])
+	require.InDelta(t, 1.0, rate, 0.15, "A's drain rate (msg/s)")
+	require.Zero(t, st.TooManyRequests, "429s answered by the emulator")
+	for _, r := range e.emu.SendRequests() {
+		require.True(t, r.Accepted(), "rejected request: %+v", r)
+	}
+	require.LessOrEqual(t, e.emu.MaxAcceptedChat(chatA, time.Second), 1)
+}
+
+// Shutdown mid-burst: every job is either delivered (and acked) or still in
+// the lanes; a second worker then delivers the rest, each exactly once and
+// in order.
+func TestShutdownMidBurstLosesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	const chats, per = 30, 10
+	e.emu.InjectFault(tgemu.Delay(20 * time.Millisecond).For("sendMessage").Times(-1))
+	for i := range per {
+		for c := 1; c <= chats; c++ {
+			e.notify(int64(c), fmt.Sprintf("%d-%d", c, i), notifier.Notification)
+		}
+	}
+	_, stop := e.start(e.config())
+	_, err := e.emu.WaitForTotalMessages(e.ctx, 80)
+	require.NoError(t, err)
+	require.NoError(t, stop())
+
+	delivered := e.emu.Stats().Sent
+	pending, inflight := e.pending()
+	t.Logf("at shutdown: %d delivered, %d still queued, %d in flight", delivered, pending, inflight)
+	require.Zero(t, inflight, "every lease settled")
+	require.Equal(t, chats*per, delivered+pending, "nothing lost")
+	require.Less(t, delivered, chats*per, "stopped mid-burst")
+
+	e.emu.ClearFaults()
+	e.start(e.config())
+	for c := 1; c <= chats; c++ {
+		msgs := e.waitMsgs(int64(c), per)
+		want := make([]string, per)
+		for i := range want {
+			want[i] = fmt.Sprintf("%d-%d", c, i)
+		}
+		require.Equal(t, want, texts(msgs), "chat %d: once each, in order", c)
+	}
+}
+
+// A send still running when ShutdownGrace ends is cut and its job released,
+// not lost nor counted as an attempt.
+func TestShutdownCutsSlowSendAndReleases(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.emu.InjectFault(tgemu.Delay(10 * time.Second).ForChat(7))
+	e.notify(7, "slow", notifier.Reply)
+	cfg := e.config()
+	cfg.SendTimeout = 20 * time.Second
+	cfg.ShutdownGrace = 200 * time.Millisecond
+	_, stop := e.start(cfg)
+	require.Eventually(t, func() bool { _, inf := e.pending(); return inf == 1 }, 5*time.Second, 5*time.Millisecond)
+	t0 := time.Now()
+	require.NoError(t, stop())
+	require.Less(t, time.Since(t0), 2*time.Second)
+	pending, inflight := e.pending()
+	require.Equal(t, 1, pending)
+	require.Zero(t, inflight)
+	require.Empty(t, e.emu.Messages(7))
+	e.start(e.config())
+	require.Equal(t, "slow", e.waitMsgs(7, 1)[0].Text)
+}
+
+// The token never appears in logs, returned errors or dead letters, whatever
+// goes wrong: connection resets, 5xx (HTML and JSON), non-JSON bodies, a bad
+// server URL.
+func TestTokenNeverLeaks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{maxAttempts: 2})
+	e.emu.InjectFault(tgemu.DropConnection().ForChat(1).Times(-1))
+	e.emu.InjectFault(tgemu.BadGateway().ForChat(2).Times(-1))
+	e.emu.InjectFault(tgemu.InternalServerError().ForChat(3).Times(-1))
+	e.emu.InjectFault(tgemu.NonJSON().ForChat(4).Times(-1))
+	e.emu.InjectFault(tgemu.DropConnection().Processed().ForChat(5).Times(-1))
+	for c := int64(1); c <= 5; c++ {
+		e.notify(c, "x", notifier.Reply)
+	}
+	_, stop := e.start(e.config())
+	dead := e.waitDead(tgjob.QueueReply, 5)
+	require.NoError(t, stop())
+
+	// A worker whose server URL cannot even be parsed: the library's error
+	// quotes the whole request URL, token included.
+	bad := e.config()
+	bad.ServerURL = "http://[::1"
+	bad.Registerer = nil
+	badLogs := &testkit.LogBuffer{}
+	bad.Logger = slog.New(slog.NewJSONHandler(badLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.notify(6, "x", notifier.Notification)
+	e.start(bad)
+	dead = append(dead, e.waitDead(tgjob.QueueNotify, 1)...)
+
+	for _, d := range dead {
+		require.True(t, strings.HasPrefix(d.Reason, "transient: "), d.Reason)
+		testkit.RequireNoToken(t, d.Reason, token, "dead letter "+d.Reason)
+	}
+	testkit.RequireNoToken(t, e.logs.String(), token, "logs")
+	testkit.RequireNoToken(t, badLogs.String(), token, "logs")
+	require.Contains(t, badLogs.String(), redact.Redacted, "the bad URL's error was logged, redacted")
+
+	// Returned errors: the library's raw error does carry the token (so the
+	// check above means something); the redacted one does not, and still
+	// matches with errors.As.
+	b, err := bot.New(token, bot.WithServerURL("http://[::1"), bot.WithSkipGetMe())
+	require.NoError(t, err)
+	_, raw := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: 1, Text: "x"})
+	require.ErrorContains(t, raw, secretPart)
+	red := redact.New(token).Error(raw)
+	testkit.RequireNoToken(t, red.Error(), token, "redacted error")
+	var ue *url.Error
+	require.True(t, errors.As(red, &ue))
+
+	_, err = worker.New(e.n, worker.Config{Token: " "})
+	require.Error(t, err)
+	testkit.RequireNoToken(t, err.Error(), token, "New error")
+}
+
+// secretPart is the token after the ':'.
+var secretPart = token[strings.IndexByte(token, ':')+1:]
