@@ -1,14 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,17 +44,11 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(bin)
-			cmd.Dir = t.TempDir() // no .env there
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TELEGRAM_BOT_TOKEN=" + goodToken, tc.env}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			err := cmd.Run()
-			var ee *exec.ExitError
-			require.True(t, errors.As(err, &ee), "exit error, got %v", err)
-			require.Equal(t, 2, ee.ExitCode())
-			require.Contains(t, stderr.String(), "codemojex: configuration error: "+tc.want)
-			testkit.RequireNoToken(t, stderr.String(), goodToken, "stderr")
+			// An empty directory: no .env there.
+			code, stderr := testkit.RunBot(t, bin, t.TempDir(), []string{"TELEGRAM_BOT_TOKEN=" + goodToken, tc.env})
+			require.Equal(t, 2, code)
+			require.Contains(t, stderr, "codemojex: configuration error: "+tc.want)
+			testkit.RequireNoToken(t, stderr, goodToken, "stderr")
 		})
 	}
 
@@ -77,17 +66,10 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 			t.Parallel()
 			wd := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(wd, ".env"), []byte(tc.dotenv), 0o600))
-			cmd := exec.Command(bin)
-			cmd.Dir = wd
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			err := cmd.Run()
-			var ee *exec.ExitError
-			require.True(t, errors.As(err, &ee), "exit error, got %v", err)
-			require.Equal(t, 2, ee.ExitCode())
-			require.Contains(t, stderr.String(), "codemojex: configuration error: "+tc.want)
-			testkit.RequireNoToken(t, stderr.String(), goodToken, "stderr")
+			code, stderr := testkit.RunBot(t, bin, wd, nil)
+			require.Equal(t, 2, code)
+			require.Contains(t, stderr, "codemojex: configuration error: "+tc.want)
+			testkit.RequireNoToken(t, stderr, goodToken, "stderr")
 		})
 	}
 
@@ -95,16 +77,9 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		t.Parallel()
 		wd := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(wd, ".env"), []byte("TELEGRAM_BOT_TOKEN="+goodToken+"\nWORKERS=0\nBOT_ROLE=worker\n"), 0o600))
-		cmd := exec.Command(bin)
-		cmd.Dir = wd
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "BOT_ROLE=nope"}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		var ee *exec.ExitError
-		require.True(t, errors.As(err, &ee))
-		require.Equal(t, 2, ee.ExitCode())
-		require.Contains(t, stderr.String(), `BOT_ROLE: one of all, poller, worker; got "nope"`, "the set variable wins over .env")
+		code, stderr := testkit.RunBot(t, bin, wd, []string{"BOT_ROLE=nope"})
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, `BOT_ROLE: one of all, poller, worker; got "nope"`, "the set variable wins over .env")
 	})
 }
 
@@ -118,19 +93,9 @@ func TestRejectedTokenExitsWithCode2(t *testing.T) {
 	emu := testkit.NewEmulator(t)
 	srv := valkeytest.Start(t, valkeytest.Options{})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TELEGRAM_BOT_TOKEN=" + goodToken, "TELEGRAM_API_URL=" + emu.URL(),
-		"VALKEY_URL=" + srv.URL, "HTTP_ADDR=127.0.0.1:0"}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	require.NoError(t, ctx.Err(), "the bot kept running:\n%s", stderr.String())
-	var ee *exec.ExitError
-	require.True(t, errors.As(err, &ee), "exit error, got %v", err)
-	require.Equal(t, 2, ee.ExitCode(), stderr.String())
-	require.Contains(t, stderr.String(), "telegram rejected the bot token (401 Unauthorized): TELEGRAM_BOT_TOKEN is wrong or was revoked")
-	testkit.RequireNoToken(t, stderr.String(), goodToken, "stderr")
+	code, stderr := testkit.RunBot(t, bin, t.TempDir(), []string{"TELEGRAM_BOT_TOKEN=" + goodToken, "TELEGRAM_API_URL=" + emu.URL(),
+		"VALKEY_URL=" + srv.URL, "HTTP_ADDR=127.0.0.1:0"})
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "telegram rejected the bot token (401 Unauthorized): TELEGRAM_BOT_TOKEN is wrong or was revoked")
+	testkit.RequireNoToken(t, stderr, goodToken, "stderr")
 }

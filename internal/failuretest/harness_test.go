@@ -282,26 +282,12 @@ func tgemuText(user int64, text string) tgemu.TextMessage {
 }
 
 // explain429s describes each 429 the emulator's limiter answered: how many
-// messages it had accepted in the second before, overall and in that chat,
-// and the gap to the previous accepted message.
+// messages it had accepted in the second before, overall and in that chat.
 func explain429s(emu *tgemu.Emulator) []string {
-	reqs := emu.SendRequests()
 	var out []string
-	for _, r := range reqs {
-		if r.ErrorCode != 429 || r.Fault != tgemu.FaultNone {
-			continue
-		}
-		global, chat := 0, 0
-		for _, a := range reqs {
-			if a.Accepted() && a.Time.After(r.Time.Add(-time.Second)) && !a.Time.After(r.Time) {
-				global++
-				if a.ChatID == r.ChatID {
-					chat++
-				}
-			}
-		}
+	for _, th := range tgemu.Throttles(emu.SendRequests()) {
 		out = append(out, fmt.Sprintf("429 to chat %d at %s: accepted in the second before: %d overall, %d in the chat",
-			r.ChatID, r.Time.Format("15:04:05.000"), global, chat))
+			th.ChatID, th.Time.Format("15:04:05.000"), th.Global, th.Chat))
 	}
 	return out
 }

@@ -11,6 +11,7 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/url"
@@ -237,4 +238,23 @@ func (p *Proc) ExitErr() error {
 		return p.err
 	}
 	return nil
+}
+
+// RunBot runs the bot binary bin in dir with exactly env (PATH is added)
+// until it exits, and returns its exit code and standard error. It fails
+// the test when the bot keeps running for 30 s or exits with code 0.
+func RunBot(t testing.TB, bin, dir string, env []string) (code int, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "the bot kept running:\n%s", errOut.String())
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "exit error, got %v", err)
+	return ee.ExitCode(), errOut.String()
 }

@@ -127,3 +127,35 @@ func (e *Emulator) Stats() Stats {
 	st.MaxPerSecond = maxInWindow(all, time.Second)
 	return st
 }
+
+// Throttle is one 429 the limiter answered (not an injected fault), with
+// the sendMessage requests accepted in the second before it.
+type Throttle struct {
+	ChatID int64
+	Time   time.Time
+	// Global and Chat count the accepted sends in the second before, of
+	// the whole bot and to ChatID.
+	Global, Chat int
+}
+
+// Throttles lists the 429s of the limiter among reqs (e.g. SendRequests),
+// so a 429 points at the limit the bot's pacing missed.
+func Throttles(reqs []Request) []Throttle {
+	var out []Throttle
+	for _, r := range reqs {
+		if r.ErrorCode != 429 || r.Fault != FaultNone {
+			continue
+		}
+		th := Throttle{ChatID: r.ChatID, Time: r.Time}
+		for _, a := range reqs {
+			if a.Accepted() && a.Time.After(r.Time.Add(-time.Second)) && !a.Time.After(r.Time) {
+				th.Global++
+				if a.ChatID == r.ChatID {
+					th.Chat++
+				}
+			}
+		}
+		out = append(out, th)
+	}
+	return out
+}
