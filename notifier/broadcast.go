@@ -78,7 +78,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		// Record the key and create the progress in one atomic call: a
 		// broadcast repeated with the key finds the first one's id.
 		args := append([]string{bc, ms(n.cfg.KeyTTL), ms(ttl)}, fields...)
-		prev, err := n.start.Exec(ctx, n.c, []string{key, n.keys.onceBC(msg.Key)}, args).ToString()
+		prev, err := n.startScript.Exec(ctx, n.c, []string{key, n.keys.onceBC(msg.Key)}, args).ToString()
 		if err != nil {
 			return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 		}

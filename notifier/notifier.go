@@ -100,11 +100,11 @@ type Notifier struct {
 	chats  *chatstate.Store
 	minter *lanes.Minter
 	cfg    Config
-	// record1 is the progress script (lua/record.lua), one per Notifier:
+	// recordScript is the progress script (lua/record.lua), one per Notifier:
 	// no package-level state.
-	record1 *valkey.Lua
-	// start begins a broadcast (lua/start.lua).
-	start *valkey.Lua
+	recordScript *valkey.Lua
+	// startScript begins a broadcast (lua/start.lua).
+	startScript *valkey.Lua
 }
 
 // New returns a Notifier enqueueing on store (built with
@@ -133,8 +133,8 @@ func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
 	}
 	return &Notifier{
 		store: store, c: c, keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
-		chats:   chatstate.New(c, store.Tag(), cfg.SentTTL),
-		record1: mustScript("record"), start: mustScript("start"),
+		chats:        chatstate.New(c, store.Tag(), cfg.SentTTL),
+		recordScript: mustScript("record"), startScript: mustScript("start"),
 	}, nil
 }
 

@@ -70,7 +70,7 @@ func (n *Notifier) record(ctx context.Context, broadcast, field, jobID string) e
 	if !validBroadcastID(broadcast) {
 		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
 	}
-	err := n.record1.Exec(ctx, n.c,
+	err := n.recordScript.Exec(ctx, n.c,
 		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast)},
 		[]string{field, jobID, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10)}).Error()
 	if err != nil {
