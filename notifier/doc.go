@@ -13,7 +13,13 @@
 // records the Telegram message id of every job it sends, which
 // Chats().SentMessageID returns, so a later edit can target it.
 //
-// The notifier also keeps, under the store's hash tag (see keyspace): the
-// set of inactive chats (that blocked the bot), migration aliases (a group
-// upgraded to a supergroup), broadcast progress and sent jobs' message ids.
+// The notifier also keeps, under the store's hash tag (see keyspace),
+// broadcast progress and idempotency keys. The chats' delivery state it
+// reads and the worker writes (inactive chats that blocked the bot,
+// migration aliases of groups upgraded to supergroups, sent jobs' message
+// ids) is package chatstate's, reached through Chats.
+//
+// What the notifier enqueues is its own to define: package notifier/tgjob
+// is the job payload (the worker decodes it) and notifier/tgtext holds
+// Telegram's text rules (MaxTextUnits, UTF16Len).
 package notifier

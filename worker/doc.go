@@ -27,7 +27,7 @@
 //     hit. (The worker only calls sendMessage and editMessageText, both
 //     always tied to one chat, so there is no chat-less 429.)
 //   - 403 Forbidden (bot blocked, user deactivated, bot kicked): mark the
-//     chat inactive (notifier), dead-letter the chat's pending jobs in both
+//     chat inactive (chatstate), dead-letter the chat's pending jobs in both
 //     queues (DeadLane, while the lease still holds the lane), then the job
 //     and the rest of the batch, with the reason; no retry.
 //   - 400 chat not found, 400 message is too long, any other 400:
@@ -41,7 +41,7 @@
 //     error dead-letters with reason "parse entities").
 //   - 400 with parameters.migrate_to_chat_id: hold (Park) the old lane in
 //     both queues, Release the job (and the rest of the batch), record the
-//     alias old -> new (notifier), MoveLane old -> new in both queues (jobs
+//     alias old -> new (chatstate), MoveLane old -> new in both queues (jobs
 //     in mint order, weight, limits), lift the hold: the messages are
 //     delivered to the new chat, in order.
 //   - 401 Unauthorized (token revoked or wrong): Release, and Pause the

@@ -68,6 +68,7 @@ func Example() {
 		return
 	}
 	wctx, stop := context.WithCancel(ctx)
+	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
 

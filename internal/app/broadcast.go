@@ -153,7 +153,7 @@ func progressText(p notifier.Progress) string {
 // trackBroadcasts keeps the progress message of every tracked broadcast up
 // to date while this process is the poller, by editing it through the
 // notifier (notifier.Edit of the message id the worker recorded for its job,
-// notifier.SentMessageID): at most one edit per edit interval per
+// chatstate.Store.SentMessageID): at most one edit per edit interval per
 // broadcast, plus the final one; tracking survives a restart (it is in
 // Valkey).
 func (a *App) trackBroadcasts(ctx context.Context) {
