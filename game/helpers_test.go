@@ -46,3 +46,16 @@ func indexOf(list []string, s string) int {
 }
 
 func split(s string) []string { return strings.Fields(s) }
+
+// play plays each guess, requiring it to be accepted, and returns the final
+// state and last result.
+func play(t *testing.T, st State, guesses ...string) (State, Result) {
+	t.Helper()
+	var res Result
+	for _, g := range guesses {
+		var err error
+		st, res, err = st.Guess(g)
+		require.NoError(t, err, "guess %q", g)
+	}
+	return st, res
+}

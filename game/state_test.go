@@ -11,19 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// play plays each guess, requiring it to be accepted, and returns the final
-// state and last result.
-func play(t *testing.T, st State, guesses ...string) (State, Result) {
-	t.Helper()
-	var res Result
-	for _, g := range guesses {
-		var err error
-		st, res, err = st.Guess(g)
-		require.NoError(t, err, "guess %q", g)
-	}
-	return st, res
-}
-
 func TestNewIsDeterministicWithInjectedRandomness(t *testing.T) {
 	a, err := New(DefaultConfig(), rand.NewChaCha8([32]byte{1}))
 	require.NoError(t, err)

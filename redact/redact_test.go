@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/redact"
 )
 
@@ -20,12 +21,6 @@ import (
 const token = "7000000001:AAHsecretTOKENfor-Redact_Tests_0123456"
 
 var secretPart = token[strings.IndexByte(token, ':')+1:]
-
-func requireNoToken(t *testing.T, what, s string) {
-	t.Helper()
-	require.NotContains(t, s, secretPart, "%s leaks the token", what)
-	require.NotContains(t, s, url.QueryEscape(secretPart), "%s leaks the token", what)
-}
 
 func TestStringForms(t *testing.T) {
 	t.Parallel()
@@ -67,7 +62,7 @@ func TestErrorKeepsChain(t *testing.T) {
 	raw := &url.Error{Op: "Post", URL: "https://x/bot" + token + "/getMe", Err: fs.ErrNotExist}
 	wrapped := fmt.Errorf("send: %w", raw)
 	red := r.Error(wrapped)
-	requireNoToken(t, "redacted error", red.Error())
+	testkit.RequireNoToken(t, red.Error(), token, "redacted error")
 	require.Equal(t, "send: Post \"https://x/bot"+redact.Redacted+"/getMe\": file does not exist", red.Error())
 	var ue *url.Error
 	require.True(t, errors.As(red, &ue), "errors.As reaches the original")
@@ -86,7 +81,7 @@ func TestHandlerRedactsEverything(t *testing.T) {
 		slog.Group("g", slog.String("s", secretPart), slog.Any("q", url.QueryEscape(token))),
 		slog.Any("u", &url.URL{Path: "/bot" + token}), slog.Int("n", 7), slog.Any("v", lazy{}))
 	out := buf.String()
-	requireNoToken(t, "log", out)
+	testkit.RequireNoToken(t, out, token, "log")
 	require.Contains(t, out, "/bot"+redact.Redacted+"/m")
 	require.Contains(t, out, "grp.n=7", "other kinds pass as they are")
 	require.True(t, r.Handler(slog.NewTextHandler(&buf, nil)).Enabled(context.Background(), slog.LevelInfo))

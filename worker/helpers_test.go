@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,3 +167,55 @@ func (e *env) pending() (pending, inflight int) {
 	}
 	return pending, inflight
 }
+
+// sentID waits until the worker recorded the message id of job id.
+func (e *env) sentID(id lanes.JobID) int {
+	e.t.Helper()
+	var msg int
+	require.Eventually(e.t, func() bool {
+		m, ok, err := e.n.Chats().SentMessageID(e.ctx, id)
+		require.NoError(e.t, err)
+		msg = m
+		return ok
+	}, 10*time.Second, 5*time.Millisecond, "message id of job %s recorded", id)
+	return msg
+}
+
+// countEdits counts editMessageText requests to chat answered with an
+// error whose description contains desc.
+func (e *env) countEdits(chat int64, desc string) int {
+	n := 0
+	for _, r := range e.emu.Requests() {
+		if strings.EqualFold(r.Method, "editMessageText") && r.ChatID == chat && strings.Contains(r.Description, desc) {
+			n++
+		}
+	}
+	return n
+}
+
+// requireMetric waits until counter name{label=value} is want.
+func (e *env) requireMetric(want float64, name, label, value string) {
+	e.t.Helper()
+	var got float64
+	require.Eventually(e.t, func() bool {
+		got = 0
+		mfs, err := e.reg.Gather()
+		require.NoError(e.t, err)
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == label && lp.GetValue() == value {
+						got = m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return got == want
+	}, 5*time.Second, 5*time.Millisecond, "%s{%s=%q}: want %v", name, label, value, want)
+}
+
+// secretPart is the token after the ':'.
+var secretPart = token[strings.IndexByte(token, ':')+1:]

@@ -9,24 +9,10 @@ import (
 
 	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/internal/tgemu"
-	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 	"github.com/codemojex/codemojex/notifier/tgtext"
 )
-
-// sentID waits until the worker recorded the message id of job id.
-func (e *env) sentID(id lanes.JobID) int {
-	e.t.Helper()
-	var msg int
-	require.Eventually(e.t, func() bool {
-		m, ok, err := e.n.Chats().SentMessageID(e.ctx, id)
-		require.NoError(e.t, err)
-		msg = m
-		return ok
-	}, 10*time.Second, 5*time.Millisecond, "message id of job %s recorded", id)
-	return msg
-}
 
 // The worker records each sent job's message id; an edit through the queue
 // replaces the text, in order with the chat's other messages.
@@ -103,18 +89,6 @@ func TestEditErrorRows(t *testing.T) {
 	e.requireMetric(3, "codemojex_worker_edited_total", "queue", "reply")
 }
 
-// countEdits counts editMessageText requests to chat answered with an
-// error whose description contains desc.
-func (e *env) countEdits(chat int64, desc string) int {
-	n := 0
-	for _, r := range e.emu.Requests() {
-		if strings.EqualFold(r.Method, "editMessageText") && r.ChatID == chat && strings.Contains(r.Description, desc) {
-			n++
-		}
-	}
-	return n
-}
-
 func TestEditValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
@@ -138,30 +112,6 @@ func TestEditValidation(t *testing.T) {
 	require.NoError(t, e.n.Chats().MarkInactive(e.ctx, 9))
 	_, err = e.n.Edit(e.ctx, 9, 1, notifier.Message{Text: "x", Class: notifier.Notification})
 	require.ErrorIs(t, err, notifier.ErrInactive)
-}
-
-// requireMetric waits until counter name{label=value} is want.
-func (e *env) requireMetric(want float64, name, label, value string) {
-	e.t.Helper()
-	var got float64
-	require.Eventually(e.t, func() bool {
-		got = 0
-		mfs, err := e.reg.Gather()
-		require.NoError(e.t, err)
-		for _, mf := range mfs {
-			if mf.GetName() != name {
-				continue
-			}
-			for _, m := range mf.GetMetric() {
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == label && lp.GetValue() == value {
-						got = m.GetCounter().GetValue()
-					}
-				}
-			}
-		}
-		return got == want
-	}, 5*time.Second, 5*time.Millisecond, "%s{%s=%q}: want %v", name, label, value, want)
 }
 
 // A send slower than the lease: the sender renews the lease (Extend every

@@ -297,6 +297,3 @@ func TestTokenNeverLeaks(t *testing.T) {
 	require.Error(t, err)
 	testkit.RequireNoToken(t, err.Error(), token, "New error")
 }
-
-// secretPart is the token after the ':'.
-var secretPart = token[strings.IndexByte(token, ':')+1:]

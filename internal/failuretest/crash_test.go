@@ -3,7 +3,6 @@ package failuretest
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
-	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/testkit"
@@ -32,42 +30,6 @@ const (
 // Group rate of the crash test (messages/min per group): replies in groups
 // carry reply_to_message_id, which ties each reply to its update.
 const crashGroupRate = 1200
-
-// sentUpdate is one injected user message and the reply it must get.
-type sentUpdate struct {
-	chat  int64
-	msgID int
-	id    int64  // update_id
-	kind  string // "play", "guess", "help"
-	guess int    // 1-based guess number in its chat (kind "guess")
-}
-
-var attemptRE = regexp.MustCompile(`attempt (\d+)/\d+`)
-
-// inboxState is the app's inbox as stored in Valkey.
-type inboxState struct {
-	Offset, Handled, Depth int64
-}
-
-func readInbox(ctx context.Context, c valkey.Client) (inboxState, error) {
-	var st inboxState
-	var err error
-	get := func(key string) (int64, error) {
-		v, err := c.Do(ctx, c.B().Get().Key(key).Build()).AsInt64()
-		if valkey.IsValkeyNil(err) {
-			return -1, nil
-		}
-		return v, err
-	}
-	if st.Offset, err = get(inboxOffset); err != nil {
-		return st, err
-	}
-	if st.Handled, err = get(inboxHandled); err != nil {
-		return st, err
-	}
-	st.Depth, err = c.Do(ctx, c.B().Llen().Key(inboxQueue).Build()).AsInt64()
-	return st, err
-}
 
 // testKilledMidHandling: the whole bot (BOT_ROLE=all) is killed
 // with SIGKILL while it handles a burst of updates it has fetched, and

@@ -2,7 +2,6 @@ package failuretest
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -204,18 +203,4 @@ func testOutage(t *testing.T, bin string) {
 	require.NoError(t, err)
 	require.False(t, b.Exited(), "the bot did not exit: %v", b.ExitErr())
 	testkit.RequireNoToken(t, b.Out.String(), emu.Token(), "the bot's log")
-}
-
-// requireClearOutageError checks the error of an enqueue while Valkey is
-// down: it says which component and chat failed
-// ("notifier: ... chat 5002") and why (the connection is refused, not a
-// bare timeout), and never shows the bot token.
-func requireClearOutageError(t *testing.T, err error, token string, chat int64) {
-	t.Helper()
-	msg := err.Error()
-	require.True(t, strings.HasPrefix(msg, "notifier: "), "the error names the component: %q", msg)
-	require.Contains(t, msg, "chat "+strconv.FormatInt(chat, 10), "the error names the chat the enqueue was for: %q", msg)
-	require.Contains(t, msg, "connection refused", "the error names the cause: %q", msg)
-	require.NotEqual(t, context.DeadlineExceeded.Error(), msg, "not a bare timeout")
-	testkit.RequireNoToken(t, msg, token, "the error")
 }

@@ -178,11 +178,6 @@ func TestFaultScopeByChatAndMethod(t *testing.T) {
 	require.NoError(t, sendErr(ctx, b, 2))
 }
 
-func sendErr(ctx context.Context, b *bot.Bot, chatID int64) error {
-	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chatID, Text: "m"})
-	return err
-}
-
 func TestDelayFault(t *testing.T) {
 	const d = 300 * time.Millisecond
 	tests := []struct {

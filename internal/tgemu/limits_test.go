@@ -1,33 +1,16 @@
 package tgemu_test
 
 import (
-	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
-
-// send sends one message and returns retry_after when answered 429 (-1 when
-// accepted); other errors fail the test.
-func send(ctx context.Context, t *testing.T, b *bot.Bot, chatID int64) int {
-	t.Helper()
-	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chatID, Text: "m"})
-	if err == nil {
-		return -1
-	}
-	var tm *bot.TooManyRequestsError
-	require.True(t, errors.As(err, &tm), "want 429, got %v", err)
-	require.ErrorContains(t, err, "Too Many Requests: retry after")
-	return tm.RetryAfter
-}
 
 func TestDefaultLimits(t *testing.T) {
 	require.Equal(t, tgemu.Limits{
@@ -111,22 +94,6 @@ func TestLimits(t *testing.T) {
 			}
 		})
 	}
-}
-
-// limitStep is one send in a limits scenario.
-type limitStep struct {
-	advance time.Duration // fake clock advance before sending
-	chatID  int64         // 0: only advance
-	retry   int           // -1 accepted, else expected retry_after
-}
-
-// repeatChat is n accepted sends to one chat.
-func repeatChat(n int, chatID int64) []limitStep {
-	var s []limitStep
-	for range n {
-		s = append(s, limitStep{chatID: chatID, retry: -1})
-	}
-	return s
 }
 
 func TestLimitStatsAndReplyShape(t *testing.T) {

@@ -291,3 +291,53 @@ func explain429s(emu *tgemu.Emulator) []string {
 	}
 	return out
 }
+
+// sentUpdate is one injected user message and the reply it must get.
+type sentUpdate struct {
+	chat  int64
+	msgID int
+	id    int64  // update_id
+	kind  string // "play", "guess", "help"
+	guess int    // 1-based guess number in its chat (kind "guess")
+}
+
+var attemptRE = regexp.MustCompile(`attempt (\d+)/\d+`)
+
+// inboxState is the app's inbox as stored in Valkey.
+type inboxState struct {
+	Offset, Handled, Depth int64
+}
+
+func readInbox(ctx context.Context, c valkey.Client) (inboxState, error) {
+	var st inboxState
+	var err error
+	get := func(key string) (int64, error) {
+		v, err := c.Do(ctx, c.B().Get().Key(key).Build()).AsInt64()
+		if valkey.IsValkeyNil(err) {
+			return -1, nil
+		}
+		return v, err
+	}
+	if st.Offset, err = get(inboxOffset); err != nil {
+		return st, err
+	}
+	if st.Handled, err = get(inboxHandled); err != nil {
+		return st, err
+	}
+	st.Depth, err = c.Do(ctx, c.B().Llen().Key(inboxQueue).Build()).AsInt64()
+	return st, err
+}
+
+// requireClearOutageError checks the error of an enqueue while Valkey is
+// down: it says which component and chat failed
+// ("notifier: ... chat 5002") and why (the connection is refused, not a
+// bare timeout), and never shows the bot token.
+func requireClearOutageError(t *testing.T, err error, token string, chat int64) {
+	t.Helper()
+	msg := err.Error()
+	require.True(t, strings.HasPrefix(msg, "notifier: "), "the error names the component: %q", msg)
+	require.Contains(t, msg, "chat "+strconv.FormatInt(chat, 10), "the error names the chat the enqueue was for: %q", msg)
+	require.Contains(t, msg, "connection refused", "the error names the cause: %q", msg)
+	require.NotEqual(t, context.DeadlineExceeded.Error(), msg, "not a bare timeout")
+	testkit.RequireNoToken(t, msg, token, "the error")
+}
