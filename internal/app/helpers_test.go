@@ -78,23 +78,30 @@ type running struct {
 	stop func()
 }
 
-// start runs an app with the harness config (extra env overrides) until
-// stop or the end of the test.
-func (h *harness) start(env []string, opts ...Option) *running {
+// newApp builds an app with the harness config (extra env overrides) and
+// short timings, serving HTTP on a free loopback port (returned).
+func (h *harness) newApp(env []string, opts ...Option) (*App, string) {
 	h.t.Helper()
 	cfg, err := config.FromEnv(append(append([]string{}, h.env...), env...))
 	require.NoError(h.t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(h.t, err)
-	log := h.logs.Logger()
 	base := []Option{WithValkey(h.c), WithTag(h.tag), WithPollTimeout(time.Second), WithLeaseTTL(3 * time.Second),
-		WithDrainTimeout(5 * time.Second), WithEditInterval(200 * time.Millisecond), WithListener(ln), WithLogger(log)}
+		WithDrainTimeout(5 * time.Second), WithEditInterval(200 * time.Millisecond), WithListener(ln), WithLogger(h.logs.Logger())}
 	a, err := New(cfg, append(base, opts...)...)
 	require.NoError(h.t, err)
+	return a, ln.Addr().String()
+}
+
+// start runs an app with the harness config (extra env overrides) until
+// stop or the end of the test.
+func (h *harness) start(env []string, opts ...Option) *running {
+	h.t.Helper()
+	a, addr := h.newApp(env, opts...)
 	stopRun := testkit.RunInBackground(h.t, "app", wait, a.Run)
 	stop := func() { require.NoError(h.t, stopRun()) }
 	h.t.Cleanup(stop)
-	return &running{app: a, addr: ln.Addr().String(), stop: stop}
+	return &running{app: a, addr: addr, stop: stop}
 }
 
 // waitLeader waits until r polls (holds the lease).
@@ -209,14 +216,7 @@ func (h *harness) games() *gamestore.Store {
 // and returns what Run returned, failing the test when it keeps running.
 func (h *harness) runUntilError(env []string) error {
 	h.t.Helper()
-	cfg, err := config.FromEnv(append(append([]string{}, h.env...), env...))
-	require.NoError(h.t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(h.t, err)
-	log := h.logs.Logger()
-	a, err := New(cfg, WithValkey(h.c), WithTag(h.tag), WithPollTimeout(time.Second), WithLeaseTTL(3*time.Second),
-		WithDrainTimeout(5*time.Second), WithListener(ln), WithLogger(log))
-	require.NoError(h.t, err)
+	a, _ := h.newApp(env)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
