@@ -11,6 +11,7 @@ import (
 
 	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 	"github.com/codemojex/codemojex/notifier/tgtext"
 )
@@ -134,7 +135,7 @@ func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
 	return &Notifier{
 		store: store, c: c, keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
 		chats:        chatstate.New(c, store.Tag(), cfg.SentTTL),
-		recordScript: mustScript("record"), startScript: mustScript("start"),
+		recordScript: luascript.Must(luaFS, "record"), startScript: luascript.Must(luaFS, "start"),
 	}, nil
 }
 

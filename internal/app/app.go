@@ -22,6 +22,7 @@ import (
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/redact"
 	"github.com/codemojex/codemojex/worker"
@@ -117,7 +118,7 @@ func (a *App) init() error {
 	if a.notifier, err = notifier.New(a.c, a.store, notifier.Config{}); err != nil {
 		return fmt.Errorf("app: notifier: %w", err)
 	}
-	a.ping = mustScript("ping")
+	a.ping = luascript.Must(luaFS, "ping")
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}

@@ -6,25 +6,13 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/valkey-io/valkey-go"
 )
 
 // Scripts are kept in lua/*.lua (each with a KEYS/ARGV header), embedded,
-// and run with EVALSHA (EVAL on NOSCRIPT) through valkey.Lua.
+// and loaded with luascript.Must.
 //
 //go:embed lua/*.lua
 var luaFS embed.FS
-
-// mustScript loads lua/<name>.lua; a missing file is a build error, not a
-// runtime one.
-func mustScript(name string) *valkey.Lua {
-	src, err := luaFS.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic("gamestore: missing embedded script " + name)
-	}
-	return valkey.NewLuaScript(string(src))
-}
 
 // casMode is ARGV[1] of cas.lua.
 type casMode string

@@ -11,6 +11,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/luascript"
 )
 
 // Defaults of a Store.
@@ -71,7 +72,7 @@ func New(client valkey.Client, tag string, opts ...Option) (*Store, error) {
 	s := &Store{
 		client:   client,
 		keys:     newKeys(tag),
-		cas:      mustScript("cas"),
+		cas:      luascript.Must(luaFS, "cas"),
 		gameTTL:  DefaultGameTTL,
 		maxTries: DefaultMaxTries,
 	}

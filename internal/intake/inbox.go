@@ -10,23 +10,15 @@ import (
 	"strings"
 
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/luascript"
 )
 
 // Scripts are kept in lua/*.lua (each with a KEYS/ARGV header), embedded,
-// and run with EVALSHA (EVAL on NOSCRIPT) through valkey.Lua.
+// and loaded with luascript.Must.
 //
 //go:embed lua/*.lua
 var luaFS embed.FS
-
-// mustScript loads lua/<name>.lua; a missing file is a build error, not a
-// runtime one.
-func mustScript(name string) *valkey.Lua {
-	src, err := luaFS.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic("intake: missing embedded script " + name)
-	}
-	return valkey.NewLuaScript(string(src))
-}
 
 // ErrLeaseLost is returned (wrapped) by the intake when the poller lease is
 // no longer held by this process: another poller took over, nothing was
@@ -60,7 +52,7 @@ type Inbox struct {
 
 // NewInbox returns the inbox under hash tag tag, on client c.
 func NewInbox(c valkey.Client, tag string) *Inbox {
-	return &Inbox{c: c, keys: Keys{tag: tag}, record: mustScript("record"), finish: mustScript("finish")}
+	return &Inbox{c: c, keys: Keys{tag: tag}, record: luascript.Must(luaFS, "record"), finish: luascript.Must(luaFS, "finish")}
 }
 
 // Keys returns the inbox's key builder (tests read the keys it writes).

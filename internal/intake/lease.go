@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/luascript"
 )
 
 // DefaultLeaseTTL is the poller lease length: a poller that dies is
@@ -45,7 +47,7 @@ func newToken() string {
 // lines.
 func NewLease(c valkey.Client, tag string, ttl time.Duration, log *slog.Logger) *Lease {
 	k := Keys{tag: tag}
-	return &Lease{c: c, key: k.Lease(), polled: k.Polled(), script: mustScript("lease"), ttl: ttl, token: newToken(), log: log}
+	return &Lease{c: c, key: k.Lease(), polled: k.Polled(), script: luascript.Must(luaFS, "lease"), ttl: ttl, token: newToken(), log: log}
 }
 
 // Token is this process's lease token ("<host>/<pid>/<16 hex>").
