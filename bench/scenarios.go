@@ -200,7 +200,7 @@ func benchWeights(ctx context.Context, cfg config, srv *valkeyserver.Server, t *
 		chats[i] = int64(201 + i)
 	}
 	heavy := chats[0]
-	if err := p.store.SetWeight(ctx, notifierQueue, itoa(heavy), 5); err != nil {
+	if err := p.store.Inspector().SetWeight(ctx, notifierQueue, itoa(heavy), 5); err != nil {
 		return err
 	}
 	run := 6 * time.Second

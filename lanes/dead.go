@@ -23,8 +23,31 @@ type DeadLetter struct {
 
 func isNil(err error) bool { return valkey.IsValkeyNil(err) }
 
-// DeadLetters lists up to n dead letters of queue, newest first.
-func (s *Store) DeadLetters(ctx context.Context, queue string, n int) ([]DeadLetter, error) {
+// DeadQuery selects the dead letters DeadLetters reads: either the given
+// IDs or the Newest n.
+type DeadQuery struct {
+	// IDs, when not empty, are read in the order given, 1,000 per round
+	// trip; ids that are not dead letters (never were, requeued, purged)
+	// are left out. Newest is then ignored.
+	IDs []JobID
+	// Newest, when IDs is empty, lists up to this many dead letters, newest
+	// first (>= 1).
+	Newest int
+}
+
+// DeadLetters reads dead letters of queue: those named by q.IDs (e.g. the
+// ids DeadLane returned), or else the q.Newest newest, newest first.
+// Errors: ErrInvalid for a bad queue or id, or for no IDs and Newest < 1;
+// the server's error (with the dead letters read so far).
+func (in *Inspector) DeadLetters(ctx context.Context, queue string, q DeadQuery) ([]DeadLetter, error) {
+	if len(q.IDs) > 0 {
+		return in.deadByID(ctx, queue, q.IDs)
+	}
+	return in.deadNewest(ctx, queue, q.Newest)
+}
+
+// deadNewest lists up to n dead letters of queue, newest first.
+func (s *core) deadNewest(ctx context.Context, queue string, n int) ([]DeadLetter, error) {
 	if err := validQueue(queue); err != nil {
 		return nil, err
 	}
@@ -42,11 +65,9 @@ func (s *Store) DeadLetters(ctx context.Context, queue string, n int) ([]DeadLet
 	return s.loadDead(ctx, queue, jobIDs)
 }
 
-// DeadLettersByID reads the dead letters of queue with the given ids (e.g.
-// those DeadLaneIDs returned), in the order given, 1,000 per round trip;
-// ids that are not dead letters (never were, requeued, purged) are left
-// out. Errors: ErrInvalid for a bad queue or id; the server's error.
-func (s *Store) DeadLettersByID(ctx context.Context, queue string, ids ...JobID) ([]DeadLetter, error) {
+// deadByID reads the dead letters of queue with the given ids, in the order
+// given, 1,000 per round trip; ids that are not dead letters are left out.
+func (s *core) deadByID(ctx context.Context, queue string, ids []JobID) ([]DeadLetter, error) {
 	if err := validQueue(queue); err != nil {
 		return nil, err
 	}
@@ -88,7 +109,7 @@ func jobStrings(ids []JobID) []string {
 
 // loadDead reads the job hashes of dead letters ids in one round trip;
 // a hash gone meanwhile (purged) is left out.
-func (s *Store) loadDead(ctx context.Context, queue string, ids []JobID) ([]DeadLetter, error) {
+func (s *core) loadDead(ctx context.Context, queue string, ids []JobID) ([]DeadLetter, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -119,21 +140,21 @@ func (s *Store) loadDead(ctx context.Context, queue string, ids []JobID) ([]Dead
 // RequeueDead puts dead letters back on their lanes with attempts reset to
 // 0; ids not in the dead-letter set are skipped. It returns how many were
 // requeued.
-func (s *Store) RequeueDead(ctx context.Context, queue string, ids ...JobID) (int, error) {
+func (in *Inspector) RequeueDead(ctx context.Context, queue string, ids ...JobID) (int, error) {
 	if err := validQueue(queue); err != nil {
 		return 0, err
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	keys, args := s.header(queue, len(ids))
+	keys, args := in.header(queue, len(ids))
 	for _, id := range ids {
 		if err := id.Validate(); err != nil {
 			return 0, err
 		}
 		args = append(args, string(id))
 	}
-	n, err := s.scripts.requeue.Exec(ctx, s.c, keys, args).AsInt64()
+	n, err := in.scripts.requeue.Exec(ctx, in.c, keys, args).AsInt64()
 	if err != nil {
 		return 0, fmt.Errorf("lanes: requeue dead: %w", err)
 	}
@@ -143,32 +164,32 @@ func (s *Store) RequeueDead(ctx context.Context, queue string, ids ...JobID) (in
 // PurgeDead deletes dead letters older than age (by their dead-letter
 // time on the server clock), at most n per call, and returns how many it
 // deleted.
-func (s *Store) PurgeDead(ctx context.Context, queue string, age time.Duration, n int) (int, error) {
+func (in *Inspector) PurgeDead(ctx context.Context, queue string, age time.Duration, n int) (int, error) {
 	if err := validQueue(queue); err != nil {
 		return 0, err
 	}
 	if n < 1 {
 		return 0, fmt.Errorf("%w: purge dead: n %d: want >= 1", ErrInvalid, n)
 	}
-	now, err := s.ServerTime(ctx)
+	now, err := in.serverTime(ctx)
 	if err != nil {
 		return 0, err
 	}
 	cut := strconv.FormatInt(now.Add(-age).UnixMilli(), 10)
-	deadKey := s.keys.queueKey(queue, "dead")
-	ids, err := s.c.Do(ctx, s.c.B().Zrange().Key(deadKey).Min("-inf").Max(cut).Byscore().Limit(0, int64(n)).Build()).AsStrSlice()
+	deadKey := in.keys.queueKey(queue, "dead")
+	ids, err := in.c.Do(ctx, in.c.B().Zrange().Key(deadKey).Min("-inf").Max(cut).Byscore().Limit(0, int64(n)).Build()).AsStrSlice()
 	if err != nil {
 		return 0, fmt.Errorf("lanes: purge dead: %w", err)
 	}
 	deleted := 0
 	for _, id := range ids {
 		// ZREM first: a concurrent RequeueDead wins and keeps the job.
-		removed, err := s.c.Do(ctx, s.c.B().Zrem().Key(deadKey).Member(id).Build()).AsInt64()
+		removed, err := in.c.Do(ctx, in.c.B().Zrem().Key(deadKey).Member(id).Build()).AsInt64()
 		if err != nil {
 			return deleted, fmt.Errorf("lanes: purge dead: %w", err)
 		}
 		if removed == 1 {
-			if err := s.c.Do(ctx, s.c.B().Del().Key(s.keys.job(queue, JobID(id))).Build()).Error(); err != nil {
+			if err := in.c.Do(ctx, in.c.B().Del().Key(in.keys.job(queue, JobID(id))).Build()).Error(); err != nil {
 				return deleted, fmt.Errorf("lanes: purge dead: %w", err)
 			}
 			deleted++
@@ -177,9 +198,9 @@ func (s *Store) PurgeDead(ctx context.Context, queue string, age time.Duration, 
 	return deleted, nil
 }
 
-// ServerTime returns the server's clock (TIME), the clock every lease, park
+// serverTime returns the server's clock (TIME), the clock every lease, park
 // and pace uses.
-func (s *Store) ServerTime(ctx context.Context) (time.Time, error) {
+func (s *core) serverTime(ctx context.Context) (time.Time, error) {
 	v, err := s.c.Do(ctx, s.c.B().Time().Build()).AsStrSlice()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("lanes: time: %w", err)

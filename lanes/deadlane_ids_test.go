@@ -42,14 +42,14 @@ func TestDeadLaneIDsExactly(t *testing.T) {
 	// An older dead letter of the same lane and reason: not one of the ids.
 	require.NoError(t, s.Dead(ctx, c.Jobs[0].Lease, "blocked"))
 
-	ids, err := s.DeadLaneIDs(ctx, "q", "A", "blocked")
+	ids, err := s.Inspector().DeadLane(ctx, "q", "A", "blocked")
 	require.NoError(t, err)
 	require.Equal(t, want, ids, "every pending job of A, in lane order")
-	again, err := s.DeadLaneIDs(ctx, "q", "A", "blocked")
+	again, err := s.Inspector().DeadLane(ctx, "q", "A", "blocked")
 	require.NoError(t, err)
 	require.Empty(t, again)
 
-	dls, err := s.DeadLettersByID(ctx, "q", ids[0], other, ids[n-1], m.New())
+	dls, err := s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{IDs: []lanes.JobID{ids[0], other, ids[n-1], m.New()}})
 	require.NoError(t, err)
 	require.Len(t, dls, 2, "the pending job of B and an unknown id are not dead letters")
 	require.Equal(t, ids[0], dls[0].ID)
@@ -57,22 +57,22 @@ func TestDeadLaneIDsExactly(t *testing.T) {
 	require.Equal(t, "A", dls[0].Group)
 	require.Equal(t, "blocked", dls[0].Reason)
 	require.Equal(t, ids[n-1], dls[1].ID)
-	all, err := s.DeadLettersByID(ctx, "q", ids...)
+	all, err := s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{IDs: ids})
 	require.NoError(t, err)
 	require.Len(t, all, n)
 
 	// A requeued id is no longer a dead letter.
-	_, err = s.RequeueDead(ctx, "q", ids[1])
+	_, err = s.Inspector().RequeueDead(ctx, "q", ids[1])
 	require.NoError(t, err)
-	dls, err = s.DeadLettersByID(ctx, "q", ids[1])
+	dls, err = s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{IDs: []lanes.JobID{ids[1]}})
 	require.NoError(t, err)
 	require.Empty(t, dls)
 
-	_, err = s.DeadLettersByID(ctx, "q", "job_bad")
+	_, err = s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{IDs: []lanes.JobID{"job_bad"}})
 	require.ErrorIs(t, err, lanes.ErrInvalid)
-	_, err = s.DeadLettersByID(ctx, "", ids[0])
+	_, err = s.Inspector().DeadLetters(ctx, "", lanes.DeadQuery{IDs: []lanes.JobID{ids[0]}})
 	require.ErrorIs(t, err, lanes.ErrInvalid)
-	k, err := s.DeadLane(ctx, "q", "B", "blocked")
+	k, err := s.Inspector().DeadLane(ctx, "q", "B", "blocked")
 	require.NoError(t, err)
-	require.Equal(t, 1, k, "DeadLane still returns the count")
+	require.Len(t, k, 1, "the one pending job of B")
 }

@@ -72,7 +72,7 @@ func BenchmarkDeliveryClaimParked(b *testing.B) {
 			dFill(b, s, lanes.NewMinter(), "q", "p", parked, 1)
 			dFill(b, s, lanes.NewMinter(), "q", "ready", 1, b.N+1) // never empty
 			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}
-			st, err := s.Stats(ctx, "q", 0)
+			st, err := s.Inspector().Stats(ctx, "q", 0)
 			require.NoError(b, err)
 			require.Equal(b, parked, st.Parked)
 			require.Equal(b, 1, st.Ring)
@@ -150,7 +150,7 @@ func dParkMany(tb testing.TB, s *lanes.Store, q, prefix string, n int, d time.Du
 				if i >= n {
 					return
 				}
-				if _, err := s.Park(context.Background(), q, fmt.Sprintf("%s%d", prefix, i), d); err != nil {
+				if _, err := s.Inspector().Park(context.Background(), q, fmt.Sprintf("%s%d", prefix, i), d); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -258,7 +258,7 @@ func BenchmarkWakeParkDue(b *testing.B) {
 	n0 := w.Claims.Load()
 	for i := 0; i < b.N; i++ {
 		w.WaitIdle(b)
-		end, err := other.Park(ctx, "q", "p", 30*time.Millisecond)
+		end, err := other.Inspector().Park(ctx, "q", "p", 30*time.Millisecond)
 		require.NoError(b, err)
 		_, err = other.Enqueue(ctx, "q", "p", m.New(), nil)
 		require.NoError(b, err)

@@ -36,7 +36,7 @@ func TestDeliveryKeysShareOneSlot(t *testing.T) {
 		lanes.WithLanePace(lanes.Pace{Limit: 2, Period: time.Minute}, lanes.PaceRule{Prefix: "-", Pace: lanes.Pace{Limit: 1, Period: time.Minute}}),
 		lanes.WithQueue("reply", lanes.QueueConfig{Ordered: true}))
 	require.NoError(t, err)
-	require.NoError(t, s.SetLanePace(ctx, "7", lanes.Pace{Limit: 3, Period: time.Minute}))
+	require.NoError(t, s.Inspector().SetLanePace(ctx, "7", lanes.Pace{Limit: 3, Period: time.Minute}))
 	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 5}, func(j lanes.Job) error {
 		switch {
 		case j.Group == "-3" && j.Attempts == 0:
@@ -45,7 +45,7 @@ func TestDeliveryKeysShareOneSlot(t *testing.T) {
 		case j.Group == "-4":
 			return s.Dead(ctx, j.Lease, "blocked")
 		case j.Group == "5" && j.Queue == "reply":
-			if _, err := s.Park(ctx, j.Queue, j.Group, time.Hour); err != nil { // a 429
+			if _, err := s.Inspector().Park(ctx, j.Queue, j.Group, time.Hour); err != nil { // a 429
 				return err
 			}
 			return s.Release(ctx, j.Lease)
@@ -77,7 +77,7 @@ func TestDeliveryKeysShareOneSlot(t *testing.T) {
 		t.Fatalf("unexpected job %s of lane %s", j.ID, j.Group)
 	case <-time.After(100 * time.Millisecond):
 	}
-	require.NoError(t, s.Pause(ctx, time.Minute))
+	require.NoError(t, s.Inspector().Pause(ctx, time.Minute))
 
 	keys, err := valkeytest.Keys(ctx, c, "*")
 	require.NoError(t, err)
@@ -98,7 +98,7 @@ func TestDeliveryKeysShareOneSlot(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, c2.Jobs)
 	require.Greater(t, c2.RetryIn, 59*time.Second, "paused")
-	require.NoError(t, s.Resume(ctx))
+	require.NoError(t, s.Inspector().Resume(ctx))
 }
 
 func dSlotOf(t *testing.T, c valkey.Client, key string) int64 {

@@ -26,7 +26,7 @@ func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
 	dFill(t, s, m, "q", "-100", 10, 40)
 	dFill(t, s, m, "q", "42", 1, 20) // lane "420"
 	const paced = "420"
-	require.NoError(t, s.SetLanePace(ctx, paced, lanes.Pace{Limit: 5, Period: time.Second}))
+	require.NoError(t, s.Inspector().SetLanePace(ctx, paced, lanes.Pace{Limit: 5, Period: time.Second}))
 
 	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}, nil)
 	const lease = time.Minute
@@ -94,7 +94,7 @@ func TestDeliveryLanePaceRulesAndOverride(t *testing.T) {
 	for _, g := range []string{"5", "7", "-1005", "-5"} {
 		dFill(t, s, m, "q", g, 1, 6) // lanes "50", "70", "-10050", "-50"
 	}
-	require.NoError(t, s.SetLanePace(ctx, "70", lanes.Pace{Limit: 4, Period: time.Minute}))
+	require.NoError(t, s.Inspector().SetLanePace(ctx, "70", lanes.Pace{Limit: 4, Period: time.Minute}))
 	got := map[string]int{}
 	for {
 		c := dClaim(t, s, time.Minute, "q")
@@ -105,7 +105,7 @@ func TestDeliveryLanePaceRulesAndOverride(t *testing.T) {
 		got[c.Jobs[0].Group]++
 	}
 	require.Equal(t, map[string]int{"50": 2, "70": 4, "-10050": 3, "-50": 1}, got)
-	st, err := s.Stats(ctx, "q", 10)
+	st, err := s.Inspector().Stats(ctx, "q", 10)
 	require.NoError(t, err)
 	require.Equal(t, 4, st.Parked, "every lane with work left is parked until its pace refills")
 	require.Equal(t, 0, st.Ring)

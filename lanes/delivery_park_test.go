@@ -23,7 +23,7 @@ func TestDeliveryParkedLanesAreNotScanned(t *testing.T) {
 	m := lanes.NewMinter()
 	const lease = time.Minute
 	for i := 0; i < 100; i++ {
-		require.NoError(t, s.SetLaneLimit(ctx, "q", fmt.Sprintf("full%d", i), 1))
+		require.NoError(t, s.Inspector().SetLaneLimit(ctx, "q", fmt.Sprintf("full%d", i), 1))
 	}
 	dFill(t, s, m, "q", "full", 100, 2)
 	for i := 0; i < 100; i++ {
@@ -32,7 +32,7 @@ func TestDeliveryParkedLanesAreNotScanned(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("full%d", i), c.Jobs[0].Group)
 	}
 	for i := 0; i < 100; i++ {
-		_, err := s.Park(ctx, "q", fmt.Sprintf("parked%d", i), time.Hour)
+		_, err := s.Inspector().Park(ctx, "q", fmt.Sprintf("parked%d", i), time.Hour)
 		require.NoError(t, err)
 	}
 	dFill(t, s, m, "q", "parked", 100, 3)
@@ -45,7 +45,7 @@ func TestDeliveryParkedLanesAreNotScanned(t *testing.T) {
 	c := dClaim(t, s, lease, "q")
 	require.Len(t, c.Jobs, 1, "the ready lane must be claimed by the first claim (RetryIn %v)", c.RetryIn)
 	require.Equal(t, "ready", c.Jobs[0].Group)
-	st, err := s.Stats(ctx, "q", 0)
+	st, err := s.Inspector().Stats(ctx, "q", 0)
 	require.NoError(t, err)
 	require.Equal(t, 100, st.Parked)
 	require.Equal(t, 101, st.InFlight)
@@ -66,7 +66,7 @@ func TestDeliveryParkInRingIsDroppedOnce(t *testing.T) {
 	m := lanes.NewMinter()
 	dFill(t, s, m, "q", "p", 200, 1)
 	for i := 0; i < 200; i++ {
-		_, err := s.Park(ctx, "q", fmt.Sprintf("p%d", i), time.Hour)
+		_, err := s.Inspector().Park(ctx, "q", fmt.Sprintf("p%d", i), time.Hour)
 		require.NoError(t, err)
 	}
 	_, err := s.Enqueue(ctx, "q", "ready", m.New(), nil)
@@ -96,13 +96,13 @@ func TestDeliveryParkInRingIsDroppedOnce(t *testing.T) {
 		require.Len(t, c.Jobs, 1)
 		require.Equal(t, g, c.Jobs[0].Group)
 		if order == "park-release" {
-			_, err = s.Park(ctx, "q", g, time.Hour)
+			_, err = s.Inspector().Park(ctx, "q", g, time.Hour)
 			require.NoError(t, err)
 			require.NoError(t, s.Release(ctx, c.Jobs[0].Lease))
 			require.Empty(t, dRing(t, s, "q"))
 		} else {
 			require.NoError(t, s.Release(ctx, c.Jobs[0].Lease))
-			_, err = s.Park(ctx, "q", g, time.Hour)
+			_, err = s.Inspector().Park(ctx, "q", g, time.Hour)
 			require.NoError(t, err)
 			require.Equal(t, []string{g}, dRing(t, s, "q"))
 			c = dClaim(t, s, time.Minute, "q")
@@ -130,7 +130,7 @@ func TestDeliveryLongParkPauseResume(t *testing.T) {
 	dFill(t, s, m, "q", "y", 1, 3) // lane y0
 
 	before := dNowMS(t, s)
-	end, err := s.Park(ctx, "q", "x0", long)
+	end, err := s.Inspector().Park(ctx, "q", "x0", long)
 	after := dNowMS(t, s)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, end.UnixMilli(), before+long.Milliseconds())
@@ -148,17 +148,17 @@ func TestDeliveryLongParkPauseResume(t *testing.T) {
 	require.InDelta(t, long.Milliseconds(), c.RetryIn.Milliseconds(), 1000, "RetryIn is the park's end")
 
 	// A later, shorter park changes nothing, and Park reports the park in force.
-	end2, err := s.Park(ctx, "q", "x0", 5*time.Second)
+	end2, err := s.Inspector().Park(ctx, "q", "x0", 5*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, end.UnixMilli(), end2.UnixMilli(), "Park returns the park's end, which a shorter park does not move")
 	require.Equal(t, strconv.FormatInt(end.UnixMilli(), 10), dParkedScore(t, s, "q", "x0"))
 	// A longer one extends it.
-	end3, err := s.Park(ctx, "q", "x0", long+time.Hour)
+	end3, err := s.Inspector().Park(ctx, "q", "x0", long+time.Hour)
 	require.NoError(t, err)
 	require.Greater(t, end3.UnixMilli(), end.UnixMilli()+3599_000)
 
 	// ResumeLane ends the park at once.
-	require.NoError(t, s.ResumeLane(ctx, "q", "x0"))
+	require.NoError(t, s.Inspector().ResumeLane(ctx, "q", "x0"))
 	require.Equal(t, "", dParkedScore(t, s, "q", "x0"))
 	c = dClaim(t, s, lease, "q")
 	require.Len(t, c.Jobs, 1)
@@ -166,35 +166,35 @@ func TestDeliveryLongParkPauseResume(t *testing.T) {
 	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
 
 	// An indefinite park holds against a later finite one.
-	end4, err := s.Park(ctx, "q", "x0", -1)
+	end4, err := s.Inspector().Park(ctx, "q", "x0", -1)
 	require.NoError(t, err)
 	require.True(t, end4.IsZero())
-	end5, err := s.Park(ctx, "q", "x0", time.Second)
+	end5, err := s.Inspector().Park(ctx, "q", "x0", time.Second)
 	require.NoError(t, err)
 	require.True(t, end5.IsZero(), "the lane is still parked until resumed, got %v", end5)
 	require.Equal(t, "inf", dParkedScore(t, s, "q", "x0"))
 	c = dClaim(t, s, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.Equal(t, time.Duration(-1), c.RetryIn, "nothing is scheduled: wait for a wake-up")
-	require.NoError(t, s.ResumeLane(ctx, "q", "x0"))
+	require.NoError(t, s.Inspector().ResumeLane(ctx, "q", "x0"))
 
 	// Pause: everything stops until its time.
-	require.NoError(t, s.Pause(ctx, 3*time.Second))
+	require.NoError(t, s.Inspector().Pause(ctx, 3*time.Second))
 	c = dClaim(t, s, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.Greater(t, c.RetryIn, 2*time.Second)
 	require.LessOrEqual(t, c.RetryIn, 3*time.Second)
-	require.NoError(t, s.Pause(ctx, 100*time.Millisecond)) // never shortens
+	require.NoError(t, s.Inspector().Pause(ctx, 100*time.Millisecond)) // never shortens
 	c2 := dClaim(t, s, lease, "q")
 	require.Empty(t, c2.Jobs)
 	require.Greater(t, c2.RetryIn, 2*time.Second)
-	require.NoError(t, s.Resume(ctx))
+	require.NoError(t, s.Inspector().Resume(ctx))
 	c = dClaim(t, s, lease, "q")
 	require.Len(t, c.Jobs, 1, "Resume ends the pause")
 	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
 
 	// A pause ends by itself: after RetryIn the next claim gets the job.
-	require.NoError(t, s.Pause(ctx, 150*time.Millisecond))
+	require.NoError(t, s.Inspector().Pause(ctx, 150*time.Millisecond))
 	c = dClaim(t, s, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.Positive(t, c.RetryIn)
@@ -204,15 +204,15 @@ func TestDeliveryLongParkPauseResume(t *testing.T) {
 	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
 
 	// An indefinite pause: RetryIn -1 until Resume; a lane park survives it.
-	_, err = s.Park(ctx, "q", "y0", long)
+	_, err = s.Inspector().Park(ctx, "q", "y0", long)
 	require.NoError(t, err)
 	dFill(t, s, m, "q", "z", 1, 1)
-	require.NoError(t, s.Pause(ctx, -1))
-	require.NoError(t, s.Pause(ctx, time.Second)) // does not end an indefinite pause
+	require.NoError(t, s.Inspector().Pause(ctx, -1))
+	require.NoError(t, s.Inspector().Pause(ctx, time.Second)) // does not end an indefinite pause
 	c = dClaim(t, s, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.Equal(t, time.Duration(-1), c.RetryIn)
-	require.NoError(t, s.Resume(ctx))
+	require.NoError(t, s.Inspector().Resume(ctx))
 	c = dClaim(t, s, lease, "q")
 	require.Len(t, c.Jobs, 1)
 	require.Equal(t, "z0", c.Jobs[0].Group)

@@ -52,7 +52,7 @@ func TestDeliveryWakeUps(t *testing.T) {
 		// (a 429) and a job arrives for it: the worker must learn the new
 		// due time and claim the job when the park ends.
 		w.WaitIdle(t)
-		end, err := other.Park(ctx, "q", "b", 300*time.Millisecond)
+		end, err := other.Inspector().Park(ctx, "q", "b", 300*time.Millisecond)
 		require.NoError(t, err)
 		_, err = other.Enqueue(ctx, "q", "b", m.New(), nil)
 		require.NoError(t, err)
@@ -101,16 +101,16 @@ func TestDeliveryWakeOnResume(t *testing.T) {
 	s := dStore(t)
 	other := dSibling(t, s)
 	m := lanes.NewMinter()
-	require.NoError(t, other.Pause(ctx, -1))
-	_, err := other.Park(ctx, "q", "p", -1)
+	require.NoError(t, other.Inspector().Pause(ctx, -1))
+	_, err := other.Inspector().Park(ctx, "q", "p", -1)
 	require.NoError(t, err)
 	dFill(t, other, m, "q", "p", 1, 1) // lane p0, not parked
-	_, err = other.Park(ctx, "q", "p0", -1)
+	_, err = other.Inspector().Park(ctx, "q", "p0", -1)
 	require.NoError(t, err)
 	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}, nil)
 	w.WaitIdle(t)
 	n := w.Claims.Load()
-	require.NoError(t, other.Resume(ctx))
+	require.NoError(t, other.Inspector().Resume(ctx))
 	// It wakes, claims, finds the lane parked until resumed: idle again.
 	deadline := time.Now().Add(5 * time.Second)
 	for w.Claims.Load() == n {
@@ -118,7 +118,7 @@ func TestDeliveryWakeOnResume(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	w.WaitIdle(t)
-	require.NoError(t, other.ResumeLane(ctx, "q", "p0"))
+	require.NoError(t, other.Inspector().ResumeLane(ctx, "q", "p0"))
 	j := w.Next(t, 3*time.Second)
 	require.Equal(t, "p0", j.Group)
 }
@@ -144,7 +144,7 @@ func TestDeliveryRetryInIsExact(t *testing.T) {
 	}
 	t.Run("parked", func(t *testing.T) {
 		dFill(t, s, m, "q1", "a", 1, 1)
-		end, err := s.Park(ctx, "q1", "a0", 700*time.Millisecond)
+		end, err := s.Inspector().Park(ctx, "q1", "a0", 700*time.Millisecond)
 		require.NoError(t, err)
 		check(t, "q1", end.UnixMilli())
 	})
@@ -165,7 +165,7 @@ func TestDeliveryRetryInIsExact(t *testing.T) {
 		check(t, "q3", c.Jobs[0].Deadline.UnixMilli())
 	})
 	t.Run("pace", func(t *testing.T) {
-		require.NoError(t, s.SetLanePace(ctx, "d0", lanes.Pace{Limit: 1, Period: 900 * time.Millisecond}))
+		require.NoError(t, s.Inspector().SetLanePace(ctx, "d0", lanes.Pace{Limit: 1, Period: 900 * time.Millisecond}))
 		dFill(t, s, m, "q4", "d", 1, 2)
 		j := dClaim(t, s, time.Minute, "q4").Jobs[0]
 		require.NoError(t, s.Ack(ctx, j.Lease))

@@ -125,7 +125,7 @@ func (s *Store) EnqueueOnce(ctx context.Context, queue, key string, ttl time.Dur
 
 // enqueueCall is one enqueue.lua call for items (at most batchChunk), with
 // an idempotency key when once is not "".
-func (s *Store) enqueueCall(queue, once string, ttl time.Duration, items []Item) valkeyExec {
+func (s *core) enqueueCall(queue, once string, ttl time.Duration, items []Item) valkeyExec {
 	keys, args := s.header(queue, 1+3*len(items))
 	if once != "" {
 		keys = append(keys, once)
@@ -138,7 +138,7 @@ func (s *Store) enqueueCall(queue, once string, ttl time.Duration, items []Item)
 }
 
 // validItems checks queue and every item (group, id, payload size).
-func (s *Store) validItems(queue string, items []Item) error {
+func (s *core) validItems(queue string, items []Item) error {
 	if err := validQueue(queue); err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func TestEnqueueOnceIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, fresh)
 	require.Equal(t, ids, again, "the first call's ids")
-	st, err := s.Stats(ctx, "q", 10)
+	st, err := s.Inspector().Stats(ctx, "q", 10)
 	require.NoError(t, err)
 	require.Zero(t, st.Pending, "nothing enqueued the second time")
 

@@ -41,7 +41,7 @@ func TestFairnessBurstDoesNotStarve(t *testing.T) {
 	require.Equal(t, []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"}, order)
 	// Only A is left, still in the ring once.
 	require.Equal(t, []string{"A"}, ring(t, s, "q"))
-	st, err := s.Stats(ctx, "q", 1)
+	st, err := s.Inspector().Stats(ctx, "q", 1)
 	require.NoError(t, err)
 	require.Equal(t, 9_999, st.Pending)
 }
@@ -57,7 +57,7 @@ func TestWeightsShareJobs(t *testing.T) {
 			ctx := context.Background()
 			s := newStore(t)
 			m := lanes.NewMinter()
-			require.NoError(t, s.SetWeight(ctx, "q", "A", 5))
+			require.NoError(t, s.Inspector().SetWeight(ctx, "q", "A", 5))
 			enqueueN(t, s, m, "q", "A", 600)
 			enqueueN(t, s, m, "q", "B", 600)
 			count := map[string]int{}
@@ -101,7 +101,7 @@ func TestOrderWithinLaneAfterExpiry(t *testing.T) {
 			// Short enough to wait for, long enough that the steps before
 			// the wait finish first even under -race.
 			const lease = 150 * time.Millisecond
-			require.NoError(t, s.SetWeight(ctx, "q", "A", 3))
+			require.NoError(t, s.Inspector().SetWeight(ctx, "q", "A", 3))
 			ids := enqueueN(t, s, m, "q", "A", 10)
 			// Interleave another lane so the ring has to rotate.
 			other := enqueueN(t, s, m, "q", "B", 3)
@@ -193,7 +193,7 @@ func TestWeightHoldsWhileGlobalRateBinds(t *testing.T) {
 	}
 	_, err := s.EnqueueBatch(ctx, "q", items)
 	require.NoError(t, err)
-	require.NoError(t, s.SetWeight(ctx, "q", "heavy", 5))
+	require.NoError(t, s.Inspector().SetWeight(ctx, "q", "heavy", 5))
 
 	counts := map[string]int{}
 	total := 0

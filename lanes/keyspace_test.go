@@ -32,10 +32,10 @@ func TestNoKeyLeak(t *testing.T) {
 			name: "weights",
 			setup: func(t *testing.T, s *lanes.Store) {
 				ctx := context.Background()
-				require.NoError(t, s.SetWeight(ctx, "q", "g17", 7))
-				require.NoError(t, s.SetWeight(ctx, "q", "g9999", 1000))
-				require.NoError(t, s.SetWeight(ctx, "q", "g1", 5))
-				require.NoError(t, s.SetWeight(ctx, "q", "g1", 1)) // back to the default: no entry
+				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g17", 7))
+				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g9999", 1000))
+				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g1", 5))
+				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g1", 1)) // back to the default: no entry
 			},
 			want: func(s *lanes.Store) []string { return []string{keysOf(s, "q").key("weight")} },
 		},
@@ -157,11 +157,11 @@ func TestOddGroupsStayInTagSlot(t *testing.T) {
 			require.True(t, ok)
 			_, err = s.Enqueue(ctx, q, g, m.New(), []byte(g))
 			require.NoError(t, err)
-			require.NoError(t, s.SetWeight(ctx, q, g, 1+i%3))
-			require.NoError(t, s.SetLaneLimit(ctx, q, g, 5))
-			require.NoError(t, s.SetLanePace(ctx, g, lanes.Pace{Limit: 50, Period: time.Minute}))
+			require.NoError(t, s.Inspector().SetWeight(ctx, q, g, 1+i%3))
+			require.NoError(t, s.Inspector().SetLaneLimit(ctx, q, g, 5))
+			require.NoError(t, s.Inspector().SetLanePace(ctx, g, lanes.Pace{Limit: 50, Period: time.Minute}))
 		}
-		_, err = s.Park(ctx, q, groups[0], time.Hour)
+		_, err = s.Inspector().Park(ctx, q, groups[0], time.Hour)
 		require.NoError(t, err)
 		// Claim everything claimable and settle it in assorted ways.
 		got := map[string]int{}
@@ -187,31 +187,31 @@ func TestOddGroupsStayInTagSlot(t *testing.T) {
 			}
 		}
 		require.Len(t, got, len(groups)-1, "every lane but the parked one was served")
-		require.NoError(t, s.ResumeLane(ctx, q, groups[0]))
-		require.NoError(t, s.SetWeight(ctx, q, groups[0], 4))
-		moved, err := s.MoveLane(ctx, q, groups[0], groups[1]+"→moved")
+		require.NoError(t, s.Inspector().ResumeLane(ctx, q, groups[0]))
+		require.NoError(t, s.Inspector().SetWeight(ctx, q, groups[0], 4))
+		moved, err := s.Inspector().MoveLane(ctx, q, groups[0], groups[1]+"→moved")
 		require.NoError(t, err)
 		require.Equal(t, 2, moved)
-		w, err := s.Weight(ctx, q, groups[1]+"→moved")
+		w, err := s.Inspector().Weight(ctx, q, groups[1]+"→moved")
 		require.NoError(t, err)
 		require.Equal(t, 4, w, "the weight moved with the lane")
 		_, err = s.Enqueue(ctx, q, groups[2], m.New(), nil)
 		require.NoError(t, err)
-		n, err := s.DeadLane(ctx, q, groups[2], "blocked")
+		dead, err := s.Inspector().DeadLane(ctx, q, groups[2], "blocked")
 		require.NoError(t, err)
-		require.Equal(t, 1, n)
-		st, err := s.Stats(ctx, q, 100)
+		require.Len(t, dead, 1)
+		st, err := s.Inspector().Stats(ctx, q, 100)
 		require.NoError(t, err)
 		require.Equal(t, 2, st.Pending)
 		require.Equal(t, groups[1]+"→moved", st.Top[0].Group)
-		dl, err := s.DeadLetters(ctx, q, 100)
+		dl, err := s.Inspector().DeadLetters(ctx, q, lanes.DeadQuery{Newest: 100})
 		require.NoError(t, err)
 		require.NotEmpty(t, dl)
-		_, err = s.RequeueDead(ctx, q, dl[0].ID)
+		_, err = s.Inspector().RequeueDead(ctx, q, dl[0].ID)
 		require.NoError(t, err)
 	}
-	require.NoError(t, s.Pause(ctx, time.Minute))
-	require.NoError(t, s.Resume(ctx))
+	require.NoError(t, s.Inspector().Pause(ctx, time.Minute))
+	require.NoError(t, s.Inspector().Resume(ctx))
 
 	want := slotOf(t, c, "{odd.tag-1}")
 	keys, err := valkeytest.Keys(ctx, c, "*")

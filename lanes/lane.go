@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func (s *Store) laneOp(ctx context.Context, queue, group, op, val string) (int64, error) {
+func (s *core) laneOp(ctx context.Context, queue, group, op, val string) (int64, error) {
 	if err := validQueue(queue); err != nil {
 		return 0, err
 	}
@@ -28,23 +28,23 @@ func (s *Store) laneOp(ctx context.Context, queue, group, op, val string) (int64
 // jobs, so while the global rate binds a lane of weight w gets about w times
 // the share of a lane of weight 1. Errors: ErrInvalid for w outside 1..1000
 // or a bad queue or group (nothing written).
-func (s *Store) SetWeight(ctx context.Context, queue, group string, w int) error {
+func (in *Inspector) SetWeight(ctx context.Context, queue, group string, w int) error {
 	if err := validWeight(w); err != nil {
 		return err
 	}
-	_, err := s.laneOp(ctx, queue, group, "weight", strconv.Itoa(w))
+	_, err := in.laneOp(ctx, queue, group, "weight", strconv.Itoa(w))
 	return err
 }
 
 // Weight returns lane group's weight (1 when never set).
-func (s *Store) Weight(ctx context.Context, queue, group string) (int, error) {
+func (in *Inspector) Weight(ctx context.Context, queue, group string) (int, error) {
 	if err := validQueue(queue); err != nil {
 		return 0, err
 	}
 	if err := validGroup(group); err != nil {
 		return 0, err
 	}
-	v, err := s.c.Do(ctx, s.c.B().Hget().Key(s.keys.queueKey(queue, "weight")).Field(group).Build()).AsInt64()
+	v, err := in.c.Do(ctx, in.c.B().Hget().Key(in.keys.queueKey(queue, "weight")).Field(group).Build()).AsInt64()
 	if isNil(err) {
 		return 1, nil
 	}
@@ -55,11 +55,11 @@ func (s *Store) Weight(ctx context.Context, queue, group string) (int, error) {
 }
 
 // Weights returns every non-default weight of queue, group -> weight.
-func (s *Store) Weights(ctx context.Context, queue string) (map[string]int, error) {
+func (in *Inspector) Weights(ctx context.Context, queue string) (map[string]int, error) {
 	if err := validQueue(queue); err != nil {
 		return nil, err
 	}
-	m, err := s.c.Do(ctx, s.c.B().Hgetall().Key(s.keys.queueKey(queue, "weight")).Build()).AsIntMap()
+	m, err := in.c.Do(ctx, in.c.B().Hgetall().Key(in.keys.queueKey(queue, "weight")).Build()).AsIntMap()
 	if err != nil {
 		return nil, fmt.Errorf("lanes: weights: %w", err)
 	}
@@ -72,17 +72,17 @@ func (s *Store) Weights(ctx context.Context, queue string) (map[string]int, erro
 
 // SetLaneLimit sets lane group's glimit: the most jobs of the lane in
 // flight at once (n >= 1), or back to the queue default with n = 0.
-func (s *Store) SetLaneLimit(ctx context.Context, queue, group string, n int) error {
+func (in *Inspector) SetLaneLimit(ctx context.Context, queue, group string, n int) error {
 	if n < 0 {
 		return fmt.Errorf("%w: lane limit %d: want >= 0", ErrInvalid, n)
 	}
-	_, err := s.laneOp(ctx, queue, group, "glimit", strconv.Itoa(n))
+	_, err := in.laneOp(ctx, queue, group, "glimit", strconv.Itoa(n))
 	return err
 }
 
 // SetLanePace overrides lane group's pace (shared by every queue of the
 // store); the zero Pace restores the default and rules.
-func (s *Store) SetLanePace(ctx context.Context, group string, p Pace) error {
+func (in *Inspector) SetLanePace(ctx context.Context, group string, p Pace) error {
 	if err := validPace(p); err != nil {
 		return err
 	}
@@ -93,9 +93,9 @@ func (s *Store) SetLanePace(ctx context.Context, group string, p Pace) error {
 	if err := validGroup(group); err != nil {
 		return err
 	}
-	keys, args := s.header("_", 3)
+	keys, args := in.header("_", 3)
 	args = append(args, "pace", group, val)
-	if err := s.scripts.lane.Exec(ctx, s.c, keys, args).Error(); err != nil {
+	if err := in.scripts.lane.Exec(ctx, in.c, keys, args).Error(); err != nil {
 		return fmt.Errorf("lanes: pace %q: %w", group, err)
 	}
 	return nil
@@ -111,12 +111,12 @@ func (s *Store) SetLanePace(ctx context.Context, group string, p Pace) error {
 // learn its due time. A lane that is in the ring leaves it lazily: the next
 // claim that reaches it drops it in O(1), at the cost of one lane visit; so
 // on a 429, Park the lane before releasing the job, and it never rejoins.
-func (s *Store) Park(ctx context.Context, queue, group string, d time.Duration) (time.Time, error) {
+func (in *Inspector) Park(ctx context.Context, queue, group string, d time.Duration) (time.Time, error) {
 	val := "-1"
 	if d >= 0 {
 		val = ms(d)
 	}
-	v, err := s.laneOp(ctx, queue, group, "park", val)
+	v, err := in.laneOp(ctx, queue, group, "park", val)
 	if err != nil || v < 0 {
 		return time.Time{}, err
 	}
@@ -125,15 +125,15 @@ func (s *Store) Park(ctx context.Context, queue, group string, d time.Duration) 
 
 // ResumeLane ends any park of lane group (a 429 park, a pace park or an
 // admin pause); the lane rejoins the ring if it has work.
-func (s *Store) ResumeLane(ctx context.Context, queue, group string) error {
-	_, err := s.laneOp(ctx, queue, group, "resume", "")
+func (in *Inspector) ResumeLane(ctx context.Context, queue, group string) error {
+	_, err := in.laneOp(ctx, queue, group, "resume", "")
 	return err
 }
 
 // Pause stops every queue of the store for d from now (server clock), e.g.
 // for a flood signal that is global; d < 0 pauses until Resume. A pause is
 // only extended, never shortened, by a later Pause.
-func (s *Store) Pause(ctx context.Context, d time.Duration) error {
+func (in *Inspector) Pause(ctx context.Context, d time.Duration) error {
 	val := "-1"
 	if d >= 0 {
 		if d < time.Millisecond {
@@ -141,13 +141,13 @@ func (s *Store) Pause(ctx context.Context, d time.Duration) error {
 		}
 		val = ms(d)
 	}
-	return s.pauseCall(ctx, val)
+	return in.pauseCall(ctx, val)
 }
 
 // Resume ends a global pause at once.
-func (s *Store) Resume(ctx context.Context) error { return s.pauseCall(ctx, "0") }
+func (in *Inspector) Resume(ctx context.Context) error { return in.pauseCall(ctx, "0") }
 
-func (s *Store) pauseCall(ctx context.Context, val string) error {
+func (s *core) pauseCall(ctx context.Context, val string) error {
 	err := s.scripts.pause.Exec(ctx, s.c, []string{s.keys.pause()}, []string{s.keys.shared(), val}).Error()
 	if err != nil {
 		return fmt.Errorf("lanes: pause: %w", err)
@@ -160,39 +160,32 @@ const drainChunk = 1000
 
 // DeadLane dead-letters every pending job of lane group with reason, in
 // chunks of 1,000 jobs per atomic call (e.g. a chat that blocked the bot).
-// Jobs in flight are not touched. It returns how many jobs it moved (see
-// DeadLaneIDs for which).
-func (s *Store) DeadLane(ctx context.Context, queue, group, reason string) (int, error) {
-	ids, err := s.DeadLaneIDs(ctx, queue, group, reason)
-	return len(ids), err
-}
-
-// DeadLaneIDs is DeadLane returning the ids of exactly the jobs it
+// Jobs in flight are not touched. It returns the ids of exactly the jobs it
 // dead-lettered, in lane order (on an error, those of the chunks done), so
-// the caller can account for those jobs and no others (DeadLettersByID
-// reads them back).
-func (s *Store) DeadLaneIDs(ctx context.Context, queue, group, reason string) ([]JobID, error) {
-	return s.drain(ctx, queue, group, "dead", reason)
+// the caller can account for those jobs and no others (DeadLetters with
+// DeadQuery.IDs reads them back).
+func (in *Inspector) DeadLane(ctx context.Context, queue, group, reason string) ([]JobID, error) {
+	return in.drain(ctx, queue, group, "dead", reason)
 }
 
 // MoveLane moves every pending job of lane from to lane to, in order, in
 // chunks of 1,000 per atomic call, then moves from's weight, glimit and pace
 // override to to (e.g. a Telegram group upgraded to a supergroup). Jobs in
 // flight are not touched: release them first. It returns how many jobs moved.
-func (s *Store) MoveLane(ctx context.Context, queue, from, to string) (int, error) {
+func (in *Inspector) MoveLane(ctx context.Context, queue, from, to string) (int, error) {
 	if err := validGroup(to); err != nil {
 		return 0, err
 	}
 	if from == to {
 		return 0, fmt.Errorf("%w: move lane %q onto itself", ErrInvalid, from)
 	}
-	ids, err := s.drain(ctx, queue, from, "move", to)
+	ids, err := in.drain(ctx, queue, from, "move", to)
 	return len(ids), err
 }
 
 // drain runs drain.lua in chunks until the lane is empty and returns the
 // ids it moved.
-func (s *Store) drain(ctx context.Context, queue, group, mode, arg string) ([]JobID, error) {
+func (s *core) drain(ctx context.Context, queue, group, mode, arg string) ([]JobID, error) {
 	if err := validQueue(queue); err != nil {
 		return nil, err
 	}

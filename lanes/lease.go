@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func (s *Store) checkLease(l Lease) error {
+func (s *core) checkLease(l Lease) error {
 	if err := validQueue(l.Queue); err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ const (
 	DeadLettered Outcome = "dead"
 )
 
-func (s *Store) settle(ctx context.Context, l Lease, mode string, delay time.Duration, reason string) (Outcome, error) {
+func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Duration, reason string) (Outcome, error) {
 	if err := s.checkLease(l); err != nil {
 		return "", err
 	}

@@ -37,7 +37,7 @@ func TestCrashReclaim(t *testing.T) {
 			name: "observe after reclaim",
 			before: func(t *testing.T, e env) {
 				ctx := context.Background()
-				_, err := e.s.Park(ctx, "q", "L", -1)
+				_, err := e.s.Inspector().Park(ctx, "q", "L", -1)
 				require.NoError(t, err)
 				c := claim(t, e.s, 3, time.Minute, "q")
 				require.Empty(t, c.Jobs)
@@ -46,7 +46,7 @@ func TestCrashReclaim(t *testing.T) {
 				require.Equal(t, 0, rint(t, e.s, "ZCARD", keysOf(e.s, "q").key("leases")))
 				require.Equal(t, strIDs(e.ids), laneIDs(t, e.s, "q", "L"))
 				require.Empty(t, ring(t, e.s, "q"), "a parked lane does not rejoin")
-				require.NoError(t, e.s.ResumeLane(ctx, "q", "L"))
+				require.NoError(t, e.s.Inspector().ResumeLane(ctx, "q", "L"))
 				require.Equal(t, []string{"L"}, ring(t, e.s, "q"))
 				require.Equal(t, []string{"L"}, rstrs(t, e.s, "SMEMBERS", keysOf(e.s, "q").key("inring")))
 			},
@@ -60,7 +60,7 @@ func TestCrashReclaim(t *testing.T) {
 			s := newStore(t, opts...)
 			m := lanes.NewMinter()
 			ids := enqueueN(t, s, m, "q", "L", 3)
-			require.NoError(t, s.SetWeight(ctx, "q", "L", 3))
+			require.NoError(t, s.Inspector().SetWeight(ctx, "q", "L", 3))
 			crashed := claim(t, s, 3, time.Minute, "q")
 			require.Equal(t, ids, jobIDs(crashed.Jobs))
 			require.Equal(t, 3, inflight(t, s, "q", "L"))
@@ -299,7 +299,7 @@ func TestNackDeadAndDeadLetters(t *testing.T) {
 		}
 		c := claim(t, s, 1, time.Minute, "q") // reclaims: attempts 2 = max
 		require.Empty(t, c.Jobs)
-		dl, err := s.DeadLetters(ctx, "q", 10)
+		dl, err := s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{Newest: 10})
 		require.NoError(t, err)
 		require.Len(t, dl, 2)
 		byID := map[lanes.JobID]lanes.DeadLetter{dl[0].ID: dl[0], dl[1].ID: dl[1]}
@@ -309,7 +309,7 @@ func TestNackDeadAndDeadLetters(t *testing.T) {
 		require.Equal(t, 2, byID[ids[1]].Attempts)
 		require.Equal(t, "g", byID[ids[1]].Group)
 		require.Equal(t, []byte("g#1"), byID[ids[1]].Payload)
-		st, err := s.Stats(ctx, "q", 0)
+		st, err := s.Inspector().Stats(ctx, "q", 0)
 		require.NoError(t, err)
 		require.Equal(t, lanes.Stats{Dead: 2}, st)
 		require.Equal(t, 0, inflight(t, s, "q", "g"))
@@ -333,17 +333,17 @@ func TestNackDeadAndDeadLetters(t *testing.T) {
 			reason := []string{"blocked", "bad request", "gone"}[i]
 			require.NoError(t, s.Dead(ctx, j.Lease, reason))
 		}
-		dl, err := s.DeadLetters(ctx, "q", 10)
+		dl, err := s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{Newest: 10})
 		require.NoError(t, err)
 		require.Equal(t, []lanes.JobID{ids[2], ids[1], ids[0]}, []lanes.JobID{dl[0].ID, dl[1].ID, dl[2].ID}, "newest first")
 		require.Equal(t, "gone", dl[0].Reason)
 		require.Equal(t, 0, dl[0].Attempts, "Dead is not an attempt")
 		require.WithinDuration(t, at[2], dl[0].At, 50*time.Millisecond)
-		two, err := s.DeadLetters(ctx, "q", 2)
+		two, err := s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{Newest: 2})
 		require.NoError(t, err)
 		require.Equal(t, dl[:2], two)
 
-		n, err := s.RequeueDead(ctx, "q", ids[1], ids[1], lanes.NewMinter().New())
+		n, err := s.Inspector().RequeueDead(ctx, "q", ids[1], ids[1], lanes.NewMinter().New())
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "unknown and repeated ids are skipped")
 		j := claimOne(t, s, time.Minute, "q")
@@ -352,16 +352,16 @@ func TestNackDeadAndDeadLetters(t *testing.T) {
 		require.Equal(t, "g#1", string(j.Payload))
 		require.NoError(t, s.Ack(ctx, j.Lease))
 
-		n, err = s.PurgeDead(ctx, "q", time.Hour, 10)
+		n, err = s.Inspector().PurgeDead(ctx, "q", time.Hour, 10)
 		require.NoError(t, err)
 		require.Equal(t, 0, n, "none older than an hour")
-		n, err = s.PurgeDead(ctx, "q", 0, 1)
+		n, err = s.Inspector().PurgeDead(ctx, "q", 0, 1)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		dl, err = s.DeadLetters(ctx, "q", 10)
+		dl, err = s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{Newest: 10})
 		require.NoError(t, err)
 		require.Equal(t, []lanes.JobID{ids[2]}, []lanes.JobID{dl[0].ID}, "oldest purged first")
-		n, err = s.PurgeDead(ctx, "q", 0, 10)
+		n, err = s.Inspector().PurgeDead(ctx, "q", 0, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Empty(t, tagKeys(t, s))

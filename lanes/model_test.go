@@ -242,7 +242,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	// Per-lane limit overrides, set once (a lower limit set later would
 	// leave a lane in the ring lazily, which this model does not track).
 	for g, l := range map[string]int{"g0": 1, "g1": 2, "g2": 5} {
-		require.NoError(t, s.SetLaneLimit(ctx, "q", g, l))
+		require.NoError(t, s.Inspector().SetLaneLimit(ctx, "q", g, l))
 		m.limit[g] = l
 	}
 
@@ -347,7 +347,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		}
 		gotDepth := map[string]int{}
 		if step%25 == 0 { // Stats reads every lane: O(lanes); check it now and then
-			st, err := s.Stats(ctx, "q", 1000)
+			st, err := s.Inspector().Stats(ctx, "q", 1000)
 			require.NoError(t, err)
 			for _, ls := range st.Top {
 				gotDepth[ls.Group] = ls.Depth
@@ -514,14 +514,14 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			op = "weight"
 			g := groups[rng.IntN(len(groups))]
 			w := 1 + rng.IntN(5)
-			require.NoError(t, s.SetWeight(ctx, "q", g, w))
+			require.NoError(t, s.Inspector().SetWeight(ctx, "q", g, w))
 			delete(m.turn, g) // a new weight starts a new turn
 			if w == 1 {
 				delete(m.weight, g)
 			} else {
 				m.weight[g] = w
 			}
-			got, err := s.Weights(ctx, "q")
+			got, err := s.Inspector().Weights(ctx, "q")
 			require.NoError(t, err)
 			require.Equal(t, m.weight, got)
 		case r < 97: // a call with a stale token changes nothing
@@ -557,7 +557,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			if len(ids) > 2 {
 				ids = ids[:2]
 			}
-			n, err := s.RequeueDead(ctx, "q", ids...)
+			n, err := s.Inspector().RequeueDead(ctx, "q", ids...)
 			require.NoError(t, err)
 			require.Equal(t, len(ids), n)
 			counts["requeued"] += n
@@ -594,7 +594,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			require.NoError(t, s.Ack(ctx, j.Lease))
 		}
 	}
-	n, err := s.PurgeDead(ctx, "q", -time.Hour, 100_000)
+	n, err := s.Inspector().PurgeDead(ctx, "q", -time.Hour, 100_000)
 	require.NoError(t, err)
 	require.Equal(t, len(m.dead), n)
 	want := []string{k.key("glimit")}

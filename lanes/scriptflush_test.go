@@ -70,7 +70,7 @@ func TestScriptFlushIsInvisible(t *testing.T) {
 	close(stop)
 	require.GreaterOrEqual(t, <-flushed, 3, "the run saw several flushes")
 	// Whatever the interleaving, every job was either acked or is pending.
-	st, err := s.Stats(ctx, "q", 0)
+	st, err := s.Inspector().Stats(ctx, "q", 0)
 	require.NoError(t, err)
 	require.Zero(t, st.InFlight)
 	for {
@@ -98,7 +98,7 @@ func TestScriptFlushIsInvisible(t *testing.T) {
 	r, err = s.EnqueueBatch(ctx, "q", items)
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{Duplicates: 1250}, r, "a replayed batch adds nothing")
-	st, err = s.Stats(ctx, "q", 0)
+	st, err = s.Inspector().Stats(ctx, "q", 0)
 	require.NoError(t, err)
 	require.Equal(t, 1249, st.Pending)
 	require.NoError(t, rdo(t, s, "SCRIPT", "FLUSH").Error())

@@ -47,24 +47,24 @@ const statsChunk = 1000
 // commands and dashboards, not hot paths; top 0 costs O(1). Lanes are read
 // chunk by chunk, so under load the top list is approximate (each lane's
 // row is itself consistent).
-func (s *Store) Stats(ctx context.Context, queue string, top int) (Stats, error) {
+func (in *Inspector) Stats(ctx context.Context, queue string, top int) (Stats, error) {
 	if err := validQueue(queue); err != nil {
 		return Stats{}, err
 	}
 	if top < 0 || top > 1000 {
 		return Stats{}, fmt.Errorf("%w: stats: top %d: want 0..1000", ErrInvalid, top)
 	}
-	st, _, err := s.describe(ctx, queue, nil)
+	st, _, err := in.describe(ctx, queue, nil)
 	if err != nil || top == 0 {
 		return st, err
 	}
-	groups, err := s.laneNames(ctx, queue)
+	groups, err := in.laneNames(ctx, queue)
 	if err != nil {
 		return Stats{}, err
 	}
 	var rows []LaneStats
 	for start := 0; start < len(groups); start += statsChunk {
-		_, chunk, err := s.describe(ctx, queue, groups[start:min(start+statsChunk, len(groups))])
+		_, chunk, err := in.describe(ctx, queue, groups[start:min(start+statsChunk, len(groups))])
 		if err != nil {
 			return Stats{}, err
 		}
@@ -87,7 +87,7 @@ func (s *Store) Stats(ctx context.Context, queue string, top int) (Stats, error)
 // laneNames returns every lane that may have pending jobs, once each: those
 // in the ring, parked, or with jobs in flight (a lane with work is always in
 // one of these).
-func (s *Store) laneNames(ctx context.Context, queue string) ([]string, error) {
+func (s *core) laneNames(ctx context.Context, queue string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(gs []string) {
@@ -138,7 +138,7 @@ func (s *Store) laneNames(ctx context.Context, queue string) ([]string, error) {
 }
 
 // describe runs the stats script: the queue's totals and a row per group.
-func (s *Store) describe(ctx context.Context, queue string, groups []string) (Stats, []LaneStats, error) {
+func (s *core) describe(ctx context.Context, queue string, groups []string) (Stats, []LaneStats, error) {
 	keys, args := s.header(queue, len(groups))
 	args = append(args, groups...)
 	arr, err := s.scripts.stats.Exec(ctx, s.c, keys, args).ToArray()

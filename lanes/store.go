@@ -53,14 +53,33 @@ func loadScripts() (*scripts, error) {
 	return s, nil
 }
 
-// Store is a set of fair lane queues in one Valkey keyspace (one hash tag).
-// It is safe for concurrent use; any number of processes may share one store
-// if they use the same options.
-type Store struct {
+// core is what a Store and its Inspector share: the client, the keyspace,
+// the options and the loaded scripts.
+type core struct {
 	c       valkey.Client
 	keys    keyspace
 	opt     options
 	scripts *scripts
+}
+
+// Store is a set of fair lane queues in one Valkey keyspace (one hash tag):
+// the send path, each method acting on jobs (Enqueue, EnqueueBatch,
+// EnqueueOnce, Claim, Ack, Extend, Release, Nack, Dead, NewWaiter). What
+// acts on a whole lane or queue (weights, limits, pace, parks and pauses,
+// moving and dead-lettering a lane, dead letters, stats) is on its
+// Inspector. It is safe for concurrent use; any number of processes may
+// share one store if they use the same options.
+type Store struct {
+	*core
+}
+
+// Inspector administers the lanes and queues of a store: weights, lane
+// limits and pace, parks and the global pause, moving and dead-lettering a
+// lane, the dead-letter set (list, requeue, purge) and stats. It shares its
+// store's client, keyspace and options; get one with Store.Inspector or
+// NewInspector. It is safe for concurrent use.
+type Inspector struct {
+	*core
 }
 
 // New returns a store on client c. Errors wrap ErrInvalid for bad options.
@@ -81,20 +100,30 @@ func New(c valkey.Client, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{c: c, keys: keyspace{tag: o.tag}, opt: o, scripts: sc}, nil
+	return &Store{core: &core{c: c, keys: keyspace{tag: o.tag}, opt: o, scripts: sc}}, nil
 }
+
+// NewInspector returns the Inspector of a store on client c with opts, for
+// a process that only administers (a dashboard, an admin command): it is
+// New(c, opts...).Inspector(). The options must be those of the processes
+// that claim (the queue configs and pace rules decide, e.g., where a lane
+// goes when it is resumed). Errors as New.
+func NewInspector(c valkey.Client, opts ...Option) (*Inspector, error) {
+	s, err := New(c, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.Inspector(), nil
+}
+
+// Inspector returns the store's Inspector (same client, keyspace and
+// options).
+func (s *Store) Inspector() *Inspector { return &Inspector{core: s.core} }
 
 // Tag returns the store's hash tag.
 func (s *Store) Tag() string { return s.keys.tag }
 
-// Client returns the Valkey client the store uses.
-func (s *Store) Client() valkey.Client { return s.c }
-
-// WakeChannel is the Pub/Sub channel on which the store announces that work
-// became claimable (see Waiter).
-func (s *Store) WakeChannel() string { return s.keys.wake() }
-
-func (s *Store) queueConfig(q string) QueueConfig {
+func (s *core) queueConfig(q string) QueueConfig {
 	cfg := s.opt.queues[q]
 	if cfg.LaneLimit == 0 {
 		cfg.LaneLimit = 1_000_000
@@ -106,7 +135,7 @@ func (s *Store) queueConfig(q string) QueueConfig {
 }
 
 // queueArgs returns the five queue-config ARGV fields read by common.lua.
-func (s *Store) queueArgs(q string) []string {
+func (s *core) queueArgs(q string) []string {
 	cfg := s.queueConfig(q)
 	ordered := "0"
 	if cfg.Ordered {
@@ -118,7 +147,7 @@ func (s *Store) queueArgs(q string) []string {
 // logTTL is how long a settled send stays in the send logs: the longest
 // window any configured limit uses (per-lane overrides are read by the
 // scripts themselves).
-func (s *Store) logTTL() time.Duration {
+func (s *core) logTTL() time.Duration {
 	d := s.opt.window
 	if s.opt.pace.Period > d {
 		d = s.opt.pace.Period
@@ -132,7 +161,7 @@ func (s *Store) logTTL() time.Duration {
 }
 
 // header returns KEYS and the leading ARGV of a queue-level script.
-func (s *Store) header(q string, extra int) ([]string, []string) {
+func (s *core) header(q string, extra int) ([]string, []string) {
 	args := make([]string, 0, 6+extra)
 	args = append(args, s.keys.shared())
 	args = append(args, s.queueArgs(q)...)
@@ -147,7 +176,7 @@ type valkeyExec struct {
 // execMulti runs several calls of one script in one round trip by EVALSHA;
 // calls answered NOSCRIPT (nothing ran) are run again one by one through
 // Exec, which falls back to EVAL.
-func (s *Store) execMulti(ctx context.Context, l *valkey.Lua, calls []valkeyExec) []valkey.ValkeyResult {
+func (s *core) execMulti(ctx context.Context, l *valkey.Lua, calls []valkeyExec) []valkey.ValkeyResult {
 	if len(calls) == 1 {
 		return []valkey.ValkeyResult{l.Exec(ctx, s.c, calls[0].keys, calls[0].args)}
 	}

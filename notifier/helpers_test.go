@@ -37,7 +37,7 @@ func checkParts(t *testing.T, text string, parts []string, max int) {
 
 func pending(t *testing.T, n *notifier.Notifier, queue string) int {
 	t.Helper()
-	st, err := n.Store().Stats(t.Context(), queue, 10)
+	st, err := n.Store().Inspector().Stats(t.Context(), queue, 10)
 	require.NoError(t, err)
 	return st.Pending
 }

@@ -30,7 +30,7 @@ func TestNotifyValidatesAndEnqueues(t *testing.T) {
 	ids, err := n.Notify(ctx, 7, notifier.Message{Text: strings.Repeat("b", 5000), Class: notifier.Notification, ReplyTo: 3})
 	require.NoError(t, err)
 	require.Len(t, ids, 2)
-	st, err := n.Store().Stats(ctx, tgjob.QueueNotify, 10)
+	st, err := n.Store().Inspector().Stats(ctx, tgjob.QueueNotify, 10)
 	require.NoError(t, err)
 	require.Equal(t, 2, st.Pending)
 	require.Equal(t, "7", st.Top[0].Group)
@@ -61,7 +61,7 @@ func TestNotifyAndBroadcastFollowChatState(t *testing.T) {
 	require.Equal(t, int64(-1000000000010), to)
 	_, err = n.Notify(ctx, -10, notifier.Message{Text: "to the supergroup"})
 	require.NoError(t, err)
-	st, err := n.Store().Stats(ctx, tgjob.QueueReply, 10)
+	st, err := n.Store().Inspector().Stats(ctx, tgjob.QueueReply, 10)
 	require.NoError(t, err)
 	groups := map[string]int{}
 	for _, l := range st.Top {

@@ -32,8 +32,7 @@ func Test429ParksLaneForRetryAfter(t *testing.T) {
 	for i := range 50 {
 		e.waitMsgs(int64(6000+i), 1)
 	}
-	now, err := e.store.ServerTime(e.ctx)
-	require.NoError(t, err)
+	now := e.serverTime()
 	require.NoError(t, stop())
 
 	require.Empty(t, e.emu.Messages(x))
@@ -55,11 +54,14 @@ func Test429ParksLaneForRetryAfter(t *testing.T) {
 	t.Logf("429s from the emulator's limiter: %d", e.emu.Stats().TooManyRequests)
 	// The released job kept its attempts at 0: claim it (the lane is
 	// parked, so resume it first).
-	require.NoError(t, e.store.ResumeLane(e.ctx, tgjob.QueueReply, "5000"))
+	require.NoError(t, e.store.Inspector().ResumeLane(e.ctx, tgjob.QueueReply, "5000"))
 	// The 50 sends just filled the global budget (and the 429'd send counts
 	// against the chat's pace until a window after its release): wait as
 	// the claim says (RetryIn), as a worker would.
-	var c lanes.Claimed
+	var (
+		c   lanes.Claimed
+		err error
+	)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
 		c, err = e.store.Claim(e.ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueReply}, Lease: time.Second, Max: 1})
 		require.NoError(t, err)
@@ -250,7 +252,7 @@ func Test400MigrateMovesLane(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	const old, sup = int64(-555), int64(-1001234567890)
 	e.emu.MigrateChat(old, sup)
-	require.NoError(t, e.store.SetWeight(e.ctx, tgjob.QueueReply, "-555", 3))
+	require.NoError(t, e.store.Inspector().SetWeight(e.ctx, tgjob.QueueReply, "-555", 3))
 	for i := range 5 {
 		e.notify(old, "m"+itoa(i), notifier.Reply)
 	}
@@ -260,7 +262,7 @@ func Test400MigrateMovesLane(t *testing.T) {
 	to, err := e.n.Chats().Resolve(e.ctx, old)
 	require.NoError(t, err)
 	require.Equal(t, sup, to)
-	w, err := e.store.Weight(e.ctx, tgjob.QueueReply, "-1001234567890")
+	w, err := e.store.Inspector().Weight(e.ctx, tgjob.QueueReply, "-1001234567890")
 	require.NoError(t, err)
 	require.Equal(t, 3, w)
 	e.notify(old, "later", notifier.Reply)
@@ -357,7 +359,7 @@ func TestBlockedChatCountsEveryDeadJob(t *testing.T) {
 		return err == nil && p.Done()
 	}, 30*time.Second, 20*time.Millisecond, "progress %+v", p)
 	require.Equal(t, notifier.Progress{ID: id, Total: parts, Queued: parts, Failed: map[string]int{"forbidden": parts}}, p)
-	dls, err := e.store.DeadLetters(e.ctx, tgjob.QueueNotify, 2*parts)
+	dls, err := e.store.Inspector().DeadLetters(e.ctx, tgjob.QueueNotify, lanes.DeadQuery{Newest: 2 * parts})
 	require.NoError(t, err)
 	require.Equal(t, parts, len(dls))
 	p, err = e.n.Progress(e.ctx, other)

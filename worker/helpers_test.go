@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
@@ -28,6 +29,7 @@ type env struct {
 	t     *testing.T
 	ctx   context.Context
 	emu   *tgemu.Emulator
+	c     valkey.Client // the store\'s client
 	store *lanes.Store
 	n     *notifier.Notifier
 	logs  *testkit.LogBuffer
@@ -55,7 +57,21 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	n, err := notifier.New(c, store, notifier.Config{})
 	require.NoError(t, err)
-	return &env{t: t, ctx: ctx, emu: emu, store: store, n: n, logs: &testkit.LogBuffer{}, reg: prometheus.NewRegistry()}
+	return &env{t: t, ctx: ctx, emu: emu, c: c, store: store, n: n, logs: &testkit.LogBuffer{}, reg: prometheus.NewRegistry()}
+}
+
+// serverTime is the Valkey server's clock (TIME), the clock of every lease
+// and park.
+func (e *env) serverTime() time.Time {
+	e.t.Helper()
+	v, err := e.c.Do(e.ctx, e.c.B().Time().Build()).AsStrSlice()
+	require.NoError(e.t, err)
+	require.Len(e.t, v, 2)
+	sec, err := strconv.ParseInt(v[0], 10, 64)
+	require.NoError(e.t, err)
+	usec, err := strconv.ParseInt(v[1], 10, 64)
+	require.NoError(e.t, err)
+	return time.Unix(sec, usec*1000)
 }
 
 // config is a worker config for tests: short backoffs and leases.
@@ -109,7 +125,7 @@ func rawJob(t *testing.T, j tgjob.Job) []byte {
 // dead returns the dead letters of queue.
 func (e *env) dead(queue string) []lanes.DeadLetter {
 	e.t.Helper()
-	dls, err := e.store.DeadLetters(e.ctx, queue, 1000)
+	dls, err := e.store.Inspector().DeadLetters(e.ctx, queue, lanes.DeadQuery{Newest: 1000})
 	require.NoError(e.t, err)
 	return dls
 }
@@ -145,7 +161,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // laneStats returns lane group's stats in queue (zero when absent).
 func (e *env) laneStats(queue, group string) lanes.LaneStats {
 	e.t.Helper()
-	st, err := e.store.Stats(e.ctx, queue, 1000)
+	st, err := e.store.Inspector().Stats(e.ctx, queue, 1000)
 	require.NoError(e.t, err)
 	for _, l := range st.Top {
 		if l.Group == group {
@@ -160,7 +176,7 @@ func (e *env) laneStats(queue, group string) lanes.LaneStats {
 func (e *env) pending() (pending, inflight int) {
 	e.t.Helper()
 	for _, q := range tgjob.Queues() {
-		st, err := e.store.Stats(e.ctx, q, 0)
+		st, err := e.store.Inspector().Stats(e.ctx, q, 0)
 		require.NoError(e.t, err)
 		pending += st.Pending + st.Delayed
 		inflight += st.InFlight

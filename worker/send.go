@@ -208,7 +208,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		// Park before Release, so no claimer serves the lane in between.
 		var until time.Time
 		for _, q := range tgjob.Queues() {
-			u, perr := w.store.Park(sctx, q, job.Group, d.retryAfter)
+			u, perr := w.inspector.Park(sctx, q, job.Group, d.retryAfter)
 			if perr != nil {
 				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 			}
@@ -229,7 +229,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 			w.log.Error("mark inactive failed", append(attrs, slog.Any("mark_err", w.redactor.Error(merr)))...)
 		}
 		for _, q := range tgjob.Queues() {
-			ids, derr := w.store.DeadLaneIDs(sctx, q, job.Group, reason)
+			ids, derr := w.inspector.DeadLane(sctx, q, job.Group, reason)
 			if derr != nil {
 				w.log.Error("dead lane failed", append(attrs, slog.Any("lane_err", w.redactor.Error(derr)))...)
 			}
@@ -249,7 +249,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		// release and the move; the move is done once the rest of the
 		// batch is released too, then the hold is lifted.
 		for _, q := range tgjob.Queues() {
-			if _, perr := w.store.Park(sctx, q, job.Group, migrateHold); perr != nil {
+			if _, perr := w.inspector.Park(sctx, q, job.Group, migrateHold); perr != nil {
 				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 			}
 		}
@@ -289,13 +289,13 @@ func (w *Worker) migrate(ctx context.Context, oldGroup string, from, to int64) {
 		w.log.Error("record alias failed", append(attrs, slog.Any("err", w.redactor.Error(err)))...)
 	}
 	for _, q := range tgjob.Queues() {
-		n, err := w.store.MoveLane(ctx, q, oldGroup, tgjob.Group(to))
+		n, err := w.inspector.MoveLane(ctx, q, oldGroup, tgjob.Group(to))
 		if err != nil {
 			w.log.Error("move lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.redactor.Error(err)))...)
 			continue
 		}
 		w.log.Info("group migrated, lane moved", append(attrs, slog.String("queue", q), slog.Int("jobs", n))...)
-		if err := w.store.ResumeLane(ctx, q, oldGroup); err != nil {
+		if err := w.inspector.ResumeLane(ctx, q, oldGroup); err != nil {
 			w.log.Error("resume old lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.redactor.Error(err)))...)
 		}
 	}
@@ -307,7 +307,7 @@ func (w *Worker) migrate(ctx context.Context, oldGroup string, from, to int64) {
 const migrateHold = 30 * time.Second
 
 func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
-	if err := w.store.Pause(ctx, d); err != nil {
+	if err := w.inspector.Pause(ctx, d); err != nil {
 		w.log.Error("global pause failed", slog.Any("err", w.redactor.Error(err)))
 		return
 	}
@@ -362,12 +362,12 @@ func (w *Worker) recordFailed(ctx context.Context, p tgjob.Job, id lanes.JobID, 
 }
 
 // countLaneDead counts, in their broadcasts' progress, exactly the jobs
-// DeadLaneIDs just dead-lettered (ids) as failed "forbidden": it reads
-// their payloads back (DeadLettersByID) for the broadcast ids. RecordFailed
+// DeadLane just dead-lettered (ids) as failed "forbidden": it reads
+// their payloads back (DeadLetters) for the broadcast ids. RecordFailed
 // counts a job once, so a job also counted by another path is not counted
 // twice.
 func (w *Worker) countLaneDead(ctx context.Context, queue string, ids []lanes.JobID) {
-	dls, err := w.store.DeadLettersByID(ctx, queue, ids...)
+	dls, err := w.inspector.DeadLetters(ctx, queue, lanes.DeadQuery{IDs: ids})
 	if err != nil {
 		w.log.Warn("broadcast progress: dead letters", slog.Any("err", w.redactor.Error(err)))
 	}

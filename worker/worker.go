@@ -117,6 +117,10 @@ type Worker struct {
 	cfg   Config
 	n     *notifier.Notifier
 	store *lanes.Store
+	// inspector is the store\'s Inspector: the lane-level reactions to
+	// Telegram\'s answers (park on 429, dead-letter the lane on 403, move
+	// it on a migration, the global pause).
+	inspector *lanes.Inspector
 	// chats is the chats' delivery state (notifier.Chats): 403s mark a
 	// chat inactive, migrations record aliases, sends record message ids.
 	chats    *chatstate.Store
@@ -164,7 +168,7 @@ func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", red.Error(err))
 	}
 	return &Worker{
-		cfg: cfg, n: n, store: n.Store(), chats: n.Chats(), bot: b, log: log, redactor: red, m: m,
+		cfg: cfg, n: n, store: n.Store(), inspector: n.Store().Inspector(), chats: n.Chats(), bot: b, log: log, redactor: red, m: m,
 		flood: floodDetector{hits: map[int64]floodHit{}},
 		freed: make(chan struct{}, 1),
 	}, nil

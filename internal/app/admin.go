@@ -113,7 +113,7 @@ func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		return
 	}
 	group := tgjob.Group(args.Chat)
-	old, err := a.store.Weight(ctx, weightQueue, group)
+	old, err := a.store.Inspector().Weight(ctx, weightQueue, group)
 	if err != nil {
 		runOf(ctx).fail(err)
 		return
@@ -122,7 +122,7 @@ func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: notification lane weight %d (default 1).", args.Chat, old))
 		return
 	}
-	if err := a.store.SetWeight(ctx, weightQueue, group, args.Weight); err != nil {
+	if err := a.store.Inspector().SetWeight(ctx, weightQueue, group, args.Weight); err != nil {
 		runOf(ctx).fail(err)
 		return
 	}
@@ -134,7 +134,7 @@ func (a *App) onWeights(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, u.Message, "❌ /weights takes no arguments.")
 		return
 	}
-	ws, err := a.store.Weights(ctx, weightQueue)
+	ws, err := a.store.Inspector().Weights(ctx, weightQueue)
 	if err != nil {
 		runOf(ctx).fail(err)
 		return
@@ -168,7 +168,7 @@ func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	}
 	var b strings.Builder
 	for i, q := range tgjob.Queues() {
-		st, err := a.store.Stats(ctx, q, lanesTop)
+		st, err := a.store.Inspector().Stats(ctx, q, lanesTop)
 		if err != nil {
 			runOf(ctx).fail(err)
 			return
@@ -204,7 +204,7 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	}
 	var all []dl
 	for _, q := range tgjob.Queues() {
-		ds, err := a.store.DeadLetters(ctx, q, dlqShown)
+		ds, err := a.store.Inspector().DeadLetters(ctx, q, lanes.DeadQuery{Newest: dlqShown})
 		if err != nil {
 			runOf(ctx).fail(err)
 			return

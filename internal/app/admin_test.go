@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
@@ -19,7 +20,7 @@ func TestAdminCommands(t *testing.T) {
 	admin, eve := user(adminID, "Admin"), user(801, "Eve")
 	ctx := context.Background()
 	weight := func(chat string) int {
-		w, err := r.app.Store().Weight(ctx, tgjob.QueueNotify, chat)
+		w, err := r.app.Store().Inspector().Weight(ctx, tgjob.QueueNotify, chat)
 		require.NoError(t, err)
 		return w
 	}
@@ -70,23 +71,23 @@ func TestAdminCommands(t *testing.T) {
 	// /lanes: the deepest lanes with depth, weight and in flight. The lane
 	// is parked (as after a 429) so its notifications stay pending.
 	n := r.app.Notifier()
-	_, err := r.app.Store().Park(ctx, tgjob.QueueNotify, "42", time.Minute)
+	_, err := r.app.Store().Inspector().Park(ctx, tgjob.QueueNotify, "42", time.Minute)
 	require.NoError(t, err)
 	for range 3 {
 		_, err := n.Notify(ctx, 42, notifyMsg("queued"))
 		require.NoError(t, err)
 	}
-	lanes := h.ask(0, admin, "/lanes")
-	require.Contains(t, lanes, "Queue reply:")
-	require.Contains(t, lanes, "Queue notify:")
-	require.Contains(t, lanes, "• chat 42: depth 3, weight 5, in flight 0, parked until ")
+	lanesReply := h.ask(0, admin, "/lanes")
+	require.Contains(t, lanesReply, "Queue reply:")
+	require.Contains(t, lanesReply, "Queue notify:")
+	require.Contains(t, lanesReply, "• chat 42: depth 3, weight 5, in flight 0, parked until ")
 
 	// /dlq after a message to a chat that blocked the bot.
 	h.emu.SetChatStatus(4242, tgemu.ChatBlocked)
 	_, err = n.Notify(ctx, 4242, notifyMsg("hello?"))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		ds, err := r.app.Store().DeadLetters(ctx, tgjob.QueueNotify, 1)
+		ds, err := r.app.Store().Inspector().DeadLetters(ctx, tgjob.QueueNotify, lanes.DeadQuery{Newest: 1})
 		return err == nil && len(ds) == 1
 	}, wait, 20*time.Millisecond)
 	require.Regexp(t, `Recent dead letters \(newest first\):\n• \S+ \S+ chat 4242 \(notify\): forbidden.*, \d+ attempts`, h.ask(0, admin, "/dlq"))

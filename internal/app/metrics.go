@@ -78,7 +78,7 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	up := 1.0
 	for _, name := range tgjob.Queues() {
-		st, err := q.a.store.Stats(ctx, name, 0)
+		st, err := q.a.store.Inspector().Stats(ctx, name, 0)
 		if err != nil {
 			up = 0
 			continue

@@ -16,24 +16,24 @@ type laneInfo struct {
 	weight int // 0 when the lane is empty (lanes.Stats lists pending lanes)
 }
 
-// queueReader reads the bot's lanes (read-only: lanes.Store.Stats).
+// queueReader reads the bot's lanes (read-only: lanes.Inspector.Stats).
 type queueReader struct {
-	store *lanes.Store
+	lanes *lanes.Inspector
 }
 
 func newQueueReader(c valkey.Client, tag string) (*queueReader, error) {
-	st, err := lanes.New(c, lanes.WithTag(tag))
+	in, err := lanes.NewInspector(c, lanes.WithTag(tag))
 	if err != nil {
-		return nil, fmt.Errorf("demo: lanes store: %w", err)
+		return nil, fmt.Errorf("demo: lanes inspector: %w", err)
 	}
-	return &queueReader{store: st}, nil
+	return &queueReader{lanes: in}, nil
 }
 
 // read returns the lanes with work, by chat id.
 func (q *queueReader) read(ctx context.Context) (map[int64]laneInfo, error) {
 	out := make(map[int64]laneInfo)
 	for _, name := range tgjob.Queues() {
-		st, err := q.store.Stats(ctx, name, 1000)
+		st, err := q.lanes.Stats(ctx, name, 1000)
 		if err != nil {
 			return nil, fmt.Errorf("demo: queue %s: %w", name, err)
 		}

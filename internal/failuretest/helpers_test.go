@@ -141,7 +141,7 @@ func (p *producer) burst(ctx context.Context, t *testing.T, first int64, chats, 
 func (p *producer) inFlight(ctx context.Context) (int, error) {
 	n := 0
 	for _, q := range tgjob.Queues() {
-		st, err := p.store.Stats(ctx, q, 0)
+		st, err := p.store.Inspector().Stats(ctx, q, 0)
 		if err != nil {
 			return 0, err
 		}
@@ -157,7 +157,7 @@ func (p *producer) settled(ctx context.Context, t *testing.T) int {
 	for {
 		pending, dead := 0, 0
 		for _, q := range tgjob.Queues() {
-			st, err := p.store.Stats(ctx, q, 0)
+			st, err := p.store.Inspector().Stats(ctx, q, 0)
 			if err == nil {
 				pending += st.Pending + st.InFlight + st.Delayed
 				dead += st.Dead
