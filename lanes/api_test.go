@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 )
 
@@ -157,10 +156,10 @@ func TestMoveLaneAndDeadLane(t *testing.T) {
 		w, err := s.Inspector().Weights(ctx, "q")
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"new": 4}, w)
-		glimit, err := rdo(t, s, "HGETALL", keysOf(s, "q").key("glimit")).AsStrMap()
+		glimit, err := rdo(t, s, "HGETALL", s.Keys().Queue("q", "glimit")).AsStrMap()
 		require.NoError(t, err)
 		require.Equal(t, map[string]string{"new": "9"}, glimit)
-		pace, err := rdo(t, s, "HGETALL", keysOf(s, "q").shared("pacecfg")).AsStrMap()
+		pace, err := rdo(t, s, "HGETALL", s.Keys().Shared("pacecfg")).AsStrMap()
 		require.NoError(t, err)
 		require.Equal(t, map[string]string{"new": "1000:1000"}, pace)
 		require.Equal(t, 4, inflight(t, s, "q", "old"), "in flight untouched")
@@ -212,8 +211,7 @@ func TestWaiterWakesOnEnqueue(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := newStore(t, lanes.WithQueue("q", lanes.QueueConfig{LaneLimit: 1}))
-	other, err := lanes.New(valkeytest.Shared(t).Client(t), lanes.WithTag(s.Tag()), lanes.WithQueue("q", lanes.QueueConfig{LaneLimit: 1}))
-	require.NoError(t, err)
+	other := sibling(t, s, lanes.WithQueue("q", lanes.QueueConfig{LaneLimit: 1}))
 	w, err := s.NewWaiter(ctx)
 	require.NoError(t, err)
 	require.False(t, w.Wait(ctx, 20*time.Millisecond), "no wake-up without work")

@@ -37,12 +37,12 @@ func BenchmarkDeliveryClaimAck(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			s := dStore(b, bc.opts...)
-			dFill(b, s, lanes.NewMinter(), "q", "chat", 100, b.N/100+1)
+			s := newStore(b, bc.opts...)
+			fillLanes(b, s, lanes.NewMinter(), "q", "chat", 100, b.N/100+1)
 			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}
 			b.ResetTimer()
 			start := time.Now()
-			us0, cmds0 := dServerCost(b, s)
+			us0, cmds0 := serverCost(b, s)
 			for i := 0; i < b.N; i++ {
 				c, err := s.Claim(ctx, req)
 				if err != nil || len(c.Jobs) != 1 {
@@ -53,7 +53,7 @@ func BenchmarkDeliveryClaimAck(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
-			dReportServerCost(b, s, us0, cmds0)
+			reportServerCost(b, s, us0, cmds0)
 		})
 	}
 }
@@ -67,17 +67,17 @@ func BenchmarkDeliveryClaimParked(b *testing.B) {
 	for _, parked := range []int{10, 100_000} {
 		b.Run(fmt.Sprintf("parked=%d", parked), func(b *testing.B) {
 			ctx := context.Background()
-			s := dStore(b)
-			dParkMany(b, s, "q", "p", parked, time.Hour)
-			dFill(b, s, lanes.NewMinter(), "q", "p", parked, 1)
-			dFill(b, s, lanes.NewMinter(), "q", "ready", 1, b.N+1) // never empty
+			s := newStore(b)
+			parkMany(b, s, "q", "p", parked, time.Hour)
+			fillLanes(b, s, lanes.NewMinter(), "q", "p", parked, 1)
+			fillLanes(b, s, lanes.NewMinter(), "q", "ready", 1, b.N+1) // never empty
 			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}
 			st, err := s.Inspector().Stats(ctx, "q", 0)
 			require.NoError(b, err)
 			require.Equal(b, parked, st.Parked)
 			require.Equal(b, 1, st.Ring)
 			b.ResetTimer()
-			us0, cmds0 := dServerCost(b, s)
+			us0, cmds0 := serverCost(b, s)
 			for i := 0; i < b.N; i++ {
 				c, err := s.Claim(ctx, req)
 				if err != nil || len(c.Jobs) != 1 || c.Jobs[0].Group != "ready0" {
@@ -87,18 +87,18 @@ func BenchmarkDeliveryClaimParked(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			dReportServerCost(b, s, us0, cmds0)
+			reportServerCost(b, s, us0, cmds0)
 		})
 	}
 }
 
-// dServerCost reads INFO commandstats on every node: the server time (µs)
+// serverCost reads INFO commandstats on every node: the server time (µs)
 // spent in scripts so far (EVALSHA and EVAL) and the number of commands the
 // scripts ran (every other command). Per op they give the server's own cost,
 // free of round trips and of load on the machine; the command count does
 // not depend on load at all, so it shows what a claim's cost scales with.
 // Only meaningful when nothing else runs on the server (-run '^$').
-func dServerCost(tb testing.TB, s *lanes.Store) (usec, cmds int64) {
+func serverCost(tb testing.TB, s *lanes.Store) (usec, cmds int64) {
 	tb.Helper()
 	for _, n := range s.Client().Nodes() {
 		info, err := n.Do(context.Background(), n.B().Info().Section("commandstats").Build()).ToString()
@@ -127,16 +127,16 @@ func dServerCost(tb testing.TB, s *lanes.Store) (usec, cmds int64) {
 	return usec, cmds
 }
 
-// dReportServerCost reports the server cost per op since (usec0, cmds0).
-func dReportServerCost(b *testing.B, s *lanes.Store, usec0, cmds0 int64) {
-	usec, cmds := dServerCost(b, s)
+// reportServerCost reports the server cost per op since (usec0, cmds0).
+func reportServerCost(b *testing.B, s *lanes.Store, usec0, cmds0 int64) {
+	usec, cmds := serverCost(b, s)
 	b.ReportMetric(float64(usec-usec0)/float64(b.N), "server-µs/op")
 	b.ReportMetric(float64(cmds-cmds0)/float64(b.N), "cmds/op")
 }
 
-// dParkMany parks lanes prefix0..prefix(n-1) for d, 64 calls at a time (the
+// parkMany parks lanes prefix0..prefix(n-1) for d, 64 calls at a time (the
 // client pipelines concurrent calls).
-func dParkMany(tb testing.TB, s *lanes.Store, q, prefix string, n int, d time.Duration) {
+func parkMany(tb testing.TB, s *lanes.Store, q, prefix string, n int, d time.Duration) {
 	tb.Helper()
 	var wg sync.WaitGroup
 	var failed atomic.Value
@@ -171,8 +171,8 @@ func dParkMany(tb testing.TB, s *lanes.Store, q, prefix string, n int, d time.Du
 func BenchmarkWakeLatency(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := dStore(b)
-	other := dSibling(b, s)
+	s := newStore(b)
+	other := sibling(b, s)
 	waiter, err := s.NewWaiter(ctx)
 	require.NoError(b, err)
 	var blocked atomic.Bool
@@ -249,9 +249,9 @@ const dWakeLease = time.Minute
 // against the park's end.
 func BenchmarkWakeParkDue(b *testing.B) {
 	ctx := context.Background()
-	s := dStore(b)
-	other := dSibling(b, s)
-	w := dStartWorker(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: dWakeLease, Max: 1}, nil)
+	s := newStore(b)
+	other := sibling(b, s)
+	w := startClaimLoop(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: dWakeLease, Max: 1}, nil)
 	m := lanes.NewMinter()
 	late := make([]float64, 0, b.N)
 	b.ResetTimer()
@@ -263,10 +263,10 @@ func BenchmarkWakeParkDue(b *testing.B) {
 		_, err = other.Enqueue(ctx, "q", "p", m.New(), nil)
 		require.NoError(b, err)
 		j := w.Next(b, 5*time.Second)
-		late = append(late, float64(dClaimedAt(j, dWakeLease)-end.UnixMilli()))
+		late = append(late, float64(claimedAt(j, dWakeLease)-end.UnixMilli()))
 	}
 	b.StopTimer()
-	dReportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
+	reportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
 }
 
 // BenchmarkWakeRetryDue: on an unordered queue the worker nacks a job's
@@ -275,10 +275,10 @@ func BenchmarkWakeParkDue(b *testing.B) {
 // the delayed set, read right after the Nack).
 func BenchmarkWakeRetryDue(b *testing.B) {
 	ctx := context.Background()
-	s := dStore(b)
-	other := dSibling(b, s)
+	s := newStore(b)
+	other := sibling(b, s)
 	var due sync.Map // JobID -> retry due time (ms)
-	w := dStartWorker(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: dWakeLease, Max: 1}, func(j lanes.Job) error {
+	w := startClaimLoop(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: dWakeLease, Max: 1}, func(j lanes.Job) error {
 		if j.Attempts > 0 {
 			return s.Ack(ctx, j.Lease)
 		}
@@ -289,7 +289,7 @@ func BenchmarkWakeRetryDue(b *testing.B) {
 		if out != lanes.Delayed {
 			return fmt.Errorf("nack: outcome %q, want %q", out, lanes.Delayed)
 		}
-		v, err := dDo(b, s, "ZSCORE", dQKey(s, "q", "delayed"), string(j.ID)).AsFloat64()
+		v, err := rdo(b, s, "ZSCORE", s.Keys().Queue("q", "delayed"), string(j.ID)).AsFloat64()
 		if err != nil {
 			return err
 		}
@@ -310,10 +310,10 @@ func BenchmarkWakeRetryDue(b *testing.B) {
 		require.Equal(b, 1, j2.Attempts)
 		d, ok := due.Load(j1.ID)
 		require.True(b, ok)
-		late = append(late, float64(dClaimedAt(j2, dWakeLease)-d.(int64)))
+		late = append(late, float64(claimedAt(j2, dWakeLease)-d.(int64)))
 	}
 	b.StopTimer()
-	dReportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
+	reportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
 }
 
 // BenchmarkWakeBudgetRefill: a global rate of 1 per 30 ms and two jobs
@@ -324,16 +324,16 @@ func BenchmarkWakeRetryDue(b *testing.B) {
 func BenchmarkWakeBudgetRefill(b *testing.B) {
 	const window = 30 * time.Millisecond
 	ctx := context.Background()
-	s := dStore(b, lanes.WithGlobalRate(1, window))
-	other := dSibling(b, s, lanes.WithGlobalRate(1, window))
+	s := newStore(b, lanes.WithGlobalRate(1, window))
+	other := sibling(b, s, lanes.WithGlobalRate(1, window))
 	var settled sync.Map // JobID -> settle time (ms) in the send log
-	rateKey := "{" + s.Tag() + "}:s:rate"
-	w := dStartWorker(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: dWakeLease, Max: 1}, func(j lanes.Job) error {
+	rateKey := s.Keys().Rate()
+	w := startClaimLoop(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: dWakeLease, Max: 1}, func(j lanes.Job) error {
 		if err := s.Ack(ctx, j.Lease); err != nil {
 			return err
 		}
 		// The newest settled send: this one (the rate lets one in flight).
-		v, err := dDo(b, s, "ZREVRANGEBYSCORE", rateKey, "(+inf", "-inf", "WITHSCORES", "LIMIT", "0", "1").AsZScores()
+		v, err := rdo(b, s, "ZREVRANGEBYSCORE", rateKey, "(+inf", "-inf", "WITHSCORES", "LIMIT", "0", "1").AsZScores()
 		if err != nil {
 			return err
 		}
@@ -350,19 +350,19 @@ func BenchmarkWakeBudgetRefill(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		w.WaitIdle(b)
 		time.Sleep(2 * window) // the previous trial's sends leave the window
-		dFill(b, other, m, "q", "g", 1, 2)
+		fillLanes(b, other, m, "q", "g", 1, 2)
 		j1 := w.Next(b, 5*time.Second)
 		j2 := w.Next(b, 5*time.Second)
 		t, ok := settled.Load(j1.ID)
 		require.True(b, ok)
-		late = append(late, float64(dClaimedAt(j2, dWakeLease)-t.(int64)-window.Milliseconds()))
+		late = append(late, float64(claimedAt(j2, dWakeLease)-t.(int64)-window.Milliseconds()))
 	}
 	b.StopTimer()
-	dReportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
+	reportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
 }
 
-// dReportLateness reports the p50 and p99 of late (ms) and claims per trial.
-func dReportLateness(b *testing.B, late []float64, claimsPerTrial float64) {
+// reportLateness reports the p50 and p99 of late (ms) and claims per trial.
+func reportLateness(b *testing.B, late []float64, claimsPerTrial float64) {
 	sort.Float64s(late)
 	q := func(p float64) float64 { return late[min(len(late)-1, int(p*float64(len(late))))] }
 	b.ReportMetric(q(0.50), "p50-late-ms")

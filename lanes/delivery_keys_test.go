@@ -7,19 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 )
-
-// dClusterNode starts a dedicated single-node cluster (all 16384 slots on
-// one node: CLUSTER KEYSLOT needs cluster mode) and returns a cluster client
-// for it, which also refuses any command whose declared keys span slots.
-func dClusterNode(t *testing.T) valkey.Client {
-	t.Helper()
-	return valkeytest.StartCluster(t, 1).Client(t)
-}
 
 // Issue #3, test 7: after a run with a global rate, lane pacing (default,
 // rule and override), pace parks, a 429 park, a delayed retry, a dead
@@ -29,7 +20,7 @@ func dClusterNode(t *testing.T) valkey.Client {
 func TestDeliveryKeysShareOneSlot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := dClusterNode(t)
+	c := clusterClient(t)
 	const tag = "deliv.keys"
 	s, err := lanes.New(c, lanes.WithTag(tag),
 		lanes.WithGlobalRate(1000, time.Minute),
@@ -37,7 +28,7 @@ func TestDeliveryKeysShareOneSlot(t *testing.T) {
 		lanes.WithQueue("reply", lanes.QueueConfig{Ordered: true}))
 	require.NoError(t, err)
 	require.NoError(t, s.Inspector().SetLanePace(ctx, "7", lanes.Pace{Limit: 3, Period: time.Minute}))
-	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 5}, func(j lanes.Job) error {
+	w := startClaimLoop(t, s, lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 5}, func(j lanes.Job) error {
 		switch {
 		case j.Group == "-3" && j.Attempts == 0:
 			_, err := s.Nack(ctx, j.Lease, time.Minute, "retry later") // delayed set
@@ -81,29 +72,24 @@ func TestDeliveryKeysShareOneSlot(t *testing.T) {
 
 	keys, err := valkeytest.Keys(ctx, c, "*")
 	require.NoError(t, err)
-	want := dSlotOf(t, c, "{"+tag+"}")
+	ks := s.Keys()
+	want := slotOf(t, c, ks.Tag())
 	for _, k := range keys {
-		require.True(t, strings.HasPrefix(k, "{"+tag+"}:"), "key %q outside the store's tag", k)
-		require.Equal(t, want, dSlotOf(t, c, k), "key %q", k)
+		require.True(t, strings.HasPrefix(k, ks.Tag()+":"), "key %q outside the store's tag", k)
+		require.Equal(t, want, slotOf(t, c, k), "key %q", k)
 	}
-	for _, kind := range []string{"s:rate", "s:pause", "s:pacecfg", "s:pace:-1", "s:pace:7", "q:notify:parked", "q:reply:parked",
-		"q:notify:delayed", "q:notify:dead", "q:notify:job:", "q:notify:lane:", "q:reply:lane:5"} {
+	for _, prefix := range []string{ks.Rate(), ks.Pause(), ks.Shared("pacecfg"), ks.Pace("-1"), ks.Pace("7"),
+		ks.Queue("notify", "parked"), ks.Queue("reply", "parked"), ks.Queue("notify", "delayed"), ks.Queue("notify", "dead"),
+		ks.Job("notify", ""), ks.Lane("notify", ""), ks.Lane("reply", "5")} {
 		found := false
 		for _, k := range keys {
-			found = found || strings.HasPrefix(k, "{"+tag+"}:"+kind)
+			found = found || strings.HasPrefix(k, prefix)
 		}
-		require.True(t, found, "no %s key after the run (keys: %v)", kind, keys)
+		require.True(t, found, "no %s key after the run (keys: %v)", prefix, keys)
 	}
 	c2, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 1})
 	require.NoError(t, err)
 	require.Empty(t, c2.Jobs)
 	require.Greater(t, c2.RetryIn, 59*time.Second, "paused")
 	require.NoError(t, s.Inspector().Resume(ctx))
-}
-
-func dSlotOf(t *testing.T, c valkey.Client, key string) int64 {
-	t.Helper()
-	v, err := c.Do(context.Background(), c.B().Arbitrary("CLUSTER", "KEYSLOT").Args(key).Build()).AsInt64()
-	require.NoError(t, err)
-	return v
 }

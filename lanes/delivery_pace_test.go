@@ -21,14 +21,14 @@ func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	// Groups (negative chat ids) at 10/s, so the 10 other lanes last ~4 s;
 	// the private chat (lane "420") gets its own pace of 5/s.
-	s := dStore(t, lanes.WithLanePace(lanes.Pace{}, lanes.PaceRule{Prefix: "-", Pace: lanes.Pace{Limit: 10, Period: time.Second}}))
+	s := newStore(t, lanes.WithLanePace(lanes.Pace{}, lanes.PaceRule{Prefix: "-", Pace: lanes.Pace{Limit: 10, Period: time.Second}}))
 	m := lanes.NewMinter()
-	dFill(t, s, m, "q", "-100", 10, 40)
-	dFill(t, s, m, "q", "42", 1, 20) // lane "420"
+	fillLanes(t, s, m, "q", "-100", 10, 40)
+	fillLanes(t, s, m, "q", "42", 1, 20) // lane "420"
 	const paced = "420"
 	require.NoError(t, s.Inspector().SetLanePace(ctx, paced, lanes.Pace{Limit: 5, Period: time.Second}))
 
-	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}, nil)
+	w := startClaimLoop(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}, nil)
 	const lease = time.Minute
 	var pacedAt, othersAt []int64
 	deadline := time.After(10 * time.Second)
@@ -39,7 +39,7 @@ func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("paced lane got %d of 20 jobs in 10 s", len(pacedAt))
 		}
-		at := dClaimedAt(j, lease)
+		at := claimedAt(j, lease)
 		if j.Group == paced {
 			pacedAt = append(pacedAt, at)
 			if len(pacedAt) == 5 {
@@ -50,11 +50,11 @@ func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
 				// claim + 1 s, and before the 5th claim + 1 s. (The worker may
 				// have claimed again meanwhile, but only other lanes: the
 				// paced lane stays parked for ~1 s.)
-				due, err := strconv.ParseInt(dParkedScore(t, s, "q", paced), 10, 64)
+				due, err := strconv.ParseInt(parkedScore(t, s, "q", paced), 10, 64)
 				require.NoError(t, err)
 				require.GreaterOrEqual(t, due, pacedAt[0]+1000)
 				require.LessOrEqual(t, due, pacedAt[4]+1000)
-				require.NotContains(t, dRing(t, s, "q"), paced)
+				require.NotContains(t, ring(t, s, "q"), paced)
 			}
 		} else {
 			othersAt = append(othersAt, at)
@@ -62,8 +62,8 @@ func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
 	}
 	span := pacedAt[19] - pacedAt[0]
 	t.Logf("paced lane: 20 jobs in %d ms (server time), busiest 1 s window %d; %d jobs of other lanes meanwhile; %d claims",
-		span, dMaxInWindow(pacedAt, 1000), len(othersAt), w.Claims.Load())
-	require.LessOrEqual(t, dMaxInWindow(pacedAt, 1000), 5)
+		span, maxInWindow(pacedAt, 1000), len(othersAt), w.Claims.Load())
+	require.LessOrEqual(t, maxInWindow(pacedAt, 1000), 5)
 	require.GreaterOrEqual(t, span, int64(3000))
 	require.Less(t, span, int64(4000))
 	// While the paced lane waited for its next tokens, other lanes were served.
@@ -86,18 +86,18 @@ func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
 func TestDeliveryLanePaceRulesAndOverride(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := dStore(t, lanes.WithLanePace(lanes.Pace{Limit: 2, Period: time.Minute},
+	s := newStore(t, lanes.WithLanePace(lanes.Pace{Limit: 2, Period: time.Minute},
 		lanes.PaceRule{Prefix: "-100", Pace: lanes.Pace{Limit: 3, Period: time.Minute}},
 		lanes.PaceRule{Prefix: "-", Pace: lanes.Pace{Limit: 1, Period: time.Minute}},
 	))
 	m := lanes.NewMinter()
 	for _, g := range []string{"5", "7", "-1005", "-5"} {
-		dFill(t, s, m, "q", g, 1, 6) // lanes "50", "70", "-10050", "-50"
+		fillLanes(t, s, m, "q", g, 1, 6) // lanes "50", "70", "-10050", "-50"
 	}
 	require.NoError(t, s.Inspector().SetLanePace(ctx, "70", lanes.Pace{Limit: 4, Period: time.Minute}))
 	got := map[string]int{}
 	for {
-		c := dClaim(t, s, time.Minute, "q")
+		c := claim(t, s, 1, time.Minute, "q")
 		if len(c.Jobs) == 0 {
 			require.Greater(t, c.RetryIn, 59*time.Second, "RetryIn is the earliest budget refill, a minute away")
 			break

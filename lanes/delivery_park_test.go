@@ -19,15 +19,15 @@ import (
 func TestDeliveryParkedLanesAreNotScanned(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := dStore(t, lanes.WithBudgets(16, 1))
+	s := newStore(t, lanes.WithBudgets(16, 1))
 	m := lanes.NewMinter()
 	const lease = time.Minute
 	for i := 0; i < 100; i++ {
 		require.NoError(t, s.Inspector().SetLaneLimit(ctx, "q", fmt.Sprintf("full%d", i), 1))
 	}
-	dFill(t, s, m, "q", "full", 100, 2)
+	fillLanes(t, s, m, "q", "full", 100, 2)
 	for i := 0; i < 100; i++ {
-		c := dClaim(t, s, lease, "q")
+		c := claim(t, s, 1, lease, "q")
 		require.Len(t, c.Jobs, 1, "claim %d", i)
 		require.Equal(t, fmt.Sprintf("full%d", i), c.Jobs[0].Group)
 	}
@@ -35,14 +35,14 @@ func TestDeliveryParkedLanesAreNotScanned(t *testing.T) {
 		_, err := s.Inspector().Park(ctx, "q", fmt.Sprintf("parked%d", i), time.Hour)
 		require.NoError(t, err)
 	}
-	dFill(t, s, m, "q", "parked", 100, 3)
-	require.Empty(t, dRing(t, s, "q"), "no lane at its glimit or parked is in the ring")
+	fillLanes(t, s, m, "q", "parked", 100, 3)
+	require.Empty(t, ring(t, s, "q"), "no lane at its glimit or parked is in the ring")
 	ok, err := s.Enqueue(ctx, "q", "ready", m.New(), []byte("r"))
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, []string{"ready"}, dRing(t, s, "q"))
+	require.Equal(t, []string{"ready"}, ring(t, s, "q"))
 
-	c := dClaim(t, s, lease, "q")
+	c := claim(t, s, 1, lease, "q")
 	require.Len(t, c.Jobs, 1, "the ready lane must be claimed by the first claim (RetryIn %v)", c.RetryIn)
 	require.Equal(t, "ready", c.Jobs[0].Group)
 	st, err := s.Inspector().Stats(ctx, "q", 0)
@@ -62,19 +62,19 @@ func TestDeliveryParkedLanesAreNotScanned(t *testing.T) {
 func TestDeliveryParkInRingIsDroppedOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := dStore(t, lanes.WithBudgets(16, 1))
+	s := newStore(t, lanes.WithBudgets(16, 1))
 	m := lanes.NewMinter()
-	dFill(t, s, m, "q", "p", 200, 1)
+	fillLanes(t, s, m, "q", "p", 200, 1)
 	for i := 0; i < 200; i++ {
 		_, err := s.Inspector().Park(ctx, "q", fmt.Sprintf("p%d", i), time.Hour)
 		require.NoError(t, err)
 	}
 	_, err := s.Enqueue(ctx, "q", "ready", m.New(), nil)
 	require.NoError(t, err)
-	require.Len(t, dRing(t, s, "q"), 201)
+	require.Len(t, ring(t, s, "q"), 201)
 	calls := 0
 	for {
-		c := dClaim(t, s, time.Minute, "q")
+		c := claim(t, s, 1, time.Minute, "q")
 		calls++
 		if len(c.Jobs) > 0 {
 			require.Equal(t, "ready", c.Jobs[0].Group)
@@ -84,7 +84,7 @@ func TestDeliveryParkInRingIsDroppedOnce(t *testing.T) {
 		require.LessOrEqual(t, calls, 201)
 	}
 	require.Equal(t, 201, calls)
-	require.Empty(t, dRing(t, s, "q"))
+	require.Empty(t, ring(t, s, "q"))
 
 	// A 429 on a lane's only job: Park, then Release: the lane stays out of
 	// the ring. Release, then Park: it rejoins and is dropped by a claim.
@@ -92,22 +92,22 @@ func TestDeliveryParkInRingIsDroppedOnce(t *testing.T) {
 		g := "x-" + order
 		_, err := s.Enqueue(ctx, "q", g, m.New(), nil)
 		require.NoError(t, err)
-		c := dClaim(t, s, time.Minute, "q")
+		c := claim(t, s, 1, time.Minute, "q")
 		require.Len(t, c.Jobs, 1)
 		require.Equal(t, g, c.Jobs[0].Group)
 		if order == "park-release" {
 			_, err = s.Inspector().Park(ctx, "q", g, time.Hour)
 			require.NoError(t, err)
 			require.NoError(t, s.Release(ctx, c.Jobs[0].Lease))
-			require.Empty(t, dRing(t, s, "q"))
+			require.Empty(t, ring(t, s, "q"))
 		} else {
 			require.NoError(t, s.Release(ctx, c.Jobs[0].Lease))
 			_, err = s.Inspector().Park(ctx, "q", g, time.Hour)
 			require.NoError(t, err)
-			require.Equal(t, []string{g}, dRing(t, s, "q"))
-			c = dClaim(t, s, time.Minute, "q")
+			require.Equal(t, []string{g}, ring(t, s, "q"))
+			c = claim(t, s, 1, time.Minute, "q")
 			require.Empty(t, c.Jobs)
-			require.Empty(t, dRing(t, s, "q"))
+			require.Empty(t, ring(t, s, "q"))
 		}
 	}
 }
@@ -122,28 +122,28 @@ func TestDeliveryParkInRingIsDroppedOnce(t *testing.T) {
 func TestDeliveryLongParkPauseResume(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := dStore(t)
+	s := newStore(t)
 	m := lanes.NewMinter()
 	const lease = time.Minute
 	const long = 10072 * time.Second
-	dFill(t, s, m, "q", "x", 1, 3) // lane x0
-	dFill(t, s, m, "q", "y", 1, 3) // lane y0
+	fillLanes(t, s, m, "q", "x", 1, 3) // lane x0
+	fillLanes(t, s, m, "q", "y", 1, 3) // lane y0
 
-	before := dNowMS(t, s)
+	before := serverNowMS(t, s)
 	end, err := s.Inspector().Park(ctx, "q", "x0", long)
-	after := dNowMS(t, s)
+	after := serverNowMS(t, s)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, end.UnixMilli(), before+long.Milliseconds())
 	require.LessOrEqual(t, end.UnixMilli(), after+long.Milliseconds())
-	require.Equal(t, strconv.FormatInt(end.UnixMilli(), 10), dParkedScore(t, s, "q", "x0"))
+	require.Equal(t, strconv.FormatInt(end.UnixMilli(), 10), parkedScore(t, s, "q", "x0"))
 
 	for i := 0; i < 3; i++ {
-		c := dClaim(t, s, lease, "q")
+		c := claim(t, s, 1, lease, "q")
 		require.Len(t, c.Jobs, 1)
 		require.Equal(t, "y0", c.Jobs[0].Group, "only the other lane is served")
 		require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
 	}
-	c := dClaim(t, s, lease, "q")
+	c := claim(t, s, 1, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.InDelta(t, long.Milliseconds(), c.RetryIn.Milliseconds(), 1000, "RetryIn is the park's end")
 
@@ -151,7 +151,7 @@ func TestDeliveryLongParkPauseResume(t *testing.T) {
 	end2, err := s.Inspector().Park(ctx, "q", "x0", 5*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, end.UnixMilli(), end2.UnixMilli(), "Park returns the park's end, which a shorter park does not move")
-	require.Equal(t, strconv.FormatInt(end.UnixMilli(), 10), dParkedScore(t, s, "q", "x0"))
+	require.Equal(t, strconv.FormatInt(end.UnixMilli(), 10), parkedScore(t, s, "q", "x0"))
 	// A longer one extends it.
 	end3, err := s.Inspector().Park(ctx, "q", "x0", long+time.Hour)
 	require.NoError(t, err)
@@ -159,8 +159,8 @@ func TestDeliveryLongParkPauseResume(t *testing.T) {
 
 	// ResumeLane ends the park at once.
 	require.NoError(t, s.Inspector().ResumeLane(ctx, "q", "x0"))
-	require.Equal(t, "", dParkedScore(t, s, "q", "x0"))
-	c = dClaim(t, s, lease, "q")
+	require.Equal(t, "", parkedScore(t, s, "q", "x0"))
+	c = claim(t, s, 1, lease, "q")
 	require.Len(t, c.Jobs, 1)
 	require.Equal(t, "x0", c.Jobs[0].Group)
 	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
@@ -172,51 +172,51 @@ func TestDeliveryLongParkPauseResume(t *testing.T) {
 	end5, err := s.Inspector().Park(ctx, "q", "x0", time.Second)
 	require.NoError(t, err)
 	require.True(t, end5.IsZero(), "the lane is still parked until resumed, got %v", end5)
-	require.Equal(t, "inf", dParkedScore(t, s, "q", "x0"))
-	c = dClaim(t, s, lease, "q")
+	require.Equal(t, "inf", parkedScore(t, s, "q", "x0"))
+	c = claim(t, s, 1, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.Equal(t, time.Duration(-1), c.RetryIn, "nothing is scheduled: wait for a wake-up")
 	require.NoError(t, s.Inspector().ResumeLane(ctx, "q", "x0"))
 
 	// Pause: everything stops until its time.
 	require.NoError(t, s.Inspector().Pause(ctx, 3*time.Second))
-	c = dClaim(t, s, lease, "q")
+	c = claim(t, s, 1, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.Greater(t, c.RetryIn, 2*time.Second)
 	require.LessOrEqual(t, c.RetryIn, 3*time.Second)
 	require.NoError(t, s.Inspector().Pause(ctx, 100*time.Millisecond)) // never shortens
-	c2 := dClaim(t, s, lease, "q")
+	c2 := claim(t, s, 1, lease, "q")
 	require.Empty(t, c2.Jobs)
 	require.Greater(t, c2.RetryIn, 2*time.Second)
 	require.NoError(t, s.Inspector().Resume(ctx))
-	c = dClaim(t, s, lease, "q")
+	c = claim(t, s, 1, lease, "q")
 	require.Len(t, c.Jobs, 1, "Resume ends the pause")
 	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
 
 	// A pause ends by itself: after RetryIn the next claim gets the job.
 	require.NoError(t, s.Inspector().Pause(ctx, 150*time.Millisecond))
-	c = dClaim(t, s, lease, "q")
+	c = claim(t, s, 1, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.Positive(t, c.RetryIn)
 	time.Sleep(c.RetryIn + time.Millisecond)
-	c = dClaim(t, s, lease, "q")
+	c = claim(t, s, 1, lease, "q")
 	require.Len(t, c.Jobs, 1, "the pause is over after RetryIn")
 	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
 
 	// An indefinite pause: RetryIn -1 until Resume; a lane park survives it.
 	_, err = s.Inspector().Park(ctx, "q", "y0", long)
 	require.NoError(t, err)
-	dFill(t, s, m, "q", "z", 1, 1)
+	fillLanes(t, s, m, "q", "z", 1, 1)
 	require.NoError(t, s.Inspector().Pause(ctx, -1))
 	require.NoError(t, s.Inspector().Pause(ctx, time.Second)) // does not end an indefinite pause
-	c = dClaim(t, s, lease, "q")
+	c = claim(t, s, 1, lease, "q")
 	require.Empty(t, c.Jobs)
 	require.Equal(t, time.Duration(-1), c.RetryIn)
 	require.NoError(t, s.Inspector().Resume(ctx))
-	c = dClaim(t, s, lease, "q")
+	c = claim(t, s, 1, lease, "q")
 	require.Len(t, c.Jobs, 1)
 	require.Equal(t, "z0", c.Jobs[0].Group)
-	require.NotEqual(t, "", dParkedScore(t, s, "q", "y0"), "Resume ends the global pause, not a lane's park")
+	require.NotEqual(t, "", parkedScore(t, s, "q", "y0"), "Resume ends the global pause, not a lane's park")
 }
 
 // Issue #3, test 5: a reply enqueued after a 10,000-chat broadcast is
@@ -224,7 +224,7 @@ func TestDeliveryLongParkPauseResume(t *testing.T) {
 func TestDeliveryReplyOvertakesBroadcast(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := dStore(t)
+	s := newStore(t)
 	m := lanes.NewMinter()
 	items := make([]lanes.Item, 10000)
 	for i := range items {

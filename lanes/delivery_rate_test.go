@@ -27,11 +27,11 @@ func TestDeliveryGlobalRateThreeClaimers(t *testing.T) {
 		dur = 4 * time.Second
 	}
 	opts := []lanes.Option{lanes.WithGlobalRate(rate, time.Second)}
-	s0 := dStore(t, opts...)
-	stores := []*lanes.Store{s0, dSibling(t, s0, opts...), dSibling(t, s0, opts...)}
+	s0 := newStore(t, opts...)
+	stores := []*lanes.Store{s0, sibling(t, s0, opts...), sibling(t, s0, opts...)}
 	secs := int(dur / time.Second)
 	// Twice the work the rate allows, over 100 lanes: the rate binds throughout.
-	dFill(t, s0, lanes.NewMinter(), "q", "chat-", 100, 2*rate*secs/100+1)
+	fillLanes(t, s0, lanes.NewMinter(), "q", "chat-", 100, 2*rate*secs/100+1)
 
 	const lease = 30 * time.Second
 	req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: lease, Max: 10}
@@ -59,7 +59,7 @@ func TestDeliveryGlobalRateThreeClaimers(t *testing.T) {
 				}
 				for _, j := range c.Jobs {
 					mu.Lock()
-					times = append(times, dClaimedAt(j, lease))
+					times = append(times, claimedAt(j, lease))
 					mu.Unlock()
 					if err := s.Ack(context.Background(), j.Lease); err != nil {
 						t.Errorf("ack: %v", err)
@@ -90,7 +90,7 @@ func TestDeliveryGlobalRateThreeClaimers(t *testing.T) {
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	require.NotEmpty(t, times)
-	worst := dMaxInWindow(times, 1000)
+	worst := maxInWindow(times, 1000)
 	first := times[0]
 	inRun := 0
 	for _, ts := range times {
@@ -117,23 +117,23 @@ func TestDeliveryGlobalRateRetryInIsExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const window = 400 * time.Millisecond
-	s := dStore(t, lanes.WithGlobalRate(3, window))
-	dFill(t, s, lanes.NewMinter(), "q", "g", 4, 3)
+	s := newStore(t, lanes.WithGlobalRate(3, window))
+	fillLanes(t, s, lanes.NewMinter(), "q", "g", 4, 3)
 	const lease = time.Minute
 	var ackLo, ackHi int64
 	for i := 0; i < 3; i++ {
-		c := dClaim(t, s, lease, "q")
+		c := claim(t, s, 1, lease, "q")
 		require.Len(t, c.Jobs, 1)
-		lo := dNowMS(t, s)
+		lo := serverNowMS(t, s)
 		require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
-		hi := dNowMS(t, s)
+		hi := serverNowMS(t, s)
 		if i == 0 {
 			ackLo, ackHi = lo, hi
 		}
 	}
-	before := dNowMS(t, s)
-	c := dClaim(t, s, lease, "q")
-	after := dNowMS(t, s)
+	before := serverNowMS(t, s)
+	c := claim(t, s, 1, lease, "q")
+	after := serverNowMS(t, s)
 	require.Empty(t, c.Jobs)
 	require.Greater(t, c.RetryIn, time.Duration(0))
 	// The script computed RetryIn = firstAck + window - now, with now in
@@ -144,14 +144,14 @@ func TestDeliveryGlobalRateRetryInIsExact(t *testing.T) {
 	time.Sleep(c.RetryIn)
 	var c2 lanes.Claimed
 	for k := 0; k < 3; k++ { // the server clock may trail ours by under 1 ms
-		if c2 = dClaim(t, s, lease, "q"); len(c2.Jobs) > 0 {
+		if c2 = claim(t, s, 1, lease, "q"); len(c2.Jobs) > 0 {
 			break
 		}
 		require.LessOrEqual(t, c2.RetryIn, 2*time.Millisecond, "budget not refilled after RetryIn")
 		time.Sleep(c2.RetryIn)
 	}
 	require.Len(t, c2.Jobs, 1)
-	require.GreaterOrEqual(t, dClaimedAt(c2.Jobs[0], lease), ackLo+window.Milliseconds())
+	require.GreaterOrEqual(t, claimedAt(c2.Jobs[0], lease), ackLo+window.Milliseconds())
 }
 
 // Sends in flight hold the global budget until they settle, and a settled
@@ -162,28 +162,28 @@ func TestDeliveryInFlightSendsHoldTheBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const window = 300 * time.Millisecond
-	s := dStore(t, lanes.WithGlobalRate(2, window))
-	dFill(t, s, lanes.NewMinter(), "q", "g", 3, 2)
+	s := newStore(t, lanes.WithGlobalRate(2, window))
+	fillLanes(t, s, lanes.NewMinter(), "q", "g", 3, 2)
 	const lease = time.Minute
 	var held []lanes.Lease
 	for i := 0; i < 2; i++ {
-		c := dClaim(t, s, lease, "q")
+		c := claim(t, s, 1, lease, "q")
 		require.Len(t, c.Jobs, 1)
 		held = append(held, c.Jobs[0].Lease)
 	}
 	// Both in flight: wait a whole window; the budget is still spent.
 	time.Sleep(window + 50*time.Millisecond)
-	c := dClaim(t, s, lease, "q")
+	c := claim(t, s, 1, lease, "q")
 	require.Empty(t, c.Jobs, "in-flight sends must hold the budget past their claim window")
 	require.Equal(t, window, c.RetryIn, "all counted sends in flight: look again one window later")
 	// Settle one: it still counts for a window from its settle time.
-	lo := dNowMS(t, s)
+	lo := serverNowMS(t, s)
 	require.NoError(t, s.Ack(ctx, held[0]))
-	c = dClaim(t, s, lease, "q")
+	c = claim(t, s, 1, lease, "q")
 	require.Empty(t, c.Jobs, "a send settled just now counts for one more window")
-	require.InDelta(t, float64(lo+window.Milliseconds()-dNowMS(t, s)), float64(c.RetryIn.Milliseconds()), 25)
+	require.InDelta(t, float64(lo+window.Milliseconds()-serverNowMS(t, s)), float64(c.RetryIn.Milliseconds()), 25)
 	time.Sleep(c.RetryIn)
-	c = dClaim(t, s, lease, "q")
+	c = claim(t, s, 1, lease, "q")
 	require.Len(t, c.Jobs, 1)
 	require.NoError(t, s.Release(ctx, held[1]))
 }

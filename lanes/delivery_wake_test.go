@@ -21,12 +21,12 @@ func TestDeliveryWakeUps(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const lease = time.Minute
-	s := dStore(t, lanes.WithGlobalRate(2, 300*time.Millisecond))
-	other := dSibling(t, s, lanes.WithGlobalRate(2, 300*time.Millisecond))
+	s := newStore(t, lanes.WithGlobalRate(2, 300*time.Millisecond))
+	other := sibling(t, s, lanes.WithGlobalRate(2, 300*time.Millisecond))
 	m := lanes.NewMinter()
 	// The worker acks every job, except that it nacks lane d0's first attempt
 	// for 250 ms.
-	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: lease, Max: 1}, func(j lanes.Job) error {
+	w := startClaimLoop(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: lease, Max: 1}, func(j lanes.Job) error {
 		if j.Group == "d0" && j.Attempts == 0 {
 			_, err := s.Nack(ctx, j.Lease, 250*time.Millisecond, "flaky")
 			return err
@@ -58,17 +58,17 @@ func TestDeliveryWakeUps(t *testing.T) {
 		require.NoError(t, err)
 		j := w.Next(t, 3*time.Second)
 		require.Equal(t, "b", j.Group)
-		late := dClaimedAt(j, lease) - end.UnixMilli()
+		late := claimedAt(j, lease) - end.UnixMilli()
 		t.Logf("claimed %d ms after the park ended", late)
 		require.GreaterOrEqual(t, late, int64(0))
 	})
 
 	t.Run("global budget refills", func(t *testing.T) {
 		w.WaitIdle(t)
-		dFill(t, other, m, "q", "c", 3, 1)
+		fillLanes(t, other, m, "q", "c", 3, 1)
 		var at []int64
 		for i := 0; i < 3; i++ {
-			at = append(at, dClaimedAt(w.Next(t, 3*time.Second), lease))
+			at = append(at, claimedAt(w.Next(t, 3*time.Second), lease))
 		}
 		t.Logf("claims at +0, +%d, +%d ms (2 per 300 ms window)", at[1]-at[0], at[2]-at[0])
 		require.GreaterOrEqual(t, at[2]-at[0], int64(300))
@@ -82,7 +82,7 @@ func TestDeliveryWakeUps(t *testing.T) {
 		j2 := w.Next(t, 3*time.Second)
 		require.Equal(t, j.ID, j2.ID)
 		require.Equal(t, 1, j2.Attempts)
-		late := dClaimedAt(j2, lease) - dClaimedAt(j, lease) - 250
+		late := claimedAt(j2, lease) - claimedAt(j, lease) - 250
 		t.Logf("retried %d ms after its delay ended", late)
 		require.GreaterOrEqual(t, late, int64(0))
 	})
@@ -98,16 +98,16 @@ func TestDeliveryWakeUps(t *testing.T) {
 func TestDeliveryWakeOnResume(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := dStore(t)
-	other := dSibling(t, s)
+	s := newStore(t)
+	other := sibling(t, s)
 	m := lanes.NewMinter()
 	require.NoError(t, other.Inspector().Pause(ctx, -1))
 	_, err := other.Inspector().Park(ctx, "q", "p", -1)
 	require.NoError(t, err)
-	dFill(t, other, m, "q", "p", 1, 1) // lane p0, not parked
+	fillLanes(t, other, m, "q", "p", 1, 1) // lane p0, not parked
 	_, err = other.Inspector().Park(ctx, "q", "p0", -1)
 	require.NoError(t, err)
-	w := dStartWorker(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}, nil)
+	w := startClaimLoop(t, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}, nil)
 	w.WaitIdle(t)
 	n := w.Claims.Load()
 	require.NoError(t, other.Inspector().Resume(ctx))
@@ -129,13 +129,13 @@ func TestDeliveryWakeOnResume(t *testing.T) {
 func TestDeliveryRetryInIsExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := dStore(t)
+	s := newStore(t)
 	m := lanes.NewMinter()
 	check := func(t *testing.T, q string, due int64) {
 		t.Helper()
-		before := dNowMS(t, s)
-		c := dClaim(t, s, time.Minute, q)
-		after := dNowMS(t, s)
+		before := serverNowMS(t, s)
+		c := claim(t, s, 1, time.Minute, q)
+		after := serverNowMS(t, s)
 		require.Empty(t, c.Jobs)
 		require.Positive(t, c.RetryIn)
 		at := due - c.RetryIn.Milliseconds() // the script's now
@@ -143,22 +143,22 @@ func TestDeliveryRetryInIsExact(t *testing.T) {
 		require.LessOrEqual(t, at, after)
 	}
 	t.Run("parked", func(t *testing.T) {
-		dFill(t, s, m, "q1", "a", 1, 1)
+		fillLanes(t, s, m, "q1", "a", 1, 1)
 		end, err := s.Inspector().Park(ctx, "q1", "a0", 700*time.Millisecond)
 		require.NoError(t, err)
 		check(t, "q1", end.UnixMilli())
 	})
 	t.Run("delayed", func(t *testing.T) {
-		dFill(t, s, m, "q2", "b", 1, 1)
-		j := dClaim(t, s, time.Minute, "q2").Jobs[0]
+		fillLanes(t, s, m, "q2", "b", 1, 1)
+		j := claim(t, s, 1, time.Minute, "q2").Jobs[0]
 		_, err := s.Nack(ctx, j.Lease, 800*time.Millisecond, "retry")
 		require.NoError(t, err)
-		v, err := dDo(t, s, "ZSCORE", dQKey(s, "q2", "delayed"), string(j.ID)).AsFloat64()
+		v, err := rdo(t, s, "ZSCORE", s.Keys().Queue("q2", "delayed"), string(j.ID)).AsFloat64()
 		require.NoError(t, err)
 		check(t, "q2", int64(v))
 	})
 	t.Run("lease", func(t *testing.T) {
-		dFill(t, s, m, "q3", "c", 1, 1)
+		fillLanes(t, s, m, "q3", "c", 1, 1)
 		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q3"}, Lease: 500 * time.Millisecond, Max: 1})
 		require.NoError(t, err)
 		require.Len(t, c.Jobs, 1)
@@ -166,12 +166,12 @@ func TestDeliveryRetryInIsExact(t *testing.T) {
 	})
 	t.Run("pace", func(t *testing.T) {
 		require.NoError(t, s.Inspector().SetLanePace(ctx, "d0", lanes.Pace{Limit: 1, Period: 900 * time.Millisecond}))
-		dFill(t, s, m, "q4", "d", 1, 2)
-		j := dClaim(t, s, time.Minute, "q4").Jobs[0]
+		fillLanes(t, s, m, "q4", "d", 1, 2)
+		j := claim(t, s, 1, time.Minute, "q4").Jobs[0]
 		require.NoError(t, s.Ack(ctx, j.Lease))
-		due, err := strconv.ParseInt(dParkedScore(t, s, "q4", "d0"), 10, 64)
+		due, err := strconv.ParseInt(parkedScore(t, s, "q4", "d0"), 10, 64)
 		require.NoError(t, err)
-		require.Equal(t, dClaimedAt(j, time.Minute)+900, due)
+		require.Equal(t, claimedAt(j, time.Minute)+900, due)
 		check(t, "q4", due)
 	})
 }

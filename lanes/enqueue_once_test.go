@@ -19,7 +19,7 @@ func TestEnqueueOnceIdempotent(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	m := lanes.NewMinter()
-	key := "{" + s.Tag() + "}:test:once:update-7"
+	key := s.Keys().Tag() + ":test:once:update-7"
 	first := []lanes.Item{{Group: "A", ID: m.New(), Payload: []byte("1")}, {Group: "A", ID: m.New(), Payload: []byte("2")}}
 	ids, fresh, err := s.EnqueueOnce(ctx, "q", key, time.Minute, first)
 	require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestEnqueueOnceRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	m := lanes.NewMinter()
-	good := "{" + s.Tag() + "}:k"
+	good := s.Keys().Tag() + ":k"
 	one := []lanes.Item{{Group: "A", ID: m.New()}}
 	many := make([]lanes.Item, lanes.MaxOnceItems+1)
 	for i := range many {
@@ -68,7 +68,7 @@ func TestEnqueueOnceRejectsBadInput(t *testing.T) {
 	for name, f := range map[string]func() error{
 		"key without tag": func() error { _, _, err := s.EnqueueOnce(ctx, "q", "k", time.Minute, one); return err },
 		"other tag":       func() error { _, _, err := s.EnqueueOnce(ctx, "q", "{x}:k", time.Minute, one); return err },
-		"bare tag":        func() error { _, _, err := s.EnqueueOnce(ctx, "q", "{"+s.Tag()+"}:", time.Minute, one); return err },
+		"bare tag":        func() error { _, _, err := s.EnqueueOnce(ctx, "q", s.Keys().Tag()+":", time.Minute, one); return err },
 		"zero ttl":        func() error { _, _, err := s.EnqueueOnce(ctx, "q", good, 0, one); return err },
 		"no items":        func() error { _, _, err := s.EnqueueOnce(ctx, "q", good, time.Minute, nil); return err },
 		"too many items":  func() error { _, _, err := s.EnqueueOnce(ctx, "q", good, time.Minute, many); return err },

@@ -167,7 +167,7 @@ func TestOrderWithinLaneAfterExpiry(t *testing.T) {
 				want := []lanes.JobID{ids[1], ids[3], ids[4], ids[5], ids[0], ids[2], ids[6], ids[7], ids[8], ids[9]}
 				require.Equal(t, want, got)
 			}
-			require.Equal(t, []string{keysOf(s, "q").key("weight")}, tagKeys(t, s))
+			require.Equal(t, []string{s.Keys().Queue("q", "weight")}, tagKeys(t, s))
 		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
@@ -37,7 +36,7 @@ func TestNoKeyLeak(t *testing.T) {
 				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g1", 5))
 				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g1", 1)) // back to the default: no entry
 			},
-			want: func(s *lanes.Store) []string { return []string{keysOf(s, "q").key("weight")} },
+			want: func(s *lanes.Store) []string { return []string{s.Keys().Queue("q", "weight")} },
 		},
 	}
 	for _, tc := range cases {
@@ -56,7 +55,7 @@ func TestNoKeyLeak(t *testing.T) {
 			r, err := s.EnqueueBatch(ctx, "q", items)
 			require.NoError(t, err)
 			require.Equal(t, lanesN, r.Added)
-			require.Equal(t, lanesN, rint(t, s, "LLEN", keysOf(s, "q").key("ring")))
+			require.Equal(t, lanesN, rint(t, s, "LLEN", s.Keys().Queue("q", "ring")))
 
 			// Claim and ack with several concurrent claimers (the client
 			// pipelines them on one connection).
@@ -118,19 +117,6 @@ func nilIfEmpty(s []string) []string {
 	return s
 }
 
-// startClusterNode starts a dedicated single-node Valkey Cluster (all 16384
-// slots on one node) and returns a cluster client for it. CLUSTER KEYSLOT
-// needs cluster mode (a non-cluster Redis 7.0 answers "cluster support
-// disabled"), and the cluster client refuses to build a command whose keys
-// span slots, so every multi-key script call is checked as it is sent.
-// (Redis 7.0 itself lets a script touch undeclared keys of another slot the
-// node owns, so the server alone would not catch a stray key: hence the
-// KEYSLOT check of every key afterwards.)
-func startClusterNode(t *testing.T) valkey.Client {
-	t.Helper()
-	return valkeytest.StartCluster(t, 1).Client(t)
-}
-
 // Group ids with ':', '{', '}', spaces and non-ASCII work end to end, and
 // every key they create stays in the slot of "{tag}": the run goes through a
 // cluster client on a real single-node cluster, then CLUSTER KEYSLOT of
@@ -138,7 +124,7 @@ func startClusterNode(t *testing.T) valkey.Client {
 func TestOddGroupsStayInTagSlot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := startClusterNode(t)
+	c := clusterClient(t)
 	s, err := lanes.New(c, lanes.WithTag("odd.tag-1"),
 		lanes.WithQueue("ord", lanes.QueueConfig{Ordered: true}),
 		lanes.WithLanePace(lanes.Pace{Limit: 100, Period: time.Minute}),
@@ -223,13 +209,6 @@ func TestOddGroupsStayInTagSlot(t *testing.T) {
 	}
 	// Also the keys built for the odd groups by name.
 	for _, g := range groups {
-		require.Equal(t, want, slotOf(t, c, "{odd.tag-1}:q:q:lane:"+g))
+		require.Equal(t, want, slotOf(t, c, s.Keys().Lane("q", g)))
 	}
-}
-
-func slotOf(t *testing.T, c valkey.Client, key string) int64 {
-	t.Helper()
-	v, err := c.Do(context.Background(), c.B().Arbitrary("CLUSTER", "KEYSLOT").Args(key).Build()).AsInt64()
-	require.NoError(t, err)
-	return v
 }

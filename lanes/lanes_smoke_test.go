@@ -11,17 +11,6 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 )
 
-func TestMain(m *testing.M) { valkeytest.Main(m) }
-
-func newStore(t *testing.T, opts ...lanes.Option) *lanes.Store {
-	t.Helper()
-	srv := valkeytest.Shared(t)
-	c := srv.Client(t)
-	s, err := lanes.New(c, append([]lanes.Option{lanes.WithTag(valkeytest.Namespace(t))}, opts...)...)
-	require.NoError(t, err)
-	return s
-}
-
 func TestSmokeEnqueueClaimAck(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -48,7 +37,7 @@ func TestSmokeEnqueueClaimAck(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, c.Jobs)
 	require.Equal(t, time.Duration(-1), c.RetryIn)
-	keys, err := valkeytest.Keys(ctx, s.Client(), "{"+s.Tag()+"}*")
+	keys, err := valkeytest.Keys(ctx, s.Client(), s.Keys().Pattern())
 	require.NoError(t, err)
 	require.Empty(t, keys)
 }

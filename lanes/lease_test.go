@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 )
 
@@ -42,13 +41,13 @@ func TestCrashReclaim(t *testing.T) {
 				c := claim(t, e.s, 3, time.Minute, "q")
 				require.Empty(t, c.Jobs)
 				require.Equal(t, 0, inflight(t, e.s, "q", "L"))
-				require.Equal(t, 0, rint(t, e.s, "HLEN", keysOf(e.s, "q").key("inflight")))
-				require.Equal(t, 0, rint(t, e.s, "ZCARD", keysOf(e.s, "q").key("leases")))
+				require.Equal(t, 0, rint(t, e.s, "HLEN", e.s.Keys().Queue("q", "inflight")))
+				require.Equal(t, 0, rint(t, e.s, "ZCARD", e.s.Keys().Queue("q", "leases")))
 				require.Equal(t, strIDs(e.ids), laneIDs(t, e.s, "q", "L"))
 				require.Empty(t, ring(t, e.s, "q"), "a parked lane does not rejoin")
 				require.NoError(t, e.s.Inspector().ResumeLane(ctx, "q", "L"))
 				require.Equal(t, []string{"L"}, ring(t, e.s, "q"))
-				require.Equal(t, []string{"L"}, rstrs(t, e.s, "SMEMBERS", keysOf(e.s, "q").key("inring")))
+				require.Equal(t, []string{"L"}, rstrs(t, e.s, "SMEMBERS", e.s.Keys().Queue("q", "inring")))
 			},
 		},
 	}
@@ -94,11 +93,11 @@ func TestCrashReclaim(t *testing.T) {
 					require.Equal(t, "1", j.Token)
 				}
 				// Structural invariants at every step.
-				k := keysOf(s, "q")
-				require.Equal(t, rint(t, s, "ZCARD", k.key("leases")), inflight(t, s, "q", "L"))
+				k := s.Keys()
+				require.Equal(t, rint(t, s, "ZCARD", k.Queue("q", "leases")), inflight(t, s, "q", "L"))
 				r := ring(t, s, "q")
 				require.LessOrEqual(t, len(r), 1)
-				require.Equal(t, len(r), rint(t, s, "SCARD", k.key("inring")))
+				require.Equal(t, len(r), rint(t, s, "SCARD", k.Queue("q", "inring")))
 				require.NoError(t, s.Ack(ctx, j.Lease))
 			}
 			for _, id := range all {
@@ -107,7 +106,7 @@ func TestCrashReclaim(t *testing.T) {
 			require.Len(t, seen, len(all))
 			require.Equal(t, 0, inflight(t, s, "q", "L"))
 			require.Empty(t, ring(t, s, "q"))
-			require.Equal(t, []string{keysOf(s, "q").key("weight")}, tagKeys(t, s))
+			require.Equal(t, []string{s.Keys().Queue("q", "weight")}, tagKeys(t, s))
 		})
 	}
 }
@@ -205,13 +204,13 @@ func TestNackDeadAndDeadLetters(t *testing.T) {
 		out, err := s.Nack(ctx, j.Lease, 10*time.Second, "boom")
 		require.NoError(t, err)
 		require.Equal(t, lanes.Delayed, out)
-		k := keysOf(s, "q")
+		k := s.Keys()
 		now, err := s.ServerTime(ctx)
 		require.NoError(t, err)
-		due := rint(t, s, "ZSCORE", k.key("delayed"), string(ids[0]))
+		due := rint(t, s, "ZSCORE", k.Queue("q", "delayed"), string(ids[0]))
 		require.InDelta(t, now.Add(10*time.Second).UnixMilli(), due, 50, "due on the server clock")
-		require.Equal(t, "1", rstrs(t, s, "HMGET", k.job(ids[0]), "a")[0], "attempts + 1")
-		require.Equal(t, "boom", rstrs(t, s, "HMGET", k.job(ids[0]), "r")[0])
+		require.Equal(t, "1", rstrs(t, s, "HMGET", k.Job("q", ids[0]), "a")[0], "attempts + 1")
+		require.Equal(t, "boom", rstrs(t, s, "HMGET", k.Job("q", ids[0]), "r")[0])
 		require.Equal(t, 0, inflight(t, s, "q", "g"))
 		// The lane keeps flowing: later jobs overtake the retry.
 		j2 := claimOne(t, s, time.Minute, "q")
@@ -221,7 +220,7 @@ func TestNackDeadAndDeadLetters(t *testing.T) {
 		require.Empty(t, c.Jobs)
 		require.Greater(t, c.RetryIn, 9*time.Second)
 		// Make it due now (the state its due time reaches on the server clock).
-		rint(t, s, "ZADD", k.key("delayed"), "XX", "1", string(ids[0]))
+		rint(t, s, "ZADD", k.Queue("q", "delayed"), "XX", "1", string(ids[0]))
 		j3 := claimOne(t, s, time.Minute, "q")
 		require.Equal(t, ids[0], j3.ID)
 		require.Equal(t, 1, j3.Attempts)
@@ -242,16 +241,16 @@ func TestNackDeadAndDeadLetters(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, lanes.Delayed, out)
 		require.Equal(t, strIDs(ids), laneIDs(t, s, "q", "g"), "back at its place")
-		k := keysOf(s, "q")
+		k := s.Keys()
 		now, err := s.ServerTime(ctx)
 		require.NoError(t, err)
-		require.InDelta(t, now.Add(10*time.Second).UnixMilli(), rint(t, s, "ZSCORE", k.key("parked"), "g"), 50)
+		require.InDelta(t, now.Add(10*time.Second).UnixMilli(), rint(t, s, "ZSCORE", k.Queue("q", "parked"), "g"), 50)
 		h := claimOne(t, s, time.Minute, "q")
 		require.Equal(t, "h", h.Group, "other lanes keep flowing")
 		require.NoError(t, s.Ack(ctx, h.Lease))
 		c := claim(t, s, 1, time.Minute, "q")
 		require.Empty(t, c.Jobs, "nothing of g overtakes the retry")
-		rint(t, s, "ZADD", k.key("parked"), "XX", "1", "g")
+		rint(t, s, "ZADD", k.Queue("q", "parked"), "XX", "1", "g")
 		for i, id := range ids {
 			j := claimOne(t, s, time.Minute, "q")
 			require.Equal(t, id, j.ID)
@@ -382,10 +381,9 @@ func TestClockSkewCannotStealLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
-	other, err := lanes.New(valkeytest.Shared(t).Client(t), lanes.WithTag(s.Tag()))
-	require.NoError(t, err)
+	other := sibling(t, s)
 	id := lanes.NewMinter().New()
-	_, err = s.Enqueue(ctx, "q", "g", id, nil)
+	_, err := s.Enqueue(ctx, "q", "g", id, nil)
 	require.NoError(t, err)
 
 	const lease = 150 * time.Millisecond

@@ -227,7 +227,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	s := newStore(t,
 		lanes.WithQueue("q", lanes.QueueConfig{Ordered: ordered, LaneLimit: modelLimit, MaxAttempts: modelAttempts}),
 		lanes.WithBudgets(10_000, 64))
-	k := keysOf(s, "q")
+	k := s.Keys()
 	rng := rand.New(rand.NewPCG(seed, 0x1a2e5))
 	minter := lanes.NewMinter()
 	m := &model{
@@ -277,9 +277,9 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	}
 
 	check := func(step int, op string) {
-		args := []string{k.key(""), string(lastAcked)}
+		args := []string{k.Queue("q", ""), string(lastAcked)}
 		args = append(args, groups...)
-		arr, err := modelSnapshot.Exec(ctx, s.Client(), []string{k.key("ring")}, args).ToArray()
+		arr, err := modelSnapshot.Exec(ctx, s.Client(), []string{k.Queue("q", "ring")}, args).ToArray()
 		require.NoError(t, err)
 		where := fmt.Sprintf("step %d (%s)", step, op)
 		strs := func(i int) []string { v, err := arr[i].AsStrSlice(); require.NoError(t, err); return v }
@@ -506,7 +506,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 					continue
 				}
 				expSeq++
-				rint(t, s, "ZADD", k.key("leases"), "XX", strconv.Itoa(expSeq), string(j.ID))
+				rint(t, s, "ZADD", k.Queue("q", "leases"), "XX", strconv.Itoa(expSeq), string(j.ID))
 				m.jobs[j.ID].exp = expSeq
 				m.expired[j.ID] = m.jobs[j.ID]
 			}
@@ -597,9 +597,9 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	n, err := s.Inspector().PurgeDead(ctx, "q", -time.Hour, 100_000)
 	require.NoError(t, err)
 	require.Equal(t, len(m.dead), n)
-	want := []string{k.key("glimit")}
+	want := []string{k.Queue("q", "glimit")}
 	if len(m.weight) > 0 {
-		want = append(want, k.key("weight"))
+		want = append(want, k.Queue("q", "weight"))
 	}
 	sort.Strings(want)
 	require.Equal(t, want, tagKeys(t, s))
