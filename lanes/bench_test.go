@@ -12,169 +12,18 @@ package lanes_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 )
-
-var benchLaneCounts = []int{10, 10_000, 100_000}
-
-type benchEnv struct {
-	c   valkey.Client
-	run int
-}
-
-func newBenchEnv(b *testing.B) *benchEnv {
-	srv := valkeytest.Start(b, valkeytest.Options{})
-	return &benchEnv{c: srv.Client(b)}
-}
-
-// store flushes the server and returns a store on a fresh tag.
-func (e *benchEnv) store(b *testing.B, opts ...lanes.Option) *lanes.Store {
-	b.Helper()
-	e.run++
-	require.NoError(b, e.c.Do(context.Background(), e.c.B().Flushall().Build()).Error())
-	s, err := lanes.New(e.c, append([]lanes.Option{lanes.WithTag("bench" + strconv.Itoa(e.run))}, opts...)...)
-	require.NoError(b, err)
-	return s
-}
-
-// fill puts depth jobs on each of n lanes "l<i>", interleaved so every lane
-// is non-empty from the first chunk on; EnqueueBatch pipelines 500 jobs per
-// script call.
-func fill(b *testing.B, s *lanes.Store, m *lanes.Minter, n, depth int) {
-	b.Helper()
-	const batch = 50_000
-	items := make([]lanes.Item, 0, batch)
-	flush := func() {
-		r, err := s.EnqueueBatch(context.Background(), "q", items)
-		require.NoError(b, err)
-		require.Equal(b, len(items), r.Added)
-		items = items[:0]
-	}
-	payload := []byte(`{"chat":-1001234567890,"text":"hello"}`)
-	for d := 0; d < depth; d++ {
-		for i := 0; i < n; i++ {
-			items = append(items, lanes.Item{Group: "l" + strconv.Itoa(i), ID: m.New(), Payload: payload})
-			if len(items) == batch {
-				flush()
-			}
-		}
-	}
-	if len(items) > 0 {
-		flush()
-	}
-}
-
-// setWeights sets weight w on lanes l0..l<n-1> with concurrent calls (the
-// client pipelines them).
-func setWeights(b *testing.B, s *lanes.Store, n, w int) {
-	b.Helper()
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	var failed atomic.Value
-	for g := 0; g < 64; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				if err := s.Inspector().SetWeight(context.Background(), "q", "l"+strconv.Itoa(i), w); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// srvTimer reports the server's own execution time per script call
-// (srv-us/call: EVALSHA and EVAL usec/calls from INFO commandstats, reset
-// after setup; network and client excluded) when BENCH_SRV=1, and with
-// BENCH_SRV_CMDS=1 also the commands the scripts ran per call.
-type srvTimer struct {
-	on bool
-	c  valkey.Client
-}
-
-func newSrvTimer(b *testing.B, c valkey.Client, _ int) srvTimer {
-	t := srvTimer{on: os.Getenv("BENCH_SRV") == "1", c: c}
-	if t.on {
-		require.NoError(b, c.Do(context.Background(), c.B().ConfigResetstat().Build()).Error())
-	}
-	return t
-}
-
-func (t srvTimer) report(b *testing.B) {
-	if !t.on {
-		return
-	}
-	info, err := t.c.Do(context.Background(), t.c.B().Info().Section("commandstats").Build()).ToString()
-	require.NoError(b, err)
-	var scriptCalls, scriptUsec float64
-	type stat struct {
-		name        string
-		calls, usec float64
-	}
-	var cmds []stat
-	for _, line := range strings.Split(info, "\n") {
-		line = strings.TrimSpace(line)
-		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
-		if !ok || !strings.HasPrefix(line, "cmdstat_") {
-			continue
-		}
-		var st stat
-		st.name = name
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			f, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "calls":
-				st.calls = f
-			case "usec":
-				st.usec = f
-			}
-		}
-		switch name {
-		case "evalsha", "eval":
-			scriptCalls += st.calls
-			scriptUsec += st.usec
-		case "info", "config|resetstat", "flushall":
-		default:
-			cmds = append(cmds, st)
-		}
-	}
-	if scriptCalls > 0 {
-		b.ReportMetric(scriptUsec/scriptCalls, "srv-us/call")
-		if os.Getenv("BENCH_SRV_CMDS") == "1" {
-			sort.Slice(cmds, func(i, j int) bool { return cmds[i].usec > cmds[j].usec })
-			var parts []string
-			for _, c := range cmds {
-				parts = append(parts, fmt.Sprintf("%s %.1f/call %.2fus", c.name, c.calls/scriptCalls, c.usec/scriptCalls))
-			}
-			b.Logf("per script call: %s", strings.Join(parts, "; "))
-		}
-	}
-}
 
 // BenchmarkEnqueue: one job per call onto lanes that exist already (each
 // lane has one job), round-robin over 10, 10,000 and 100,000 lanes.
@@ -342,4 +191,279 @@ func BenchmarkCycle(b *testing.B) {
 		b.ReportMetric(float64(done.Load())/b.Elapsed().Seconds(), "jobs/s")
 		st.report(b)
 	})
+}
+
+// Delivery-control benchmarks (limits, parks, wake-ups), against a real
+// server:
+//
+//	go test -run '^$' -bench 'WithLimits|WithParkedLanes|Wake' -benchtime 200x ./lanes/
+//
+// BenchmarkClaimAckWithLimits: one claimer's claim+ack throughput (jobs/s)
+// with a global rate and a lane pace set too high to bind (1,000,000/s
+// each), against the same with no limits: the ratio is the cost of the
+// rate and pace bookkeeping in the claim script.
+func BenchmarkClaimAckWithLimits(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opts []lanes.Option
+	}{
+		{"unlimited", nil},
+		{"limited", []lanes.Option{
+			lanes.WithGlobalRate(1_000_000, time.Second),
+			lanes.WithLanePace(lanes.Pace{Limit: 1_000_000, Period: time.Second}),
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ctx := context.Background()
+			s := newStore(b, bc.opts...)
+			fillLanes(b, s, lanes.NewMinter(), "q", "chat", 100, b.N/100+1)
+			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}
+			b.ResetTimer()
+			start := time.Now()
+			us0, cmds0 := serverCost(b, s)
+			for i := 0; i < b.N; i++ {
+				c, err := s.Claim(ctx, req)
+				if err != nil || len(c.Jobs) != 1 {
+					b.Fatalf("claim %d: %v, %d jobs, RetryIn %v", i, err, len(c.Jobs), c.RetryIn)
+				}
+				if err := s.Ack(ctx, c.Jobs[0].Lease); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+			reportServerCost(b, s, us0, cmds0)
+		})
+	}
+}
+
+// BenchmarkClaimWithParkedLanes: the cost (ns/op) of claiming and acking one
+// job of the one ready lane while 10 or 100,000 other lanes, each with a
+// pending job, are parked (Park for an hour, before their jobs arrived, so
+// they are not in the ring): the same, since a claim never scans parked
+// lanes (the due-time index is O(log n)).
+func BenchmarkClaimWithParkedLanes(b *testing.B) {
+	for _, parked := range []int{10, 100_000} {
+		b.Run(fmt.Sprintf("parked=%d", parked), func(b *testing.B) {
+			ctx := context.Background()
+			s := newStore(b)
+			parkMany(b, s, "q", "p", parked, time.Hour)
+			fillLanes(b, s, lanes.NewMinter(), "q", "p", parked, 1)
+			fillLanes(b, s, lanes.NewMinter(), "q", "ready", 1, b.N+1) // never empty
+			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}
+			st, err := s.Inspector().Stats(ctx, "q", 0)
+			require.NoError(b, err)
+			require.Equal(b, parked, st.Parked)
+			require.Equal(b, 1, st.Ring)
+			b.ResetTimer()
+			us0, cmds0 := serverCost(b, s)
+			for i := 0; i < b.N; i++ {
+				c, err := s.Claim(ctx, req)
+				if err != nil || len(c.Jobs) != 1 || c.Jobs[0].Group != "ready0" {
+					b.Fatalf("claim %d: %v, %v, RetryIn %v", i, err, c.Jobs, c.RetryIn)
+				}
+				if err := s.Ack(ctx, c.Jobs[0].Lease); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportServerCost(b, s, us0, cmds0)
+		})
+	}
+}
+
+// BenchmarkWakeLatency: a worker blocked on its Waiter
+// (Claim said RetryIn -1) and a job enqueued from another connection: the
+// time from the start of the Enqueue call to the worker holding the job,
+// one op per trial; p50 and p99 are reported (the target is p99 <= 10 ms),
+// and the worker's claims per trial (1 = it never polled).
+func BenchmarkWakeLatency(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newStore(b)
+	other := sibling(b, s)
+	waiter, err := s.NewWaiter(ctx)
+	require.NoError(b, err)
+	var blocked atomic.Bool
+	var claims atomic.Int64
+	got := make(chan time.Time, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}
+		for ctx.Err() == nil {
+			c, err := s.Claim(ctx, req)
+			claims.Add(1)
+			if err != nil {
+				return
+			}
+			if len(c.Jobs) > 0 {
+				got <- time.Now()
+				if err := s.Ack(ctx, c.Jobs[0].Lease); err != nil {
+					return
+				}
+				continue
+			}
+			if c.RetryIn == 0 {
+				continue
+			}
+			blocked.Store(c.RetryIn < 0)
+			waiter.Wait(ctx, c.RetryIn)
+			blocked.Store(false)
+		}
+	}()
+	m := lanes.NewMinter()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	n0 := claims.Load()
+	for i := 0; i < b.N; i++ {
+		for !blocked.Load() {
+			time.Sleep(50 * time.Microsecond)
+		}
+		t0 := time.Now()
+		if _, err := other.Enqueue(ctx, "q", "chat", m.New(), nil); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case t1 := <-got:
+			lat = append(lat, t1.Sub(t0))
+		case <-time.After(5 * time.Second):
+			b.Fatalf("trial %d: the blocked worker did not wake", i)
+		}
+	}
+	b.StopTimer()
+	perTrial := float64(claims.Load()-n0) / float64(b.N)
+	cancel()
+	<-done
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(q(0.50), "p50-ms")
+	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(perTrial, "claims/trial")
+}
+
+// The timed wake-ups (the enqueue case is BenchmarkWakeLatency): a worker
+// idle on its Waiter, waiting RetryIn, must get its job within 10 ms of the
+// time it falls due. Each trial measures the
+// lateness on the server clock: the claim's time (its lease deadline minus
+// the lease length, ms) minus the due time (ms), so 0 means claimed in the
+// ms it fell due. p50 and p99 are reported over b.N trials, and the
+// worker's claims per trial (it polls if this grows with the wait).
+const wakeLease = time.Minute
+
+// BenchmarkWakeParkDue: a lane parked for 30 ms from another connection
+// while the worker idles, with a job enqueued for it: lateness of the claim
+// against the park's end.
+func BenchmarkWakeParkDue(b *testing.B) {
+	ctx := context.Background()
+	s := newStore(b)
+	other := sibling(b, s)
+	w := startClaimLoop(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: wakeLease, Max: 1}, nil)
+	m := lanes.NewMinter()
+	late := make([]float64, 0, b.N)
+	b.ResetTimer()
+	n0 := w.Claims.Load()
+	for i := 0; i < b.N; i++ {
+		w.WaitIdle(b)
+		end, err := other.Inspector().Park(ctx, "q", "p", 30*time.Millisecond)
+		require.NoError(b, err)
+		_, err = other.Enqueue(ctx, "q", "p", m.New(), nil)
+		require.NoError(b, err)
+		j := w.Next(b, 5*time.Second)
+		late = append(late, float64(claimedAt(j, wakeLease)-end.UnixMilli()))
+	}
+	b.StopTimer()
+	reportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
+}
+
+// BenchmarkWakeRetryDue: on an unordered queue the worker nacks a job's
+// first attempt with a 30 ms delay (the job waits in the delayed set):
+// lateness of its second claim against the retry's due time (its score in
+// the delayed set, read right after the Nack).
+func BenchmarkWakeRetryDue(b *testing.B) {
+	ctx := context.Background()
+	s := newStore(b)
+	other := sibling(b, s)
+	var due sync.Map // JobID -> retry due time (ms)
+	w := startClaimLoop(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: wakeLease, Max: 1}, func(j lanes.Job) error {
+		if j.Attempts > 0 {
+			return s.Ack(ctx, j.Lease)
+		}
+		out, err := s.Nack(ctx, j.Lease, 30*time.Millisecond, "retry")
+		if err != nil {
+			return err
+		}
+		if out != lanes.Delayed {
+			return fmt.Errorf("nack: outcome %q, want %q", out, lanes.Delayed)
+		}
+		v, err := rdo(b, s, "ZSCORE", s.Keys().Queue("q", "delayed"), string(j.ID)).AsFloat64()
+		if err != nil {
+			return err
+		}
+		due.Store(j.ID, int64(v))
+		return nil
+	})
+	m := lanes.NewMinter()
+	late := make([]float64, 0, b.N)
+	b.ResetTimer()
+	n0 := w.Claims.Load()
+	for i := 0; i < b.N; i++ {
+		w.WaitIdle(b)
+		_, err := other.Enqueue(ctx, "q", "r", m.New(), nil)
+		require.NoError(b, err)
+		j1 := w.Next(b, 5*time.Second)
+		j2 := w.Next(b, 5*time.Second)
+		require.Equal(b, j1.ID, j2.ID)
+		require.Equal(b, 1, j2.Attempts)
+		d, ok := due.Load(j1.ID)
+		require.True(b, ok)
+		late = append(late, float64(claimedAt(j2, wakeLease)-d.(int64)))
+	}
+	b.StopTimer()
+	reportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
+}
+
+// BenchmarkWakeBudgetRefill: a global rate of 1 per 30 ms and two jobs
+// enqueued at once on an idle worker (the send log empty): the first is
+// claimed and acked at once, the second only when the first send leaves the
+// window. Lateness of the second claim against the first's settle time
+// (its score in the send log, read right after the Ack) plus the window.
+func BenchmarkWakeBudgetRefill(b *testing.B) {
+	const window = 30 * time.Millisecond
+	ctx := context.Background()
+	s := newStore(b, lanes.WithGlobalRate(1, window))
+	other := sibling(b, s, lanes.WithGlobalRate(1, window))
+	var settled sync.Map // JobID -> settle time (ms) in the send log
+	rateKey := s.Keys().Rate()
+	w := startClaimLoop(b, s, lanes.ClaimRequest{Queues: []string{"q"}, Lease: wakeLease, Max: 1}, func(j lanes.Job) error {
+		if err := s.Ack(ctx, j.Lease); err != nil {
+			return err
+		}
+		// The newest settled send: this one (the rate lets one in flight).
+		v, err := rdo(b, s, "ZREVRANGEBYSCORE", rateKey, "(+inf", "-inf", "WITHSCORES", "LIMIT", "0", "1").AsZScores()
+		if err != nil {
+			return err
+		}
+		if len(v) != 1 {
+			return fmt.Errorf("send log: %v", v)
+		}
+		settled.Store(j.ID, int64(v[0].Score))
+		return nil
+	})
+	m := lanes.NewMinter()
+	late := make([]float64, 0, b.N)
+	b.ResetTimer()
+	n0 := w.Claims.Load()
+	for i := 0; i < b.N; i++ {
+		w.WaitIdle(b)
+		time.Sleep(2 * window) // the previous trial's sends leave the window
+		fillLanes(b, other, m, "q", "g", 1, 2)
+		j1 := w.Next(b, 5*time.Second)
+		j2 := w.Next(b, 5*time.Second)
+		t, ok := settled.Load(j1.ID)
+		require.True(b, ok)
+		late = append(late, float64(claimedAt(j2, wakeLease)-t.(int64)-window.Milliseconds()))
+	}
+	b.StopTimer()
+	reportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
 }

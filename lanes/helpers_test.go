@@ -10,8 +10,10 @@ package lanes_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -366,4 +368,232 @@ func strIDs(ids []lanes.JobID) []string {
 		out[i] = string(id)
 	}
 	return out
+}
+
+var benchLaneCounts = []int{10, 10_000, 100_000}
+
+type benchEnv struct {
+	c   valkey.Client
+	run int
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	srv := valkeytest.Start(b, valkeytest.Options{})
+	return &benchEnv{c: srv.Client(b)}
+}
+
+// store flushes the server and returns a store on a fresh tag.
+func (e *benchEnv) store(b *testing.B, opts ...lanes.Option) *lanes.Store {
+	b.Helper()
+	e.run++
+	require.NoError(b, e.c.Do(context.Background(), e.c.B().Flushall().Build()).Error())
+	s, err := lanes.New(e.c, append([]lanes.Option{lanes.WithTag("bench" + strconv.Itoa(e.run))}, opts...)...)
+	require.NoError(b, err)
+	return s
+}
+
+// fill puts depth jobs on each of n lanes "l<i>", interleaved so every lane
+// is non-empty from the first chunk on; EnqueueBatch pipelines 500 jobs per
+// script call.
+func fill(b *testing.B, s *lanes.Store, m *lanes.Minter, n, depth int) {
+	b.Helper()
+	const batch = 50_000
+	items := make([]lanes.Item, 0, batch)
+	flush := func() {
+		r, err := s.EnqueueBatch(context.Background(), "q", items)
+		require.NoError(b, err)
+		require.Equal(b, len(items), r.Added)
+		items = items[:0]
+	}
+	payload := []byte(`{"chat":-1001234567890,"text":"hello"}`)
+	for d := 0; d < depth; d++ {
+		for i := 0; i < n; i++ {
+			items = append(items, lanes.Item{Group: "l" + strconv.Itoa(i), ID: m.New(), Payload: payload})
+			if len(items) == batch {
+				flush()
+			}
+		}
+	}
+	if len(items) > 0 {
+		flush()
+	}
+}
+
+// setWeights sets weight w on lanes l0..l<n-1> with concurrent calls (the
+// client pipelines them).
+func setWeights(b *testing.B, s *lanes.Store, n, w int) {
+	b.Helper()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	var failed atomic.Value
+	for g := 0; g < 64; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := s.Inspector().SetWeight(context.Background(), "q", "l"+strconv.Itoa(i), w); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// srvTimer reports the server's own execution time per script call
+// (srv-us/call: EVALSHA and EVAL usec/calls from INFO commandstats, reset
+// after setup; network and client excluded) when BENCH_SRV=1, and with
+// BENCH_SRV_CMDS=1 also the commands the scripts ran per call.
+type srvTimer struct {
+	on bool
+	c  valkey.Client
+}
+
+func newSrvTimer(b *testing.B, c valkey.Client, _ int) srvTimer {
+	t := srvTimer{on: os.Getenv("BENCH_SRV") == "1", c: c}
+	if t.on {
+		require.NoError(b, c.Do(context.Background(), c.B().ConfigResetstat().Build()).Error())
+	}
+	return t
+}
+
+func (t srvTimer) report(b *testing.B) {
+	if !t.on {
+		return
+	}
+	info, err := t.c.Do(context.Background(), t.c.B().Info().Section("commandstats").Build()).ToString()
+	require.NoError(b, err)
+	var scriptCalls, scriptUsec float64
+	type stat struct {
+		name        string
+		calls, usec float64
+	}
+	var cmds []stat
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		var st stat
+		st.name = name
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			f, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				st.calls = f
+			case "usec":
+				st.usec = f
+			}
+		}
+		switch name {
+		case "evalsha", "eval":
+			scriptCalls += st.calls
+			scriptUsec += st.usec
+		case "info", "config|resetstat", "flushall":
+		default:
+			cmds = append(cmds, st)
+		}
+	}
+	if scriptCalls > 0 {
+		b.ReportMetric(scriptUsec/scriptCalls, "srv-us/call")
+		if os.Getenv("BENCH_SRV_CMDS") == "1" {
+			sort.Slice(cmds, func(i, j int) bool { return cmds[i].usec > cmds[j].usec })
+			var parts []string
+			for _, c := range cmds {
+				parts = append(parts, fmt.Sprintf("%s %.1f/call %.2fus", c.name, c.calls/scriptCalls, c.usec/scriptCalls))
+			}
+			b.Logf("per script call: %s", strings.Join(parts, "; "))
+		}
+	}
+}
+
+// serverCost reads INFO commandstats on every node: the server time (µs)
+// spent in scripts so far (EVALSHA and EVAL) and the number of commands the
+// scripts ran (every other command). Per op they give the server's own cost,
+// free of round trips and of load on the machine; the command count does
+// not depend on load at all, so it shows what a claim's cost scales with.
+// Only meaningful when nothing else runs on the server (-run '^$').
+func serverCost(tb testing.TB, s *lanes.Store) (usec, cmds int64) {
+	tb.Helper()
+	for _, n := range s.Client().Nodes() {
+		info, err := n.Do(context.Background(), n.B().Info().Section("commandstats").Build()).ToString()
+		require.NoError(tb, err)
+		for _, line := range strings.Split(info, "\n") {
+			name, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok || !strings.HasPrefix(name, "cmdstat_") {
+				continue
+			}
+			script := name == "cmdstat_evalsha" || name == "cmdstat_eval"
+			for _, f := range strings.Split(fields, ",") {
+				k, v, _ := strings.Cut(f, "=")
+				x, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					continue
+				}
+				switch {
+				case script && k == "usec":
+					usec += x
+				case !script && k == "calls" && name != "cmdstat_info":
+					cmds += x
+				}
+			}
+		}
+	}
+	return usec, cmds
+}
+
+// reportServerCost reports the server cost per op since (usec0, cmds0).
+func reportServerCost(b *testing.B, s *lanes.Store, usec0, cmds0 int64) {
+	usec, cmds := serverCost(b, s)
+	b.ReportMetric(float64(usec-usec0)/float64(b.N), "server-µs/op")
+	b.ReportMetric(float64(cmds-cmds0)/float64(b.N), "cmds/op")
+}
+
+// parkMany parks lanes prefix0..prefix(n-1) for d, 64 calls at a time (the
+// client pipelines concurrent calls).
+func parkMany(tb testing.TB, s *lanes.Store, q, prefix string, n int, d time.Duration) {
+	tb.Helper()
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	next := atomic.Int64{}
+	for w := 0; w < 64; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if _, err := s.Inspector().Park(context.Background(), q, fmt.Sprintf("%s%d", prefix, i), d); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// reportLateness reports the p50 and p99 of late (ms) and claims per trial.
+func reportLateness(b *testing.B, late []float64, claimsPerTrial float64) {
+	sort.Float64s(late)
+	q := func(p float64) float64 { return late[min(len(late)-1, int(p*float64(len(late))))] }
+	b.ReportMetric(q(0.50), "p50-late-ms")
+	b.ReportMetric(q(0.99), "p99-late-ms")
+	b.ReportMetric(late[0], "min-late-ms")
+	b.ReportMetric(claimsPerTrial, "claims/trial")
 }

@@ -15,7 +15,7 @@ import (
 // whichever way reclaims and new claims interleave, each job comes back
 // exactly once, in-flight returns to 0 and the lane sits in the ring exactly
 // once.
-func TestCrashReclaim(t *testing.T) {
+func TestExpiredLeasesReturnEachJobOnce(t *testing.T) {
 	t.Parallel()
 	type env struct {
 		s   *lanes.Store
@@ -121,7 +121,7 @@ func containsID(ids []lanes.JobID, id lanes.JobID) bool {
 }
 
 // Leases are fenced by their token (the job's claim count).
-func TestLeaseFencing(t *testing.T) {
+func TestStaleLeaseTokenChangesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
@@ -191,7 +191,7 @@ func TestLeaseFencing(t *testing.T) {
 	})
 }
 
-func TestNackDeadAndDeadLetters(t *testing.T) {
+func TestNackAndDeadSettleToRetryOrDeadLetter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 

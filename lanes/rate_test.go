@@ -13,13 +13,13 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 )
 
-// Issue #3, test 1: three claimers on three connections (three clients,
+// Three claimers on three connections (three clients,
 // three Stores with the same tag and options) share one global rate of 50/s.
 // By server time (lease deadline minus lease length = claim time), no 1 s
 // window holds more than 50 claims, and the average is at least 95% of 50/s.
 // Claimers sleep exactly RetryIn when the budget is spent (no busy polling).
 // The run lasts 10 s (4 s with -short).
-func TestDeliveryGlobalRateThreeClaimers(t *testing.T) {
+func TestGlobalRateHoldsAcrossThreeClaimers(t *testing.T) {
 	t.Parallel()
 	const rate = 50
 	dur := 10 * time.Second
@@ -113,7 +113,7 @@ func TestDeliveryGlobalRateThreeClaimers(t *testing.T) {
 // The global budget's RetryIn is exact: it is the ms until the oldest
 // settled send of the window leaves it, on the server clock; a claim after
 // that wait gets a job, and not one before.
-func TestDeliveryGlobalRateRetryInIsExact(t *testing.T) {
+func TestGlobalRateRetryInIsExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const window = 400 * time.Millisecond
@@ -158,7 +158,7 @@ func TestDeliveryGlobalRateRetryInIsExact(t *testing.T) {
 // send holds it for one window after its settle time: a request that reached
 // Telegram late (a slow network, a stalled worker) still counts in the
 // window Telegram sees it in.
-func TestDeliveryInFlightSendsHoldTheBudget(t *testing.T) {
+func TestInFlightSendsHoldTheGlobalBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const window = 300 * time.Millisecond

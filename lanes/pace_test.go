@@ -11,12 +11,12 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 )
 
-// Issue #3, test 2: a private chat's lane with 20 jobs, paced at 5/s, is
+// A private chat's lane with 20 jobs, paced at 5/s, is
 // served at 5/s by server time (no 1 s window holds more than 5 of its
 // jobs; first to last ≈ 3.x s), while 10 other lanes with work are served in
 // between: their jobs are claimed while the paced lane waits, parked (out of
 // the ring) until its next pace token.
-func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
+func TestLanePaceServesOtherLanesMeanwhile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	// Groups (negative chat ids) at 10/s, so the 10 other lanes last ~4 s;
@@ -83,7 +83,7 @@ func TestDeliveryLanePaceServesOthersMeanwhile(t *testing.T) {
 // rules, the first matching rule wins over the default, and the default
 // applies to the rest. Each lane gets exactly its budget within one window,
 // then Claim reports RetryIn until the earliest budget refills.
-func TestDeliveryLanePaceRulesAndOverride(t *testing.T) {
+func TestLanePaceOverrideBeatsRulesBeatDefault(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, lanes.WithLanePace(lanes.Pace{Limit: 2, Period: time.Minute},

@@ -3,18 +3,51 @@ package lanes_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 )
+
+func TestClaimServesLanesInTurnAndAckLeavesNoKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	for i := 0; i < 3; i++ {
+		ok, err := s.Enqueue(ctx, "q", "A", m.New(), []byte("a"))
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	ok, err := s.Enqueue(ctx, "q", "B{x}: é", m.New(), []byte("b"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	var got []string
+	for i := 0; i < 4; i++ {
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Second, Max: 1})
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		got = append(got, c.Jobs[0].Group)
+		require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
+	}
+	require.Equal(t, []string{"A", "B{x}: é", "A", "A"}, got)
+	c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Second, Max: 1})
+	require.NoError(t, err)
+	require.Empty(t, c.Jobs)
+	require.Equal(t, time.Duration(-1), c.RetryIn)
+	keys, err := valkeytest.Keys(ctx, s.Client(), s.Keys().Pattern())
+	require.NoError(t, err)
+	require.Empty(t, keys)
+}
 
 // A burst of 10,000 jobs in lane A cannot starve ten one-job lanes enqueued
 // after it: with Max 1 and weight 1, each of B..K is claimed within the
 // first 11 claims (one turn of the ring).
-func TestFairnessBurstDoesNotStarve(t *testing.T) {
+func TestClaimBurstInOneLaneDoesNotStarveOthers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
@@ -49,7 +82,7 @@ func TestFairnessBurstDoesNotStarve(t *testing.T) {
 // Weight w means up to w jobs per turn: A (weight 5) and B (weight 1), 600
 // jobs each, one claimer with Max large enough: of the first 120 jobs handed
 // out, A got 100 and B 20 (within one job), counting jobs, not calls.
-func TestWeightsShareJobs(t *testing.T) {
+func TestClaimWeightIsJobsPerTurn(t *testing.T) {
 	t.Parallel()
 	for _, max := range []int{5, 8, 1000} {
 		t.Run(fmt.Sprintf("max=%d", max), func(t *testing.T) {
@@ -90,7 +123,7 @@ func TestWeightsShareJobs(t *testing.T) {
 // Jobs of one lane come out in id (mint) order, also when an expired lease
 // returns a job: it goes back to its place, ahead of later jobs. The leases
 // expire on the server clock (150 ms) and the next Claim reclaims them.
-func TestOrderWithinLaneAfterExpiry(t *testing.T) {
+func TestClaimKeepsLaneOrderAfterLeaseExpiry(t *testing.T) {
 	t.Parallel()
 	for _, ordered := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ordered=%v", ordered), func(t *testing.T) {
@@ -218,4 +251,95 @@ func TestWeightHoldsWhileGlobalRateBinds(t *testing.T) {
 	ratio := float64(counts["heavy"]) / (float64(light) / 5)
 	t.Logf("of %d jobs: heavy %d, the five others %v (ratio %.2f)", total, counts["heavy"], counts, ratio)
 	require.InDelta(t, 5.0, ratio, 0.5, "weight 5 against weight 1 while the global rate binds")
+}
+
+// A reply enqueued after a 10,000-chat broadcast is
+// claimed within the next 2 claims of a worker claiming ["reply", "notify"].
+func TestClaimReplyOvertakesBroadcast(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	items := make([]lanes.Item, 10000)
+	for i := range items {
+		items[i] = lanes.Item{Group: fmt.Sprintf("-100%d", i), ID: m.New(), Payload: []byte("news")}
+	}
+	r, err := s.EnqueueBatch(ctx, "notify", items)
+	require.NoError(t, err)
+	require.Equal(t, 10000, r.Added)
+	req := lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 1}
+	for i := 0; i < 3; i++ { // the broadcast is under way
+		c, err := s.Claim(ctx, req)
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		require.Equal(t, "notify", c.Jobs[0].Queue)
+	}
+	// The user of chat -1009999 (still waiting for its broadcast) sends a command.
+	_, err = s.Enqueue(ctx, "reply", "-1009999", m.New(), []byte("answer"))
+	require.NoError(t, err)
+	for i := 1; ; i++ {
+		require.LessOrEqual(t, i, 2, "the reply was not claimed within 2 claims")
+		c, err := s.Claim(ctx, req)
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		if c.Jobs[0].Queue == "reply" {
+			require.Equal(t, "-1009999", c.Jobs[0].Group)
+			require.Equal(t, []byte("answer"), c.Jobs[0].Payload)
+			t.Logf("reply claimed by claim %d after the broadcast", i)
+			break
+		}
+	}
+}
+
+// RetryIn is exact for every timed event: it is the ms from the claim's
+// server time to the earliest parked lane, delayed retry or lease deadline,
+// so a worker that sleeps RetryIn wakes when it falls due, not later.
+func TestClaimRetryInIsExact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	check := func(t *testing.T, q string, due int64) {
+		t.Helper()
+		before := serverNowMS(t, s)
+		c := claim(t, s, 1, time.Minute, q)
+		after := serverNowMS(t, s)
+		require.Empty(t, c.Jobs)
+		require.Positive(t, c.RetryIn)
+		at := due - c.RetryIn.Milliseconds() // the script's now
+		require.GreaterOrEqual(t, at, before)
+		require.LessOrEqual(t, at, after)
+	}
+	t.Run("parked", func(t *testing.T) {
+		fillLanes(t, s, m, "q1", "a", 1, 1)
+		end, err := s.Inspector().Park(ctx, "q1", "a0", 700*time.Millisecond)
+		require.NoError(t, err)
+		check(t, "q1", end.UnixMilli())
+	})
+	t.Run("delayed", func(t *testing.T) {
+		fillLanes(t, s, m, "q2", "b", 1, 1)
+		j := claim(t, s, 1, time.Minute, "q2").Jobs[0]
+		_, err := s.Nack(ctx, j.Lease, 800*time.Millisecond, "retry")
+		require.NoError(t, err)
+		v, err := rdo(t, s, "ZSCORE", s.Keys().Queue("q2", "delayed"), string(j.ID)).AsFloat64()
+		require.NoError(t, err)
+		check(t, "q2", int64(v))
+	})
+	t.Run("lease", func(t *testing.T) {
+		fillLanes(t, s, m, "q3", "c", 1, 1)
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q3"}, Lease: 500 * time.Millisecond, Max: 1})
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		check(t, "q3", c.Jobs[0].Deadline.UnixMilli())
+	})
+	t.Run("pace", func(t *testing.T) {
+		require.NoError(t, s.Inspector().SetLanePace(ctx, "d0", lanes.Pace{Limit: 1, Period: 900 * time.Millisecond}))
+		fillLanes(t, s, m, "q4", "d", 1, 2)
+		j := claim(t, s, 1, time.Minute, "q4").Jobs[0]
+		require.NoError(t, s.Ack(ctx, j.Lease))
+		due, err := strconv.ParseInt(parkedScore(t, s, "q4", "d0"), 10, 64)
+		require.NoError(t, err)
+		require.Equal(t, claimedAt(j, time.Minute)+900, due)
+		check(t, "q4", due)
+	})
 }

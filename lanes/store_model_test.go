@@ -42,7 +42,7 @@ import (
 // every other lease is an hour long and never expires during the run. The
 // store's maintenance budget is raised so one claim reclaims every expired
 // lease, which makes the model deterministic.
-func TestModel(t *testing.T) {
+func TestStoreMatchesReferenceModel(t *testing.T) {
 	t.Parallel()
 	const steps = 3_500
 	for _, ordered := range []bool{false, true} {

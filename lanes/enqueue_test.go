@@ -2,6 +2,7 @@ package lanes_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,74 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 )
 
+// Enqueue of an id that exists is a no-op (Added false), whether the job is
+// pending, in flight or dead: no duplicate is ever claimed.
+func TestEnqueueExistingIDIsNoOp(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	id := lanes.NewMinter().New()
+	ok, err := s.Enqueue(ctx, "q", "g", id, []byte("first"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	before := dumpKeys(t, s)
+	ok, err = s.Enqueue(ctx, "q", "other", id, []byte("second"))
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Equal(t, before, dumpKeys(t, s), "pending: nothing changed")
+
+	j := claimOne(t, s, time.Minute, "q")
+	require.Equal(t, "first", string(j.Payload))
+	ok, err = s.Enqueue(ctx, "q", "g", id, []byte("third"))
+	require.NoError(t, err)
+	require.False(t, ok, "in flight")
+	c := claim(t, s, 10, time.Minute, "q")
+	require.Empty(t, c.Jobs, "no duplicate to claim")
+
+	require.NoError(t, s.Dead(ctx, j.Lease, "x"))
+	ok, err = s.Enqueue(ctx, "q", "g", id, nil)
+	require.NoError(t, err)
+	require.False(t, ok, "dead")
+	require.Empty(t, claim(t, s, 10, time.Minute, "q").Jobs)
+	st, err := s.Inspector().Stats(ctx, "q", 0)
+	require.NoError(t, err)
+	require.Equal(t, lanes.Stats{Dead: 1}, st)
+}
+
+// EnqueueBatch counts Added and Duplicates, across chunks and within one
+// batch, and an empty batch writes nothing.
+func TestEnqueueBatchCountsAddedAndDuplicates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	r, err := s.EnqueueBatch(ctx, "q", nil)
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{}, r)
+	require.Empty(t, tagKeys(t, s))
+
+	existing := m.New()
+	_, err = s.Enqueue(ctx, "q", "g", existing, nil)
+	require.NoError(t, err)
+	items := []lanes.Item{{Group: "g", ID: existing}}
+	for i := 0; i < 1100; i++ {
+		items = append(items, lanes.Item{Group: "g" + strconv.Itoa(i%7), ID: m.New()})
+	}
+	items = append(items, items[5], items[700]) // repeats within the batch, in the last chunk
+	r, err = s.EnqueueBatch(ctx, "q", items)
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{Added: 1100, Duplicates: 3}, r)
+	st, err := s.Inspector().Stats(ctx, "q", 10)
+	require.NoError(t, err)
+	require.Equal(t, 1101, st.Pending)
+	require.Len(t, st.Top, 8)
+	require.Len(t, ring(t, s, "q"), 8, "each lane joins the ring once")
+}
+
 // EnqueueOnce enqueues and records the ids under the key in one atomic
 // call; a second call with the key (even after the jobs were acked and
 // deleted) enqueues nothing and returns the first call's ids.
-func TestEnqueueOnceIdempotent(t *testing.T) {
+func TestEnqueueOnceIsIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)

@@ -14,7 +14,7 @@ import (
 // DeadLaneIDs returns exactly the jobs it dead-lettered, in lane order,
 // across chunks of 1,000; jobs in flight and other lanes are untouched;
 // DeadLettersByID reads those back and leaves out ids that are not dead.
-func TestDeadLaneIDsExactly(t *testing.T) {
+func TestDeadLaneReturnsExactlyTheJobsItDeadLettered(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, lanes.WithQueue("q", lanes.QueueConfig{Ordered: true}))
