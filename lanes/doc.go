@@ -2,6 +2,34 @@
 // It knows nothing of Telegram: a lane is any group id (codemojex uses the
 // chat id), a payload is bytes.
 //
+// # API: Store and Inspector
+//
+// A Store is the send path, and every method of it acts on jobs: Enqueue,
+// EnqueueBatch and EnqueueOnce put jobs on lanes; Claim hands out leased
+// jobs; Ack, Extend, Release, Nack and Dead settle one lease; NewWaiter
+// blocks an idle claimer until work may be claimable. Tag names the
+// keyspace (for EnqueueOnce's keys) and Inspector returns the store's
+// Inspector.
+//
+// An Inspector (Store.Inspector, or NewInspector for a process that only
+// administers) holds every operation on a whole lane or queue: weights
+// (SetWeight, Weight, Weights), lane limits and pace (SetLaneLimit,
+// SetLanePace), parks and the global pause (Park, ResumeLane, Pause,
+// Resume), draining a lane (MoveLane, DeadLane), the dead-letter set
+// (DeadLetters, RequeueDead, PurgeDead) and Stats. It shares the store's
+// client, keyspace and options, so it costs nothing to get one.
+//
+// The split is by what a call acts on, not by who calls it. A claimer that
+// learns something about a whole lane while it holds a job of it (a 429's
+// retry_after, a 403 from a chat that blocked the bot, a group migrated to
+// a supergroup) uses the Inspector for it: codemojex's worker holds its
+// store and the store's Inspector, and parks the lane (Park, before it
+// Releases the job), dead-letters the lane (DeadLane, while its lease still
+// holds an ordered lane, then DeadLetters with the returned ids) or moves it
+// (MoveLane, then ResumeLane). Those calls are as atomic and as cheap as
+// the Store's; only their target differs, so the Store's surface stays the
+// few calls a claim loop needs (see Example).
+//
 // # Model
 //
 // A queue holds lanes. A lane is a Valkey sorted set of job ids written at
@@ -32,7 +60,7 @@
 //     finished before the ring moves on (the lane stays at, or rejoins, the
 //     ring's head, owing the rest), so the share holds while the global rate
 //     binds and the budget refills one job at a time.
-//   - glimit (QueueConfig.LaneLimit, per lane SetLaneLimit) caps the lane's
+//   - glimit (QueueConfig.LaneLimit, per lane Inspector.SetLaneLimit) caps the lane's
 //     jobs in flight at once; a lane at its glimit leaves the ring and
 //     rejoins when a job settles. K never exceeds the headroom.
 //   - Ordered queues (QueueConfig.Ordered) serve a lane only while none of
@@ -68,8 +96,8 @@
 // the claimer took, no window of the receiver's holds more than the limit. WithLanePace paces each lane (with rules by group
 // prefix and per-lane overrides); pace state is shared by every queue of the
 // store, so a chat's replies and notifications draw on one budget. A lane out
-// of pace budget is parked until its next token; Park parks a lane for a
-// 429's retry_after (no cap); Pause stops every queue. Parked lanes leave the
+// of pace budget is parked until its next token; Inspector.Park parks a
+// lane for a 429's retry_after (no cap); Inspector.Pause stops every queue. Parked lanes leave the
 // ring and come back when due, promoted inside the claim script, a bounded
 // number per call, so claims never scan parked lanes.
 //

@@ -30,7 +30,7 @@ type QueueConfig struct {
 	// one lane's jobs in order with any number of workers.
 	Ordered bool
 	// LaneLimit (glimit) is the default max jobs of one lane in flight; 0
-	// means 1,000,000. Override per lane with SetLaneLimit.
+	// means 1,000,000. Override per lane with Inspector.SetLaneLimit.
 	LaneLimit int
 	// MaxAttempts: after this many failed attempts (Nack, or an expired
 	// lease) a job is dead-lettered; 0 means 25.
