@@ -183,10 +183,10 @@ func startClaimLoop(tb testing.TB, s *lanes.Store, req lanes.ClaimRequest, settl
 	return w
 }
 
-// Stop ends the worker and waits for its goroutine.
+// Stop ends the loop and waits for its goroutine.
 func (w *claimLoop) Stop() { w.cancel(); w.wg.Wait() }
 
-// Next is the worker's next job, or fails the test after within.
+// Next is the loop's next job, or fails the test after within.
 func (w *claimLoop) Next(tb testing.TB, within time.Duration) lanes.Job {
 	tb.Helper()
 	select {
@@ -198,7 +198,7 @@ func (w *claimLoop) Next(tb testing.TB, within time.Duration) lanes.Job {
 	}
 }
 
-// WaitIdle waits until the worker found nothing to do and is blocked waiting
+// WaitIdle waits until the loop found nothing to do and is blocked waiting
 // for a wake-up (RetryIn -1).
 func (w *claimLoop) WaitIdle(tb testing.TB) {
 	tb.Helper()
