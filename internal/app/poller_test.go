@@ -40,13 +40,14 @@ func TestSecondPollerWaits(t *testing.T) {
 	}
 }
 
-// TestConflictBacksOff: when Telegram answers getUpdates 409 (another
-// instance outside this Valkey, or a webhook), the poller says so and backs
+// TestConflictBacksOff: when Telegram answers getUpdates 409 because
+// another instance outside this Valkey polls, the poller says so and backs
 // off instead of looping.
 func TestConflictBacksOff(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.emu.SetWebhook("https://example.com/hook")
+	h.emu.InjectFault(tgemu.HTTPError(http.StatusConflict, `{"ok":false,"error_code":409,"description":"Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"}`).
+		For("getUpdates").Times(-1))
 	r := h.start(nil)
 	time.Sleep(3 * time.Second)
 	conflicts := 0
@@ -60,6 +61,45 @@ func TestConflictBacksOff(t *testing.T) {
 	code, body := h.get(r, "/healthz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Contains(t, body, "polling: no successful getUpdates yet")
+}
+
+// TestWebhookLeftSetIsDeletedAndPendingUpdatesKept: a bot whose webhook is
+// still set (Telegram answers getUpdates 409 "can't use getUpdates method
+// while webhook is active") deletes it at start without
+// drop_pending_updates, logs the URL that was set, and answers the update
+// queued before it started; a webhook set again while it polls is deleted
+// again.
+func TestWebhookLeftSetIsDeletedAndPendingUpdatesKept(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	hook := "https://old-deployment.example.com/hook/" + h.emu.Token()
+	h.emu.SetWebhook(hook)
+	ann := user(931, "Ann")
+	h.say(0, ann, "/help")
+	start := time.Now()
+	h.start(nil)
+	require.Contains(t, h.texts(ann.ID, 1)[0], "Codemojex", "the update queued while the webhook was set is answered")
+	t.Logf("first reply %v after start", time.Since(start).Round(time.Millisecond))
+	require.Empty(t, h.emu.WebhookURL())
+	for _, rq := range h.emu.Requests() {
+		if strings.EqualFold(rq.Method, "deleteWebhook") {
+			require.NotEqual(t, "true", rq.Params["drop_pending_updates"], "pending updates are never dropped")
+		}
+	}
+	logs := h.logs.String()
+	require.Contains(t, logs, "a webhook was set for this bot; deleted it")
+	require.Contains(t, logs, "https://old-deployment.example.com/hook/", "the URL that was set is logged (token redacted)")
+
+	h.emu.SetWebhook("https://other.example.com/hook")
+	require.Contains(t, h.ask(0, ann, "/help"), "Codemojex", "a webhook set while polling is deleted again")
+	require.Empty(t, h.emu.WebhookURL())
+	conflicts := 0
+	for _, rq := range h.emu.Requests() {
+		if rq.HTTPStatus == http.StatusConflict {
+			conflicts++
+		}
+	}
+	require.LessOrEqual(t, conflicts, 1, "at most the one 409 that revealed the second webhook")
 }
 
 // wrongToken is well formed, but not the emulator's: it answers 401.

@@ -34,6 +34,14 @@ func IsConflict(err error) bool {
 	return errors.As(err, &ae) && ae.Code == http.StatusConflict
 }
 
+// isWebhookConflict reports whether err is the 409 Telegram answers
+// getUpdates while a webhook is set: "Conflict: can't use getUpdates method
+// while webhook is active; use deleteWebhook to delete the webhook first".
+func isWebhookConflict(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Code == http.StatusConflict && strings.Contains(ae.Description, "webhook is active")
+}
+
 // Client calls getUpdates directly: go-telegram/bot exports no raw
 // request, and its own polling loop confirms a batch before the handlers
 // ran. The URL holds the token: it is never logged, and errors are redacted.
@@ -55,8 +63,10 @@ func NewClient(base, token string, hc *http.Client, redactor *redact.Redactor) *
 const maxUpdates = 100
 
 // GetUpdates long-polls for up to timeout (seconds resolution, at least 0)
-// and returns the updates with update_id >= offset, in order. Errors are
-// *APIError for an ok=false answer, or a redacted transport error.
+// and returns the updates the server handed out, in order (normally those
+// with update_id >= offset; a server whose id space was reset hands out
+// lower ids, see the package doc). Errors are *APIError for an ok=false
+// answer, or a redacted transport error.
 func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]Update, error) {
 	form := url.Values{}
 	if offset != 0 {
@@ -64,41 +74,12 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Dura
 	}
 	form.Set("limit", strconv.Itoa(maxUpdates))
 	form.Set("timeout", strconv.Itoa(int(timeout/time.Second)))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/bot"+c.token+"/getUpdates", strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, c.redactor.Error(fmt.Errorf("getUpdates: %w", err))
+	var result []json.RawMessage
+	if err := c.do(ctx, "getUpdates", form, &result); err != nil {
+		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, c.redactor.Error(fmt.Errorf("getUpdates: %w", err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, c.redactor.Error(fmt.Errorf("getUpdates: read answer: %w", err))
-	}
-	var r struct {
-		OK          bool              `json:"ok"`
-		Result      []json.RawMessage `json:"result"`
-		ErrorCode   int               `json:"error_code"`
-		Description string            `json:"description"`
-		Parameters  struct {
-			RetryAfter int `json:"retry_after"`
-		} `json:"parameters"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("getUpdates: HTTP %d, answer is not Bot API JSON: %w", resp.StatusCode, err)
-	}
-	if !r.OK {
-		code := r.ErrorCode
-		if code == 0 {
-			code = resp.StatusCode
-		}
-		return nil, &APIError{Method: "getUpdates", Code: code, Description: c.redactor.String(r.Description), RetryAfter: r.Parameters.RetryAfter}
-	}
-	out := make([]Update, 0, len(r.Result))
-	for _, raw := range r.Result {
+	out := make([]Update, 0, len(result))
+	for _, raw := range result {
 		var id struct {
 			UpdateID int64 `json:"update_id"`
 		}
@@ -108,4 +89,67 @@ func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Dura
 		out = append(out, Update{ID: id.UpdateID, JSON: raw})
 	}
 	return out, nil
+}
+
+// WebhookURL returns the webhook URL set for the bot ("" when none), from
+// getWebhookInfo. Errors as GetUpdates.
+func (c *Client) WebhookURL(ctx context.Context) (string, error) {
+	var info struct {
+		URL string `json:"url"`
+	}
+	if err := c.do(ctx, "getWebhookInfo", url.Values{}, &info); err != nil {
+		return "", err
+	}
+	return info.URL, nil
+}
+
+// DeleteWebhook removes the webhook, never with drop_pending_updates: the
+// updates Telegram queued for it stay queued for getUpdates. Errors as
+// GetUpdates.
+func (c *Client) DeleteWebhook(ctx context.Context) error {
+	var ok bool
+	return c.do(ctx, "deleteWebhook", url.Values{}, &ok)
+}
+
+// do POSTs form to method and decodes an ok answer's result into result.
+// Errors are *APIError for an ok=false answer, or a redacted transport or
+// decoding error naming the method.
+func (c *Client) do(ctx context.Context, method string, form url.Values, result any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/bot"+c.token+"/"+method, strings.NewReader(form.Encode()))
+	if err != nil {
+		return c.redactor.Error(fmt.Errorf("%s: %w", method, err))
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.redactor.Error(fmt.Errorf("%s: %w", method, err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return c.redactor.Error(fmt.Errorf("%s: read answer: %w", method, err))
+	}
+	var r struct {
+		OK          bool            `json:"ok"`
+		Result      json.RawMessage `json:"result"`
+		ErrorCode   int             `json:"error_code"`
+		Description string          `json:"description"`
+		Parameters  struct {
+			RetryAfter int `json:"retry_after"`
+		} `json:"parameters"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return fmt.Errorf("%s: HTTP %d, answer is not Bot API JSON: %w", method, resp.StatusCode, err)
+	}
+	if !r.OK {
+		code := r.ErrorCode
+		if code == 0 {
+			code = resp.StatusCode
+		}
+		return &APIError{Method: method, Code: code, Description: c.redactor.String(r.Description), RetryAfter: r.Parameters.RetryAfter}
+	}
+	if err := json.Unmarshal(r.Result, result); err != nil {
+		return fmt.Errorf("%s: unexpected result: %w", method, err)
+	}
+	return nil
 }

@@ -62,7 +62,24 @@ func (p *Poller) Run(ctx context.Context) error {
 	log := p.Log.With(slog.String("component", "intake"))
 	conflictWait, errWait := time.Duration(0), time.Duration(0)
 	var lastBeat time.Time
+	// Polling mode: a webhook left set (an earlier deployment, another
+	// framework) would answer every getUpdates 409; remove it first.
+	webhookChecked := false
 	for ctx.Err() == nil {
+		if !webhookChecked {
+			if err := p.clearWebhook(ctx, log); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				errWait = NextBackoff(errWait)
+				log.Warn("intake: webhook check failed; retrying", slog.Any("err", err), slog.String("retry_in", errWait.String()))
+				if SleepCtx(ctx, errWait) != nil {
+					return nil
+				}
+				continue
+			}
+			webhookChecked, errWait = true, 0
+		}
 		offset, err := p.Inbox.Offset(ctx)
 		if err == nil {
 			var ups []Update
@@ -105,9 +122,21 @@ func (p *Poller) Run(ctx context.Context) error {
 		var wait time.Duration
 		var ae *APIError
 		switch {
+		case isWebhookConflict(err) && webhookChecked && conflictWait == 0:
+			// Set again since the start (by another deployment): remove
+			// it again, once, before backing off like any other 409.
+			if p.Conflict != nil {
+				p.Conflict()
+			}
+			webhookChecked = false
+			log.Warn("Telegram answered 409 Conflict: a webhook is set; removing it", slog.String("telegram", conflictDescription(err)))
+			continue
 		case IsConflict(err):
 			if p.Conflict != nil {
 				p.Conflict()
+			}
+			if isWebhookConflict(err) {
+				webhookChecked = false // set again at once: remove it after the back-off
 			}
 			conflictWait = min(max(conflictWait*2, conflictBackoffMin), conflictBackoffMax)
 			wait = conflictWait
@@ -129,6 +158,27 @@ func (p *Poller) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+	return nil
+}
+
+// clearWebhook makes getUpdates usable: it reads the webhook set for the bot
+// (getWebhookInfo) and, when one is set, removes it with deleteWebhook
+// (never drop_pending_updates: updates queued for the webhook are then
+// fetched by getUpdates), logging the URL that was set (token redacted).
+// Errors: the API's.
+func (p *Poller) clearWebhook(ctx context.Context, log *slog.Logger) error {
+	url, err := p.Client.WebhookURL(ctx)
+	if err != nil {
+		return fmt.Errorf("getWebhookInfo: %w", err)
+	}
+	if url == "" {
+		return nil
+	}
+	if err := p.Client.DeleteWebhook(ctx); err != nil {
+		return fmt.Errorf("deleteWebhook: %w", err)
+	}
+	log.Warn("a webhook was set for this bot; deleted it to poll with getUpdates (pending updates kept)",
+		slog.String("webhook_url", p.Client.redactor.String(url)))
 	return nil
 }
 

@@ -127,16 +127,70 @@ func (e *Emulator) MyCommands(scope, languageCode string) []models.BotCommand {
 }
 
 // deleteWebhook implements https://core.telegram.org/bots/api#deletewebhook:
-// always true; drop_pending_updates=true forgets the queued updates.
+// always true, described "Webhook was deleted" (or "Webhook is already
+// deleted" when none was set); drop_pending_updates=true forgets the queued
+// updates.
 func (e *Emulator) deleteWebhook(c *call) reply {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	desc := "Webhook was deleted"
+	if e.webhookURL == "" {
+		desc = "Webhook is already deleted"
+	}
 	e.webhookURL = ""
 	if c.params["drop_pending_updates"] == "true" {
 		e.updates = nil
 	}
 	e.broadcastLocked()
-	return okReply(true)
+	return okReplyDesc(true, desc)
+}
+
+// setWebhook implements https://core.telegram.org/bots/api#setwebhook: an
+// https URL sets the webhook ("Webhook was set", or "Webhook is already set"
+// for the same URL), an empty url removes it ("Webhook was deleted"), any
+// other URL is 400 "Bad Request: bad webhook: An HTTPS URL must be provided
+// for webhook". drop_pending_updates=true forgets the queued updates. No
+// update is ever POSTed to the URL: the emulator only keeps the state that
+// blocks getUpdates.
+func (e *Emulator) setWebhook(c *call) reply {
+	url := strings.TrimSpace(c.params["url"])
+	if url != "" && !strings.HasPrefix(strings.ToLower(url), "https://") {
+		return badRequest("bad webhook: An HTTPS URL must be provided for webhook")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	desc := "Webhook was set"
+	switch {
+	case url == "" && e.webhookURL == "":
+		desc = "Webhook is already deleted"
+	case url == "":
+		desc = "Webhook was deleted"
+	case url == e.webhookURL:
+		desc = "Webhook is already set"
+	}
+	e.webhookURL = url
+	if c.params["drop_pending_updates"] == "true" {
+		e.updates = nil
+	}
+	e.broadcastLocked()
+	return okReplyDesc(true, desc)
+}
+
+// webhookInfo is the Bot API WebhookInfo object
+// (https://core.telegram.org/bots/api#webhookinfo), the fields the emulator
+// knows.
+type webhookInfo struct {
+	URL                  string `json:"url"`
+	HasCustomCertificate bool   `json:"has_custom_certificate"`
+	PendingUpdateCount   int    `json:"pending_update_count"`
+}
+
+// getWebhookInfo implements https://core.telegram.org/bots/api#getwebhookinfo:
+// the URL set ("" when none) and the number of updates not yet confirmed.
+func (e *Emulator) getWebhookInfo() reply {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return okReply(webhookInfo{URL: e.webhookURL, PendingUpdateCount: len(e.updates)})
 }
 
 // answerCallbackQuery implements

@@ -45,6 +45,16 @@ func okReply(result any) reply {
 	return reply{status: http.StatusOK, contentType: "application/json", body: body}
 }
 
+// okReplyDesc is an ok answer that also carries a description, as
+// setWebhook and deleteWebhook answer ("Webhook was set").
+func okReplyDesc(result any, description string) reply {
+	body, err := json.Marshal(apiResponse{OK: true, Result: result, Description: description})
+	if err != nil {
+		return errReply(http.StatusInternalServerError, "Internal Server Error: "+err.Error(), nil)
+	}
+	return reply{status: http.StatusOK, contentType: "application/json", body: body, description: description}
+}
+
 func errReply(code int, description string, params *responseParameters) reply {
 	body, _ := json.Marshal(apiResponse{ErrorCode: code, Description: description, Parameters: params})
 	r := reply{status: code, contentType: "application/json", body: body, errorCode: code, description: description}

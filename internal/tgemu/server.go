@@ -315,6 +315,10 @@ func (e *Emulator) dispatch(ctx context.Context, c *call) reply {
 		return e.getMyCommands(c)
 	case "deletewebhook":
 		return e.deleteWebhook(c)
+	case "setwebhook":
+		return e.setWebhook(c)
+	case "getwebhookinfo":
+		return e.getWebhookInfo()
 	case "answercallbackquery":
 		return e.answerCallbackQuery(c)
 	default:
