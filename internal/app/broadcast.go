@@ -66,7 +66,7 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		}
 		// The key (the update id) makes a re-run after a crash get the
 		// first call's broadcast id back instead of fanning out again.
-		id, err = a.notifier.Broadcast(ctx, chats, notifier.Message{Text: text, Key: updateKey(run.id, "")})
+		id, err = a.notifier.Broadcast(ctx, chats, notifier.Message{Text: text, Key: updateKey(run.epoch, run.id, "")})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.reply(ctx, m, "❌ This text cannot be sent: "+err.Error())
 			return
@@ -112,7 +112,7 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	}
 	txt := progressText(p)
 	// Keyed: a re-run after a crash gets the same progress message back.
-	jobs, err := a.notifier.Notify(ctx, m.Chat.ID, notifier.Message{Text: txt, Class: notifier.Reply, Key: updateKey(run.id, "progress")})
+	jobs, err := a.notifier.Notify(ctx, m.Chat.ID, notifier.Message{Text: txt, Class: notifier.Reply, Key: updateKey(run.epoch, run.id, "progress")})
 	if err != nil {
 		run.fail(err)
 		return

@@ -28,6 +28,7 @@ type outMsg struct {
 // handler's context (go-telegram/bot handlers return nothing).
 type updateRun struct {
 	id       int64
+	epoch    int64 // the inbox epoch of id (see updateKey)
 	out      []outMsg
 	err      error // infrastructure failure: the update is retried
 	panicked bool
@@ -55,11 +56,16 @@ func (r *updateRun) fail(err error) {
 // replies, then finishes it (pop + handled mark, fenced by the lease). An
 // error means nothing was finished: u is retried.
 func (a *App) handleOne(ctx context.Context, u intake.Update) error {
+	if u.Rebase > 0 {
+		// Every update after the marker is in the server's new update_id
+		// space: the handled mark starts afresh.
+		return a.inbox.StartEpoch(ctx, a.lease.Token(), u.Rebase)
+	}
 	if u.ID < 0 {
 		a.log.Error("inbox: dropping malformed entry", slog.Int("bytes", len(u.JSON)))
 		return a.inbox.Drop(ctx, string(u.JSON))
 	}
-	handled, err := a.inbox.Handled(ctx)
+	handled, epoch, err := a.inbox.Mark(ctx)
 	if err != nil {
 		return err
 	}
@@ -74,7 +80,7 @@ func (a *App) handleOne(ctx context.Context, u intake.Update) error {
 		a.m.handled.WithLabelValues("malformed").Inc()
 		return a.inbox.Finish(ctx, a.lease.Token(), u.ID)
 	}
-	run := &updateRun{id: u.ID}
+	run := &updateRun{id: u.ID, epoch: epoch}
 	a.bot.ProcessUpdate(context.WithValue(ctx, runKey{}, run), &upd)
 	if run.err != nil {
 		a.m.handled.WithLabelValues("retry").Inc()
@@ -85,7 +91,7 @@ func (a *App) handleOne(ctx context.Context, u intake.Update) error {
 		// between here and Finish, the update does not enqueue a reply
 		// twice, even one already sent and acked.
 		_, err := a.notifier.Notify(ctx, o.Chat, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo,
-			Key: updateKey(u.ID, strconv.Itoa(i))})
+			Key: updateKey(epoch, u.ID, strconv.Itoa(i))})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.log.Error("reply rejected by the notifier; dropped", slog.Int64("update_id", u.ID), slog.Any("err", err))
 			continue
@@ -108,13 +114,19 @@ func (a *App) handleOne(ctx context.Context, u intake.Update) error {
 }
 
 // updateKey is the notifier idempotency key of an outbound message of
-// update id: "upd:<id>" plus ":<what>" when what is not "" (the reply's
-// index, "progress"); "" (no key) outside the handler loop (id < 0).
-func updateKey(id int64, what string) string {
+// update id of inbox epoch epoch: "upd:<id>" ("upd:<epoch>.<id>" after a
+// re-base, epoch > 0, so an id the server hands out again in a new id
+// space is not taken for the old one) plus ":<what>" when what is not ""
+// (the reply's index, "progress"); "" (no key) outside the handler loop
+// (id < 0).
+func updateKey(epoch, id int64, what string) string {
 	if id < 0 {
 		return ""
 	}
 	k := "upd:" + strconv.FormatInt(id, 10)
+	if epoch > 0 {
+		k = "upd:" + strconv.FormatInt(epoch, 10) + "." + strconv.FormatInt(id, 10)
+	}
 	if what != "" {
 		k += ":" + what
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -245,7 +246,7 @@ func jsonOf(v any) (string, error) {
 
 // onceKey is the notifier's idempotency key of reply what of update id.
 func onceKey(h *harness, id int64, what string) string {
-	return "{" + h.tag + "}:n:once:m:" + updateKey(id, what)
+	return "{" + h.tag + "}:n:once:m:" + updateKey(0, id, what)
 }
 
 // rewind puts update u back at the inbox head and lowers the handled mark
@@ -261,3 +262,15 @@ func (h *harness) rewind(a *App, u models.Update) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// getUpdatesCalls counts the getUpdates requests the emulator received
+// since since.
+func (h *harness) getUpdatesCalls(since time.Time) int {
+	n := 0
+	for _, rq := range h.emu.Requests() {
+		if strings.EqualFold(rq.Method, "getUpdates") && !rq.Time.Before(since) {
+			n++
+		}
+	}
+	return n
+}

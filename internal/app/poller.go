@@ -75,6 +75,9 @@ func (a *App) poller() *intake.Poller {
 		Polled: func(t time.Time) { a.lastPoll.Store(t.UnixNano()) },
 		Recorded: func(added int) {
 			a.m.received.Add(float64(added))
+			if added == 0 {
+				return
+			}
 			select {
 			case a.wake <- struct{}{}:
 			default:

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -138,4 +139,76 @@ func TestTokenRejected(t *testing.T) {
 			require.Equal(t, 1, strings.Count(logs, "401 Unauthorized to "+tc.name), "no retry loop")
 		})
 	}
+}
+
+// TestUpdateIDResetIsFollowed: the server's update_id sequence goes down
+// (900000000 was handled and confirmed; the next update is 120000000) and
+// ignores the stored offset 900000001 (more than 10 beyond its next id):
+// the intake re-bases once, the update is handled exactly once, the offset
+// follows the server, and getUpdates does not spin.
+func TestUpdateIDResetIsFollowed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	ann, bob := user(941, "Ann"), user(942, "Bob")
+	h.emu.SetNextUpdateID(900000000)
+	r := h.start(nil)
+	h.waitLeader(r)
+	require.Contains(t, h.ask(0, ann, "/start"), "Codemojex")
+	require.Eventually(t, func() bool { return len(h.emu.PendingUpdates()) == 0 }, wait, 10*time.Millisecond, "900000000 confirmed")
+	off, err := r.app.inbox.Offset(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(900000001), off)
+
+	h.emu.SetNextUpdateID(120000000)
+	t0 := time.Now()
+	h.say(0, bob, "/help")
+	ctx2, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, werr := h.emu.WaitForMessages(ctx2, bob.ID, 1)
+	calls := h.getUpdatesCalls(t0)
+	t.Logf("after the reset: reply %v after the update was queued (%v), getUpdates calls answered meanwhile %d",
+		time.Since(t0).Round(time.Millisecond), werr == nil, calls)
+	require.NoError(t, werr, "the update after the reset is handled")
+	require.Eventually(t, func() bool { o, _ := r.app.inbox.Offset(ctx); return o == 120000001 }, wait, 10*time.Millisecond,
+		"the offset follows the server")
+	t1 := time.Now()
+	time.Sleep(1500 * time.Millisecond)
+	after := h.getUpdatesCalls(t1)
+	t.Logf("then: getUpdates calls %d in 1.5 s (%.2f per 0.1 s)", after, float64(after)/15)
+	require.LessOrEqual(t, after, 4, "no spinning: long polls of 1 s")
+	require.Len(t, h.emu.Messages(bob.ID), 1, "one reply to the /help")
+	require.Equal(t, 1, strings.Count(h.logs.String(), "update_id sequence was reset"), "the re-base is logged once")
+
+	require.Contains(t, h.ask(0, bob, "/help"), "Codemojex", "the next update (120000001) is handled too")
+	require.Contains(t, h.ask(0, ann, "/help"), "Codemojex")
+}
+
+// TestSameBatchTwiceBacksOff: a server (or a proxy in front of it) that
+// hands out the batch already recorded, whatever the offset, makes the
+// intake back off and say why: the poll loop never spins, and the update
+// is neither re-based nor handled twice.
+func TestSameBatchTwiceBacksOff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	ann := user(945, "Ann")
+	r := h.start(nil)
+	h.waitLeader(r)
+	u := h.say(0, ann, "/help")
+	require.Contains(t, h.texts(ann.ID, 1)[0], "Codemojex")
+	require.Eventually(t, func() bool { hd, _ := r.app.inbox.Handled(ctx); return hd == u.ID }, wait, 10*time.Millisecond)
+	raw, err := jsonOf(u)
+	require.NoError(t, err)
+	h.emu.InjectFault(tgemu.HTTPError(http.StatusOK, `{"ok":true,"result":[`+raw+`]}`).For("getUpdates").Times(-1))
+	t0 := time.Now()
+	time.Sleep(3 * time.Second)
+	calls := h.getUpdatesCalls(t0)
+	t.Logf("stray server handing out the recorded batch: getUpdates calls %d in 3 s", calls)
+	require.LessOrEqual(t, calls, 6, "backs off: 0.5 s, 1 s, 2 s ...")
+	require.Contains(t, h.logs.String(), "handed out the same batch twice in a row")
+	require.NotContains(t, h.logs.String(), "update_id sequence was reset")
+	h.emu.ClearFaults()
+	require.Contains(t, h.ask(0, ann, "/help"), "Codemojex")
+	require.Len(t, h.emu.Messages(ann.ID), 2, "the first /help was answered once")
 }

@@ -15,6 +15,23 @@
 // crash after it loses nothing (the inbox has it), and a batch fetched twice
 // is recorded once (ids below the offset are dropped).
 //
+// update_id is not monotonic: Telegram picks a new starting id after a week
+// without updates, and a local Bot API server has its own id space. A
+// server ignores an offset more than 10 beyond its next update_id and
+// answers from the head of its queue. When a batch lies entirely (and more
+// than 10) below the offset sent and the same head is handed out again,
+// the intake re-bases, once, in the same atomic script: it appends a marker
+// "rebase\n<E>" and the batch, and sets the offset past the batch. The
+// handler pops the marker atomically with resetting the handled mark, so
+// the lower ids are not taken for duplicates, and the notifier keys of
+// updates after re-base E read "upd:<E>.<id>". The same batch handed out
+// twice in a row with nothing new backs off (0.5 s doubling to 30 s) and
+// logs why: no poll loop spins.
+//
+// Polling mode deletes a webhook left set (getWebhookInfo, then
+// deleteWebhook without drop_pending_updates, logging the URL), at start
+// and when a getUpdates 409 says a webhook is active again.
+//
 // One handler loop takes the inbox head, skips it when its update_id is at
 // or below the handled mark, runs it through the library's ProcessUpdate
 // (bot.WithNotAsyncHandlers: synchronously), sends the replies it produced

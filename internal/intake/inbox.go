@@ -38,6 +38,10 @@ func leaseErr(err error) error {
 type Update struct {
 	ID   int64
 	JSON json.RawMessage
+	// Rebase, when > 0, marks an inbox entry that is not an update but the
+	// start of re-base number Rebase (see record.lua): the updates after
+	// it are in the server's new update_id space.
+	Rebase int64
 }
 
 // Inbox is the durable record of fetched updates in Valkey (see the package
@@ -45,14 +49,15 @@ type Update struct {
 // heartbeat as /healthz reads them. Every Valkey command of the intake is a
 // method of Inbox or Lease. Safe for concurrent use.
 type Inbox struct {
-	c              valkey.Client
-	keys           Keys
-	record, finish *valkey.Lua
+	c                     valkey.Client
+	keys                  Keys
+	record, finish, epoch *valkey.Lua
 }
 
 // NewInbox returns the inbox under hash tag tag, on client c.
 func NewInbox(c valkey.Client, tag string) *Inbox {
-	return &Inbox{c: c, keys: Keys{tag: tag}, record: luascript.Must(luaFS, "record"), finish: luascript.Must(luaFS, "finish")}
+	return &Inbox{c: c, keys: Keys{tag: tag}, record: luascript.Must(luaFS, "record"), finish: luascript.Must(luaFS, "finish"),
+		epoch: luascript.Must(luaFS, "epoch")}
 }
 
 // Keys returns the inbox's key builder (tests read the keys it writes).
@@ -76,19 +81,73 @@ func (in *Inbox) Offset(ctx context.Context) (int64, error) {
 // holds the poller lease. It returns how many were new and the next offset.
 // Errors: ErrLeaseLost (nothing written), the server's error.
 func (in *Inbox) Record(ctx context.Context, token string, ups []Update) (int, int64, error) {
-	args := make([]string, 0, 1+2*len(ups))
-	args = append(args, token)
+	added, off, _, err := in.exec(ctx, token, "", ups)
+	return added, off, err
+}
+
+// Rebase records a batch that lies entirely below the stored offset, handed
+// out again because the server ignored the offset (its update_id sequence
+// was reset): after a re-base marker, every update of the batch is appended
+// and the offset is set past it, atomically, only while token holds the
+// lease. It returns the next offset and the re-base number. Errors:
+// ErrLeaseLost, an error when the batch is not entirely below the offset
+// (nothing written either way), the server's error.
+func (in *Inbox) Rebase(ctx context.Context, token string, ups []Update) (int64, int64, error) {
+	_, off, epoch, err := in.exec(ctx, token, "rebase", ups)
+	return off, epoch, err
+}
+
+// exec runs record.lua in mode ("" or "rebase"); it returns the updates
+// added, the next offset and the re-base number (0 in record mode).
+func (in *Inbox) exec(ctx context.Context, token, mode string, ups []Update) (int, int64, int64, error) {
+	args := make([]string, 0, 2+2*len(ups))
+	args = append(args, token, mode)
 	for _, u := range ups {
 		args = append(args, strconv.FormatInt(u.ID, 10), string(u.JSON))
 	}
-	v, err := in.record.Exec(ctx, in.c, []string{in.keys.Lease(), in.keys.Offset(), in.keys.Queue()}, args).ToArray()
+	keys := []string{in.keys.Lease(), in.keys.Offset(), in.keys.Queue(), in.keys.Rebases()}
+	v, err := in.record.Exec(ctx, in.c, keys, args).ToArray()
 	if err != nil {
-		return 0, 0, fmt.Errorf("intake: record updates: %w", leaseErr(err))
+		return 0, 0, 0, fmt.Errorf("intake: record updates: %w", leaseErr(err))
+	}
+	if len(v) != 3 {
+		return 0, 0, 0, fmt.Errorf("intake: record updates: unexpected reply of %d elements", len(v))
 	}
 	added, _ := v[0].AsInt64()
 	next, _ := v[1].ToString()
 	off, _ := strconv.ParseInt(next, 10, 64)
-	return int(added), off, nil
+	epoch, _ := v[2].AsInt64()
+	return int(added), off, epoch, nil
+}
+
+// StartEpoch pops the re-base marker of epoch at the inbox head, resets the
+// handled mark and makes epoch the handler's, atomically, only while token
+// holds the lease (see epoch.lua). Errors: ErrLeaseLost, the server's error.
+func (in *Inbox) StartEpoch(ctx context.Context, token string, epoch int64) error {
+	keys := []string{in.keys.Lease(), in.keys.Queue(), in.keys.Handled(), in.keys.Epoch()}
+	if err := in.epoch.Exec(ctx, in.c, keys, []string{token, strconv.FormatInt(epoch, 10)}).Error(); err != nil {
+		return fmt.Errorf("intake: start update epoch %d: %w", epoch, leaseErr(err))
+	}
+	return nil
+}
+
+// Mark returns the highest update_id handled in the current epoch (-1 when
+// none) and that epoch (0 before any re-base), in one MGET.
+func (in *Inbox) Mark(ctx context.Context) (handled, epoch int64, err error) {
+	vs, err := in.c.Do(ctx, in.c.B().Mget().Key(in.keys.Handled(), in.keys.Epoch()).Build()).ToArray()
+	if err != nil {
+		return 0, 0, fmt.Errorf("intake: inbox handled mark: %w", err)
+	}
+	handled, epoch = -1, 0
+	if len(vs) == 2 {
+		if v, err := vs[0].AsInt64(); err == nil {
+			handled = v
+		}
+		if v, err := vs[1].AsInt64(); err == nil {
+			epoch = v
+		}
+	}
+	return handled, epoch, nil
 }
 
 // Head returns the oldest recorded update not yet handled; ok is false when
@@ -102,6 +161,11 @@ func (in *Inbox) Head(ctx context.Context) (u Update, ok bool, err error) {
 		return Update{}, false, fmt.Errorf("intake: inbox head: %w", err)
 	}
 	idStr, body, _ := strings.Cut(s, "\n")
+	if idStr == "rebase" {
+		if e, perr := strconv.ParseInt(body, 10, 64); perr == nil && e > 0 {
+			return Update{ID: -1, Rebase: e}, true, nil
+		}
+	}
 	id, perr := strconv.ParseInt(idStr, 10, 64)
 	if perr != nil {
 		// Not written by record.lua; handled as a poison entry by the caller.

@@ -65,6 +65,8 @@ func (p *Poller) Run(ctx context.Context) error {
 	// Polling mode: a webhook left set (an earlier deployment, another
 	// framework) would answer every getUpdates 409; remove it first.
 	webhookChecked := false
+	var prev batchSig // the last batch handed out (zero after an empty one)
+	prevRebased := false
 	for ctx.Err() == nil {
 		if !webhookChecked {
 			if err := p.clearWebhook(ctx, log); err != nil {
@@ -99,17 +101,56 @@ func (p *Poller) Run(ctx context.Context) error {
 						log.Warn("intake: polling heartbeat not written", slog.Any("err", herr))
 					}
 				}
-				conflictWait, errWait = 0, 0
+				conflictWait = 0
 				if len(ups) == 0 {
+					errWait, prev, prevRebased = 0, batchSig{}, false
 					continue
 				}
+				sig := sigOf(ups)
+				// A server ignores an offset only when it is more than
+				// offsetAhead beyond its next update_id (> the batch's
+				// last): a batch further below our offset than that means
+				// its update_id sequence was reset.
+				reset := offset > 0 && sig.last+1+offsetAhead < offset
 				var added int
-				added, _, err = p.Inbox.Record(ctx, p.Lease.token, ups)
+				switch {
+				case reset && sig.first != prev.first:
+					// Ask once more before concluding: a reset server hands
+					// the same head out again.
+					log.Info("getUpdates handed out updates far below the offset; asking again to tell a reset from a stray answer",
+						slog.Int64("offset", offset), slog.Int64("first_update_id", sig.first), slog.Int64("last_update_id", sig.last))
+					prev, prevRebased = sig, false
+					continue
+				case reset && !prevRebased:
+					// Handed out again: the server's id space was reset (a
+					// week without updates, or another Bot API server).
+					var next, epoch int64
+					next, epoch, err = p.Inbox.Rebase(ctx, p.Lease.token, ups)
+					if err == nil {
+						added = len(ups)
+						prevRebased = true
+						log.Warn("the server's update_id sequence was reset: it ignores our offset and hands out lower ids again; "+
+							"following it (re-based)", slog.Int64("stored_offset", offset), slog.Int64("new_offset", next),
+							slog.Int64("first_update_id", sig.first), slog.Int64("rebase", epoch))
+					}
+				default:
+					added, _, err = p.Inbox.Record(ctx, p.Lease.token, ups)
+					if err == nil && sig != prev {
+						prevRebased = false
+					}
+				}
 				if err == nil {
 					if p.Recorded != nil {
 						p.Recorded(added)
 					}
-					continue
+					if added > 0 || sig != prev {
+						errWait, prev = 0, sig
+						continue
+					}
+					// The same batch twice in a row and nothing of it new:
+					// the server does not follow our offset. Never spin.
+					err = fmt.Errorf("%w: updates %d..%d (%d) again with offset %d, none new",
+						errSameBatch, sig.first, sig.last, sig.n, offset)
 				}
 				if errors.Is(err, ErrLeaseLost) {
 					return err
@@ -159,6 +200,26 @@ func (p *Poller) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// errSameBatch is the intake's back-off cause when getUpdates hands out
+// the same batch twice in a row and none of it is new.
+var errSameBatch = errors.New("getUpdates handed out the same batch twice in a row; backing off so the poll loop does not spin")
+
+// offsetAhead is how far beyond its next update_id a getUpdates offset may
+// be before the Bot API server ignores it and answers from the head of its
+// queue (10, as Telegram's server does; see tgemu).
+const offsetAhead = 10
+
+// batchSig identifies a getUpdates batch: its first and last update_id and
+// length.
+type batchSig struct {
+	first, last int64
+	n           int
+}
+
+func sigOf(ups []Update) batchSig {
+	return batchSig{first: ups[0].ID, last: ups[len(ups)-1].ID, n: len(ups)}
 }
 
 // clearWebhook makes getUpdates usable: it reads the webhook set for the bot

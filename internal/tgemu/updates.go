@@ -253,6 +253,29 @@ func (e *Emulator) queueLocked(u models.Update) models.Update {
 	return u
 }
 
+// SetNextUpdateID makes id the update_id of the next update queued without
+// one, as Telegram does after a week without updates (it then picks the next
+// id at random) or as a switch between the cloud Bot API and a local Bot
+// API server (each has its own id space) looks to a bot: ids may go down.
+// Queued updates keep their ids.
+func (e *Emulator) SetNextUpdateID(id int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextUpdateID = id
+}
+
+// NextUpdateID is the update_id the next queued update will get.
+func (e *Emulator) NextUpdateID() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nextUpdateID
+}
+
+// maxOffsetAhead is how far beyond the next update_id a getUpdates offset
+// may be: a larger offset is ignored (the request is answered from the head
+// of the queue and confirms nothing), as the Bot API server does.
+const maxOffsetAhead = 10
+
 // PendingUpdates lists the queued updates not yet confirmed by a getUpdates
 // offset.
 func (e *Emulator) PendingUpdates() []models.Update {
@@ -302,7 +325,9 @@ func (e *Emulator) confirmLocked(offset int64) {
 }
 
 // getUpdates implements https://core.telegram.org/bots/api#getupdates:
-// offset (confirms earlier updates for good), limit (1-100, default 100),
+// offset (confirms earlier updates for good; an offset more than
+// maxOffsetAhead beyond the next update_id is ignored, so the queue is
+// answered from its head), limit (1-100, default 100),
 // timeout (long polling, seconds, capped at 50 s). A newer getUpdates while
 // one is pending answers the older 409 "Conflict: terminated by other
 // getUpdates request...". Close answers pending polls with an empty result.
@@ -326,6 +351,9 @@ func (e *Emulator) getUpdates(ctx context.Context, c *call) reply {
 	}
 	me := &poller{superseded: make(chan struct{})}
 	e.activePoll = me
+	if offset > e.nextUpdateID+maxOffsetAhead {
+		offset = 0 // out of the server's range: ignored, nothing confirmed
+	}
 	e.confirmLocked(offset)
 	e.broadcastLocked()
 	e.mu.Unlock()

@@ -178,7 +178,7 @@ func TestGetUpdatesLongPoll(t *testing.T) {
 
 	t.Run("times out with an empty result", func(t *testing.T) {
 		start := time.Now()
-		_, r := rawCall(ctx, t, emu, "getUpdates", url.Values{"timeout": {"1"}, "offset": {"1000"}})
+		_, r := rawCall(ctx, t, emu, "getUpdates", url.Values{"timeout": {"1"}, "offset": {strconv.FormatInt(emu.NextUpdateID(), 10)}})
 		require.Equal(t, []int64{}, updateIDs(t, r))
 		require.GreaterOrEqual(t, time.Since(start), time.Second)
 	})
@@ -362,4 +362,38 @@ func TestSetMyCommands(t *testing.T) {
 	}
 	require.Equal(t, cmds, emu.MyCommands("default", ""), "invalid calls keep the stored commands")
 	require.Nil(t, emu.MyCommands("all_private_chats", ""))
+}
+
+// TestOffsetBeyondNextUpdateIDIsIgnored: after the update_id sequence was
+// reset to a lower id, an offset more than 10 beyond the next id is ignored
+// (the queue is answered from its head, nothing confirmed, again and
+// again), one at most 10 beyond is honoured, and an offset past a queued
+// update confirms it.
+func TestOffsetBeyondNextUpdateIDIsIgnored(t *testing.T) {
+	ctx := testCtx(t)
+	emu := testkit.NewEmulator(t)
+	emu.SetNextUpdateID(900000000)
+	_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: 1, Text: "/start"})
+	require.NoError(t, err)
+	_, r := rawCall(ctx, t, emu, "getUpdates", nil)
+	require.Equal(t, []int64{900000000}, updateIDs(t, r))
+	_, r = rawCall(ctx, t, emu, "getUpdates", url.Values{"offset": {"900000001"}})
+	require.Equal(t, []int64{}, updateIDs(t, r))
+
+	emu.SetNextUpdateID(120000000)
+	require.Equal(t, int64(120000000), emu.NextUpdateID())
+	_, err = emu.InjectMessage(tgemu.TextMessage{ChatID: 2, Text: "/help"})
+	require.NoError(t, err)
+	for range 2 {
+		_, r = rawCall(ctx, t, emu, "getUpdates", url.Values{"offset": {"900000001"}})
+		require.Equal(t, []int64{120000000}, updateIDs(t, r), "the offset is out of range: ignored")
+	}
+	_, r = rawCall(ctx, t, emu, "getUpdates", url.Values{"offset": {"120000011"}})
+	require.Equal(t, []int64{}, updateIDs(t, r), "10 beyond the next id (120000001) is honoured and confirms")
+	require.Empty(t, emu.PendingUpdates())
+
+	_, err = emu.InjectMessage(tgemu.TextMessage{ChatID: 2, Text: "/help"})
+	require.NoError(t, err)
+	_, r = rawCall(ctx, t, emu, "getUpdates", url.Values{"offset": {"120000001"}})
+	require.Equal(t, []int64{120000001}, updateIDs(t, r))
 }
