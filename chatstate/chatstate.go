@@ -1,7 +1,8 @@
 // Package chatstate owns the delivery state of Telegram chats that the
 // notifier (producer) and the worker (consumer) share: which chats blocked
 // the bot (inactive), where a migrated group went (aliases), and which
-// Telegram message id a sent job became (for later edits).
+// Telegram message id a sent job became (for later edits), and which jobs
+// had a send with an unknown outcome (sent again at most once).
 //
 // A Store is built on its own valkey.Client (chatstate.New), so neither
 // side reaches into the other's (or the lanes store's) client. Its keys
@@ -11,6 +12,7 @@
 //	{T}:n:inactive       set     chat ids (decimal) that blocked the bot
 //	{T}:n:alias          hash    old chat id -> new chat id (migrated groups)
 //	{T}:n:msg:<job id>   string  Telegram message id the job was sent as; PX SentTTL
+//	{T}:n:unk:<job id>   string  "1": a send of the job had an unknown outcome (no answer); PX SentTTL
 package chatstate
 
 import (
@@ -54,6 +56,9 @@ func (s *Store) prefix() string                { return "{" + s.tag + "}:n:" }
 func (s *Store) inactiveKey() string           { return s.prefix() + "inactive" }
 func (s *Store) aliasKey() string              { return s.prefix() + "alias" }
 func (s *Store) sentKey(id lanes.JobID) string { return s.prefix() + "msg:" + string(id) }
+func (s *Store) unknownKey(id lanes.JobID) string {
+	return s.prefix() + "unk:" + string(id)
+}
 
 func member(chatID int64) string { return strconv.FormatInt(chatID, 10) }
 
@@ -214,4 +219,23 @@ func (s *Store) SentMessageID(ctx context.Context, id lanes.JobID) (int, bool, e
 		return 0, false, fmt.Errorf("chatstate: message id of job %s: %w", id, err)
 	}
 	return int(v), true, nil
+}
+
+// MarkUnknownOutcome records that a send of job id got no answer after its
+// request was written (Telegram may have delivered it), for the Store's
+// sent TTL, and reports whether this is the first such send of the job
+// (true), so the worker sends it again at most once. Errors: ErrInvalid for
+// a malformed id; the server's error (nothing recorded).
+func (s *Store) MarkUnknownOutcome(ctx context.Context, id lanes.JobID) (bool, error) {
+	if err := id.Validate(); err != nil {
+		return false, invalid(err.Error())
+	}
+	err := s.c.Do(ctx, s.c.B().Set().Key(s.unknownKey(id)).Value("1").Nx().Px(s.sentTTL).Build()).Error()
+	if valkey.IsValkeyNil(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("chatstate: record unknown outcome of job %s: %w", id, err)
+	}
+	return true, nil
 }

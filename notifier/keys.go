@@ -9,7 +9,7 @@ package notifier
 //	{T}:n:once:bc:<key>      string  Broadcast idempotency key: the broadcast id; PX KeyTTL
 //
 // keyspace is the one place that builds them. The chats' delivery state
-// ({T}:n:inactive, {T}:n:alias, {T}:n:msg:<job id>) is package chatstate's;
+// ({T}:n:inactive, {T}:n:alias, {T}:n:msg:<job id>, {T}:n:unk:<job id>) is package chatstate's;
 // docs/keys.md lists every key of the program.
 type keyspace struct{ tag string }
 

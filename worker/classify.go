@@ -20,6 +20,9 @@ const (
 	ReasonMalformed    = "malformed job"  // payload or lane that can't be decoded
 	ReasonMaxAttempts  = "max attempts"   // transient failures past MaxAttempts
 	ReasonEditNotFound = "edit not found" // 400 message to edit not found (an edit job)
+	// ReasonUnknownOutcome: a second send whose request was written but
+	// got no answer (it may have been delivered twice already).
+	ReasonUnknownOutcome = "unknown outcome"
 )
 
 // action is what the worker does with a failed send: one row of the error

@@ -292,20 +292,24 @@ func Test5xxDeadLettersAfterMaxAttempts(t *testing.T) {
 	require.GreaterOrEqual(t, reqs[2].Time.Sub(reqs[1].Time), 30*time.Millisecond, "backoff grows: 20ms, then 40ms ±20%")
 }
 
-// Dropped connections and timeouts are transient.
+// A dropped connection and a timeout (the request was written, no answer
+// came: the outcome is unknown) are retried once.
 func TestDroppedConnectionAndTimeoutAreRetried(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.emu.InjectFault(tgemu.DropConnection().ForChat(42))
-	e.emu.InjectFault(tgemu.Delay(5 * time.Second).ForChat(42))
+	e.emu.InjectFault(tgemu.Delay(5 * time.Second).ForChat(43))
 	e.notify(42, "persistent", notifier.Reply)
+	e.notify(43, "patient", notifier.Reply)
 	cfg := e.config()
 	cfg.SendTimeout = 300 * time.Millisecond
 	e.start(cfg)
 	require.Equal(t, "persistent", e.waitMsgs(42, 1)[0].Text)
+	require.Equal(t, "patient", e.waitMsgs(43, 1)[0].Text)
 	time.Sleep(100 * time.Millisecond)
 	require.Len(t, e.emu.Messages(42), 1)
-	require.Len(t, e.emu.SendRequests(), 3)
+	require.Len(t, e.emu.Messages(43), 1)
+	require.Len(t, e.emu.SendRequests(), 4)
 }
 
 // Three 502s then success: delivered exactly once.

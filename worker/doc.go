@@ -54,7 +54,21 @@
 //     "malformed job".
 //
 // Delivery is at least once: a send whose reply is lost (a dropped
-// connection after Telegram accepted it) is retried and may arrive twice.
+// connection, or a timeout, after the request was written: the outcome is
+// unknown, Telegram may have delivered it) is retried once and may arrive
+// twice; a second unknown outcome dead-letters the job with reason
+// "unknown outcome" rather than risk a third copy.
+//
+// Settling outlives the send: once a job's fate is known (delivered,
+// failed, park for retry_after, dead), every settling call (Ack, Nack,
+// Release, Park, Dead, and the message-id record before an ack) gets a
+// fresh context of its own and is retried with backoff (50 ms doubling to
+// 1 s) until it succeeds or the lease is provably lost (lanes.ErrStaleLease
+// or ErrNoJob: the fencing token no longer holds the job), bounded by
+// Config.SettleFor (2 min) so nothing retries forever; the lease keeps
+// being extended meanwhile. So a store stall (a BUSY script, a failover)
+// never makes a delivered message be sent again, and a send cut by
+// SendTimeout is settled at once instead of waiting for its lease.
 //
 // Secrets: the bot token never appears in a log line, a returned error or a
 // dead-letter reason: every error goes through one Redactor (package
@@ -68,5 +82,7 @@
 // codemojex_worker_retried_total, codemojex_worker_too_many_requests_total,
 // codemojex_worker_global_pauses_total,
 // codemojex_worker_send_duration_seconds,
-// codemojex_worker_claim_duration_seconds, codemojex_worker_in_flight.
+// codemojex_worker_claim_duration_seconds, codemojex_worker_in_flight,
+// codemojex_worker_unknown_outcome_total (sends written but not answered),
+// codemojex_worker_settle_retries_total (settling calls retried).
 package worker

@@ -41,6 +41,9 @@ type envOpts struct {
 	emuLimits   tgemu.Limits    // emulator side
 	strictChats bool            // no WithAllowAnyChat
 	maxAttempts int
+	// srv is a dedicated server (valkeytest.Start) for a test that stalls
+	// or reconfigures it; nil means the shared one.
+	srv *valkeytest.Server
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -52,7 +55,11 @@ func newEnv(t *testing.T, o envOpts) *env {
 		emuOpts = append(emuOpts, tgemu.WithAllowAnyChat())
 	}
 	emu := testkit.NewEmulator(t, emuOpts...)
-	c := valkeytest.Shared(t).Client(t)
+	srv := o.srv
+	if srv == nil {
+		srv = valkeytest.Shared(t)
+	}
+	c := srv.Client(t)
 	store, err := notifier.NewStore(c, o.limits, o.maxAttempts, lanes.WithTag(valkeytest.Namespace(t)))
 	require.NoError(t, err)
 	n, err := notifier.New(c, store, notifier.Config{})
@@ -209,7 +216,8 @@ func (e *env) countEdits(chat int64, desc string) int {
 	return n
 }
 
-// requireMetric waits until counter name{label=value} is want.
+// requireMetric waits until counter name{label=value} is want (label "":
+// a counter without labels).
 func (e *env) requireMetric(want float64, name, label, value string) {
 	e.t.Helper()
 	var got float64
@@ -222,6 +230,9 @@ func (e *env) requireMetric(want float64, name, label, value string) {
 				continue
 			}
 			for _, m := range mf.GetMetric() {
+				if label == "" {
+					got = m.GetCounter().GetValue()
+				}
 				for _, lp := range m.GetLabel() {
 					if lp.GetName() == label && lp.GetValue() == value {
 						got = m.GetCounter().GetValue()
@@ -235,3 +246,14 @@ func (e *env) requireMetric(want float64, name, label, value string) {
 
 // secretPart is the token after the ':'.
 var secretPart = token[strings.IndexByte(token, ':')+1:]
+
+// copiesOf counts the messages of chat whose text is text.
+func (e *env) copiesOf(chat int64, text string) int {
+	n := 0
+	for _, m := range e.emu.Messages(chat) {
+		if m.Text == text {
+			n++
+		}
+	}
+	return n
+}

@@ -9,15 +9,17 @@ import (
 // metrics are the worker's Prometheus collectors. Several workers given the
 // same Registerer share them (the already registered collector is reused).
 type metrics struct {
-	sent         *prometheus.CounterVec // by queue
-	edited       *prometheus.CounterVec // by queue
-	dead         *prometheus.CounterVec // by reason code
-	retried      prometheus.Counter
-	tooMany      prometheus.Counter
-	globalPauses prometheus.Counter
-	sendLatency  prometheus.Histogram
-	claimLatency prometheus.Histogram
-	inFlight     prometheus.Gauge
+	sent          *prometheus.CounterVec // by queue
+	edited        *prometheus.CounterVec // by queue
+	dead          *prometheus.CounterVec // by reason code
+	retried       prometheus.Counter
+	tooMany       prometheus.Counter
+	globalPauses  prometheus.Counter
+	sendLatency   prometheus.Histogram
+	claimLatency  prometheus.Histogram
+	inFlight      prometheus.Gauge
+	unknown       prometheus.Counter
+	settleRetries prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -54,6 +56,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "codemojex_worker_in_flight", Help: "Jobs claimed and not yet settled.",
 		}),
+		unknown: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_unknown_outcome_total",
+			Help: "Sends whose request was written but got no answer (timeout, connection closed): maybe delivered; retried at most once.",
+		}),
+		settleRetries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_settle_retries_total",
+			Help: "Settling calls (ack, nack, release, park, dead-letter) retried after a failure.",
+		}),
 	}
 	var err error
 	reg1 := func(c prometheus.Collector) prometheus.Collector {
@@ -75,6 +85,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.sendLatency = reg1(m.sendLatency).(prometheus.Histogram)
 	m.claimLatency = reg1(m.claimLatency).(prometheus.Histogram)
 	m.inFlight = reg1(m.inFlight).(prometheus.Gauge)
+	m.unknown = reg1(m.unknown).(prometheus.Counter)
+	m.settleRetries = reg1(m.settleRetries).(prometheus.Counter)
 	if err != nil {
 		return nil, err
 	}

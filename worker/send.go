@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
@@ -37,10 +40,15 @@ func (s statusClient) Do(req *http.Request) (*http.Response, error) {
 
 // call makes the Bot API call of job p in chat (sendMessage, or
 // editMessageText for an edit) with parseMode; it returns the HTTP status
-// (0 when no reply came), the message id of the reply (0 when none) and the
-// (unredacted) error.
-func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode string) (int, int, error) {
+// (0 when no reply came), the message id of the reply (0 when none),
+// whether the outcome is unknown (the request was written but no response
+// came: Telegram may have delivered it) and the (unredacted) error.
+func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode string) (int, int, bool, error) {
 	box := &statusBox{}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) },
+	})
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, statusKey{}, box), w.cfg.SendTimeout)
 	defer cancel()
 	t0 := time.Now()
@@ -64,7 +72,8 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 	if err == nil && m != nil {
 		id = m.ID
 	}
-	return int(box.code.Load()), id, err
+	status := int(box.code.Load())
+	return status, id, err != nil && status == 0 && wrote.Load(), err
 }
 
 // next says how a batch goes on after one job.
@@ -93,12 +102,10 @@ func (w *Worker) runBatch(runCtx, workCtx context.Context, jobs []lanes.Job) {
 	}
 	stopExtend := w.extendLoop(workCtx, jobs, live)
 	defer stopExtend()
-	sctx, cancel := settleCtx(workCtx)
-	defer cancel()
 	for i := 0; i < len(jobs); i++ {
 		if runCtx.Err() != nil {
 			for j := i; j < len(jobs); j++ {
-				w.release(sctx, jobs[j])
+				w.release(workCtx, jobs[j])
 				done(j)
 			}
 			return
@@ -110,14 +117,16 @@ func (w *Worker) runBatch(runCtx, workCtx context.Context, jobs []lanes.Job) {
 		}
 		for j := i + 1; j < len(jobs); j++ {
 			if nx.deadRest != "" {
-				w.dead(sctx, jobs[j], decodeQuiet(jobs[j].Payload), nx.deadCode, nx.deadRest)
+				w.dead(workCtx, jobs[j], decodeQuiet(jobs[j].Payload), nx.deadCode, nx.deadRest)
 			} else {
-				w.release(sctx, jobs[j])
+				w.release(workCtx, jobs[j])
 			}
 			done(j)
 		}
 		if nx.after != nil {
+			sctx, cancel := settleCtx(workCtx)
 			nx.after(sctx)
+			cancel()
 		}
 		return
 	}
@@ -162,27 +171,29 @@ func (w *Worker) extendLoop(ctx context.Context, jobs []lanes.Job, live []atomic
 // process sends one job (a message or an edit) and settles it by the error
 // table.
 func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
-	sctx, cancel := settleCtx(workCtx)
-	defer cancel()
 	p, err := tgjob.Decode(job.Payload)
 	chat, cerr := tgjob.ChatID(job.Group)
 	if err != nil || cerr != nil {
 		w.log.Warn("malformed job", slog.String("job", string(job.ID)), slog.String("lane", job.Group),
 			slog.Any("err", w.redactor.Error(errors.Join(err, cerr))))
-		w.dead(sctx, job, p, ReasonMalformed, ReasonMalformed)
+		w.dead(workCtx, job, p, ReasonMalformed, ReasonMalformed)
 		return next{}
 	}
-	status, msgID, err := w.call(workCtx, chat, p, p.ParseMode)
+	status, msgID, unknown, err := w.call(workCtx, chat, p, p.ParseMode)
+	// The outcome is known from here: settling gets contexts of its own
+	// (the send may have used up any deadline set before it), see settle.
+	sctx, cancel := settleCtx(workCtx)
+	defer cancel()
 	if err == nil {
-		w.delivered(sctx, job, p, msgID)
+		w.delivered(workCtx, job, p, msgID)
 		return next{}
 	}
 	d := classify(err, status, w.cfg.DefaultRetryAfter)
 	if d.act == actPlain {
 		// Telegram could not parse the markup: resend once as plain text.
 		w.log.Info("markup rejected, resending as plain text", slog.Int64("chat", chat), slog.String("job", string(job.ID)))
-		if status, msgID, err = w.call(workCtx, chat, p, ""); err == nil {
-			w.delivered(sctx, job, p, msgID)
+		if status, msgID, unknown, err = w.call(workCtx, chat, p, ""); err == nil {
+			w.delivered(workCtx, job, p, msgID)
 			return next{}
 		}
 		d = classify(err, status, w.cfg.DefaultRetryAfter)
@@ -192,29 +203,45 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 	}
 	if d.act == actDone {
 		// An edit that changes nothing: the message shows the text already.
-		w.delivered(sctx, job, p, 0)
+		w.delivered(workCtx, job, p, 0)
 		return next{}
 	}
 	rerr := w.redactor.Error(err)
 	if workCtx.Err() != nil && d.act == actRetry {
 		// Shutdown cut the send: not the message's fault.
-		w.release(sctx, job)
+		w.release(workCtx, job)
 		return next{stop: true}
 	}
 	attrs := []any{slog.Int64("chat", chat), slog.String("job", string(job.ID)), slog.String("queue", job.Queue), slog.Any("err", rerr)}
+	if unknown && d.act == actRetry {
+		// Written, no answer: Telegram may have delivered it. Sent again
+		// at most once (a duplicate is better than a lost reply, two are
+		// not), then dead-lettered.
+		w.m.unknown.Inc()
+		again, merr := w.unknownAgain(workCtx, job)
+		if merr == nil && again {
+			reason := ReasonUnknownOutcome + ": no answer twice, maybe delivered; not sent again: " + rerr.Error()
+			w.dead(workCtx, job, p, ReasonUnknownOutcome, reason)
+			return next{stop: true}
+		}
+		w.log.Warn("send outcome unknown (request written, no answer); retrying once", attrs...)
+	}
 	switch d.act {
 	case actPark:
 		w.m.tooMany.Inc()
 		// Park before Release, so no claimer serves the lane in between.
 		var until time.Time
 		for _, q := range tgjob.Queues() {
-			u, perr := w.inspector.Park(sctx, q, job.Group, d.retryAfter)
+			perr := w.settle(workCtx, job, "park", func(ctx context.Context) error {
+				u, err := w.inspector.Park(ctx, q, job.Group, d.retryAfter)
+				until = u
+				return err
+			})
 			if perr != nil {
 				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 			}
-			until = u
 		}
-		w.release(sctx, job)
+		w.release(workCtx, job)
 		w.log.Info("429: chat parked", append(attrs, slog.String("retry_after", d.retryAfter.String()), slog.Time("until", until))...)
 		if pause, global := w.flood.note(chat, d.retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
 			w.pauseAll(sctx, pause, "429 from several chats")
@@ -238,31 +265,40 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 				w.countLaneDead(sctx, q, ids)
 			}
 		}
-		w.dead(sctx, job, p, ReasonForbidden, reason)
+		w.dead(workCtx, job, p, ReasonForbidden, reason)
 		w.log.Warn("403: chat inactive, its messages dead-lettered", attrs...)
 		return next{stop: true, deadRest: reason, deadCode: ReasonForbidden}
 	case actDead:
-		w.dead(sctx, job, p, d.reason, d.reason+": "+rerr.Error())
+		w.dead(workCtx, job, p, d.reason, d.reason+": "+rerr.Error())
 		return next{stop: true}
 	case actMigrate:
 		// Hold the old lane (both queues) so nobody claims it between the
 		// release and the move; the move is done once the rest of the
 		// batch is released too, then the hold is lifted.
 		for _, q := range tgjob.Queues() {
-			if _, perr := w.inspector.Park(sctx, q, job.Group, migrateHold); perr != nil {
+			perr := w.settle(workCtx, job, "park", func(ctx context.Context) error {
+				_, err := w.inspector.Park(ctx, q, job.Group, migrateHold)
+				return err
+			})
+			if perr != nil {
 				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 			}
 		}
-		w.release(sctx, job)
+		w.release(workCtx, job)
 		to := d.migrateTo
 		return next{stop: true, after: func(ctx context.Context) { w.migrate(ctx, job.Group, chat, to) }}
 	case actPauseAll:
-		w.release(sctx, job)
+		w.release(workCtx, job)
 		w.pauseAll(sctx, w.cfg.UnauthorizedPause, "401 unauthorized")
 		return next{stop: true}
 	default:
 		delay := w.backoff(job.Attempts)
-		out, nerr := w.store.Nack(sctx, job.Lease, delay, "transient: "+rerr.Error())
+		var out lanes.Outcome
+		nerr := w.settle(workCtx, job, "nack", func(ctx context.Context) error {
+			var err error
+			out, err = w.store.Nack(ctx, job.Lease, delay, "transient: "+rerr.Error())
+			return err
+		})
 		if nerr != nil {
 			w.log.Error("nack failed", append(attrs, slog.Any("nack_err", w.redactor.Error(nerr)))...)
 			return next{stop: true}
@@ -317,25 +353,31 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 
 // delivered settles a job Telegram accepted: it records the message id of
 // a send (for chatstate.Store.SentMessageID; before the ack, so an acked send's id
-// is known), then acks the job and counts it.
+// is known), then acks the job and counts it. Both are retried by settle: a
+// delivered message is never sent again because an ack failed for a while.
 func (w *Worker) delivered(ctx context.Context, job lanes.Job, p tgjob.Job, msgID int) {
 	if !p.IsEdit() && msgID > 0 {
-		if err := w.chats.RecordMessageID(ctx, job.ID, msgID); err != nil {
+		if err := w.settle(ctx, job, "record message id", func(ctx context.Context) error {
+			return w.chats.RecordMessageID(ctx, job.ID, msgID)
+		}); err != nil {
 			w.log.Warn("record message id failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		}
 	}
-	if err := w.store.Ack(ctx, job.Lease); err != nil {
-		// Delivered, but the lease was lost: the job may be sent again.
+	if err := w.settle(ctx, job, "ack", func(ctx context.Context) error { return w.store.Ack(ctx, job.Lease) }); err != nil {
+		// Delivered, but the lease is provably lost (or the store stayed
+		// unreachable for SettleFor): the job may be sent again.
 		w.log.Warn("ack failed after delivery", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		return
 	}
+	sctx, cancel := settleCtx(ctx)
+	defer cancel()
 	if p.IsEdit() {
 		w.m.edited.WithLabelValues(job.Queue).Inc()
 		return
 	}
 	w.m.sent.WithLabelValues(job.Queue).Inc()
 	if p.Broadcast != "" {
-		if err := w.n.RecordSent(ctx, p.Broadcast); err != nil {
+		if err := w.n.RecordSent(sctx, p.Broadcast); err != nil {
 			w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
 		}
 	}
@@ -343,12 +385,14 @@ func (w *Worker) delivered(ctx context.Context, job lanes.Job, p tgjob.Job, msgI
 
 // dead dead-letters job with reason (already redacted) and counts it.
 func (w *Worker) dead(ctx context.Context, job lanes.Job, p tgjob.Job, code, reason string) {
-	if err := w.store.Dead(ctx, job.Lease, reason); err != nil {
+	if err := w.settle(ctx, job, "dead-letter", func(ctx context.Context) error { return w.store.Dead(ctx, job.Lease, reason) }); err != nil {
 		w.log.Warn("dead-letter failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		return
 	}
+	sctx, cancel := settleCtx(ctx)
+	defer cancel()
 	w.m.dead.WithLabelValues(code).Inc()
-	w.recordFailed(ctx, p, job.ID, code)
+	w.recordFailed(sctx, p, job.ID, code)
 	w.log.Warn("dead-lettered", slog.String("job", string(job.ID)), slog.String("lane", job.Group), slog.String("reason", reason))
 }
 
@@ -377,7 +421,68 @@ func (w *Worker) countLaneDead(ctx context.Context, queue string, ids []lanes.Jo
 }
 
 func (w *Worker) release(ctx context.Context, job lanes.Job) {
-	if err := w.store.Release(ctx, job.Lease); err != nil {
+	if err := w.settle(ctx, job, "release", func(ctx context.Context) error { return w.store.Release(ctx, job.Lease) }); err != nil {
 		w.log.Warn("release failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
+	}
+}
+
+// unknownAgain records that job's send had an unknown outcome and reports
+// whether one had been recorded before (chatstate.Store.MarkUnknownOutcome),
+// retried like a settlement.
+func (w *Worker) unknownAgain(ctx context.Context, job lanes.Job) (bool, error) {
+	var again bool
+	err := w.settle(ctx, job, "record unknown outcome", func(ctx context.Context) error {
+		first, err := w.chats.MarkUnknownOutcome(ctx, job.ID)
+		again = !first
+		return err
+	})
+	return again, err
+}
+
+// Settlement retries (see settle).
+const (
+	settleTry     = 5 * time.Second       // bound of one settling call
+	settleWaitMin = 50 * time.Millisecond // first wait between tries
+	settleWaitMax = 1 * time.Second       // longest wait between tries
+)
+
+// settle runs op, one call that settles job (ack, nack, release, park,
+// dead-letter, or a record that goes with them), until it succeeds: each
+// try gets a fresh context of its own (settleTry), never the one of the
+// send that decided the job's fate, and failed tries are retried after
+// 50 ms doubling to 1 s. It stops early only when retrying cannot help:
+// lanes.ErrStaleLease or lanes.ErrNoJob (the lease is provably lost: the
+// fencing token no longer holds the job, another claimer has it or settled
+// it), an ErrInvalid (bad input), or after Config.SettleFor, so nothing
+// retries forever. The extend loop keeps the lease alive meanwhile. It
+// returns op's last error.
+func (w *Worker) settle(ctx context.Context, job lanes.Job, what string, op func(ctx context.Context) error) error {
+	base := context.WithoutCancel(ctx)
+	giveUp := time.Now().Add(w.cfg.SettleFor)
+	wait := settleWaitMin
+	for try := 1; ; try++ {
+		tctx, cancel := context.WithTimeout(base, settleTry)
+		err := op(tctx)
+		cancel()
+		if err == nil {
+			if try > 1 {
+				w.log.Info(what+" succeeded after retries", slog.String("job", string(job.ID)), slog.Int("tries", try))
+			}
+			return nil
+		}
+		if errors.Is(err, lanes.ErrStaleLease) || errors.Is(err, lanes.ErrNoJob) || errors.Is(err, lanes.ErrInvalid) ||
+			errors.Is(err, notifier.ErrInvalid) || errors.Is(err, chatstate.ErrInvalid) {
+			return err
+		}
+		if time.Now().Add(wait).After(giveUp) {
+			w.log.Error(what+" failed; giving up after SettleFor", slog.String("job", string(job.ID)), slog.Int("tries", try),
+				slog.Any("err", w.redactor.Error(err)))
+			return err
+		}
+		w.m.settleRetries.Inc()
+		w.log.Warn(what+" failed; retrying with a fresh context", slog.String("job", string(job.ID)), slog.Int("try", try),
+			slog.Any("err", w.redactor.Error(err)), slog.Duration("retry_in", wait))
+		time.Sleep(wait)
+		wait = min(wait*2, settleWaitMax)
 	}
 }

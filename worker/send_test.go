@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +10,11 @@ import (
 
 	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 	"github.com/codemojex/codemojex/notifier/tgtext"
+	"github.com/codemojex/codemojex/worker"
 )
 
 // The worker records each sent job's message id; an edit through the queue
@@ -163,4 +166,113 @@ func TestSlowSendRenewsLease(t *testing.T) {
 	logs := e.logs.String()
 	require.NotContains(t, logs, "lease extend failed")
 	require.NotContains(t, logs, "ack failed after delivery")
+}
+
+// TestHeldResponseIsSettledAtOnce: Telegram delivers a sendMessage but the
+// response never comes (the connection is held, then closed). The send
+// times out with an unknown outcome; the job is settled right away with a
+// context of its own (not the one that expired with the send), so the
+// chat's next message arrives within seconds of the failed call, not after
+// the 30 s lease; the held message arrives at most twice, and the unknown
+// outcome is counted.
+func TestHeldResponseIsSettledAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.emu.InjectFault(tgemu.HeldResponse(90 * time.Second).ForChat(51))
+	e.notify(51, "first", notifier.Reply)
+	e.notify(51, "second", notifier.Reply)
+	cfg := e.config()
+	cfg.Lease = 30 * time.Second       // production default
+	cfg.SendTimeout = 12 * time.Second // longer than a settling call may take (10 s), as the 20 s default is
+	e.start(cfg)
+
+	msgs := e.waitMsgs(51, 1)
+	failedAt := msgs[0].Time.Add(cfg.SendTimeout) // when the client gave up
+	var second time.Time
+	require.Eventually(t, func() bool {
+		for _, m := range e.emu.Messages(51) {
+			if m.Text == "second" {
+				second = m.Time
+				return true
+			}
+		}
+		return false
+	}, 45*time.Second, 20*time.Millisecond, "the next message arrives")
+	t.Logf("next message %v after the failed call; copies of the held message: %d",
+		second.Sub(failedAt).Round(time.Millisecond), e.copiesOf(51, "first"))
+	require.Less(t, second.Sub(failedAt), 5*time.Second, "within seconds of the failed call, not after the lease")
+	require.LessOrEqual(t, e.copiesOf(51, "first"), 2, "at most two copies")
+	e.requireMetric(1, "codemojex_worker_unknown_outcome_total", "", "")
+}
+
+// TestUnknownOutcomeTwiceIsDeadLettered: a message whose send has no
+// answer twice is not sent a third time: it is dead-lettered with reason
+// "unknown outcome".
+func TestUnknownOutcomeTwiceIsDeadLettered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.emu.InjectFault(tgemu.HeldResponse(time.Minute).ForChat(52).Times(-1))
+	e.notify(52, "never answered", notifier.Reply)
+	cfg := e.config()
+	cfg.SendTimeout = 300 * time.Millisecond
+	e.start(cfg)
+	d := e.waitDead(tgjob.QueueReply, 1)[0]
+	require.True(t, strings.HasPrefix(d.Reason, worker.ReasonUnknownOutcome+": "), d.Reason)
+	require.Equal(t, 2, e.copiesOf(52, "never answered"))
+	e.requireMetric(2, "codemojex_worker_unknown_outcome_total", "", "")
+	e.requireMetric(1, "codemojex_worker_dead_lettered_total", "reason", worker.ReasonUnknownOutcome)
+}
+
+// TestAckDuringBusyIsRetried: Valkey answers BUSY for about 6 s (another
+// client runs a long script, ended with SCRIPT KILL) while replies are
+// being sent; a reply delivered during the stall is acked once the server
+// answers again, so no reply is sent twice, even after its lease would have
+// expired.
+func TestAckDuringBusyIsRetried(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--busy-reply-threshold", "100"}})
+	e := newEnv(t, envOpts{srv: srv})
+	// The first reply is delivered at once and answered 1 s later: the
+	// stall starts in between, so its ack meets BUSY.
+	e.emu.InjectFault(tgemu.Delay(time.Second).Processed().ForChat(61))
+	texts := []string{"r1", "r2", "r3"}
+	for _, s := range texts {
+		e.notify(61, s, notifier.Reply)
+	}
+	cfg := e.config()
+	cfg.Lease = 12 * time.Second
+	e.start(cfg)
+	e.waitMsgs(61, 1)
+
+	busy, err := srv.NewClient()
+	require.NoError(t, err)
+	defer busy.Close()
+	killer, err := srv.NewClient()
+	require.NoError(t, err)
+	defer killer.Close()
+	scriptDone := make(chan error, 1)
+	go func() {
+		scriptDone <- busy.Do(context.Background(), busy.B().Eval().Script("while true do end").Numkeys(0).Build()).Error()
+	}()
+	require.Eventually(t, func() bool {
+		err := killer.Do(e.ctx, killer.B().Ping().Build()).Error()
+		return err != nil && strings.HasPrefix(err.Error(), "BUSY")
+	}, 5*time.Second, 10*time.Millisecond, "the server answers BUSY")
+	time.Sleep(6 * time.Second)
+	require.NoError(t, killer.Do(e.ctx, killer.B().ScriptKill().Build()).Error())
+	killedAt := time.Now()
+	require.Error(t, <-scriptDone, "the script was killed")
+
+	msgs := e.waitMsgs(61, len(texts))
+	last := msgs[len(texts)-1].Time
+	t.Logf("last reply %v after SCRIPT KILL", last.Sub(killedAt).Round(time.Millisecond))
+	require.Less(t, last.Sub(killedAt), 5*time.Second, "the chat's next replies follow within seconds of the stall's end")
+	time.Sleep(cfg.Lease + 2*time.Second) // past the lease: a job left unacked would be sent again by now
+	dups := 0
+	for _, s := range texts {
+		dups += e.copiesOf(61, s) - 1
+	}
+	t.Logf("duplicates after a 6 s BUSY stall: %d (%d messages)", dups, len(e.emu.Messages(61)))
+	require.Zero(t, dups, "no reply sent twice")
+	require.Contains(t, e.logs.String(), "failed; retrying with a fresh context", "settling met BUSY and was retried")
 }

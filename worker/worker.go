@@ -44,8 +44,19 @@ type Config struct {
 	// Lease is the lanes lease of a claimed job [30 s]; a slow send renews
 	// it (Extend) every Lease/3.
 	Lease time.Duration
-	// SendTimeout bounds one sendMessage call [20 s].
+	// SendTimeout bounds one sendMessage call [20 s]. Near its flood
+	// limits Telegram may hold a request for about 15 s before answering
+	// it (instead of a quick 429), so a shorter timeout would cut sends
+	// that succeed and send them again; 20 s leaves a margin above that
+	// and stays well below Lease, so a send cut by the timeout is settled
+	// while its lease holds. A send cut after its request was written has
+	// an unknown outcome: it is sent again at most once (metric
+	// codemojex_worker_unknown_outcome_total), then dead-lettered.
 	SendTimeout time.Duration
+	// SettleFor bounds how long settling one job (ack, nack, release,
+	// park, dead-letter) is retried while the store fails [2 min]; a lost
+	// lease (lanes.ErrStaleLease) stops it at once.
+	SettleFor time.Duration
 	// ShutdownGrace is how long in-flight sends may run after Run's
 	// context ends before they are cut and their jobs released [10 s].
 	ShutdownGrace time.Duration
@@ -87,6 +98,7 @@ func (c *Config) defaults() {
 	c.BatchMax = min(c.BatchMax, lanes.MaxClaim)
 	def(&c.Lease, 30*time.Second)
 	def(&c.SendTimeout, 20*time.Second)
+	def(&c.SettleFor, 2*time.Minute)
 	def(&c.ShutdownGrace, 10*time.Second)
 	def(&c.DefaultRetryAfter, 5*time.Second)
 	def(&c.BackoffBase, time.Second)

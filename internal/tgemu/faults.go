@@ -29,6 +29,11 @@ const (
 	FaultTooManyRequests
 	// FaultNonJSON answers 200 with a body that is not JSON.
 	FaultNonJSON
+	// FaultHold processes the request (a message is really sent), holds
+	// the connection for Fault.Delay without answering, then closes it
+	// without a response: the client cannot know the outcome (see
+	// HeldResponse).
+	FaultHold
 )
 
 func (k FaultKind) String() string {
@@ -45,6 +50,8 @@ func (k FaultKind) String() string {
 		return "too_many_requests"
 	case FaultNonJSON:
 		return "non_json"
+	case FaultHold:
+		return "hold"
 	default:
 		return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 	}
@@ -121,6 +128,14 @@ func Delay(d time.Duration) Fault { return Fault{Kind: FaultDelay, Delay: d} }
 // seconds, or with no "parameters" at all when retryAfter is 0.
 func TooManyRequests(retryAfter int) Fault {
 	return Fault{Kind: FaultTooManyRequests, RetryAfter: retryAfter}
+}
+
+// HeldResponse processes the request, then holds the connection for d
+// (real time, cut short by Close) and closes it without answering: what a
+// client sees when Telegram delivered a message but the response never
+// came (e.g. a proxy or the network dropped it).
+func HeldResponse(d time.Duration) Fault {
+	return Fault{Kind: FaultHold, Delay: d, AfterProcessing: true}
 }
 
 // NonJSON answers 200 with a body that is not JSON.
@@ -203,8 +218,13 @@ func (e *Emulator) takeFault(method string, chatID int64) *Fault {
 // FaultDelay, and records it.
 func (e *Emulator) applyFault(ctx context.Context, w http.ResponseWriter, rec *Request, f *Fault) {
 	switch f.Kind {
+	case FaultHold:
+		e.record(ctx, rec)
+		e.sleep(ctx, f.Delay)
+		e.dropConn(ctx, w)
 	case FaultDrop:
 		e.record(ctx, rec) // before the client can notice the drop
+		e.dropConn(ctx, w)
 		hj, ok := w.(http.Hijacker)
 		if !ok {
 			// Not hijackable (HTTP/2): aborting the handler resets the
@@ -243,4 +263,20 @@ func (e *Emulator) applyFault(ctx context.Context, w http.ResponseWriter, rec *R
 		}
 		e.finish(ctx, w, rec, rep)
 	}
+}
+
+// dropConn closes the request's connection without a response.
+func (e *Emulator) dropConn(ctx context.Context, w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		// Not hijackable (HTTP/2): aborting the handler resets the
+		// stream without a response.
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		e.log.LogAttrs(ctx, slog.LevelDebug, "tgemu: hijack failed", slog.Any("err", err))
+		panic(http.ErrAbortHandler)
+	}
+	_ = conn.Close()
 }

@@ -247,3 +247,29 @@ func TestFaultKindString(t *testing.T) {
 		require.Equal(t, s, k.String())
 	}
 }
+
+// TestHeldResponseDeliversThenClosesWithoutAnswer: the message is sent at
+// once, the connection is held for the hold time with no answer, then
+// closed: a client with a shorter timeout gives up, one with a longer one
+// sees the connection end without a response.
+func TestHeldResponseDeliversThenClosesWithoutAnswer(t *testing.T) {
+	ctx := testCtx(t)
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat())
+	b := newBot(t, emu)
+
+	emu.InjectFault(tgemu.HeldResponse(time.Second).For("sendMessage"))
+	start := time.Now()
+	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 11, Text: "held"})
+	require.Error(t, err, "no answer")
+	require.GreaterOrEqual(t, time.Since(start), time.Second, "held for the hold time")
+	require.Len(t, emu.Messages(11), 1, "delivered")
+
+	emu.InjectFault(tgemu.HeldResponse(time.Minute).For("sendMessage"))
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err = b.SendMessage(cctx, &bot.SendMessageParams{ChatID: 11, Text: "held longer than the client waits"})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Len(t, emu.Messages(11), 2, "delivered although the client gave up")
+	reqs := emu.Requests()
+	require.Equal(t, tgemu.FaultHold, reqs[len(reqs)-1].Fault)
+}
