@@ -50,7 +50,11 @@ type App struct {
 	reg       *prometheus.Registry
 	m         *metrics
 	gameCfg   game.Config
-	ping      *valkey.Lua // /healthz: a script call proves Valkey answers and runs Lua
+	ping      *valkey.Lua // /healthz: a script that writes proves Valkey answers, runs Lua and accepts writes
+
+	// evictionRisk is the warning about Valkey's maxmemory-policy found
+	// at start ("" when it is noeviction), added to /healthz's body.
+	evictionRisk atomic.Pointer[string]
 
 	me       atomic.Pointer[models.User] // from getMe, before the first update is handled
 	meErr    atomic.Pointer[string]      // getMe's last failure (redacted) until it succeeds
@@ -118,7 +122,7 @@ func (a *App) init() error {
 	if a.notifier, err = notifier.New(a.c, a.store, notifier.Config{}); err != nil {
 		return fmt.Errorf("app: notifier: %w", err)
 	}
-	a.ping = luascript.Must(luaFS, "ping")
+	a.ping = luascript.Must(luaFS, "health")
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}
@@ -178,6 +182,7 @@ func (a *App) Run(ctx context.Context) error {
 	defer a.Close()
 	a.log.Info("codemojex starting", slog.String("role", a.cfg.Role), slog.Int("workers", a.cfg.Workers),
 		slog.String("api", a.cfg.APIURL))
+	a.checkEvictionPolicy(ctx)
 	srv, err := a.startHTTP()
 	if err != nil {
 		return err

@@ -29,9 +29,11 @@
 //
 // Every key starts with the store's hash tag {T} (default DefaultTag),
 // shared with lanes, notifier, chatstate, gamestore and intake, so every
-// script runs on Valkey Cluster. The app itself keeps two (audience.go);
+// script runs on Valkey Cluster. The app itself keeps three (audience.go,
+// health.go);
 // docs/keys.md lists every key of the program:
 //
 //	{T}:app:chats         set     every chat id that sent the bot an update (broadcast audience)
 //	{T}:app:bc            hash    broadcasts whose progress message is being kept up to date
+//	{T}:app:health        string  /healthz write probe ("1", PX 1 min)
 package app

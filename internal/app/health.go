@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -18,8 +20,9 @@ type Health struct {
 	Reason string // why not OK, or what the process is doing
 }
 
-// Health checks that Valkey answers a script call and, in poller roles,
-// that Telegram accepted the token (getMe succeeded; until then the reason
+// Health checks that Valkey answers a script call that writes (so a Valkey
+// out of memory under noeviction, which refuses writes, is 503 "valkey: out
+// of memory ..."), and, in poller roles, that Telegram accepted the token (getMe succeeded; until then the reason
 // is getMe's last failure) and that polling is alive:
 //
 //   - The lease holder (this process polls): its last successful getUpdates
@@ -38,12 +41,28 @@ type Health struct {
 //     until this process takes it over and polls.
 //
 // An operator thus sees 200 from every poller while updates are fetched,
-// and 503 from every poller when none is fetching them.
+// and 503 from every poller when none is fetching them. A healthy answer
+// also carries the warning about Valkey's maxmemory-policy found at start,
+// if any (see checkEvictionPolicy).
 func (a *App) Health(ctx context.Context) Health {
+	h := a.health(ctx)
+	if w := a.evictionRisk.Load(); w != nil && *w != "" && h.OK {
+		h.Reason += "; warning: " + *w
+	}
+	return h
+}
+
+func (a *App) health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := a.ping.Exec(ctx, a.c, nil, nil).Error(); err != nil {
-		return Health{Reason: "valkey: " + a.redactor.String(err.Error())}
+	probeTTL := strconv.FormatInt(time.Minute.Milliseconds(), 10)
+	if err := a.ping.Exec(ctx, a.c, []string{a.keys.health()}, []string{probeTTL}).Error(); err != nil {
+		msg := a.redactor.String(err.Error())
+		if isOOM(err) {
+			return Health{Reason: "valkey: out of memory, writes refused: updates are not recorded (nor confirmed to Telegram) " +
+				"and replies not queued until memory is freed or maxmemory raised: " + msg}
+		}
+		return Health{Reason: "valkey: " + msg}
 	}
 	if !a.cfg.Polls() {
 		return Health{OK: true, Reason: "ok (worker)"}
@@ -66,6 +85,42 @@ func (a *App) Health(ctx context.Context) Health {
 		return Health{Reason: fmt.Sprintf("polling: last successful getUpdates %v ago (limit %v)", age.Round(time.Second), limit)}
 	}
 	return Health{OK: true, Reason: "ok (polling)"}
+}
+
+// isOOM reports whether err is Valkey's answer to a write over maxmemory
+// under noeviction: "OOM command not allowed when used memory >
+// 'maxmemory'.".
+func isOOM(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "OOM command not allowed")
+}
+
+// checkEvictionPolicy reads Valkey's maxmemory-policy (CONFIG GET) once at
+// start. Anything but noeviction lets Valkey evict keys under memory
+// pressure: queued jobs, leases, the inbox or its offset could vanish
+// silently, so it logs a warning naming that risk and /healthz carries it.
+// A server that refuses CONFIG (managed services often do) is tolerated:
+// it logs that the policy could not be checked.
+func (a *App) checkEvictionPolicy(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	m, err := a.c.Do(ctx, a.c.B().ConfigGet().Parameter("maxmemory-policy").Build()).AsStrMap()
+	policy, ok := m["maxmemory-policy"]
+	if err == nil && !ok {
+		err = errors.New("no maxmemory-policy in the answer")
+	}
+	if err != nil {
+		a.log.Warn("Valkey maxmemory-policy could not be checked (CONFIG GET refused or failed); make sure it is noeviction, "+
+			"or queued messages may be evicted silently under memory pressure", slog.Any("err", a.redactor.Error(err)))
+		return
+	}
+	if policy == "noeviction" {
+		a.evictionRisk.Store(nil)
+		return
+	}
+	w := "Valkey maxmemory-policy is " + policy + ", not noeviction: under memory pressure Valkey may evict " +
+		"queued messages, leases and recorded updates, losing them silently; set maxmemory-policy noeviction"
+	a.evictionRisk.Store(&w)
+	a.log.Warn(w, slog.String("maxmemory_policy", policy))
 }
 
 // standbyHealth is Health of a poller that does not hold the lease: 200

@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 func TestHealthzAndMetrics(t *testing.T) {
@@ -176,4 +179,109 @@ func TestHealthWhileGetMeFails(t *testing.T) {
 	code, body = h.get(r, "/healthz")
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "ok (polling)\n", body)
+}
+
+// TestEvictionPolicyIsChecked: at start the bot reads Valkey's
+// maxmemory-policy; anything but noeviction is a logged warning naming the
+// risk, also in /healthz's body, and a server that refuses CONFIG is
+// tolerated and logged as not checked.
+func TestEvictionPolicyIsChecked(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		logs    string // a log line that must appear
+		healthz string // in /healthz's body ("" : no warning there)
+	}{
+		{name: "noeviction", args: []string{"--maxmemory-policy", "noeviction"}},
+		{name: "allkeys-lru", args: []string{"--maxmemory-policy", "allkeys-lru"},
+			logs:    "Valkey maxmemory-policy is allkeys-lru, not noeviction: under memory pressure Valkey may evict",
+			healthz: "warning: Valkey maxmemory-policy is allkeys-lru, not noeviction"},
+		{name: "CONFIG refused", args: []string{"--rename-command", "CONFIG", ""},
+			logs: "Valkey maxmemory-policy could not be checked"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.onServer(valkeytest.Start(t, valkeytest.Options{ExtraArgs: tc.args}))
+			r := h.start(nil)
+			h.waitLeader(r)
+			code, body := h.get(r, "/healthz")
+			require.Equal(t, http.StatusOK, code, body)
+			if tc.healthz == "" {
+				require.NotContains(t, body, "warning")
+			} else {
+				require.Contains(t, body, tc.healthz)
+			}
+			if tc.logs == "" {
+				require.NotContains(t, h.logs.String(), "maxmemory-policy")
+			} else {
+				require.Contains(t, h.logs.String(), tc.logs)
+			}
+		})
+	}
+}
+
+// TestOutOfMemoryLosesNothing: Valkey reaches maxmemory under noeviction
+// (writes answer "OOM command not allowed when used memory > 'maxmemory'.")
+// while updates arrive and replies wait to be queued. Updates that could
+// not be recorded are not confirmed to Telegram, /healthz is 503 with the
+// reason, and once maxmemory is raised every reply arrives exactly once.
+func TestOutOfMemoryLosesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--maxmemory-policy", "noeviction"}})
+	h.onServer(srv)
+	admin := srv.Client(t)
+	setMaxmemory := func(v string) {
+		require.NoError(t, admin.Do(ctx, admin.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", v).Build()).Error())
+	}
+
+	// A handler that waits for the outage, so the updates behind it are
+	// recorded before it and handled during it (their replies cannot be
+	// queued then).
+	gate := make(chan struct{})
+	hold := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "/hold" }
+	r := h.start(nil, WithHandler(hold, func(context.Context, *botT, *models.Update) { <-gate }))
+	h.waitLeader(r)
+	h.say(0, user(950, "Holder"), "/hold")
+	early := []int64{951, 952}
+	for _, c := range early {
+		h.say(0, user(c, "Early"), "/help")
+	}
+	require.Eventually(t, func() bool { n, _ := r.app.inbox.Depth(ctx); return n == int64(1+len(early)) }, wait, 10*time.Millisecond)
+
+	setMaxmemory("1")
+	err := admin.Do(ctx, admin.B().Set().Key("{"+h.tag+"}:probe").Value("x").Build()).Error()
+	require.ErrorContains(t, err, "OOM command not allowed when used memory > 'maxmemory'.")
+	close(gate)
+	late := []int64{953, 954, 955}
+	for _, c := range late {
+		h.say(0, user(c, "Late"), "/help")
+	}
+	time.Sleep(3 * time.Second)
+	code, body := h.get(r, "/healthz")
+	t.Logf("during the outage: /healthz %d %q; pending at Telegram %d", code, strings.TrimSpace(body), len(h.emu.PendingUpdates()))
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, body, "valkey: out of memory")
+	require.Len(t, h.emu.PendingUpdates(), len(late), "updates not recorded are not confirmed to Telegram")
+	for _, c := range append(append([]int64{}, early...), late...) {
+		require.Empty(t, h.emu.Messages(c), "no reply could be queued")
+	}
+
+	setMaxmemory("0")
+	for _, c := range append(append([]int64{}, early...), late...) {
+		require.Contains(t, h.texts(c, 1)[0], "Codemojex", "chat %d gets its reply after recovery", c)
+	}
+	require.Eventually(t, func() bool { c, _ := h.get(r, "/healthz"); return c == http.StatusOK }, wait, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.emu.PendingUpdates()) == 0 }, wait, 50*time.Millisecond)
+	time.Sleep(time.Second)
+	for _, c := range append(append([]int64{}, early...), late...) {
+		require.Len(t, h.emu.Messages(c), 1, "chat %d: exactly one reply", c)
+	}
+	dead, err := r.app.Store().Inspector().DeadLetters(ctx, tgjob.QueueReply, lanes.DeadQuery{Newest: 100})
+	require.NoError(t, err)
+	require.Empty(t, dead, "no job dead-lettered")
 }

@@ -274,3 +274,11 @@ func (h *harness) getUpdatesCalls(since time.Time) int {
 	}
 	return n
 }
+
+// onServer makes the harness's apps use srv (a dedicated server) instead of
+// the shared one.
+func (h *harness) onServer(srv *valkeytest.Server) {
+	h.t.Helper()
+	h.srv, h.c = srv, srv.Client(h.t)
+	h.env = append(h.env, "VALKEY_URL="+srv.URL)
+}
