@@ -17,15 +17,18 @@
 // client parses every reply (and every error into its error types:
 // *bot.TooManyRequestsError, *bot.MigrateError, bot.ErrorForbidden, ...).
 //
-// Supported methods: getMe, getUpdates (long polling), sendMessage,
-// editMessageText, setMyCommands, getMyCommands, deleteWebhook,
-// answerCallbackQuery. Method names are case-insensitive, as in Telegram. Any
+// Supported methods: getMe, getUpdates (long polling; an offset more than
+// 10 beyond the next update_id is ignored, as Telegram ignores it, and
+// SetNextUpdateID moves the id sequence, e.g. below ids already handed out),
+// sendMessage, editMessageText, setMyCommands, getMyCommands, setWebhook,
+// getWebhookInfo, deleteWebhook, answerCallbackQuery. Method names are case-insensitive, as in Telegram. Any
 // other method is answered 404 "Not Found"; a wrong token 401 "Unauthorized".
 //
 // On top of that the emulator enforces Telegram's flood limits (see Limits),
 // validates sendMessage the way Telegram does (length in UTF-16 code units,
 // HTML/MarkdownV2/Markdown markup, chat state), lets tests inject user
-// updates and transport faults (see Fault), and records everything the bot
+// updates and transport faults (see Fault; HeldResponse delivers a message
+// and never answers), and records everything the bot
 // did (Messages, Requests, Stats) with wait helpers that block on change
 // notifications rather than polling (WaitForMessages, WaitUntil).
 //
@@ -39,7 +42,8 @@
 //	_, err = b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 42, Text: "hi"})
 //	msgs, err := emu.WaitForMessages(ctx, 42, 1)
 //
-// Not emulated: webhooks (only their effect on getUpdates, see SetWebhook),
+// Not emulated: webhook deliveries (only a webhook's state and its 409 on
+// getUpdates, see SetWebhook and setWebhook),
 // allowed_updates (every update is delivered), the 24 h expiry of
 // unconfirmed updates, editing inline messages (inline_message_id), the
 // "entities" parameter (markup is checked only through parse_mode), and
