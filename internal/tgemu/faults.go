@@ -225,18 +225,6 @@ func (e *Emulator) applyFault(ctx context.Context, w http.ResponseWriter, rec *R
 	case FaultDrop:
 		e.record(ctx, rec) // before the client can notice the drop
 		e.dropConn(ctx, w)
-		hj, ok := w.(http.Hijacker)
-		if !ok {
-			// Not hijackable (HTTP/2): aborting the handler resets the
-			// stream without a response.
-			panic(http.ErrAbortHandler)
-		}
-		conn, _, err := hj.Hijack()
-		if err != nil {
-			e.log.LogAttrs(ctx, slog.LevelDebug, "tgemu: hijack failed", slog.Any("err", err))
-			panic(http.ErrAbortHandler)
-		}
-		_ = conn.Close()
 	case FaultTooManyRequests:
 		var params *responseParameters
 		if f.RetryAfter > 0 {
