@@ -121,19 +121,14 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 		return len(p) == 1 && p[0].CurrentText() == final
 	}))
 	a := r.app
-	require.Eventually(t, func() bool { hd, _ := a.inbox.Handled(ctx); return hd == u.ID }, wait, 10*time.Millisecond)
+	h.waitHandled(r, u.ID)
 	r.stop()
 	// The crash: right after Broadcast returned, before the journal kept
 	// its id ("bcs" written, "bc" not), the update not finished.
 	h.rewind(a, u)
 	require.NoError(t, a.inbox.SaveJournal(ctx, u.ID, "bcs", "1"))
 
-	r2 := h.start(nil)
-	require.Eventually(t, func() bool {
-		n, _ := r2.app.inbox.Depth(ctx)
-		hd, _ := r2.app.inbox.Handled(ctx)
-		return n == 0 && hd == u.ID
-	}, wait, 10*time.Millisecond, "handled again")
+	h.waitHandledAgain(h.start(nil), u.ID)
 	time.Sleep(500 * time.Millisecond)
 	for _, c := range chats {
 		n := 0

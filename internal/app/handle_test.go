@@ -89,7 +89,7 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	u := h.say(0, ann, "🍎🍌🍒🍇")
 	h.texts(ann.ID, 2)
 	a := r.app
-	require.Eventually(t, func() bool { hd, _ := a.inbox.Handled(ctx); return hd == u.ID }, wait, 10*time.Millisecond)
+	h.waitHandled(r, u.ID)
 	after, err := games.Current(ctx, ann.ID)
 	require.NoError(t, err)
 	require.Equal(t, 1, after.AttemptsUsed())
@@ -137,19 +137,14 @@ func TestReplayAfterRepliesEnqueued(t *testing.T) {
 	u := h.say(0, ann, "/help")
 	help := h.texts(ann.ID, 1)[0]
 	a := r.app
-	require.Eventually(t, func() bool { hd, _ := a.inbox.Handled(ctx); return hd == u.ID }, wait, 10*time.Millisecond)
+	h.waitHandled(r, u.ID)
 	n, err := h.c.Do(ctx, h.c.B().Exists().Key(onceKey(h, u.ID, "0")).Build()).AsInt64()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "the reply's key is recorded")
 	r.stop()
 	h.rewind(a, u)
 
-	r2 := h.start(nil)
-	require.Eventually(t, func() bool {
-		n, _ := r2.app.inbox.Depth(ctx)
-		hd, _ := r2.app.inbox.Handled(ctx)
-		return n == 0 && hd == u.ID
-	}, wait, 10*time.Millisecond, "handled again")
+	h.waitHandledAgain(h.start(nil), u.ID)
 	h.quiet(ann.ID, 500*time.Millisecond)
 	require.Equal(t, []string{help}, h.texts(ann.ID, 1), "the reply was not sent twice")
 	require.Contains(t, help, "Codemojex")
@@ -164,11 +159,8 @@ func TestUpdateIDResetSurvivesCrash(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	ann, bob := user(943, "Ann"), user(944, "Bob")
-	h.emu.SetNextUpdateID(900000000)
-	r := h.start(nil)
-	h.waitLeader(r)
-	require.Contains(t, h.ask(0, ann, "/start"), "Codemojex")
-	require.Eventually(t, func() bool { hd, _ := r.app.inbox.Handled(ctx); return hd == 900000000 }, wait, 10*time.Millisecond)
+	r := h.startWithHighUpdateID(ann)
+	h.waitHandled(r, 900000000)
 	r.stop()
 
 	h.emu.SetNextUpdateID(120000000)
@@ -190,15 +182,10 @@ func TestUpdateIDResetSurvivesCrash(t *testing.T) {
 	// names the re-base, so it is not confused with an old id).
 	u := h.say(0, bob, "/help")
 	require.Len(t, h.texts(bob.ID, 2), 2)
-	require.Eventually(t, func() bool { hd, _ := r2.app.inbox.Handled(ctx); return hd == u.ID }, wait, 10*time.Millisecond)
+	h.waitHandled(r2, u.ID)
 	r2.stop()
 	h.rewind(r2.app, u)
-	r3 := h.start(nil)
-	require.Eventually(t, func() bool {
-		n, _ := r3.app.inbox.Depth(ctx)
-		hd, _ := r3.app.inbox.Handled(ctx)
-		return n == 0 && hd == u.ID
-	}, wait, 10*time.Millisecond, "handled again")
+	h.waitHandledAgain(h.start(nil), u.ID)
 	h.quiet(bob.ID, 500*time.Millisecond)
 	require.Len(t, h.emu.Messages(bob.ID), 2, "the reply was not sent twice")
 	require.Contains(t, h.ask(0, bob, "/help"), "Codemojex")

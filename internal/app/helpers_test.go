@@ -282,3 +282,33 @@ func (h *harness) onServer(srv *valkeytest.Server) {
 	h.srv, h.c = srv, srv.Client(h.t)
 	h.env = append(h.env, "VALKEY_URL="+srv.URL)
 }
+
+// waitHandled waits until r's handled mark is id.
+func (h *harness) waitHandled(r *running, id int64) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool { hd, _ := r.app.inbox.Handled(context.Background()); return hd == id }, wait, 10*time.Millisecond,
+		"update %d handled", id)
+}
+
+// waitHandledAgain waits until r's inbox is empty and its handled mark is
+// id (an update put back with rewind was handled again).
+func (h *harness) waitHandledAgain(r *running, id int64) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool {
+		n, _ := r.app.inbox.Depth(context.Background())
+		hd, _ := r.app.inbox.Handled(context.Background())
+		return n == 0 && hd == id
+	}, wait, 10*time.Millisecond, "handled again")
+}
+
+// startWithHighUpdateID starts an app and has from's /start handled as
+// update 900000000, the state before the server's update_id sequence is
+// reset below it.
+func (h *harness) startWithHighUpdateID(from models.User) *running {
+	h.t.Helper()
+	h.emu.SetNextUpdateID(900000000)
+	r := h.start(nil)
+	h.waitLeader(r)
+	require.Contains(h.t, h.ask(0, from, "/start"), "Codemojex")
+	return r
+}
