@@ -63,3 +63,51 @@ func TestInboxRecordsOnceAndFinishesUnderTheLease(t *testing.T) {
 	require.Empty(t, holder)
 	require.Empty(t, polled)
 }
+
+// Rebase follows a server whose update_id sequence went down: it writes a
+// marker and the lower batch and sets the offset past it, atomically and
+// only when the whole batch is below the offset; StartEpoch pops the marker
+// and resets the handled mark, so the lower id is not taken for one handled
+// already.
+func TestInboxRebaseStartsAnEpochBelowTheOffset(t *testing.T) {
+	t.Parallel()
+	in, lease := newInbox(t)
+	ctx := t.Context()
+	require.NoError(t, lease.Acquire(ctx, func(bool) {}))
+	_, _, err := in.Record(ctx, lease.Token(), []intake.Update{update(900000000)})
+	require.NoError(t, err)
+	require.NoError(t, in.Finish(ctx, lease.Token(), 900000000))
+
+	_, _, err = in.Rebase(ctx, lease.Token(), []intake.Update{update(120000000), update(900000001)})
+	require.Error(t, err, "a batch not entirely below the offset is no reset")
+	off, err := in.Offset(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 900000001, off, "nothing written")
+
+	next, epoch, err := in.Rebase(ctx, lease.Token(), []intake.Update{update(120000000)})
+	require.NoError(t, err)
+	require.EqualValues(t, 120000001, next)
+	require.EqualValues(t, 1, epoch)
+	head, ok, err := in.Head(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.EqualValues(t, 1, head.Rebase, "the marker comes first")
+
+	handled, e, err := in.Mark(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 900000000, handled)
+	require.Zero(t, e)
+	require.NoError(t, in.StartEpoch(ctx, lease.Token(), 1))
+	handled, e, err = in.Mark(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, -1, handled, "the handled mark starts afresh")
+	require.EqualValues(t, 1, e)
+	head, _, err = in.Head(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 120000000, head.ID)
+	require.Zero(t, head.Rebase)
+
+	lease.Release(ctx)
+	_, _, err = in.Rebase(ctx, lease.Token(), []intake.Update{update(5)})
+	require.ErrorIs(t, err, intake.ErrLeaseLost, "released: the inbox is fenced")
+}
