@@ -5,7 +5,9 @@
 // # API: Store and Inspector
 //
 // A Store is the send path, and every method of it acts on jobs: Enqueue,
-// EnqueueBatch and EnqueueOnce put jobs on lanes; Claim hands out leased
+// EnqueueBatch and EnqueueOnce put jobs on lanes, EnqueueCoalesce replaces
+// the pending job of a coalesce key in place (latest wins; coalesce.go);
+// Claim hands out leased
 // jobs; Ack, Extend, Release, Nack and Dead settle one lease; NewWaiter
 // blocks an idle claimer until work may be claimable. Tag names the
 // keyspace (for EnqueueOnce's keys) and Inspector returns the store's

@@ -57,3 +57,6 @@ func (k Keys) Lane(q, g string) string { return k.k.queueKey(q, "lane:"+g) }
 
 // Job is job id's hash in queue q.
 func (k Keys) Job(q string, id JobID) string { return k.k.job(q, id) }
+
+// Coalesce is coalesce key name of queue q.
+func (k Keys) Coalesce(q, name string) string { return k.k.coalesce(q, name) }

@@ -25,6 +25,7 @@ package lanes
 //	{T}:q:Q:weight      hash        g -> weight (only non-default)
 //	{T}:q:Q:glimit      hash        g -> max in flight (only overrides)
 //	{T}:q:Q:turn        hash        g -> jobs still owed in a turn cut short (weight > 1 only)
+//	{T}:q:Q:co:<name>   string      id of the job last enqueued under coalesce key name; PX ttl (coalesce.go)
 type keyspace struct {
 	tag string
 }
@@ -39,3 +40,6 @@ func (k keyspace) job(q string, id JobID) string {
 	return k.queue(q) + "job:" + string(id)
 }
 func (k keyspace) queueKey(q, name string) string { return k.queue(q) + name }
+
+// coalesce is coalesce key name of queue q (EnqueueCoalesce).
+func (k keyspace) coalesce(q, name string) string { return k.queue(q) + "co:" + name }

@@ -20,6 +20,8 @@ var luaFS embed.FS
 // SCRIPT FLUSH), so callers never see NOSCRIPT.
 type scripts struct {
 	enqueue, claim, ack, extend, settle, lane, drain, requeue, pause, stats *valkey.Lua
+	// coalesce replaces a pending job by key (coalesce.go).
+	coalesce *valkey.Lua
 	// sha maps each script to the SHA1 of its body, for pipelined EVALSHA.
 	sha map[*valkey.Lua]string
 }
@@ -49,6 +51,9 @@ func loadScripts() (*scripts, error) {
 		if *dst, err = load(name); err != nil {
 			return nil, err
 		}
+	}
+	if s.coalesce, err = load("coalesce"); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -17,7 +17,9 @@ import (
 )
 
 // Model-based test: seeded random sequences of enqueue (to 10 lanes, with
-// duplicate ids now and then), claim (Max 1..4), ack, nack (delay 0),
+// duplicate ids now and then), coalescing enqueues (EnqueueCoalesce under 3
+// names: the pending job of a name gets the new payload in place, else a
+// fresh job is enqueued), claim (Max 1..4), ack, nack (delay 0),
 // release, lease expiry, weight changes, stale-token calls and dead-letter
 // requeues run against the real server and against an in-memory model of
 // the documented semantics. After every step the whole queue state is read
@@ -33,7 +35,8 @@ import (
 //   - each lane's pending ids (and so per-lane order) match the model, and
 //     every claim hands out exactly the ids, tokens and attempts the model
 //     predicts: a lane's heads in id order, reclaimed, nacked and released
-//     jobs back at their place.
+//     jobs back at their place, and with the payload the model predicts
+//     (the latest coalesced one for a job replaced while pending).
 //
 // Expiring a lease without sleeping: the test moves the lease's score in
 // the leases sorted set into the past (ZADD XX <seq>, seq = 1, 2, 3... ms
@@ -65,6 +68,7 @@ type mJob struct {
 	id    lanes.JobID
 	g     string
 	a, c  int
+	p     string // payload
 	state string // "pending", "inflight", "dead", "acked"
 	exp   int    // expiry seq when its lease was moved to the past (0: live)
 }
@@ -81,6 +85,7 @@ type model struct {
 	dead     map[lanes.JobID]bool
 	expired  map[lanes.JobID]*mJob // leases moved to the past, not yet reclaimed
 	acked    int
+	co       map[string]lanes.JobID // coalesce name -> job last enqueued under it
 }
 
 func (m *model) lim(g string) int {
@@ -233,7 +238,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	m := &model{
 		ordered: ordered, jobs: map[lanes.JobID]*mJob{}, lane: map[string][]lanes.JobID{},
 		inflight: map[string]int{}, weight: map[string]int{}, turn: map[string]int{}, limit: map[string]int{}, dead: map[lanes.JobID]bool{},
-		expired: map[lanes.JobID]*mJob{},
+		expired: map[lanes.JobID]*mJob{}, co: map[string]lanes.JobID{},
 	}
 	groups := make([]string, modelLanes)
 	for i := range groups {
@@ -402,6 +407,28 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		r := rng.IntN(100)
 		var op string
 		switch {
+		case r < 15 && rng.IntN(3) == 0: // coalescing enqueue under one of 3 names
+			op = "coalesce"
+			name := "c" + strconv.Itoa(rng.IntN(3))
+			g := groups[rng.IntN(len(groups))]
+			id := minter.New()
+			payload := fmt.Sprintf("co:%d", step)
+			got, replaced, err := s.EnqueueCoalesce(ctx, "q", name, time.Hour, lanes.Item{Group: g, ID: id, Payload: []byte(payload)})
+			require.NoError(t, err)
+			if prev, ok := m.co[name]; ok && m.jobs[prev].state == "pending" {
+				require.True(t, replaced, "step %d: pending job %s of %s replaced", step, prev, name)
+				require.Equal(t, prev, got)
+				m.jobs[prev].p = payload
+				counts["coalesce replaced"]++
+				break
+			}
+			require.False(t, replaced, "step %d: fresh job under %s", step, name)
+			require.Equal(t, id, got)
+			j := &mJob{id: id, g: g, p: payload}
+			m.jobs[id] = j
+			m.co[name] = id
+			m.toLane(j)
+			m.ensureRing(g)
 		case r < 15: // enqueue 1..2 jobs, sometimes with a duplicate id
 			op = "enqueue"
 			g := groups[rng.IntN(len(groups))]
@@ -410,7 +437,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			for n := 1 + rng.IntN(2); n > 0; n-- {
 				id := minter.New()
 				items = append(items, lanes.Item{Group: g, ID: id, Payload: []byte(id)})
-				fresh = append(fresh, &mJob{id: id, g: g})
+				fresh = append(fresh, &mJob{id: id, g: g, p: string(id)})
 			}
 			dups := 0
 			if rng.IntN(5) == 0 {
@@ -450,7 +477,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 					require.Equal(t, g, j.Group)
 					require.Equal(t, strconv.Itoa(want[i].c), j.Token)
 					require.Equal(t, want[i].a, j.Attempts)
-					require.Equal(t, string(j.ID), string(j.Payload))
+					require.Equal(t, want[i].p, string(j.Payload), "step %d: payload", step)
 					held[j.ID] = j
 				}
 				counts["jobs claimed"] += len(c.Jobs)
@@ -601,6 +628,12 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	if len(m.weight) > 0 {
 		want = append(want, k.Queue("q", "weight"))
 	}
+	// Coalesce names outlive their jobs until their TTL (they are not
+	// deleted on settle): each one used is there, with its expiry set.
+	for name := range m.co {
+		want = append(want, k.Coalesce("q", name))
+		require.Positive(t, rint(t, s, "PTTL", k.Coalesce("q", name)), "coalesce name %s expires", name)
+	}
 	sort.Strings(want)
 	require.Equal(t, want, tagKeys(t, s))
 	t.Logf("ops: %v; live jobs at the end %d, dead %d", counts, len(m.jobs)-m.acked, len(m.dead))
@@ -608,4 +641,6 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	require.Positive(t, counts["expire"])
 	require.Positive(t, counts["requeued"])
 	require.Positive(t, counts["stale calls"])
+	require.Positive(t, counts["coalesce replaced"], "the run replaces pending jobs")
+	require.Greater(t, counts["coalesce"], counts["coalesce replaced"], "the run also enqueues coalesced jobs fresh")
 }
