@@ -69,6 +69,10 @@ type storedMessage struct {
 	mode    string
 	markup  string
 	edits   []Edit
+	// deleted: edits answer "message to edit not found" (DeleteMessage);
+	// uneditable: "message can't be edited" (MakeUneditable, e.g. a group
+	// message older than 48 h).
+	deleted, uneditable bool
 }
 
 func (cs *chatState) sentTimes() []time.Time {
@@ -209,4 +213,30 @@ func (e *Emulator) resolveChatLocked(raw string) (*chatState, *reply) {
 		r = badRequest("chat not found")
 	}
 	return nil, &r
+}
+
+// DeleteMessage marks message msgID of chatID deleted (as a user or admin
+// deleting it would): editMessageText of it answers 400 "message to edit
+// not found". It reports whether the message existed.
+func (e *Emulator) DeleteMessage(chatID int64, msgID int) bool {
+	return e.markMessage(chatID, msgID, func(m *storedMessage) { m.deleted = true })
+}
+
+// MakeUneditable makes message msgID of chatID refuse edits with 400
+// "message can't be edited", as Telegram does for a group message older
+// than 48 h. It reports whether the message existed.
+func (e *Emulator) MakeUneditable(chatID int64, msgID int) bool {
+	return e.markMessage(chatID, msgID, func(m *storedMessage) { m.uneditable = true })
+}
+
+func (e *Emulator) markMessage(chatID int64, msgID int, f func(*storedMessage)) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cs := e.chats[chatID]
+	if cs == nil || cs.byID[msgID] == nil {
+		return false
+	}
+	f(cs.byID[msgID])
+	e.broadcastLocked()
+	return true
 }

@@ -196,18 +196,20 @@ func (e *Emulator) getWebhookInfo() reply {
 // answerCallbackQuery implements
 // https://core.telegram.org/bots/api#answercallbackquery for queries
 // injected with InjectCallbackQuery or InjectUpdate; unknown or already
-// answered ids get Telegram's 400 "query is too old ...".
+// answered ids, and answers more than CallbackAnswerTimeout after the tap,
+// get Telegram's 400 "query is too old and response timeout expired or query
+// ID is invalid". An answer is not a chat message: no flood limit counts it.
 func (e *Emulator) answerCallbackQuery(c *call) reply {
 	id := c.params["callback_query_id"]
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := e.callbacks[id]
-	if id == "" || st == nil || st.answered {
-		return badRequest("query is too old and response timeout expired or query ID is invalid")
+	if id == "" || st == nil || st.answered || c.at.Sub(st.at) > CallbackAnswerTimeout {
+		return badRequest(errQueryTooOld)
 	}
 	st.answered = true
 	e.answers = append(e.answers, CallbackAnswer{
-		Time: c.at, QueryID: id, Text: c.params["text"],
+		Time: c.at, TapTime: st.at, QueryID: id, Text: c.params["text"],
 		ShowAlert: c.params["show_alert"] == "true", URL: c.params["url"],
 	})
 	e.broadcastLocked()

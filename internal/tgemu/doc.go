@@ -24,11 +24,18 @@
 // getWebhookInfo, deleteWebhook, answerCallbackQuery. Method names are case-insensitive, as in Telegram. Any
 // other method is answered 404 "Not Found"; a wrong token 401 "Unauthorized".
 //
-// On top of that the emulator enforces Telegram's flood limits (see Limits),
-// validates sendMessage the way Telegram does (length in UTF-16 code units,
-// HTML/MarkdownV2/Markdown markup, chat state), lets tests inject user
-// updates and transport faults (see Fault; HeldResponse delivers a message
-// and never answers), and records everything the bot
+// On top of that the emulator enforces Telegram's flood limits (see Limits;
+// an accepted editMessageText counts like a message, answerCallbackQuery
+// counts against nothing), validates sendMessage and editMessageText the
+// way Telegram does (length in UTF-16 code units, HTML/MarkdownV2/Markdown
+// markup, chat state, inline keyboards: callback_data 1-64 bytes, a
+// non-empty text and an action per button; see keyboard.go), lets tests
+// inject user updates, button taps (InjectCallbackQuery: the query must be
+// answered once, within CallbackAnswerTimeout of the tap, else 400 "query
+// is too old and response timeout expired or query ID is invalid") and
+// transport faults (see Fault; HeldResponse delivers a message and never
+// answers), mark messages deleted or too old to edit (DeleteMessage,
+// MakeUneditable), and records everything the bot
 // did (Messages, Requests, Stats) with wait helpers that block on change
 // notifications rather than polling (WaitForMessages, WaitUntil).
 //

@@ -158,6 +158,9 @@ func (e *Emulator) sendMessage(c *call) reply {
 	if bad != nil {
 		return *bad
 	}
+	if bad := checkReplyMarkup(p["reply_markup"]); bad != nil {
+		return *bad
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -210,8 +213,10 @@ const notModified = "message is not modified: specified new message content and 
 
 // editMessageText implements https://core.telegram.org/bots/api#editmessagetext
 // for messages the bot sent (chat_id + message_id; inline_message_id is not
-// supported and answered 400 "MESSAGE_ID_INVALID"). Edits are not subject to
-// the flood limits.
+// supported and answered 400 "MESSAGE_ID_INVALID"). An accepted edit counts
+// against the flood limits like a message (global and per chat: Telegram
+// answers a burst of edits in a group with 429 just as it does messages);
+// an edit refused before that (not modified, not found) does not.
 func (e *Emulator) editMessageText(c *call) reply {
 	p := c.params
 	if p["inline_message_id"] != "" {
@@ -230,6 +235,9 @@ func (e *Emulator) editMessageText(c *call) reply {
 	if bad != nil {
 		return *bad
 	}
+	if bad := checkReplyMarkup(p["reply_markup"]); bad != nil {
+		return *bad
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -238,11 +246,11 @@ func (e *Emulator) editMessageText(c *call) reply {
 		return *bad
 	}
 	sm := cs.byID[msgID]
-	if sm == nil {
+	if sm == nil || sm.deleted {
 		return badRequest("message to edit not found")
 	}
-	if !sm.fromBot {
-		return badRequest("message can't be edited")
+	if !sm.fromBot || sm.uneditable {
+		return badRequest(errCantBeEdited)
 	}
 	markup := p["reply_markup"]
 	curText, curMarkup := sm.raw, sm.markup
@@ -251,6 +259,10 @@ func (e *Emulator) editMessageText(c *call) reply {
 	}
 	if curText == text && curMarkup == markup {
 		return badRequest(notModified)
+	}
+	if retry := e.admitLocked(cs, c.at); retry > 0 {
+		cs.tooMany++
+		return tooManyRequests(retry)
 	}
 	sm.edits = append(sm.edits, Edit{Time: c.at, Text: text, ParseMode: mode, ReplyMarkup: markup})
 	sm.msg.Text = plain

@@ -63,7 +63,8 @@ type CallbackQuery struct {
 
 // CallbackAnswer is one accepted answerCallbackQuery.
 type CallbackAnswer struct {
-	Time      time.Time
+	Time      time.Time // emulator clock when the answer was accepted
+	TapTime   time.Time // emulator clock when the tap was queued (Time - TapTime: tap-to-answer latency)
 	QueryID   string
 	Text      string
 	ShowAlert bool
@@ -72,6 +73,7 @@ type CallbackAnswer struct {
 
 type callbackState struct {
 	answered bool
+	at       time.Time // emulator clock when the tap was queued
 }
 
 // botCommandEntities returns the bot_command entities Telegram would attach
@@ -246,7 +248,7 @@ func (e *Emulator) queueLocked(u models.Update) models.Update {
 		e.nextUpdateID = u.ID + 1
 	}
 	if u.CallbackQuery != nil && u.CallbackQuery.ID != "" {
-		e.callbacks[u.CallbackQuery.ID] = &callbackState{}
+		e.callbacks[u.CallbackQuery.ID] = &callbackState{at: e.now()}
 	}
 	e.updates = append(e.updates, u)
 	e.broadcastLocked()
