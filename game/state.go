@@ -31,6 +31,9 @@ type Turn struct {
 	// Guess holds CodeLength palette symbols, in the palette's spelling.
 	Guess []string `json:"guess"`
 	Feedback
+	// By is the display name of the player who made the guess ("" when
+	// not recorded); shown on group boards.
+	By string `json:"by,omitempty"`
 }
 
 // State is a whole game: a plain value, serializable as JSON with stable
@@ -108,6 +111,12 @@ func (s State) Over() bool { return s.Status.Over() }
 // is used. A state not made by New or DecodeState (such as the zero State)
 // gives an error wrapping ErrInvalidState.
 func (s State) Guess(text string) (State, Result, error) {
+	return s.GuessBy(text, "")
+}
+
+// GuessBy is Guess made by player (a display name recorded in the Turn's
+// By, shown on group boards; "" for none).
+func (s State) GuessBy(text, player string) (State, Result, error) {
 	if err := s.playable("guess"); err != nil {
 		return s, Result{}, err
 	}
@@ -115,7 +124,7 @@ func (s State) Guess(text string) (State, Result, error) {
 	if err != nil {
 		return s, Result{}, err
 	}
-	turn := Turn{Guess: guess, Feedback: Score(s.Secret, guess)}
+	turn := Turn{Guess: guess, Feedback: Score(s.Secret, guess), By: player}
 	next := s.clone()
 	next.Turns = append(next.Turns, turn)
 	res := Result{Turn: turn, Attempt: len(next.Turns), MaxAttempts: s.Config.MaxAttempts, Status: Playing}
@@ -167,7 +176,7 @@ func (s State) clone() State {
 	c.Secret = slices.Clone(s.Secret)
 	c.Turns = make([]Turn, len(s.Turns), len(s.Turns)+1)
 	for i, t := range s.Turns {
-		c.Turns[i] = Turn{Guess: slices.Clone(t.Guess), Feedback: t.Feedback}
+		c.Turns[i] = Turn{Guess: slices.Clone(t.Guess), Feedback: t.Feedback, By: t.By}
 	}
 	return c
 }

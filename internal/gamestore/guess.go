@@ -36,7 +36,7 @@ func (s *Store) Guess(ctx context.Context, chatID, userID int64, userName, text 
 	name := cleanName(userName)
 	next, err := s.update(ctx, chatID, func(cur game.State) (game.State, credit, error) {
 		current = cur
-		next, r, err := cur.Guess(text)
+		next, r, err := cur.GuessBy(text, name)
 		if err != nil {
 			return game.State{}, credit{}, err
 		}
