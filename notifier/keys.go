@@ -1,5 +1,7 @@
 package notifier
 
+import "github.com/codemojex/codemojex/lanes"
+
 // Every key the notifier keeps lives under the lanes store's hash tag, so it
 // shares the store's cluster slot. Layout (T = tag):
 //
@@ -18,6 +20,10 @@ func (k keyspace) progress(id string) string { return k.prefix() + "bc:" + id }
 func (k keyspace) seen(id string) string     { return k.prefix() + "bc:" + id + ":seen" }
 func (k keyspace) once(key string) string    { return k.prefix() + "once:m:" + key }
 func (k keyspace) onceBC(key string) string  { return k.prefix() + "once:bc:" + key }
+
+// latest is the lanes coalesce name of EditLatest's edits of the message
+// job ref sent (a key of the queue, "{T}:q:Q:co:edit:<ref>", owned by lanes).
+func (k keyspace) latest(ref lanes.JobID) string { return "edit:" + string(ref) }
 
 // Fields of the progress hash.
 const (

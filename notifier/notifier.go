@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -55,6 +56,11 @@ type Message struct {
 	ReplyTo int
 	// Silent sends without notification sound.
 	Silent bool
+	// Markup is the reply_markup, as JSON (an inline keyboard, e.g. a
+	// json.Marshal of models.InlineKeyboardMarkup), "" for none. It goes
+	// on the last part of a split text. On an edit, "" removes the
+	// message's keyboard.
+	Markup string
 	// Key, when not empty, makes the call idempotent (at most MaxKeyBytes
 	// bytes): Notify (and Edit) record Key -> the job ids atomically with
 	// the enqueue, for Config.KeyTTL, and a later call with the same Key
@@ -88,6 +94,11 @@ type Config struct {
 	// KeyTTL is how long a Message.Key is remembered (default 24 h): a
 	// call repeated later enqueues again.
 	KeyTTL time.Duration
+	// CoalesceTTL is how long EditLatest remembers the pending edit of a
+	// message after its last call (default 1 h): an edit still queued
+	// after that is no longer replaced in place (the next one is queued
+	// behind it; nothing is lost).
+	CoalesceTTL time.Duration
 }
 
 // Notifier turns messages into lanes jobs on the chats' lanes. Safe for
@@ -132,6 +143,9 @@ func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
 	if cfg.KeyTTL <= 0 {
 		cfg.KeyTTL = 24 * time.Hour
 	}
+	if cfg.CoalesceTTL <= 0 {
+		cfg.CoalesceTTL = time.Hour
+	}
 	return &Notifier{
 		store: store, c: c, keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
 		chats:        chatstate.New(c, store.Tag(), cfg.SentTTL),
@@ -169,6 +183,9 @@ func validate(chatID int64, msg Message) error {
 	if len(msg.Key) > MaxKeyBytes {
 		return invalid(fmt.Sprintf("key of %d bytes: at most %d", len(msg.Key), MaxKeyBytes))
 	}
+	if msg.Markup != "" && !json.Valid([]byte(msg.Markup)) {
+		return invalid("reply markup is not JSON")
+	}
 	return nil
 }
 
@@ -186,6 +203,7 @@ func (n *Notifier) jobs(chatID int64, msg Message) ([]tgjob.Job, error) {
 		}
 	}
 	out[0].ReplyTo = msg.ReplyTo
+	out[len(out)-1].Markup = msg.Markup
 	return out, nil
 }
 
@@ -230,7 +248,7 @@ func (n *Notifier) Edit(ctx context.Context, chatID int64, messageID int, msg Me
 	if u := tgtext.UTF16Len(msg.Text); u > tgtext.MaxTextUnits {
 		return nil, invalid(fmt.Sprintf("edit text of %d UTF-16 units: at most %d (an edit cannot be split)", u, tgtext.MaxTextUnits))
 	}
-	j := tgjob.Job{Kind: tgjob.KindEdit, MessageID: messageID, Chat: chatID, Text: msg.Text, ParseMode: msg.ParseMode}
+	j := tgjob.Job{Kind: tgjob.KindEdit, MessageID: messageID, Chat: chatID, Text: msg.Text, ParseMode: msg.ParseMode, Markup: msg.Markup}
 	return n.enqueue(ctx, chatID, msg, []tgjob.Job{j}, "edit")
 }
 

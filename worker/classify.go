@@ -23,6 +23,7 @@ const (
 	// ReasonUnknownOutcome: a second send whose request was written but
 	// got no answer (it may have been delivered twice already).
 	ReasonUnknownOutcome = "unknown outcome"
+	ReasonCantEdit       = "cannot edit" // 400 message can't be edited (an edit job; e.g. a group message older than 48 h)
 )
 
 // action is what the worker does with a failed send: one row of the error
@@ -80,6 +81,8 @@ func classify(err error, status int, defaultRetryAfter time.Duration) decision {
 			return decision{act: actDone}
 		case strings.Contains(msg, "message to edit not found"):
 			return decision{act: actDead, reason: ReasonEditNotFound}
+		case strings.Contains(msg, "message can't be edited"):
+			return decision{act: actDead, reason: ReasonCantEdit}
 		case strings.Contains(msg, "chat not found"):
 			return decision{act: actDead, reason: ReasonChatNotFound}
 		case strings.Contains(msg, "message is too long"):

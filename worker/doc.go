@@ -32,10 +32,18 @@
 //     and the rest of the batch, with the reason; no retry.
 //   - 400 chat not found, 400 message is too long, any other 400:
 //     dead-letter, no retry.
-//   - Edits (editMessageText) follow the same table, with two more 400
-//     rows: "message is not modified" (the message shows that text
-//     already) counts as success and is acked; "message to edit not found"
-//     dead-letters with reason "edit not found".
+//   - Edits (editMessageText, sent with the job's reply_markup) follow the
+//     same table, with more 400 rows: "message is not modified" (the
+//     message shows that text and keyboard already) counts as success and
+//     is acked; "message to edit not found" dead-letters with reason "edit
+//     not found", "message can't be edited" (a group message older than
+//     48 h) with reason "cannot edit", except for an edit with Fresh
+//     (notifier.EditLatest, a game board): that one is sent as a new
+//     message (same text and keyboard, silent) whose id is recorded under
+//     the edit's Ref, so later edits target the new message
+//     (codemojex_worker_edits_sent_fresh_total). An edit naming its message
+//     by Ref (the send's job id) looks the id up when it is sent; unknown,
+//     it is sent afresh (Fresh) or dead-lettered "edit not found".
 //   - 400 can't parse entities: resend at once as plain text (no
 //     parse_mode); if that fails too, the new error decides (another parse
 //     error dead-letters with reason "parse entities").
@@ -84,5 +92,6 @@
 // codemojex_worker_send_duration_seconds,
 // codemojex_worker_claim_duration_seconds, codemojex_worker_in_flight,
 // codemojex_worker_unknown_outcome_total (sends written but not answered),
-// codemojex_worker_settle_retries_total (settling calls retried).
+// codemojex_worker_settle_retries_total (settling calls retried),
+// codemojex_worker_edits_sent_fresh_total (edits sent as a new message).
 package worker

@@ -20,6 +20,7 @@ type metrics struct {
 	inFlight      prometheus.Gauge
 	unknown       prometheus.Counter
 	settleRetries prometheus.Counter
+	freshBoards   prometheus.Counter // edits sent as a new message (message gone or too old)
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -64,6 +65,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "codemojex_worker_settle_retries_total",
 			Help: "Settling calls (ack, nack, release, park, dead-letter) retried after a failure.",
 		}),
+		freshBoards: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_edits_sent_fresh_total", Help: "Edits sent as a new message because the message could no longer be edited.",
+		}),
 	}
 	var err error
 	reg1 := func(c prometheus.Collector) prometheus.Collector {
@@ -87,6 +91,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.inFlight = reg1(m.inFlight).(prometheus.Gauge)
 	m.unknown = reg1(m.unknown).(prometheus.Counter)
 	m.settleRetries = reg1(m.settleRetries).(prometheus.Counter)
+	m.freshBoards = reg1(m.freshBoards).(prometheus.Counter)
 	if err != nil {
 		return nil, err
 	}

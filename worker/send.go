@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -56,12 +57,16 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 		m   *models.Message
 		err error
 	)
+	var markup models.ReplyMarkup
+	if p.Markup != "" {
+		markup = json.RawMessage(p.Markup)
+	}
 	if p.IsEdit() {
 		m, err = w.bot.EditMessageText(ctx, &bot.EditMessageTextParams{
-			ChatID: chat, MessageID: p.MessageID, Text: p.Text, ParseMode: models.ParseMode(parseMode),
+			ChatID: chat, MessageID: p.MessageID, Text: p.Text, ParseMode: models.ParseMode(parseMode), ReplyMarkup: markup,
 		})
 	} else {
-		params := &bot.SendMessageParams{ChatID: chat, Text: p.Text, ParseMode: models.ParseMode(parseMode), DisableNotification: p.Silent}
+		params := &bot.SendMessageParams{ChatID: chat, Text: p.Text, ParseMode: models.ParseMode(parseMode), DisableNotification: p.Silent, ReplyMarkup: markup}
 		if p.ReplyTo != 0 {
 			params.ReplyParameters = &models.ReplyParameters{MessageID: p.ReplyTo, AllowSendingWithoutReply: true}
 		}
@@ -179,6 +184,18 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		w.dead(workCtx, job, p, ReasonMalformed, ReasonMalformed)
 		return next{}
 	}
+	if p.IsEdit() && p.Ref != "" {
+		var (
+			nx   *next
+			gone bool
+		)
+		if p, gone, nx = w.resolveRef(workCtx, job, p); nx != nil {
+			return *nx
+		}
+		if gone {
+			return w.sendFresh(workCtx, job, chat, p)
+		}
+	}
 	status, msgID, unknown, err := w.call(workCtx, chat, p, p.ParseMode)
 	// The outcome is known from here: settling gets contexts of its own
 	// (the send may have used up any deadline set before it), see settle.
@@ -206,6 +223,16 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		w.delivered(workCtx, job, p, 0)
 		return next{}
 	}
+	if p.IsEdit() && p.Fresh && (d.reason == ReasonEditNotFound || d.reason == ReasonCantEdit) {
+		// The message is gone or too old to edit: send it afresh.
+		return w.sendFresh(workCtx, job, chat, p)
+	}
+	return w.failed(workCtx, sctx, job, chat, p, status, unknown, err, d)
+}
+
+// failed settles job p after its send failed with err (HTTP status; unknown:
+// written but unanswered; decision d) by the error table.
+func (w *Worker) failed(workCtx, sctx context.Context, job lanes.Job, chat int64, p tgjob.Job, status int, unknown bool, err error, d decision) next {
 	rerr := w.redactor.Error(err)
 	if workCtx.Err() != nil && d.act == actRetry {
 		// Shutdown cut the send: not the message's fault.

@@ -51,8 +51,21 @@ type Job struct {
 	// Kind is KindSend ("", omitted) or KindEdit.
 	Kind string `json:"kind,omitempty"`
 	// MessageID is the message an edit replaces the text of (KindEdit
-	// only, > 0).
+	// only; > 0 unless Ref names it).
 	MessageID int `json:"mid,omitempty"`
+	// Ref, on an edit, is the job id of the send whose message it edits:
+	// the worker looks the message id up when it sends the edit
+	// (chatstate.Store.SentMessageID), so an edit can be queued before
+	// its message is sent (the lane keeps them in order).
+	Ref string `json:"ref,omitempty"`
+	// Fresh, on an edit, sends the text as a new message when the message
+	// cannot be edited any more (400 "message to edit not found" or
+	// "message can't be edited", or Ref's message id is unknown), and
+	// records the new message id under Ref, so later edits go to it.
+	Fresh bool `json:"fresh,omitempty"`
+	// Markup is the reply_markup as JSON (an inline keyboard), "" for
+	// none: an edit without Markup removes the message's keyboard.
+	Markup string `json:"rm,omitempty"`
 	// Chat is the chat id the caller addressed (before any migration alias).
 	Chat int64 `json:"chat"`
 	// Text is the message text, 1..4096 UTF-16 code units, valid UTF-8.
@@ -97,7 +110,7 @@ func Decode(p []byte) (Job, error) {
 	switch j.Kind {
 	case KindSend:
 	case KindEdit:
-		if j.MessageID <= 0 {
+		if j.MessageID <= 0 && j.Ref == "" {
 			return Job{}, fmt.Errorf("%w: edit of message id %d", ErrMalformed, j.MessageID)
 		}
 	default:
