@@ -32,8 +32,8 @@ func (c Composition) Slots(n int) string {
 // RulesLine is the first line of a board: what to find and what the pegs
 // mean.
 func (s State) RulesLine() string {
-	return fmt.Sprintf("🔐 Crack the code: %d emojis from %s (repeats allowed). %s right place, %s wrong place, %s no match.",
-		s.Config.CodeLength, strings.Join(s.Config.Palette, ""), PegGreen, PegYellow, PegNone)
+	return fmt.Sprintf("🔐 New code: %d emojis from %s (repeats allowed). Tap or type a guess: %s right place, %s wrong place, %s no match.",
+		s.Config.CodeLength, strings.Join(s.Config.Palette, " "), PegGreen, PegYellow, PegNone)
 }
 
 // BoardText renders the game board, one message kept up to date in place:

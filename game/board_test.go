@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const rules = "🔐 Crack the code: 4 emojis from 🍎🍌🍇🍒🍋🥝 (repeats allowed). 🟢 right place, 🟡 wrong place, ⚪ no match."
+const rules = "🔐 New code: 4 emojis from 🍎 🍌 🍇 🍒 🍋 🥝 (repeats allowed). Tap or type a guess: 🟢 right place, 🟡 wrong place, ⚪ no match."
 
 // A private board shows the guesses with their pegs, the one composition
 // in progress with placeholders, and the attempts left.

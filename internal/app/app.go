@@ -55,6 +55,11 @@ type App struct {
 	// evictionRisk is the warning about Valkey's maxmemory-policy found
 	// at start ("" when it is noeviction), added to /healthz's body.
 	evictionRisk atomic.Pointer[string]
+	// codec signs and verifies callback data; callbacks routes verified
+	// taps by kind (callback.go).
+	codec         callbackCodec
+	callbacks     map[byte]callbackHandler
+	composeScript *valkey.Lua // compose.lua: a player's composition on a board
 
 	me       atomic.Pointer[models.User] // from getMe, before the first update is handled
 	meErr    atomic.Pointer[string]      // getMe's last failure (redacted) until it succeeds
@@ -123,6 +128,9 @@ func (a *App) init() error {
 		return fmt.Errorf("app: notifier: %w", err)
 	}
 	a.ping = luascript.Must(luaFS, "health")
+	a.composeScript = luascript.Must(luaFS, "compose")
+	a.codec = newCallbackCodec(cfg.Token)
+	a.callbacks = map[byte]callbackHandler{callbackGame: a.onBoardTap}
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}

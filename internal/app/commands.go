@@ -89,6 +89,7 @@ func (a *App) registerHandlers(b *bot.Bot) {
 	} {
 		b.RegisterHandlerMatchFunc(a.isCommand(name), h)
 	}
+	b.RegisterHandlerMatchFunc(isCallbackQuery, a.onCallbackQuery)
 }
 
 // registerCommands sets the command menu (setMyCommands). It is the one

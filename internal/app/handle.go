@@ -32,6 +32,8 @@ type updateRun struct {
 	out      []outMsg
 	err      error // infrastructure failure: the update is retried
 	panicked bool
+	// after run once the replies are queued (board edits: afterReplies).
+	after []func(context.Context) error
 }
 
 type runKey struct{}
@@ -101,6 +103,12 @@ func (a *App) handleOne(ctx context.Context, u intake.Update) error {
 			return fmt.Errorf("update %d: reply: %w", u.ID, err)
 		}
 	}
+	for _, f := range run.after {
+		if err := f(context.WithValue(ctx, runKey{}, run)); err != nil {
+			a.m.handled.WithLabelValues("retry").Inc()
+			return fmt.Errorf("update %d: %w", u.ID, err)
+		}
+	}
 	if err := a.inbox.Finish(ctx, a.lease.Token(), u.ID); err != nil {
 		return err
 	}
@@ -160,6 +168,7 @@ func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 				run := runOf(ctx)
 				run.panicked = true
 				run.out = nil
+				run.after = nil
 				a.m.panics.Inc()
 				a.log.Error("handler panicked; update skipped", slog.Int64("update_id", u.ID),
 					slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))

@@ -159,14 +159,17 @@ func (a *App) gameMove(ctx context.Context, m *models.Message, plan movePlan) {
 	}
 }
 
+// onPlay starts a game; its reply is the game's board (sendBoard, queued
+// after the move, also when the update is handled again after a crash).
 func (a *App) onPlay(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	m := u.Message
+	started := false
 	a.gameMove(ctx, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context) ([]string, error)) {
 		if exists {
 			return []string{"A game is already running here.\n" + cur.Board() + "\nSend your guess, or /giveup to end it."}, nil
 		}
-		start := game.State{Config: a.gameCfg.WithDefaults()}.StartText()
-		return []string{start}, func(ctx context.Context) ([]string, error) {
+		started = true
+		return nil, func(ctx context.Context) ([]string, error) {
 			var err error
 			if corrupt {
 				_, err = a.games.Restart(ctx, m.Chat.ID, a.gameCfg, a.opt.rng)
@@ -179,9 +182,25 @@ func (a *App) onPlay(ctx context.Context, _ *bot.Bot, u *models.Update) {
 			if err != nil {
 				return nil, err
 			}
-			return []string{start}, nil
+			return nil, nil
 		}
 	})
+	if started {
+		afterReplies(ctx, func(ctx context.Context) error { return a.ensureBoard(ctx, m) })
+	}
+}
+
+// ensureBoard makes sure the game in progress in m's chat has its board:
+// sent once (keyed by the update), then recorded as the chat's board.
+func (a *App) ensureBoard(ctx context.Context, m *models.Message) error {
+	cur, err := a.games.Current(ctx, m.Chat.ID)
+	if errors.Is(err, gamestore.ErrNoGame) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return a.refreshBoard(ctx, m.Chat.ID, cur, !isPrivate(m), true)
 }
 
 func (a *App) onGiveUp(ctx context.Context, _ *bot.Bot, u *models.Update) {
@@ -201,6 +220,7 @@ func (a *App) onGiveUp(ctx context.Context, _ *bot.Bot, u *models.Update) {
 			if err != nil {
 				return nil, err
 			}
+			afterReplies(ctx, func(ctx context.Context) error { return a.refreshBoard(ctx, m.Chat.ID, st, !isPrivate(m), false) })
 			return []string{game.GiveUpText(st.Secret)}, nil
 		}
 	})
@@ -227,7 +247,7 @@ func (a *App) guess(ctx context.Context, m *models.Message, text string) {
 			uid = m.From.ID
 		}
 		return []string{res.Text()}, func(ctx context.Context) ([]string, error) {
-			res, _, err := a.games.Guess(ctx, m.Chat.ID, uid, displayName(m.From), text)
+			res, next, err := a.games.Guess(ctx, m.Chat.ID, uid, displayName(m.From), text)
 			if ge, ok := errors.AsType[*game.GuessError](err); ok {
 				return []string{guessErrorText(ge)}, nil
 			}
@@ -237,6 +257,7 @@ func (a *App) guess(ctx context.Context, m *models.Message, text string) {
 			if err != nil {
 				return nil, err
 			}
+			afterReplies(ctx, func(ctx context.Context) error { return a.refreshBoard(ctx, m.Chat.ID, next, !isPrivate(m), false) })
 			return []string{res.Text()}, nil
 		}
 	})

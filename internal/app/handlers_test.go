@@ -18,8 +18,7 @@ func TestPlayerGetsRepliesToStartPlayAndGuesses(t *testing.T) {
 
 	require.Contains(t, h.ask(0, ann, "/start"), "Welcome to Codemojex")
 	require.Contains(t, h.ask(0, ann, "/help"), "crack the secret code of 4 emojis")
-	require.Equal(t, "🔐 New code: 4 emojis from 🍎 🍌 🍇 🍒 🍋 🥝 (repeats allowed). You have 10 attempts. Send your guess!",
-		h.ask(0, ann, "/play"))
+	require.Equal(t, boardRules+"\n\n✏️ _ _ _ _\n10 of 10 attempts left.", h.ask(0, ann, "/play"), "the reply to /play is the board")
 
 	// Invalid guesses: each reply says what is wrong, and no attempt is used.
 	for _, tc := range []struct{ name, text, want string }{

@@ -312,3 +312,33 @@ func (h *harness) startWithHighUpdateID(from models.User) *running {
 	require.Contains(h.t, h.ask(0, from, "/start"), "Codemojex")
 	return r
 }
+
+// boardRules is the first line of a default game's board.
+const boardRules = "🔐 New code: 4 emojis from 🍎 🍌 🍇 🍒 🍋 🥝 (repeats allowed). Tap or type a guess: 🟢 right place, 🟡 wrong place, ⚪ no match."
+
+// board returns chat's latest board message (the last bot message starting
+// with the rules line) and whether there is one.
+func (h *harness) board(chat int64) (tgemu.Message, bool) {
+	msgs := h.emu.Messages(chat)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if strings.HasPrefix(msgs[i].Text, "🔐 New code:") {
+			return msgs[i], true
+		}
+	}
+	return tgemu.Message{}, false
+}
+
+// waitBoard waits until chat's board shows text and returns it.
+func (h *harness) waitBoard(chat int64, text string) tgemu.Message {
+	h.t.Helper()
+	var last tgemu.Message
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err := h.emu.WaitUntil(ctx, func() bool {
+		var ok bool
+		last, ok = h.board(chat)
+		return ok && last.CurrentText() == text
+	})
+	require.NoError(h.t, err, "board of chat %d:\n%s\nwant:\n%s", chat, last.CurrentText(), text)
+	return last
+}

@@ -1,5 +1,7 @@
 package app
 
+import "strconv"
+
 // keyspace builds the keys the app itself keeps (the audience's and the
 // /healthz probe's; the intake's are intake.Keys; docs/keys.md lists every
 // key).
@@ -9,3 +11,13 @@ func (k keyspace) prefix() string     { return "{" + k.tag + "}:app:" }
 func (k keyspace) chats() string      { return k.prefix() + "chats" }
 func (k keyspace) broadcasts() string { return k.prefix() + "bc" }
 func (k keyspace) health() string     { return k.prefix() + "health" }
+
+// board is chat's game board: hash g (game id), j (job id of its send).
+func (k keyspace) board(chat int64) string {
+	return k.prefix() + "board:" + strconv.FormatInt(chat, 10)
+}
+
+// comp holds the compositions of game id in chat (compose.lua).
+func (k keyspace) comp(chat int64, id string) string {
+	return k.prefix() + "comp:" + strconv.FormatInt(chat, 10) + ":" + id
+}

@@ -20,6 +20,10 @@ type metrics struct {
 	conflicts  prometheus.Counter // 409s from getUpdates
 	leader     prometheus.Gauge   // 1 while this process holds the poller lease
 	standby    prometheus.Gauge   // 1 while waiting for another poller's lease
+	// callbacks counts taps by result: answered, failed (answerCallbackQuery
+	// failed after its retries), refused (bad callback data).
+	callbacks      *prometheus.CounterVec
+	callbackAnswer prometheus.Histogram // answerCallbackQuery round trips (with retries), seconds
 }
 
 func newMetrics(reg prometheus.Registerer, a *App) (*metrics, error) {
@@ -39,7 +43,12 @@ func newMetrics(reg prometheus.Registerer, a *App) (*metrics, error) {
 		standby: prometheus.NewGauge(prometheus.GaugeOpts{Name: "codemojex_poller_standby",
 			Help: "1 while this process waits for another poller's lease."}),
 	}
-	for _, c := range []prometheus.Collector{m.received, m.handled, m.duplicates, m.panics, m.conflicts, m.leader, m.standby, newQueueCollector(a)} {
+	m.callbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemojex_callback_answers_total",
+		Help: "Button taps (callback queries) by result: answered, failed (answerCallbackQuery failed), refused (bad callback data)."}, []string{"result"})
+	m.callbackAnswer = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "codemojex_callback_answer_seconds",
+		Help:    "answerCallbackQuery round trip, retries included, seconds.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}})
+	for _, c := range []prometheus.Collector{m.received, m.handled, m.duplicates, m.panics, m.conflicts, m.leader, m.standby, m.callbacks, m.callbackAnswer, newQueueCollector(a)} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
