@@ -96,6 +96,9 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 	a := &App{cfg: cfg, opt: o, redactor: red, keys: keyspace{tag: o.tag},
 		log: slog.New(red.Handler(o.log.Handler())), gameCfg: game.DefaultConfig(),
 		wake: make(chan struct{}, 1), bcWake: make(chan struct{}, 1)}
+	if o.gameCfg != nil {
+		a.gameCfg = o.gameCfg.WithDefaults()
+	}
 	if err := a.init(); err != nil {
 		a.Close()
 		return nil, red.Error(err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot"
+
+	"github.com/codemojex/codemojex/game"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valkey-io/valkey-go"
 )
@@ -41,6 +43,7 @@ type options struct {
 	listener     net.Listener
 	handlers     []extraHandler
 	intakeOnly   bool
+	gameCfg      *game.Config
 }
 
 type extraHandler struct {
@@ -93,6 +96,10 @@ func WithListener(ln net.Listener) Option { return func(o *options) { o.listener
 func WithHandler(match bot.MatchFunc, h bot.HandlerFunc) Option {
 	return func(o *options) { o.handlers = append(o.handlers, extraHandler{match: match, h: h}) }
 }
+
+// WithGameConfig sets the config of new games (zero fields: the defaults;
+// default game.DefaultConfig()).
+func WithGameConfig(cfg game.Config) Option { return func(o *options) { o.gameCfg = &cfg } }
 
 // WithIntakeOnly makes the poller record updates in the inbox without
 // handling them: a process stopped after intake and before handling, for

@@ -1,0 +1,298 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// keyboardOf decodes a board's inline keyboard: rows of button texts and
+// the callback data by text.
+func keyboardOf(t *testing.T, markup string) ([][]string, map[string]string) {
+	t.Helper()
+	if markup == "" {
+		return nil, nil
+	}
+	var kb models.InlineKeyboardMarkup
+	require.NoError(t, json.Unmarshal([]byte(markup), &kb))
+	var rows [][]string
+	data := map[string]string{}
+	for _, r := range kb.InlineKeyboard {
+		var row []string
+		for _, b := range r {
+			row = append(row, b.Text)
+			data[b.Text] = b.CallbackData
+			require.LessOrEqual(t, len(b.CallbackData), 64)
+		}
+		rows = append(rows, row)
+	}
+	return rows, data
+}
+
+// currentMarkup is the board's keyboard now (after its last edit).
+func currentMarkup(m tgemu.Message) string {
+	if n := len(m.Edits); n > 0 {
+		return m.Edits[n-1].ReplyMarkup
+	}
+	return m.ReplyMarkup
+}
+
+// tap presses the button labelled label on chat's board as from (once the
+// board shows it), waits for the answer and returns its toast.
+func (h *harness) tap(chat int64, from models.User, label string) string {
+	h.t.Helper()
+	var (
+		b    tgemu.Message
+		d    string
+		data map[string]string
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err := h.emu.WaitUntil(ctx, func() bool {
+		var ok bool
+		if b, ok = h.board(chat); !ok {
+			return false
+		}
+		_, data = keyboardOf(h.t, currentMarkup(b))
+		d, ok = data[label]
+		return ok
+	})
+	require.NoError(h.t, err, "button %q on the board of chat %d: %v", label, chat, data)
+	return h.tapData(chat, from, b.ID, d)
+}
+
+// tapData presses a button with callback data d on message id of chat and
+// returns the toast it was answered with.
+func (h *harness) tapData(chat int64, from models.User, id int, d string) string {
+	h.t.Helper()
+	u, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: chat, MessageID: id, From: from, Data: d})
+	require.NoError(h.t, err)
+	return h.answerOf(u.CallbackQuery.ID)
+}
+
+func (h *harness) answerOf(id string) string {
+	h.t.Helper()
+	var got *tgemu.CallbackAnswer
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(h.t, h.emu.WaitUntil(ctx, func() bool {
+		for _, a := range h.emu.CallbackAnswers() {
+			if a.QueryID == id {
+				got = &a
+				return true
+			}
+		}
+		return false
+	}), "query %s answered", id)
+	return got.Text
+}
+
+var (
+	rowsPlaying = func(submit string) [][]string {
+		return [][]string{{"🍎", "🍌", "🍇"}, {"🍒", "🍋", "🥝"}, {"⌫", submit, "🏳️"}}
+	}
+)
+
+// A private game played by taps alone to a win: after every tap the board
+// shows the composition and the keyboard (✅ only with 4 chosen), a submit
+// scores like a typed guess, and the win removes the keyboard, shows the
+// points and counts on the shared leaderboard.
+func TestPrivateGamePlayedByTapsToAWin(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
+	h.waitLeader(r)
+	ann := user(701, "Ann")
+	h.ask(0, ann, "/play")
+	b := h.waitBoard(ann.ID, boardRules+"\n\n✏️ _ _ _ _\n10 of 10 attempts left.")
+	rows, _ := keyboardOf(t, b.ReplyMarkup)
+	require.Equal(t, rowsPlaying("☑️"), rows)
+
+	steps := []struct {
+		tap, toast, board, submit string
+	}{
+		{"🍎", "", "\n\n✏️ 🍎 _ _ _\n10 of 10 attempts left.", "☑️"},
+		{"🍌", "", "\n\n✏️ 🍎 🍌 _ _\n10 of 10 attempts left.", "☑️"},
+		{"☑️", "Choose 4 emojis first (2/4)", "\n\n✏️ 🍎 🍌 _ _\n10 of 10 attempts left.", "☑️"},
+		{"🍒", "", "\n\n✏️ 🍎 🍌 🍒 _\n10 of 10 attempts left.", "☑️"},
+		{"🍇", "", "\n\n✏️ 🍎 🍌 🍒 🍇\n10 of 10 attempts left.", "✅"},
+		{"🍋", toastFull, "\n\n✏️ 🍎 🍌 🍒 🍇\n10 of 10 attempts left.", "✅"},
+		{"✅", "🟢🟢🟡🟡", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ _ _ _ _\n9 of 10 attempts left.", "☑️"},
+		{"⌫", toastEmpty, "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ _ _ _ _\n9 of 10 attempts left.", "☑️"},
+		{"🍎", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 _ _ _\n9 of 10 attempts left.", "☑️"},
+		{"🍎", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 🍎 _ _\n9 of 10 attempts left.", "☑️"},
+		{"⌫", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 _ _ _\n9 of 10 attempts left.", "☑️"},
+		{"🍌", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 🍌 _ _\n9 of 10 attempts left.", "☑️"},
+		{"🍇", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 🍌 🍇 _\n9 of 10 attempts left.", "☑️"},
+		{"🍒", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 🍌 🍇 🍒\n9 of 10 attempts left.", "✅"},
+	}
+	for i, s := range steps {
+		require.Equal(t, s.toast, h.tap(ann.ID, ann, s.tap), "step %d: tap %s", i, s.tap)
+		b = h.waitBoard(ann.ID, boardRules+s.board)
+		rows, _ = keyboardOf(t, currentMarkup(b))
+		require.Equal(t, rowsPlaying(s.submit), rows, "step %d: keyboard", i)
+	}
+	require.Equal(t, "🎉 Cracked! +90 points", h.tap(ann.ID, ann, "✅"))
+	b = h.waitBoard(ann.ID, boardRules+"\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n2. 🍎🍌🍇🍒  🟢🟢🟢🟢\n\n🎉 Code cracked in 2/10 attempts! +90 points.")
+	require.Empty(t, currentMarkup(b), "a finished board has no keyboard")
+	require.Equal(t, "🏆 Top players\n1. Ann — 90 points", h.ask(0, ann, "/top"), "the leaderboard is shared with typed play")
+	require.Len(t, h.emu.Messages(ann.ID), 2, "taps send no messages: the board is edited in place")
+}
+
+// A private game played by taps to a loss (2 attempts), and a give-up: the
+// code is revealed and the keyboard removed; a tap on a finished board
+// answers "game over" and changes nothing.
+func TestPrivateGamePlayedByTapsToALossAndAGiveUp(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil, WithRandom(secretRNG(0, 0, 0, 0)), WithGameConfig(game.Config{MaxAttempts: 2}))
+	h.waitLeader(r)
+	bob := user(702, "Bob")
+	h.ask(0, bob, "/play")
+	rules := boardRules
+	first, ok := h.board(bob.ID)
+	require.True(t, ok)
+	_, oldData := keyboardOf(t, first.ReplyMarkup)
+	for range 4 {
+		require.Empty(t, h.tap(bob.ID, bob, "🍌"))
+	}
+	require.Equal(t, "⚪⚪⚪⚪", h.tap(bob.ID, bob, "✅"))
+	h.waitBoard(bob.ID, rules+"\n\n1. 🍌🍌🍌🍌  ⚪⚪⚪⚪\n\n✏️ _ _ _ _\n1 of 2 attempts left.")
+	for _, s := range []string{"🍎", "🍎", "🍎", "🥝"} {
+		require.Empty(t, h.tap(bob.ID, bob, s))
+	}
+	require.Equal(t, "💥 Out of attempts", h.tap(bob.ID, bob, "✅"))
+	b := h.waitBoard(bob.ID, rules+"\n\n1. 🍌🍌🍌🍌  ⚪⚪⚪⚪\n2. 🍎🍎🍎🥝  🟢🟢🟢⚪\n\n💥 Out of attempts. The code was 🍎🍎🍎🍎.")
+	require.Empty(t, currentMarkup(b))
+	edits := len(b.Edits)
+	require.Equal(t, toastGameOver, h.tapData(bob.ID, bob, b.ID, oldData["🍎"]), "a tap on a finished board")
+	h.quiet(bob.ID, 300*time.Millisecond)
+	b, _ = h.board(bob.ID)
+	require.Len(t, b.Edits, edits, "nothing changed")
+
+	// A new game, given up by tap; the old board's buttons stay dead.
+	h.ask(0, bob, "/play")
+	require.Equal(t, toastGameOver, h.tapData(bob.ID, bob, first.ID, oldData["🍎"]), "a button of a replaced game")
+	require.Equal(t, toastGaveUp, h.tap(bob.ID, bob, "🏳️"))
+	b = h.waitBoard(bob.ID, rules+"\n\n🏳️ Given up. The code was 🍎🍎🍎🍎.")
+	require.Empty(t, currentMarkup(b))
+}
+
+// Typed guesses and /guess update the same board (and get their reply).
+func TestTypedGuessesUpdateTheBoard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil, WithRandom(secretRNG(5, 5, 5, 5)))
+	h.waitLeader(r)
+	const group = int64(-100777)
+	ann, bob := user(711, "Ann"), user(712, "Bob")
+	h.ask(group, ann, "/play")
+	require.Empty(t, h.tap(group, bob, "🍒"))
+	require.Equal(t, "🍎🍎🍎🍎  ⚪⚪⚪⚪  attempt 1/10", h.ask(group, ann, "/guess 🍎🍎🍎🍎"))
+	h.waitBoard(group, boardRules+"\n\n1. 🍎🍎🍎🍎  ⚪⚪⚪⚪  Ann\n\n✏️ Bob: 🍒 _ _ _\n9 of 10 attempts left.")
+	require.Equal(t, "🏳️ Given up. The code was 🥝🥝🥝🥝.", h.ask(group, ann, "/giveup"))
+	b := h.waitBoard(group, boardRules+"\n\n1. 🍎🍎🍎🍎  ⚪⚪⚪⚪  Ann\n\n🏳️ Given up. The code was 🥝🥝🥝🥝.")
+	require.Empty(t, currentMarkup(b))
+}
+
+// In a group each player composes their own guess: Ann's taps never change
+// Bob's composition, the board lists both, and each submit is scored under
+// its player's name.
+func TestGroupPlayersComposeIndependently(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
+	h.waitLeader(r)
+	const group = int64(-100778)
+	ann, bob := user(721, "Ann"), user(722, "Bob")
+	h.ask(group, ann, "/play")
+	for i, s := range []string{"🍎", "🍌", "🍇", "🍒"} {
+		require.Empty(t, h.tap(group, ann, s))
+		require.Empty(t, h.tap(group, bob, []string{"🥝", "🥝", "🍋", "🍋"}[i]))
+	}
+	h.waitBoard(group, boardRules+"\n\n✏️ Ann: 🍎 🍌 🍇 🍒\n✏️ Bob: 🥝 🥝 🍋 🍋\n10 of 10 attempts left.")
+	require.Equal(t, "⚪⚪⚪⚪", h.tap(group, bob, "✅"))
+	require.Equal(t, toastEmpty, h.tap(group, bob, "⌫"), "Bob's composition was cleared by his submit")
+	h.waitBoard(group, boardRules+"\n\n1. 🥝🥝🍋🍋  ⚪⚪⚪⚪  Bob\n\n✏️ Ann: 🍎 🍌 🍇 🍒\n9 of 10 attempts left.")
+	require.Equal(t, "🎉 Cracked! +90 points", h.tap(group, ann, "✅"))
+	h.waitBoard(group, boardRules+"\n\n1. 🥝🥝🍋🍋  ⚪⚪⚪⚪  Bob\n2. 🍎🍌🍇🍒  🟢🟢🟢🟢  Ann\n\n🎉 Code cracked in 2/10 attempts! +90 points. (Ann)")
+	require.Equal(t, "🏆 Top players\n1. Ann — 90 points", h.ask(group, bob, "/top"))
+}
+
+// Forged or stale callback data gets a toast and changes nothing: another
+// game's id, a bad signature, a wrong length, another version, data signed
+// for another chat, an unknown action.
+func TestForgedCallbackDataChangesNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
+	h.waitLeader(r)
+	cy := user(731, "Cy")
+	h.ask(0, cy, "/play")
+	b, _ := h.board(cy.ID)
+	_, data := keyboardOf(t, b.ReplyMarkup)
+	good := data["🍎"]
+	cur, err := h.games().Current(context.Background(), cy.ID)
+	require.NoError(t, err)
+	codec := r.app.codec
+	otherGame, err := codec.encode(callbackGame, "00000000deadbeef", "p0", cy.ID)
+	require.NoError(t, err)
+	otherChat, err := codec.encode(callbackGame, cur.ID, "p0", cy.ID+1)
+	require.NoError(t, err)
+	badAction, err := codec.encode(callbackGame, cur.ID, "p9", cy.ID)
+	require.NoError(t, err)
+	otherKind, err := codec.encode('z', cur.ID, "p0", cy.ID)
+	require.NoError(t, err)
+	flipped := good[:len(good)-1] + string("AB"[strings.IndexByte("AB", good[len(good)-1])+1&1])
+	if good[len(good)-1] != 'A' && good[len(good)-1] != 'B' {
+		flipped = good[:len(good)-1] + "A"
+	}
+	for _, tc := range []struct{ name, data, toast string }{
+		{"other game id", otherGame, toastGameOver},
+		{"bad signature", flipped, toastInvalidButton},
+		{"signed for another chat", otherChat, toastInvalidButton},
+		{"truncated", good[:len(good)-3], toastInvalidButton},
+		{"too long", good + strings.Repeat("x", 40), toastInvalidButton},
+		{"empty", "x", toastInvalidButton},
+		{"other version", "2" + good[1:], toastOldButton},
+		{"unknown action", badAction, toastInvalidButton},
+		{"unknown kind", otherKind, toastInvalidButton},
+		{"game scope swapped", strings.Replace(good, cur.ID, "00000000deadbeef", 1), toastInvalidButton},
+	} {
+		require.Equal(t, tc.toast, h.tapData(cy.ID, cy, b.ID, tc.data), tc.name)
+	}
+	h.quiet(cy.ID, 300*time.Millisecond)
+	b, _ = h.board(cy.ID)
+	require.Empty(t, b.Edits, "no forged tap changed the board")
+	n, err := r.app.c.Do(context.Background(), r.app.c.B().Exists().Key(r.app.keys.comp(cy.ID, cur.ID)).Build()).AsInt64()
+	require.NoError(t, err)
+	require.Zero(t, n, "no composition was written")
+	require.Empty(t, h.tap(cy.ID, cy, "🍎"), "the genuine button still works")
+}
+
+// Callback data fits Telegram's 64 bytes for the largest palette, and a
+// payload round-trips only for its chat.
+func TestCallbackDataIsSignedAndFits(t *testing.T) {
+	c := newCallbackCodec("123:secret-token-for-the-test_0000000")
+	d, err := c.encode(callbackGame, "0123456789abcdef", actPick+"9", -1001234567890)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(d), maxCallbackData)
+	got, err := c.decode(d, -1001234567890)
+	require.NoError(t, err)
+	require.Equal(t, callbackData{Kind: callbackGame, Scope: "0123456789abcdef", Arg: "p9"}, got)
+	_, err = c.decode(d, -1001234567891)
+	require.ErrorIs(t, err, errCallbackSignature)
+	_, err = newCallbackCodec("another token_0000000000000000000000").decode(d, -1001234567890)
+	require.ErrorIs(t, err, errCallbackSignature)
+	require.NotContains(t, d, "secret")
+	_, err = c.encode(callbackGame, "a|b", "x", 1)
+	require.Error(t, err)
+}
