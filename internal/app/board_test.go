@@ -12,6 +12,7 @@ import (
 
 	"github.com/codemojex/codemojex/game"
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/lanes"
 )
 
 // keyboardOf decodes a board's inline keyboard: rows of button texts and
@@ -295,4 +296,47 @@ func TestCallbackDataIsSignedAndFits(t *testing.T) {
 	require.NotContains(t, d, "secret")
 	_, err = c.encode(callbackGame, "a|b", "x", 1)
 	require.Error(t, err)
+}
+
+// A burst of 10 taps by five players in a group costs at most one board
+// edit per pace slot (edits still queued are replaced, latest wins), and
+// the final board shows every player's composition.
+func TestGroupTapBurstCoalescesToOneEditPerPaceSlot(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
+	h.waitLeader(r)
+	const group = int64(-100779)
+	const slot = 500 * time.Millisecond
+	ctx := context.Background()
+	require.NoError(t, r.app.Store().Inspector().SetLanePace(ctx, "-100779", lanes.Pace{Limit: 1, Period: slot}))
+	players := []models.User{user(741, "Ann"), user(742, "Bob"), user(743, "Cy"), user(744, "Di"), user(745, "Ed")}
+	h.ask(group, players[0], "/play")
+	b, _ := h.board(group)
+	_, data := keyboardOf(t, b.ReplyMarkup)
+	time.Sleep(slot) // the board's own send is out of the pace window
+
+	var ids []string
+	picks := []string{"🍎", "🍌", "🍇", "🍒", "🍋", "🥝", "🍎", "🍌", "🍇", "🍒"}
+	for i, s := range picks {
+		u, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: group, MessageID: b.ID, From: players[i%5], Data: data[s]})
+		require.NoError(t, err)
+		ids = append(ids, u.CallbackQuery.ID)
+	}
+	for _, id := range ids {
+		require.Empty(t, h.answerOf(id))
+	}
+	final := boardRules + "\n\n✏️ Ann: 🍎 🥝 _ _\n✏️ Bob: 🍌 🍎 _ _\n✏️ Cy: 🍇 🍌 _ _\n✏️ Di: 🍒 🍇 _ _\n✏️ Ed: 🍋 🍒 _ _\n10 of 10 attempts left."
+	b = h.waitBoard(group, final)
+	h.quiet(group, 2*slot)
+	b, _ = h.board(group)
+	require.Equal(t, final, b.CurrentText(), "no stale frame after the final one")
+	edits := b.Edits
+	t.Logf("10 taps by 5 players: %d edits", len(edits))
+	require.LessOrEqual(t, len(edits), 3, "10 taps: one edit per pace slot, not one per tap")
+	for i := 1; i < len(edits); i++ {
+		require.GreaterOrEqual(t, edits[i].Time.Sub(edits[i-1].Time), slot-20*time.Millisecond, "at most one edit per pace slot")
+	}
+	span := edits[len(edits)-1].Time.Sub(edits[0].Time)
+	require.LessOrEqual(t, len(edits), int(span/slot)+1, "edits <= pace slots spanned")
 }
