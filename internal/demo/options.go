@@ -17,6 +17,7 @@ const (
 	BurstID     int64 = 2_000_001
 	firstQuiet  int64 = 3_000_001
 	firstCrowd  int64 = 4_000_001
+	TapperID    int64 = 5_000_001
 	burstWeight       = 5
 )
 

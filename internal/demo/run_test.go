@@ -72,8 +72,11 @@ func TestQuickScene(t *testing.T) {
 	if sum.QuietMax >= sum.BurstDrain/2 {
 		t.Errorf("quiet max wait %v not well below the burst's drain %v", sum.QuietMax, sum.BurstDrain)
 	}
-	if want := 2 + sc.Quiet + sc.Crowd; sum.BroadcastGot != want {
+	if want := 3 + sc.Quiet + sc.Crowd; sum.BroadcastGot != want { // admin, burst, tapper, quiet, crowd
 		t.Errorf("broadcast reached %d chats, want %d", sum.BroadcastGot, want)
+	}
+	if sum.Taps == 0 || sum.TapsAnswered != sum.Taps {
+		t.Errorf("the tapper's taps: %d answered of %d", sum.TapsAnswered, sum.Taps)
 	}
 	if !strings.Contains(out.String(), "all promises held") {
 		t.Errorf("summary does not say the promises held")

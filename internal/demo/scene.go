@@ -48,6 +48,7 @@ func newScene(tr *tracker, cfg Scene) *scene {
 	for i := range cfg.Crowd {
 		tr.add(firstCrowd+int64(i), fmt.Sprintf("Crowd%02d", i+1), RoleCrowd)
 	}
+	tr.add(TapperID, "Tap", RoleTap)
 	return s
 }
 
@@ -139,7 +140,7 @@ func (s *scene) play(ctx context.Context) {
 	s.mu.Lock()
 	s.start = time.Now()
 	s.mu.Unlock()
-	s.setPhase(fmt.Sprintf("warm-up: %d chats say /start", 2+s.cfg.Quiet+s.cfg.Crowd))
+	s.setPhase(fmt.Sprintf("warm-up: %d chats say /start", 3+s.cfg.Quiet+s.cfg.Crowd))
 
 	var wg sync.WaitGroup
 	run := func(name string, f func(context.Context) error) {
@@ -155,10 +156,11 @@ func (s *scene) play(ctx context.Context) {
 		run(fmt.Sprintf("quiet chat %d", id), func(ctx context.Context) error { return s.quiet(ctx, id, i) })
 	}
 	run("admin", s.admin)
+	run("tapper", s.tapper)
 	wg.Wait()
 
 	s.setPhase("draining: waiting for the broadcast to reach every chat")
-	all := append([]int64{AdminID, BurstID}, append(s.quietIDs(), s.crowdIDs()...)...)
+	all := append([]int64{AdminID, BurstID, TapperID}, append(s.quietIDs(), s.crowdIDs()...)...)
 	err := s.tr.emu.WaitUntil(ctx, func() bool {
 		if !s.tr.broadcastSent() {
 			return true
@@ -311,7 +313,7 @@ func (s *scene) admin(ctx context.Context) error {
 		}
 		switch {
 		case st.bc:
-			s.setPhase(fmt.Sprintf("broadcast: the admin sends /broadcast to every chat (%d)", 2+s.cfg.Quiet+s.cfg.Crowd))
+			s.setPhase(fmt.Sprintf("broadcast: the admin sends /broadcast to every chat (%d)", 3+s.cfg.Quiet+s.cfg.Crowd))
 		case st.text != "/start":
 			s.event("admin: %s", st.text)
 		}
@@ -338,4 +340,78 @@ func (s *scene) elapsed() time.Duration {
 		return time.Since(s.start)
 	}
 	return s.end.Sub(s.start)
+}
+
+// tapper: a player who plays only with the board's buttons (4 palette taps,
+// then ✅), through the burst and the broadcast, and starts a new game with
+// /play when one ends; each tap waits for its answer (the spinner).
+func (s *scene) tapper(ctx context.Context) error {
+	if err := s.at(ctx, 200*time.Millisecond); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(uint64(TapperID), 0x746170))
+	palette := game.DefaultConfig().Palette
+	pause := func(d time.Duration) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("demo: %w", ctx.Err())
+		}
+	}
+	tap := func(labels ...string) (string, error) {
+		id, err := s.tr.tap(TapperID, labels...)
+		if err != nil {
+			return "", err
+		}
+		var toast string
+		if err := s.tr.emu.WaitUntil(ctx, func() bool {
+			var ok bool
+			toast, ok = s.tr.answer(id)
+			return ok
+		}); err != nil {
+			return "", fmt.Errorf("tap %v never answered: %w", labels, err)
+		}
+		return toast, nil
+	}
+	for _, text := range []string{"/start", "/play"} {
+		if err := s.say(ctx, TapperID, text); err != nil {
+			return err
+		}
+		if err := pause(s.cfg.Think); err != nil {
+			return err
+		}
+	}
+	for moves := 0; ; moves++ {
+		if moves >= s.cfg.MinMoves {
+			select {
+			case <-s.burstDrained:
+				return s.say(ctx, TapperID, "/top")
+			default:
+			}
+		}
+		for range 4 {
+			if _, err := tap(palette[rng.IntN(len(palette))]); err != nil {
+				return err
+			}
+			if err := pause(s.cfg.Think / 4); err != nil {
+				return err
+			}
+		}
+		toast, err := tap("✅", "☑️")
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(toast, "🎉") || strings.HasPrefix(toast, "💥") {
+			s.event("tapper: %s", toast)
+			if err := s.say(ctx, TapperID, "/play"); err != nil {
+				return err
+			}
+		}
+		if err := pause(s.cfg.Think); err != nil {
+			return err
+		}
+	}
 }

@@ -39,6 +39,11 @@ type Summary struct {
 	// BroadcastFanout the time from /broadcast to the last first copy.
 	BroadcastWant, BroadcastGot, BroadcastDup int
 	BroadcastFanout, BroadcastP50             time.Duration
+	// Taps counts the tapper's button taps, TapsAnswered those answered;
+	// TapP50, TapP99 and TapMax are tap-to-answer times (the tap queued
+	// at the emulator to answerCallbackQuery accepted).
+	Taps, TapsAnswered     int
+	TapP50, TapP99, TapMax time.Duration
 	// Admin is what the admin sent and the first line of each reply.
 	Admin []Exchange
 	// TooMany counts the 429s the emulator answered, Rejected every
@@ -100,6 +105,10 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen
 			if m := percentile(c.Waits, 100); m > cfg.QuietMaxWait || c.Answered < c.Sent {
 				starved = append(starved, fmt.Sprintf("%s (max %s, %d/%d answered)", c.Name, secs(m), c.Answered, c.Sent))
 			}
+		case RoleTap:
+			s.Taps += c.Taps
+			s.TapsAnswered += len(c.TapWaits)
+			s.TapP50, s.TapP99, s.TapMax = percentile(c.TapWaits, 50), percentile(c.TapWaits, 99), percentile(c.TapWaits, 100)
 		case RoleBurst:
 			s.BurstCommands = c.Sent
 			s.BurstMax = percentile(c.Waits, 100)
@@ -155,6 +164,12 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen
 	}
 	s.Checks = append(s.Checks, limits)
 	s.Checks = append(s.Checks, Check{
+		Name: "taps answered within 1 s",
+		OK:   s.Taps > 0 && s.TapsAnswered == s.Taps && s.TapP99 < time.Second,
+		Detail: fmt.Sprintf("%d/%d taps answered, tap to answer p50 %s, p99 %s, max %s (limit p99 1s)",
+			s.TapsAnswered, s.Taps, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax)),
+	})
+	s.Checks = append(s.Checks, Check{
 		Name: "the bot ran the whole scene", OK: botAlive,
 		Detail: map[bool]string{true: "still running at the end", false: "the bot process exited during the scene"}[botAlive],
 	})
@@ -184,6 +199,8 @@ func (s Summary) Print(w io.Writer) {
 	fmt.Fprintf(w, "  burst chat:  %d commands at once, backlog drained in %s (longest wait %s), paced at 1 msg/s\n",
 		s.BurstCommands, secs(s.BurstDrain), secs(s.BurstMax))
 	fmt.Fprintf(w, "  quiet chats: %d replies, wait p50 %s, max %s\n", s.QuietReplies, secs(s.QuietP50), secs(s.QuietMax))
+	fmt.Fprintf(w, "  tapper:      %d taps, tap to answer p50 %s, p99 %s, max %s (answerCallbackQuery, outside the message budget)\n",
+		s.Taps, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax))
 	fmt.Fprintf(w, "  broadcast:   %d/%d chats, p50 %s after /broadcast, last %s (a chat's copy waits behind its own backlog)\n",
 		s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastP50), secs(s.BroadcastFanout))
 	fmt.Fprintf(w, "  limits:      peak %d msg/s overall (30), %d msg/s per chat (1), %d × 429\n", s.PeakGlobal, s.PeakChat, s.TooMany)
@@ -206,3 +223,6 @@ func (s Summary) Print(w io.Writer) {
 		fmt.Fprintln(w, "some promises failed")
 	}
 }
+
+// ms formats d in milliseconds ("12 ms").
+func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }

@@ -31,3 +31,32 @@ func TestSummarizeFlagsStarvationAndLoss(t *testing.T) {
 		t.Error("bot check failed though the bot was alive")
 	}
 }
+
+// The tap check fails on an unanswered tap or a p99 over a second, and
+// holds otherwise.
+func TestSummarizeChecksTapLatency(t *testing.T) {
+	cfg := QuickScene()
+	check := func(c ChatStats) bool {
+		t.Helper()
+		for _, ch := range summarize(cfg, time.Second, []ChatStats{c}, limitsSeen{}, nil, true).Checks {
+			if ch.Name == "taps answered within 1 s" {
+				return ch.OK
+			}
+		}
+		t.Fatal("no tap check")
+		return false
+	}
+	fast := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond}
+	if !check(ChatStats{Role: RoleTap, Taps: 3, TapWaits: fast}) {
+		t.Error("fast, all answered: the check failed")
+	}
+	if check(ChatStats{Role: RoleTap, Taps: 4, TapWaits: fast}) {
+		t.Error("an unanswered tap passed")
+	}
+	if check(ChatStats{Role: RoleTap, Taps: 3, TapWaits: append(fast[:2:2], 1500*time.Millisecond)}) {
+		t.Error("a 1.5 s answer passed")
+	}
+	if check(ChatStats{Role: RoleTap}) {
+		t.Error("no taps at all passed")
+	}
+}

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ const (
 	RoleBurst Role = "burst" // sends Scene.Burst commands at once
 	RoleQuiet Role = "quiet" // plays the game, one message at a time
 	RoleCrowd Role = "crowd" // says /start, then only receives the broadcast
+	RoleTap   Role = "tapper" // plays the game by tapping the board's buttons
 )
 
 // command is one message a user sent to the bot.
@@ -37,6 +39,7 @@ type chatLog struct {
 	name string
 	role Role
 	cmds []command
+	taps []string // callback query ids of the user's taps
 }
 
 // tracker records what the scene's users sent and reads what the bot sent
@@ -191,6 +194,10 @@ type ChatStats struct {
 	// Queued is the chat's jobs waiting or in flight in Valkey (both
 	// queues), -1 when unknown; Weight its lane weight (0: unknown).
 	Queued, Weight int
+	// Taps counts the button taps of the chat's user; TapWaits are the
+	// answered ones' tap-to-answer times (answerCallbackQuery accepted).
+	Taps     int
+	TapWaits []time.Duration
 }
 
 // stats returns a snapshot of every chat, in cast order.
@@ -203,10 +210,16 @@ func (t *tracker) stats() []ChatStats {
 	items := make([]item, 0, len(t.order))
 	for _, id := range t.order {
 		c := t.chats[id]
-		items = append(items, item{c: *c, cmds: slices.Clone(c.cmds)})
+		cp := *c
+		cp.taps = slices.Clone(c.taps)
+		items = append(items, item{c: cp, cmds: slices.Clone(c.cmds)})
 	}
 	bcAt := t.bcAt
 	t.mu.Unlock()
+	answers := map[string]time.Duration{}
+	for _, a := range t.emu.CallbackAnswers() {
+		answers[a.QueryID] = a.Time.Sub(a.TapTime)
+	}
 
 	out := make([]ChatStats, 0, len(items))
 	for _, it := range items {
@@ -235,6 +248,12 @@ func (t *tracker) stats() []ChatStats {
 		}
 		if len(it.cmds) > 0 {
 			s.First = it.cmds[0].at
+		}
+		s.Taps = len(it.c.taps)
+		for _, id := range it.c.taps {
+			if d, ok := answers[id]; ok {
+				s.TapWaits = append(s.TapWaits, d)
+			}
 		}
 		out = append(out, s)
 	}
@@ -290,4 +309,68 @@ func (t *tracker) transcript(chat int64) []Exchange {
 		out = append(out, e)
 	}
 	return out
+}
+
+// tap presses the button labelled label (any of labels) on chat's current
+// board as its user and returns the query id; the answer is read from the
+// emulator (answered).
+func (t *tracker) tap(chat int64, labels ...string) (string, error) {
+	b, ok := t.board(chat)
+	if !ok {
+		return "", fmt.Errorf("demo: chat %d has no board to tap", chat)
+	}
+	markup := b.ReplyMarkup
+	if n := len(b.Edits); n > 0 {
+		markup = b.Edits[n-1].ReplyMarkup
+	}
+	var kb models.InlineKeyboardMarkup
+	if markup == "" || json.Unmarshal([]byte(markup), &kb) != nil {
+		return "", fmt.Errorf("demo: chat %d: the board has no keyboard", chat)
+	}
+	data := ""
+	for _, row := range kb.InlineKeyboard {
+		for _, btn := range row {
+			if slices.Contains(labels, btn.Text) {
+				data = btn.CallbackData
+			}
+		}
+	}
+	if data == "" {
+		return "", fmt.Errorf("demo: chat %d: no button %v on the board", chat, labels)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.chats[chat]
+	if c == nil {
+		return "", fmt.Errorf("demo: chat %d is not in the cast", chat)
+	}
+	u, err := t.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: chat, MessageID: b.ID,
+		From: models.User{ID: chat, FirstName: c.name}, Data: data})
+	if err != nil {
+		return "", fmt.Errorf("demo: chat %d taps %v: %w", chat, labels, err)
+	}
+	c.taps = append(c.taps, u.CallbackQuery.ID)
+	return u.CallbackQuery.ID, nil
+}
+
+// board returns chat's latest game board (the last bot message that
+// carried an inline keyboard).
+func (t *tracker) board(chat int64) (tgemu.Message, bool) {
+	msgs := t.emu.Messages(chat)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].ReplyMarkup != "" {
+			return msgs[i], true
+		}
+	}
+	return tgemu.Message{}, false
+}
+
+// answer returns the toast tap id was answered with, and whether it was.
+func (t *tracker) answer(id string) (string, bool) {
+	for _, a := range t.emu.CallbackAnswers() {
+		if a.QueryID == id {
+			return a.Text, true
+		}
+	}
+	return "", false
 }
