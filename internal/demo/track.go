@@ -19,10 +19,10 @@ type Role string
 
 // The roles.
 const (
-	RoleAdmin Role = "admin" // the admin: /weight, /weights, /broadcast, /lanes
-	RoleBurst Role = "burst" // sends Scene.Burst commands at once
-	RoleQuiet Role = "quiet" // plays the game, one message at a time
-	RoleCrowd Role = "crowd" // says /start, then only receives the broadcast
+	RoleAdmin Role = "admin"  // the admin: /weight, /weights, /broadcast, /lanes
+	RoleBurst Role = "burst"  // sends Scene.Burst commands at once
+	RoleQuiet Role = "quiet"  // plays the game, one message at a time
+	RoleCrowd Role = "crowd"  // says /start, then only receives the broadcast
 	RoleTap   Role = "tapper" // plays the game by tapping the board's buttons
 )
 
