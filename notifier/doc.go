@@ -13,6 +13,15 @@
 // records the Telegram message id of every job it sends, which
 // Chats().SentMessageID returns, so a later edit can target it.
 //
+// EditLatest is the edit of a message kept up to date in place (a game
+// board): it names the message by the job id of its send (resolved by the
+// worker when it sends), and coalesces in the lanes (lanes.EnqueueCoalesce):
+// while an edit of the message is still queued, a newer one replaces its
+// content in place, so a burst of changes costs one editMessageText per
+// pace slot; a message that can no longer be edited is sent afresh.
+// Message.Markup carries a reply_markup (an inline keyboard) on sends and
+// edits.
+//
 // The notifier also keeps, under the store's hash tag (see keyspace),
 // broadcast progress and idempotency keys. The chats' delivery state it
 // reads and the worker writes (inactive chats that blocked the bot,

@@ -92,8 +92,9 @@ func (a *App) registerHandlers(b *bot.Bot) {
 	b.RegisterHandlerMatchFunc(isCallbackQuery, a.onCallbackQuery)
 }
 
-// registerCommands sets the command menu (setMyCommands). It is the one
-// direct Bot API call besides getMe and getUpdates: not a chat message.
+// registerCommands sets the command menu (setMyCommands). Like getMe,
+// getUpdates and answerCallbackQuery (callback.go), it is a direct Bot API
+// call: not a chat message.
 func (a *App) registerCommands(ctx context.Context) {
 	cmds := userCommands()
 	if _, err := a.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: cmds}); err != nil {

@@ -29,11 +29,29 @@
 //
 // Every key starts with the store's hash tag {T} (default DefaultTag),
 // shared with lanes, notifier, chatstate, gamestore and intake, so every
-// script runs on Valkey Cluster. The app itself keeps three (audience.go,
-// health.go);
-// docs/keys.md lists every key of the program:
+// script runs on Valkey Cluster. The app itself keeps these (audience.go,
+// health.go, board.go); docs/keys.md lists every key of the program:
 //
-//	{T}:app:chats         set     every chat id that sent the bot an update (broadcast audience)
-//	{T}:app:bc            hash    broadcasts whose progress message is being kept up to date
-//	{T}:app:health        string  /healthz write probe ("1", PX 1 min)
+//	{T}:app:chats                 set     every chat id that sent the bot an update (broadcast audience)
+//	{T}:app:bc                    hash    broadcasts whose progress message is being kept up to date
+//	{T}:app:health                string  /healthz write probe ("1", PX 1 min)
+//	{T}:app:board:<chat_id>       hash    the chat's game board: g (game id), j (job id of its sendMessage)
+//	{T}:app:comp:<chat_id>:<game> hash    user_id -> the player's composition (compose.lua)
+//
+// # Buttons
+//
+// /play sends the game's board: one message with an inline keyboard (the
+// palette, ⌫, ✅, 🏳️), kept up to date in place by coalesced edits
+// (notifier.EditLatest) after every tap, typed guess and give-up
+// (board.go). A tap is a callback_query update, handled like any update
+// (inbox, once per update_id): callback.go verifies its signed callback
+// data and routes it by kind (a game board's is callbackGame; another
+// feature registers its own kind in App.callbacks), then answers it with
+// answerCallbackQuery straight from the handler, not through the lanes: an
+// answer is not a chat message, no flood limit counts it, and the button
+// spins until it comes, so it must not wait behind a broadcast's backlog.
+// Its failures are retried a bounded number of times, logged and counted
+// (codemojex_callback_answers_total{result}). Each player composes their
+// own guess, stored in Valkey (compose.lua, applied once per update_id),
+// so any poller process can handle any tap; ✅ plays it like a typed guess.
 package app
