@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,7 +112,7 @@ func decodeComps(m map[string]string, st game.State) []composition {
 		}
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(x, y composition) int { return int(x.User - y.User) })
+	slices.SortFunc(out, func(x, y composition) int { return cmp.Compare(x.User, y.User) })
 	return out
 }
 
