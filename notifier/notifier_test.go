@@ -11,6 +11,7 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 func TestNotifyValidatesAndEnqueues(t *testing.T) {
@@ -164,4 +165,42 @@ func TestEditEnqueuesEditJob(t *testing.T) {
 	require.False(t, got[0].IsEdit())
 	require.Equal(t, tgjob.Job{V: 1, Kind: tgjob.KindEdit, MessageID: 12, Chat: -5, Text: "new <i>text</i>", ParseMode: "HTML"}, got[1],
 		"ReplyTo and Silent do not apply to an edit")
+}
+
+// EditLatest refuses what an edit refuses, plus a bad job ref and markup
+// that is not JSON, writing nothing; a valid one is an edit job naming its
+// message by ref, with Fresh set and the markup.
+func TestEditLatestValidatesAndEnqueuesARefEdit(t *testing.T) {
+	t.Parallel()
+	n := newNotifier(t)
+	ctx := t.Context()
+	ref := lanes.NewMinter().New()
+	for name, tc := range map[string]struct {
+		ref lanes.JobID
+		msg notifier.Message
+	}{
+		"bad ref":       {"nope", notifier.Message{Text: "x"}},
+		"empty text":    {ref, notifier.Message{Text: " "}},
+		"markup":        {ref, notifier.Message{Text: "x", Markup: "{not json"}},
+		"too long text": {ref, notifier.Message{Text: strings.Repeat("y", tgtext.MaxTextUnits+1)}},
+	} {
+		_, _, err := n.EditLatest(ctx, 7, tc.ref, tc.msg)
+		require.ErrorIs(t, err, notifier.ErrInvalid, name)
+	}
+	require.Zero(t, pending(t, n, tgjob.QueueReply))
+	kb := `{"inline_keyboard":[[{"text":"🍎","callback_data":"a"}]]}`
+	id, replaced, err := n.EditLatest(ctx, 7, ref, notifier.Message{Text: "v1", Markup: kb})
+	require.NoError(t, err)
+	require.False(t, replaced)
+	again, replaced, err := n.EditLatest(ctx, 7, ref, notifier.Message{Text: "v2"})
+	require.NoError(t, err)
+	require.True(t, replaced)
+	require.Equal(t, id, again)
+	require.Equal(t, 1, pending(t, n, tgjob.QueueReply))
+	c, err := n.Store().Claim(ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueReply}, Lease: time.Second, Max: 10})
+	require.NoError(t, err)
+	require.Len(t, c.Jobs, 1)
+	j, err := tgjob.Decode(c.Jobs[0].Payload)
+	require.NoError(t, err)
+	require.Equal(t, tgjob.Job{V: 1, Kind: tgjob.KindEdit, Ref: string(ref), Fresh: true, Chat: 7, Text: "v2"}, j, "the latest content, no markup")
 }

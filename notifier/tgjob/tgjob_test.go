@@ -28,6 +28,16 @@ func TestEncodeDecodeKinds(t *testing.T) {
 	require.True(t, got.IsEdit())
 	require.Equal(t, 42, got.MessageID)
 
+	// An edit may name its message by the job that sent it instead.
+	ref := tgjob.Job{Kind: tgjob.KindEdit, Ref: "job_01J00000000000000000000000", Fresh: true, Chat: 5, Text: "board",
+		Markup: `{"inline_keyboard":[[{"text":"🍎","callback_data":"a"}]]}`}
+	p, err = ref.Encode()
+	require.NoError(t, err)
+	got, err = tgjob.Decode(p)
+	require.NoError(t, err)
+	ref.V = tgjob.Version
+	require.Equal(t, ref, got)
+
 	// A payload written before kinds existed is a send.
 	got, err = tgjob.Decode([]byte(`{"v":1,"chat":7,"text":"old","bc":"bc_x"}`))
 	require.NoError(t, err)
