@@ -181,9 +181,9 @@ func (a *App) keyboard(chat int64, st game.State, canSubmit bool) (models.Inline
 	return models.InlineKeyboardMarkup{InlineKeyboard: append(rows, last)}, nil
 }
 
-// sendBoard queues a new board for st in chat (idempotent per update) and
-// makes it the chat's board.
-func (a *App) sendBoard(ctx context.Context, chat int64, st game.State, group bool) error {
+// sendBoard queues a new board for st in chat (idempotent per update),
+// threaded under message replyTo (0: none), and makes it the chat's board.
+func (a *App) sendBoard(ctx context.Context, chat int64, st game.State, group bool, replyTo int) error {
 	comps, err := a.compositions(ctx, chat, st)
 	if err != nil {
 		return err
@@ -194,6 +194,7 @@ func (a *App) sendBoard(ctx context.Context, chat int64, st game.State, group bo
 	}
 	run := runOf(ctx)
 	msg.Key = updateKey(run.epoch, run.id, "board")
+	msg.ReplyTo = replyTo
 	ids, err := a.notifier.Notify(ctx, chat, msg)
 	if err != nil {
 		return fmt.Errorf("app: board of chat %d: %w", chat, err)
@@ -203,17 +204,22 @@ func (a *App) sendBoard(ctx context.Context, chat int64, st game.State, group bo
 
 // refreshBoard queues an edit of chat's board to show st (coalesced with
 // any edit of it still queued). A board of another game (or none: a game
-// started before boards existed) is left alone, except that ensure sends
-// a new board for a game in progress. Once the game is over its
-// compositions are dropped.
-func (a *App) refreshBoard(ctx context.Context, chat int64, st game.State, group, ensure bool) error {
+// started before boards existed) is left alone, except that with ensure
+// (the /play message the board answers) a new board is sent for a game in
+// progress (threaded under ensure in a group, like any reply). Once the
+// game is over its compositions are dropped.
+func (a *App) refreshBoard(ctx context.Context, chat int64, st game.State, group bool, ensure *models.Message) error {
 	ref, err := a.loadBoard(ctx, chat)
 	if err != nil {
 		return err
 	}
 	if ref.Game != st.ID || ref.Job == "" {
-		if ensure && !st.Over() {
-			return a.sendBoard(ctx, chat, st, group)
+		if ensure != nil && !st.Over() {
+			replyTo := 0
+			if group {
+				replyTo = ensure.ID
+			}
+			return a.sendBoard(ctx, chat, st, group, replyTo)
 		}
 		return nil
 	}
@@ -304,7 +310,7 @@ func (a *App) onBoardTap(ctx context.Context, q *models.CallbackQuery, d callbac
 	default:
 		return toastInvalidButton
 	}
-	if err := a.refreshBoard(ctx, chat, next, group, false); err != nil {
+	if err := a.refreshBoard(ctx, chat, next, group, nil); err != nil {
 		return fail(err)
 	}
 	return toast

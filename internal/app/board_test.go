@@ -202,6 +202,7 @@ func TestTypedGuessesUpdateTheBoard(t *testing.T) {
 	require.Equal(t, "🏳️ Given up. The code was 🥝🥝🥝🥝.", h.ask(group, ann, "/giveup"))
 	b := h.waitBoard(group, boardRules+"\n\n1. 🍎🍎🍎🍎  ⚪⚪⚪⚪  Ann\n\n🏳️ Given up. The code was 🥝🥝🥝🥝.")
 	require.Empty(t, currentMarkup(b))
+	require.NotZero(t, b.ReplyToMessageID, "in a group the board is threaded under /play, like any reply")
 }
 
 // In a group each player composes their own guess: Ann's taps never change

@@ -200,7 +200,7 @@ func (a *App) ensureBoard(ctx context.Context, m *models.Message) error {
 	if err != nil {
 		return err
 	}
-	return a.refreshBoard(ctx, m.Chat.ID, cur, !isPrivate(m), true)
+	return a.refreshBoard(ctx, m.Chat.ID, cur, !isPrivate(m), m)
 }
 
 func (a *App) onGiveUp(ctx context.Context, _ *bot.Bot, u *models.Update) {
@@ -220,7 +220,7 @@ func (a *App) onGiveUp(ctx context.Context, _ *bot.Bot, u *models.Update) {
 			if err != nil {
 				return nil, err
 			}
-			afterReplies(ctx, func(ctx context.Context) error { return a.refreshBoard(ctx, m.Chat.ID, st, !isPrivate(m), false) })
+			afterReplies(ctx, func(ctx context.Context) error { return a.refreshBoard(ctx, m.Chat.ID, st, !isPrivate(m), nil) })
 			return []string{game.GiveUpText(st.Secret)}, nil
 		}
 	})
@@ -257,7 +257,7 @@ func (a *App) guess(ctx context.Context, m *models.Message, text string) {
 			if err != nil {
 				return nil, err
 			}
-			afterReplies(ctx, func(ctx context.Context) error { return a.refreshBoard(ctx, m.Chat.ID, next, !isPrivate(m), false) })
+			afterReplies(ctx, func(ctx context.Context) error { return a.refreshBoard(ctx, m.Chat.ID, next, !isPrivate(m), nil) })
 			return []string{res.Text()}, nil
 		}
 	})
