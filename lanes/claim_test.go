@@ -90,7 +90,7 @@ func TestClaimWeightIsJobsPerTurn(t *testing.T) {
 			ctx := context.Background()
 			s := newStore(t)
 			m := lanes.NewMinter()
-			require.NoError(t, s.Inspector().SetWeight(ctx, "q", "A", 5))
+			require.NoError(t, s.Inspector().SetWeight(ctx, "A", 5))
 			enqueueN(t, s, m, "q", "A", 600)
 			enqueueN(t, s, m, "q", "B", 600)
 			count := map[string]int{}
@@ -120,6 +120,55 @@ func TestClaimWeightIsJobsPerTurn(t *testing.T) {
 	}
 }
 
+// A weight is the group's in every queue of the store: set once (no queue
+// named), it governs the group's lane in a configured ordered queue, a
+// configured unordered one and one the store has no config for, and Stats
+// shows it in each; set back to 1 it is gone everywhere, and so is its key.
+func TestWeightSetOnceGovernsEveryQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	queues := []string{"ord", "unord", "plain"}
+	s := newStore(t,
+		lanes.WithQueue("ord", lanes.QueueConfig{Ordered: true}),
+		lanes.WithQueue("unord", lanes.QueueConfig{}))
+	m := lanes.NewMinter()
+	require.NoError(t, s.Inspector().SetWeight(ctx, "heavy", 3))
+	for _, q := range queues {
+		enqueueN(t, s, m, q, "heavy", 30)
+		enqueueN(t, s, m, q, "light", 30)
+	}
+	// served claims turns of the ring in q and returns each lane's batch sizes.
+	served := func(q string, turns int) map[string][]int {
+		out := map[string][]int{}
+		for range 2 * turns {
+			c := claim(t, s, 100, time.Minute, q)
+			require.NotEmpty(t, c.Jobs, q)
+			out[c.Jobs[0].Group] = append(out[c.Jobs[0].Group], len(c.Jobs))
+			for _, j := range c.Jobs {
+				require.NoError(t, s.Ack(ctx, j.Lease))
+			}
+		}
+		return out
+	}
+	for _, q := range queues {
+		require.Equal(t, map[string][]int{"heavy": {3, 3, 3}, "light": {1, 1, 1}}, served(q, 3), "queue %s: weight 3 per turn", q)
+		st, err := s.Inspector().Stats(ctx, q, 2)
+		require.NoError(t, err)
+		for _, l := range st.Top {
+			want := map[string]int{"heavy": 3, "light": 1}[l.Group]
+			require.Equal(t, want, l.Weight, "queue %s lane %s: Stats shows the applied weight", q, l.Group)
+		}
+	}
+	require.NoError(t, s.Inspector().SetWeight(ctx, "heavy", 1))
+	for _, q := range queues {
+		require.Equal(t, map[string][]int{"heavy": {1, 1}, "light": {1, 1}}, served(q, 2), "queue %s: back to weight 1", q)
+	}
+	w, err := s.Inspector().Weights(ctx)
+	require.NoError(t, err)
+	require.Empty(t, w)
+	require.NotContains(t, tagKeys(t, s), s.Keys().Shared("weight"), "weight 1 leaves no key behind")
+}
+
 // Jobs of one lane come out in id (mint) order, also when an expired lease
 // returns a job: it goes back to its place, ahead of later jobs. The leases
 // expire on the server clock (150 ms) and the next Claim reclaims them.
@@ -134,7 +183,7 @@ func TestClaimKeepsLaneOrderAfterLeaseExpiry(t *testing.T) {
 			// Short enough to wait for, long enough that the steps before
 			// the wait finish first even under -race.
 			const lease = 150 * time.Millisecond
-			require.NoError(t, s.Inspector().SetWeight(ctx, "q", "A", 3))
+			require.NoError(t, s.Inspector().SetWeight(ctx, "A", 3))
 			ids := enqueueN(t, s, m, "q", "A", 10)
 			// Interleave another lane so the ring has to rotate.
 			other := enqueueN(t, s, m, "q", "B", 3)
@@ -200,7 +249,7 @@ func TestClaimKeepsLaneOrderAfterLeaseExpiry(t *testing.T) {
 				want := []lanes.JobID{ids[1], ids[3], ids[4], ids[5], ids[0], ids[2], ids[6], ids[7], ids[8], ids[9]}
 				require.Equal(t, want, got)
 			}
-			require.Equal(t, []string{s.Keys().Queue("q", "weight")}, tagKeys(t, s))
+			require.Equal(t, []string{s.Keys().Shared("weight")}, tagKeys(t, s))
 		})
 	}
 }
@@ -226,7 +275,7 @@ func TestWeightHoldsWhileGlobalRateBinds(t *testing.T) {
 	}
 	_, err := s.EnqueueBatch(ctx, "q", items)
 	require.NoError(t, err)
-	require.NoError(t, s.Inspector().SetWeight(ctx, "q", "heavy", 5))
+	require.NoError(t, s.Inspector().SetWeight(ctx, "heavy", 5))
 
 	counts := map[string]int{}
 	total := 0

@@ -57,7 +57,11 @@
 // # Weight, glimit and ordering
 //
 //   - Weight (1..1000, default 1) is how many jobs one turn of the ring may
-//     hand out from a lane: the lane's share. A turn cut short by the
+//     hand out from a lane: the lane's share. It belongs to the group, not
+//     to a queue: one store-wide hash, set once (Inspector.SetWeight), read
+//     by every queue's claim, so a group's lane has the same weight in every
+//     queue, including queues added later; weights apply within each queue
+//     (a claim serves its queues in priority order). A turn cut short by the
 //     claimer's max, the global budget or the lane's in-flight limit is
 //     finished before the ring moves on (the lane stays at, or rejoins, the
 //     ring's head, owing the rest), so the share holds while the global rate

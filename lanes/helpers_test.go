@@ -435,7 +435,7 @@ func setWeights(b *testing.B, s *lanes.Store, n, w int) {
 				if i >= n {
 					return
 				}
-				if err := s.Inspector().SetWeight(context.Background(), "q", "l"+strconv.Itoa(i), w); err != nil {
+				if err := s.Inspector().SetWeight(context.Background(), "l"+strconv.Itoa(i), w); err != nil {
 					failed.Store(err)
 					return
 				}

@@ -11,6 +11,7 @@ package lanes
 //	{T}:s:pause         string      global pause, with a PX expiry (none = until resumed)
 //	{T}:s:pace:<g>      sorted set  lane g's send log, shared by every queue; expires after its period
 //	{T}:s:pacecfg       hash        g -> "limit:period_ms" per-lane pace override
+//	{T}:s:weight        hash        g -> weight (only non-default), read by every queue's claim
 //	{T}:s:wake          channel     Pub/Sub wake-ups (not a key)
 //	{T}:q:Q:ring        list        lanes ready to be served, each at most once
 //	{T}:q:Q:inring      set         the lanes in the ring (O(1) membership)
@@ -22,7 +23,6 @@ package lanes
 //	{T}:q:Q:delayed     sorted set  id -> due time (ms), unordered queues' retries
 //	{T}:q:Q:parked      sorted set  g -> parked until (ms; +inf = until resumed)
 //	{T}:q:Q:dead        sorted set  id -> dead-lettered at (ms)
-//	{T}:q:Q:weight      hash        g -> weight (only non-default)
 //	{T}:q:Q:glimit      hash        g -> max in flight (only overrides)
 //	{T}:q:Q:turn        hash        g -> jobs still owed in a turn cut short (weight > 1 only)
 //	{T}:q:Q:co:<name>   string      id of the job last enqueued under coalesce key name; PX ttl (coalesce.go)
@@ -34,6 +34,7 @@ func (k keyspace) shared() string        { return "{" + k.tag + "}:s:" }
 func (k keyspace) rate() string          { return k.shared() + "rate" }
 func (k keyspace) pause() string         { return k.shared() + "pause" }
 func (k keyspace) wake() string          { return k.shared() + "wake" }
+func (k keyspace) weight() string        { return k.shared() + "weight" }
 func (k keyspace) queue(q string) string { return "{" + k.tag + "}:q:" + q + ":" }
 func (k keyspace) ring(q string) string  { return k.queue(q) + "ring" }
 func (k keyspace) job(q string, id JobID) string {

@@ -31,12 +31,12 @@ func TestKeyspaceReturnsToBaselineAfterDrain(t *testing.T) {
 			name: "weights",
 			setup: func(t *testing.T, s *lanes.Store) {
 				ctx := context.Background()
-				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g17", 7))
-				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g9999", 1000))
-				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g1", 5))
-				require.NoError(t, s.Inspector().SetWeight(ctx, "q", "g1", 1)) // back to the default: no entry
+				require.NoError(t, s.Inspector().SetWeight(ctx, "g17", 7))
+				require.NoError(t, s.Inspector().SetWeight(ctx, "g9999", 1000))
+				require.NoError(t, s.Inspector().SetWeight(ctx, "g1", 5))
+				require.NoError(t, s.Inspector().SetWeight(ctx, "g1", 1)) // back to the default: no entry
 			},
-			want: func(s *lanes.Store) []string { return []string{s.Keys().Queue("q", "weight")} },
+			want: func(s *lanes.Store) []string { return []string{s.Keys().Shared("weight")} },
 		},
 	}
 	for _, tc := range cases {
@@ -143,7 +143,7 @@ func TestOddGroupsStayInTagSlot(t *testing.T) {
 			require.True(t, ok)
 			_, err = s.Enqueue(ctx, q, g, m.New(), []byte(g))
 			require.NoError(t, err)
-			require.NoError(t, s.Inspector().SetWeight(ctx, q, g, 1+i%3))
+			require.NoError(t, s.Inspector().SetWeight(ctx, g, 1+i%3))
 			require.NoError(t, s.Inspector().SetLaneLimit(ctx, q, g, 5))
 			require.NoError(t, s.Inspector().SetLanePace(ctx, g, lanes.Pace{Limit: 50, Period: time.Minute}))
 		}
@@ -174,11 +174,11 @@ func TestOddGroupsStayInTagSlot(t *testing.T) {
 		}
 		require.Len(t, got, len(groups)-1, "every lane but the parked one was served")
 		require.NoError(t, s.Inspector().ResumeLane(ctx, q, groups[0]))
-		require.NoError(t, s.Inspector().SetWeight(ctx, q, groups[0], 4))
+		require.NoError(t, s.Inspector().SetWeight(ctx, groups[0], 4))
 		moved, err := s.Inspector().MoveLane(ctx, q, groups[0], groups[1]+"→moved")
 		require.NoError(t, err)
 		require.Equal(t, 2, moved)
-		w, err := s.Inspector().Weight(ctx, q, groups[1]+"→moved")
+		w, err := s.Inspector().Weight(ctx, groups[1]+"→moved")
 		require.NoError(t, err)
 		require.Equal(t, 4, w, "the weight moved with the lane")
 		_, err = s.Enqueue(ctx, q, groups[2], m.New(), nil)

@@ -23,28 +23,39 @@ func (s *core) laneOp(ctx context.Context, queue, group, op, val string) (int64,
 	return v, nil
 }
 
-// SetWeight sets lane group's weight w (1..1000; 1 is the default and is
-// stored as no entry): each turn of the rotation serves the lane up to w
-// jobs, so while the global rate binds a lane of weight w gets about w times
-// the share of a lane of weight 1. Errors: ErrInvalid for w outside 1..1000
-// or a bad queue or group (nothing written).
-func (in *Inspector) SetWeight(ctx context.Context, queue, group string, w int) error {
+// SetWeight sets group's weight w (1..1000; 1 is the default and is stored
+// as no entry, the hash going with its last entry) in one write, for the
+// group's lane in every queue of the store (one store-wide hash read by
+// every queue's claim): each turn of a queue's rotation serves the lane up
+// to w jobs, so while the global rate binds a lane of weight w gets about w
+// times the share of a lane of weight 1 among that queue's lanes. A new
+// weight starts a new turn in every queue configured with WithQueue (in any
+// other, the turn in progress is capped at the new weight). Errors:
+// ErrInvalid for w outside 1..1000 or a bad group (nothing written).
+func (in *Inspector) SetWeight(ctx context.Context, group string, w int) error {
 	if err := validWeight(w); err != nil {
 		return err
 	}
-	_, err := in.laneOp(ctx, queue, group, "weight", strconv.Itoa(w))
-	return err
+	if err := validGroup(group); err != nil {
+		return err
+	}
+	keys, args := in.header("_", 3+len(in.opt.queues))
+	args = append(args, "weight", group, strconv.Itoa(w))
+	for q := range in.opt.queues {
+		args = append(args, in.keys.queue(q))
+	}
+	if err := in.scripts.lane.Exec(ctx, in.c, keys, args).Error(); err != nil {
+		return fmt.Errorf("lanes: weight %q: %w", group, err)
+	}
+	return nil
 }
 
-// Weight returns lane group's weight (1 when never set).
-func (in *Inspector) Weight(ctx context.Context, queue, group string) (int, error) {
-	if err := validQueue(queue); err != nil {
-		return 0, err
-	}
+// Weight returns group's weight, the same in every queue (1 when never set).
+func (in *Inspector) Weight(ctx context.Context, group string) (int, error) {
 	if err := validGroup(group); err != nil {
 		return 0, err
 	}
-	v, err := in.c.Do(ctx, in.c.B().Hget().Key(in.keys.queueKey(queue, "weight")).Field(group).Build()).AsInt64()
+	v, err := in.c.Do(ctx, in.c.B().Hget().Key(in.keys.weight()).Field(group).Build()).AsInt64()
 	if isNil(err) {
 		return 1, nil
 	}
@@ -54,12 +65,10 @@ func (in *Inspector) Weight(ctx context.Context, queue, group string) (int, erro
 	return int(v), nil
 }
 
-// Weights returns every non-default weight of queue, group -> weight.
-func (in *Inspector) Weights(ctx context.Context, queue string) (map[string]int, error) {
-	if err := validQueue(queue); err != nil {
-		return nil, err
-	}
-	m, err := in.c.Do(ctx, in.c.B().Hgetall().Key(in.keys.queueKey(queue, "weight")).Build()).AsIntMap()
+// Weights returns every non-default weight of the store, group -> weight
+// (each applies to the group's lane in every queue).
+func (in *Inspector) Weights(ctx context.Context) (map[string]int, error) {
+	m, err := in.c.Do(ctx, in.c.B().Hgetall().Key(in.keys.weight()).Build()).AsIntMap()
 	if err != nil {
 		return nil, fmt.Errorf("lanes: weights: %w", err)
 	}
@@ -169,8 +178,10 @@ func (in *Inspector) DeadLane(ctx context.Context, queue, group, reason string) 
 }
 
 // MoveLane moves every pending job of lane from to lane to, in order, in
-// chunks of 1,000 per atomic call, then moves from's weight, glimit and pace
-// override to to (e.g. a Telegram group upgraded to a supergroup). Jobs in
+// chunks of 1,000 per atomic call, then moves from's glimit in queue, and
+// from's weight and pace override (the group's in every queue), to to (e.g.
+// a Telegram group upgraded to a supergroup): the first queue moved carries
+// the weight and pace, moving the other queues finds them gone. Jobs in
 // flight are not touched: release them first. It returns how many jobs moved.
 func (in *Inspector) MoveLane(ctx context.Context, queue, from, to string) (int, error) {
 	if err := validGroup(to); err != nil {

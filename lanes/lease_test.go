@@ -59,7 +59,7 @@ func TestExpiredLeasesReturnEachJobOnce(t *testing.T) {
 			s := newStore(t, opts...)
 			m := lanes.NewMinter()
 			ids := enqueueN(t, s, m, "q", "L", 3)
-			require.NoError(t, s.Inspector().SetWeight(ctx, "q", "L", 3))
+			require.NoError(t, s.Inspector().SetWeight(ctx, "L", 3))
 			crashed := claim(t, s, 3, time.Minute, "q")
 			require.Equal(t, ids, jobIDs(crashed.Jobs))
 			require.Equal(t, 3, inflight(t, s, "q", "L"))
@@ -106,7 +106,7 @@ func TestExpiredLeasesReturnEachJobOnce(t *testing.T) {
 			require.Len(t, seen, len(all))
 			require.Equal(t, 0, inflight(t, s, "q", "L"))
 			require.Empty(t, ring(t, s, "q"))
-			require.Equal(t, []string{s.Keys().Queue("q", "weight")}, tagKeys(t, s))
+			require.Equal(t, []string{s.Keys().Shared("weight")}, tagKeys(t, s))
 		})
 	}
 }

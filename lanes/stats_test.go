@@ -21,7 +21,7 @@ func TestStatsIsOneConsistentSnapshot(t *testing.T) {
 	enqueueN(t, s, m, "q", "B", 4)
 	enqueueN(t, s, m, "q", "C", 1)
 	enqueueN(t, s, m, "q", "D", 2)
-	require.NoError(t, s.Inspector().SetWeight(ctx, "q", "A", 2))
+	require.NoError(t, s.Inspector().SetWeight(ctx, "A", 2))
 	require.NoError(t, s.Inspector().SetLaneLimit(ctx, "q", "B", 4))
 	_, err := s.Inspector().Park(ctx, "q", "C", -1)
 	require.NoError(t, err)

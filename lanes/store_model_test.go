@@ -541,14 +541,14 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			op = "weight"
 			g := groups[rng.IntN(len(groups))]
 			w := 1 + rng.IntN(5)
-			require.NoError(t, s.Inspector().SetWeight(ctx, "q", g, w))
+			require.NoError(t, s.Inspector().SetWeight(ctx, g, w))
 			delete(m.turn, g) // a new weight starts a new turn
 			if w == 1 {
 				delete(m.weight, g)
 			} else {
 				m.weight[g] = w
 			}
-			got, err := s.Inspector().Weights(ctx, "q")
+			got, err := s.Inspector().Weights(ctx)
 			require.NoError(t, err)
 			require.Equal(t, m.weight, got)
 		case r < 97: // a call with a stale token changes nothing
@@ -626,7 +626,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	require.Equal(t, len(m.dead), n)
 	want := []string{k.Queue("q", "glimit")}
 	if len(m.weight) > 0 {
-		want = append(want, k.Queue("q", "weight"))
+		want = append(want, k.Shared("weight"))
 	}
 	// Coalesce names outlive their jobs until their TTL (they are not
 	// deleted on settle): each one used is there, with its expiry set.

@@ -187,7 +187,7 @@ for n = 1, nq do
         leave_ring_tail(q, g)
         redis.call('ZADD', q.p .. 'parked', 'GT', park_for_pace(q, pk, pper), g)
       else
-        local w = weight_of(q, g)
+        local w = weight_of(S, g)
         local credit = w
         if w > 1 then
           -- The rest of a turn cut short (see above); never more than w.

@@ -73,8 +73,9 @@ local function lane_limit(q, g)
   return q.glimit
 end
 
-local function weight_of(q, g)
-  local v = redis.call('HGET', q.p .. 'weight', g)
+-- A weight is the lane's (the group's) in every queue: one hash per store.
+local function weight_of(S, g)
+  local v = redis.call('HGET', S .. 'weight', g)
   if v then return tonumber(v) end
   return 1
 end

@@ -1,7 +1,9 @@
 -- drain.lua: move a lane's pending jobs, in order, in bounded chunks: to the
 -- dead-letter set (a chat that blocked the bot) or to another lane (a group
--- that migrated to a supergroup; the weight, glimit and pace override move too
--- once the old lane is empty).
+-- that migrated to a supergroup; the queue's glimit and the store-wide weight
+-- and pace override move too once the old lane is empty: the weight and pace
+-- are the group's in every queue, so the first queue's move carries them and
+-- the others find nothing left to move).
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring"
 -- ARGV[1]  shared prefix "{tag}:s:"
 -- ARGV[2..6] queue config (see common.lua)
@@ -35,17 +37,12 @@ local remaining = redis.call('ZCARD', q.p .. 'lane:' .. g)
 if remaining == 0 then redis.call('HDEL', q.p .. 'turn', g) end
 if mode == 'move' then
   if remaining == 0 then
-    for _, h in ipairs({'weight', 'glimit'}) do
-      local v = redis.call('HGET', q.p .. h, g)
+    for _, h in ipairs({q.p .. 'glimit', S .. 'weight', S .. 'pacecfg'}) do
+      local v = redis.call('HGET', h, g)
       if v then
-        redis.call('HSET', q.p .. h, arg, v)
-        redis.call('HDEL', q.p .. h, g)
+        redis.call('HSET', h, arg, v)
+        redis.call('HDEL', h, g)
       end
-    end
-    local pc = redis.call('HGET', S .. 'pacecfg', g)
-    if pc then
-      redis.call('HSET', S .. 'pacecfg', arg, pc)
-      redis.call('HDEL', S .. 'pacecfg', g)
     end
   end
   wake(S, ensure_ring(q, arg))

@@ -4,10 +4,13 @@
 -- ARGV[2..6] queue config (see common.lua)
 -- ARGV[7]  op: "weight" | "glimit" | "pace" | "park" | "resume"
 -- ARGV[8]  group (lane)
--- ARGV[9]  value: weight 1..1000 (1 = default: the field is removed);
+-- ARGV[9]  value: weight 1..1000 (1 = default: the field of the store-wide
+--          "{tag}:s:weight" is removed, and the hash with its last field);
 --          glimit >= 1 or 0 (queue default: the field is removed);
 --          pace "limit:period_ms" or "" (the default: the field is removed);
 --          park duration (ms from server TIME; -1 = until resumed)
+-- ARGV[10..] weight only: the prefix "{tag}:q:<queue>:" of every queue the
+--          store is configured with, whose turn in progress for the lane ends
 -- Returns 1 for weight/glimit/pace/resume; for park, the end of the park in
 -- force (ms, server clock; -1 for an indefinite park): a later, shorter park
 -- never shortens an earlier one. A park that becomes the queue's earliest
@@ -16,10 +19,12 @@ local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local op, g, val = ARGV[7], ARGV[8], ARGV[9]
 if op == 'weight' then
-  -- A new weight starts a new turn.
-  redis.call('HDEL', q.p .. 'turn', g)
-  if val == '1' then redis.call('HDEL', q.p .. 'weight', g)
-  else redis.call('HSET', q.p .. 'weight', g, val) end
+  -- A weight is the lane's in every queue (one store-wide hash); a new
+  -- weight starts a new turn in every queue.
+  for i = 10, #ARGV do redis.call('HDEL', ARGV[i] .. 'turn', g) end
+  if val == '1' then redis.call('HDEL', S .. 'weight', g)
+  else redis.call('HSET', S .. 'weight', g, val) end
+  return 1
 elseif op == 'glimit' then
   if val == '0' then redis.call('HDEL', q.p .. 'glimit', g)
   else redis.call('HSET', q.p .. 'glimit', g, val) end

@@ -5,7 +5,7 @@
 -- ARGV[2..6] queue config (see common.lua)
 -- ARGV[7..] groups (lanes) to describe
 -- Returns {ring length, pending, in flight, delayed, dead, parked, then per
--- given lane: group, depth, weight, in flight, glimit, parked-until ms
+-- given lane: group, depth, weight (the store's, see common.lua), in flight, glimit, parked-until ms
 -- ("" if not parked; "inf" if parked until resumed)}.
 local q = read_queue(ARGV, 2)
 local out = {
@@ -20,7 +20,7 @@ for i = 7, #ARGV do
   local g = ARGV[i]
   out[#out + 1] = g
   out[#out + 1] = redis.call('ZCARD', q.p .. 'lane:' .. g)
-  out[#out + 1] = weight_of(q, g)
+  out[#out + 1] = weight_of(ARGV[1], g)
   out[#out + 1] = inflight_of(q, g)
   out[#out + 1] = lane_limit(q, g)
   out[#out + 1] = redis.call('ZSCORE', q.p .. 'parked', g) or ''
