@@ -11,6 +11,7 @@ import (
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 const (
@@ -183,13 +184,10 @@ func lastOf(r fairRun, chat int64) float64 {
 }
 
 // benchWeights: 30 chats with backlogs, the global rate binds, chat 201 has
-// weight 5; its delivered messages against the median chat's over a window.
+// weight 5, set once for every queue; its delivered messages against the
+// median chat's over a window, for a backlog of replies and then for one of
+// notifications (each run on a fresh emulator and empty queues).
 func benchWeights(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
-	emu, err := newEmulator()
-	if err != nil {
-		return err
-	}
-	defer emu.Close()
 	p, err := newPipeline(srv, "weights")
 	if err != nil {
 		return err
@@ -200,26 +198,62 @@ func benchWeights(ctx context.Context, cfg config, srv *valkeyserver.Server, t *
 		chats[i] = int64(201 + i)
 	}
 	heavy := chats[0]
-	if err := p.store.Inspector().SetWeight(ctx, notifierQueue, itoa(heavy), 5); err != nil {
+	if err := p.store.Inspector().SetWeight(ctx, itoa(heavy), 5); err != nil {
 		return err
 	}
 	run := 6 * time.Second
 	if cfg.quick {
 		run = 3 * time.Second
 	}
-	if err := p.backlog(ctx, chats, 400); err != nil {
-		return err
+	for _, q := range []struct{ queue, what string }{{tgjob.QueueReply, "replies"}, {tgjob.QueueNotify, "notifications"}} {
+		counts, rate, err := weightedRun(ctx, p, q.queue, chats, run)
+		if err != nil {
+			return err
+		}
+		var others []int
+		for _, ch := range chats[1:] {
+			others = append(others, counts[ch])
+		}
+		slices.Sort(others)
+		med := others[len(others)/2]
+		cfg.log.Info("weights", "queue", q.queue, "heavy", counts[heavy], "median", med, "msg/s", rate)
+		t.add("5", fmt.Sprintf("weighted share of %s: 30 chats with backlogs, global %d/s binding (%.0f msg/s delivered), one chat at weight 5: its messages vs the median chat's",
+			q.what, benchGlobal, rate),
+			fmt.Sprintf("%d msgs", counts[heavy]), fmt.Sprintf("median %d msgs", med), ratio(float64(counts[heavy]), float64(med)))
+		if q.queue == tgjob.QueueReply {
+			if err := weightsChart(filepath.Join(cfg.docs, "bench-weights.png"), chats, counts, heavy); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// weightedRun queues a backlog of 400 messages per chat on queue, runs the
+// worker for run and returns the messages each chat got in the steady
+// window (from 1 s after the start to the stop) and the delivered rate
+// (msg/s). It leaves the queue empty (what is left is dead-lettered).
+func weightedRun(ctx context.Context, p *pipeline, queue string, chats []int64, run time.Duration) (map[int64]int, float64, error) {
+	emu, err := newEmulator()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer emu.Close()
+	if err := p.backlog(ctx, queue, chats, 400); err != nil {
+		return nil, 0, err
 	}
 	stop, err := p.runWorker(ctx, emu)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	start := time.Now()
 	sleepCtx(ctx, run)
 	if err := stop(); err != nil {
-		return err
+		return nil, 0, err
 	}
-	// Count in the steady window: from 1 s after the start to the stop.
+	if err := emu.Stats().TooManyRequests; err != 0 {
+		return nil, 0, fmt.Errorf("weights: %d 429s", err)
+	}
 	from := start.Add(time.Second)
 	counts := map[int64]int{}
 	var times []time.Time
@@ -229,17 +263,12 @@ func benchWeights(ctx context.Context, cfg config, srv *valkeyserver.Server, t *
 			times = append(times, m.Time)
 		}
 	}
-	var others []int
-	for _, ch := range chats[1:] {
-		others = append(others, counts[ch])
+	for _, ch := range chats {
+		if _, err := p.store.Inspector().DeadLane(ctx, queue, tgjob.Group(ch), "bench: run over"); err != nil {
+			return nil, 0, err
+		}
 	}
-	slices.Sort(others)
-	med := others[len(others)/2]
-	cfg.log.Info("weights", "heavy", counts[heavy], "median", med, "429s", emu.Stats().TooManyRequests, "msg/s", slope(times))
-	t.add("5", fmt.Sprintf("weighted share: 30 chats with backlogs, global %d/s binding (%.0f msg/s delivered), one chat at weight 5: its messages vs the median chat's",
-		benchGlobal, slope(times)),
-		fmt.Sprintf("%d msgs", counts[heavy]), fmt.Sprintf("median %d msgs", med), ratio(float64(counts[heavy]), float64(med)))
-	return weightsChart(filepath.Join(cfg.docs, "bench-weights.png"), chats, counts, heavy)
+	return counts, slope(times), nil
 }
 
 // benchBudget: delivered messages/s over the configured global limit with
@@ -267,7 +296,7 @@ func benchBudget(ctx context.Context, cfg config, srv *valkeyserver.Server, t *t
 		for i := range chats {
 			chats[i] = int64(1001 + i)
 		}
-		if err := p.backlog(ctx, chats, 15); err != nil {
+		if err := p.backlog(ctx, tgjob.QueueNotify, chats, 15); err != nil {
 			return err
 		}
 		stop, err := startWorkerProcs(ctx, procs, srv, emu, tag)

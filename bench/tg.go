@@ -76,7 +76,7 @@ func (p *pipeline) Close() { p.c.Close() }
 // the returned stop is called; stop waits for it to shut down.
 func (p *pipeline) runWorker(ctx context.Context, emu *tgemu.Emulator) (stop func() error, err error) {
 	w, err := worker.New(p.n, worker.Config{
-		Token: emu.Token(), ServerURL: emu.URL(), Senders: senders,
+		Token: emu.Token(), ServerURL: emu.URL(), Senders: senders, ClaimRate: benchGlobal,
 		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}},
 		Logger:     slog.New(slog.DiscardHandler),
 	})
@@ -89,9 +89,9 @@ func (p *pipeline) runWorker(ctx context.Context, emu *tgemu.Emulator) (stop fun
 	return func() error { cancel(); return <-done }, nil
 }
 
-// backlog enqueues per messages for each chat, interleaved, on the notify
-// queue (one EnqueueBatch per 1,000 jobs).
-func (p *pipeline) backlog(ctx context.Context, chats []int64, per int) error {
+// backlog enqueues per messages for each chat, interleaved, on queue (one
+// EnqueueBatch per 1,000 jobs).
+func (p *pipeline) backlog(ctx context.Context, queue string, chats []int64, per int) error {
 	minter := lanes.NewMinter()
 	items := make([]lanes.Item, 0, 1000)
 	for i := range per {
@@ -102,7 +102,7 @@ func (p *pipeline) backlog(ctx context.Context, chats []int64, per int) error {
 			}
 			items = append(items, lanes.Item{Group: tgjob.Group(chat), ID: minter.New(), Payload: b})
 			if len(items) == cap(items) {
-				if _, err := p.store.EnqueueBatch(ctx, tgjob.QueueNotify, items); err != nil {
+				if _, err := p.store.EnqueueBatch(ctx, queue, items); err != nil {
 					return fmt.Errorf("backlog: %w", err)
 				}
 				items = items[:0]
@@ -110,7 +110,7 @@ func (p *pipeline) backlog(ctx context.Context, chats []int64, per int) error {
 		}
 	}
 	if len(items) > 0 {
-		if _, err := p.store.EnqueueBatch(ctx, tgjob.QueueNotify, items); err != nil {
+		if _, err := p.store.EnqueueBatch(ctx, queue, items); err != nil {
 			return fmt.Errorf("backlog: %w", err)
 		}
 	}
@@ -147,7 +147,7 @@ func workerMain(args []string) error {
 		return err
 	}
 	w, err := worker.New(n, worker.Config{
-		Token: *token, ServerURL: *api, Senders: senders,
+		Token: *token, ServerURL: *api, Senders: senders, ClaimRate: benchGlobal,
 		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}},
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

@@ -245,14 +245,15 @@ func Test400CantParseEntitiesTwiceDeadLetters(t *testing.T) {
 	require.Empty(t, e.emu.Messages(42))
 }
 
-// 400 migrate_to_chat_id: the lane (jobs in order, weight) moves to the new
-// chat, the alias is recorded, later messages for the old id go there.
+// 400 migrate_to_chat_id: the lanes (jobs in order) and the chat's weight
+// move to the new chat, the alias is recorded, later messages for the old
+// id go there.
 func Test400MigrateMovesLane(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	const old, sup = int64(-555), int64(-1001234567890)
 	e.emu.MigrateChat(old, sup)
-	require.NoError(t, e.store.Inspector().SetWeight(e.ctx, tgjob.QueueReply, "-555", 3))
+	require.NoError(t, e.store.Inspector().SetWeight(e.ctx, "-555", 3))
 	for i := range 5 {
 		e.notify(old, "m"+itoa(i), notifier.Reply)
 	}
@@ -262,7 +263,7 @@ func Test400MigrateMovesLane(t *testing.T) {
 	to, err := e.n.Chats().Resolve(e.ctx, old)
 	require.NoError(t, err)
 	require.Equal(t, sup, to)
-	w, err := e.store.Inspector().Weight(e.ctx, tgjob.QueueReply, "-1001234567890")
+	w, err := e.store.Inspector().Weight(e.ctx, "-1001234567890")
 	require.NoError(t, err)
 	require.Equal(t, 3, w)
 	e.notify(old, "later", notifier.Reply)

@@ -342,8 +342,9 @@ func (w *Worker) failed(workCtx, sctx context.Context, job lanes.Job, chat int64
 	}
 }
 
-// migrate moves a migrated group's lanes (jobs in order, weight, limits) to
-// the new chat and records the alias, so later messages go there too. The
+// migrate moves a migrated group's lanes (jobs in order, limits) and its
+// weight and pace (the chat's, in every queue: the first MoveLane carries
+// them) to the new chat and records the alias, so later messages go there too. The
 // alias is written first, so new messages stop landing on the old lane
 // before it is drained; one that slips in is moved by its own 400.
 func (w *Worker) migrate(ctx context.Context, oldGroup string, from, to int64) {

@@ -41,6 +41,15 @@ type Config struct {
 	// lane of weight w gets up to w messages per turn of the ring, which is
 	// what gives it about w times the share while the global rate binds.
 	BatchMax int
+	// ClaimRate spreads claims over time: the worker claims at most
+	// ClaimRate messages per second (a claim of K messages waits K/ClaimRate
+	// s before the next; no credit builds up while idle) [0: no spreading].
+	// Set it to the global rate (the bot's TELEGRAM_GLOBAL_RATE): the budget
+	// is then spent as it refills instead of in bursts, and a burst would
+	// let the other senders serve several turns of the ring while one
+	// sender still sends a weighted chat's batch in order, so the chat
+	// would get less than its weight's share.
+	ClaimRate int
 	// Lease is the lanes lease of a claimed job [30 s]; a slow send renews
 	// it (Extend) every Lease/3.
 	Lease time.Duration
@@ -229,6 +238,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	queues := tgjob.Queues()
 	zeros := 0
+	var next time.Time // earliest next claim (ClaimRate)
 	w.log.Info("worker started", slog.Int("senders", w.cfg.Senders))
 	for ctx.Err() == nil {
 		free := w.cfg.Senders - int(w.batches.Load())
@@ -237,6 +247,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			case <-w.freed:
 			case <-ctx.Done():
 			}
+			continue
+		}
+		if d := time.Until(next); d > 0 {
+			sleep(ctx, d)
 			continue
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -251,6 +265,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if len(c.Jobs) > 0 {
 			zeros = 0
+			if w.cfg.ClaimRate > 0 {
+				next = t0.Add(time.Duration(len(c.Jobs)) * time.Second / time.Duration(w.cfg.ClaimRate))
+			}
 			w.inflight.Add(int64(len(c.Jobs)))
 			w.m.inFlight.Add(float64(len(c.Jobs)))
 			w.batches.Add(1)

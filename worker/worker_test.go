@@ -32,8 +32,7 @@ func TestOrderPerChatWithEightSenders(t *testing.T) {
 	const chats, per = 20, 15
 	for c := 1; c <= chats; c++ {
 		if c%3 == 0 {
-			require.NoError(t, e.store.Inspector().SetWeight(e.ctx, tgjob.QueueReply, itoa(c), 4))
-			require.NoError(t, e.store.Inspector().SetWeight(e.ctx, tgjob.QueueNotify, itoa(c), 4))
+			require.NoError(t, e.store.Inspector().SetWeight(e.ctx, itoa(c), 4))
 		}
 	}
 	e.emu.InjectFault(tgemu.BadGateway().For("sendMessage").Times(15))

@@ -24,12 +24,6 @@ const (
 	dlqShown = 10 // dead letters shown by /dlq
 )
 
-// weightQueue is the queue /weight acts on: the notification queue. A
-// weight is a chat's share of broadcast and notification throughput while
-// the global rate binds; replies are claimed ahead of notifications anyway
-// and are one per command, so weighting them would change nothing useful.
-const weightQueue = tgjob.QueueNotify
-
 const weightUsage = "Usage: /weight <chat_id> [<weight 1-1000>]"
 
 // admin wraps an admin command: a sender not in ADMIN_IDS gets a refusal
@@ -113,20 +107,23 @@ func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		return
 	}
 	group := tgjob.Group(args.Chat)
-	old, err := a.store.Inspector().Weight(ctx, weightQueue, group)
+	// A weight is the chat's (lanes keeps one per group, read by every
+	// queue's claim): its share of everything the bot sends it, replies and
+	// notifications alike, while the global rate binds.
+	old, err := a.store.Inspector().Weight(ctx, group)
 	if err != nil {
 		runOf(ctx).fail(err)
 		return
 	}
 	if !args.HasWeight {
-		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: notification lane weight %d (default 1).", args.Chat, old))
+		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: weight %d (default 1), for replies and notifications alike.", args.Chat, old))
 		return
 	}
-	if err := a.store.Inspector().SetWeight(ctx, weightQueue, group, args.Weight); err != nil {
+	if err := a.store.Inspector().SetWeight(ctx, group, args.Weight); err != nil {
 		runOf(ctx).fail(err)
 		return
 	}
-	a.reply(ctx, u.Message, fmt.Sprintf("✅ Chat %d: notification lane weight set to %d (was %d).", args.Chat, args.Weight, old))
+	a.reply(ctx, u.Message, fmt.Sprintf("✅ Chat %d: weight set to %d (was %d), for replies and notifications alike.", args.Chat, args.Weight, old))
 }
 
 func (a *App) onWeights(ctx context.Context, _ *bot.Bot, u *models.Update) {
@@ -134,13 +131,13 @@ func (a *App) onWeights(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, u.Message, "❌ /weights takes no arguments.")
 		return
 	}
-	ws, err := a.store.Inspector().Weights(ctx, weightQueue)
+	ws, err := a.store.Inspector().Weights(ctx)
 	if err != nil {
 		runOf(ctx).fail(err)
 		return
 	}
 	if len(ws) == 0 {
-		a.reply(ctx, u.Message, "Every chat has the default notification lane weight 1.")
+		a.reply(ctx, u.Message, "Every chat has the default weight 1.")
 		return
 	}
 	groups := make([]string, 0, len(ws))
@@ -154,7 +151,7 @@ func (a *App) onWeights(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		return groups[i] < groups[j]
 	})
 	var b strings.Builder
-	b.WriteString("Notification lane weights (others: 1):")
+	b.WriteString("Chat weights, for replies and notifications alike (others: 1):")
 	for _, g := range groups {
 		fmt.Fprintf(&b, "\n• chat %s: %d", g, ws[g])
 	}

@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
@@ -20,7 +24,7 @@ func TestAdminCommands(t *testing.T) {
 	admin, eve := user(adminID, "Admin"), user(801, "Eve")
 	ctx := context.Background()
 	weight := func(chat string) int {
-		w, err := r.app.Store().Inspector().Weight(ctx, tgjob.QueueNotify, chat)
+		w, err := r.app.Store().Inspector().Weight(ctx, chat)
 		require.NoError(t, err)
 		return w
 	}
@@ -54,11 +58,12 @@ func TestAdminCommands(t *testing.T) {
 		{"weights extra arguments", adminID, "/weights all", "❌ /weights takes no arguments."},
 		{"lanes extra arguments", adminID, "/lanes x", "❌ /lanes takes no arguments."},
 		{"dlq extra arguments", adminID, "/dlq x", "❌ /dlq takes no arguments."},
-		{"show default", adminID, "/weight 42", "Chat 42: notification lane weight 1 (default 1)."},
-		{"set", adminID, "/weight 42 5", "✅ Chat 42: notification lane weight set to 5 (was 1)."},
-		{"set group", adminID, "/weight@codemojex_test_bot -100777 300", "✅ Chat -100777: notification lane weight set to 300 (was 1)."},
-		{"show set", adminID, "/weight 42", "Chat 42: notification lane weight 5 (default 1)."},
-		{"list", adminID, "/weights", "Notification lane weights (others: 1):\n• chat -100777: 300\n• chat 42: 5"},
+		{"list default", adminID, "/weights", "Every chat has the default weight 1."},
+		{"show default", adminID, "/weight 42", "Chat 42: weight 1 (default 1), for replies and notifications alike."},
+		{"set", adminID, "/weight 42 5", "✅ Chat 42: weight set to 5 (was 1), for replies and notifications alike."},
+		{"set group", adminID, "/weight@codemojex_test_bot -100777 300", "✅ Chat -100777: weight set to 300 (was 1), for replies and notifications alike."},
+		{"show set", adminID, "/weight 42", "Chat 42: weight 5 (default 1), for replies and notifications alike."},
+		{"list", adminID, "/weights", "Chat weights, for replies and notifications alike (others: 1):\n• chat -100777: 300\n• chat 42: 5"},
 		{"dlq empty", adminID, "/dlq", "No dead letters."},
 		{"broadcast without text", adminID, "/broadcast", "❌ Missing text. Usage: /broadcast <text>"},
 	} {
@@ -91,4 +96,186 @@ func TestAdminCommands(t *testing.T) {
 		return err == nil && len(ds) == 1
 	}, wait, 20*time.Millisecond)
 	require.Regexp(t, `Recent dead letters \(newest first\):\n• \S+ \S+ chat 4242 \(notify\): forbidden.*, \d+ attempts`, h.ask(0, admin, "/dlq"))
+}
+
+// A weight set with /weight is the chat's in every queue the bot declares
+// (tgjob.Queues): /lanes shows it, as applied, on the chat's lane in each
+// queue; set back to 1 with /weight it equals no weight (the same reply,
+// weight and lanes) and leaves no weight key behind.
+func TestWeightCommandGovernsEveryQueue(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	admin := user(adminID, "Admin")
+	ctx := context.Background()
+	in := r.app.Store().Inspector()
+	weightKeys := func() []string {
+		keys, err := h.c.Do(ctx, h.c.B().Keys().Pattern("{"+h.tag+"}*").Build()).AsStrSlice()
+		require.NoError(t, err)
+		var out []string
+		for _, k := range keys {
+			if strings.Contains(k, "weight") {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	require.Empty(t, weightKeys())
+	fresh := h.ask(0, admin, "/weight 42")
+	require.Equal(t, "✅ Chat 42: weight set to 5 (was 1), for replies and notifications alike.", h.ask(0, admin, "/weight 42 5"))
+	require.Len(t, weightKeys(), 1, "one write, one key")
+
+	// Park chat 42 in every queue and give it a job in each, so /lanes lists it.
+	n := r.app.Notifier()
+	for _, q := range tgjob.Queues() {
+		_, err := in.Park(ctx, q, "42", time.Minute)
+		require.NoError(t, err)
+	}
+	for _, class := range []notifier.Class{notifier.Reply, notifier.Notification} {
+		_, err := n.Notify(ctx, 42, notifier.Message{Text: "queued", Class: class})
+		require.NoError(t, err)
+	}
+	lanesReply := h.ask(0, admin, "/lanes")
+	for _, q := range tgjob.Queues() {
+		st, err := in.Stats(ctx, q, 10)
+		require.NoError(t, err)
+		require.Len(t, st.Top, 1, "queue %s", q)
+		require.Equal(t, 5, st.Top[0].Weight, "queue %s: the weight applied to chat 42's lane", q)
+		require.Contains(t, lanesReply, "Queue "+q+":")
+	}
+	require.Equal(t, 2, strings.Count(lanesReply, "• chat 42: depth 1, weight 5, in flight 0"), lanesReply)
+
+	require.Equal(t, "✅ Chat 42: weight set to 1 (was 5), for replies and notifications alike.", h.ask(0, admin, "/weight 42 1"))
+	require.Equal(t, fresh, h.ask(0, admin, "/weight 42"), "weight 1 reads as no weight")
+	require.Equal(t, "Every chat has the default weight 1.", h.ask(0, admin, "/weights"))
+	require.Empty(t, weightKeys(), "weight 1 leaves no key behind")
+	require.Equal(t, 2, strings.Count(h.ask(0, admin, "/lanes"), "• chat 42: depth 1, weight 1, in flight 0"))
+}
+
+// shareChats is the scene of the weighted-share tests: 30 chats, the first
+// one (heavyChat) at weight 5, each with 20 messages queued at once.
+const (
+	shareChats   = 30
+	sharePerChat = 20
+	heavyChat    = int64(20_000)
+)
+
+// weightedShare counts, in delivery order, the messages of msgs to chats
+// that match, over the first half of them or until heavy's perChat are
+// done, whichever comes first; it returns heavy's count over the median
+// count of the other chats.
+func weightedShare(t *testing.T, msgs []tgemu.Message, chats []int64, heavy int64, perChat int, match func(tgemu.Message) bool) (float64, map[int64]int) {
+	t.Helper()
+	in := map[int64]bool{}
+	for _, c := range chats {
+		in[c] = true
+	}
+	var seq []int64
+	for _, m := range msgs {
+		if in[m.ChatID] && match(m) {
+			seq = append(seq, m.ChatID)
+		}
+	}
+	require.Len(t, seq, len(chats)*perChat, "every message delivered exactly once")
+	count := map[int64]int{}
+	for _, c := range seq[:len(seq)/2] {
+		count[c]++
+		if count[heavy] == perChat {
+			break
+		}
+	}
+	var others []int
+	for _, c := range chats {
+		if c != heavy {
+			others = append(others, count[c])
+		}
+	}
+	sort.Ints(others)
+	median := float64(others[len(others)/2])
+	if len(others)%2 == 0 {
+		median = float64(others[len(others)/2-1]+others[len(others)/2]) / 2
+	}
+	require.Positive(t, median, "counts %v", count)
+	return float64(count[heavy]) / median, count
+}
+
+// shareHarness starts the bot with only the global rate binding (60
+// messages/s; per-chat 100/s and the emulator unlimited), has every chat of
+// the scene talk to it once, and sets heavyChat's weight with /weight.
+func shareHarness(t *testing.T) (*harness, *running, []int64) {
+	h := newHarness(t, "TELEGRAM_GLOBAL_RATE=60")
+	r := h.start(nil)
+	h.waitLeader(r)
+	chats := make([]int64, shareChats)
+	for i := range chats {
+		chats[i] = heavyChat + int64(i)
+	}
+	require.Equal(t, "✅ Chat 20000: weight set to 5 (was 1), for replies and notifications alike.",
+		h.ask(0, user(adminID, "Admin"), fmt.Sprintf("/weight %d 5", heavyChat)))
+	return h, r, chats
+}
+
+// waitPending waits until queue holds n pending messages.
+func waitPending(t *testing.T, r *running, queue string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		st, err := r.app.Store().Inspector().Stats(context.Background(), queue, 0)
+		return err == nil && st.Pending >= n
+	}, wait, 20*time.Millisecond, "%d messages queued in %s", n, queue)
+}
+
+// While only the global rate binds and 30 chats have 20 replies each
+// queued, the chat an admin gave weight 5 with /weight gets at least 4.5
+// times the median chat's replies.
+func TestWeightIsTheChatsShareOfReplies(t *testing.T) {
+	t.Parallel()
+	h, r, chats := shareHarness(t)
+	ctx := context.Background()
+	// Hold sending while the commands are handled, so every chat has its
+	// backlog at once when sending starts.
+	require.NoError(t, r.app.Store().Inspector().Pause(ctx, -1))
+	for range sharePerChat {
+		for _, c := range chats {
+			h.say(0, user(c, "U"), "/help")
+		}
+	}
+	waitPending(t, r, tgjob.QueueReply, shareChats*sharePerChat)
+	require.NoError(t, r.app.Store().Inspector().Resume(ctx))
+	for _, c := range chats {
+		h.texts(c, sharePerChat)
+	}
+	ratio, count := weightedShare(t, h.emu.AllMessages(), chats, heavyChat, sharePerChat, func(tgemu.Message) bool { return true })
+	t.Logf("replies: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
+	require.GreaterOrEqual(t, ratio, 4.5, "counts %v", count)
+}
+
+// The same for broadcasts: 20 broadcasts to the 30 chats queued at once,
+// the chat of weight 5 gets at least 4.5 times the median chat's copies.
+func TestWeightIsTheChatsShareOfBroadcasts(t *testing.T) {
+	t.Parallel()
+	h, r, chats := shareHarness(t)
+	ctx := context.Background()
+	for _, c := range chats { // each chat talks to the bot once: it is known
+		h.say(0, user(c, "U"), "/start")
+	}
+	for _, c := range chats {
+		h.texts(c, 1)
+	}
+	require.NoError(t, r.app.Store().Inspector().Pause(ctx, -1))
+	admin := user(adminID, "Admin")
+	for i := range sharePerChat {
+		h.say(0, admin, fmt.Sprintf("/broadcast 📣 wave %d", i))
+	}
+	// Every chat of the scene and the admin's own chat get each broadcast.
+	waitPending(t, r, tgjob.QueueNotify, (shareChats+1)*sharePerChat)
+	require.NoError(t, r.app.Store().Inspector().Resume(ctx))
+	for _, c := range chats {
+		h.texts(c, 1+sharePerChat)
+	}
+	ratio, count := weightedShare(t, h.emu.AllMessages(), chats, heavyChat, sharePerChat, func(m tgemu.Message) bool {
+		return strings.HasPrefix(m.Text, "📣 wave ")
+	})
+	t.Logf("broadcasts: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
+	require.GreaterOrEqual(t, ratio, 4.5, "counts %v", count)
 }

@@ -157,6 +157,7 @@ func (a *App) init() error {
 	if cfg.Sends() {
 		a.worker, err = worker.New(a.notifier, worker.Config{
 			Token: cfg.Token, ServerURL: cfg.APIURL, Senders: cfg.Workers, Lease: cfg.WorkerLease,
+			ClaimRate:     cfg.GlobalRate,
 			ShutdownGrace: o.drain, Logger: o.log, Registerer: a.reg,
 		})
 		if err != nil {
