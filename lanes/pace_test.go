@@ -111,3 +111,48 @@ func TestLanePaceOverrideBeatsRulesBeatDefault(t *testing.T) {
 	require.Equal(t, 0, st.Ring)
 	require.Equal(t, 24-10, st.Pending)
 }
+
+// A paced lane of weight w whose pace runs out mid-turn keeps the rest of
+// its turn: when its pace allows again it rejoins the ring's head and is
+// served before the unpaced lanes that kept the ring busy meanwhile, so a
+// weight raises a paced lane's share too, never beyond its pace.
+func TestPacedLaneKeepsTheRestOfItsTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const period = 300 * time.Millisecond
+	s := newStore(t, lanes.WithLanePace(lanes.Pace{}, lanes.PaceRule{Prefix: "p", Pace: lanes.Pace{Limit: 1, Period: period}}))
+	m := lanes.NewMinter()
+	require.NoError(t, s.Inspector().SetWeight(ctx, "pA", 3))
+	enqueueN(t, s, m, "q", "pA", 6)
+	enqueueN(t, s, m, "q", "B", 50)
+	enqueueN(t, s, m, "q", "C", 50)
+	var order []string
+	next := func() string {
+		c := claim(t, s, 10, time.Minute, "q")
+		require.NotEmpty(t, c.Jobs)
+		for _, j := range c.Jobs {
+			require.NoError(t, s.Ack(ctx, j.Lease))
+		}
+		return c.Jobs[0].Group + ":" + strconv.Itoa(len(c.Jobs))
+	}
+	for turn := range 2 {
+		t0, err := s.ServerTime(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "pA:1", next(), "turn %d: the paced lane's pace allows one job", turn)
+		require.Equal(t, "B:1", next())
+		require.Equal(t, "C:1", next())
+		waitServerPast(t, s, t0.Add(period+20*time.Millisecond))
+		order = append(order, next())
+		require.Equal(t, "pA:1", order[len(order)-1], "turn %d: back from its pace park, the paced lane takes the rest of its turn first", turn)
+		require.Equal(t, "B:1", next())
+		require.Equal(t, "C:1", next())
+		waitServerPast(t, s, t0.Add(2*period+40*time.Millisecond))
+		require.Equal(t, "pA:1", next(), "turn %d: and the last job of its turn", turn)
+		require.Equal(t, "B:1", next())
+		require.Equal(t, "C:1", next())
+		waitServerPast(t, s, t0.Add(3*period+60*time.Millisecond))
+		// Its turn is over: back at the ring's tail, after B and C.
+		require.Equal(t, "B:1", next(), "turn %d: a finished turn rejoins at the tail", turn)
+		require.Equal(t, "C:1", next())
+	}
+}

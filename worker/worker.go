@@ -42,8 +42,10 @@ type Config struct {
 	// what gives it about w times the share while the global rate binds.
 	BatchMax int
 	// ClaimRate spreads claims over time: the worker claims at most
-	// ClaimRate messages per second (a claim of K messages waits K/ClaimRate
-	// s before the next; no credit builds up while idle) [0: no spreading].
+	// ClaimRate messages per second on average (a claim of K messages
+	// moves the next claim K/ClaimRate s later; a late claim may catch up
+	// by at most claimCredit messages, so no burst builds up while idle)
+	// [0: no spreading].
 	// Set it to the global rate (the bot's TELEGRAM_GLOBAL_RATE): the budget
 	// is then spent as it refills instead of in bursts, and a burst would
 	// let the other senders serve several turns of the ring while one
@@ -266,7 +268,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		if len(c.Jobs) > 0 {
 			zeros = 0
 			if w.cfg.ClaimRate > 0 {
-				next = t0.Add(time.Duration(len(c.Jobs)) * time.Second / time.Duration(w.cfg.ClaimRate))
+				per := time.Second / time.Duration(w.cfg.ClaimRate)
+				if earliest := t0.Add(-claimCredit * per); next.Before(earliest) {
+					next = earliest
+				}
+				next = next.Add(time.Duration(len(c.Jobs)) * per)
 			}
 			w.inflight.Add(int64(len(c.Jobs)))
 			w.m.inFlight.Add(float64(len(c.Jobs)))
@@ -323,6 +329,11 @@ func (w *Worker) warmUp(ctx context.Context) {
 		w.log.Warn("warm-up getMe failed", slog.Int("failed", int(n)), slog.Any("err", last.Load()))
 	}
 }
+
+// claimCredit is how many messages' worth of ClaimRate time a late claim
+// loop may catch up (timer and scheduling delays), so the spreading costs
+// no throughput, yet never allows more than a few claims at once.
+const claimCredit = 4
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

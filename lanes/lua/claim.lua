@@ -23,7 +23,10 @@
 -- the ring's head) until the turn is complete. So while the global rate
 -- binds (budget refilling one job at a time), a lane of weight w still gets
 -- about w times the share of a lane of weight 1. A turn ends when its jobs
--- are served, the lane empties, or its pace budget is spent.
+-- are served or the lane empties; a lane whose pace budget runs out keeps
+-- the rest of its turn (parked until its next pace token, it rejoins the
+-- ring's head), so a weight raises a paced lane's share too, never beyond
+-- its pace.
 --
 -- Per call: reclaim expired leases, promote due delayed jobs and due parked
 -- lanes (each at most budget), check the global budget, then for each queue
@@ -240,7 +243,10 @@ for n = 1, nq do
         depth = depth - got
         local paced_out = plim > 0 and lavail - got <= 0
         local owed = credit - got
-        if owed > 0 and depth > 0 and not paced_out then
+        if owed > 0 and depth > 0 then
+          -- Also when paced out: the lane takes the rest of its turn first
+          -- when its pace allows again, so a weight counts for a paced lane
+          -- too (up to its pace).
           redis.call('HSET', q.p .. 'turn', g, owed)
         elseif w > 1 and credit < w then
           redis.call('HDEL', q.p .. 'turn', g)
