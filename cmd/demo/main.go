@@ -1,8 +1,10 @@
 // Command demo shows codemojex working end to end without a Telegram token:
 // it builds and runs the real bot against a throwaway Valkey and the in-repo
 // Bot API emulator, plays a scripted scene (a bursting chat, quiet players,
-// an admin weight change and a broadcast) with a live per-chat table, and
-// exits 1 when a promise fails (quiet chats starved, messages lost, 429s).
+// an admin weight change, a broadcast, and a rush where the global rate
+// binds and a raised weight shows) with a live per-chat table, and exits 1
+// when a promise fails (quiet chats starved, messages lost, a weight
+// without effect, 429s).
 //
 //	go run ./cmd/demo          # or: make demo
 //	go run ./cmd/demo -quick   # the short scene the tests play

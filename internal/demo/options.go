@@ -13,12 +13,16 @@ const Token = "123456789:DEMO_local_emulator_token_not_real"
 
 // Chat ids of the scene's cast (private chats: chat id = user id).
 const (
-	AdminID     int64 = 1_000_001
-	BurstID     int64 = 2_000_001
-	firstQuiet  int64 = 3_000_001
-	firstCrowd  int64 = 4_000_001
-	TapperID    int64 = 5_000_001
+	AdminID    int64 = 1_000_001
+	BurstID    int64 = 2_000_001
+	firstQuiet int64 = 3_000_001
+	firstCrowd int64 = 4_000_001
+	TapperID   int64 = 5_000_001
+	// VIPID is the crowd chat whose weight the admin raises in the rush.
+	VIPID       int64 = 6_000_001
+	firstRush   int64 = 7_000_001
 	burstWeight       = 5
+	vipWeight         = 5
 )
 
 // Options configure Run. The zero value of a field means its default (see
@@ -67,20 +71,34 @@ type Scene struct {
 	// QuietMaxWait is the starvation threshold: a quiet chat's reply may
 	// never wait longer than this.
 	QuietMaxWait time.Duration
+	// Rush is the number of chats that only join the rush (after the
+	// broadcast: they are not in its audience), with the crowd and the VIP
+	// chat.
+	Rush int
+	// RushPer is how many /help commands each crowd chat sends at once in
+	// the rush (the VIP chat sends 3 × RushPer), the phase where the global rate
+	// binds: with more than 30 chats' backlogs at once, 30 messages/s
+	// overall is less than 1 per chat per second.
+	RushPer int
+	// RushWindow is how long the VIP chat's share is counted before the
+	// admin raises its weight, and again after.
+	RushWindow time.Duration
 	// Deadline bounds the scene; messages missing by then count as lost.
 	Deadline time.Duration
 }
 
-// FullScene is the scene `make demo` plays (about 25 s).
+// FullScene is the scene `make demo` plays (about 60 s).
 func FullScene() Scene {
-	return Scene{Burst: 20, Quiet: 4, Crowd: 40, MinMoves: 6, Think: 400 * time.Millisecond,
-		QuietMaxWait: 3 * time.Second, Deadline: 45 * time.Second}
+	return Scene{Burst: 20, Quiet: 4, Crowd: 40, Rush: 80, MinMoves: 6, Think: 400 * time.Millisecond,
+		QuietMaxWait: 3 * time.Second, RushPer: 6, RushWindow: 8 * time.Second, Deadline: 120 * time.Second}
 }
 
-// QuickScene is a shorter scene for tests (about 10 s).
+// QuickScene is a shorter scene for tests (about 45 s: the rush needs many
+// more than 30 chats with backlogs, so the global rate binds well below
+// Telegram's 1 message/s per chat and a weight has room to show).
 func QuickScene() Scene {
-	return Scene{Burst: 8, Quiet: 3, Crowd: 12, MinMoves: 4, Think: 300 * time.Millisecond,
-		QuietMaxWait: 3 * time.Second, Deadline: 30 * time.Second}
+	return Scene{Burst: 8, Quiet: 3, Crowd: 12, Rush: 108, MinMoves: 4, Think: 300 * time.Millisecond,
+		QuietMaxWait: 3 * time.Second, RushPer: 6, RushWindow: 8 * time.Second, Deadline: 110 * time.Second}
 }
 
 func (o Options) withDefaults() Options {
@@ -103,6 +121,15 @@ func (o Options) withDefaults() Options {
 	}
 	if s.QuietMaxWait <= 0 {
 		s.QuietMaxWait = def.QuietMaxWait
+	}
+	if s.Rush < 0 {
+		s.Rush = 0
+	}
+	if s.RushPer <= 0 {
+		s.RushPer = def.RushPer
+	}
+	if s.RushWindow <= 0 {
+		s.RushWindow = def.RushWindow
 	}
 	if s.Deadline <= 0 {
 		s.Deadline = def.Deadline

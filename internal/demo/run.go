@@ -156,7 +156,7 @@ loop:
 			peakChat = max(peakChat, n)
 		}
 	}
-	sum := summarize(opts.Scene, sc.elapsed(), last.chats,
+	sum := summarize(opts.Scene, sc.elapsed(), last.chats, sc.rushResult(),
 		limitsSeen{tooMany: st.TooManyRequests, rejected: st.Rejected, peakGlobal: st.MaxPerSecond, peakChat: peakChat,
 			tooManyByChat: st.TooManyRequestsByChat},
 		errs, !alive)

@@ -20,6 +20,7 @@ type scene struct {
 	end   time.Time // when play returned (zero before)
 
 	burstDrained chan struct{} // closed once every burst command is answered
+	share        rushShare     // the rush's measurements (set by rush)
 
 	mu     sync.Mutex
 	phase  string
@@ -49,7 +50,21 @@ func newScene(tr *tracker, cfg Scene) *scene {
 		tr.add(firstCrowd+int64(i), fmt.Sprintf("Crowd%02d", i+1), RoleCrowd)
 	}
 	tr.add(TapperID, "Tap", RoleTap)
+	tr.add(VIPID, "VIP", RoleVIP)
+	for i := range cfg.Rush {
+		tr.add(firstRush+int64(i), fmt.Sprintf("Rush%03d", i+1), RoleRush)
+	}
 	return s
+}
+
+// rushIDs are the chats of the rush: the crowd, the VIP chat and the
+// rush-only chats.
+func (s *scene) rushIDs() []int64 {
+	out := s.crowdIDs()
+	for i := range s.cfg.Rush {
+		out = append(out, firstRush+int64(i))
+	}
+	return out
 }
 
 func (s *scene) quietIDs() []int64 {
@@ -60,12 +75,13 @@ func (s *scene) quietIDs() []int64 {
 	return out
 }
 
+// crowdIDs are the crowd chats and the VIP chat (last).
 func (s *scene) crowdIDs() []int64 {
-	out := make([]int64, s.cfg.Crowd)
+	out := make([]int64, s.cfg.Crowd, s.cfg.Crowd+1)
 	for i := range out {
 		out[i] = firstCrowd + int64(i)
 	}
-	return out
+	return append(out, VIPID)
 }
 
 // setPhase names what the scene is doing now, and logs it as an event.
@@ -140,7 +156,7 @@ func (s *scene) play(ctx context.Context) {
 	s.mu.Lock()
 	s.start = time.Now()
 	s.mu.Unlock()
-	s.setPhase(fmt.Sprintf("warm-up: %d chats say /start", 3+s.cfg.Quiet+s.cfg.Crowd))
+	s.setPhase(fmt.Sprintf("warm-up: %d chats say /start", 4+s.cfg.Quiet+s.cfg.Crowd))
 
 	var wg sync.WaitGroup
 	run := func(name string, f func(context.Context) error) {
@@ -178,6 +194,9 @@ func (s *scene) play(ctx context.Context) {
 	})
 	if err != nil {
 		s.fail(fmt.Errorf("broadcast: %w", err))
+	}
+	if err := s.rush(ctx); err != nil {
+		s.fail(fmt.Errorf("rush: %w", err))
 	}
 	s.mu.Lock()
 	s.end = time.Now()
@@ -313,7 +332,7 @@ func (s *scene) admin(ctx context.Context) error {
 		}
 		switch {
 		case st.bc:
-			s.setPhase(fmt.Sprintf("broadcast: the admin sends /broadcast to every chat (%d)", 3+s.cfg.Quiet+s.cfg.Crowd))
+			s.setPhase(fmt.Sprintf("broadcast: the admin sends /broadcast to every chat (%d)", 4+s.cfg.Quiet+s.cfg.Crowd))
 		case st.text != "/start":
 			s.event("admin: %s", st.text)
 		}
@@ -326,6 +345,129 @@ func (s *scene) admin(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rushShare is what the rush measured: the VIP chat's messages and every
+// rush chat's messages (VIP included) in a window before the admin raised
+// its weight and in one after.
+type rushShare struct {
+	Chats              int // chats with a backlog in the rush (the crowd and the VIP)
+	Before, After      windowCount
+	Measured           bool
+	WeightAt, ReplyWas time.Duration // when /weight was sent (scene time) and how long its reply took
+}
+
+// windowCount is the messages delivered in one window of the rush.
+type windowCount struct {
+	VIP, All int
+}
+
+// Times is the VIP chat's messages over an average rush chat's (0 when
+// nothing was delivered).
+func (w windowCount) Times(chats int) float64 {
+	if w.All == 0 {
+		return 0
+	}
+	return float64(w.VIP) * float64(chats) / float64(w.All)
+}
+
+func (w windowCount) String(chats int) string {
+	return fmt.Sprintf("VIP %d of %d messages, %.1f× an average chat's", w.VIP, w.All, w.Times(chats))
+}
+
+// rush: the crowd chats and the VIP chat each send RushPer × /help at once,
+// so more than 30 chats have backlogs and the global rate (30/s) binds:
+// every chat gets an equal share, under 1 message/s. The VIP chat's share
+// is counted for RushWindow; then the admin raises its weight with /weight
+// and it is counted again for RushWindow: a weight-5 chat gets up to 5 times
+// an average chat's share, but never more than Telegram's 1 message/s per
+// private chat.
+func (s *scene) rush(ctx context.Context) error {
+	ids := s.rushIDs()
+	s.setPhase(fmt.Sprintf("rush: %d chats send %d × /help at once; 30/s overall binds", len(ids), s.cfg.RushPer))
+	// The VIP chat sends more, so its backlog lasts at its higher share.
+	type sent struct {
+		chat int64
+		idx  int
+	}
+	var all []sent
+	for i := range 3 * s.cfg.RushPer {
+		for _, id := range ids {
+			if i >= s.cfg.RushPer && id != VIPID {
+				continue
+			}
+			n, err := s.tr.send(id, "/help", false)
+			if err != nil {
+				return err
+			}
+			all = append(all, sent{id, n})
+		}
+	}
+	t0 := time.Now()
+	count := func(from, to time.Time) windowCount {
+		var w windowCount
+		for _, id := range ids {
+			for _, m := range s.tr.emu.Messages(id) {
+				if !m.Time.Before(from) && m.Time.Before(to) {
+					w.All++
+					if id == VIPID {
+						w.VIP++
+					}
+				}
+			}
+		}
+		return w
+	}
+	// The first second fills every lane; then count.
+	from := t0.Add(time.Second)
+	if err := sleepUntil(ctx, from.Add(s.cfg.RushWindow)); err != nil {
+		return err
+	}
+	before := count(from, from.Add(s.cfg.RushWindow))
+	s.event("rush, weight 1: %s", before.String(len(ids)))
+	text := fmt.Sprintf("/weight %d %d", VIPID, vipWeight)
+	s.event("admin: %s", text)
+	at := time.Now()
+	if err := s.say(ctx, AdminID, text); err != nil {
+		return err
+	}
+	replied := time.Now()
+	from = replied.Add(500 * time.Millisecond)
+	if err := sleepUntil(ctx, from.Add(s.cfg.RushWindow)); err != nil {
+		return err
+	}
+	after := count(from, from.Add(s.cfg.RushWindow))
+	s.event("rush, weight %d: %s", vipWeight, after.String(len(ids)))
+	s.mu.Lock()
+	s.share = rushShare{Chats: len(ids), Before: before, After: after, Measured: true,
+		WeightAt: at.Sub(s.start), ReplyWas: replied.Sub(at)}
+	s.mu.Unlock()
+	s.setPhase("rush: draining every chat's backlog")
+	var errs []error
+	for _, c := range all {
+		if err := s.await(ctx, c.chat, c.idx, "/help"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rushResult returns what the rush measured.
+func (s *scene) rushResult() rushShare {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.share
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.NewTimer(time.Until(t))
+	defer d.Stop()
+	select {
+	case <-d.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("demo: %w", ctx.Err())
+	}
 }
 
 // elapsed is the time from the start of the scene to its end, or to now

@@ -44,6 +44,9 @@ type Summary struct {
 	// at the emulator to answerCallbackQuery accepted).
 	Taps, TapsAnswered     int
 	TapP50, TapP99, TapMax time.Duration
+	// Rush is the VIP chat's share in the rush, before and after the admin
+	// raised its weight.
+	Rush rushShare
 	// Admin is what the admin sent and the first line of each reply.
 	Admin []Exchange
 	// TooMany counts the 429s the emulator answered, Rejected every
@@ -78,9 +81,9 @@ type limitsSeen struct {
 }
 
 // summarize computes the summary and its checks.
-func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen, errs []error, botAlive bool) Summary {
-	s := Summary{Scene: scene, Chats: chats, TooMany: lim.tooMany, Rejected: lim.rejected,
-		PeakGlobal: lim.peakGlobal, PeakChat: lim.peakChat, TooManyByChat: lim.tooManyByChat, BroadcastWant: len(chats)}
+func summarize(cfg Scene, scene time.Duration, chats []ChatStats, rush rushShare, lim limitsSeen, errs []error, botAlive bool) Summary {
+	s := Summary{Scene: scene, Chats: chats, Rush: rush, TooMany: lim.tooMany, Rejected: lim.rejected,
+		PeakGlobal: lim.peakGlobal, PeakChat: lim.peakChat, TooManyByChat: lim.tooManyByChat}
 	var quiet, bc []time.Duration
 	var unanswered, noCopy []string
 	starved := []string{}
@@ -91,13 +94,18 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen
 		if c.Sent > c.Answered {
 			unanswered = append(unanswered, fmt.Sprintf("%s %d/%d", c.Name, c.Answered, c.Sent))
 		}
-		if c.Broadcasts > 0 {
+		if c.Role == RoleRush {
+			// Not in the broadcast's audience: it first spoke after it.
+		} else if c.Broadcasts > 0 {
 			s.BroadcastGot++
 			s.BroadcastDup += c.Broadcasts - 1
 			s.BroadcastFanout = max(s.BroadcastFanout, c.BroadcastWait)
 			bc = append(bc, c.BroadcastWait)
 		} else {
 			noCopy = append(noCopy, c.Name)
+		}
+		if c.Role != RoleRush {
+			s.BroadcastWant++
 		}
 		switch c.Role {
 		case RoleQuiet:
@@ -145,6 +153,20 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen
 	}
 	s.Checks = append(s.Checks, lost)
 
+	// A weight-5 chat among N > 30 backlogs at 30/s overall is owed 5× an
+	// average chat's share, but Telegram's 1 message/s per private chat
+	// caps it: with 121 chats an average chat gets about 0.25/s, and the
+	// VIP chat takes its 5 messages a turn at 1/s, then waits a turn of
+	// the ring (about 4 s): about 0.5/s, 2×.
+	weighted := Check{Name: "a raised weight raised the chat's share while the global rate bound",
+		OK:     rush.Measured && rush.After.Times(rush.Chats) >= minRushGain && rush.After.Times(rush.Chats) > rush.Before.Times(rush.Chats),
+		Detail: "not measured"}
+	if rush.Measured {
+		weighted.Detail = fmt.Sprintf("%d chats with backlogs; weight 1: %s; weight %d: %s (promised ≥ %.1f×, capped by 1 msg/s per chat)",
+			rush.Chats, rush.Before.String(rush.Chats), vipWeight, rush.After.String(rush.Chats), minRushGain)
+	}
+	s.Checks = append(s.Checks, weighted)
+
 	limits := Check{
 		Name: "within Telegram's limits, zero 429s",
 		OK:   s.TooMany == 0 && s.Rejected == 0 && s.PeakGlobal <= 30 && s.PeakChat <= 1,
@@ -176,6 +198,10 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, lim limitsSeen
 	return s
 }
 
+// minRushGain is the promised share of the VIP chat after its weight was
+// raised, in times an average rush chat's.
+const minRushGain = 1.5
+
 func firstFew(s []string) string {
 	if len(s) > 4 {
 		return strings.Join(s[:4], ", ") + fmt.Sprintf(" and %d more", len(s)-4)
@@ -203,6 +229,10 @@ func (s Summary) Print(w io.Writer) {
 		s.Taps, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax))
 	fmt.Fprintf(w, "  broadcast:   %d/%d chats, p50 %s after /broadcast, last %s (a chat's copy waits behind its own backlog)\n",
 		s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastP50), secs(s.BroadcastFanout))
+	if s.Rush.Measured {
+		fmt.Fprintf(w, "  rush:        %d chats with backlogs at 30/s overall; VIP chat %.1f× an average chat's share at weight 1, %.1f× at weight %d (/weight sent at %.1fs, answered in %s)\n",
+			s.Rush.Chats, s.Rush.Before.Times(s.Rush.Chats), s.Rush.After.Times(s.Rush.Chats), vipWeight, s.Rush.WeightAt.Seconds(), secs(s.Rush.ReplyWas))
+	}
 	fmt.Fprintf(w, "  limits:      peak %d msg/s overall (30), %d msg/s per chat (1), %d × 429\n", s.PeakGlobal, s.PeakChat, s.TooMany)
 	for _, d := range s.Diagnosis {
 		fmt.Fprintf(w, "  429 at:      %s\n", d)

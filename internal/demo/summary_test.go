@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestSummarizeFlagsStarvationAndLoss(t *testing.T) {
+func TestSummarizeFlagsStarvationLossAndAWeightWithoutEffect(t *testing.T) {
 	cfg := QuickScene()
 	chats := []ChatStats{
 		{Name: "Burst", Role: RoleBurst, Sent: 9, Answered: 9, Delivered: 10, Broadcasts: 1},
@@ -14,7 +14,8 @@ func TestSummarizeFlagsStarvationAndLoss(t *testing.T) {
 			Waits: []time.Duration{time.Second, 5 * time.Second}},
 		{Name: "Crowd01", Role: RoleCrowd, Sent: 1, Answered: 0, Delivered: 0},
 	}
-	s := summarize(cfg, time.Second, chats, limitsSeen{tooMany: 1}, []error{errors.New("boom")}, true)
+	rush := rushShare{Chats: 61, Measured: true, Before: windowCount{VIP: 3, All: 180}, After: windowCount{VIP: 4, All: 180}}
+	s := summarize(cfg, time.Second, chats, rush, limitsSeen{tooMany: 1}, []error{errors.New("boom")}, true)
 	if s.OK() {
 		t.Fatal("summary OK despite a starved chat, a lost reply and a 429")
 	}
@@ -22,7 +23,8 @@ func TestSummarizeFlagsStarvationAndLoss(t *testing.T) {
 	for _, c := range s.Checks {
 		failed[c.Name] = !c.OK
 	}
-	for _, name := range []string{"quiet chats were not starved", "no message lost", "within Telegram's limits, zero 429s"} {
+	for _, name := range []string{"quiet chats were not starved", "no message lost", "within Telegram's limits, zero 429s",
+		"a raised weight raised the chat's share while the global rate bound"} {
 		if !failed[name] {
 			t.Errorf("check %q did not fail", name)
 		}
@@ -38,7 +40,7 @@ func TestSummarizeChecksTapLatency(t *testing.T) {
 	cfg := QuickScene()
 	check := func(c ChatStats) bool {
 		t.Helper()
-		for _, ch := range summarize(cfg, time.Second, []ChatStats{c}, limitsSeen{}, nil, true).Checks {
+		for _, ch := range summarize(cfg, time.Second, []ChatStats{c}, rushShare{}, limitsSeen{}, nil, true).Checks {
 			if ch.Name == "taps answered within 1 s" {
 				return ch.OK
 			}

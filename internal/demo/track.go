@@ -22,8 +22,10 @@ const (
 	RoleAdmin Role = "admin"  // the admin: /weight, /weights, /broadcast, /lanes
 	RoleBurst Role = "burst"  // sends Scene.Burst commands at once
 	RoleQuiet Role = "quiet"  // plays the game, one message at a time
-	RoleCrowd Role = "crowd"  // says /start, then only receives the broadcast
+	RoleCrowd Role = "crowd"  // says /start, gets the broadcast, joins the rush
 	RoleTap   Role = "tapper" // plays the game by tapping the board's buttons
+	RoleVIP   Role = "vip"    // a crowd chat whose weight the admin raises in the rush
+	RoleRush  Role = "rush"   // only joins the rush (not in the broadcast's audience)
 )
 
 // command is one message a user sent to the bot.

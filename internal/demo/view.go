@@ -29,7 +29,10 @@ func (s snapshot) progress() float64 {
 	done, want := 0, 0
 	for _, c := range s.chats {
 		done += c.Answered + min(c.Broadcasts, 1)
-		want += c.Sent + 1
+		want += c.Sent
+		if c.Role != RoleRush {
+			want++ // its broadcast copy
+		}
 	}
 	if want == 0 {
 		return 0
@@ -46,23 +49,27 @@ type row struct {
 
 func rows(chats []ChatStats) []row {
 	var out []row
-	var crowd *row
+	folded := map[Role]*row{} // the crowd and the rush-only chats, one line each
+	var order []Role
 	for _, c := range chats {
 		r := row{chat: fmt.Sprint(c.ID), who: c.Name, role: string(c.Role),
 			sent: c.Sent, answered: c.Answered, delivered: c.Delivered, queu: c.Queued, waits: c.Waits}
 		if c.Weight > 1 {
 			r.who += fmt.Sprintf(" w%d", c.Weight)
 		}
-		if c.Role != RoleCrowd {
+		if c.Role != RoleCrowd && c.Role != RoleRush {
 			out = append(out, r)
 			continue
 		}
+		crowd := folded[c.Role]
 		if crowd == nil {
-			crowd = &row{chat: fmt.Sprint(c.ID) + "+", role: string(RoleCrowd)}
+			crowd = &row{chat: fmt.Sprint(c.ID) + "+", role: string(c.Role)}
+			folded[c.Role] = crowd
+			order = append(order, c.Role)
 		}
 		n := 0
 		for _, cc := range chats {
-			if cc.Role == RoleCrowd {
+			if cc.Role == c.Role {
 				n++
 			}
 		}
@@ -77,8 +84,8 @@ func rows(chats []ChatStats) []row {
 		}
 		crowd.waits = append(crowd.waits, r.waits...)
 	}
-	if crowd != nil {
-		out = append(out, *crowd)
+	for _, role := range order {
+		out = append(out, *folded[role])
 	}
 	return out
 }
