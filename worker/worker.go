@@ -43,8 +43,9 @@ type Config struct {
 	BatchMax int
 	// ClaimRate spreads claims over time: the worker claims at most
 	// ClaimRate messages per second on average (a claim of K messages
-	// moves the next claim K/ClaimRate s later; a late claim may catch up
-	// by at most claimCredit messages, so no burst builds up while idle)
+	// moves the next claim K/ClaimRate s later; a late or idle claim loop
+	// catches up by at most claimCredit (4) messages, so no burst of more
+	// than 5 builds up)
 	// [0: no spreading].
 	// Set it to the global rate (the bot's TELEGRAM_GLOBAL_RATE): the budget
 	// is then spent as it refills instead of in bursts, and a burst would

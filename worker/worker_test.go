@@ -296,3 +296,36 @@ func TestTokenNeverLeaks(t *testing.T) {
 	require.Error(t, err)
 	testkit.RequireNoToken(t, err.Error(), token, "New error")
 }
+
+// ClaimRate spreads the sends over time: 60 messages for 60 chats, no
+// limit anywhere but ClaimRate 40/s, 8 senders: they go out over about
+// 1.4 s instead of at once, never more than 10 + the catch-up credit (4)
+// in any 250 ms.
+func TestClaimRateSpreadsSends(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	const n, rate = 60, 40
+	for c := 1; c <= n; c++ {
+		e.notify(int64(c), "spread", notifier.Notification)
+	}
+	cfg := e.config()
+	cfg.ClaimRate = rate
+	e.start(cfg)
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	msgs, err := e.emu.WaitForTotalMessages(ctx, n)
+	require.NoError(t, err)
+	first, last := msgs[0].Time, msgs[len(msgs)-1].Time
+	// The first 1 + credit (4) claims go at once, the rest one per 1/rate
+	// (less 2 for send jitter); without spreading all 60 take ~50 ms.
+	require.GreaterOrEqual(t, last.Sub(first), time.Duration(n-5-2)*time.Second/rate, "spread over (n-5)/rate")
+	for i := range msgs {
+		in := 0
+		for _, m := range msgs[i:] {
+			if m.Time.Sub(msgs[i].Time) < 250*time.Millisecond {
+				in++
+			}
+		}
+		require.LessOrEqual(t, in, rate/4+4+1, "messages in the 250 ms from message %d", i)
+	}
+}
