@@ -65,7 +65,10 @@
 //     claimer's max, the global budget or the lane's in-flight limit is
 //     finished before the ring moves on (the lane stays at, or rejoins, the
 //     ring's head, owing the rest), so the share holds while the global rate
-//     binds and the budget refills one job at a time.
+//     binds and the budget refills one job at a time. A turn cut short by
+//     the lane's pace keeps the rest too: parked until its next pace token,
+//     the lane then rejoins the ring's head, so a weight raises a paced
+//     lane's share as well, never beyond its pace.
 //   - glimit (QueueConfig.LaneLimit, per lane Inspector.SetLaneLimit) caps the lane's
 //     jobs in flight at once; a lane at its glimit leaves the ring and
 //     rejoins when a job settles. K never exceeds the headroom.

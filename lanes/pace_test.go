@@ -115,18 +115,18 @@ func TestLanePaceOverrideBeatsRulesBeatDefault(t *testing.T) {
 // A paced lane of weight w whose pace runs out mid-turn keeps the rest of
 // its turn: when its pace allows again it rejoins the ring's head and is
 // served before the unpaced lanes that kept the ring busy meanwhile, so a
-// weight raises a paced lane's share too, never beyond its pace.
+// weight raises a paced lane's share too, never beyond its pace. Once its
+// turn is over it rejoins at the tail, behind them.
 func TestPacedLaneKeepsTheRestOfItsTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	const period = 300 * time.Millisecond
+	const period = 200 * time.Millisecond
 	s := newStore(t, lanes.WithLanePace(lanes.Pace{}, lanes.PaceRule{Prefix: "p", Pace: lanes.Pace{Limit: 1, Period: period}}))
 	m := lanes.NewMinter()
 	require.NoError(t, s.Inspector().SetWeight(ctx, "pA", 3))
-	enqueueN(t, s, m, "q", "pA", 6)
+	enqueueN(t, s, m, "q", "pA", 12)
 	enqueueN(t, s, m, "q", "B", 50)
 	enqueueN(t, s, m, "q", "C", 50)
-	var order []string
 	next := func() string {
 		c := claim(t, s, 10, time.Minute, "q")
 		require.NotEmpty(t, c.Jobs)
@@ -135,24 +135,27 @@ func TestPacedLaneKeepsTheRestOfItsTurn(t *testing.T) {
 		}
 		return c.Jobs[0].Group + ":" + strconv.Itoa(len(c.Jobs))
 	}
-	for turn := range 2 {
-		t0, err := s.ServerTime(ctx)
+	// paceOver waits until pA's pace park is over on the server clock (the
+	// next claim then unparks it).
+	paceOver := func() {
+		sc := parkedScore(t, s, "q", "pA")
+		require.NotEmpty(t, sc, "pA is parked for its pace")
+		due, err := strconv.ParseInt(sc, 10, 64)
 		require.NoError(t, err)
-		require.Equal(t, "pA:1", next(), "turn %d: the paced lane's pace allows one job", turn)
-		require.Equal(t, "B:1", next())
-		require.Equal(t, "C:1", next())
-		waitServerPast(t, s, t0.Add(period+20*time.Millisecond))
-		order = append(order, next())
-		require.Equal(t, "pA:1", order[len(order)-1], "turn %d: back from its pace park, the paced lane takes the rest of its turn first", turn)
-		require.Equal(t, "B:1", next())
-		require.Equal(t, "C:1", next())
-		waitServerPast(t, s, t0.Add(2*period+40*time.Millisecond))
-		require.Equal(t, "pA:1", next(), "turn %d: and the last job of its turn", turn)
-		require.Equal(t, "B:1", next())
-		require.Equal(t, "C:1", next())
-		waitServerPast(t, s, t0.Add(3*period+60*time.Millisecond))
-		// Its turn is over: back at the ring's tail, after B and C.
-		require.Equal(t, "B:1", next(), "turn %d: a finished turn rejoins at the tail", turn)
-		require.Equal(t, "C:1", next())
+		waitServerPast(t, s, time.UnixMilli(due))
+	}
+	require.Equal(t, "pA:1", next(), "its pace allows one job at a time")
+	for turn := range 2 {
+		for job := 2; job <= 3; job++ {
+			require.Equal(t, "B:1", next())
+			require.Equal(t, "C:1", next())
+			paceOver()
+			require.Equal(t, "pA:1", next(), "turn %d job %d: back from its pace park, it takes the rest of its turn first", turn, job)
+		}
+		// Its turn is over: back at the ring's tail, behind B and C.
+		paceOver()
+		got := []string{next(), next()}
+		require.ElementsMatch(t, []string{"B:1", "C:1"}, got, "turn %d: a finished turn rejoins at the tail", turn)
+		require.Equal(t, "pA:1", next(), "turn %d: then its next turn", turn)
 	}
 }
