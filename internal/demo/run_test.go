@@ -18,7 +18,7 @@ import (
 // no 429.
 func TestQuickScene(t *testing.T) {
 	if testing.Short() {
-		t.Skip("plays a 30 s scene; skipped with -short")
+		t.Skip("plays a 45 s scene; skipped with -short")
 	}
 	bin := os.Getenv("DEMO_BOT")
 	if _, err := valkeyserver.Binary(); err != nil {
