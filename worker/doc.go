@@ -3,8 +3,11 @@
 // tgjob.QueueNotify, strict priority), sends each with go-telegram/bot's
 // sendMessage (editMessageText for a job of kind tgjob.KindEdit) and
 // settles it in the store. After a successful sendMessage it records the
-// message id Telegram gave the job (chatstate.Store.RecordMessageID, before the
-// ack), so a later edit can target it (chatstate.Store.SentMessageID).
+// message id Telegram gave the job (chatstate.Store.RecordMessageID), so a
+// later edit can target it (chatstate.Store.SentMessageID), and acks the
+// job: the record goes first when the store takes it at once (the lane's
+// next job, claimable at the ack, may be an edit of this message), but a
+// failing record never holds the ack back: it is retried after the ack.
 //
 // Concurrency: one claim loop feeds Config.Senders senders (see Run). A
 // claim returns heads of one lane; they are sent one after another, and a
@@ -69,14 +72,18 @@
 //
 // Settling outlives the send: once a job's fate is known (delivered,
 // failed, park for retry_after, dead), every settling call (Ack, Nack,
-// Release, Park, Dead, and the message-id record before an ack) gets a
+// Release, Park, Dead, and the message-id record) gets a
 // fresh context of its own and is retried with backoff (50 ms doubling to
 // 1 s) until it succeeds or the lease is provably lost (lanes.ErrStaleLease
 // or ErrNoJob: the fencing token no longer holds the job), bounded by
 // Config.SettleFor (2 min) so nothing retries forever; the lease keeps
 // being extended meanwhile. So a store stall (a BUSY script, a failover)
-// never makes a delivered message be sent again, and a send cut by
-// SendTimeout is settled at once instead of waiting for its lease.
+// shorter than the lease never makes a delivered message be sent again, and
+// a send cut by SendTimeout is settled at once instead of waiting for its
+// lease. Once shutdown begins, settling is also bounded by the drain
+// deadline (ShutdownGrace + 2 s): a job still unsettled then (the store is
+// unreachable) keeps its lease until it expires and is claimed again, so
+// it may be sent twice (at-least-once), and a shutdown never hangs.
 //
 // Secrets: the bot token never appears in a log line, a returned error or a
 // dead-letter reason: every error goes through one Redactor (package

@@ -15,14 +15,14 @@ import (
 // an edit with Fresh reports gone (send it as a new message), any other is
 // dead-lettered "edit not found". A failed lookup is transient: the job is
 // nacked. A non-nil next means the job is settled.
-func (w *Worker) resolveRef(workCtx context.Context, job lanes.Job, p tgjob.Job) (tgjob.Job, bool, *next) {
-	lctx, cancel := settleCtx(workCtx)
+func (w *Worker) resolveRef(drain context.Context, job lanes.Job, p tgjob.Job) (tgjob.Job, bool, *next) {
+	lctx, cancel := settleCtx(drain)
 	id, ok, err := w.chats.SentMessageID(lctx, lanes.JobID(p.Ref))
 	cancel()
 	if err != nil {
 		rerr := w.redactor.Error(err)
 		w.log.Warn("edit: message id lookup failed, retrying", slog.String("job", string(job.ID)), slog.Any("err", rerr))
-		if nerr := w.settle(workCtx, job, "nack", func(ctx context.Context) error {
+		if nerr := w.settle(drain, job, "nack", func(ctx context.Context) error {
 			_, err := w.store.Nack(ctx, job.Lease, w.backoff(job.Attempts), "transient: "+rerr.Error())
 			return err
 		}); nerr != nil {
@@ -35,7 +35,7 @@ func (w *Worker) resolveRef(workCtx context.Context, job lanes.Job, p tgjob.Job)
 		return p, false, nil
 	}
 	if !p.Fresh {
-		w.dead(workCtx, job, p, ReasonEditNotFound, ReasonEditNotFound+": message of job "+p.Ref+" unknown")
+		w.dead(drain, job, p, ReasonEditNotFound, ReasonEditNotFound+": message of job "+p.Ref+" unknown")
 		return p, false, &next{}
 	}
 	return p, true, nil
@@ -43,15 +43,15 @@ func (w *Worker) resolveRef(workCtx context.Context, job lanes.Job, p tgjob.Job)
 
 // sendFresh sends edit p as a new message (freshSend) and settles the job:
 // delivered (deliveredFresh) or by the error table.
-func (w *Worker) sendFresh(workCtx context.Context, job lanes.Job, chat int64, p tgjob.Job) next {
+func (w *Worker) sendFresh(workCtx, drain context.Context, job lanes.Job, chat int64, p tgjob.Job) next {
 	status, msgID, unknown, err := w.call(workCtx, chat, freshSend(p), p.ParseMode)
 	if err == nil {
-		w.deliveredFresh(workCtx, job, p, msgID)
+		w.deliveredFresh(drain, job, p, msgID)
 		return next{}
 	}
-	sctx, cancel := settleCtx(workCtx)
+	sctx, cancel := settleCtx(drain)
 	defer cancel()
-	return w.failed(workCtx, sctx, job, chat, p, status, unknown, err, classify(err, status, w.cfg.DefaultRetryAfter))
+	return w.failed(workCtx, drain, sctx, job, chat, p, status, unknown, err, classify(err, status, w.cfg.DefaultRetryAfter))
 }
 
 // freshSend is the sendMessage that replaces edit p when its message can no
@@ -62,16 +62,14 @@ func freshSend(p tgjob.Job) tgjob.Job {
 
 // deliveredFresh settles an edit that was sent as a new message msgID: it
 // records msgID as the message of p.Ref (later edits of that message go to
-// the new one), then acks like a delivered edit.
+// the new one) and acks like a delivered edit (settleDelivered: the record
+// first when the store takes it at once, never holding the ack back).
 func (w *Worker) deliveredFresh(ctx context.Context, job lanes.Job, p tgjob.Job, msgID int) {
+	var record func(ctx context.Context) error
 	if msgID > 0 {
-		if err := w.settle(ctx, job, "record message id", func(ctx context.Context) error {
-			return w.chats.RecordMessageID(ctx, lanes.JobID(p.Ref), msgID)
-		}); err != nil {
-			w.log.Warn("record message id failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
-		}
+		record = func(ctx context.Context) error { return w.chats.RecordMessageID(ctx, lanes.JobID(p.Ref), msgID) }
 	}
 	w.m.freshBoards.Inc()
 	w.log.Info("message could not be edited; sent afresh", slog.String("job", string(job.ID)), slog.String("lane", job.Group), slog.Int("message_id", msgID))
-	w.delivered(ctx, job, p, 0)
+	w.settleDelivered(ctx, job, p, record)
 }

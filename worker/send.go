@@ -94,8 +94,10 @@ type next struct {
 // runBatch sends a claimed batch (heads of one lane, in order) one by one.
 // On a failure the rest of the batch goes back to its lane (Release: no
 // attempt used), so later messages never overtake an earlier one; on
-// shutdown (runCtx done) the jobs not started are released.
-func (w *Worker) runBatch(runCtx, workCtx context.Context, jobs []lanes.Job) {
+// shutdown (runCtx done) the jobs not started are released. Sends use
+// workCtx (cut ShutdownGrace after runCtx ends); settling uses drain
+// (see settle), which ends at the shutdown's drain deadline.
+func (w *Worker) runBatch(runCtx, workCtx, drain context.Context, jobs []lanes.Job) {
 	live := make([]atomic.Bool, len(jobs))
 	for i := range live {
 		live[i].Store(true)
@@ -105,31 +107,31 @@ func (w *Worker) runBatch(runCtx, workCtx context.Context, jobs []lanes.Job) {
 			w.settled(1)
 		}
 	}
-	stopExtend := w.extendLoop(workCtx, jobs, live)
+	stopExtend := w.extendLoop(drain, jobs, live)
 	defer stopExtend()
 	for i := 0; i < len(jobs); i++ {
 		if runCtx.Err() != nil {
 			for j := i; j < len(jobs); j++ {
-				w.release(workCtx, jobs[j])
+				w.release(drain, jobs[j])
 				done(j)
 			}
 			return
 		}
-		nx := w.process(workCtx, jobs[i])
+		nx := w.process(workCtx, drain, jobs[i])
 		done(i)
 		if !nx.stop {
 			continue
 		}
 		for j := i + 1; j < len(jobs); j++ {
 			if nx.deadRest != "" {
-				w.dead(workCtx, jobs[j], decodeQuiet(jobs[j].Payload), nx.deadCode, nx.deadRest)
+				w.dead(drain, jobs[j], decodeQuiet(jobs[j].Payload), nx.deadCode, nx.deadRest)
 			} else {
-				w.release(workCtx, jobs[j])
+				w.release(drain, jobs[j])
 			}
 			done(j)
 		}
 		if nx.after != nil {
-			sctx, cancel := settleCtx(workCtx)
+			sctx, cancel := settleCtx(drain)
 			nx.after(sctx)
 			cancel()
 		}
@@ -173,15 +175,15 @@ func (w *Worker) extendLoop(ctx context.Context, jobs []lanes.Job, live []atomic
 	return func() { close(stop); wg.Wait() }
 }
 
-// process sends one job (a message or an edit) and settles it by the error
-// table.
-func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
+// process sends one job (a message or an edit) with workCtx and settles it
+// by the error table with drain (see settle).
+func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 	p, err := tgjob.Decode(job.Payload)
 	chat, cerr := tgjob.ChatID(job.Group)
 	if err != nil || cerr != nil {
 		w.log.Warn("malformed job", slog.String("job", string(job.ID)), slog.String("lane", job.Group),
 			slog.Any("err", w.redactor.Error(errors.Join(err, cerr))))
-		w.dead(workCtx, job, p, ReasonMalformed, ReasonMalformed)
+		w.dead(drain, job, p, ReasonMalformed, ReasonMalformed)
 		return next{}
 	}
 	if p.IsEdit() && p.Ref != "" {
@@ -189,20 +191,20 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 			nx   *next
 			gone bool
 		)
-		if p, gone, nx = w.resolveRef(workCtx, job, p); nx != nil {
+		if p, gone, nx = w.resolveRef(drain, job, p); nx != nil {
 			return *nx
 		}
 		if gone {
-			return w.sendFresh(workCtx, job, chat, p)
+			return w.sendFresh(workCtx, drain, job, chat, p)
 		}
 	}
 	status, msgID, unknown, err := w.call(workCtx, chat, p, p.ParseMode)
 	// The outcome is known from here: settling gets contexts of its own
 	// (the send may have used up any deadline set before it), see settle.
-	sctx, cancel := settleCtx(workCtx)
+	sctx, cancel := settleCtx(drain)
 	defer cancel()
 	if err == nil {
-		w.delivered(workCtx, job, p, msgID)
+		w.delivered(drain, job, p, msgID)
 		return next{}
 	}
 	d := classify(err, status, w.cfg.DefaultRetryAfter)
@@ -210,7 +212,7 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 		// Telegram could not parse the markup: resend once as plain text.
 		w.log.Info("markup rejected, resending as plain text", slog.Int64("chat", chat), slog.String("job", string(job.ID)))
 		if status, msgID, unknown, err = w.call(workCtx, chat, p, ""); err == nil {
-			w.delivered(workCtx, job, p, msgID)
+			w.delivered(drain, job, p, msgID)
 			return next{}
 		}
 		d = classify(err, status, w.cfg.DefaultRetryAfter)
@@ -220,23 +222,23 @@ func (w *Worker) process(workCtx context.Context, job lanes.Job) next {
 	}
 	if d.act == actDone {
 		// An edit that changes nothing: the message shows the text already.
-		w.delivered(workCtx, job, p, 0)
+		w.delivered(drain, job, p, 0)
 		return next{}
 	}
 	if p.IsEdit() && p.Fresh && (d.reason == ReasonEditNotFound || d.reason == ReasonCantEdit) {
 		// The message is gone or too old to edit: send it afresh.
-		return w.sendFresh(workCtx, job, chat, p)
+		return w.sendFresh(workCtx, drain, job, chat, p)
 	}
-	return w.failed(workCtx, sctx, job, chat, p, status, unknown, err, d)
+	return w.failed(workCtx, drain, sctx, job, chat, p, status, unknown, err, d)
 }
 
 // failed settles job p after its send failed with err (HTTP status; unknown:
 // written but unanswered; decision d) by the error table.
-func (w *Worker) failed(workCtx, sctx context.Context, job lanes.Job, chat int64, p tgjob.Job, status int, unknown bool, err error, d decision) next {
+func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, chat int64, p tgjob.Job, status int, unknown bool, err error, d decision) next {
 	rerr := w.redactor.Error(err)
 	if workCtx.Err() != nil && d.act == actRetry {
 		// Shutdown cut the send: not the message's fault.
-		w.release(workCtx, job)
+		w.release(drain, job)
 		return next{stop: true}
 	}
 	attrs := []any{slog.Int64("chat", chat), slog.String("job", string(job.ID)), slog.String("queue", job.Queue), slog.Any("err", rerr)}
@@ -245,10 +247,10 @@ func (w *Worker) failed(workCtx, sctx context.Context, job lanes.Job, chat int64
 		// at most once (a duplicate is better than a lost reply, two are
 		// not), then dead-lettered.
 		w.m.unknown.Inc()
-		again, merr := w.unknownAgain(workCtx, job)
+		again, merr := w.unknownAgain(drain, job)
 		if merr == nil && again {
 			reason := ReasonUnknownOutcome + ": no answer twice, maybe delivered; not sent again: " + rerr.Error()
-			w.dead(workCtx, job, p, ReasonUnknownOutcome, reason)
+			w.dead(drain, job, p, ReasonUnknownOutcome, reason)
 			return next{stop: true}
 		}
 		w.log.Warn("send outcome unknown (request written, no answer); retrying once", attrs...)
@@ -259,7 +261,7 @@ func (w *Worker) failed(workCtx, sctx context.Context, job lanes.Job, chat int64
 		// Park before Release, so no claimer serves the lane in between.
 		var until time.Time
 		for _, q := range tgjob.Queues() {
-			perr := w.settle(workCtx, job, "park", func(ctx context.Context) error {
+			perr := w.settle(drain, job, "park", func(ctx context.Context) error {
 				u, err := w.inspector.Park(ctx, q, job.Group, d.retryAfter)
 				until = u
 				return err
@@ -268,7 +270,7 @@ func (w *Worker) failed(workCtx, sctx context.Context, job lanes.Job, chat int64
 				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 			}
 		}
-		w.release(workCtx, job)
+		w.release(drain, job)
 		w.log.Info("429: chat parked", append(attrs, slog.String("retry_after", d.retryAfter.String()), slog.Time("until", until))...)
 		if pause, global := w.flood.note(chat, d.retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
 			w.pauseAll(sctx, pause, "429 from several chats")
@@ -292,18 +294,18 @@ func (w *Worker) failed(workCtx, sctx context.Context, job lanes.Job, chat int64
 				w.countLaneDead(sctx, q, ids)
 			}
 		}
-		w.dead(workCtx, job, p, ReasonForbidden, reason)
+		w.dead(drain, job, p, ReasonForbidden, reason)
 		w.log.Warn("403: chat inactive, its messages dead-lettered", attrs...)
 		return next{stop: true, deadRest: reason, deadCode: ReasonForbidden}
 	case actDead:
-		w.dead(workCtx, job, p, d.reason, d.reason+": "+rerr.Error())
+		w.dead(drain, job, p, d.reason, d.reason+": "+rerr.Error())
 		return next{stop: true}
 	case actMigrate:
 		// Hold the old lane (both queues) so nobody claims it between the
 		// release and the move; the move is done once the rest of the
 		// batch is released too, then the hold is lifted.
 		for _, q := range tgjob.Queues() {
-			perr := w.settle(workCtx, job, "park", func(ctx context.Context) error {
+			perr := w.settle(drain, job, "park", func(ctx context.Context) error {
 				_, err := w.inspector.Park(ctx, q, job.Group, migrateHold)
 				return err
 			})
@@ -311,17 +313,17 @@ func (w *Worker) failed(workCtx, sctx context.Context, job lanes.Job, chat int64
 				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 			}
 		}
-		w.release(workCtx, job)
+		w.release(drain, job)
 		to := d.migrateTo
 		return next{stop: true, after: func(ctx context.Context) { w.migrate(ctx, job.Group, chat, to) }}
 	case actPauseAll:
-		w.release(workCtx, job)
+		w.release(drain, job)
 		w.pauseAll(sctx, w.cfg.UnauthorizedPause, "401 unauthorized")
 		return next{stop: true}
 	default:
 		delay := w.backoff(job.Attempts)
 		var out lanes.Outcome
-		nerr := w.settle(workCtx, job, "nack", func(ctx context.Context) error {
+		nerr := w.settle(drain, job, "nack", func(ctx context.Context) error {
 			var err error
 			out, err = w.store.Nack(ctx, job.Lease, delay, "transient: "+rerr.Error())
 			return err
@@ -380,21 +382,45 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 }
 
 // delivered settles a job Telegram accepted: it records the message id of
-// a send (for chatstate.Store.SentMessageID; before the ack, so an acked send's id
-// is known), then acks the job and counts it. Both are retried by settle: a
-// delivered message is never sent again because an ack failed for a while.
+// a send (for chatstate.Store.SentMessageID), acks the job and counts it
+// (see settleDelivered).
 func (w *Worker) delivered(ctx context.Context, job lanes.Job, p tgjob.Job, msgID int) {
+	var record func(ctx context.Context) error
 	if !p.IsEdit() && msgID > 0 {
-		if err := w.settle(ctx, job, "record message id", func(ctx context.Context) error {
-			return w.chats.RecordMessageID(ctx, job.ID, msgID)
-		}); err != nil {
+		record = func(ctx context.Context) error { return w.chats.RecordMessageID(ctx, job.ID, msgID) }
+	}
+	w.settleDelivered(ctx, job, p, record)
+}
+
+// settleDelivered acks delivered job, with record (nil: none) written
+// before the ack when the store takes it at once. The ack is what stops a
+// second delivery, so a failing record never holds it back: record gets
+// one try first, then the ack is retried (settle) until it lands, and only
+// then is a failed record retried. Record goes first when it can because
+// the lane's next job becomes claimable at the ack, and on an ordered lane
+// it may be an edit naming this send by Ref (notifier.EditLatest), which
+// needs the id already recorded. The id is recorded even when the ack
+// failed: the message was delivered either way.
+func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job, record func(ctx context.Context) error) {
+	recorded := record == nil
+	if !recorded {
+		tctx, cancel := context.WithTimeout(ctx, settleTry)
+		recorded = record(tctx) == nil
+		cancel()
+	}
+	aerr := w.settle(ctx, job, "ack", func(ctx context.Context) error { return w.store.Ack(ctx, job.Lease) })
+	if aerr != nil {
+		// Delivered, but the lease is provably lost, or the store stayed
+		// unreachable for SettleFor or until the drain deadline: the job
+		// may be sent again once its lease expires.
+		w.log.Warn("ack failed after delivery", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(aerr)))
+	}
+	if !recorded {
+		if err := w.settle(ctx, job, "record message id", record); err != nil {
 			w.log.Warn("record message id failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		}
 	}
-	if err := w.settle(ctx, job, "ack", func(ctx context.Context) error { return w.store.Ack(ctx, job.Lease) }); err != nil {
-		// Delivered, but the lease is provably lost (or the store stayed
-		// unreachable for SettleFor): the job may be sent again.
-		w.log.Warn("ack failed after delivery", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
+	if aerr != nil {
 		return
 	}
 	sctx, cancel := settleCtx(ctx)
@@ -478,18 +504,22 @@ const (
 // dead-letter, or a record that goes with them), until it succeeds: each
 // try gets a fresh context of its own (settleTry), never the one of the
 // send that decided the job's fate, and failed tries are retried after
-// 50 ms doubling to 1 s. It stops early only when retrying cannot help:
+// 50 ms doubling to 1 s. ctx is the drain context (Run): it lives on past
+// Run's context and ends at the shutdown's drain deadline (ShutdownGrace +
+// settleAfterCut after shutdown begins), which cuts a try in progress and
+// ends the retries, so a shutdown never waits longer on an unreachable
+// store; the job's lease then expires and the job is claimed again
+// (at-least-once). settle also stops early when retrying cannot help:
 // lanes.ErrStaleLease or lanes.ErrNoJob (the lease is provably lost: the
 // fencing token no longer holds the job, another claimer has it or settled
 // it), an ErrInvalid (bad input), or after Config.SettleFor, so nothing
 // retries forever. The extend loop keeps the lease alive meanwhile. It
 // returns op's last error.
 func (w *Worker) settle(ctx context.Context, job lanes.Job, what string, op func(ctx context.Context) error) error {
-	base := context.WithoutCancel(ctx)
 	giveUp := time.Now().Add(w.cfg.SettleFor)
 	wait := settleWaitMin
 	for try := 1; ; try++ {
-		tctx, cancel := context.WithTimeout(base, settleTry)
+		tctx, cancel := context.WithTimeout(ctx, settleTry)
 		err := op(tctx)
 		cancel()
 		if err == nil {
@@ -507,10 +537,15 @@ func (w *Worker) settle(ctx context.Context, job lanes.Job, what string, op func
 				slog.Any("err", w.redactor.Error(err)))
 			return err
 		}
+		if ctx.Err() != nil {
+			w.log.Error(what+" failed; giving up at the shutdown's drain deadline (the job is claimed again once its lease expires)",
+				slog.String("job", string(job.ID)), slog.Int("tries", try), slog.Any("err", w.redactor.Error(err)))
+			return err
+		}
 		w.m.settleRetries.Inc()
 		w.log.Warn(what+" failed; retrying with a fresh context", slog.String("job", string(job.ID)), slog.Int("try", try),
 			slog.Any("err", w.redactor.Error(err)), slog.Duration("retry_in", wait))
-		time.Sleep(wait)
+		sleep(ctx, wait)
 		wait = min(wait*2, settleWaitMax)
 	}
 }

@@ -71,6 +71,10 @@ type Config struct {
 	SettleFor time.Duration
 	// ShutdownGrace is how long in-flight sends may run after Run's
 	// context ends before they are cut and their jobs released [10 s].
+	// Settling is bounded too: Run returns at most ShutdownGrace + 2 s
+	// after its context ends (the drain deadline), even while the store is
+	// unreachable; a job that could not be settled by then keeps its lease
+	// until it expires (Lease) and is then claimed again (at-least-once).
 	ShutdownGrace time.Duration
 	// DefaultRetryAfter parks a chat after a 429 that has no
 	// parameters.retry_after [5 s].
@@ -205,7 +209,9 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 // claiming, releases claimed jobs not yet started, lets sends in progress
 // finish for up to ShutdownGrace (then cuts them and releases their jobs),
 // and returns once every lease it held is settled, so no job is lost (a job
-// is acked after delivery, or back on its lane). It returns nil after a
+// is acked after delivery, or back on its lane), or at the drain deadline
+// (ShutdownGrace + 2 s after ctx ends) when the store is unreachable: a job
+// left unsettled then is claimed again once its lease expires. It returns nil after a
 // shutdown, or an error (redacted) when the wake-up subscription cannot be
 // set up. Run must not be called twice at once on one Worker.
 //
@@ -228,12 +234,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("worker: %w", w.redactor.Error(err))
 	}
-	// workCtx carries sends past ctx's end, for ShutdownGrace.
+	// workCtx carries sends past ctx's end, for ShutdownGrace; drain
+	// carries settling (and claims, lease renewals) until the drain
+	// deadline, settleAfterCut later, so the jobs of sends cut at
+	// ShutdownGrace are still released.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	drain, cancelDrain := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelDrain()
 	stopAfter := context.AfterFunc(ctx, func() {
 		t := time.AfterFunc(w.cfg.ShutdownGrace, cancelWork)
-		context.AfterFunc(workCtx, func() { t.Stop() })
+		d := time.AfterFunc(w.cfg.ShutdownGrace+settleAfterCut, cancelDrain)
+		context.AfterFunc(drain, func() { t.Stop(); d.Stop() })
 	})
 	defer stopAfter()
 
@@ -256,7 +268,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			sleep(ctx, d)
 			continue
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		cctx, cancel := context.WithTimeout(drain, 10*time.Second)
 		t0 := time.Now()
 		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: queues, Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
 		cancel()
@@ -282,7 +294,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				defer w.batchDone()
-				w.runBatch(ctx, workCtx, c.Jobs)
+				w.runBatch(ctx, workCtx, drain, c.Jobs)
 			}()
 			continue
 		}
@@ -367,11 +379,18 @@ func (w *Worker) settled(n int) {
 	}
 }
 
-// settleCtx bounds one lanes call made to settle a job; it survives the
-// work context, so a job is released even when its send was cut.
+// settleCtx bounds one lanes call made to settle a job to 10 s; ctx is the
+// drain context (see settle), which survives the work context, so a job is
+// released even when its send was cut, and ends at the drain deadline.
 func settleCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	return context.WithTimeout(ctx, 10*time.Second)
 }
+
+// settleAfterCut is how long, after ShutdownGrace has cut the sends still
+// running, settling may go on (releasing the cut sends' jobs, acking the
+// last deliveries): the drain deadline is ShutdownGrace + settleAfterCut
+// after shutdown begins. With a reachable store it takes milliseconds.
+const settleAfterCut = 2 * time.Second
 
 // backoff is the delay before retry number attempts+1: BackoffBase *
 // 2^attempts, capped at BackoffMax, with ±20% jitter.

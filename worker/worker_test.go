@@ -16,6 +16,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 	"github.com/codemojex/codemojex/notifier/tgtext"
@@ -328,4 +329,58 @@ func TestClaimRateSpreadsSends(t *testing.T) {
 		}
 		require.LessOrEqual(t, in, rate/4+4+1, "messages in the 250 ms from message %d", i)
 	}
+}
+
+// TestShutdownWithValkeyDownIsBoundedAndLosesNothing: a send is in flight
+// (Telegram delivers it and answers 1 s later) with two more messages of
+// the chat in the same batch when Valkey goes away and the worker is told
+// to stop. Settling (the delivered job's ack, the release of the rest of
+// the batch) retries only until the drain deadline, so Run returns within
+// ShutdownGrace + 2 s instead of retrying each job for SettleFor; with
+// Valkey back, the unsettled jobs are claimed again once their leases
+// expire, so every message arrives (at least once: the delivered one may
+// arrive twice, documented).
+func TestShutdownWithValkeyDownIsBoundedAndLosesNothing(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.Start(t, valkeytest.Options{AppendOnly: true})
+	e := newEnv(t, envOpts{srv: srv})
+	const chat = int64(71)
+	e.emu.InjectFault(tgemu.Delay(time.Second).Processed().ForChat(chat))
+	want := []string{"m1", "m2", "m3"}
+	for _, s := range want {
+		e.notify(chat, s, notifier.Reply)
+	}
+	cfg := e.config()
+	cfg.Lease = 3 * time.Second
+	cfg.ShutdownGrace = 2 * time.Second
+	w, err := worker.New(e.n, cfg)
+	require.NoError(t, err)
+	stop := testkit.RunInBackground(t, "worker", 30*time.Second, w.Run)
+	_, err = e.emu.WaitForTotalMessages(e.ctx, 1) // delivered, answer held 1 s
+	require.NoError(t, err)
+
+	srv.Kill()
+	t0 := time.Now()
+	require.NoError(t, stop())
+	took := time.Since(t0)
+	bound := cfg.ShutdownGrace + 2*time.Second // the drain deadline
+	t.Logf("Run returned %v after cancel with Valkey down (drain deadline %v)", took.Round(time.Millisecond), bound)
+	require.Less(t, took, bound+time.Second, "bounded by the drain deadline, not SettleFor")
+	require.Contains(t, e.logs.String(), "giving up at the shutdown's drain deadline")
+
+	srv.Restart(t)
+	e.start(e.config())
+	require.Eventually(t, func() bool {
+		for _, s := range want {
+			if e.copiesOf(chat, s) == 0 {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 20*time.Millisecond, "every message arrives once its lease expired")
+	require.Eventually(t, func() bool { p, inf := e.pending(); return p == 0 && inf == 0 }, 10*time.Second, 20*time.Millisecond)
+	for _, s := range want {
+		require.LessOrEqual(t, e.copiesOf(chat, s), 2, "%s: at most twice", s)
+	}
+	require.Empty(t, e.dead(tgjob.QueueReply))
 }
