@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Makes sure the tests can have a Valkey/Redis server: VALKEY_URL set, or
-# valkey-server / redis-server on PATH. Otherwise installs Debian's
-# redis-server (Redis 7.0, protocol-compatible with Valkey 8) when running as
-# root with apt-get, or stops with a message saying what to install.
+# Makes sure the tests can start a Valkey/Redis server: valkey-server or
+# redis-server on PATH. VALKEY_URL alone is not enough: it only replaces the
+# shared standalone server; the cluster run of the lanes suite, the tests
+# that start a dedicated server (valkeytest.Start), the Examples and the
+# demo always start their own. Otherwise installs Debian's redis-server
+# (Redis 7.0, protocol-compatible with Valkey 8) when running as root with
+# apt-get, or stops with a message saying what to install.
 set -euo pipefail
 
-if [ -n "${VALKEY_URL:-}" ]; then
-  echo "ensure-valkey: using VALKEY_URL"
-  exit 0
-fi
 for bin in valkey-server redis-server; do
   if command -v "$bin" >/dev/null 2>&1; then
     exit 0
@@ -25,9 +24,9 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
 fi
 
 cat >&2 <<'MSG'
-ensure-valkey: the tests need a Valkey or Redis server and none was found.
+ensure-valkey: the tests need a valkey-server or redis-server binary on PATH and none was found
+  (VALKEY_URL is not enough: the cluster suite, dedicated test servers and the Examples start their own).
   Install one, e.g.  sudo apt-get install redis-server   (Debian/Ubuntu)
                      brew install valkey                  (macOS)
-  or point the tests at a running server:  VALKEY_URL=redis://127.0.0.1:6379/0 make test
 MSG
 exit 1

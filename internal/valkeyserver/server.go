@@ -22,10 +22,14 @@ import (
 	"github.com/valkey-io/valkey-go"
 )
 
-// ErrNoServer is returned (and reported by Shared) when no server binary can
-// be found and VALKEY_URL is unset.
-var ErrNoServer = errors.New("valkeyserver: no valkey-server or redis-server on PATH and VALKEY_URL is unset; " +
-	"install one (Debian: apt-get install redis-server) or run `make test`, which installs it")
+// ErrNoServer is returned by Start, StartCluster and Binary when no server
+// binary is on PATH. Setting VALKEY_URL does not avoid it: VALKEY_URL only
+// replaces the tests' shared standalone server (valkeytest.Shared), while
+// the cluster suite, dedicated test servers, the Examples and the demo
+// always start a server.
+var ErrNoServer = errors.New("valkeyserver: no valkey-server or redis-server on PATH, needed to start a throwaway server " +
+	"(VALKEY_URL does not replace it); install one (Debian: apt-get install redis-server; " +
+	"`make test` run as root on Debian installs it)")
 
 // Server is a running (or external) Valkey/Redis server.
 type Server struct {

@@ -8,8 +8,9 @@
 // with no persistence, in a temporary directory, and it is killed when the
 // tests end (also when they fail, and also when the test binary itself is
 // killed: the server runs with a parent-death signal). When VALKEY_URL is set
-// (for example redis://127.0.0.1:6379/0), that server is used instead and
-// nothing is started.
+// (for example redis://127.0.0.1:6379/0), that server is used instead of the
+// shared standalone one; Start, StartCluster and the cluster mode always
+// start a server, so they need a server binary on PATH even then.
 //
 // Every test gets its own namespace (a string safe to use as a hash tag), so
 // tests sharing one server can run in parallel without seeing each other's
