@@ -68,7 +68,12 @@ type options struct {
 // Option configures a Store.
 type Option func(*options) error
 
-// WithTag sets the hash tag every key carries (default "cm"). 1..64
+// DefaultTag is the hash tag of a Store made without WithTag, and the
+// Valkey hash tag of every key of the program (lanes, notifier, chatstate,
+// gamestore, the app): the one place it is written (docs/keys.md).
+const DefaultTag = "cm"
+
+// WithTag sets the hash tag every key carries (default DefaultTag). 1..64
 // characters of [A-Za-z0-9._-].
 func WithTag(tag string) Option {
 	return func(o *options) error {

@@ -90,7 +90,7 @@ type Inspector struct {
 // New returns a store on client c. Errors wrap ErrInvalid for bad options.
 func New(c valkey.Client, opts ...Option) (*Store, error) {
 	o := options{
-		tag:         "cm",
+		tag:         DefaultTag,
 		maxPayload:  DefaultMaxPayload,
 		queues:      map[string]QueueConfig{},
 		maintenance: 16,

@@ -83,7 +83,7 @@ func NewLogger(cfg config.Config) *slog.Logger {
 // client. It makes no Telegram call. Close releases what it opened; Run
 // does it when it returns.
 func New(cfg config.Config, opts ...Option) (*App, error) {
-	o := options{tag: DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL,
+	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL,
 		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval}
 	for _, opt := range opts {
 		opt(&o)

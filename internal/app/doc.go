@@ -27,7 +27,7 @@
 //
 // # Keys
 //
-// Every key starts with the store's hash tag {T} (default DefaultTag),
+// Every key starts with the store's hash tag {T} (default lanes.DefaultTag),
 // shared with lanes, notifier, chatstate, gamestore and intake, so every
 // script runs on Valkey Cluster. The app itself keeps these (audience.go,
 // health.go, board.go); docs/keys.md lists every key of the program:

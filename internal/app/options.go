@@ -24,10 +24,6 @@ const (
 	// DefaultEditInterval is the least time between two edits of a
 	// broadcast's progress message (a final edit always follows).
 	DefaultEditInterval = 2 * time.Second
-	// DefaultTag is the Valkey hash tag of every key of the program
-	// (lanes, notifier, chatstate, gamestore, the app): the one place it
-	// is written (docs/keys.md).
-	DefaultTag = "cm"
 )
 
 type options struct {
@@ -62,7 +58,7 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // dialing VALKEY_URL.
 func WithValkey(c valkey.Client) Option { return func(o *options) { o.client = c } }
 
-// WithTag sets the Valkey hash tag of every key (default DefaultTag; tests use
+// WithTag sets the Valkey hash tag of every key (default lanes.DefaultTag; tests use
 // valkeytest.Namespace).
 func WithTag(tag string) Option { return func(o *options) { o.tag = tag } }
 

@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/lanes"
 )
 
 // Token is the fake, well-formed bot token the demo gives the bot and the
@@ -40,7 +40,7 @@ type Options struct {
 	// throwaway server ("" starts one).
 	ValkeyURL string
 	// LanesTag is the hash tag of the bot's lanes store, read for the
-	// "queued" column (default app.DefaultTag, the bot's).
+	// "queued" column (default lanes.DefaultTag, the bot's).
 	LanesTag string
 	// Out receives the live table and the summary (nil: io.Discard).
 	Out io.Writer
@@ -135,7 +135,7 @@ func (o Options) withDefaults() Options {
 		s.Deadline = def.Deadline
 	}
 	if o.LanesTag == "" {
-		o.LanesTag = app.DefaultTag
+		o.LanesTag = lanes.DefaultTag
 	}
 	if o.Out == nil {
 		o.Out = io.Discard

@@ -11,20 +11,20 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
 )
 
-// The app's inbox keys (docs/keys.md, tag app.DefaultTag): read, not
+// The app's inbox keys (docs/keys.md, tag lanes.DefaultTag): read, not
 // written, except the poller lease, whose expiry the crash test brings
 // forward.
 const (
-	inboxQueue   = "{" + app.DefaultTag + "}:app:in:queue"
-	inboxHandled = "{" + app.DefaultTag + "}:app:in:handled"
-	inboxOffset  = "{" + app.DefaultTag + "}:app:in:offset"
-	pollerLease  = "{" + app.DefaultTag + "}:app:poller"
+	inboxQueue   = "{" + lanes.DefaultTag + "}:app:in:queue"
+	inboxHandled = "{" + lanes.DefaultTag + "}:app:in:handled"
+	inboxOffset  = "{" + lanes.DefaultTag + "}:app:in:offset"
+	pollerLease  = "{" + lanes.DefaultTag + "}:app:poller"
 )
 
 // Group rate of the crash test (messages/min per group): replies in groups

@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
@@ -99,7 +98,7 @@ func newEmulator(t *testing.T) *tgemu.Emulator {
 }
 
 // producer enqueues messages the way the bot does (same store options as
-// cmd/bot with these limits, tag app.DefaultTag).
+// cmd/bot with these limits, tag lanes.DefaultTag).
 type producer struct {
 	c     valkey.Client
 	store *lanes.Store
@@ -113,7 +112,7 @@ func newProducer(t *testing.T, srv *valkeytest.Server) *producer {
 	// the scaled rates.
 	l := notifier.DefaultLimits()
 	l.GlobalPerSecond, l.PrivatePerSecond = globalRate, chatRate
-	store, err := notifier.NewStore(c, l, 0, lanes.WithTag(app.DefaultTag))
+	store, err := notifier.NewStore(c, l, 0, lanes.WithTag(lanes.DefaultTag))
 	require.NoError(t, err)
 	n, err := notifier.New(c, store, notifier.Config{})
 	require.NoError(t, err)
