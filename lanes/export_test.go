@@ -44,7 +44,7 @@ func (k Keys) Rate() string { return k.k.rate() }
 func (k Keys) Pause() string { return k.k.pause() }
 
 // Pace is lane g's send log, shared by every queue.
-func (k Keys) Pace(g string) string { return k.k.shared() + "pace:" + g }
+func (k Keys) Pace(g string) string { return k.k.pace(g) }
 
 // Queue is queue q's key name, e.g. Queue("q", "inflight") = "{T}:q:q:inflight".
 func (k Keys) Queue(q, name string) string { return k.k.queueKey(q, name) }
@@ -53,7 +53,7 @@ func (k Keys) Queue(q, name string) string { return k.k.queueKey(q, name) }
 func (k Keys) Ring(q string) string { return k.k.ring(q) }
 
 // Lane is lane g of queue q.
-func (k Keys) Lane(q, g string) string { return k.k.queueKey(q, "lane:"+g) }
+func (k Keys) Lane(q, g string) string { return k.k.lane(q, g) }
 
 // Job is job id's hash in queue q.
 func (k Keys) Job(q string, id JobID) string { return k.k.job(q, id) }

@@ -44,3 +44,8 @@ func (k keyspace) queueKey(q, name string) string { return k.queue(q) + name }
 
 // coalesce is coalesce key name of queue q (EnqueueCoalesce).
 func (k keyspace) coalesce(q, name string) string { return k.queue(q) + "co:" + name }
+
+// pace and lane spell keys the scripts build (common.lua's pace_ok and
+// lane helpers); Go reads them only in tests.
+func (k keyspace) pace(g string) string    { return k.shared() + "pace:" + g }
+func (k keyspace) lane(q, g string) string { return k.queueKey(q, "lane:"+g) }
