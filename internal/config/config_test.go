@@ -203,6 +203,11 @@ func TestLoadMalformedDotenv(t *testing.T) {
 		{"unterminated single quote, CRLF", "WORKERS=3\r\nTELEGRAM_BOT_TOKEN='" + leaked + "\r\nLOG_LEVEL=info\r\n", 2, "a quoted value has no closing '"},
 		{"unterminated after an escaped quote", "A=\"x\\\"y\"\nTELEGRAM_BOT_TOKEN=\"" + leaked + " \\\" \n", 2, "a quoted value has no closing \""},
 		{"bad variable name", "WORKERS=3\n\nTELEGRAM-BOT-TOKEN=" + leaked + "\n", 3, "a variable name has a character other than"},
+		{"bad variable name with a space", "TELEGRAM BOT-TOKEN=" + leaked + "\n", 1, "a variable name has a character other than"},
+		{"no '=' after the name", "WORKERS=3\nTELEGRAM_BOT_TOKEN " + leaked + "\nLOG_LEVEL=info\n", 2, "no '=' after the variable name"},
+		{"a bare word", "# settings\nWORKERS=3\n\n  " + leaked[:9] + "\n", 4, "no '=' after the variable name"},
+		{"no '=' after a multi-line quoted value", "A=\"one\ntwo=2\nthree\"\nTELEGRAM_BOT_TOKEN " + leaked + "\n", 4, "no '=' after the variable name"},
+		{"no '=' after a BOM", "\xEF\xBB\xBFTELEGRAM_BOT_TOKEN " + leaked + "\n", 1, "no '=' after the variable name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), ".env")
@@ -216,6 +221,44 @@ func TestLoadMalformedDotenv(t *testing.T) {
 			require.Contains(t, err.Error(), tc.problem)
 			require.NotContains(t, err.Error(), "ZZsecret")
 			require.NotContains(t, err.Error(), "987654321")
+		})
+	}
+}
+
+// TestLoadDotenvAccepts: .env forms that are well-formed load, each
+// variable with its value: a UTF-8 byte order mark before line 1 (written
+// by some Windows editors) is dropped, not read as part of the first name;
+// "export NAME=value", "NAME: value", comments, CRLF line ends and a
+// multi-line quoted value whose inner lines have no '='.
+func TestLoadDotenvAccepts(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		want          map[string]string
+	}{
+		{"BOM before line 1", "\xEF\xBB\xBFWORKERS=3\nBOT_ROLE=worker\n", map[string]string{"WORKERS": "3", "BOT_ROLE": "worker"}},
+		{"BOM, CRLF", "\xEF\xBB\xBFWORKERS=4\r\nLOG_LEVEL=warn\r\n", map[string]string{"WORKERS": "4", "LOG_LEVEL": "warn"}},
+		{"export and yaml-style", "export WORKERS=5\nLOG_LEVEL: debug\n", map[string]string{"WORKERS": "5", "LOG_LEVEL": "debug"}},
+		{"comments and blank lines", "# a comment without =\n\n   # indented\nWORKERS=6 # trailing\n", map[string]string{"WORKERS": "6"}},
+		{"multi-line quoted value", "ADMIN_IDS=\"1,\n2\"\nWORKERS=7\n", map[string]string{"ADMIN_IDS": "1,\n2", "WORKERS": "7"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k := range tc.want {
+				t.Setenv(k, "") // restored after the test
+				require.NoError(t, os.Unsetenv(k))
+			}
+			path := filepath.Join(t.TempDir(), ".env")
+			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
+			t.Setenv("TELEGRAM_BOT_TOKEN", "123456789:AAHsecretTOKENforConfigTests_0123")
+			_, err := config.Load(path)
+			if err != nil {
+				var ce *config.Error
+				require.True(t, errors.As(err, &ce), "only validation may fail here, not the .env: %v", err)
+			}
+			for k, v := range tc.want {
+				got, ok := os.LookupEnv(k)
+				require.True(t, ok, "%s set", k)
+				require.Equal(t, v, got, k)
+			}
 		})
 	}
 }
