@@ -597,3 +597,22 @@ func reportLateness(b *testing.B, late []float64, claimsPerTrial float64) {
 	b.ReportMetric(late[0], "min-late-ms")
 	b.ReportMetric(claimsPerTrial, "claims/trial")
 }
+
+// nilIfEmpty is s, or nil when s is empty (so an empty reply compares equal
+// to a nil want).
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// containsID reports whether ids holds id.
+func containsID(ids []lanes.JobID, id lanes.JobID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}

@@ -110,13 +110,6 @@ func TestKeyspaceReturnsToBaselineAfterDrain(t *testing.T) {
 	}
 }
 
-func nilIfEmpty(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
-}
-
 // Group ids with ':', '{', '}', spaces and non-ASCII work end to end, and
 // every key they create stays in the slot of "{tag}": the run goes through a
 // cluster client on a real single-node cluster, then CLUSTER KEYSLOT of

@@ -111,15 +111,6 @@ func TestExpiredLeasesReturnEachJobOnce(t *testing.T) {
 	}
 }
 
-func containsID(ids []lanes.JobID, id lanes.JobID) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
 // Leases are fenced by their token (the job's claim count).
 func TestStaleLeaseTokenChangesNothing(t *testing.T) {
 	t.Parallel()

@@ -11,18 +11,13 @@ import (
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/stretchr/testify/require"
-)
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	return dir
-}
+	"github.com/codemojex/codemojex/internal/testkit"
+)
 
 func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
-	root := repoRoot(t)
+	root := testkit.ModuleRoot(t)
 	details, err := loader.LoadConfigFiles(context.Background(), []string{filepath.Join(root, "docker-compose.yml")}, root)
 	require.NoError(t, err)
 	details.Environment = map[string]string{}
@@ -69,7 +64,7 @@ func TestComposeFile(t *testing.T) {
 }
 
 func TestDockerfileIsMultiStageAndStatic(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "Dockerfile"))
+	b, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), "Dockerfile"))
 	require.NoError(t, err)
 	src := string(b)
 	froms := regexp.MustCompile(`(?m)^FROM\s`).FindAllString(src, -1)
@@ -82,9 +77,9 @@ func TestDockerfileIsMultiStageAndStatic(t *testing.T) {
 // TestEnvExampleDocumentsEveryVariable checks .env.example names every
 // variable the program reads (internal/config).
 func TestEnvExampleDocumentsEveryVariable(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), ".env.example"))
+	b, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), ".env.example"))
 	require.NoError(t, err)
-	cfg, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "config", "config.go"))
+	cfg, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), "internal", "config", "config.go"))
 	require.NoError(t, err)
 	vars := regexp.MustCompile(`env:"([A-Z_]+)"`).FindAllStringSubmatch(string(cfg), -1)
 	require.NotEmpty(t, vars)

@@ -116,9 +116,9 @@ func FreeAddr(t testing.TB) string {
 	return addr
 }
 
-// moduleRoot is the directory of the module's go.mod, found upwards from
-// the test's working directory.
-func moduleRoot(t testing.TB) string {
+// ModuleRoot is the directory of the module's go.mod (the repository's
+// root), found upwards from the test's working directory.
+func ModuleRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	require.NoError(t, err)
@@ -144,7 +144,7 @@ func BuildBot(t testing.TB) string {
 		args = append(args, "-race")
 	}
 	cmd := exec.Command(goBin, append(args, "./cmd/bot")...)
-	cmd.Dir = moduleRoot(t)
+	cmd.Dir = ModuleRoot(t)
 	t0 := time.Now()
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go build ./cmd/bot: %s", out)
