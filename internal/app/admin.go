@@ -26,18 +26,38 @@ const (
 
 const weightUsage = "Usage: /weight <chat_id> [<weight 1-1000>]"
 
-// admin wraps an admin command: a sender not in ADMIN_IDS gets a refusal
-// and nothing else happens (an empty ADMIN_IDS means nobody is admin).
+// admin wraps an admin command. A sender not in ADMIN_IDS gets a refusal
+// and nothing else happens (an empty ADMIN_IDS means nobody is admin). An
+// admin gets the command's answer only in a private chat with the bot:
+// admin answers carry other users' chat ids and delivery failures, so in a
+// group (or a channel) the admin gets privateOnlyText there, with no data,
+// and nothing else happens.
 func (a *App) admin(h bot.HandlerFunc) bot.HandlerFunc {
 	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
 		m := u.Message
+		c, _ := a.cmd(u)
 		if m.From == nil || !a.cfg.IsAdmin(m.From.ID) {
-			c, _ := a.cmd(u)
 			a.reply(ctx, m, "⛔ /"+c.Name+" is for bot admins only.")
+			return
+		}
+		if !adminChat(m) {
+			a.reply(ctx, m, privateOnlyText(c.Name))
 			return
 		}
 		h(ctx, b, u)
 	}
+}
+
+// adminChat reports whether m was written in the private chat of its
+// sender with the bot (Telegram: a private chat's id is the user's id).
+func adminChat(m *models.Message) bool {
+	return m.From != nil && isPrivate(m) && m.Chat.ID == m.From.ID
+}
+
+// privateOnlyText is the hint an admin gets for admin command name sent
+// outside a private chat with the bot: it carries no data.
+func privateOnlyText(name string) string {
+	return "🔒 /" + name + " works only in a private chat with me. Open a private chat with the bot and send it there."
 }
 
 // weightArgs are the parsed arguments of /weight.

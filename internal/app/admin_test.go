@@ -279,3 +279,68 @@ func TestWeightIsTheChatsShareOfBroadcasts(t *testing.T) {
 	t.Logf("broadcasts: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
 	require.GreaterOrEqual(t, ratio, 4.5, "counts %v", count)
 }
+
+// TestAdminCommandsInAGroupAnswerOnlyAHint: an admin's /dlq, /lanes,
+// /weights, /weight <chat> 3 and /broadcast sent in a group get the short
+// "private chat only" hint there and nothing else: no chat id of anyone
+// else reaches the group, no other chat receives anything, and the weight,
+// the queues and the tracked broadcasts are as before.
+func TestAdminCommandsInAGroupAnswerOnlyAHint(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	ctx := context.Background()
+	admin := user(adminID, "Admin")
+	in := r.app.Store().Inspector()
+
+	// Data a leaking answer would show: a weight, a dead letter, a known chat.
+	require.NoError(t, in.SetWeight(ctx, "42", 7))
+	h.emu.SetChatStatus(4242, tgemu.ChatBlocked)
+	_, err := r.app.Notifier().Notify(ctx, 4242, notifyMsg("hello?"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		ds, err := in.DeadLetters(ctx, tgjob.QueueNotify, lanes.DeadQuery{Newest: 1})
+		return err == nil && len(ds) == 1
+	}, wait, 20*time.Millisecond)
+	const other = 10_500
+	h.say(0, user(other, "U"), "/start")
+	h.texts(other, 1)
+	stats := func() []lanes.Stats {
+		var out []lanes.Stats
+		for _, q := range tgjob.Queues() {
+			st, err := in.Stats(ctx, q, lanesTop)
+			require.NoError(t, err)
+			out = append(out, st)
+		}
+		return out
+	}
+	before := stats()
+
+	const group = -100_500
+	h.say(group, user(other, "U"), "/start") // the group is known to the bot
+	h.texts(group, 1)
+	for _, cmd := range []string{"/dlq", "/lanes", "/weights", "/weight 42 3", "/broadcast hi", "/weight@codemojex_test_bot 42 3"} {
+		name := strings.TrimPrefix(strings.Fields(cmd)[0], "/")
+		name, _, _ = strings.Cut(name, "@")
+		got := h.ask(group, admin, cmd)
+		require.Equal(t, privateOnlyText(name), got, cmd)
+		require.NotRegexp(t, `[0-9]`, got, "%s: the hint carries no chat id", cmd)
+	}
+	h.quiet(group, 500*time.Millisecond)
+	require.Len(t, h.emu.Messages(adminID), 0, "the admin's private chat got nothing")
+	require.Len(t, h.emu.Messages(other), 1, "no other chat got anything")
+	require.Len(t, h.emu.Messages(42), 0)
+
+	w, err := in.Weight(ctx, "42")
+	require.NoError(t, err)
+	require.Equal(t, 7, w, "/weight in a group changed nothing")
+	after := stats()
+	for i := range before {
+		require.Equal(t, before[i].Pending, after[i].Pending, "no broadcast was queued")
+		require.Equal(t, before[i].Dead, after[i].Dead)
+	}
+	tracked, err := r.app.audience.Tracked(ctx)
+	require.NoError(t, err)
+	require.Empty(t, tracked, "no broadcast is tracked")
+}
