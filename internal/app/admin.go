@@ -20,8 +20,9 @@ import (
 
 // Admin command limits.
 const (
-	lanesTop = 10 // deepest lanes shown per queue by /lanes
-	dlqShown = 10 // dead letters shown by /dlq
+	lanesTop = 10    // deepest lanes shown per queue by /lanes
+	dlqShown = 10    // dead letters shown by /dlq
+	dlqBatch = 1_000 // dead letters per queue /dlq requeue or /dlq purge acts on
 )
 
 const weightUsage = "Usage: /weight <chat_id> [<weight 1-1000>]"
@@ -143,6 +144,7 @@ func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		runOf(ctx).fail(err)
 		return
 	}
+	a.audit(ctx, u, actionWeightSet, fmt.Sprintf("chat %d: weight %d (was %d)", args.Chat, args.Weight, old))
 	a.reply(ctx, u.Message, fmt.Sprintf("✅ Chat %d: weight set to %d (was %d), for replies and notifications alike.", args.Chat, args.Weight, old))
 }
 
@@ -210,9 +212,22 @@ func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	a.reply(ctx, u.Message, b.String())
 }
 
+const dlqUsage = "Usage: /dlq (list), /dlq requeue (put the dead letters back on their lanes) or /dlq purge (delete them)"
+
+// onDLQ lists the recent dead letters, or with "requeue" / "purge" acts on
+// the dead letters of every queue (at most dlqBatch per queue per command;
+// recorded in the audit stream).
 func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
-	if c, _ := a.cmd(u); c.Args != "" {
-		a.reply(ctx, u.Message, "❌ /dlq takes no arguments.")
+	switch c, _ := a.cmd(u); c.Args {
+	case "":
+	case "requeue":
+		a.dlqRequeue(ctx, u)
+		return
+	case "purge":
+		a.dlqPurge(ctx, u)
+		return
+	default:
+		a.reply(ctx, u.Message, fmt.Sprintf("❌ Unknown argument %q. %s", c.Args, dlqUsage))
 		return
 	}
 	type dl struct {
@@ -246,4 +261,58 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %d attempts", d.At.UTC().Format(time.DateTime), d.Group, d.queue, reason, d.Attempts)
 	}
 	a.reply(ctx, u.Message, b.String())
+}
+
+// dlqRequeue puts the newest dlqBatch dead letters of each queue back on
+// their lanes (attempts reset).
+func (a *App) dlqRequeue(ctx context.Context, u *models.Update) {
+	in := a.store.Inspector()
+	total := 0
+	var per []string
+	for _, q := range tgjob.Queues() {
+		ds, err := in.DeadLetters(ctx, q, lanes.DeadQuery{Newest: dlqBatch})
+		if err != nil {
+			runOf(ctx).fail(err)
+			return
+		}
+		ids := make([]lanes.JobID, len(ds))
+		for i, d := range ds {
+			ids[i] = d.ID
+		}
+		n, err := in.RequeueDead(ctx, q, ids...)
+		if err != nil {
+			runOf(ctx).fail(err)
+			return
+		}
+		total += n
+		per = append(per, fmt.Sprintf("%s %d", q, n))
+	}
+	if total == 0 {
+		a.reply(ctx, u.Message, "No dead letters to requeue.")
+		return
+	}
+	a.audit(ctx, u, actionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", ")))
+	a.reply(ctx, u.Message, fmt.Sprintf("✅ Requeued %d dead letters (%s).", total, strings.Join(per, ", ")))
+}
+
+// dlqPurge deletes up to dlqBatch dead letters of each queue.
+func (a *App) dlqPurge(ctx context.Context, u *models.Update) {
+	in := a.store.Inspector()
+	total := 0
+	var per []string
+	for _, q := range tgjob.Queues() {
+		n, err := in.PurgeDead(ctx, q, 0, dlqBatch)
+		if err != nil {
+			runOf(ctx).fail(err)
+			return
+		}
+		total += n
+		per = append(per, fmt.Sprintf("%s %d", q, n))
+	}
+	if total == 0 {
+		a.reply(ctx, u.Message, "No dead letters to purge.")
+		return
+	}
+	a.audit(ctx, u, actionDeadPurged, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", ")))
+	a.reply(ctx, u.Message, fmt.Sprintf("🗑 Purged %d dead letters (%s).", total, strings.Join(per, ", ")))
 }

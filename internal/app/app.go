@@ -42,6 +42,7 @@ type App struct {
 	notifier  *notifier.Notifier
 	games     *gamestore.Store
 	audience  *audience
+	auditLog  *auditLog
 	inbox     *intake.Inbox
 	lease     *intake.Lease
 	api       *intake.Client
@@ -84,7 +85,7 @@ func NewLogger(cfg config.Config) *slog.Logger {
 // does it when it returns.
 func New(cfg config.Config, opts ...Option) (*App, error) {
 	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL,
-		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval}
+		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: DefaultAuditCap}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -138,6 +139,7 @@ func (a *App) init() error {
 		return fmt.Errorf("app: game store: %w", err)
 	}
 	a.audience = &audience{c: a.c, keys: a.keys}
+	a.auditLog = &auditLog{c: a.c, keys: a.keys, max: o.auditCap, log: a.log.With(slog.String("component", "audit"))}
 	a.inbox = intake.NewInbox(a.c, o.tag)
 	a.lease = intake.NewLease(a.c, o.tag, o.leaseTTL, a.log.With(slog.String("component", "poller")))
 	a.reg = o.reg

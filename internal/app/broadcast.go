@@ -91,6 +91,12 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 				return
 			}
 		}
+		// Recorded before the journal keeps the id: a re-run after a
+		// failure here records it again rather than not at all.
+		a.audit(ctx, u, actionBroadcastSent, fmt.Sprintf("%s to %d chats", id, len(chats)))
+		if run.err != nil {
+			return
+		}
 		if err := a.inbox.SaveJournal(ctx, run.id, "bc", id); err != nil {
 			run.fail(err)
 			return

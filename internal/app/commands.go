@@ -85,7 +85,7 @@ func (a *App) registerHandlers(b *bot.Bot) {
 		"start": a.onStart, "help": a.onHelp, "play": a.onPlay, "guess": a.onGuessCommand,
 		"giveup": a.onGiveUp, "top": a.onTop,
 		"weight": a.admin(a.onWeight), "weights": a.admin(a.onWeights), "lanes": a.admin(a.onLanes),
-		"dlq": a.admin(a.onDLQ), "broadcast": a.admin(a.onBroadcast),
+		"dlq": a.admin(a.onDLQ), "broadcast": a.admin(a.onBroadcast), "audit": a.admin(a.onAudit),
 	} {
 		b.RegisterHandlerMatchFunc(a.isCommand(name), h)
 	}

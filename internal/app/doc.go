@@ -30,13 +30,14 @@
 // Every key starts with the store's hash tag {T} (default lanes.DefaultTag),
 // shared with lanes, notifier, chatstate, gamestore and intake, so every
 // script runs on Valkey Cluster. The app itself keeps these (audience.go,
-// health.go, board.go); docs/keys.md lists every key of the program:
+// health.go, board.go, audit.go); docs/keys.md lists every key of the program:
 //
 //	{T}:app:chats                 set     every chat id that sent the bot an update (broadcast audience)
 //	{T}:app:bc                    hash    broadcasts whose progress message is being kept up to date
 //	{T}:app:health                string  /healthz write probe ("1", PX 1 min)
 //	{T}:app:board:<chat_id>       hash    the chat's game board: g (game id), j (job id of its sendMessage)
 //	{T}:app:comp:<chat_id>:<game> hash    user_id -> the player's composition (compose.lua)
+//	{T}:app:audit                 stream  admin actions that changed state (admin user id, action, detail); MAXLEN ~ cap
 //
 // # Buttons
 //
@@ -54,4 +55,13 @@
 // (codemojex_callback_answers_total{result}). Each player composes their
 // own guess, stored in Valkey (compose.lua, applied once per update_id),
 // so any poller process can handle any tap; ✅ plays it like a typed guess.
+//
+// # Admin commands
+//
+// Admin commands (admin.go) answer only in a private chat between an admin
+// (ADMIN_IDS) and the bot; in a group an admin gets a short hint with no
+// data and nothing happens. Every admin action that changes state (a weight
+// set, a broadcast sent or stopped, dead letters requeued or purged) is
+// logged with the admin's user id and appended to the audit stream
+// (audit.go), which /audit shows.
 package app

@@ -2,15 +2,16 @@ package app
 
 import "strconv"
 
-// keyspace builds the keys the app itself keeps (the audience's and the
-// /healthz probe's; the intake's are intake.Keys; docs/keys.md lists every
-// key).
+// keyspace builds the keys the app itself keeps (the audience's, the
+// /healthz probe's, the boards', the audit stream; the intake's are
+// intake.Keys; docs/keys.md lists every key).
 type keyspace struct{ tag string }
 
 func (k keyspace) prefix() string     { return "{" + k.tag + "}:app:" }
 func (k keyspace) chats() string      { return k.prefix() + "chats" }
 func (k keyspace) broadcasts() string { return k.prefix() + "bc" }
 func (k keyspace) health() string     { return k.prefix() + "health" }
+func (k keyspace) audit() string      { return k.prefix() + "audit" }
 
 // board is chat's game board: hash g (game id), j (job id of its send).
 func (k keyspace) board(chat int64) string {

@@ -34,6 +34,7 @@ type options struct {
 	leaseTTL     time.Duration
 	drain        time.Duration
 	editInterval time.Duration
+	auditCap     int
 	reg          *prometheus.Registry
 	rng          io.Reader
 	listener     net.Listener
@@ -101,3 +102,13 @@ func WithGameConfig(cfg game.Config) Option { return func(o *options) { o.gameCf
 // handling them: a process stopped after intake and before handling, for
 // crash-recovery tests and maintenance.
 func WithIntakeOnly() Option { return func(o *options) { o.intakeOnly = true } }
+
+// WithAuditCap sets how many admin actions the audit stream keeps
+// (approximately: XADD MAXLEN ~ n; default DefaultAuditCap; n >= 1).
+func WithAuditCap(n int) Option {
+	return func(o *options) {
+		if n >= 1 {
+			o.auditCap = n
+		}
+	}
+}

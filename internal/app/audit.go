@@ -1,0 +1,129 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/valkey-io/valkey-go"
+)
+
+// Admin actions recorded in the audit stream: every admin action that
+// changes state.
+const (
+	actionWeightSet     = "weight set"
+	actionBroadcastSent = "broadcast sent"
+	actionBroadcastStop = "broadcast stopped"
+	actionDeadRequeued  = "dead letters requeued"
+	actionDeadPurged    = "dead letters purged"
+	auditShown          = 20 // entries /audit shows
+	auditFieldAdmin     = "admin"
+	auditFieldAction    = "action"
+	auditFieldDetail    = "detail"
+)
+
+// DefaultAuditCap is how many admin actions the audit stream keeps (XADD
+// MAXLEN ~ N: Valkey trims whole stream nodes, so it may hold up to one
+// node, 100 entries by default, more).
+const DefaultAuditCap = 1000
+
+// auditEntry is one recorded admin action.
+type auditEntry struct {
+	At     time.Time // when it was recorded (the stream id's time, server clock)
+	Admin  int64     // the admin's Telegram user id
+	Action string    // one of the action* constants
+	Detail string    // what it acted on, e.g. "chat 42: 5 (was 1)"
+}
+
+// auditLog owns the audit stream {T}:app:audit: every admin action that
+// changes state is logged (slog, with the admin's user id) and appended to
+// the stream, capped at max entries (approximately, see DefaultAuditCap).
+type auditLog struct {
+	c    valkey.Client
+	keys keyspace
+	max  int
+	log  *slog.Logger
+}
+
+// Record logs e and appends it to the stream. Errors: the server's.
+func (l *auditLog) Record(ctx context.Context, admin int64, action, detail string) error {
+	l.log.Info("admin action", slog.Int64("admin", admin), slog.String("action", action), slog.String("detail", detail))
+	cmd := l.c.B().Xadd().Key(l.keys.audit()).Maxlen().Almost().Threshold(strconv.Itoa(l.max)).Id("*").FieldValue().
+		FieldValue(auditFieldAdmin, strconv.FormatInt(admin, 10)).
+		FieldValue(auditFieldAction, action).
+		FieldValue(auditFieldDetail, detail).Build()
+	if err := l.c.Do(ctx, cmd).Error(); err != nil {
+		return fmt.Errorf("app: audit %s by %d: %w", action, admin, err)
+	}
+	return nil
+}
+
+// Last returns up to n entries, newest first.
+func (l *auditLog) Last(ctx context.Context, n int) ([]auditEntry, error) {
+	rs, err := l.c.Do(ctx, l.c.B().Xrevrange().Key(l.keys.audit()).End("+").Start("-").Count(int64(n)).Build()).AsXRange()
+	if err != nil {
+		return nil, fmt.Errorf("app: audit: %w", err)
+	}
+	out := make([]auditEntry, 0, len(rs))
+	for _, r := range rs {
+		msStr, _, _ := strings.Cut(r.ID, "-")
+		ms, _ := strconv.ParseInt(msStr, 10, 64)
+		admin, _ := strconv.ParseInt(r.FieldValues[auditFieldAdmin], 10, 64)
+		out = append(out, auditEntry{At: time.UnixMilli(ms), Admin: admin,
+			Action: r.FieldValues[auditFieldAction], Detail: r.FieldValues[auditFieldDetail]})
+	}
+	return out, nil
+}
+
+// Len returns how many entries the stream holds.
+func (l *auditLog) Len(ctx context.Context) (int, error) {
+	n, err := l.c.Do(ctx, l.c.B().Xlen().Key(l.keys.audit()).Build()).AsInt64()
+	if err != nil {
+		return 0, fmt.Errorf("app: audit: %w", err)
+	}
+	return int(n), nil
+}
+
+// audit records an admin action of the sender of u in the handler: a
+// failure to record fails the update, so it is handled again (every
+// audited action is idempotent under a re-run).
+func (a *App) audit(ctx context.Context, u *models.Update, action, detail string) {
+	var admin int64
+	switch {
+	case u.Message != nil && u.Message.From != nil:
+		admin = u.Message.From.ID
+	case u.CallbackQuery != nil:
+		admin = u.CallbackQuery.From.ID
+	}
+	if err := a.auditLog.Record(ctx, admin, action, detail); err != nil {
+		runOf(ctx).fail(err)
+	}
+}
+
+// onAudit shows the last auditShown admin actions, newest first.
+func (a *App) onAudit(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	if c, _ := a.cmd(u); c.Args != "" {
+		a.reply(ctx, u.Message, "❌ /audit takes no arguments.")
+		return
+	}
+	es, err := a.auditLog.Last(ctx, auditShown)
+	if err != nil {
+		runOf(ctx).fail(err)
+		return
+	}
+	if len(es) == 0 {
+		a.reply(ctx, u.Message, "No admin actions recorded.")
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Last %d admin actions (newest first):", len(es))
+	for _, e := range es {
+		fmt.Fprintf(&b, "\n• %s admin %d: %s, %s", e.At.UTC().Format(time.DateTime), e.Admin, e.Action, e.Detail)
+	}
+	a.reply(ctx, u.Message, b.String())
+}
