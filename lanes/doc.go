@@ -9,7 +9,9 @@
 // the pending job of a coalesce key in place (latest wins; coalesce.go);
 // Claim hands out leased
 // jobs; Ack, Extend, Release, Nack and Dead settle one lease; NewWaiter
-// blocks an idle claimer until work may be claimable. Tag names the
+// blocks an idle claimer until work may be claimable; Cancel removes
+// waiting jobs by id (the copies of a fan-out called off: O(ids), in
+// atomic chunks, never a scan; see "Cancelling jobs"). Tag names the
 // keyspace (for EnqueueOnce's keys) and Inspector returns the store's
 // Inspector.
 //
@@ -117,6 +119,18 @@
 // When nothing is claimable, Claim says when to look again (RetryIn), and a
 // Waiter blocks until a lane joins a ring (Pub/Sub), so idle workers do not
 // poll.
+//
+// # Cancelling jobs
+//
+// Store.Cancel takes job ids (the caller keeps the ids it enqueued, e.g. a
+// broadcast's copies) and, 500 per atomic script call, removes those still
+// waiting: off their lane (or out of an unordered queue's delayed set), job
+// hash deleted, pending count exact. A job in flight is its claimer's and
+// is settled as usual; dead letters stay. An optional Tally counter is
+// incremented in the same call, so a caller's count of cancelled jobs
+// cannot drift. A lane emptied this way keeps its ring slot until a claim
+// rotates onto it and drops it in O(1), as after DeadLane, so a cancel
+// never walks the ring.
 //
 // # Keys and cost
 //

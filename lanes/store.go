@@ -22,6 +22,8 @@ type scripts struct {
 	enqueue, claim, ack, extend, settle, lane, drain, requeue, pause, stats *valkey.Lua
 	// coalesce replaces a pending job by key (coalesce.go).
 	coalesce *valkey.Lua
+	// cancel removes waiting jobs by id (cancel.go).
+	cancel *valkey.Lua
 	// sha maps each script to the SHA1 of its body, for pipelined EVALSHA.
 	sha map[*valkey.Lua]string
 }
@@ -46,7 +48,7 @@ func loadScripts() (*scripts, error) {
 	for name, dst := range map[string]**valkey.Lua{
 		"enqueue": &s.enqueue, "claim": &s.claim, "ack": &s.ack, "extend": &s.extend,
 		"settle": &s.settle, "lane": &s.lane, "drain": &s.drain, "requeue": &s.requeue,
-		"pause": &s.pause, "stats": &s.stats,
+		"pause": &s.pause, "stats": &s.stats, "cancel": &s.cancel,
 	} {
 		if *dst, err = load(name); err != nil {
 			return nil, err

@@ -20,8 +20,9 @@ import (
 // duplicate ids now and then), coalescing enqueues (EnqueueCoalesce under 3
 // names: the pending job of a name gets the new payload in place, else a
 // fresh job is enqueued), claim (Max 1..4), ack, nack (delay 0),
-// release, lease expiry, weight changes, stale-token calls and dead-letter
-// requeues run against the real server and against an in-memory model of
+// release, lease expiry, weight changes, stale-token calls, dead-letter
+// requeues and cancels (of waiting, in-flight, dead and acked ids) run
+// against the real server and against an in-memory model of
 // the documented semantics. After every step the whole queue state is read
 // in one atomic snapshot script and compared with the model:
 //
@@ -29,9 +30,12 @@ import (
 //     lane, the lease set (in flight) or the dead set; acked ids are gone;
 //   - in-flight per lane (HGETALL inflight) equals the leases grouped by the
 //     job's lane (ZRANGE leases + HGET job g);
-//   - the ring equals, in order, the model's ring, which holds exactly the
-//     lanes with claimable work (pending > 0, headroom, nothing in flight for
-//     an ordered queue), with no duplicates, and the inring set matches it;
+//   - the ring equals, in order, the model's ring, which holds every lane
+//     with claimable work (pending > 0, headroom, nothing in flight for an
+//     ordered queue), with no duplicates, and the inring set matches it; a
+//     lane a cancel emptied keeps its place until a claim visits it and
+//     drops it (the model's claim does the same), otherwise the ring holds
+//     nothing else;
 //   - each lane's pending ids (and so per-lane order) match the model, and
 //     every claim hands out exactly the ids, tokens and attempts the model
 //     predicts: a lane's heads in id order, reclaimed, nacked and released
@@ -62,6 +66,7 @@ const (
 	modelLanes    = 10
 	modelLimit    = 3 // queue LaneLimit
 	modelAttempts = 4 // queue MaxAttempts
+	modelVisits   = 64
 )
 
 type mJob struct {
@@ -86,6 +91,10 @@ type model struct {
 	expired  map[lanes.JobID]*mJob // leases moved to the past, not yet reclaimed
 	acked    int
 	co       map[string]lanes.JobID // coalesce name -> job last enqueued under it
+	cancels  int                    // jobs cancelled (gone, like acked ones)
+	// emptied marks lanes a cancel emptied while in the ring: they may stay
+	// there, not ready, until a claim visits them.
+	emptied map[string]bool
 }
 
 func (m *model) lim(g string) int {
@@ -157,11 +166,21 @@ func (m *model) claim(max int) (string, []*mJob) {
 		m.fail(j)
 		m.ensureRing(j.g)
 	}
-	if len(m.ring) == 0 {
-		return "", nil
+	// Lanes not servable (only a lane emptied by a cancel can be in the
+	// ring so) leave it from the tail as the claim rotates past them.
+	var g string
+	for visits := 0; ; visits++ {
+		if len(m.ring) == 0 || visits == modelVisits {
+			return "", nil
+		}
+		g = m.ring[0]
+		m.ring = append(m.ring[1:], g)
+		delete(m.emptied, g)
+		if m.ready(g) {
+			break
+		}
+		m.ring = m.ring[:len(m.ring)-1]
 	}
-	g := m.ring[0]
-	m.ring = append(m.ring[1:], g)
 	inf := m.inflight[g]
 	credit := m.w(g)
 	if owed, ok := m.turn[g]; ok && owed < credit {
@@ -231,14 +250,14 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	ctx := context.Background()
 	s := newStore(t,
 		lanes.WithQueue("q", lanes.QueueConfig{Ordered: ordered, LaneLimit: modelLimit, MaxAttempts: modelAttempts}),
-		lanes.WithBudgets(10_000, 64))
+		lanes.WithBudgets(10_000, modelVisits))
 	k := s.Keys()
 	rng := rand.New(rand.NewPCG(seed, 0x1a2e5))
 	minter := lanes.NewMinter()
 	m := &model{
 		ordered: ordered, jobs: map[lanes.JobID]*mJob{}, lane: map[string][]lanes.JobID{},
 		inflight: map[string]int{}, weight: map[string]int{}, turn: map[string]int{}, limit: map[string]int{}, dead: map[lanes.JobID]bool{},
-		expired: map[lanes.JobID]*mJob{}, co: map[string]lanes.JobID{},
+		expired: map[lanes.JobID]*mJob{}, co: map[string]lanes.JobID{}, emptied: map[string]bool{},
 	}
 	groups := make([]string, modelLanes)
 	for i := range groups {
@@ -298,8 +317,11 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		require.Equal(t, nilIfEmpty(ringSorted), nilIfEmpty(inring), "%s: inring set vs ring", where)
 		require.Equal(t, len(slices.Compact(ringSorted)), len(ringGot), "%s: duplicate in ring", where)
 		for _, g := range groups {
-			if m.ready(g) != slices.Contains(ringGot, g) {
-				t.Fatalf("%s: lane %s ready=%v but in ring=%v", where, g, m.ready(g), !m.ready(g))
+			if m.ready(g) && !slices.Contains(ringGot, g) {
+				t.Fatalf("%s: lane %s ready but not in the ring", where, g)
+			}
+			if !m.ready(g) && slices.Contains(ringGot, g) && !m.emptied[g] {
+				t.Fatalf("%s: lane %s in the ring but not ready (and not emptied by a cancel)", where, g)
 			}
 		}
 
@@ -387,11 +409,11 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		// one) and leases and dead letters were checked for repeats, so an
 		// id in two places would have failed above; equal counts mean no
 		// live job is missing either.
-		if got, live := onLanes+len(seen), len(m.jobs)-m.acked; got != live {
+		if got, live := onLanes+len(seen), len(m.jobs)-m.acked-m.cancels; got != live {
 			t.Fatalf("%s: %d jobs on the server, %d live in the model", where, got, live)
 		}
 		ex, _ := arr[10].AsInt64()
-		require.Zero(t, ex, "%s: acked job %s still has its hash", where, lastAcked)
+		require.Zero(t, ex, "%s: acked or cancelled job %s still has its hash", where, lastAcked)
 		turn, err := arr[11].AsIntMap()
 		require.NoError(t, err)
 		gotTurn := map[string]int{}
@@ -442,7 +464,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			dups := 0
 			if rng.IntN(5) == 0 {
 				for _, j := range m.jobs {
-					if j.state != "acked" {
+					if j.state != "acked" && j.state != "cancelled" {
 						items = append(items, lanes.Item{Group: groups[rng.IntN(len(groups))], ID: j.id, Payload: []byte("dup")})
 						dups++
 						break
@@ -551,7 +573,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			got, err := s.Inspector().Weights(ctx)
 			require.NoError(t, err)
 			require.Equal(t, m.weight, got)
-		case r < 97: // a call with a stale token changes nothing
+		case r < 95: // a call with a stale token changes nothing
 			op = "stale"
 			if len(stale) == 0 {
 				continue
@@ -568,12 +590,55 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			default:
 				_, err = s.Extend(ctx, l, time.Hour)
 			}
-			if m.jobs[l.ID].state == "acked" {
+			if st := m.jobs[l.ID].state; st == "acked" || st == "cancelled" {
 				require.ErrorIs(t, err, lanes.ErrNoJob)
 			} else {
 				require.ErrorIs(t, err, lanes.ErrStaleLease)
 			}
 			counts["stale calls"]++
+		case r < 97: // cancel a few jobs in any state, and an id never enqueued
+			op = "cancel"
+			ids := []lanes.JobID{minter.New()}
+			if rng.IntN(2) == 0 { // a whole lane's waiting jobs: the lane empties
+				ids = append(ids, m.lane[groups[rng.IntN(len(groups))]]...)
+			} else {
+				for id := range m.jobs {
+					ids = append(ids, id)
+				}
+				slices.Sort(ids)
+				rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+				ids = ids[:min(len(ids), 1+rng.IntN(4))]
+			}
+			var want lanes.CancelResult
+			for _, id := range ids {
+				mj := m.jobs[id]
+				switch {
+				case mj != nil && mj.state == "pending":
+					want.Cancelled++
+					mj.state = "cancelled"
+					m.cancels++
+					lastAcked = id
+					l := slices.DeleteFunc(m.lane[mj.g], func(x lanes.JobID) bool { return x == id })
+					if len(l) == 0 {
+						delete(m.lane, mj.g)
+						delete(m.turn, mj.g)
+						if slices.Contains(m.ring, mj.g) {
+							m.emptied[mj.g] = true
+							counts["lanes emptied in the ring"]++
+						}
+					} else {
+						m.lane[mj.g] = l
+					}
+				case mj != nil && mj.state == "inflight":
+					want.InFlight++
+				default:
+					want.Gone++
+				}
+			}
+			got, err := s.Cancel(ctx, "q", ids, lanes.Tally{})
+			require.NoError(t, err)
+			require.Equal(t, want, got, "step %d: cancel %v", step, ids)
+			counts["cancelled"] += got.Cancelled
 		default: // requeue some dead letters
 			op = "requeue"
 			var ids []lanes.JobID
@@ -640,6 +705,8 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	require.Greater(t, counts["jobs claimed"], steps/3, "the run exercises claims")
 	require.Positive(t, counts["expire"])
 	require.Positive(t, counts["requeued"])
+	require.Positive(t, counts["cancelled"])
+	require.Positive(t, counts["lanes emptied in the ring"])
 	require.Positive(t, counts["stale calls"])
 	require.Positive(t, counts["coalesce replaced"], "the run replaces pending jobs")
 	require.Greater(t, counts["coalesce"], counts["coalesce replaced"], "the run also enqueues coalesced jobs fresh")

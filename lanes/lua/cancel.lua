@@ -1,0 +1,50 @@
+-- cancel.lua: remove waiting jobs by id (e.g. the copies of a fan-out that is
+-- called off), in one atomic call per chunk of ids.
+-- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring" (declared for cluster
+--          routing; not modified)
+-- KEYS[2]  optional tally hash (a key under the store's tag, owned by the
+--          caller): its field ARGV[7] is incremented by the number of jobs
+--          cancelled, in this same atomic call
+-- ARGV[1]  shared prefix "{tag}:s:"
+-- ARGV[2..6] queue config (see common.lua)
+-- ARGV[7]  tally field ("" without KEYS[2])
+-- ARGV[8..] job ids
+-- A job waiting on its lane ("ZREM lane:<g> id") or, on an unordered queue,
+-- in the delayed set is cancelled: removed there and its hash deleted; the
+-- queue's pending count drops by the lane jobs removed. A lane this empties
+-- keeps its place in the ring until a claim visits it (it then leaves in
+-- O(1), as after a DeadLane), and the rest of its turn is dropped. A job in
+-- flight (its lease is in the lease set) is left to its claimer; a dead
+-- letter, or an id with no job (acked, purged, never enqueued), is left as
+-- it is. Cost: O(ids x log n).
+-- Returns {cancelled, in flight, gone (dead-lettered or no such job)}.
+local S = ARGV[1]
+local q = read_queue(ARGV, 2)
+local cancelled, inflight, gone, from_lanes = 0, 0, 0, 0
+for i = 8, #ARGV do
+  local id = ARGV[i]
+  local jk = q.p .. 'job:' .. id
+  local g = redis.call('HGET', jk, 'g')
+  local removed = false
+  if g then
+    local lane = q.p .. 'lane:' .. g
+    if redis.call('ZREM', lane, id) == 1 then
+      removed = true
+      from_lanes = from_lanes + 1
+      if redis.call('EXISTS', lane) == 0 then redis.call('HDEL', q.p .. 'turn', g) end
+    elseif redis.call('ZREM', q.p .. 'delayed', id) == 1 then
+      removed = true
+    end
+  end
+  if removed then
+    redis.call('DEL', jk)
+    cancelled = cancelled + 1
+  elseif g and redis.call('ZSCORE', q.p .. 'leases', id) then
+    inflight = inflight + 1
+  else
+    gone = gone + 1
+  end
+end
+if from_lanes > 0 then add_pending(q, -from_lanes) end
+if KEYS[2] and cancelled > 0 then redis.call('HINCRBY', KEYS[2], ARGV[7], cancelled) end
+return {cancelled, inflight, gone}
