@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/valkey-io/valkey-go"
+
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -96,22 +98,61 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			}
 		}
 	}
+	jobsKey := n.keys.jobs(bc)
+	active := (len(targets) - skipped) * parts // copies to enqueue
+	done := 0                                  // copies handled so far (enqueued, or cancelled by a stop)
 	var items []lanes.Item
-	flush := func() error {
+	// flush records the batch's job ids (before enqueueing them: a stop
+	// must find every copy that can reach a lane), enqueues the batch, and
+	// checks whether the broadcast was stopped meanwhile: then it cancels
+	// the batch itself (StopBroadcast may have read the ids before they
+	// reached their lanes), counts the copies it will not enqueue as
+	// cancelled, and reports stopped.
+	flush := func() (stopped bool, err error) {
 		if len(items) == 0 {
-			return nil
+			return false, nil
+		}
+		ids := make([]string, len(items))
+		jobIDs := make([]lanes.JobID, len(items))
+		for i, it := range items {
+			ids[i], jobIDs[i] = string(it.ID), it.ID
+		}
+		for _, r := range n.c.DoMulti(ctx,
+			n.c.B().Rpush().Key(jobsKey).Element(ids...).Build(),
+			n.c.B().Pexpire().Key(jobsKey).Milliseconds(ttl.Milliseconds()).Build()) {
+			if err := r.Error(); err != nil {
+				return false, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+			}
 		}
 		res, err := n.store.EnqueueBatch(ctx, tgjob.QueueNotify, items)
 		items = items[:0]
+		done += len(ids)
+		cmds := valkey.Commands{n.c.B().Hexists().Key(key).Field(fieldStop).Build()}
 		if res.Added > 0 {
-			if e := n.c.Do(ctx, n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(res.Added)).Build()).Error(); e != nil && err == nil {
+			cmds = append(cmds, n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(res.Added)).Build())
+		}
+		out := n.c.DoMulti(ctx, cmds...)
+		for _, r := range out[1:] {
+			if e := r.Error(); e != nil && err == nil {
 				err = e
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+			return false, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 		}
-		return nil
+		if stopped, err = out[0].AsBool(); err != nil || !stopped {
+			return false, err
+		}
+		tally := lanes.Tally{Key: key, Field: fieldCancel}
+		if _, err := n.store.Cancel(ctx, tgjob.QueueNotify, jobIDs, tally); err != nil {
+			return true, fmt.Errorf("notifier: broadcast %s: cancel after a stop: %w", bc, err)
+		}
+		if rest := active - done; rest > 0 {
+			if err := n.c.Do(ctx, n.c.B().Hincrby().Key(key).Field(fieldCancel).Increment(int64(rest)).Build()).Error(); err != nil {
+				return true, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+			}
+		}
+		return true, nil
 	}
 	chats := 0
 	for i, chat := range targets {
@@ -127,15 +168,67 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			items = append(items, lanes.Item{Group: tgjob.Group(chat), ID: n.minter.New(), Payload: p})
 		}
 		if chats++; chats%n.cfg.BatchSize == 0 {
-			if err := flush(); err != nil {
+			if stopped, err := flush(); err != nil || stopped {
 				return bc, err
 			}
 		}
 	}
-	if err := flush(); err != nil {
+	if _, err := flush(); err != nil {
 		return bc, err
 	}
 	return bc, nil
+}
+
+// StopBroadcast stops broadcast id: every copy still waiting on its lane
+// is removed (lanes Store.Cancel over the job ids the broadcast recorded,
+// {T}:n:bc:<id>:jobs, in chunks: O(copies), no scan) and counted as
+// Cancelled in the same atomic call; copies in flight are delivered or
+// fail as usual and are counted then, so nothing is counted twice and,
+// once they settle, Sent + Failed + Cancelled = Total. A Broadcast still
+// fanning out sees the stop after its current batch, cancels that batch and
+// counts the copies it did not enqueue as cancelled. Calling it again
+// cancels nothing more. It returns the progress after the stop (Stopped
+// set). Errors: ErrInvalid for a malformed id, ErrUnknownBroadcast when
+// nothing is stored (never created, or expired), the server's error.
+func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, error) {
+	if !validBroadcastID(id) {
+		return Progress{}, invalid(fmt.Sprintf("broadcast id %q", id))
+	}
+	key := n.keys.progress(id)
+	// HSET only an existing progress hash: an expired broadcast is not
+	// resurrected.
+	ok, err := n.c.Do(ctx, n.c.B().Exists().Key(key).Build()).AsBool()
+	if err != nil {
+		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+	}
+	if !ok {
+		return Progress{}, fmt.Errorf("%w: %s", ErrUnknownBroadcast, id)
+	}
+	if err := n.c.Do(ctx, n.c.B().Hset().Key(key).FieldValue().FieldValue(fieldStop, "1").Build()).Error(); err != nil {
+		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+	}
+	tally := lanes.Tally{Key: key, Field: fieldCancel}
+	const chunk = 2000
+	for start := int64(0); ; start += chunk {
+		ids, err := n.c.Do(ctx, n.c.B().Lrange().Key(n.keys.jobs(id)).Start(start).Stop(start+chunk-1).Build()).AsStrSlice()
+		if err != nil {
+			return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+		}
+		if len(ids) == 0 {
+			break
+		}
+		jobIDs := make([]lanes.JobID, len(ids))
+		for i, s := range ids {
+			jobIDs[i] = lanes.JobID(s)
+		}
+		if _, err := n.store.Cancel(ctx, tgjob.QueueNotify, jobIDs, tally); err != nil {
+			return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+		}
+		if len(ids) < chunk {
+			break
+		}
+	}
+	return n.Progress(ctx, id)
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

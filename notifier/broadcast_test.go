@@ -2,9 +2,12 @@ package notifier_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -38,4 +41,93 @@ func TestBroadcastKeyIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, id, third)
 	require.Equal(t, 12, pending(t, n, tgjob.QueueNotify))
+}
+
+// StopBroadcast removes exactly the copies still waiting: a copy in flight
+// is left to its claimer and counted when it settles, so Sent + Cancelled
+// = Total with nothing counted twice; a second stop cancels nothing more;
+// the notification queue holds no copy afterwards.
+func TestStopBroadcastCancelsTheWaitingCopies(t *testing.T) {
+	t.Parallel()
+	n := newNotifier(t)
+	ctx := t.Context()
+	chats := make([]int64, 25)
+	for i := range chats {
+		chats[i] = int64(1000 + i)
+	}
+	id, err := n.Broadcast(ctx, chats, notifier.Message{Text: "stop me"})
+	require.NoError(t, err)
+	s := n.Store()
+	// Three copies are claimed: in flight at the stop.
+	var held []lanes.Job
+	for len(held) < 3 {
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueNotify}, Lease: time.Minute, Max: 1})
+		require.NoError(t, err)
+		held = append(held, c.Jobs...)
+	}
+	p, err := n.StopBroadcast(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, notifier.Progress{ID: id, Total: 25, Queued: 25, Cancelled: 22, Stopped: true, Failed: map[string]int{}, Remaining: 3}, p)
+	require.Zero(t, pending(t, n, tgjob.QueueNotify), "no copy is left on a lane")
+	require.False(t, p.Done(), "three copies are still in flight")
+
+	for _, j := range held { // delivered: acked and counted by the worker
+		require.NoError(t, s.Ack(ctx, j.Lease))
+		require.NoError(t, n.RecordSent(ctx, id))
+	}
+	p, err = n.StopBroadcast(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 22, p.Cancelled, "a second stop cancels nothing more")
+	require.Equal(t, 3, p.Sent)
+	require.Equal(t, p.Total, p.Sent+p.Cancelled)
+	require.True(t, p.Done())
+
+	_, err = n.StopBroadcast(ctx, "bc_01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	require.ErrorIs(t, err, notifier.ErrUnknownBroadcast)
+	_, err = n.StopBroadcast(ctx, "nope")
+	require.ErrorIs(t, err, notifier.ErrInvalid)
+}
+
+// A stop while Broadcast is still fanning out (batches of 10 chats): the
+// fan-out notices it after its current batch, cancels that batch and counts
+// the copies it never enqueued as cancelled, so no copy stays on a lane and
+// Cancelled = Total (nothing was claimed).
+func TestStopBroadcastDuringFanOut(t *testing.T) {
+	t.Parallel()
+	c := valkeytest.Shared(t).Client(t)
+	tag := valkeytest.Namespace(t)
+	s, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(tag))
+	require.NoError(t, err)
+	n, err := notifier.New(c, s, notifier.Config{BatchSize: 10})
+	require.NoError(t, err)
+	ctx := t.Context()
+	chats := make([]int64, 5000)
+	for i := range chats {
+		chats[i] = int64(1 + i)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := n.Broadcast(ctx, chats, notifier.Message{Text: "fan", Key: "k"})
+		done <- err
+	}()
+	// The broadcast id, as soon as its key is recorded.
+	var id string
+	require.Eventually(t, func() bool {
+		v, err := c.Do(ctx, c.B().Get().Key("{"+tag+"}:n:once:bc:k").Build()).ToString()
+		id = v
+		return err == nil && v != ""
+	}, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		p, err := n.Progress(ctx, id)
+		return err == nil && p.Queued > 0
+	}, 10*time.Second, time.Millisecond)
+	_, err = n.StopBroadcast(ctx, id)
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	p, err := n.Progress(ctx, id)
+	require.NoError(t, err)
+	t.Logf("stopped during the fan-out: %d of %d copies had been queued", p.Queued, p.Total)
+	require.Less(t, p.Queued, p.Total, "the fan-out stopped early")
+	require.Equal(t, p.Total, p.Cancelled)
+	require.Zero(t, pending(t, n, tgjob.QueueNotify), "no copy is left on a lane")
 }

@@ -5,8 +5,9 @@ import "github.com/codemojex/codemojex/lanes"
 // Every key the notifier keeps lives under the lanes store's hash tag, so it
 // shares the store's cluster slot. Layout (T = tag):
 //
-//	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed); PEXPIRE ttl
+//	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed), c (cancelled), x (stopped); PEXPIRE ttl
 //	{T}:n:bc:<id>:seen       set     job ids already counted as failed (dedupe); PEXPIRE ttl
+//	{T}:n:bc:<id>:jobs       list    the broadcast's job ids, in fan-out order (what StopBroadcast cancels); PEXPIRE ttl
 //	{T}:n:once:m:<key>       string  Notify/Edit idempotency key: the job ids, comma-separated (written by lanes.EnqueueOnce); PX KeyTTL
 //	{T}:n:once:bc:<key>      string  Broadcast idempotency key: the broadcast id; PX KeyTTL
 //
@@ -18,6 +19,7 @@ type keyspace struct{ tag string }
 func (k keyspace) prefix() string            { return "{" + k.tag + "}:n:" }
 func (k keyspace) progress(id string) string { return k.prefix() + "bc:" + id }
 func (k keyspace) seen(id string) string     { return k.prefix() + "bc:" + id + ":seen" }
+func (k keyspace) jobs(id string) string     { return k.prefix() + "bc:" + id + ":jobs" }
 func (k keyspace) once(key string) string    { return k.prefix() + "once:m:" + key }
 func (k keyspace) onceBC(key string) string  { return k.prefix() + "once:bc:" + key }
 
@@ -31,5 +33,7 @@ const (
 	fieldQueued = "q"
 	fieldSent   = "s"
 	fieldFailed = "f:" // + reason
+	fieldCancel = "c"  // copies removed from their lanes by StopBroadcast
+	fieldStop   = "x"  // set once StopBroadcast was called
 	reasonSkip  = "inactive"
 )

@@ -24,8 +24,14 @@ type Progress struct {
 	// reasons ("forbidden", "chat not found", "too long", "bad request",
 	// "malformed job", "max attempts").
 	Failed map[string]int
-	// Remaining is Total - Sent - the sum of Failed: messages still in the
-	// lanes (or not yet enqueued).
+	// Cancelled is the messages StopBroadcast removed from their lanes (or
+	// that were never enqueued because of the stop): never sent.
+	Cancelled int
+	// Stopped is set once StopBroadcast was called.
+	Stopped bool
+	// Remaining is Total - Sent - the sum of Failed - Cancelled: messages
+	// still in the lanes or in flight (or not yet enqueued). After a stop
+	// it is the copies that were in flight at the stop, until they settle.
 	Remaining int
 }
 
@@ -57,12 +63,16 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 			p.Queued = x
 		case k == fieldSent:
 			p.Sent = x
+		case k == fieldCancel:
+			p.Cancelled = x
+		case k == fieldStop:
+			p.Stopped = true
 		case strings.HasPrefix(k, fieldFailed):
 			p.Failed[k[len(fieldFailed):]] = x
 			failed += x
 		}
 	}
-	p.Remaining = p.Total - p.Sent - failed
+	p.Remaining = p.Total - p.Sent - failed - p.Cancelled
 	return p, nil
 }
 
