@@ -42,6 +42,10 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, m, "❌ Missing text. Usage: /broadcast <text>")
 		return
 	}
+	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
+		a.stopBroadcast(ctx, u, f[1])
+		return
+	}
 	text := strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):])
 	run := runOf(ctx)
 	j, err := a.loadJournal(ctx, run.id)
@@ -133,8 +137,51 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	}
 }
 
+// stopBroadcast handles "/broadcast stop <id>": the copies still queued
+// are removed from their lanes (notifier.StopBroadcast), the stop is
+// audited, and the admin is told how many were sent before the stop, how
+// many were cancelled and how many were in flight (delivered or failed as
+// they settle). A broadcast already finished or already stopped is left as
+// it is (nothing audited). The progress message shows the same counts at
+// its next edit.
+func (a *App) stopBroadcast(ctx context.Context, u *models.Update, id string) {
+	m := u.Message
+	before, err := a.notifier.Progress(ctx, id)
+	switch {
+	case errors.Is(err, notifier.ErrInvalid):
+		a.reply(ctx, m, fmt.Sprintf("❌ %q is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>", id))
+		return
+	case errors.Is(err, notifier.ErrUnknownBroadcast):
+		a.reply(ctx, m, fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id))
+		return
+	case err != nil:
+		runOf(ctx).fail(err)
+		return
+	case before.Stopped:
+		a.reply(ctx, m, "Broadcast "+id+" was already stopped. "+progressText(before))
+		return
+	case before.Done():
+		a.reply(ctx, m, "Broadcast "+id+" had already finished. "+progressText(before))
+		return
+	}
+	p, err := a.notifier.StopBroadcast(ctx, id)
+	if err != nil {
+		runOf(ctx).fail(err)
+		return
+	}
+	a.audit(ctx, u, actionBroadcastStop, fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent, p.Cancelled, max(p.Remaining, 0)))
+	a.reply(ctx, m, fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, %d in flight (counted as they settle).",
+		id, p.Sent, p.Cancelled, max(p.Remaining, 0)))
+	select {
+	case a.bcWake <- struct{}{}:
+	default:
+	}
+}
+
 // progressText renders a broadcast's counts, e.g. "📣 Broadcast: 20 sent,
-// 1 failed (forbidden 1), 4 remaining of 25".
+// 1 failed (forbidden 1), 4 remaining of 25"; a stopped one, e.g. "🛑
+// Broadcast stopped: 60 sent before the stop, 0 failed, 1940 cancelled of
+// 2000".
 func progressText(p notifier.Progress) string {
 	failed := 0
 	reasons := make([]string, 0, len(p.Failed))
@@ -149,11 +196,22 @@ func progressText(p notifier.Progress) string {
 	if len(reasons) > 0 {
 		f += " (" + strings.Join(reasons, ", ") + ")"
 	}
+	if p.Stopped {
+		txt := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, %s, %d cancelled of %d", p.Sent, f, p.Cancelled, p.Total)
+		if p.Remaining > 0 {
+			txt += fmt.Sprintf(", %d in flight", p.Remaining)
+		}
+		return txt
+	}
 	head := "📣 Broadcast"
 	if p.Done() {
 		head = "✅ Broadcast done"
 	}
-	return fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
+	txt := fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
+	if !p.Done() {
+		txt += "\nTo stop it: /broadcast stop " + p.ID
+	}
+	return txt
 }
 
 // trackBroadcasts keeps the progress message of every tracked broadcast up

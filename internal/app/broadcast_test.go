@@ -2,14 +2,19 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // TestBroadcastTo25Chats: 26 known chats, one of which blocked the bot: the
@@ -145,4 +150,113 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	for _, m := range h.emu.Messages(adminID) {
 		require.NotContains(t, m.Text, "interrupted")
 	}
+}
+
+// TestBroadcastStopDuringFanOutAtTheGlobalLimit: a broadcast to 2,000 chats
+// drains at Telegram's 30 messages/s (the emulator enforces it); the admin
+// stops it after about 3 s with /broadcast stop <id>. After the stop no
+// further copy is sent: the chats received exactly the copies counted as
+// sent, each chat at most one, sent + cancelled = 2,000, and the
+// notification lanes hold no copy. The progress message ends with the
+// counts of the stop.
+func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
+	t.Parallel()
+	h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(tgemu.DefaultLimits())),
+		"TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
+	r := h.start(nil)
+	h.waitLeader(r)
+	ctx := context.Background()
+	admin := user(adminID, "Admin")
+	const chatsN = 2000
+	// 1,999 known chats; the admin's own chat is the 2,000th (it becomes
+	// known with the /broadcast).
+	for i := range chatsN - 1 {
+		chat := int64(20_000 + i)
+		h.emu.AddChat(models.Chat{ID: chat, Type: models.ChatTypePrivate, FirstName: "U"})
+		require.NoError(t, r.app.audience.AddChat(ctx, chat))
+	}
+	const text = "📣 a broadcast that is stopped"
+	copies := func() (total, maxPerChat int) {
+		per := map[int64]int{}
+		for _, m := range h.emu.AllMessages() {
+			if m.Text == text {
+				total++
+				per[m.ChatID]++
+				maxPerChat = max(maxPerChat, per[m.ChatID])
+			}
+		}
+		return total, maxPerChat
+	}
+	h.say(0, admin, "/broadcast "+text)
+	var id string
+	require.Eventually(t, func() bool {
+		all, err := r.app.audience.Tracked(ctx)
+		for k := range all {
+			id = k
+		}
+		return err == nil && id != ""
+	}, wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool { n, _ := copies(); return n >= 90 }, wait, 20*time.Millisecond)
+
+	before := len(h.emu.Messages(adminID))
+	h.say(0, admin, "/broadcast stop "+id)
+	var stopReply string
+	require.Eventually(t, func() bool {
+		for _, m := range h.emu.Messages(adminID)[before:] {
+			if strings.HasPrefix(m.Text, "🛑 Broadcast "+id+" stopped") {
+				stopReply = m.Text
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond)
+	atReply, _ := copies()
+
+	var p notifier.Progress
+	require.Eventually(t, func() bool {
+		var err error
+		p, err = r.app.Notifier().Progress(ctx, id)
+		return err == nil && p.Done()
+	}, wait, 20*time.Millisecond, "the copies in flight at the stop settle")
+	time.Sleep(1500 * time.Millisecond) // at 30/s, 45 more copies would arrive if any were left
+	delivered, maxPerChat := copies()
+	t.Logf("stop: %q; copies delivered when the stop reply arrived %d, at the end %d; progress: sent %d, failed %d, cancelled %d of %d",
+		stopReply, atReply, delivered, p.Sent, len(p.Failed), p.Cancelled, p.Total)
+	require.Equal(t, chatsN, p.Total)
+	require.True(t, p.Stopped)
+	require.Empty(t, p.Failed)
+	require.Equal(t, chatsN, p.Sent+p.Cancelled, "sent + cancelled = 2,000")
+	require.Equal(t, p.Sent, delivered, "the chats received exactly the copies counted as sent: none after the stop beyond those in flight")
+	require.Equal(t, 1, maxPerChat, "no chat got a copy twice")
+	require.Greater(t, p.Cancelled, chatsN/2, "the stop came early: most copies were cancelled")
+	for _, q := range tgjob.Queues() {
+		st, err := r.app.Store().Inspector().Stats(ctx, q, 1)
+		require.NoError(t, err)
+		require.Zero(t, st.Pending+st.InFlight+st.Delayed, "queue %s holds no copy", q)
+	}
+	last, err := r.app.auditLog.Last(ctx, 1)
+	require.NoError(t, err)
+	require.Len(t, last, 1)
+	require.Equal(t, auditEntry{At: last[0].At, Admin: adminID, Action: actionBroadcastStop,
+		Detail: fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent-inFlightAtStop(stopReply), p.Cancelled, inFlightAtStop(stopReply))}, last[0], "the stop is audited")
+	// The progress message says the same.
+	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d", p.Sent, p.Cancelled, chatsN)
+	ctxW, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	require.NoError(t, h.emu.WaitUntil(ctxW, func() bool {
+		for _, m := range h.emu.Messages(adminID) {
+			if m.CurrentText() == final {
+				return true
+			}
+		}
+		return false
+	}), "the progress message ends with the stop's counts")
+}
+
+// inFlightAtStop reads "N in flight" from a stop reply.
+func inFlightAtStop(reply string) int {
+	var n int
+	i := strings.LastIndex(reply, ", ")
+	_, _ = fmt.Sscanf(reply[i+2:], "%d in flight", &n)
+	return n
 }

@@ -48,7 +48,13 @@ type harness struct {
 
 func newHarness(t *testing.T, env ...string) *harness {
 	t.Helper()
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	return newHarnessOn(t, testkit.NewEmulator(t, testkit.Unlimited()), env...)
+}
+
+// newHarnessOn is newHarness with the given emulator (e.g. one enforcing
+// Telegram's limits).
+func newHarnessOn(t *testing.T, emu *tgemu.Emulator, env ...string) *harness {
+	t.Helper()
 	srv := valkeytest.Shared(t)
 	h := &harness{t: t, emu: emu, srv: srv, c: srv.Client(t), tag: valkeytest.Namespace(t), logs: &testkit.LogBuffer{}}
 	h.env = append([]string{
