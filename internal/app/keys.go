@@ -3,8 +3,8 @@ package app
 import "strconv"
 
 // keyspace builds the keys the app itself keeps (the audience's, the
-// /healthz probe's, the boards', the audit stream; the intake's are
-// intake.Keys; docs/keys.md lists every key).
+// /healthz probe's, the boards', the audit stream and the broadcast
+// previews; the intake's are intake.Keys; docs/keys.md lists every key).
 type keyspace struct{ tag string }
 
 func (k keyspace) prefix() string     { return "{" + k.tag + "}:app:" }
@@ -22,3 +22,6 @@ func (k keyspace) board(chat int64) string {
 func (k keyspace) comp(chat int64, id string) string {
 	return k.prefix() + "comp:" + strconv.FormatInt(chat, 10) + ":" + id
 }
+
+// preview is broadcast preview id's hash (preview.go).
+func (k keyspace) preview(id string) string { return k.prefix() + "bcp:" + id }

@@ -1,0 +1,172 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/luascript"
+)
+
+// PreviewLifetime is how long a broadcast preview can be confirmed (Send)
+// or cancelled; a later tap gets a toast and changes nothing.
+const PreviewLifetime = 10 * time.Minute
+
+// previewKeep is how long a preview's hash is kept (beyond its lifetime, so
+// a late tap is told it expired rather than that it is unknown).
+const previewKeep = 24 * time.Hour
+
+// Preview states (field st).
+const (
+	previewPending   = "p"
+	previewSent      = "s"
+	previewCancelled = "c"
+	previewExpired   = "x"
+)
+
+// preview is a broadcast waiting for the admin's Send or Cancel, stored in
+// {T}:app:bcp:<id>.
+type preview struct {
+	ID    string
+	Text  string    // the text as the chats will see it
+	Chat  int64     // the admin's private chat
+	Admin int64     // the admin's user id
+	Chats int       // the chats it would reach when previewed
+	At    time.Time // when it was made (the app's clock)
+	State string    // one of the preview* states
+}
+
+// decision is the outcome of previews.Decide.
+type decision string
+
+const (
+	decided        decision = "ok"      // this call decided
+	decidedBefore  decision = "decided" // an earlier call decided (preview.State says what)
+	decisionLate   decision = "expired" // older than PreviewLifetime
+	decisionNoSuch decision = "unknown" // no such preview (never made, or kept no longer)
+)
+
+// previews owns the broadcast previews ({T}:app:bcp:<id> hashes): every
+// Valkey command on them is one of its methods.
+type previews struct {
+	c      valkey.Client
+	keys   keyspace
+	decide *valkey.Lua
+}
+
+func newPreviews(c valkey.Client, keys keyspace) *previews {
+	return &previews{c: c, keys: keys, decide: luascript.Must(luaFS, "decide")}
+}
+
+// newPreviewID returns a fresh preview id: 16 base32 characters (80 random
+// bits), short enough for a button's 64-byte callback_data.
+func newPreviewID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
+}
+
+// validPreviewID reports whether id has newPreviewID's shape.
+func validPreviewID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	_, err := base32.StdEncoding.DecodeString(strings.ToUpper(id))
+	return err == nil
+}
+
+// Create stores p as pending.
+func (s *previews) Create(ctx context.Context, p preview) error {
+	key := s.keys.preview(p.ID)
+	cmds := s.c.DoMulti(ctx,
+		s.c.B().Hset().Key(key).FieldValue().
+			FieldValue("text", p.Text).
+			FieldValue("chat", strconv.FormatInt(p.Chat, 10)).
+			FieldValue("admin", strconv.FormatInt(p.Admin, 10)).
+			FieldValue("n", strconv.Itoa(p.Chats)).
+			FieldValue("at", strconv.FormatInt(p.At.UnixMilli(), 10)).
+			FieldValue("st", previewPending).Build(),
+		s.c.B().Pexpire().Key(key).Milliseconds(previewKeep.Milliseconds()).Build())
+	for _, r := range cmds {
+		if err := r.Error(); err != nil {
+			return fmt.Errorf("app: broadcast preview %s: %w", p.ID, err)
+		}
+	}
+	return nil
+}
+
+// Get reads preview id; ok is false when there is none.
+func (s *previews) Get(ctx context.Context, id string) (p preview, ok bool, err error) {
+	m, err := s.c.Do(ctx, s.c.B().Hgetall().Key(s.keys.preview(id)).Build()).AsStrMap()
+	if err != nil {
+		return preview{}, false, fmt.Errorf("app: broadcast preview %s: %w", id, err)
+	}
+	if len(m) == 0 {
+		return preview{}, false, nil
+	}
+	chat, _ := strconv.ParseInt(m["chat"], 10, 64)
+	admin, _ := strconv.ParseInt(m["admin"], 10, 64)
+	n, _ := strconv.Atoi(m["n"])
+	at, _ := strconv.ParseInt(m["at"], 10, 64)
+	return preview{ID: id, Text: m["text"], Chat: chat, Admin: admin, Chats: n, At: time.UnixMilli(at), State: m["st"]}, true, nil
+}
+
+// Decide settles preview id with Send (previewSent) or Cancel
+// (previewCancelled) at now, once (decide.lua): it returns what happened
+// and the preview's state afterwards.
+func (s *previews) Decide(ctx context.Context, id, what string, now time.Time) (decision, string, error) {
+	v, err := s.decide.Exec(ctx, s.c, []string{s.keys.preview(id)},
+		[]string{what, strconv.FormatInt(now.UnixMilli(), 10), strconv.FormatInt(PreviewLifetime.Milliseconds(), 10)}).AsStrSlice()
+	if err == nil && len(v) != 2 {
+		err = fmt.Errorf("malformed reply %q", v)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("app: broadcast preview %s: %w", id, err)
+	}
+	return decision(v[0]), v[1], nil
+}
+
+// estimate is how long n messages take at rate messages/s (whole seconds,
+// at least 1 s).
+func estimate(n, rate int) time.Duration {
+	if rate <= 0 {
+		rate = 1
+	}
+	return time.Duration(max((n+rate-1)/rate, 1)) * time.Second
+}
+
+// humanDuration renders d as "45 s", "1 min 7 s", "2 h 5 min".
+func humanDuration(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%d s", s)
+	case s < 3600:
+		if s%60 == 0 {
+			return fmt.Sprintf("%d min", s/60)
+		}
+		return fmt.Sprintf("%d min %d s", s/60, s%60)
+	default:
+		if (s%3600)/60 == 0 {
+			return fmt.Sprintf("%d h", s/3600)
+		}
+		return fmt.Sprintf("%d h %d min", s/3600, (s%3600)/60)
+	}
+}
+
+// previewText is the preview message: the text as the chats will see it,
+// the number of chats, and the estimated time at rate messages/s.
+func previewText(text string, chats, rate int) string {
+	noun := "chats"
+	if chats == 1 {
+		noun = "chat"
+	}
+	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s, in about %s at the current rate of %d messages/s. "+
+		"Send or Cancel within %d minutes.", text, chats, noun, humanDuration(estimate(chats, rate)), rate, int(PreviewLifetime/time.Minute))
+}
