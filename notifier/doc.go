@@ -22,8 +22,13 @@
 // Message.Markup carries a reply_markup (an inline keyboard) on sends and
 // edits.
 //
+// Broadcast fans one message out to many chats and records its job ids;
+// StopBroadcast removes the copies still queued (lanes Store.Cancel over
+// those ids: O(copies), no scan) and counts them as cancelled, so a
+// stopped broadcast ends with Sent + Failed + Cancelled = Total.
+//
 // The notifier also keeps, under the store's hash tag (see keyspace),
-// broadcast progress and idempotency keys. The chats' delivery state it
+// broadcast progress, broadcast job ids and idempotency keys. The chats' delivery state it
 // reads and the worker writes (inactive chats that blocked the bot,
 // migration aliases of groups upgraded to supergroups, sent jobs' message
 // ids) is package chatstate's, reached through Chats.
