@@ -266,10 +266,20 @@ func TestWeightIsTheChatsShareOfBroadcasts(t *testing.T) {
 	for _, c := range chats {
 		h.texts(c, 1)
 	}
-	require.NoError(t, r.app.Store().Inspector().Pause(ctx, -1))
-	admin := user(adminID, "Admin")
+	// Each broadcast is previewed, then its Send tapped while every queue
+	// is paused (a tap is answered directly, not through the queues).
+	type pending struct {
+		id   int
+		send string
+	}
+	var sends []pending
 	for i := range sharePerChat {
-		h.say(0, admin, fmt.Sprintf("/broadcast 📣 wave %d", i))
+		pv, buttons := h.broadcastPreview(fmt.Sprintf("📣 wave %d", i))
+		sends = append(sends, pending{pv.ID, buttons["✅ Send"]})
+	}
+	require.NoError(t, r.app.Store().Inspector().Pause(ctx, -1))
+	for _, p := range sends {
+		h.tapAdmin(p.id, p.send)
 	}
 	// Every chat of the scene and the admin's own chat get each broadcast.
 	waitPending(t, r, tgjob.QueueNotify, (shareChats+1)*sharePerChat)

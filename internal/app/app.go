@@ -43,6 +43,7 @@ type App struct {
 	games     *gamestore.Store
 	audience  *audience
 	auditLog  *auditLog
+	previews  *previews
 	inbox     *intake.Inbox
 	lease     *intake.Lease
 	api       *intake.Client
@@ -85,7 +86,7 @@ func NewLogger(cfg config.Config) *slog.Logger {
 // does it when it returns.
 func New(cfg config.Config, opts ...Option) (*App, error) {
 	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL,
-		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: DefaultAuditCap}
+		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: DefaultAuditCap, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -134,11 +135,12 @@ func (a *App) init() error {
 	a.ping = luascript.Must(luaFS, "health")
 	a.composeScript = luascript.Must(luaFS, "compose")
 	a.codec = newCallbackCodec(cfg.Token)
-	a.callbacks = map[byte]callbackHandler{callbackGame: a.onBoardTap}
+	a.callbacks = map[byte]callbackHandler{callbackGame: a.onBoardTap, callbackBroadcast: a.onBroadcastTap}
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}
 	a.audience = &audience{c: a.c, keys: a.keys}
+	a.previews = newPreviews(a.c, a.keys)
 	a.auditLog = &auditLog{c: a.c, keys: a.keys, max: o.auditCap, log: a.log.With(slog.String("component", "audit"))}
 	a.inbox = intake.NewInbox(a.c, o.tag)
 	a.lease = intake.NewLease(a.c, o.tag, o.leaseTTL, a.log.With(slog.String("component", "poller")))
@@ -168,6 +170,9 @@ func (a *App) init() error {
 	}
 	return nil
 }
+
+// now is the app's clock (WithClock): it dates broadcast previews.
+func (a *App) now() time.Time { return a.opt.now() }
 
 // Notifier returns the app's notifier (tests and tools enqueue with it).
 func (a *App) Notifier() *notifier.Notifier { return a.notifier }

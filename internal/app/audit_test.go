@@ -44,7 +44,8 @@ func TestAdminActionsAreAudited(t *testing.T) {
 
 	h.say(0, user(10_600, "U"), "/start")
 	h.texts(10_600, 1)
-	h.say(0, admin, "/broadcast audited")
+	pv, buttons := h.broadcastPreview("audited")
+	h.tapAdmin(pv.ID, buttons["✅ Send"])
 	h.texts(10_600, 2)
 
 	// A chat that blocked the bot: its message is a dead letter; requeued,

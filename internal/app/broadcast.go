@@ -28,13 +28,27 @@ type tracked struct {
 	Edited  time.Time   `json:"at,omitzero"` // when it was last edited
 }
 
-// onBroadcast fans /broadcast <text> out to every known chat through the
-// notifier (notification queue) and keeps one progress message in the
-// admin's chat up to date. Handled again after a crash, it does not
-// broadcast twice: the journal keeps the broadcast id (field bc), and the
-// broadcast and the progress message carry idempotency keys derived from
-// the update id, so a crash between enqueueing and journalling does not
-// enqueue them twice either.
+// Broadcast buttons (callbackBroadcast): on a preview, Send and Cancel
+// (scope: the preview id); on a progress message, Stop (scope: the
+// broadcast id).
+const (
+	btnSend   = "s"
+	btnCancel = "c"
+	btnStop   = "x"
+)
+
+// Toasts of the broadcast buttons.
+const (
+	toastAdminOnly    = "⛔ For bot admins only, in a private chat with the bot."
+	toastPreviewLate  = "⌛ This preview expired (after 10 minutes): nothing was sent. Send /broadcast again."
+	toastPreviewGone  = "This preview is no longer known: nothing was sent. Send /broadcast again."
+	toastCancelled    = "❌ Cancelled: nobody received it."
+	toastWasCancelled = "This broadcast was cancelled: nothing was sent."
+)
+
+// onBroadcast handles /broadcast <text> and /broadcast stop <id>. A text is
+// not sent at once: the admin gets a preview (previewBroadcast) and only
+// its Send button starts the fan-out (onBroadcastTap).
 func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	m := u.Message
 	c, _ := a.cmd(u)
@@ -43,41 +57,177 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		return
 	}
 	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
-		a.stopBroadcast(ctx, u, f[1])
+		a.reply(ctx, m, a.stopBroadcast(ctx, m.From.ID, f[1]))
 		return
 	}
-	text := strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):])
+	a.previewBroadcast(ctx, u, strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):]))
+}
+
+// previewBroadcast answers /broadcast <text> with a preview: the text as
+// the chats will see it, how many chats it will reach and the estimated
+// time at the global rate, with Send and Cancel buttons valid for
+// PreviewLifetime. Nothing is sent to the chats.
+func (a *App) previewBroadcast(ctx context.Context, u *models.Update, text string) {
+	m := u.Message
 	run := runOf(ctx)
-	j, err := a.loadJournal(ctx, run.id)
+	chats, err := a.audience.Chats(ctx)
 	if err != nil {
 		run.fail(err)
 		return
 	}
+	if len(chats) == 0 {
+		a.reply(ctx, m, "No known chats to broadcast to.")
+		return
+	}
+	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: len(chats), At: a.now(), State: previewPending}
+	kb, err := a.broadcastKeyboard(m.Chat.ID, p.ID, [][2]string{{"✅ Send", btnSend}, {"❌ Cancel", btnCancel}})
+	if err != nil {
+		run.fail(err)
+		return
+	}
+	if err := a.previews.Create(ctx, p); err != nil {
+		run.fail(err)
+		return
+	}
+	// Keyed by the update: handled again after a crash, the first preview
+	// message is the one shown (the second preview made is never used).
+	// Threaded under the command (also in the private chat): the preview
+	// quotes the text, and must not read as a copy of the broadcast.
+	msg := notifier.Message{Text: previewText(text, len(chats), a.cfg.GlobalRate), Class: notifier.Reply,
+		ReplyTo: m.ID, Markup: kb, Key: updateKey(run.epoch, run.id, "preview")}
+	afterReplies(ctx, func(ctx context.Context) error {
+		_, err := a.notifier.Notify(ctx, m.Chat.ID, msg)
+		if errors.Is(err, notifier.ErrInvalid) {
+			a.log.Error("broadcast preview rejected by the notifier", slog.Any("err", err))
+			return nil
+		}
+		return err
+	})
+}
+
+// broadcastKeyboard is a one-row inline keyboard of broadcast buttons
+// (label, action) for scope in chat, as JSON.
+func (a *App) broadcastKeyboard(chat int64, scope string, buttons [][2]string) (string, error) {
+	row := make([]models.InlineKeyboardButton, 0, len(buttons))
+	for _, b := range buttons {
+		d, err := a.codec.encode(callbackBroadcast, scope, b[1], chat)
+		if err != nil {
+			return "", err
+		}
+		row = append(row, models.InlineKeyboardButton{Text: b[0], CallbackData: d})
+	}
+	raw, err := json.Marshal(models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{row}})
+	if err != nil {
+		return "", fmt.Errorf("app: keyboard: %w", err)
+	}
+	return string(raw), nil
+}
+
+// onBroadcastTap handles a tap on a broadcast button (callbackBroadcast)
+// and returns its toast. Only an admin, in the admin's private chat, may
+// tap: anyone else gets a refusal and nothing happens.
+func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d callbackData) string {
+	m := q.Message.Message
+	if !a.cfg.IsAdmin(q.From.ID) || !isPrivate(m) || m.Chat.ID != q.From.ID {
+		return toastAdminOnly
+	}
+	switch d.Arg {
+	case btnStop:
+		return a.stopBroadcast(ctx, q.From.ID, d.Scope)
+	case btnSend, btnCancel:
+	default:
+		return toastInvalidButton
+	}
+	if !validPreviewID(d.Scope) {
+		return toastInvalidButton
+	}
+	out, st, err := a.previews.Decide(ctx, d.Scope, d.Arg, a.now())
+	if err != nil {
+		a.log.Error("broadcast preview: decision failed", slog.String("preview", d.Scope), slog.Any("err", err))
+		return toastRetry
+	}
+	switch {
+	case out == decisionNoSuch:
+		return toastPreviewGone
+	case out == decisionLate, st == previewExpired:
+		return toastPreviewLate
+	case st == previewCancelled && out == decided:
+		a.log.Info("broadcast preview cancelled", slog.String("preview", d.Scope), slog.Int64("admin", q.From.ID))
+		a.editPreview(ctx, m, d.Scope, "❌ Broadcast cancelled: nobody received it.")
+		return toastCancelled
+	case st == previewCancelled:
+		return toastWasCancelled
+	}
+	// Sent: by this tap, or by an earlier one that may not have finished
+	// (a crash): sendPreview completes it once and only once.
+	p, ok, err := a.previews.Get(ctx, d.Scope)
+	if err != nil {
+		a.log.Error("broadcast preview: read failed", slog.String("preview", d.Scope), slog.Any("err", err))
+		return toastRetry
+	}
+	if !ok {
+		return toastPreviewGone
+	}
+	if p.Broadcast != "" {
+		return "Already sent (broadcast " + p.Broadcast + ")."
+	}
+	return a.sendPreview(ctx, q.From.ID, m, p)
+}
+
+// editPreview replaces the preview message m's text and removes its
+// buttons (keyed: once per preview).
+func (a *App) editPreview(ctx context.Context, m *models.Message, pid, text string) {
+	afterReplies(ctx, func(ctx context.Context) error {
+		_, err := a.notifier.Edit(ctx, m.Chat.ID, m.ID, notifier.Message{Text: text, Class: notifier.Reply, Key: "bcp:" + pid + ":edit"})
+		if errors.Is(err, notifier.ErrInvalid) {
+			a.log.Error("broadcast preview edit rejected by the notifier", slog.Any("err", err))
+			return nil
+		}
+		return err
+	})
+}
+
+// sendPreview fans preview p out to every known chat through the notifier
+// (notification queue), keeps one progress message (with a Stop button) in
+// the admin's chat up to date, and records the broadcast id in the preview.
+// It starts one broadcast per preview however often it runs: the broadcast
+// and the progress message carry idempotency keys derived from the preview
+// id ("bcp:<id>"), and the update's journal keeps the broadcast id (field
+// bc), so a run again after a crash, or a second tap, fans out nothing more.
+func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p preview) string {
+	run := runOf(ctx)
+	j, err := a.loadJournal(ctx, run.id)
+	if err != nil {
+		run.fail(err)
+		return toastRetry
+	}
 	id := j.BC
+	var chats int
 	if id == "" {
-		chats, err := a.audience.Chats(ctx)
+		all, err := a.audience.Chats(ctx)
 		if err != nil {
 			run.fail(err)
-			return
+			return toastRetry
 		}
-		if len(chats) == 0 {
-			a.reply(ctx, m, "No known chats to broadcast to.")
-			return
+		chats = len(all)
+		if chats == 0 {
+			return "No known chats to broadcast to."
 		}
 		if err := a.inbox.SaveJournal(ctx, run.id, "bcs", "1"); err != nil {
 			run.fail(err)
-			return
+			return toastRetry
 		}
-		// The key (the update id) makes a re-run after a crash get the
-		// first call's broadcast id back instead of fanning out again.
-		id, err = a.notifier.Broadcast(ctx, chats, notifier.Message{Text: text, Key: updateKey(run.epoch, run.id, "")})
+		// The key (the preview id) makes a second tap, or a re-run after a
+		// crash, get the first call's broadcast id back instead of fanning
+		// out again.
+		id, err = a.notifier.Broadcast(ctx, all, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID})
 		if errors.Is(err, notifier.ErrInvalid) {
-			a.reply(ctx, m, "❌ This text cannot be sent: "+err.Error())
-			return
+			a.editPreview(ctx, m, p.ID, "❌ This text cannot be sent: "+err.Error())
+			return "❌ This text cannot be sent."
 		}
 		if id == "" && err != nil {
 			run.fail(err)
-			return
+			return toastRetry
 		}
 		if err != nil {
 			a.log.Error("broadcast partly queued", slog.String("broadcast", id), slog.Any("err", err))
@@ -85,97 +235,116 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		if j.BCStarted {
 			// A re-run: the first run may have been cut while fanning out
 			// (a repeat with the key does not resume it).
-			p, err := a.notifier.Progress(ctx, id)
+			pr, err := a.notifier.Progress(ctx, id)
 			if err != nil && !errors.Is(err, notifier.ErrUnknownBroadcast) {
 				run.fail(err)
-				return
+				return toastRetry
 			}
-			if err != nil || p.Queued+p.Failed["inactive"] < p.Total {
+			if err != nil || pr.Queued+pr.Failed["inactive"]+pr.Cancelled < pr.Total {
 				a.reply(ctx, m, "⚠️ A restart interrupted this broadcast while it was being queued; some chats may have it. Check /lanes before sending it again.")
-				return
+				return "⚠️ Interrupted by a restart"
 			}
 		}
 		// Recorded before the journal keeps the id: a re-run after a
 		// failure here records it again rather than not at all.
-		a.audit(ctx, u, actionBroadcastSent, fmt.Sprintf("%s to %d chats", id, len(chats)))
-		if run.err != nil {
-			return
+		if err := a.auditLog.Record(ctx, admin, actionBroadcastSent, fmt.Sprintf("%s to %d chats", id, chats)); err != nil {
+			run.fail(err)
+			return toastRetry
 		}
 		if err := a.inbox.SaveJournal(ctx, run.id, "bc", id); err != nil {
 			run.fail(err)
-			return
+			return toastRetry
 		}
-		a.log.Info("broadcast queued", slog.String("broadcast", id), slog.Int("chats", len(chats)))
+		a.log.Info("broadcast queued", slog.String("broadcast", id), slog.Int("chats", chats), slog.String("preview", p.ID))
 	}
+	if err := a.previews.SetBroadcast(ctx, p.ID, id); err != nil {
+		run.fail(err)
+		return toastRetry
+	}
+	a.editPreview(ctx, m, p.ID, fmt.Sprintf("✅ Sent to %d chats: broadcast %s.", p.Chats, id))
 	exists, err := a.audience.IsTracked(ctx, id)
 	if err != nil {
 		run.fail(err)
-		return
+		return toastRetry
 	}
-	if exists {
-		return
-	}
-	p, err := a.notifier.Progress(ctx, id)
-	if err != nil {
-		run.fail(err)
-		return
-	}
-	txt := progressText(p)
-	// Keyed: a re-run after a crash gets the same progress message back.
-	jobs, err := a.notifier.Notify(ctx, m.Chat.ID, notifier.Message{Text: txt, Class: notifier.Reply, Key: updateKey(run.epoch, run.id, "progress")})
-	if err != nil {
-		run.fail(err)
-		return
-	}
-	if err := a.audience.Track(ctx, id, tracked{Chat: m.Chat.ID, Job: jobs[0], Last: txt}); err != nil {
-		run.fail(err)
-		return
+	if !exists {
+		pr, err := a.notifier.Progress(ctx, id)
+		if err != nil {
+			run.fail(err)
+			return toastRetry
+		}
+		txt := progressText(pr)
+		kb, err := a.stopKeyboard(p.Chat, id, pr)
+		if err != nil {
+			run.fail(err)
+			return toastRetry
+		}
+		// Keyed: a re-run after a crash gets the same progress message back.
+		jobs, err := a.notifier.Notify(ctx, p.Chat, notifier.Message{Text: txt, Class: notifier.Reply, Markup: kb, Key: "bcp:" + p.ID + ":progress"})
+		if err != nil {
+			run.fail(err)
+			return toastRetry
+		}
+		if err := a.audience.Track(ctx, id, tracked{Chat: p.Chat, Job: jobs[0], Last: txt}); err != nil {
+			run.fail(err)
+			return toastRetry
+		}
 	}
 	select {
 	case a.bcWake <- struct{}{}:
 	default:
 	}
+	return fmt.Sprintf("📣 Sending to %d chats.", p.Chats)
 }
 
-// stopBroadcast handles "/broadcast stop <id>": the copies still queued
-// are removed from their lanes (notifier.StopBroadcast), the stop is
-// audited, and the admin is told how many were sent before the stop, how
-// many were cancelled and how many were in flight (delivered or failed as
-// they settle). A broadcast already finished or already stopped is left as
-// it is (nothing audited). The progress message shows the same counts at
+// stopKeyboard is the progress message's Stop button while broadcast id
+// runs ("" once it is stopped or done: the button goes away).
+func (a *App) stopKeyboard(chat int64, id string, p notifier.Progress) (string, error) {
+	if p.Stopped || p.Done() {
+		return "", nil
+	}
+	return a.broadcastKeyboard(chat, id, [][2]string{{"🛑 Stop", btnStop}})
+}
+
+// stopBroadcast stops broadcast id for admin ("/broadcast stop <id>" or
+// the progress message's Stop button) and returns the answer: the copies
+// still queued are removed from their lanes (notifier.StopBroadcast), the
+// stop is audited, and the answer says how many were sent before the stop,
+// how many were cancelled and how many were in flight (delivered or failed
+// as they settle). A broadcast already finished or already stopped is left
+// as it is (nothing audited). The progress message shows the same counts at
 // its next edit.
-func (a *App) stopBroadcast(ctx context.Context, u *models.Update, id string) {
-	m := u.Message
+func (a *App) stopBroadcast(ctx context.Context, admin int64, id string) string {
 	before, err := a.notifier.Progress(ctx, id)
 	switch {
 	case errors.Is(err, notifier.ErrInvalid):
-		a.reply(ctx, m, fmt.Sprintf("❌ %q is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>", id))
-		return
+		return fmt.Sprintf("❌ %q is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>", id)
 	case errors.Is(err, notifier.ErrUnknownBroadcast):
-		a.reply(ctx, m, fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id))
-		return
+		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id)
 	case err != nil:
 		runOf(ctx).fail(err)
-		return
+		return toastRetry
 	case before.Stopped:
-		a.reply(ctx, m, "Broadcast "+id+" was already stopped. "+progressText(before))
-		return
+		return "Broadcast " + id + " was already stopped. " + progressText(before)
 	case before.Done():
-		a.reply(ctx, m, "Broadcast "+id+" had already finished. "+progressText(before))
-		return
+		return "Broadcast " + id + " had already finished. " + progressText(before)
 	}
 	p, err := a.notifier.StopBroadcast(ctx, id)
 	if err != nil {
 		runOf(ctx).fail(err)
-		return
+		return toastRetry
 	}
-	a.audit(ctx, u, actionBroadcastStop, fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent, p.Cancelled, max(p.Remaining, 0)))
-	a.reply(ctx, m, fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, %d in flight (counted as they settle).",
-		id, p.Sent, p.Cancelled, max(p.Remaining, 0)))
+	if err := a.auditLog.Record(ctx, admin, actionBroadcastStop,
+		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent, p.Cancelled, max(p.Remaining, 0))); err != nil {
+		runOf(ctx).fail(err)
+		return toastRetry
+	}
 	select {
 	case a.bcWake <- struct{}{}:
 	default:
 	}
+	return fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, %d in flight (counted as they settle).",
+		id, p.Sent, p.Cancelled, max(p.Remaining, 0))
 }
 
 // progressText renders a broadcast's counts, e.g. "📣 Broadcast: 20 sent,
@@ -209,7 +378,7 @@ func progressText(p notifier.Progress) string {
 	}
 	txt := fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
 	if !p.Done() {
-		txt += "\nTo stop it: /broadcast stop " + p.ID
+		txt += "\nTo stop it: 🛑 Stop, or /broadcast stop " + p.ID
 	}
 	return txt
 }
@@ -279,7 +448,11 @@ func (a *App) trackOnce(ctx context.Context) error {
 			}
 			// The edit goes through the chat's reply lane: ordered with the
 			// admin's other replies and paced by the same budgets.
-			if _, err := a.notifier.Edit(ctx, t.Chat, t.Message, notifier.Message{Text: txt, Class: notifier.Reply}); err != nil {
+			kb, err := a.stopKeyboard(t.Chat, id, p)
+			if err != nil {
+				return err
+			}
+			if _, err := a.notifier.Edit(ctx, t.Chat, t.Message, notifier.Message{Text: txt, Class: notifier.Reply, Markup: kb}); err != nil {
 				return err
 			}
 			t.Last, t.Edited = txt, time.Now()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,16 +18,16 @@ import (
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
-// TestBroadcastTo25Chats: 26 known chats, one of which blocked the bot: the
-// other 25 get the broadcast exactly once, and the admin's chat has exactly ONE progress
-// message, kept up to date by edits through the queue, ending with the
-// final counts.
+// TestBroadcastTo25Chats: 26 known chats, one of which blocked the bot:
+// after the preview's Send, the other 25 get the broadcast exactly once,
+// and the admin's chat has exactly ONE progress message, kept up to date by
+// edits through the queue, ending with the final counts (its Stop button
+// gone).
 func TestBroadcastTo25Chats(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	r := h.start(nil)
 	h.waitLeader(r)
-	admin := user(adminID, "Admin")
 	chats := []int64{adminID}
 	for i := range 25 {
 		chats = append(chats, int64(10_000+i))
@@ -41,7 +42,9 @@ func TestBroadcastTo25Chats(t *testing.T) {
 	h.emu.SetChatStatus(blocked, tgemu.ChatBlocked) // 403 from now on
 
 	const text = "📣 Server maintenance at 22:00 UTC"
-	h.say(0, admin, "/broadcast "+text)
+	pv, buttons := h.broadcastPreview(text)
+	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, "📣 Sending to 26 chats.", toast)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	final := "✅ Broadcast done: 25 sent, 1 failed (forbidden 1), 0 remaining of 26"
@@ -71,35 +74,33 @@ func TestBroadcastTo25Chats(t *testing.T) {
 		got += n
 	}
 	require.Equal(t, 25, got, "25 chats got the broadcast")
-	var progress []tgemu.Message
-	for _, m := range h.emu.Messages(adminID) {
-		if strings.Contains(m.Text, "Broadcast") {
-			progress = append(progress, m)
-		}
-	}
+	progress := h.progressMsgs()
 	require.Len(t, progress, 1, "ONE progress message, kept up to date by edits")
 	require.Equal(t, final, progress[0].CurrentText())
 	require.NotEmpty(t, progress[0].Edits)
 	require.NotEqual(t, final, progress[0].Text, "the final counts came by an edit")
+	_, stop := keyboardOf(t, progress[0].ReplyMarkup)
+	require.Contains(t, stop, "🛑 Stop", "the running broadcast had a Stop button")
+	require.Empty(t, currentMarkup(progress[0]), "the finished one has none")
 	for _, r := range h.emu.Requests() {
 		if strings.EqualFold(r.Method, "editMessageText") {
 			require.Equal(t, int64(adminID), r.ChatID)
-			require.Equal(t, strconv.Itoa(progress[0].ID), r.Params["message_id"])
+			require.Contains(t, []string{strconv.Itoa(progress[0].ID), strconv.Itoa(pv.ID)}, r.Params["message_id"])
 		}
 	}
 }
 
-// TestBroadcastReplayAfterCrash: a crash after /broadcast fanned out but
-// before its update was journalled and finished: handled again, the
-// broadcast is not sent twice (its key is the update id) and the admin
-// still has ONE progress message (its key too).
+// TestBroadcastReplayAfterCrash: a crash after the Send tap fanned out but
+// before its update was journalled and finished and before the preview
+// recorded the broadcast: handled again, the broadcast is not sent twice
+// (its key is the preview id) and the admin still has ONE progress message
+// (its key too).
 func TestBroadcastReplayAfterCrash(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	r := h.start(nil)
 	h.waitLeader(r)
-	admin := user(adminID, "Admin")
 	chats := []int64{adminID, 10_100, 10_101, 10_102}
 	for _, c := range chats {
 		h.say(0, user(c, "U"), "/start")
@@ -108,19 +109,12 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 		h.texts(c, 1)
 	}
 	const text = "📣 once only"
-	u := h.say(0, admin, "/broadcast "+text)
+	pv, buttons := h.broadcastPreview(text)
+	u, _ := h.tapAdmin(pv.ID, buttons["✅ Send"])
 	final := "✅ Broadcast done: 4 sent, 0 failed, 0 remaining of 4"
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	progressMsgs := func() []tgemu.Message {
-		var out []tgemu.Message
-		for _, m := range h.emu.Messages(adminID) {
-			if strings.Contains(m.Text, "Broadcast") {
-				out = append(out, m)
-			}
-		}
-		return out
-	}
+	progressMsgs := h.progressMsgs
 	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
 		p := progressMsgs()
 		return len(p) == 1 && p[0].CurrentText() == final
@@ -132,6 +126,8 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	// its id ("bcs" written, "bc" not), the update not finished.
 	h.rewind(a, u)
 	require.NoError(t, a.inbox.SaveJournal(ctx, u.ID, "bcs", "1"))
+	pid := strings.Split(u.CallbackQuery.Data, "|")[1]
+	require.NoError(t, h.c.Do(ctx, h.c.B().Hdel().Key(a.keys.preview(pid)).Field("bc").Build()).Error())
 
 	h.waitHandledAgain(h.start(nil), u.ID)
 	time.Sleep(500 * time.Millisecond)
@@ -187,7 +183,10 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 		}
 		return total, maxPerChat
 	}
-	h.say(0, admin, "/broadcast "+text)
+	pv, buttons := h.broadcastPreview(text)
+	require.Contains(t, pv.Text, "It will reach 2000 chats, in about 1 min 7 s at the current rate of 30 messages/s.")
+	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, "📣 Sending to 2000 chats.", toast)
 	var id string
 	require.Eventually(t, func() bool {
 		all, err := r.app.audience.Tracked(ctx)
@@ -259,4 +258,219 @@ func inFlightAtStop(reply string) int {
 	i := strings.LastIndex(reply, ", ")
 	_, _ = fmt.Sscanf(reply[i+2:], "%d in flight", &n)
 	return n
+}
+
+// broadcastPreview sends /broadcast text as the admin, waits for its
+// preview and returns it with its buttons' callback data by label.
+func (h *harness) broadcastPreview(text string) (tgemu.Message, map[string]string) {
+	h.t.Helper()
+	before := len(h.emu.Messages(adminID))
+	h.say(0, user(adminID, "Admin"), "/broadcast "+text)
+	var pv tgemu.Message
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(h.t, h.emu.WaitUntil(ctx, func() bool {
+		for _, m := range h.emu.Messages(adminID)[before:] {
+			if strings.HasPrefix(m.Text, "📣 Broadcast preview.") {
+				pv = m
+				return true
+			}
+		}
+		return false
+	}), "the preview arrives")
+	_, data := keyboardOf(h.t, pv.ReplyMarkup)
+	return pv, data
+}
+
+// tapAdmin presses the button with callback data d on message id of the
+// admin's private chat and returns the tap's update and its toast.
+func (h *harness) tapAdmin(id int, d string) (models.Update, string) {
+	h.t.Helper()
+	u, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: id, From: user(adminID, "Admin"), Data: d})
+	require.NoError(h.t, err)
+	return u, h.answerOf(u.CallbackQuery.ID)
+}
+
+// progressMsgs are the broadcast progress messages in the admin's chat.
+func (h *harness) progressMsgs() []tgemu.Message {
+	var out []tgemu.Message
+	for _, m := range h.emu.Messages(adminID) {
+		if strings.HasPrefix(m.Text, "📣 Broadcast:") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestBroadcastStopButton: the progress message of a running broadcast (300
+// chats at Telegram's 30 messages/s) carries a Stop button; a tap stops it
+// (the toast says how many were sent and cancelled), the progress message
+// ends with the stop's counts and loses the button, sent + cancelled = 300,
+// no chat receives a copy afterwards, and a second tap changes nothing.
+func TestBroadcastStopButton(t *testing.T) {
+	t.Parallel()
+	h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(tgemu.DefaultLimits())),
+		"TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
+	r := h.start(nil)
+	h.waitLeader(r)
+	ctx := context.Background()
+	const chatsN = 300
+	for i := range chatsN - 1 {
+		chat := int64(30_000 + i)
+		h.emu.AddChat(models.Chat{ID: chat, Type: models.ChatTypePrivate, FirstName: "U"})
+		require.NoError(t, r.app.audience.AddChat(ctx, chat))
+	}
+	const text = "📣 stopped by its button"
+	sent := func() int {
+		n := 0
+		for _, m := range h.emu.AllMessages() {
+			if m.Text == text {
+				n++
+			}
+		}
+		return n
+	}
+	pv, buttons := h.broadcastPreview(text)
+	h.tapAdmin(pv.ID, buttons["✅ Send"])
+	var progress tgemu.Message
+	var stop map[string]string
+	ctxW, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	require.NoError(t, h.emu.WaitUntil(ctxW, func() bool {
+		p := h.progressMsgs()
+		if len(p) != 1 {
+			return false
+		}
+		progress = p[0]
+		_, stop = keyboardOf(t, currentMarkup(progress))
+		return stop["🛑 Stop"] != "" && sent() >= 30
+	}), "the progress message with its Stop button, 30 copies sent")
+	_, toast := h.tapAdmin(progress.ID, stop["🛑 Stop"])
+	require.Regexp(t, `^🛑 Broadcast bc_\w+ stopped: \d+ sent before the stop, \d+ cancelled, \d+ in flight`, toast)
+
+	var id string
+	all, err := r.app.audience.Tracked(ctx)
+	require.NoError(t, err)
+	for k := range all {
+		id = k
+	}
+	var p notifier.Progress
+	require.Eventually(t, func() bool {
+		p, err = r.app.Notifier().Progress(ctx, id)
+		return err == nil && p.Done()
+	}, wait, 20*time.Millisecond)
+	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d", p.Sent, p.Cancelled, chatsN)
+	require.NoError(t, h.emu.WaitUntil(ctxW, func() bool {
+		m := h.progressMsgs()[0]
+		return m.CurrentText() == final && currentMarkup(m) == ""
+	}), "the progress message ends with the stop's counts, without its button")
+	time.Sleep(time.Second)
+	require.Equal(t, chatsN, p.Sent+p.Cancelled)
+	require.Equal(t, p.Sent, sent(), "no copy after the stop beyond those in flight")
+	_, toast = h.tapAdmin(progress.ID, stop["🛑 Stop"])
+	require.True(t, strings.HasPrefix(toast, "Broadcast "+id+" was already stopped."), toast)
+	p2, err := r.app.Notifier().Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, p, p2, "a second tap changes nothing")
+}
+
+// TestBroadcastPreviewThenSendOrCancel: /broadcast answers with a preview
+// (the text as the chats will see it, how many chats, the estimated time at
+// the global rate) and Send / Cancel; nobody receives anything until Send.
+// Cancel: nobody ever receives it, and a later Send changes nothing. Send
+// tapped twice in a row: one broadcast, every chat receives the text once,
+// one progress message. A tap 10 minutes after the preview (the app's
+// clock, moved by the test): a toast, nothing sent.
+func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var skew atomic.Int64
+	r := h.start(nil, WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }))
+	h.waitLeader(r)
+	ctx := context.Background()
+	chats := []int64{adminID, 10_200, 10_201, 10_202}
+	for _, c := range chats {
+		h.say(0, user(c, "U"), "/start")
+	}
+	for _, c := range chats {
+		h.texts(c, 1)
+	}
+	received := func(text string) map[int64]int {
+		out := map[int64]int{}
+		for _, c := range chats {
+			for _, m := range h.emu.Messages(c) {
+				if m.Text == text {
+					out[c]++
+				}
+			}
+		}
+		return out
+	}
+	quiet := func(text string) {
+		t.Helper()
+		time.Sleep(400 * time.Millisecond)
+		require.Empty(t, received(text), "nobody received %q", text)
+	}
+
+	// Cancel.
+	const cancelled = "📣 a typo nobody should see"
+	pv, buttons := h.broadcastPreview(cancelled)
+	require.Equal(t, "📣 Broadcast preview. The chats will see:\n\n"+cancelled+
+		"\n\nIt will reach 4 chats, in about 1 s at the current rate of 1000 messages/s. Send or Cancel within 10 minutes.", pv.Text)
+	rows, _ := keyboardOf(t, pv.ReplyMarkup)
+	require.Equal(t, [][]string{{"✅ Send", "❌ Cancel"}}, rows)
+	quiet(cancelled)
+	_, toast := h.tapAdmin(pv.ID, buttons["❌ Cancel"])
+	require.Equal(t, toastCancelled, toast)
+	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, toastWasCancelled, toast, "Send after Cancel changes nothing")
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
+		for _, m := range h.emu.Messages(adminID) {
+			if m.ID == pv.ID {
+				return m.CurrentText() == "❌ Broadcast cancelled: nobody received it." && currentMarkup(m) == ""
+			}
+		}
+		return false
+	}), "the preview says it was cancelled and loses its buttons")
+	quiet(cancelled)
+
+	// Send, tapped twice in a row.
+	const text = "📣 tapped twice, sent once"
+	pv, buttons = h.broadcastPreview(text)
+	quiet(text)
+	q1, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: pv.ID, From: user(adminID, "Admin"), Data: buttons["✅ Send"]})
+	require.NoError(t, err)
+	q2, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: pv.ID, From: user(adminID, "Admin"), Data: buttons["✅ Send"]})
+	require.NoError(t, err)
+	require.Equal(t, "📣 Sending to 4 chats.", h.answerOf(q1.CallbackQuery.ID))
+	require.Regexp(t, `^Already sent \(broadcast bc_\w+\)\.$`, h.answerOf(q2.CallbackQuery.ID))
+	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
+		for _, m := range h.progressMsgs() {
+			if m.CurrentText() == "✅ Broadcast done: 4 sent, 0 failed, 0 remaining of 4" {
+				return true
+			}
+		}
+		return false
+	}))
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, map[int64]int{adminID: 1, 10_200: 1, 10_201: 1, 10_202: 1}, received(text), "every chat received it once")
+	require.Len(t, h.progressMsgs(), 1, "one broadcast, one progress message")
+	es, err := r.app.auditLog.Last(ctx, auditShown)
+	require.NoError(t, err)
+	require.Len(t, es, 1, "one broadcast sent, audited once")
+	require.Equal(t, actionBroadcastSent, es[0].Action)
+
+	// A tap after the preview's 10 minutes.
+	const late = "📣 too late"
+	pv, buttons = h.broadcastPreview(late)
+	skew.Store(int64(PreviewLifetime + time.Second))
+	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, toastPreviewLate, toast)
+	skew.Store(0)
+	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, toastPreviewLate, toast, "expired for good")
+	quiet(late)
+	require.Len(t, h.progressMsgs(), 1, "no other broadcast started")
 }

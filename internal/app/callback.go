@@ -47,7 +47,8 @@ const (
 
 // Callback kinds (the byte after the version).
 const (
-	callbackGame byte = 'g'
+	callbackGame      byte = 'g'
+	callbackBroadcast byte = 'b' // broadcast preview (Send, Cancel) and progress (Stop) buttons
 )
 
 // Errors of decodeCallback; the router answers each with a toast.

@@ -36,9 +36,10 @@ func TestTapAnswersStayFastDuringBroadcastAtGlobalLimit(t *testing.T) {
 			members = members[:0]
 		}
 	}
-	player, admin := user(751, "Pat"), user(adminID, "Admin")
+	player := user(751, "Pat")
 	h.ask(0, player, "/play")
-	h.say(0, admin, "/broadcast 📣 Maintenance at 22:00 UTC")
+	pv, buttons := h.broadcastPreview("📣 Maintenance at 22:00 UTC")
+	h.tapAdmin(pv.ID, buttons["✅ Send"])
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	require.NoError(t, h.emu.WaitUntil(waitCtx, func() bool { return h.emu.Stats().Sent > 100 }), "the broadcast is being sent")

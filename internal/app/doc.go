@@ -38,6 +38,7 @@
 //	{T}:app:board:<chat_id>       hash    the chat's game board: g (game id), j (job id of its sendMessage)
 //	{T}:app:comp:<chat_id>:<game> hash    user_id -> the player's composition (compose.lua)
 //	{T}:app:audit                 stream  admin actions that changed state (admin user id, action, detail); MAXLEN ~ cap
+//	{T}:app:bcp:<id>              hash    a broadcast preview waiting for Send or Cancel (decide.lua)
 //
 // # Buttons
 //
@@ -64,4 +65,11 @@
 // set, a broadcast sent or stopped, dead letters requeued or purged) is
 // logged with the admin's user id and appended to the audit stream
 // (audit.go), which /audit shows.
+//
+// /broadcast <text> does not send: it answers with a preview (preview.go)
+// carrying Send and Cancel buttons (callback kind callbackBroadcast). The
+// first decision wins (decide.lua: a double tap or a tap delivered twice
+// starts one broadcast, whose notifier key is the preview id), a preview
+// expires after PreviewLifetime on the app's clock (WithClock), and the
+// progress message carries a Stop button (notifier.StopBroadcast).
 package app

@@ -35,6 +35,7 @@ type options struct {
 	drain        time.Duration
 	editInterval time.Duration
 	auditCap     int
+	now          func() time.Time
 	reg          *prometheus.Registry
 	rng          io.Reader
 	listener     net.Listener
@@ -109,6 +110,16 @@ func WithAuditCap(n int) Option {
 	return func(o *options) {
 		if n >= 1 {
 			o.auditCap = n
+		}
+	}
+}
+
+// WithClock sets the app's clock (default time.Now), which dates broadcast
+// previews and so decides when one expires (PreviewLifetime).
+func WithClock(now func() time.Time) Option {
+	return func(o *options) {
+		if now != nil {
+			o.now = now
 		}
 	}
 }

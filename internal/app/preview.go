@@ -40,6 +40,8 @@ type preview struct {
 	Chats int       // the chats it would reach when previewed
 	At    time.Time // when it was made (the app's clock)
 	State string    // one of the preview* states
+	// Broadcast is the broadcast id once Send started it ("" before).
+	Broadcast string
 }
 
 // decision is the outcome of previews.Decide.
@@ -114,7 +116,15 @@ func (s *previews) Get(ctx context.Context, id string) (p preview, ok bool, err 
 	admin, _ := strconv.ParseInt(m["admin"], 10, 64)
 	n, _ := strconv.Atoi(m["n"])
 	at, _ := strconv.ParseInt(m["at"], 10, 64)
-	return preview{ID: id, Text: m["text"], Chat: chat, Admin: admin, Chats: n, At: time.UnixMilli(at), State: m["st"]}, true, nil
+	return preview{ID: id, Text: m["text"], Chat: chat, Admin: admin, Chats: n, At: time.UnixMilli(at), State: m["st"], Broadcast: m["bc"]}, true, nil
+}
+
+// SetBroadcast records the broadcast id preview id started.
+func (s *previews) SetBroadcast(ctx context.Context, id, broadcast string) error {
+	if err := s.c.Do(ctx, s.c.B().Hset().Key(s.keys.preview(id)).FieldValue().FieldValue("bc", broadcast).Build()).Error(); err != nil {
+		return fmt.Errorf("app: broadcast preview %s: %w", id, err)
+	}
+	return nil
 }
 
 // Decide settles preview id with Send (previewSent) or Cancel

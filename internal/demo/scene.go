@@ -332,7 +332,7 @@ func (s *scene) admin(ctx context.Context) error {
 		}
 		switch {
 		case st.bc:
-			s.setPhase(fmt.Sprintf("broadcast: the admin sends /broadcast to every chat (%d)", 4+s.cfg.Quiet+s.cfg.Crowd))
+			s.setPhase(fmt.Sprintf("broadcast: the admin previews /broadcast and taps Send: every chat (%d)", 4+s.cfg.Quiet+s.cfg.Crowd))
 		case st.text != "/start":
 			s.event("admin: %s", st.text)
 		}
@@ -342,6 +342,23 @@ func (s *scene) admin(ctx context.Context) error {
 		}
 		if err := s.await(ctx, AdminID, idx, st.text); err != nil {
 			return err
+		}
+		if st.bc {
+			// The answer is a preview: only its Send button starts the
+			// fan-out.
+			id, err := s.tr.tap(AdminID, "✅ Send")
+			if err != nil {
+				return err
+			}
+			var toast string
+			if err := s.tr.emu.WaitUntil(ctx, func() bool {
+				var ok bool
+				toast, ok = s.tr.answer(id)
+				return ok
+			}); err != nil {
+				return fmt.Errorf("admin: Send never answered: %w", err)
+			}
+			s.event("admin: ✅ Send on the preview: %s", toast)
 		}
 	}
 	return nil
