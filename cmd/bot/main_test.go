@@ -32,7 +32,7 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		{"global rate", "TELEGRAM_GLOBAL_RATE=0", "TELEGRAM_GLOBAL_RATE: messages/s for the whole bot, 1..10000"},
 		{"chat rate", "TELEGRAM_CHAT_RATE=fast", "TELEGRAM_CHAT_RATE: a whole number"},
 		{"group rate", "TELEGRAM_GROUP_RATE=7000", "TELEGRAM_GROUP_RATE: messages/min per group, 1..6000"},
-		{"role", "BOT_ROLE=leader", `BOT_ROLE: one of all, poller, worker; got "leader"`},
+		{"role", "BOT_ROLE=leader", `BOT_ROLE: one of all, poller, handler, worker; got "leader"`},
 		{"workers", "WORKERS=0", "WORKERS: concurrent senders per process, 1..256"},
 		{"workers text", "WORKERS=many", "WORKERS: a whole number;"},
 		{"worker lease without unit", "WORKER_LEASE=30", `WORKER_LEASE: a Go duration such as 30s (a number with a unit: ms, s, m, h); the value set is not: unable to parse duration: time: missing unit in duration "30"`},
@@ -79,7 +79,7 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(wd, ".env"), []byte("TELEGRAM_BOT_TOKEN="+goodToken+"\nWORKERS=0\nBOT_ROLE=worker\n"), 0o600))
 		code, stderr := testkit.RunBot(t, bin, wd, []string{"BOT_ROLE=nope"})
 		require.Equal(t, 2, code)
-		require.Contains(t, stderr, `BOT_ROLE: one of all, poller, worker; got "nope"`, "the set variable wins over .env")
+		require.Contains(t, stderr, `BOT_ROLE: one of all, poller, handler, worker; got "nope"`, "the set variable wins over .env")
 	})
 }
 

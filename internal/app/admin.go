@@ -14,6 +14,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -235,14 +236,26 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		queue string
 	}
 	var all []dl
+	// The outbound queues and the update queue (updates that failed too
+	// often: a handler panic, say; its store has no Telegram limits).
+	sources := []struct {
+		in *lanes.Inspector
+		q  string
+	}{{a.inbox.Store().Inspector(), intake.QueueName}}
 	for _, q := range tgjob.Queues() {
-		ds, err := a.store.Inspector().DeadLetters(ctx, q, lanes.DeadQuery{Newest: dlqShown})
+		sources = append(sources, struct {
+			in *lanes.Inspector
+			q  string
+		}{a.store.Inspector(), q})
+	}
+	for _, src := range sources {
+		ds, err := src.in.DeadLetters(ctx, src.q, lanes.DeadQuery{Newest: dlqShown})
 		if err != nil {
 			runOf(ctx).fail(err)
 			return
 		}
 		for _, d := range ds {
-			all = append(all, dl{d, q})
+			all = append(all, dl{d, src.q})
 		}
 	}
 	if len(all) == 0 {

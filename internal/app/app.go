@@ -47,7 +47,7 @@ type App struct {
 	inbox     *intake.Inbox
 	lease     *intake.Lease
 	api       *intake.Client
-	bot       *bot.Bot // poller roles
+	bot       *bot.Bot // poller and handler roles
 	worker    *worker.Worker
 	reg       *prometheus.Registry
 	m         *metrics
@@ -63,12 +63,14 @@ type App struct {
 	callbacks     map[byte]callbackHandler
 	composeScript *valkey.Lua // compose.lua: a player's composition on a board
 
-	me       atomic.Pointer[models.User] // from getMe, before the first update is handled
-	meErr    atomic.Pointer[string]      // getMe's last failure (redacted) until it succeeds
-	lastPoll atomic.Int64                // unix nanoseconds of the last successful getUpdates
-	leader   atomic.Bool                 // this process holds the poller lease
-	wake     chan struct{}               // intake -> handler loop
-	bcWake   chan struct{}               // a broadcast started -> tracker
+	me         atomic.Pointer[models.User] // from getMe, before the first update is handled
+	meErr      atomic.Pointer[string]      // getMe's last failure (redacted) until it succeeds
+	meMu       sync.Mutex                  // one getMe per process (ensureMe)
+	meFatal    error                       // getMe's 401, under meMu
+	lastPoll   atomic.Int64                // unix nanoseconds of the last successful getUpdates
+	leader     atomic.Bool                 // this process holds the poller lease
+	webhookSet atomic.Bool                 // setWebhook succeeded (webhook mode)
+	bcWake     chan struct{}               // a broadcast started -> tracker
 
 	closeOnce sync.Once
 }
@@ -97,7 +99,7 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 	}
 	a := &App{cfg: cfg, opt: o, redactor: red, keys: keyspace{tag: o.tag},
 		log: slog.New(red.Handler(o.log.Handler())), gameCfg: game.DefaultConfig(),
-		wake: make(chan struct{}, 1), bcWake: make(chan struct{}, 1)}
+		bcWake: make(chan struct{}, 1)}
 	if o.gameCfg != nil {
 		a.gameCfg = o.gameCfg.WithDefaults()
 	}
@@ -142,7 +144,14 @@ func (a *App) init() error {
 	a.audience = &audience{c: a.c, keys: a.keys}
 	a.previews = newPreviews(a.c, a.keys)
 	a.auditLog = &auditLog{c: a.c, keys: a.keys, max: o.auditCap, log: a.log.With(slog.String("component", "audit"))}
-	a.inbox = intake.NewInbox(a.c, o.tag)
+	// The update queue: a store of its own on the same tag (so a chat's
+	// weight applies to its updates too) without Telegram's rate limits,
+	// which would throttle intake otherwise (intake.StoreOptions).
+	upd, err := lanes.New(a.c, append(intake.StoreOptions(0), lanes.WithTag(o.tag))...)
+	if err != nil {
+		return fmt.Errorf("app: update queue: %w", err)
+	}
+	a.inbox = intake.NewInbox(a.c, upd, o.tag)
 	a.lease = intake.NewLease(a.c, o.tag, o.leaseTTL, a.log.With(slog.String("component", "poller")))
 	a.reg = o.reg
 	if a.reg == nil {
@@ -154,6 +163,8 @@ func (a *App) init() error {
 	}
 	if cfg.Polls() {
 		a.api = intake.NewClient(cfg.APIURL, cfg.Token, &http.Client{Timeout: o.pollTimeout + 15*time.Second}, a.redactor)
+	}
+	if cfg.Polls() || cfg.Handles() {
 		if a.bot, err = a.newBot(); err != nil {
 			return err
 		}
@@ -193,14 +204,14 @@ func (a *App) Close() {
 }
 
 // Run runs the process's role until ctx ends, then drains gracefully: the
-// poller stops fetching, the update being handled finishes (within the
-// drain timeout), the lease is released, the workers release or finish
+// poller stops fetching (or the webhook receiving), the updates being
+// handled finish (within the drain timeout), the lease is released, the workers release or finish
 // their in-flight jobs, and the HTTP server shuts down. It returns nil
 // after a graceful stop, or the first fatal error.
 func (a *App) Run(ctx context.Context) error {
 	defer a.Close()
 	a.log.Info("codemojex starting", slog.String("role", a.cfg.Role), slog.Int("workers", a.cfg.Workers),
-		slog.String("api", a.cfg.APIURL))
+		slog.Int("handlers", a.cfg.HandlerCount()), slog.Bool("webhook", a.cfg.Webhook()), slog.String("api", a.cfg.APIURL))
 	a.checkEvictionPolicy(ctx)
 	srv, err := a.startHTTP()
 	if err != nil {
@@ -226,6 +237,9 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	if a.cfg.Polls() {
 		run("poller", a.runPoller)
+	}
+	if a.cfg.Handles() && !a.opt.intakeOnly {
+		run("handlers", a.runHandlersAfterGetMe)
 	}
 	if a.worker != nil {
 		run("worker", a.worker.Run)

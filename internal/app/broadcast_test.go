@@ -120,7 +120,7 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 		return len(p) == 1 && p[0].CurrentText() == final
 	}))
 	a := r.app
-	h.waitHandled(r, u.ID)
+	h.waitHandled(r, u)
 	r.stop()
 	// The crash: right after Broadcast returned, before the journal kept
 	// its id ("bcs" written, "bc" not), the update not finished.
@@ -129,7 +129,7 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	pid := strings.Split(u.CallbackQuery.Data, "|")[1]
 	require.NoError(t, h.c.Do(ctx, h.c.B().Hdel().Key(a.keys.preview(pid)).Field("bc").Build()).Error())
 
-	h.waitHandledAgain(h.start(nil), u.ID)
+	h.waitHandledAgain(h.start(nil), u)
 	time.Sleep(500 * time.Millisecond)
 	for _, c := range chats {
 		n := 0

@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 )
 
@@ -34,6 +37,7 @@ type updateRun struct {
 	panicked bool
 	// after run once the replies are queued (board edits: afterReplies).
 	after []func(context.Context) error
+	panic string // the panic's value, when panicked
 }
 
 type runKey struct{}
@@ -53,72 +57,229 @@ func (r *updateRun) fail(err error) {
 	}
 }
 
-// handleOne handles the inbox head u: skips it when already handled, runs
-// it through the library's ProcessUpdate (synchronously), enqueues its
-// replies, then finishes it (pop + handled mark, fenced by the lease). An
-// error means nothing was finished: u is retried.
-func (a *App) handleOne(ctx context.Context, u intake.Update) error {
-	if u.Rebase > 0 {
-		// Every update after the marker is in the server's new update_id
-		// space: the handled mark starts afresh.
-		return a.inbox.StartEpoch(ctx, a.lease.Token(), u.Rebase)
-	}
-	if u.ID < 0 {
-		a.log.Error("inbox: dropping malformed entry", slog.Int("bytes", len(u.JSON)))
-		return a.inbox.Drop(ctx, string(u.JSON))
-	}
-	handled, epoch, err := a.inbox.Mark(ctx)
+// Handling defaults.
+const (
+	// handlerBatch is the most updates of one lane a handler claims at
+	// once (a lane of weight w is served up to w per turn of the ring).
+	handlerBatch = 16
+	// retryBase is the first wait before a failed update is tried again
+	// (doubled per attempt, at most retryMax); its lane waits with it.
+	retryBase = 100 * time.Millisecond
+	retryMax  = 5 * time.Second
+)
+
+// runHandlers claims recorded updates from the update queue and handles up
+// to HANDLERS batches at once (each a lane's updates in update_id order, so
+// one chat's updates are handled one at a time, in order, and different
+// chats concurrently), until ctx ends; the batches in progress then finish
+// (each update within the drain timeout) and the updates not started are
+// released. Any number of processes may run it.
+func (a *App) runHandlers(ctx context.Context) error {
+	log := a.log.With(slog.String("component", "handler"))
+	waiter, err := a.inbox.Store().NewWaiter(ctx)
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("handlers: %w", err)
 	}
-	if u.ID <= handled {
+	n := a.cfg.HandlerCount()
+	slots := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	log.Info("handlers started", slog.Int("handlers", n), durationAttr("lease", a.cfg.HandlerLease))
+	errWait := time.Duration(0)
+	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		ups, errs, retryIn, err := a.inbox.Claim(cctx, a.cfg.HandlerLease, handlerBatch)
+		cancel()
+		if err != nil {
+			<-slots
+			errWait = intake.NextBackoff(errWait)
+			log.Warn("claiming updates failed; retrying", slog.Any("err", err), durationAttr("retry_in", errWait))
+			_ = intake.SleepCtx(ctx, errWait)
+			continue
+		}
+		errWait = 0
+		if len(ups) == 0 {
+			<-slots
+			if retryIn == 0 {
+				continue
+			}
+			if retryIn < 0 || retryIn > time.Second {
+				retryIn = time.Second
+			}
+			waiter.Wait(ctx, retryIn)
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			a.handleBatch(ctx, ups, errs)
+		})
+	}
+	return nil
+}
+
+// handleBatch handles one lane's claimed updates in order. A failure stops
+// the batch: the failed update is retried later (or dead-lettered) and the
+// rest are released, so the lane keeps its order.
+func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []error) {
+	release := func(rest []intake.Claimed) {
+		for _, r := range rest {
+			a.settle(ctx, r, "release", func(ctx context.Context) error { return a.inbox.Release(ctx, r) })
+		}
+	}
+	for i, u := range ups {
+		if ctx.Err() != nil {
+			release(ups[i:]) // stopping: the updates not started go back
+			return
+		}
+		if !a.handleClaimed(ctx, u, errs[i]) {
+			release(ups[i+1:])
+			return
+		}
+	}
+}
+
+// handleClaimed handles u (decodeErr: Claim's decoding error of it) and
+// settles it: finished when handled (or handled before), retried after a
+// failure, dead-lettered when it can never succeed or failed too often.
+// It reports whether u was finished.
+func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr error) bool {
+	if decodeErr != nil {
+		a.log.Error("update queue: malformed job; dead-lettered", slog.String("job", string(u.Job.ID)), slog.Any("err", decodeErr))
+		a.m.handled.WithLabelValues("malformed").Inc()
+		a.deadLetter(ctx, u, decodeErr.Error())
+		return false
+	}
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(a.opt.drain, a.cfg.HandlerLease/2))
+	t0 := time.Now()
+	result, err := a.handleOne(hctx, u)
+	cancel()
+	a.m.latency.Observe(time.Since(t0).Seconds())
+	if err == nil {
+		a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.Finish(ctx, u) })
+		a.m.handled.WithLabelValues(result).Inc()
+		a.m.wait.Observe(time.Since(u.Recorded).Seconds())
+		return true
+	}
+	if errors.Is(err, errPermanent) {
+		a.log.Error("update cannot be handled; dead-lettered", slog.Int64("update_id", u.ID), slog.Any("err", err))
+		a.m.handled.WithLabelValues("malformed").Inc()
+		a.deadLetter(ctx, u, err.Error())
+		return false
+	}
+	delay := min(retryBase<<min(u.Job.Attempts, 10), retryMax)
+	a.m.handled.WithLabelValues(result).Inc()
+	var dead bool
+	a.settle(ctx, u, "retry", func(ctx context.Context) error {
+		var err2 error
+		dead, err2 = a.inbox.Retry(ctx, u, delay, err.Error())
+		return err2
+	})
+	if dead {
+		a.m.dead.Inc()
+		a.log.Error("update failed too often; dead-lettered (see /dlq)", slog.Int64("update_id", u.ID),
+			slog.String("lane", u.Lane), slog.Int("attempts", u.Job.Attempts+1), slog.Any("err", err))
+	} else {
+		a.log.Warn("update not handled; will retry", slog.Int64("update_id", u.ID), slog.String("lane", u.Lane),
+			slog.Int("attempt", u.Job.Attempts+1), durationAttr("retry_in", delay), slog.Any("err", err))
+	}
+	return false
+}
+
+func (a *App) deadLetter(ctx context.Context, u intake.Claimed, reason string) {
+	a.settle(ctx, u, "dead-letter", func(ctx context.Context) error { return a.inbox.Dead(ctx, u, reason) })
+	a.m.dead.Inc()
+}
+
+// settle runs one settlement of u (finish, retry, release, dead-letter)
+// until it succeeds, each try with a fresh context: u's fate is known, so
+// it is not dropped after one failed try. It stops when u's lease is
+// provably lost (lanes.ErrStaleLease: another handler has it, and the
+// lane's handled mark makes a second run a no-op) or after a lease's
+// length of failures (the lease has lapsed by then).
+func (a *App) settle(ctx context.Context, u intake.Claimed, what string, f func(context.Context) error) {
+	start, wait := time.Now(), time.Duration(0)
+	for {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err := f(sctx)
+		cancel()
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, lanes.ErrStaleLease):
+			a.log.Warn("update's lease was lost before it settled; another handler takes it over", slog.String("settle", what),
+				slog.Int64("update_id", u.ID), slog.Any("err", err))
+			return
+		case time.Since(start) > a.cfg.HandlerLease:
+			a.log.Error("update not settled within its lease; it is handled again (a no-op if it was handled)", slog.String("settle", what),
+				slog.Int64("update_id", u.ID), slog.Any("err", err))
+			return
+		}
+		wait = intake.NextBackoff(wait)
+		a.log.Warn("settling an update failed; retrying", slog.String("settle", what), slog.Int64("update_id", u.ID),
+			slog.Any("err", err), durationAttr("retry_in", wait))
+		time.Sleep(wait)
+	}
+}
+
+// errPermanent marks an update that can never be handled (it does not
+// decode): dead-lettered at once.
+var errPermanent = errors.New("permanent")
+
+// handleOne runs update u through the library's ProcessUpdate
+// (synchronously) and enqueues its replies, unless u's lane's handled mark
+// says it was handled before. It returns the result label (ok, duplicate,
+// panic, retry) and an error when u must be tried again (a panic, an
+// infrastructure failure) or never (errPermanent). Nothing is settled here.
+func (a *App) handleOne(ctx context.Context, u intake.Claimed) (string, error) {
+	done, err := a.inbox.Handled(ctx, u)
+	if err != nil {
+		return "retry", err
+	}
+	if done {
 		a.m.duplicates.Inc()
 		a.log.Info("update already handled; skipped", slog.Int64("update_id", u.ID))
-		return a.inbox.Finish(ctx, a.lease.Token(), u.ID)
+		return "duplicate", nil
 	}
 	var upd models.Update
 	if err := json.Unmarshal(u.JSON, &upd); err != nil {
-		a.log.Error("update does not decode; skipped", slog.Int64("update_id", u.ID), slog.Any("err", err))
-		a.m.handled.WithLabelValues("malformed").Inc()
-		return a.inbox.Finish(ctx, a.lease.Token(), u.ID)
+		return "malformed", fmt.Errorf("%w: update %d does not decode: %v", errPermanent, u.ID, err)
 	}
-	run := &updateRun{id: u.ID, epoch: epoch}
+	run := &updateRun{id: u.ID, epoch: u.Epoch}
 	a.bot.ProcessUpdate(context.WithValue(ctx, runKey{}, run), &upd)
+	if run.panicked {
+		return "panic", fmt.Errorf("panic: %s", run.panic)
+	}
 	if run.err != nil {
-		a.m.handled.WithLabelValues("retry").Inc()
-		return fmt.Errorf("update %d: %w", u.ID, run.err)
+		return "retry", fmt.Errorf("update %d: %w", u.ID, run.err)
 	}
 	for i, o := range run.out {
 		// Keyed by update and reply index: handled again after a crash
 		// between here and Finish, the update does not enqueue a reply
 		// twice, even one already sent and acked.
 		_, err := a.notifier.Notify(ctx, o.Chat, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo,
-			Key: updateKey(epoch, u.ID, strconv.Itoa(i))})
+			Key: updateKey(u.Epoch, u.ID, strconv.Itoa(i))})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.log.Error("reply rejected by the notifier; dropped", slog.Int64("update_id", u.ID), slog.Any("err", err))
 			continue
 		}
 		if err != nil {
-			a.m.handled.WithLabelValues("retry").Inc()
-			return fmt.Errorf("update %d: reply: %w", u.ID, err)
+			return "retry", fmt.Errorf("update %d: reply: %w", u.ID, err)
 		}
 	}
 	for _, f := range run.after {
 		if err := f(context.WithValue(ctx, runKey{}, run)); err != nil {
-			a.m.handled.WithLabelValues("retry").Inc()
-			return fmt.Errorf("update %d: %w", u.ID, err)
+			return "retry", fmt.Errorf("update %d: %w", u.ID, err)
 		}
 	}
-	if err := a.inbox.Finish(ctx, a.lease.Token(), u.ID); err != nil {
-		return err
-	}
-	switch {
-	case run.panicked:
-		a.m.handled.WithLabelValues("panic").Inc()
-	default:
-		a.m.handled.WithLabelValues("ok").Inc()
-	}
-	return nil
+	return "ok", nil
 }
 
 // updateKey is the notifier idempotency key of an outbound message of
@@ -159,18 +320,20 @@ func chatOf(u *models.Update) int64 {
 }
 
 // recoverMiddleware turns a handler panic into a log line and a metric: the
-// update is finished (a poison update must not block the inbox) and the
-// process goes on.
+// update is retried a few times and then dead-lettered with the panic as
+// its reason (a poison update must not block its chat), and the process
+// goes on.
 func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
 		defer func() {
 			if p := recover(); p != nil {
 				run := runOf(ctx)
 				run.panicked = true
+				run.panic = fmt.Sprint(p)
 				run.out = nil
 				run.after = nil
 				a.m.panics.Inc()
-				a.log.Error("handler panicked; update skipped", slog.Int64("update_id", u.ID),
+				a.log.Error("handler panicked; the update is retried, then dead-lettered", slog.Int64("update_id", u.ID),
 					slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
 			}
 		}()

@@ -64,7 +64,7 @@ func (a *App) health(ctx context.Context) Health {
 		}
 		return Health{Reason: "valkey: " + msg}
 	}
-	if !a.cfg.Polls() {
+	if !a.cfg.Polls() && !a.cfg.Handles() {
 		return Health{OK: true, Reason: "ok (worker)"}
 	}
 	if a.me.Load() == nil {
@@ -72,6 +72,15 @@ func (a *App) health(ctx context.Context) Health {
 			return Health{Reason: "telegram: getMe failing: " + *msg}
 		}
 		return Health{Reason: "telegram: waiting for getMe's first answer"}
+	}
+	if !a.cfg.Polls() {
+		return Health{OK: true, Reason: "ok (handler)"}
+	}
+	if a.cfg.Webhook() {
+		if !a.webhookSet.Load() {
+			return Health{Reason: "webhook: setWebhook has not succeeded yet"}
+		}
+		return Health{OK: true, Reason: "ok (webhook)"}
 	}
 	if !a.leader.Load() {
 		return a.standbyHealth(ctx)
@@ -162,6 +171,9 @@ func (a *App) startHTTP() (*http.Server, error) {
 		fmt.Fprintln(w, h.Reason)
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg}))
+	if a.cfg.Webhook() && a.cfg.Polls() {
+		mux.Handle(a.cfg.WebhookPath(), a.webhookHandler())
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	go func() {

@@ -40,7 +40,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 		`codemojex_queue_depth{queue="reply"} 0`,
 		`codemojex_queue_in_flight{queue="notify"} 0`,
 		`codemojex_queue_dead_letters{queue="reply"} 0`,
-		`codemojex_inbox_depth 0`,
+		`codemojex_update_queue_depth 0`,
 		`codemojex_updates_received_total 1`,
 		`codemojex_updates_handled_total{result="ok"} 1`,
 		`codemojex_poller_active 1`,
@@ -251,7 +251,7 @@ func TestOutOfMemoryLosesNothing(t *testing.T) {
 	for _, c := range early {
 		h.say(0, user(c, "Early"), "/help")
 	}
-	require.Eventually(t, func() bool { n, _ := r.app.inbox.Depth(ctx); return n == int64(1+len(early)) }, wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool { n, _ := r.app.inbox.Unhandled(ctx); return n == int64(1+len(early)) }, wait, 10*time.Millisecond)
 
 	setMaxmemory("1")
 	err := admin.Do(ctx, admin.B().Set().Key("{"+h.tag+"}:probe").Value("x").Build()).Error()

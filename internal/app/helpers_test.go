@@ -20,6 +20,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
@@ -255,16 +256,17 @@ func onceKey(h *harness, id int64, what string) string {
 	return "{" + h.tag + "}:n:once:m:" + updateKey(0, id, what)
 }
 
-// rewind puts update u back at the inbox head and lowers the handled mark
-// before it: the state after a crash between enqueueing u's replies and
+// rewind puts update u back on the update queue and lowers its lane's
+// handled mark: the state after a crash between enqueueing u's replies and
 // finishing u.
 func (h *harness) rewind(a *App, u models.Update) {
 	h.t.Helper()
 	ctx := context.Background()
 	raw, err := jsonOf(u)
 	require.NoError(h.t, err)
-	require.NoError(h.t, h.c.Do(ctx, h.c.B().Lpush().Key(a.inbox.Keys().Queue()).Element(strconv.FormatInt(u.ID, 10)+"\n"+raw).Build()).Error())
-	require.NoError(h.t, h.c.Do(ctx, h.c.B().Set().Key(a.inbox.Keys().Handled()).Value(strconv.FormatInt(u.ID-1, 10)).Build()).Error())
+	require.NoError(h.t, h.c.Do(ctx, h.c.B().Hdel().Key(a.inbox.Keys().Done()).Field(strconv.FormatInt(chatOf(&u), 10)).Build()).Error())
+	_, err = a.inbox.Accept(ctx, []intake.Update{{ID: u.ID, JSON: []byte(raw)}})
+	require.NoError(h.t, err)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -289,21 +291,31 @@ func (h *harness) onServer(srv *valkeytest.Server) {
 	h.env = append(h.env, "VALKEY_URL="+srv.URL)
 }
 
-// waitHandled waits until r's handled mark is id.
-func (h *harness) waitHandled(r *running, id int64) {
+// waitHandled waits until update u (of a chat) is handled: its lane's
+// handled mark is u.ID.
+func (h *harness) waitHandled(r *running, u models.Update) {
 	h.t.Helper()
-	require.Eventually(h.t, func() bool { hd, _ := r.app.inbox.Handled(context.Background()); return hd == id }, wait, 10*time.Millisecond,
-		"update %d handled", id)
+	h.waitHandledID(r, chatOf(&u), u.ID)
 }
 
-// waitHandledAgain waits until r's inbox is empty and its handled mark is
-// id (an update put back with rewind was handled again).
-func (h *harness) waitHandledAgain(r *running, id int64) {
+// waitHandledID waits until chat's handled mark is update id.
+func (h *harness) waitHandledID(r *running, chat, id int64) {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool {
-		n, _ := r.app.inbox.Depth(context.Background())
-		hd, _ := r.app.inbox.Handled(context.Background())
-		return n == 0 && hd == id
+		_, hd, _ := r.app.inbox.Mark(context.Background(), strconv.FormatInt(chat, 10))
+		return hd == id
+	}, wait, 10*time.Millisecond, "update %d handled", id)
+}
+
+// waitHandledAgain waits until no recorded update is left unhandled and
+// u's chat's handled mark is u.ID again (an update put back with rewind
+// was handled again).
+func (h *harness) waitHandledAgain(r *running, u models.Update) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool {
+		n, _ := r.app.inbox.Unhandled(context.Background())
+		_, hd, _ := r.app.inbox.Mark(context.Background(), strconv.FormatInt(chatOf(&u), 10))
+		return n == 0 && hd == u.ID
 	}, wait, 10*time.Millisecond, "handled again")
 }
 

@@ -13,9 +13,13 @@ import (
 // own (sent, dead-lettered by reason, 429s, claim and send latency) on the
 // same registry.
 type metrics struct {
-	received   prometheus.Counter     // updates recorded in the inbox
-	handled    *prometheus.CounterVec // updates finished, by result: ok, panic, malformed, retry
-	duplicates prometheus.Counter     // inbox heads skipped as already handled
+	received   prometheus.Counter     // updates recorded on the update queue
+	handled    *prometheus.CounterVec // updates handled or failed, by result: ok, duplicate, panic, retry, malformed
+	duplicates prometheus.Counter     // updates skipped as already handled
+	latency    prometheus.Histogram   // time one update's handler took (s)
+	wait       prometheus.Histogram   // recorded -> handled (s)
+	dead       prometheus.Counter     // updates dead-lettered
+	webhook    *prometheus.CounterVec // webhook requests by answer
 	panics     prometheus.Counter
 	conflicts  prometheus.Counter // 409s from getUpdates
 	leader     prometheus.Gauge   // 1 while this process holds the poller lease
@@ -29,11 +33,19 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, a *App) (*metrics, error) {
 	m := &metrics{
 		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_updates_received_total",
-			Help: "Telegram updates recorded in the inbox (each update once)."}),
+			Help: "Telegram updates recorded on the update queue (each update once)."}),
 		handled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemojex_updates_handled_total",
-			Help: "Inbox updates finished or retried, by result (ok, panic, malformed, retry)."}, []string{"result"}),
+			Help: "Updates handled by this process, by result: ok, duplicate (handled before), panic and retry (tried again later), malformed (dead-lettered). rate() of it is updates handled per second."}, []string{"result"}),
 		duplicates: prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_updates_duplicate_total",
-			Help: "Inbox updates skipped because their update_id was already handled."}),
+			Help: "Updates skipped because their update_id was already handled."}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "codemojex_handler_duration_seconds",
+			Help: "Time one update's handler took, replies enqueued (seconds).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
+		wait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "codemojex_update_handled_after_seconds",
+			Help: "Time from an update's recording to the end of its handling (seconds).", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+		webhook: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemojex_webhook_requests_total",
+			Help: "Webhook requests by answer: recorded (200), unauthorized (401), bad_request (400), error (500)."}, []string{"answer"}),
+		dead: prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_updates_dead_lettered_total",
+			Help: "Updates dead-lettered by this process (failed too often, or malformed); see /dlq."}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_handler_panics_total",
 			Help: "Handler panics recovered."}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_getupdates_conflicts_total",
@@ -48,7 +60,7 @@ func newMetrics(reg prometheus.Registerer, a *App) (*metrics, error) {
 	m.callbackAnswer = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "codemojex_callback_answer_seconds",
 		Help:    "answerCallbackQuery round trip, retries included, seconds.",
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}})
-	for _, c := range []prometheus.Collector{m.received, m.handled, m.duplicates, m.panics, m.conflicts, m.leader, m.standby, m.callbacks, m.callbackAnswer, newQueueCollector(a)} {
+	for _, c := range []prometheus.Collector{m.received, m.handled, m.duplicates, m.latency, m.wait, m.dead, m.webhook, m.panics, m.conflicts, m.leader, m.standby, m.callbacks, m.callbackAnswer, newQueueCollector(a)} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -59,25 +71,30 @@ func newMetrics(reg prometheus.Registerer, a *App) (*metrics, error) {
 // queueCollector reads lanes Stats of both queues and the inbox depth on
 // each scrape (one script call per queue), so the gauges are never stale.
 type queueCollector struct {
-	a                                                             *App
-	depth, inFlight, delayed, dead, ready, parked, inbox, statsUp *prometheus.Desc
+	a                                                      *App
+	depth, inFlight, delayed, dead, ready, parked, statsUp *prometheus.Desc
+	updates, updatesInFlight, updatesDead, oldest          *prometheus.Desc
 }
 
 func newQueueCollector(a *App) *queueCollector {
 	return &queueCollector{a: a,
-		depth:    prometheus.NewDesc("codemojex_queue_depth", "Jobs waiting on the lanes of a queue.", []string{"queue"}, nil),
-		inFlight: prometheus.NewDesc("codemojex_queue_in_flight", "Jobs of a queue under a lease (being sent).", []string{"queue"}, nil),
-		delayed:  prometheus.NewDesc("codemojex_queue_delayed", "Jobs of a queue waiting for a retry time.", []string{"queue"}, nil),
-		dead:     prometheus.NewDesc("codemojex_queue_dead_letters", "Dead letters kept for a queue.", []string{"queue"}, nil),
-		ready:    prometheus.NewDesc("codemojex_queue_ready_lanes", "Lanes of a queue ready to be served (in the ring).", []string{"queue"}, nil),
-		parked:   prometheus.NewDesc("codemojex_queue_parked_lanes", "Parked lanes of a queue (429 retry_after, pace).", []string{"queue"}, nil),
-		inbox:    prometheus.NewDesc("codemojex_inbox_depth", "Updates recorded and not yet handled.", nil, nil),
-		statsUp:  prometheus.NewDesc("codemojex_queue_stats_up", "1 when the last read of queue stats from Valkey succeeded.", nil, nil),
+		depth:           prometheus.NewDesc("codemojex_queue_depth", "Jobs waiting on the lanes of a queue.", []string{"queue"}, nil),
+		inFlight:        prometheus.NewDesc("codemojex_queue_in_flight", "Jobs of a queue under a lease (being sent).", []string{"queue"}, nil),
+		delayed:         prometheus.NewDesc("codemojex_queue_delayed", "Jobs of a queue waiting for a retry time.", []string{"queue"}, nil),
+		dead:            prometheus.NewDesc("codemojex_queue_dead_letters", "Dead letters kept for a queue.", []string{"queue"}, nil),
+		ready:           prometheus.NewDesc("codemojex_queue_ready_lanes", "Lanes of a queue ready to be served (in the ring).", []string{"queue"}, nil),
+		parked:          prometheus.NewDesc("codemojex_queue_parked_lanes", "Parked lanes of a queue (429 retry_after, pace).", []string{"queue"}, nil),
+		updates:         prometheus.NewDesc("codemojex_update_queue_depth", "Updates recorded and waiting to be handled (incl. retries).", nil, nil),
+		updatesInFlight: prometheus.NewDesc("codemojex_update_queue_in_flight", "Updates being handled (claimed under a lease).", nil, nil),
+		updatesDead:     prometheus.NewDesc("codemojex_update_queue_dead_letters", "Dead-lettered updates kept (see /dlq).", nil, nil),
+		oldest: prometheus.NewDesc("codemojex_update_oldest_age_seconds",
+			"Age of the oldest update recorded and not yet handled (seconds; 0 when none).", nil, nil),
+		statsUp: prometheus.NewDesc("codemojex_queue_stats_up", "1 when the last read of queue stats from Valkey succeeded.", nil, nil),
 	}
 }
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.inbox, q.statsUp} {
+	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.statsUp, q.updates, q.updatesInFlight, q.updatesDead, q.oldest} {
 		ch <- d
 	}
 }
@@ -102,8 +119,16 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		g(q.ready, st.Ring)
 		g(q.parked, st.Parked)
 	}
-	if n, err := q.a.inbox.Depth(ctx); err == nil {
-		ch <- prometheus.MustNewConstMetric(q.inbox, prometheus.GaugeValue, float64(n))
+	if b, err := q.a.inbox.Backlog(ctx); err == nil {
+		g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+		g(q.updates, float64(b.Pending))
+		g(q.updatesInFlight, float64(b.InFlight))
+		g(q.updatesDead, float64(b.Dead))
+		age := 0.0
+		if !b.Oldest.IsZero() {
+			age = max(time.Since(b.Oldest).Seconds(), 0)
+		}
+		g(q.oldest, age)
 	} else {
 		up = 0
 	}

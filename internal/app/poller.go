@@ -13,16 +13,29 @@ import (
 	"github.com/codemojex/codemojex/internal/intake"
 )
 
-// runPoller competes for the poller lease and, while it holds it, runs the
-// intake and the handler loop. It returns when ctx ends (nil), or
-// intake.ErrTokenRejected.
+// runPoller records updates: in polling mode it competes for the poller
+// lease and, while it holds it, runs the getUpdates intake; in webhook mode
+// it sets the webhook (every poller process, so any of them can receive)
+// and the webhook handler of the HTTP server records what arrives. The
+// lease holder also registers the command menu and keeps broadcast
+// progress messages up to date (in both modes: one process does it). It
+// returns when ctx ends (nil), intake.ErrTokenRejected, or
+// errWebhookRefused.
 func (a *App) runPoller(ctx context.Context) error {
 	log := a.log.With(slog.String("component", "poller"))
-	if err := a.getMe(ctx); err != nil {
+	if err := a.ensureMe(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
+	}
+	if a.cfg.Webhook() {
+		if err := a.setWebhook(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
 	}
 	for {
 		err := a.lease.Acquire(ctx, func(waiting bool) {
@@ -41,9 +54,10 @@ func (a *App) runPoller(ctx context.Context) error {
 		lctx, cancel := context.WithCancelCause(ctx)
 		var wg sync.WaitGroup
 		wg.Go(func() { cancel(a.lease.Hold(lctx)) })
-		wg.Go(func() { cancel(a.poller().Run(lctx)) })
+		if !a.cfg.Webhook() {
+			wg.Go(func() { cancel(a.poller().Run(lctx)) })
+		}
 		if !a.opt.intakeOnly {
-			wg.Go(func() { cancel(a.handleLoop(lctx)) })
 			wg.Go(func() { a.trackBroadcasts(lctx) })
 		}
 		<-lctx.Done()
@@ -67,70 +81,45 @@ func (a *App) runPoller(ctx context.Context) error {
 	}
 }
 
-// poller is the intake loop of this process, wired to its metrics, its
-// /healthz and its handler loop.
+// runHandlersAfterGetMe learns the bot's identity (commands addressed
+// "/cmd@bot", replies to the bot) and then runs the handlers.
+func (a *App) runHandlersAfterGetMe(ctx context.Context) error {
+	if err := a.ensureMe(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	return a.runHandlers(ctx)
+}
+
+// ensureMe runs getMe once per process (the poller and the handlers of
+// role all both need it): a second caller waits for the first's result.
+func (a *App) ensureMe(ctx context.Context) error {
+	a.meMu.Lock()
+	defer a.meMu.Unlock()
+	if a.me.Load() != nil {
+		return nil
+	}
+	if a.meFatal != nil {
+		return a.meFatal
+	}
+	err := a.getMe(ctx)
+	if errors.Is(err, intake.ErrTokenRejected) {
+		a.meFatal = err
+	}
+	return err
+}
+
+// poller is the intake loop of this process, wired to its metrics and its
+// /healthz.
 func (a *App) poller() *intake.Poller {
 	return &intake.Poller{
 		Inbox: a.inbox, Lease: a.lease, Client: a.api, PollTimeout: a.opt.pollTimeout, Log: a.log,
-		Polled: func(t time.Time) { a.lastPoll.Store(t.UnixNano()) },
-		Recorded: func(added int) {
-			a.m.received.Add(float64(added))
-			if added == 0 {
-				return
-			}
-			select {
-			case a.wake <- struct{}{}:
-			default:
-			}
-		},
+		Polled:   func(t time.Time) { a.lastPoll.Store(t.UnixNano()) },
+		Recorded: func(added int) { a.m.received.Add(float64(added)) },
 		Conflict: a.m.conflicts.Inc,
 	}
-}
-
-// handleLoop handles the inbox head by head until ctx ends. The update in
-// progress when ctx ends is finished (within the drain timeout): its
-// handler runs on a context that is not cancelled with ctx.
-func (a *App) handleLoop(ctx context.Context) error {
-	log := a.log.With(slog.String("component", "handler"))
-	errWait := time.Duration(0)
-	fail := func(msg string, err error) error {
-		if errors.Is(err, intake.ErrLeaseLost) {
-			return err
-		}
-		errWait = intake.NextBackoff(errWait)
-		log.Warn(msg, slog.Any("err", err), durationAttr("retry_in", errWait))
-		return intake.SleepCtx(ctx, errWait)
-	}
-	for ctx.Err() == nil {
-		u, ok, err := a.inbox.Head(ctx)
-		if err != nil {
-			if err := fail("inbox: read failed", err); err != nil {
-				return ignoreCanceled(err)
-			}
-			continue
-		}
-		if !ok {
-			t := time.NewTimer(time.Second)
-			select {
-			case <-a.wake:
-			case <-t.C:
-			case <-ctx.Done():
-			}
-			t.Stop()
-			continue
-		}
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opt.drain)
-		err = a.handleOne(hctx, u)
-		cancel()
-		if err != nil {
-			if err := fail("update not handled; will retry", err); err != nil {
-				return ignoreCanceled(err)
-			}
-			continue
-		}
-		errWait = 0
-	}
-	return nil
 }
 
 func ignoreCanceled(err error) error {

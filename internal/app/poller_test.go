@@ -196,7 +196,7 @@ func TestSameBatchTwiceBacksOff(t *testing.T) {
 	h.waitLeader(r)
 	u := h.say(0, ann, "/help")
 	require.Contains(t, h.texts(ann.ID, 1)[0], "Codemojex")
-	h.waitHandled(r, u.ID)
+	h.waitHandled(r, u)
 	raw, err := jsonOf(u)
 	require.NoError(t, err)
 	h.emu.InjectFault(tgemu.HTTPError(http.StatusOK, `{"ok":true,"result":[`+raw+`]}`).For("getUpdates").Times(-1))

@@ -16,6 +16,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -30,9 +31,10 @@ import (
 
 // Roles of a process.
 const (
-	RoleAll    = "all"    // poller and workers
-	RolePoller = "poller" // getUpdates and the handlers
-	RoleWorker = "worker" // notification workers only
+	RoleAll     = "all"     // poller (or webhook receiver), handlers and workers
+	RolePoller  = "poller"  // fetches (getUpdates) or receives (webhook) updates and records them; handles none
+	RoleHandler = "handler" // claims recorded updates, runs the handlers, enqueues replies
+	RoleWorker  = "worker"  // notification workers only
 )
 
 // Config is the whole configuration of a codemojex process.
@@ -56,8 +58,26 @@ type Config struct {
 	// GroupRate is the limit per group in messages/min (TELEGRAM_GROUP_RATE;
 	// Telegram Bot FAQ: 20 messages/min).
 	GroupRate int `env:"TELEGRAM_GROUP_RATE" envDefault:"20"`
-	// Role is all, poller or worker (BOT_ROLE).
+	// Role is all, poller, handler or worker (BOT_ROLE).
 	Role string `env:"BOT_ROLE" envDefault:"all"`
+	// Handlers is the number of updates handled at once per process
+	// (HANDLERS); 0 means DefaultHandlers() for this machine.
+	Handlers int `env:"HANDLERS" envDefault:"0"`
+	// HandlerLease is how long a handler holds a claimed update before
+	// another handler may take it over (HANDLER_LEASE, a Go duration):
+	// after a handler process dies, its updates (and their chats) wait
+	// this long. An update's handling is cut off well before it (at half
+	// of it, or the drain timeout, whichever is shorter).
+	HandlerLease time.Duration `env:"HANDLER_LEASE" envDefault:"30s"`
+	// WebhookURL, when set, switches intake from getUpdates to a webhook
+	// (TELEGRAM_WEBHOOK_URL): setWebhook with this URL, and its path served
+	// on HTTP_ADDR by every poller/all process. http:// is accepted (a local
+	// Bot API server takes it; Telegram itself refuses it, and says so).
+	WebhookURL string `env:"TELEGRAM_WEBHOOK_URL"`
+	// WebhookSecret is setWebhook's secret_token, required with WebhookURL
+	// (TELEGRAM_WEBHOOK_SECRET; 1-256 characters of A-Z a-z 0-9 _ -):
+	// a request without it in X-Telegram-Bot-Api-Secret-Token is refused.
+	WebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET"`
 	// Workers is the number of concurrent senders per process (WORKERS).
 	Workers int `env:"WORKERS" envDefault:"8"`
 	// WorkerLease is how long a worker holds a claimed message before
@@ -387,9 +407,18 @@ func (c Config) validate() error {
 		return &Error{Var: "TELEGRAM_GROUP_RATE", Want: fmt.Sprintf("messages/min per group, 1..6000 (Telegram allows 20); got %d", c.GroupRate)}
 	}
 	switch c.Role {
-	case RoleAll, RolePoller, RoleWorker:
+	case RoleAll, RolePoller, RoleHandler, RoleWorker:
 	default:
-		return &Error{Var: "BOT_ROLE", Want: fmt.Sprintf("one of all, poller, worker; got %q", c.Role)}
+		return &Error{Var: "BOT_ROLE", Want: fmt.Sprintf("one of all, poller, handler, worker; got %q", c.Role)}
+	}
+	if c.Handlers < 0 || c.Handlers > 1024 {
+		return &Error{Var: "HANDLERS", Want: fmt.Sprintf("updates handled at once per process, 1..1024 (0: %d on this machine); got %d", DefaultHandlers(), c.Handlers)}
+	}
+	if c.HandlerLease < time.Second || c.HandlerLease > time.Hour {
+		return &Error{Var: "HANDLER_LEASE", Want: fmt.Sprintf("a duration from 1s to 1h, e.g. 30s; got %v", c.HandlerLease)}
+	}
+	if err := c.validWebhook(); err != nil {
+		return err
 	}
 	if c.Workers < 1 || c.Workers > 256 {
 		return &Error{Var: "WORKERS", Want: fmt.Sprintf("concurrent senders per process, 1..256; got %d", c.Workers)}
@@ -427,8 +456,65 @@ func (c Config) IsAdmin(id int64) bool {
 	return false
 }
 
-// Polls reports whether the role runs getUpdates and the handlers.
+// Polls reports whether the role fetches (getUpdates) or receives (a
+// webhook) updates and records them.
 func (c Config) Polls() bool { return c.Role == RoleAll || c.Role == RolePoller }
+
+// Handles reports whether the role claims recorded updates and runs the
+// handlers.
+func (c Config) Handles() bool { return c.Role == RoleAll || c.Role == RoleHandler }
+
+// Webhook reports whether updates come by webhook (TELEGRAM_WEBHOOK_URL
+// set) rather than getUpdates.
+func (c Config) Webhook() bool { return c.WebhookURL != "" }
+
+// HandlerCount is HANDLERS, or DefaultHandlers() when it is 0.
+func (c Config) HandlerCount() int {
+	if c.Handlers > 0 {
+		return c.Handlers
+	}
+	return DefaultHandlers()
+}
+
+// DefaultHandlers is HANDLERS' default: 8 updates at once per CPU
+// (GOMAXPROCS), at most 64. Handling an update is mostly waiting for
+// Valkey (about six round trips for a command, a few hundred µs each), so
+// one CPU keeps several handlers busy; the benchmark of the intake
+// (internal/app, BenchmarkIntake) measured the throughput flat from 8 per
+// CPU up, and fewer leaves Valkey idle between round trips.
+func DefaultHandlers() int { return min(8*runtime.GOMAXPROCS(0), 64) }
+
+var webhookSecretRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+
+// validWebhook checks TELEGRAM_WEBHOOK_URL (absolute http or https URL
+// with a host) and TELEGRAM_WEBHOOK_SECRET (required with it; Telegram's
+// secret_token alphabet and length).
+func (c Config) validWebhook() error {
+	if c.WebhookURL == "" {
+		return nil
+	}
+	u, err := url.Parse(c.WebhookURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return &Error{Var: "TELEGRAM_WEBHOOK_URL", Want: "an absolute https:// URL (http:// only for a local Bot API server), e.g. https://bot.example.com/telegram/webhook"}
+	}
+	if c.WebhookSecret == "" {
+		return &Error{Var: "TELEGRAM_WEBHOOK_SECRET", Want: "required with TELEGRAM_WEBHOOK_URL: 1-256 characters of A-Z a-z 0-9 _ - (Telegram sends it back in X-Telegram-Bot-Api-Secret-Token)"}
+	}
+	if !webhookSecretRE.MatchString(c.WebhookSecret) {
+		return &Error{Var: "TELEGRAM_WEBHOOK_SECRET", Want: "1-256 characters of A-Z a-z 0-9 _ - (Telegram's secret_token rule)"}
+	}
+	return nil
+}
+
+// WebhookPath is the path of WebhookURL served on HTTP_ADDR ("/" when the
+// URL has none).
+func (c Config) WebhookPath() string {
+	u, err := url.Parse(c.WebhookURL)
+	if err != nil || u.Path == "" {
+		return "/"
+	}
+	return u.Path
+}
 
 // Sends reports whether the role runs notification workers.
 func (c Config) Sends() bool { return c.Role == RoleAll || c.Role == RoleWorker }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -33,6 +34,47 @@ func TestFromEnvDefaults(t *testing.T) {
 	require.False(t, c.IsAdmin(1))
 	require.True(t, c.Polls())
 	require.True(t, c.Sends())
+	require.True(t, c.Handles())
+	require.False(t, c.Webhook())
+	require.Equal(t, config.DefaultHandlers(), c.HandlerCount())
+	require.Positive(t, c.HandlerCount())
+	require.Equal(t, 30*time.Second, c.HandlerLease)
+}
+
+// Each role runs its part: poller records, handler handles, worker sends,
+// all does everything.
+func TestRolesSplitRecordingHandlingAndSending(t *testing.T) {
+	for _, tc := range []struct {
+		role                  string
+		polls, handles, sends bool
+	}{
+		{"all", true, true, true},
+		{"poller", true, false, false},
+		{"handler", false, true, false},
+		{"worker", false, false, true},
+	} {
+		t.Run(tc.role, func(t *testing.T) {
+			c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "BOT_ROLE=" + tc.role, "HANDLERS=3"})
+			require.NoError(t, err)
+			require.Equal(t, [3]bool{tc.polls, tc.handles, tc.sends}, [3]bool{c.Polls(), c.Handles(), c.Sends()})
+			require.Equal(t, 3, c.HandlerCount())
+		})
+	}
+}
+
+// Webhook mode: an http:// URL is accepted (a local Bot API server), the
+// path served is the URL's.
+func TestWebhookURLAndPath(t *testing.T) {
+	for _, tc := range []struct{ url, path string }{
+		{"https://bot.example.com/telegram/hook", "/telegram/hook"},
+		{"http://127.0.0.1:8080/hook", "/hook"},
+		{"https://bot.example.com", "/"},
+	} {
+		c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "TELEGRAM_WEBHOOK_URL=" + tc.url, "TELEGRAM_WEBHOOK_SECRET=s3cret_-X"})
+		require.NoError(t, err)
+		require.True(t, c.Webhook())
+		require.Equal(t, tc.path, c.WebhookPath())
+	}
 }
 
 func TestFromEnvValues(t *testing.T) {
@@ -102,6 +144,13 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"worker lease text", []string{"WORKER_LEASE=soon"}, "WORKER_LEASE"},
 		{"worker lease too long", []string{"WORKER_LEASE=2h"}, "WORKER_LEASE"},
 		{"http addr", []string{"HTTP_ADDR=8080"}, "HTTP_ADDR"},
+		{"handlers negative", []string{"HANDLERS=-1"}, "HANDLERS"},
+		{"handlers too many", []string{"HANDLERS=5000"}, "HANDLERS"},
+		{"handler lease too short", []string{"HANDLER_LEASE=10ms"}, "HANDLER_LEASE"},
+		{"webhook url not http", []string{"TELEGRAM_WEBHOOK_URL=ftp://x/hook", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
+		{"webhook url relative", []string{"TELEGRAM_WEBHOOK_URL=/hook", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
+		{"webhook without a secret", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/hook"}, "TELEGRAM_WEBHOOK_SECRET"},
+		{"webhook secret with a space", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/hook", "TELEGRAM_WEBHOOK_SECRET=a b"}, "TELEGRAM_WEBHOOK_SECRET"},
 		{"log level", []string{"LOG_LEVEL=loud"}, "LOG_LEVEL"},
 		// Values quoted in an error are redacted when they hold the token.
 		{"api url holds the token", []string{"TELEGRAM_API_URL=ftp://x/bot" + token}, "TELEGRAM_API_URL"},

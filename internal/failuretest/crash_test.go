@@ -17,30 +17,30 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 )
 
-// The app's inbox keys (docs/keys.md, tag lanes.DefaultTag): read, not
+// The app's intake keys (docs/keys.md, tag lanes.DefaultTag): read, not
 // written, except the poller lease, whose expiry the crash test brings
 // forward.
 const (
-	inboxQueue   = "{" + lanes.DefaultTag + "}:app:in:queue"
-	inboxHandled = "{" + lanes.DefaultTag + "}:app:in:handled"
-	inboxOffset  = "{" + lanes.DefaultTag + "}:app:in:offset"
-	pollerLease  = "{" + lanes.DefaultTag + "}:app:poller"
+	inboxUnhandled = "{" + lanes.DefaultTag + "}:app:in:rec"
+	inboxOffset    = "{" + lanes.DefaultTag + "}:app:in:offset"
+	pollerLease    = "{" + lanes.DefaultTag + "}:app:poller"
 )
 
 // Group rate of the crash test (messages/min per group): replies in groups
 // carry reply_to_message_id, which ties each reply to its update.
 const crashGroupRate = 1200
 
-// testKilledMidHandling: the whole bot (BOT_ROLE=all) is killed
-// with SIGKILL while it handles a burst of updates it has fetched, and
-// restarted: every update is handled exactly once. Each update is a command
+// testKilledMidHandling: the process handling a burst of updates it has
+// fetched is killed with SIGKILL (split, a BOT_ROLE=handler process beside
+// a poller and a worker process; else the whole bot, BOT_ROLE=all), and
+// another one is started: every update is handled exactly once. Each update is a command
 // in one of several groups, from several users: /play, /guess (the game's
 // attempt counter numbers the guesses actually applied) or /help; every
 // reply answers (reply_to_message_id) the message of its update, so replies
 // are counted per update. Replies are keyed by update and index, so the
 // only duplicates the design allows are sends in flight (delivered, not
 // acknowledged) at the kill.
-func testKilledMidHandling(t *testing.T, bin string) {
+func testKilledMidHandling(t *testing.T, bin string, split bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv := valkeytest.Start(t, valkeytest.Options{})
@@ -72,21 +72,27 @@ func testKilledMidHandling(t *testing.T, bin string) {
 			ups = append(ups, su)
 		}
 	}
-	first, last := ups[0].id, ups[len(ups)-1].id
+	last := ups[len(ups)-1].id
 
 	// Telegram answers each sendMessage 300 ms after taking it: the kill
 	// lands with replies delivered but not acknowledged.
 	emu.InjectFault(tgemu.Delay(300 * time.Millisecond).For("sendMessage").Processed().Times(-1))
-	b1 := startBot(t, bin, "bot-1", "all", srv, emu, groupRate)
+	role := "all"
+	if split {
+		role = "handler"
+		startBot(t, bin, "poller", "poller", srv, emu, groupRate)
+		startBot(t, bin, "worker", "worker", srv, emu, groupRate)
+	}
+	b1 := startBot(t, bin, "bot-1", role, srv, emu, groupRate)
 
 	// Kill as soon as 10 updates are handled: the first getUpdates batch
 	// (all 60) is recorded, most of it not handled yet.
-	killAt := first + 9
+	const killAt = 10
 	var before inboxState
 	var err error
 	for {
 		before, err = readInbox(ctx, p.c)
-		if err == nil && before.Handled >= killAt {
+		if err == nil && before.Offset == last+1 && int64(len(ups))-before.Unhandled >= killAt {
 			break
 		}
 		if b1.Exited() {
@@ -94,7 +100,7 @@ func testKilledMidHandling(t *testing.T, bin string) {
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the bot did not handle %d updates: inbox %+v, err %v", killAt-first+1, before, err)
+			t.Fatalf("the bot did not handle %d updates: inbox %+v, err %v", killAt, before, err)
 		case <-time.After(time.Millisecond):
 		}
 	}
@@ -106,17 +112,18 @@ func testKilledMidHandling(t *testing.T, bin string) {
 	require.NoError(t, err)
 	repliesAtKill := len(emu.AllMessages())
 	unconfirmed := len(emu.PendingUpdates())
-	handledAtKill := atKill.Handled - first + 1
-	t.Logf("kill -9 with %d of %d updates handled (inbox: offset %d, handled mark %d, %d recorded and not handled; %d not confirmed to Telegram); %d replies delivered, %d sends in flight",
-		handledAtKill, len(ups), atKill.Offset, atKill.Handled, atKill.Depth, unconfirmed, repliesAtKill, sendsInFlight)
-	require.Positive(t, atKill.Depth, "the kill landed mid-handling: fetched updates were waiting in the inbox")
-	require.Less(t, atKill.Handled, last, "the kill landed before every update was handled")
+	handledAtKill := int64(len(ups)) - atKill.Unhandled
+	t.Logf("kill -9 of a %s process with %d of %d updates handled (offset %d, %d recorded and not handled; %d not confirmed to Telegram); %d replies delivered, %d sends in flight",
+		role, handledAtKill, len(ups), atKill.Offset, atKill.Unhandled, unconfirmed, repliesAtKill, sendsInFlight)
+	require.Positive(t, atKill.Unhandled, "the kill landed mid-handling: recorded updates were waiting")
 
-	// The dead process's poller lease runs out (15 s) before another
-	// process polls; bring its expiry forward instead of waiting.
-	require.NoError(t, p.c.Do(ctx, p.c.B().Pexpire().Key(pollerLease).Milliseconds(1).Build()).Error())
+	if !split {
+		// The dead process's poller lease runs out (15 s) before another
+		// process polls; bring its expiry forward instead of waiting.
+		require.NoError(t, p.c.Do(ctx, p.c.B().Pexpire().Key(pollerLease).Milliseconds(1).Build()).Error())
+	}
 	t0 := time.Now()
-	b2 := startBot(t, bin, "bot-2", "all", srv, emu, groupRate)
+	b2 := startBot(t, bin, "bot-2", role, srv, emu, groupRate)
 
 	replies := func(u sentUpdate) []tgemu.Message {
 		var out []tgemu.Message
@@ -144,8 +151,8 @@ func testKilledMidHandling(t *testing.T, bin string) {
 	var after inboxState
 	require.NoError(t, poll(ctx, func() bool {
 		after, err = readInbox(ctx, p.c)
-		return err == nil && after.Handled == last && after.Depth == 0
-	}), "the inbox drains: %+v, %v", after, err)
+		return err == nil && after.Offset == last+1 && after.Unhandled == 0
+	}), "every update handled: %+v, %v", after, err)
 	// A lease-expired send would be retried WORKER_LEASE after the kill:
 	// wait that long before counting duplicates.
 	time.Sleep(time.Until(t0.Add(workerLease + 500*time.Millisecond)))

@@ -28,7 +28,8 @@ func TestFailures(t *testing.T) {
 	t.Run("ScriptFlushMidBurst", func(t *testing.T) { testScriptFlush(t, bin) })
 	t.Run("TwoWorkersOneGlobalLimit", func(t *testing.T) { testTwoWorkers(t, bin) })
 	t.Run("ValkeyOutage", func(t *testing.T) { testOutage(t, bin) })
-	t.Run("BotKilledMidHandling", func(t *testing.T) { testKilledMidHandling(t, bin) })
+	t.Run("BotKilledMidHandling", func(t *testing.T) { testKilledMidHandling(t, bin, false) })
+	t.Run("HandlerKilledMidHandling", func(t *testing.T) { testKilledMidHandling(t, bin, true) })
 }
 
 // testWorkerKilled: SIGKILL the only worker process in the middle of a

@@ -34,6 +34,9 @@ const (
 	// workerLease is the bot's WORKER_LEASE: a killed worker's messages are
 	// taken over after this.
 	workerLease = 2 * time.Second
+	// handlerLease is HANDLER_LEASE: how long an update claimed by a killed
+	// handler waits before another handler takes it.
+	handlerLease = 2 * time.Second
 )
 
 // proc is one running bot process and its metrics URL.
@@ -57,6 +60,7 @@ func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu 
 		"TELEGRAM_GROUP_RATE=20",
 		"WORKERS=" + strconv.Itoa(senders),
 		"WORKER_LEASE=" + workerLease.String(),
+		"HANDLER_LEASE=" + handlerLease.String(),
 		"HTTP_ADDR=" + addr,
 		"LOG_LEVEL=info",
 	}
@@ -302,28 +306,24 @@ type sentUpdate struct {
 
 var attemptRE = regexp.MustCompile(`attempt (\d+)/\d+`)
 
-// inboxState is the app's inbox as stored in Valkey.
+// inboxState is the app's intake as stored in Valkey: the getUpdates
+// offset (-1 before any) and the updates recorded and not yet handled.
 type inboxState struct {
-	Offset, Handled, Depth int64
+	Offset, Unhandled int64
 }
 
 func readInbox(ctx context.Context, c valkey.Client) (inboxState, error) {
 	var st inboxState
-	var err error
-	get := func(key string) (int64, error) {
-		v, err := c.Do(ctx, c.B().Get().Key(key).Build()).AsInt64()
-		if valkey.IsValkeyNil(err) {
-			return -1, nil
-		}
-		return v, err
-	}
-	if st.Offset, err = get(inboxOffset); err != nil {
+	v, err := c.Do(ctx, c.B().Get().Key(inboxOffset).Build()).AsInt64()
+	switch {
+	case valkey.IsValkeyNil(err):
+		st.Offset = -1
+	case err != nil:
 		return st, err
+	default:
+		st.Offset = v
 	}
-	if st.Handled, err = get(inboxHandled); err != nil {
-		return st, err
-	}
-	st.Depth, err = c.Do(ctx, c.B().Llen().Key(inboxQueue).Build()).AsInt64()
+	st.Unhandled, err = c.Do(ctx, c.B().Zcard().Key(inboxUnhandled).Build()).AsInt64()
 	return st, err
 }
 

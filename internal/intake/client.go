@@ -153,3 +153,29 @@ func (c *Client) do(ctx context.Context, method string, form url.Values, result 
 	}
 	return nil
 }
+
+// SetWebhook sets the bot's webhook: Telegram POSTs each update to url
+// with header X-Telegram-Bot-Api-Secret-Token: secret, for the update
+// types in allowed (setWebhook's allowed_updates; never
+// drop_pending_updates: updates queued for getUpdates are delivered to the
+// webhook). Errors as GetUpdates; Telegram refuses a URL it cannot use
+// with a 400 *APIError ("Bad Request: bad webhook: An HTTPS URL must be
+// provided for webhook").
+func (c *Client) SetWebhook(ctx context.Context, url, secret string, allowed []string) error {
+	form := urlValues("url", url, "secret_token", secret)
+	b, err := json.Marshal(allowed)
+	if err != nil {
+		return fmt.Errorf("setWebhook: %w", err)
+	}
+	form.Set("allowed_updates", string(b))
+	var ok bool
+	return c.do(ctx, "setWebhook", form, &ok)
+}
+
+func urlValues(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return v
+}

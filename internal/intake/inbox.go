@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -8,9 +9,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/luascript"
 )
 
@@ -34,34 +37,38 @@ func leaseErr(err error) error {
 }
 
 // Update is one update as fetched: its id and its JSON, kept verbatim so
-// the inbox holds exactly what Telegram sent.
+// the queue holds exactly what Telegram sent.
 type Update struct {
 	ID   int64
 	JSON json.RawMessage
-	// Rebase, when > 0, marks an inbox entry that is not an update but the
-	// start of re-base number Rebase (see record.lua): the updates after
-	// it are in the server's new update_id space.
-	Rebase int64
 }
 
-// Inbox is the durable record of fetched updates in Valkey (see the package
-// doc): offset, queue, handled mark, journals, and the poller's lease and
-// heartbeat as /healthz reads them. Every Valkey command of the intake is a
-// method of Inbox or Lease. Safe for concurrent use.
+// Inbox is the durable record of updates in Valkey (see the package doc):
+// the getUpdates offset and re-base epoch, the update queue (a lanes queue,
+// QueueName, one lane per chat), the per-lane handled marks, the recorded
+// times, journals, and the poller's lease and heartbeat as /healthz reads
+// them. Every Valkey command of the intake is a method of Inbox or Lease.
+// Safe for concurrent use.
 type Inbox struct {
-	c                     valkey.Client
-	keys                  Keys
-	record, finish, epoch *valkey.Lua
+	c                   valkey.Client
+	store               *lanes.Store
+	keys                Keys
+	offset, rebase, fin *valkey.Lua
+	now                 func() time.Time
 }
 
-// NewInbox returns the inbox under hash tag tag, on client c.
-func NewInbox(c valkey.Client, tag string) *Inbox {
-	return &Inbox{c: c, keys: Keys{tag: tag}, record: luascript.Must(luaFS, "record"), finish: luascript.Must(luaFS, "finish"),
-		epoch: luascript.Must(luaFS, "epoch")}
+// NewInbox returns the inbox under hash tag tag, on client c, with the
+// update queue on store (built with StoreOptions and lanes.WithTag(tag)).
+func NewInbox(c valkey.Client, store *lanes.Store, tag string) *Inbox {
+	return &Inbox{c: c, store: store, keys: Keys{tag: tag}, offset: luascript.Must(luaFS, "offset"),
+		rebase: luascript.Must(luaFS, "rebase"), fin: luascript.Must(luaFS, "done"), now: time.Now}
 }
 
 // Keys returns the inbox's key builder (tests read the keys it writes).
 func (in *Inbox) Keys() Keys { return in.keys }
+
+// Store returns the update queue's lanes store.
+func (in *Inbox) Store() *lanes.Store { return in.store }
 
 // Offset returns the getUpdates offset to send: the last recorded update_id
 // + 1, or 0 when nothing was ever recorded.
@@ -76,142 +83,294 @@ func (in *Inbox) Offset(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
-// Record appends the updates (in update_id order) whose id is at or above
-// the stored offset and advances the offset, atomically, only while token
-// holds the poller lease. It returns how many were new and the next offset.
-// Errors: ErrLeaseLost (nothing written), the server's error.
-func (in *Inbox) Record(ctx context.Context, token string, ups []Update) (int, int64, error) {
-	added, off, _, err := in.exec(ctx, token, "", ups)
-	return added, off, err
-}
-
-// Rebase records a batch that lies entirely below the stored offset, handed
-// out again because the server ignored the offset (its update_id sequence
-// was reset): after a re-base marker, every update of the batch is appended
-// and the offset is set past it, atomically, only while token holds the
-// lease. It returns the next offset and the re-base number. Errors:
-// ErrLeaseLost, an error when the batch is not entirely below the offset
-// (nothing written either way), the server's error.
-func (in *Inbox) Rebase(ctx context.Context, token string, ups []Update) (int64, int64, error) {
-	_, off, epoch, err := in.exec(ctx, token, "rebase", ups)
-	return off, epoch, err
-}
-
-// exec runs record.lua in mode ("" or "rebase"); it returns the updates
-// added, the next offset and the re-base number (0 in record mode).
-func (in *Inbox) exec(ctx context.Context, token, mode string, ups []Update) (int, int64, int64, error) {
-	args := make([]string, 0, 2+2*len(ups))
-	args = append(args, token, mode)
-	for _, u := range ups {
-		args = append(args, strconv.FormatInt(u.ID, 10), string(u.JSON))
-	}
-	keys := []string{in.keys.Lease(), in.keys.Offset(), in.keys.Queue(), in.keys.Rebases()}
-	v, err := in.record.Exec(ctx, in.c, keys, args).ToArray()
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("intake: record updates: %w", leaseErr(err))
-	}
-	if len(v) != 3 {
-		return 0, 0, 0, fmt.Errorf("intake: record updates: unexpected reply of %d elements", len(v))
-	}
-	added, _ := v[0].AsInt64()
-	next, _ := v[1].ToString()
-	off, _ := strconv.ParseInt(next, 10, 64)
-	epoch, _ := v[2].AsInt64()
-	return int(added), off, epoch, nil
-}
-
-// StartEpoch pops the re-base marker of epoch at the inbox head, resets the
-// handled mark and makes epoch the handler's, atomically, only while token
-// holds the lease (see epoch.lua). Errors: ErrLeaseLost, the server's error.
-func (in *Inbox) StartEpoch(ctx context.Context, token string, epoch int64) error {
-	keys := []string{in.keys.Lease(), in.keys.Queue(), in.keys.Handled(), in.keys.Epoch()}
-	if err := in.epoch.Exec(ctx, in.c, keys, []string{token, strconv.FormatInt(epoch, 10)}).Error(); err != nil {
-		return fmt.Errorf("intake: start update epoch %d: %w", epoch, leaseErr(err))
-	}
-	return nil
-}
-
-// Mark returns the highest update_id handled in the current epoch (-1 when
-// none) and that epoch (0 before any re-base), in one MGET.
-func (in *Inbox) Mark(ctx context.Context) (handled, epoch int64, err error) {
-	vs, err := in.c.Do(ctx, in.c.B().Mget().Key(in.keys.Handled(), in.keys.Epoch()).Build()).ToArray()
-	if err != nil {
-		return 0, 0, fmt.Errorf("intake: inbox handled mark: %w", err)
-	}
-	handled, epoch = -1, 0
-	if len(vs) == 2 {
-		if v, err := vs[0].AsInt64(); err == nil {
-			handled = v
-		}
-		if v, err := vs[1].AsInt64(); err == nil {
-			epoch = v
-		}
-	}
-	return handled, epoch, nil
-}
-
-// Head returns the oldest recorded update not yet handled; ok is false when
-// the inbox is empty.
-func (in *Inbox) Head(ctx context.Context) (u Update, ok bool, err error) {
-	s, err := in.c.Do(ctx, in.c.B().Lindex().Key(in.keys.Queue()).Index(0).Build()).ToString()
+// Epoch returns the current re-base epoch (0 before any re-base).
+func (in *Inbox) Epoch(ctx context.Context) (int64, error) {
+	v, err := in.c.Do(ctx, in.c.B().Get().Key(in.keys.Rebases()).Build()).AsInt64()
 	if valkey.IsValkeyNil(err) {
-		return Update{}, false, nil
+		return 0, nil
 	}
 	if err != nil {
-		return Update{}, false, fmt.Errorf("intake: inbox head: %w", err)
-	}
-	idStr, body, _ := strings.Cut(s, "\n")
-	if idStr == "rebase" {
-		if e, perr := strconv.ParseInt(body, 10, 64); perr == nil && e > 0 {
-			return Update{ID: -1, Rebase: e}, true, nil
-		}
-	}
-	id, perr := strconv.ParseInt(idStr, 10, 64)
-	if perr != nil {
-		// Not written by record.lua; handled as a poison entry by the caller.
-		return Update{ID: -1, JSON: json.RawMessage(s)}, true, nil
-	}
-	return Update{ID: id, JSON: json.RawMessage(body)}, true, nil
-}
-
-// Handled returns the highest update_id handled (-1 when none).
-func (in *Inbox) Handled(ctx context.Context) (int64, error) {
-	v, err := in.c.Do(ctx, in.c.B().Get().Key(in.keys.Handled()).Build()).AsInt64()
-	if valkey.IsValkeyNil(err) {
-		return -1, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("intake: inbox handled mark: %w", err)
+		return 0, fmt.Errorf("intake: update epoch: %w", err)
 	}
 	return v, nil
 }
 
-// Finish marks update id handled: pops it from the inbox head, raises the
-// handled mark and deletes its journal, atomically, only while token holds
-// the lease. Errors: ErrLeaseLost, the server's error.
-func (in *Inbox) Finish(ctx context.Context, token string, id int64) error {
-	keys := []string{in.keys.Lease(), in.keys.Queue(), in.keys.Handled(), in.keys.Journal(id)}
-	if err := in.finish.Exec(ctx, in.c, keys, []string{token, strconv.FormatInt(id, 10)}).Error(); err != nil {
-		return fmt.Errorf("intake: finish update %d: %w", id, leaseErr(err))
-	}
-	return nil
-}
-
-// Drop pops a malformed head entry (one that is not "<id>\n<json>").
-func (in *Inbox) Drop(ctx context.Context, entry string) error {
-	if err := in.c.Do(ctx, in.c.B().Lrem().Key(in.keys.Queue()).Count(1).Element(entry).Build()).Error(); err != nil {
-		return fmt.Errorf("intake: drop inbox entry: %w", err)
-	}
-	return nil
-}
-
-// Depth returns how many recorded updates wait to be handled.
-func (in *Inbox) Depth(ctx context.Context) (int64, error) {
-	n, err := in.c.Do(ctx, in.c.B().Llen().Key(in.keys.Queue()).Build()).AsInt64()
+// Record puts the updates (in update_id order) whose id is at or above the
+// stored offset on the update queue, then advances the offset past them
+// (only while token holds the poller lease): nothing is confirmed to
+// Telegram before it is on the queue. Recording the same update again (a
+// batch fetched again after a crash between the two steps) adds nothing
+// while its job waits or runs, and is skipped by the handler (the lane's
+// handled mark) after. It returns how many jobs were new and the next
+// offset. Errors: ErrLeaseLost (the offset is not moved), lanes.ErrInvalid
+// for an update over MaxUpdateBytes (nothing written), the server's error.
+func (in *Inbox) Record(ctx context.Context, token string, ups []Update) (int, int64, error) {
+	off, epoch, err := in.pollState(ctx, token)
 	if err != nil {
-		return 0, fmt.Errorf("intake: inbox depth: %w", err)
+		return 0, 0, err
 	}
-	return n, nil
+	fresh := ups[:0:0]
+	for _, u := range ups {
+		if u.ID >= off {
+			fresh = append(fresh, u)
+		}
+	}
+	if len(fresh) == 0 {
+		return 0, off, nil
+	}
+	added, err := in.enqueue(ctx, epoch, fresh)
+	if err != nil {
+		return 0, 0, err
+	}
+	next, err := in.setOffset(ctx, token, "", fresh[len(fresh)-1].ID+1)
+	return added, next, err
+}
+
+// pollState reads the offset and the epoch and checks that token holds the
+// poller lease, in one MGET: a poller that lost its lease enqueues nothing
+// (and, should it lose the lease right after, its offset write is fenced;
+// what it enqueued is recorded once all the same).
+func (in *Inbox) pollState(ctx context.Context, token string) (off, epoch int64, err error) {
+	vs, err := in.c.Do(ctx, in.c.B().Mget().Key(in.keys.Lease(), in.keys.Offset(), in.keys.Rebases()).Build()).ToArray()
+	if err == nil && len(vs) != 3 {
+		err = fmt.Errorf("MGET answered %d values, want 3", len(vs))
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("intake: inbox offset: %w", err)
+	}
+	if holder, _ := vs[0].ToString(); holder != token {
+		return 0, 0, fmt.Errorf("%w: held by %q", ErrLeaseLost, holder)
+	}
+	off, _ = vs[1].AsInt64()
+	epoch, _ = vs[2].AsInt64()
+	return off, epoch, nil
+}
+
+// Rebase records a batch that lies entirely below the stored offset, handed
+// out again because the server ignored the offset (its update_id sequence
+// was reset): it begins re-base E (rebase.lua; a re-base begun before a
+// crash is resumed with its E), puts the batch on the update queue in epoch
+// E, then sets the offset past the batch, only while token holds the lease.
+// It returns the next offset and E. Errors: ErrLeaseLost, an error when
+// the batch is not entirely below the offset (nothing written either way),
+// the server's error.
+func (in *Inbox) Rebase(ctx context.Context, token string, ups []Update) (int64, int64, error) {
+	args := make([]string, 0, 1+len(ups))
+	args = append(args, token)
+	for _, u := range ups {
+		args = append(args, strconv.FormatInt(u.ID, 10))
+	}
+	keys := []string{in.keys.Lease(), in.keys.Offset(), in.keys.Rebases(), in.keys.Rebasing()}
+	epoch, err := in.rebase.Exec(ctx, in.c, keys, args).AsInt64()
+	if err != nil {
+		return 0, 0, fmt.Errorf("intake: begin re-base: %w", leaseErr(err))
+	}
+	if _, err := in.enqueue(ctx, epoch, ups); err != nil {
+		return 0, 0, err
+	}
+	next, err := in.setOffset(ctx, token, "rebase", ups[len(ups)-1].ID+1)
+	return next, epoch, err
+}
+
+// Accept records updates received by a webhook (no offset, no lease: any
+// number of processes receive): each is put on the update queue in the
+// current epoch, and an update_id received again (Telegram resends after a
+// timeout or an error answer) adds nothing while its job waits or runs, and
+// is skipped by the handler after. It returns how many jobs were new.
+// Errors: lanes.ErrInvalid for an update over MaxUpdateBytes (nothing
+// written), the server's error (the caller answers 500, so Telegram sends
+// it again).
+func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
+	epoch, err := in.Epoch(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return in.enqueue(ctx, epoch, ups)
+}
+
+// enqueue puts ups on the update queue in epoch (one job per update, its
+// id JobID(epoch, update_id), on lane LaneOf) and records their recorded
+// times (ZADD NX: a repeat keeps the first).
+func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, error) {
+	now := in.now()
+	items := make([]lanes.Item, len(ups))
+	zadd := in.c.B().Zadd().Key(in.keys.Recorded()).Nx().ScoreMember()
+	for i, u := range ups {
+		items[i] = lanes.Item{Group: LaneOf(u.JSON), ID: JobID(epoch, u.ID), Payload: payload(now, u.JSON)}
+		zadd = zadd.ScoreMember(float64(now.UnixMilli()), string(items[i].ID))
+	}
+	res, err := in.store.EnqueueBatch(ctx, QueueName, items)
+	if err != nil {
+		return 0, fmt.Errorf("intake: record updates: %w", err)
+	}
+	if err := in.c.Do(ctx, zadd.Build()).Error(); err != nil {
+		return 0, fmt.Errorf("intake: record update times: %w", err)
+	}
+	return res.Added, nil
+}
+
+func (in *Inbox) setOffset(ctx context.Context, token, mode string, next int64) (int64, error) {
+	keys := []string{in.keys.Lease(), in.keys.Offset(), in.keys.Rebasing()}
+	s, err := in.offset.Exec(ctx, in.c, keys, []string{token, mode, strconv.FormatInt(next, 10)}).ToString()
+	if err != nil {
+		return 0, fmt.Errorf("intake: advance offset: %w", leaseErr(err))
+	}
+	off, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("intake: advance offset: unexpected reply %q", s)
+	}
+	return off, nil
+}
+
+// Claimed is an update claimed from the update queue by a handler.
+type Claimed struct {
+	// Job is the lanes job (its lease settles the update).
+	Job lanes.Job
+	// Lane is the update's lane (its chat, see LaneOf).
+	Lane string
+	// Epoch and ID are the update's re-base epoch and update_id.
+	Epoch, ID int64
+	// JSON is the update as Telegram sent it.
+	JSON json.RawMessage
+	// Recorded is when it was recorded (the recording process's clock, ms).
+	Recorded time.Time
+}
+
+// ErrMalformed is wrapped by Claim's per-update error for a job that is
+// not an update the intake wrote (see Claimed); the caller dead-letters it.
+var ErrMalformed = errors.New("intake: malformed update job")
+
+// Claim claims up to max updates of one lane (lanes' weighted rotation: a
+// lane of weight w gets up to w per turn), each held for lease. It returns
+// the updates in order, with a per-update decoding error (ErrMalformed)
+// where a job is not one the intake wrote, and, when nothing was claimable,
+// how long until something may be (lanes.Claimed.RetryIn). Errors: the
+// server's.
+func (in *Inbox) Claim(ctx context.Context, lease time.Duration, max int) ([]Claimed, []error, time.Duration, error) {
+	c, err := in.store.Claim(ctx, lanes.ClaimRequest{Queues: []string{QueueName}, Lease: lease, Max: max})
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("intake: claim updates: %w", err)
+	}
+	out := make([]Claimed, len(c.Jobs))
+	errs := make([]error, len(c.Jobs))
+	for i, j := range c.Jobs {
+		out[i] = Claimed{Job: j, Lane: j.Group}
+		epoch, id, err := parseJobID(j.ID)
+		if err != nil {
+			errs[i] = fmt.Errorf("%w: %v", ErrMalformed, err)
+			continue
+		}
+		out[i].Epoch, out[i].ID = epoch, id
+		head, body, ok := bytes.Cut(j.Payload, []byte("\n"))
+		ms, perr := strconv.ParseInt(string(head), 10, 64)
+		if !ok || perr != nil {
+			errs[i] = fmt.Errorf("%w: job %s: no recorded time", ErrMalformed, j.ID)
+			continue
+		}
+		out[i].Recorded, out[i].JSON = time.UnixMilli(ms), json.RawMessage(body)
+	}
+	return out, errs, c.RetryIn, nil
+}
+
+// Handled reports whether u was handled already: its lane's handled mark
+// is at or beyond (u.Epoch, u.ID) (the update was recorded again after it
+// was handled). Errors: the server's.
+func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
+	e, id, err := in.Mark(ctx, u.Lane)
+	if err != nil {
+		return false, err
+	}
+	return e > u.Epoch || (e == u.Epoch && id >= u.ID), nil
+}
+
+// Finish settles a handled update: raises its lane's handled mark, forgets
+// its recorded time and drops its journal (done.lua), then acks its job.
+// Errors: lanes.ErrStaleLease (wrapped) when the job's lease had expired
+// (the update may run again elsewhere; the mark makes that a no-op), the
+// server's.
+func (in *Inbox) Finish(ctx context.Context, u Claimed) error {
+	if err := in.done(ctx, u, true); err != nil {
+		return err
+	}
+	if err := in.store.Ack(ctx, u.Job.Lease); err != nil {
+		return fmt.Errorf("intake: finish update %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+func (in *Inbox) done(ctx context.Context, u Claimed, handled bool) error {
+	raise := "0"
+	if handled {
+		raise = "1"
+	}
+	keys := []string{in.keys.Done(), in.keys.Recorded(), in.keys.Journal(u.ID)}
+	args := []string{u.Lane, strconv.FormatInt(u.Epoch, 10), strconv.FormatInt(u.ID, 10), string(u.Job.ID), raise}
+	if err := in.fin.Exec(ctx, in.c, keys, args).Error(); err != nil {
+		return fmt.Errorf("intake: finish update %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// Retry records a failed attempt at u with reason (a handler panic, an
+// infrastructure error): the update is tried again after delay, its lane
+// parked meanwhile so the chat's later updates wait behind it, and past the
+// queue's MaxAttempts it is dead-lettered with reason (dead is true) and its
+// lane goes on. Errors: lanes.ErrStaleLease (wrapped), the server's.
+func (in *Inbox) Retry(ctx context.Context, u Claimed, delay time.Duration, reason string) (dead bool, err error) {
+	out, err := in.store.Nack(ctx, u.Job.Lease, delay, reason)
+	if err != nil {
+		return false, fmt.Errorf("intake: retry update %d: %w", u.ID, err)
+	}
+	if out != lanes.DeadLettered {
+		return false, nil
+	}
+	return true, in.done(ctx, u, false)
+}
+
+// Dead dead-letters u at once with reason (it can never succeed, e.g. it
+// does not decode). Errors as Retry.
+func (in *Inbox) Dead(ctx context.Context, u Claimed, reason string) error {
+	if err := in.store.Dead(ctx, u.Job.Lease, reason); err != nil {
+		return fmt.Errorf("intake: dead-letter update %d: %w", u.ID, err)
+	}
+	return in.done(ctx, u, false)
+}
+
+// Release gives u back unhandled without using an attempt (a shutdown).
+// Errors as Retry.
+func (in *Inbox) Release(ctx context.Context, u Claimed) error {
+	if err := in.store.Release(ctx, u.Job.Lease); err != nil {
+		return fmt.Errorf("intake: release update %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// Backlog is the update queue's state for metrics.
+type Backlog struct {
+	// Pending updates wait on their lanes (incl. retries); InFlight are
+	// being handled; Dead are dead-lettered (kept for /dlq).
+	Pending, InFlight, Dead int
+	// Oldest is when the oldest update not yet handled was recorded (zero
+	// when none).
+	Oldest time.Time
+}
+
+// Backlog reads the update queue's counts (lanes Stats) and the oldest
+// recorded time. Errors: the server's.
+func (in *Inbox) Backlog(ctx context.Context) (Backlog, error) {
+	st, err := in.store.Inspector().Stats(ctx, QueueName, 0)
+	if err != nil {
+		return Backlog{}, fmt.Errorf("intake: update queue stats: %w", err)
+	}
+	b := Backlog{Pending: st.Pending, InFlight: st.InFlight, Dead: st.Dead}
+	zs, err := in.c.Do(ctx, in.c.B().Zrange().Key(in.keys.Recorded()).Min("0").Max("0").Withscores().Build()).AsZScores()
+	if err != nil {
+		return Backlog{}, fmt.Errorf("intake: oldest update: %w", err)
+	}
+	if len(zs) > 0 {
+		b.Oldest = time.UnixMilli(int64(zs[0].Score))
+	}
+	return b, nil
 }
 
 // PollerState reads the poller lease's holder ("" when free) and the token
@@ -228,4 +387,33 @@ func (in *Inbox) PollerState(ctx context.Context) (holder, polled string, err er
 	holder, _ = vals[0].ToString() // "" when the lease is free
 	polled, _ = vals[1].ToString()
 	return holder, polled, nil
+}
+
+// Mark returns lane's handled mark: the epoch and update_id of the last
+// update handled on it (id -1 when none). Errors: the server's.
+func (in *Inbox) Mark(ctx context.Context, lane string) (epoch, id int64, err error) {
+	v, err := in.c.Do(ctx, in.c.B().Hget().Key(in.keys.Done()).Field(lane).Build()).ToString()
+	if valkey.IsValkeyNil(err) {
+		return 0, -1, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("intake: handled mark of lane %s: %w", lane, err)
+	}
+	es, is, _ := strings.Cut(v, ":")
+	e, err1 := strconv.ParseInt(es, 10, 64)
+	n, err2 := strconv.ParseInt(is, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, -1, nil
+	}
+	return e, n, nil
+}
+
+// Unhandled returns how many recorded updates are not yet handled (nor
+// dead-lettered). Errors: the server's.
+func (in *Inbox) Unhandled(ctx context.Context) (int64, error) {
+	n, err := in.c.Do(ctx, in.c.B().Zcard().Key(in.keys.Recorded()).Build()).AsInt64()
+	if err != nil {
+		return 0, fmt.Errorf("intake: unhandled updates: %w", err)
+	}
+	return n, nil
 }

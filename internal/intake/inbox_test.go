@@ -2,15 +2,17 @@ package intake_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/intake"
 )
 
-// Record appends only updates at or above the stored offset, advances the
-// offset, and writes nothing without the lease; Finish pops the head,
-// raises the handled mark and drops the journal.
+// Record enqueues only updates at or above the stored offset, advances the
+// offset after, and writes nothing without the lease; a claimed update
+// round-trips its JSON; Finish raises the lane's handled mark and drops
+// the journal, so the same update recorded again is recognised as handled.
 func TestInboxRecordsOnceAndFinishesUnderTheLease(t *testing.T) {
 	t.Parallel()
 	in, lease := newInbox(t)
@@ -21,6 +23,9 @@ func TestInboxRecordsOnceAndFinishesUnderTheLease(t *testing.T) {
 	off, err := in.Offset(ctx)
 	require.NoError(t, err)
 	require.Zero(t, off)
+	n, err := in.Unhandled(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
 
 	require.NoError(t, lease.Acquire(ctx, func(bool) {}))
 	added, next, err := in.Record(ctx, lease.Token(), []intake.Update{update(1), update(2)})
@@ -30,45 +35,74 @@ func TestInboxRecordsOnceAndFinishesUnderTheLease(t *testing.T) {
 	added, _, err = in.Record(ctx, lease.Token(), []intake.Update{update(2), update(3)})
 	require.NoError(t, err)
 	require.Equal(t, 1, added, "update 2 was recorded already")
-	depth, err := in.Depth(ctx)
+	n, err = in.Unhandled(ctx)
 	require.NoError(t, err)
-	require.EqualValues(t, 3, depth)
+	require.EqualValues(t, 3, n)
 
-	head, ok, err := in.Head(ctx)
+	ups, errs, _, err := in.Claim(ctx, time.Minute, 1)
 	require.NoError(t, err)
-	require.True(t, ok)
-	require.EqualValues(t, 1, head.ID)
-	require.JSONEq(t, string(update(1).JSON), string(head.JSON))
+	require.Len(t, ups, 1)
+	require.NoError(t, errs[0])
+	u := ups[0]
+	require.EqualValues(t, 1, u.ID, "a lane is handled in update_id order")
+	require.Equal(t, "0", u.Lane, "no chat, no user: lane 0")
+	require.JSONEq(t, string(update(1).JSON), string(u.JSON))
+	require.WithinDuration(t, time.Now(), u.Recorded, time.Minute)
+	done, err := in.Handled(ctx, u)
+	require.NoError(t, err)
+	require.False(t, done)
 
 	require.NoError(t, in.SaveJournal(ctx, 1, "pre", "-", "out", "[]"))
 	j, err := in.LoadJournal(ctx, 1)
 	require.NoError(t, err)
 	require.Equal(t, intake.Journal{Exists: true, Pre: "-", Out: "[]"}, j)
-
-	require.NoError(t, in.Finish(ctx, lease.Token(), 1))
-	handled, err := in.Handled(ctx)
+	require.NoError(t, in.Finish(ctx, u))
+	_, mark, err := in.Mark(ctx, "0")
 	require.NoError(t, err)
-	require.EqualValues(t, 1, handled)
+	require.EqualValues(t, 1, mark)
 	j, err = in.LoadJournal(ctx, 1)
 	require.NoError(t, err)
 	require.False(t, j.Exists, "the journal is dropped once the update is handled")
-	head, _, err = in.Head(ctx)
+	n, err = in.Unhandled(ctx)
 	require.NoError(t, err)
-	require.EqualValues(t, 2, head.ID)
+	require.EqualValues(t, 2, n)
+
+	// Recorded again after it was handled (a webhook resend): enqueued,
+	// but its lane's handled mark says it was handled.
+	added, err = in.Accept(ctx, []intake.Update{update(1)})
+	require.NoError(t, err)
+	require.Equal(t, 1, added)
+	ups, _, _, err = in.Claim(ctx, time.Minute, 5)
+	require.NoError(t, err)
+	require.Len(t, ups, 1, "weight 1: one update of the lane per turn")
+	require.EqualValues(t, 1, ups[0].ID, "back at its place, before 2 and 3")
+	done, err = in.Handled(ctx, ups[0])
+	require.NoError(t, err)
+	require.True(t, done, "handled before")
+	require.NoError(t, in.Finish(ctx, ups[0]))
+	ups, _, _, err = in.Claim(ctx, time.Minute, 5)
+	require.NoError(t, err)
+	require.Len(t, ups, 1)
+	require.EqualValues(t, 2, ups[0].ID)
+	done, err = in.Handled(ctx, ups[0])
+	require.NoError(t, err)
+	require.False(t, done)
 
 	lease.Release(ctx)
-	require.ErrorIs(t, in.Finish(ctx, lease.Token(), 2), intake.ErrLeaseLost, "released: the inbox is fenced")
+	_, _, err = in.Record(ctx, lease.Token(), []intake.Update{update(4)})
+	require.ErrorIs(t, err, intake.ErrLeaseLost, "released: the offset is fenced")
 	holder, polled, err := in.PollerState(ctx)
 	require.NoError(t, err)
 	require.Empty(t, holder)
 	require.Empty(t, polled)
 }
 
-// Rebase follows a server whose update_id sequence went down: it writes a
-// marker and the lower batch and sets the offset past it, atomically and
-// only when the whole batch is below the offset; StartEpoch pops the marker
-// and resets the handled mark, so the lower id is not taken for one handled
-// already.
+// Rebase follows a server whose update_id sequence went down: only when the
+// whole batch is below the offset, it begins epoch E, enqueues the lower
+// batch in it and sets the offset past it; an update of the new epoch is
+// not taken for one handled already, however low its id. A re-base begun
+// and not ended (a crash before the offset was set) resumes with the same
+// epoch.
 func TestInboxRebaseStartsAnEpochBelowTheOffset(t *testing.T) {
 	t.Parallel()
 	in, lease := newInbox(t)
@@ -76,7 +110,9 @@ func TestInboxRebaseStartsAnEpochBelowTheOffset(t *testing.T) {
 	require.NoError(t, lease.Acquire(ctx, func(bool) {}))
 	_, _, err := in.Record(ctx, lease.Token(), []intake.Update{update(900000000)})
 	require.NoError(t, err)
-	require.NoError(t, in.Finish(ctx, lease.Token(), 900000000))
+	ups, _, _, err := in.Claim(ctx, time.Minute, 1)
+	require.NoError(t, err)
+	require.NoError(t, in.Finish(ctx, ups[0]))
 
 	_, _, err = in.Rebase(ctx, lease.Token(), []intake.Update{update(120000000), update(900000001)})
 	require.Error(t, err, "a batch not entirely below the offset is no reset")
@@ -88,26 +124,73 @@ func TestInboxRebaseStartsAnEpochBelowTheOffset(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 120000001, next)
 	require.EqualValues(t, 1, epoch)
-	head, ok, err := in.Head(ctx)
+	ups, _, _, err = in.Claim(ctx, time.Minute, 1)
 	require.NoError(t, err)
-	require.True(t, ok)
-	require.EqualValues(t, 1, head.Rebase, "the marker comes first")
+	require.Len(t, ups, 1)
+	require.EqualValues(t, 120000000, ups[0].ID)
+	require.EqualValues(t, 1, ups[0].Epoch)
+	done, err := in.Handled(ctx, ups[0])
+	require.NoError(t, err)
+	require.False(t, done, "a new epoch: not taken for a handled update")
+	require.NoError(t, in.Finish(ctx, ups[0]))
+	e, mark, err := in.Mark(ctx, "0")
+	require.NoError(t, err)
+	require.Equal(t, [2]int64{1, 120000000}, [2]int64{e, mark})
 
-	handled, e, err := in.Mark(ctx)
+	// A crash between enqueueing a re-based batch and setting the offset:
+	// the same batch is handed out again and re-based in the same epoch.
+	c := valkeyClient(t)
+	require.NoError(t, c.Do(ctx, c.B().Set().Key(in.Keys().Offset()).Value("900000001").Build()).Error())
+	require.NoError(t, c.Do(ctx, c.B().Set().Key(in.Keys().Rebasing()).Value("1").Build()).Error())
+	_, epoch, err = in.Rebase(ctx, lease.Token(), []intake.Update{update(120000000)})
 	require.NoError(t, err)
-	require.EqualValues(t, 900000000, handled)
-	require.Zero(t, e)
-	require.NoError(t, in.StartEpoch(ctx, lease.Token(), 1))
-	handled, e, err = in.Mark(ctx)
+	require.EqualValues(t, 1, epoch, "resumed, not a second epoch")
+	ups, _, _, err = in.Claim(ctx, time.Minute, 1)
 	require.NoError(t, err)
-	require.EqualValues(t, -1, handled, "the handled mark starts afresh")
-	require.EqualValues(t, 1, e)
-	head, _, err = in.Head(ctx)
+	require.Len(t, ups, 1, "enqueued again")
+	done, err = in.Handled(ctx, ups[0])
 	require.NoError(t, err)
-	require.EqualValues(t, 120000000, head.ID)
-	require.Zero(t, head.Rebase)
+	require.True(t, done, "and recognised as handled")
 
 	lease.Release(ctx)
 	_, _, err = in.Rebase(ctx, lease.Token(), []intake.Update{update(5)})
 	require.ErrorIs(t, err, intake.ErrLeaseLost, "released: the inbox is fenced")
+}
+
+// Retry dead-letters an update that failed MaxAttempts times, with its
+// reason, and forgets it as unhandled; its lane goes on with the next.
+func TestInboxDeadLettersAnUpdateThatKeepsFailing(t *testing.T) {
+	t.Parallel()
+	in, lease := newInbox(t)
+	ctx := t.Context()
+	require.NoError(t, lease.Acquire(ctx, func(bool) {}))
+	_, _, err := in.Record(ctx, lease.Token(), []intake.Update{update(7), update(8)})
+	require.NoError(t, err)
+	for attempt := 1; attempt <= intake.DefaultMaxAttempts; attempt++ {
+		var ups []intake.Claimed
+		require.Eventually(t, func() bool {
+			ups, _, _, err = in.Claim(ctx, time.Minute, 1)
+			return err == nil && len(ups) == 1
+		}, 5*time.Second, 5*time.Millisecond)
+		require.EqualValues(t, 7, ups[0].ID, "the lane waits behind its failing head")
+		dead, err := in.Retry(ctx, ups[0], time.Millisecond, "panic: boom")
+		require.NoError(t, err)
+		require.Equal(t, attempt == intake.DefaultMaxAttempts, dead)
+	}
+	var ups []intake.Claimed
+	require.Eventually(t, func() bool {
+		ups, _, _, err = in.Claim(ctx, time.Minute, 1)
+		return err == nil && len(ups) == 1
+	}, 5*time.Second, 5*time.Millisecond)
+	require.EqualValues(t, 8, ups[0].ID, "the chat's next update")
+	b, err := in.Backlog(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, b.Dead)
+	dl, err := in.Store().Inspector().DeadLetters(ctx, intake.QueueName, lanesNewest(1))
+	require.NoError(t, err)
+	require.Len(t, dl, 1)
+	require.Equal(t, "panic: boom", dl[0].Reason)
+	n, err := in.Unhandled(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "only update 8 is left")
 }
