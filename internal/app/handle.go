@@ -68,11 +68,15 @@ const (
 	retryMax  = 5 * time.Second
 )
 
-// runHandlers claims recorded updates from the update queue and handles up
-// to HANDLERS batches at once (each a lane's updates in update_id order, so
-// one chat's updates are handled one at a time, in order, and different
-// chats concurrently), until ctx ends; the batches in progress then finish
-// (each update within the drain timeout) and the updates not started are
+// runHandlers runs HANDLERS handler goroutines until ctx ends. Each claims
+// recorded updates from the update queue itself (a batch of one lane, in
+// update_id order: one chat's updates are handled one at a time, in order,
+// and different chats concurrently) and handles them; claims are not
+// funnelled through one loop, so claiming scales with the handlers. Idle
+// handlers wait for a lanes wake-up (an update recorded) or the claim's
+// RetryIn; a handler that got work wakes one more idle handler, so a burst
+// wakes them all. When ctx ends the batches in progress finish (each
+// update within the drain timeout) and the updates not started are
 // released. Any number of processes may run it.
 func (a *App) runHandlers(ctx context.Context) error {
 	log := a.log.With(slog.String("component", "handler"))
@@ -84,45 +88,62 @@ func (a *App) runHandlers(ctx context.Context) error {
 		return fmt.Errorf("handlers: %w", err)
 	}
 	n := a.cfg.HandlerCount()
-	slots := make(chan struct{}, n)
+	kick := make(chan struct{}, n)
+	wakeOne := func() {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			if waiter.Wait(ctx, time.Second) {
+				wakeOne()
+			}
+		}
+	})
 	log.Info("handlers started", slog.Int("handlers", n), durationAttr("lease", a.cfg.HandlerLease))
+	for range n {
+		wg.Go(func() { a.handlerLoop(ctx, log, kick, wakeOne) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// handlerLoop is one handler goroutine of runHandlers.
+func (a *App) handlerLoop(ctx context.Context, log *slog.Logger, kick <-chan struct{}, wakeOne func()) {
 	errWait := time.Duration(0)
 	for ctx.Err() == nil {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			continue
-		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		ups, errs, retryIn, err := a.inbox.Claim(cctx, a.cfg.HandlerLease, handlerBatch)
 		cancel()
 		if err != nil {
-			<-slots
 			errWait = intake.NextBackoff(errWait)
 			log.Warn("claiming updates failed; retrying", slog.Any("err", err), durationAttr("retry_in", errWait))
 			_ = intake.SleepCtx(ctx, errWait)
 			continue
 		}
 		errWait = 0
-		if len(ups) == 0 {
-			<-slots
-			if retryIn == 0 {
-				continue
-			}
-			if retryIn < 0 || retryIn > time.Second {
-				retryIn = time.Second
-			}
-			waiter.Wait(ctx, retryIn)
+		if len(ups) > 0 {
+			wakeOne()
+			a.handleBatch(ctx, ups, errs)
 			continue
 		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			a.handleBatch(ctx, ups, errs)
-		})
+		if retryIn == 0 {
+			continue
+		}
+		if retryIn < 0 || retryIn > time.Second {
+			retryIn = time.Second
+		}
+		t := time.NewTimer(retryIn)
+		select {
+		case <-kick:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
 	}
-	return nil
 }
 
 // handleBatch handles one lane's claimed updates in order. A failure stops

@@ -477,11 +477,12 @@ func (c Config) HandlerCount() int {
 }
 
 // DefaultHandlers is HANDLERS' default: 8 updates at once per CPU
-// (GOMAXPROCS), at most 64. Handling an update is mostly waiting for
-// Valkey (about six round trips for a command, a few hundred µs each), so
-// one CPU keeps several handlers busy; the benchmark of the intake
-// (internal/app, BenchmarkIntake) measured the throughput flat from 8 per
-// CPU up, and fewer leaves Valkey idle between round trips.
+// (GOMAXPROCS), at most 64. Handling a command is mostly waiting for
+// Valkey (about eight round trips: claim, handled mark, chat bookkeeping,
+// the reply's enqueue, finish, ack; tens of µs each), so one CPU keeps
+// several handlers busy; on the 2-CPU benchmark machine (internal/app,
+// BenchmarkIntake) 16 handlers already keep Valkey's CPU saturated, and
+// more only add goroutines waiting for it.
 func DefaultHandlers() int { return min(8*runtime.GOMAXPROCS(0), 64) }
 
 var webhookSecretRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
