@@ -124,10 +124,14 @@ func (a *App) handlerLoop(ctx context.Context, log *slog.Logger, kick <-chan str
 			_ = intake.SleepCtx(ctx, errWait)
 			continue
 		}
-		errWait = 0
 		if len(ups) > 0 {
 			wakeOne()
-			a.handleBatch(ctx, ups, errs)
+			if !a.handleBatch(ctx, ups, errs) {
+				errWait = 0
+				continue
+			}
+			errWait = intake.NextBackoff(errWait)
+			_ = intake.SleepCtx(ctx, errWait)
 			continue
 		}
 		if retryIn == 0 {
@@ -149,7 +153,7 @@ func (a *App) handlerLoop(ctx context.Context, log *slog.Logger, kick <-chan str
 // handleBatch handles one lane's claimed updates in order. A failure stops
 // the batch: the failed update is retried later (or dead-lettered) and the
 // rest are released, so the lane keeps its order.
-func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []error) {
+func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []error) (backoff bool) {
 	release := func(rest []intake.Claimed) {
 		for _, r := range rest {
 			a.settle(ctx, r, "release", func(ctx context.Context) error { return a.inbox.Release(ctx, r) })
@@ -158,25 +162,28 @@ func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []erro
 	for i, u := range ups {
 		if ctx.Err() != nil {
 			release(ups[i:]) // stopping: the updates not started go back
-			return
+			return false
 		}
-		if !a.handleClaimed(ctx, u, errs[i]) {
+		finished, backoff := a.handleClaimed(ctx, u, errs[i])
+		if !finished {
 			release(ups[i+1:])
-			return
+			return backoff
 		}
 	}
+	return false
 }
 
 // handleClaimed handles u (decodeErr: Claim's decoding error of it) and
 // settles it: finished when handled (or handled before), retried after a
 // failure, dead-lettered when it can never succeed or failed too often.
-// It reports whether u was finished.
-func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr error) bool {
+// It reports whether u was finished, and whether the handler should back
+// off (an infrastructure failure).
+func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr error) (finished, backoff bool) {
 	if decodeErr != nil {
 		a.log.Error("update queue: malformed job; dead-lettered", slog.String("job", string(u.Job.ID)), slog.Any("err", decodeErr))
 		a.m.handled.WithLabelValues("malformed").Inc()
 		a.deadLetter(ctx, u, decodeErr.Error())
-		return false
+		return false, false
 	}
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(a.opt.drain, a.cfg.HandlerLease/2))
 	t0 := time.Now()
@@ -187,16 +194,24 @@ func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr err
 		a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.Finish(ctx, u) })
 		a.m.handled.WithLabelValues(result).Inc()
 		a.m.wait.Observe(time.Since(u.Recorded).Seconds())
-		return true
+		return true, false
 	}
 	if errors.Is(err, errPermanent) {
 		a.log.Error("update cannot be handled; dead-lettered", slog.Int64("update_id", u.ID), slog.Any("err", err))
 		a.m.handled.WithLabelValues("malformed").Inc()
 		a.deadLetter(ctx, u, err.Error())
-		return false
+		return false, false
+	}
+	a.m.handled.WithLabelValues(result).Inc()
+	if result != "panic" {
+		// An infrastructure failure (Valkey, the notifier): not the
+		// update's fault, so it uses no attempt; it goes back to its lane
+		// and this handler backs off before claiming again.
+		a.log.Warn("update not handled; released for a retry", slog.Int64("update_id", u.ID), slog.String("lane", u.Lane), slog.Any("err", err))
+		a.settle(ctx, u, "release", func(ctx context.Context) error { return a.inbox.Release(ctx, u) })
+		return false, true
 	}
 	delay := min(retryBase<<min(u.Job.Attempts, 10), retryMax)
-	a.m.handled.WithLabelValues(result).Inc()
 	var dead bool
 	a.settle(ctx, u, "retry", func(ctx context.Context) error {
 		var err2 error
@@ -208,10 +223,10 @@ func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr err
 		a.log.Error("update failed too often; dead-lettered (see /dlq)", slog.Int64("update_id", u.ID),
 			slog.String("lane", u.Lane), slog.Int("attempts", u.Job.Attempts+1), slog.Any("err", err))
 	} else {
-		a.log.Warn("update not handled; will retry", slog.Int64("update_id", u.ID), slog.String("lane", u.Lane),
+		a.log.Warn("update failed; will retry", slog.Int64("update_id", u.ID), slog.String("lane", u.Lane),
 			slog.Int("attempt", u.Job.Attempts+1), durationAttr("retry_in", delay), slog.Any("err", err))
 	}
-	return false
+	return false, false
 }
 
 func (a *App) deadLetter(ctx context.Context, u intake.Claimed, reason string) {

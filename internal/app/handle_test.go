@@ -2,15 +2,20 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot/models"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/lanes"
 )
 
 // TestCrashBetweenIntakeAndHandling: a process records updates (and so
@@ -194,4 +199,87 @@ func TestUpdateIDResetSurvivesCrash(t *testing.T) {
 	h.quiet(bob.ID, 500*time.Millisecond)
 	require.Len(t, h.emu.Messages(bob.ID), 2, "the reply was not sent twice")
 	require.Contains(t, h.ask(0, bob, "/help"), "Codemojex")
+}
+
+// TestPoisonUpdateIsDeadLetteredAndItsChatGoesOn: an update whose handler
+// always panics is tried DefaultMaxAttempts times and dead-lettered with
+// the panic as its reason (shown by /dlq); other chats are answered
+// meanwhile, and the chat's next update is handled.
+func TestPoisonUpdateIsDeadLetteredAndItsChatGoesOn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	poisoned, others := user(960, "Poison"), []models.User{user(961, "A"), user(962, "B"), user(963, "C")}
+	var tries atomic.Int32
+	boom := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "boom" }
+	r := h.start(nil, WithHandler(boom, func(context.Context, *botT, *models.Update) {
+		tries.Add(1)
+		panic("boom handler")
+	}))
+	h.waitLeader(r)
+	h.say(0, poisoned, "boom")
+	h.say(0, poisoned, "/help")
+	for _, o := range others {
+		require.Contains(t, h.ask(0, o, "/start"), "Codemojex", "other chats are answered while the poison update waits")
+	}
+	got := h.texts(poisoned.ID, 1)
+	require.Contains(t, got[0], "Commands:", "the chat's next update is handled once the poison update is dead")
+	require.EqualValues(t, intake.DefaultMaxAttempts, tries.Load(), "tried the queue's MaxAttempts times, then never again")
+	dead, err := r.app.inbox.Store().Inspector().DeadLetters(ctx, intake.QueueName, lanes.DeadQuery{Newest: 10})
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	require.Equal(t, "panic: boom handler", dead[0].Reason)
+	require.Equal(t, strconv.FormatInt(poisoned.ID, 10), dead[0].Group)
+	dlq := h.ask(0, user(adminID, "Admin"), "/dlq")
+	require.Contains(t, dlq, "panic: boom handler")
+	require.Contains(t, dlq, "(update)")
+	n, err := r.app.inbox.Unhandled(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	h.quiet(poisoned.ID, 300*time.Millisecond)
+}
+
+// TestTwoHandlerProcessesKeepEachChatsOrder: one poller, two handler
+// processes and a worker: 1,000 updates from 100 chats (a /play and nine
+// guesses each) are each handled once, and every chat's replies come in
+// the order of its updates (the attempt numbers count up).
+func TestTwoHandlerProcessesKeepEachChatsOrder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const chats, guesses = 100, 9
+	poller := h.start([]string{"BOT_ROLE=poller"})
+	h.waitLeader(poller)
+	rng := WithRandom(secretRNG(5, 5, 5, 5)) // 🥝🥝🥝🥝: 🍎🍎🍎🍎 never wins
+	h1 := h.start([]string{"BOT_ROLE=handler", "HANDLERS=4"}, rng)
+	h2 := h.start([]string{"BOT_ROLE=handler", "HANDLERS=4"}, rng)
+	h.start([]string{"BOT_ROLE=worker"})
+	for i := range guesses + 1 {
+		for c := range chats {
+			text := "/play"
+			if i > 0 {
+				text = "🍎🍎🍎🍎"
+			}
+			h.say(0, user(int64(20_000+c), "P"), text)
+		}
+	}
+	for c := range chats {
+		got := h.texts(int64(20_000+c), guesses+1)
+		require.Contains(t, got[0], "New code", "chat %d", c)
+		for g := 1; g <= guesses; g++ {
+			require.Contains(t, got[g], fmt.Sprintf("attempt %d/10", g), "chat %d: reply %d in order", c, g)
+		}
+	}
+	h.quiet(20_000, 300*time.Millisecond)
+	for c := range chats {
+		require.Len(t, h.emu.Messages(int64(20_000+c)), guesses+1, "chat %d: each update handled once", c)
+	}
+	ok := func(r *running) float64 {
+		var m dto.Metric
+		require.NoError(t, r.app.m.handled.WithLabelValues("ok").Write(&m))
+		return m.GetCounter().GetValue()
+	}
+	t.Logf("handled: %v by one handler process, %v by the other", ok(h1), ok(h2))
+	require.Equal(t, float64(chats*(guesses+1)), ok(h1)+ok(h2))
+	require.Positive(t, ok(h1))
+	require.Positive(t, ok(h2))
 }

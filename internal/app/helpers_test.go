@@ -90,9 +90,15 @@ type running struct {
 // short timings, serving HTTP on a free loopback port (returned).
 func (h *harness) newApp(env []string, opts ...Option) (*App, string) {
 	h.t.Helper()
-	cfg, err := config.FromEnv(append(append([]string{}, h.env...), env...))
-	require.NoError(h.t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(h.t, err)
+	return h.newAppOn(ln, env, opts...)
+}
+
+// newAppOn is newApp serving HTTP on ln.
+func (h *harness) newAppOn(ln net.Listener, env []string, opts ...Option) (*App, string) {
+	h.t.Helper()
+	cfg, err := config.FromEnv(append(append([]string{}, h.env...), env...))
 	require.NoError(h.t, err)
 	base := []Option{WithValkey(h.c), WithTag(h.tag), WithPollTimeout(time.Second), WithLeaseTTL(3 * time.Second),
 		WithDrainTimeout(5 * time.Second), WithEditInterval(200 * time.Millisecond), WithListener(ln), WithLogger(h.logs.Logger())}
@@ -106,6 +112,19 @@ func (h *harness) newApp(env []string, opts ...Option) (*App, string) {
 func (h *harness) start(env []string, opts ...Option) *running {
 	h.t.Helper()
 	a, addr := h.newApp(env, opts...)
+	return h.run(a, addr)
+}
+
+// startOn is start serving HTTP on ln.
+func (h *harness) startOn(ln net.Listener, env []string, opts ...Option) *running {
+	h.t.Helper()
+	a, addr := h.newAppOn(ln, env, opts...)
+	return h.run(a, addr)
+}
+
+// run runs a in the background until stop or the end of the test.
+func (h *harness) run(a *App, addr string) *running {
+	h.t.Helper()
 	stopRun := testkit.RunInBackground(h.t, "app", wait, a.Run)
 	stop := func() { require.NoError(h.t, stopRun()) }
 	h.t.Cleanup(stop)

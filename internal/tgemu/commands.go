@@ -137,7 +137,8 @@ func (e *Emulator) deleteWebhook(c *call) reply {
 	if e.webhookURL == "" {
 		desc = "Webhook is already deleted"
 	}
-	e.webhookURL = ""
+	e.webhookURL, e.webhookSecret, e.webhookError = "", "", ""
+	e.startWebhookLocked()
 	if c.params["drop_pending_updates"] == "true" {
 		e.updates = nil
 	}
@@ -149,13 +150,22 @@ func (e *Emulator) deleteWebhook(c *call) reply {
 // https URL sets the webhook ("Webhook was set", or "Webhook is already set"
 // for the same URL), an empty url removes it ("Webhook was deleted"), any
 // other URL is 400 "Bad Request: bad webhook: An HTTPS URL must be provided
-// for webhook". drop_pending_updates=true forgets the queued updates. No
-// update is ever POSTed to the URL: the emulator only keeps the state that
-// blocks getUpdates.
+// for webhook" (a local Bot API server, WithLocalBotAPI, also takes
+// http://). A secret_token outside 1-256 characters of A-Z a-z 0-9 _ - is
+// 400 "Bad Request: secret token contains unallowed characters".
+// drop_pending_updates=true forgets the queued updates. While it is set,
+// queued updates are POSTed to the URL (see deliver).
 func (e *Emulator) setWebhook(c *call) reply {
 	url := strings.TrimSpace(c.params["url"])
-	if url != "" && !strings.HasPrefix(strings.ToLower(url), "https://") {
+	lower := strings.ToLower(url)
+	if url != "" && !strings.HasPrefix(lower, "https://") && !(e.localServer && strings.HasPrefix(lower, "http://")) {
 		return badRequest("bad webhook: An HTTPS URL must be provided for webhook")
+	}
+	secret := c.params["secret_token"]
+	for _, r := range secret {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') || len(secret) > 256 {
+			return badRequest("secret token contains unallowed characters")
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -168,7 +178,8 @@ func (e *Emulator) setWebhook(c *call) reply {
 	case url == e.webhookURL:
 		desc = "Webhook is already set"
 	}
-	e.webhookURL = url
+	e.webhookURL, e.webhookSecret, e.webhookError = url, secret, ""
+	e.startWebhookLocked()
 	if c.params["drop_pending_updates"] == "true" {
 		e.updates = nil
 	}
@@ -183,6 +194,7 @@ type webhookInfo struct {
 	URL                  string `json:"url"`
 	HasCustomCertificate bool   `json:"has_custom_certificate"`
 	PendingUpdateCount   int    `json:"pending_update_count"`
+	LastErrorMessage     string `json:"last_error_message,omitempty"`
 }
 
 // getWebhookInfo implements https://core.telegram.org/bots/api#getwebhookinfo:
@@ -190,7 +202,7 @@ type webhookInfo struct {
 func (e *Emulator) getWebhookInfo() reply {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return okReply(webhookInfo{URL: e.webhookURL, PendingUpdateCount: len(e.updates)})
+	return okReply(webhookInfo{URL: e.webhookURL, PendingUpdateCount: len(e.updates), LastErrorMessage: e.webhookError})
 }
 
 // answerCallbackQuery implements

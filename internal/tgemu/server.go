@@ -38,6 +38,9 @@ type config struct {
 	allowAnyChat bool
 	logger       *slog.Logger
 	now          func() time.Time
+	localServer  bool
+	// webhook delivery: answer timeout, retry delay
+	webhookTimeout, webhookRetry time.Duration
 }
 
 // WithToken sets the only bot token the emulator accepts (default
@@ -96,19 +99,26 @@ type Emulator struct {
 	nextUpdateID int64
 	activePoll   *poller
 	webhookURL   string
-	faults       []*faultRule
-	requests     []Request
-	commands     map[string][]models.BotCommand
-	callbacks    map[string]*callbackState
-	answers      []CallbackAnswer
-	nextCallback int64
-	inflight     int // requests being handled
+	// webhook delivery (webhook.go)
+	localServer                  bool
+	webhookSecret                string
+	webhookGen                   int
+	webhookError                 string
+	webhookTimeout, webhookRetry time.Duration
+	deliveries                   []WebhookDelivery
+	faults                       []*faultRule
+	requests                     []Request
+	commands                     map[string][]models.BotCommand
+	callbacks                    map[string]*callbackState
+	answers                      []CallbackAnswer
+	nextCallback                 int64
+	inflight                     int // requests being handled
 }
 
 // New starts an emulator listening on 127.0.0.1 on a free port. Call Close
 // when done.
 func New(opts ...Option) (*Emulator, error) {
-	cfg := config{token: DefaultToken, limits: DefaultLimits(), now: time.Now}
+	cfg := config{token: DefaultToken, limits: DefaultLimits(), now: time.Now, webhookTimeout: 5 * time.Second, webhookRetry: 200 * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -131,20 +141,23 @@ func New(opts ...Option) (*Emulator, error) {
 		return nil, fmt.Errorf("tgemu: listen: %w", err)
 	}
 	e := &Emulator{
-		token:        cfg.token,
-		botUser:      *cfg.botUser,
-		log:          cfg.logger,
-		now:          cfg.now,
-		ln:           ln,
-		url:          "http://" + ln.Addr().String(),
-		closed:       make(chan struct{}),
-		changed:      make(chan struct{}),
-		limits:       cfg.limits,
-		allowAnyChat: cfg.allowAnyChat,
-		chats:        make(map[int64]*chatState),
-		nextUpdateID: 1,
-		commands:     make(map[string][]models.BotCommand),
-		callbacks:    make(map[string]*callbackState),
+		token:          cfg.token,
+		botUser:        *cfg.botUser,
+		log:            cfg.logger,
+		now:            cfg.now,
+		ln:             ln,
+		url:            "http://" + ln.Addr().String(),
+		closed:         make(chan struct{}),
+		changed:        make(chan struct{}),
+		limits:         cfg.limits,
+		allowAnyChat:   cfg.allowAnyChat,
+		localServer:    cfg.localServer,
+		webhookTimeout: cfg.webhookTimeout,
+		webhookRetry:   cfg.webhookRetry,
+		chats:          make(map[int64]*chatState),
+		nextUpdateID:   1,
+		commands:       make(map[string][]models.BotCommand),
+		callbacks:      make(map[string]*callbackState),
 	}
 	e.srv = &http.Server{
 		Handler:           e,

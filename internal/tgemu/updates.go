@@ -295,11 +295,13 @@ func (e *Emulator) Polling() bool {
 }
 
 // SetWebhook pretends a webhook is set (url != "") or not: while one is set,
-// getUpdates is answered 409 like Telegram does, until deleteWebhook.
+// getUpdates is answered 409 like Telegram does, until deleteWebhook. No
+// update is POSTed to it (setWebhook by the bot does that).
 func (e *Emulator) SetWebhook(url string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.webhookURL = url
+	e.webhookURL, e.webhookSecret = url, noDelivery
+	e.startWebhookLocked()
 }
 
 // WebhookURL is the webhook currently set ("" after deleteWebhook).
