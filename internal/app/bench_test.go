@@ -21,7 +21,6 @@ import (
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/testkit"
-	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 )
@@ -253,4 +252,3 @@ func entities(text string) string {
 	return fmt.Sprintf(`,"entities":[{"type":"bot_command","offset":0,"length":%d}]`, len(text))
 }
 
-var _ = tgemu.Limits{}

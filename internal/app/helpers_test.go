@@ -52,6 +52,12 @@ func newHarness(t *testing.T, env ...string) *harness {
 	return newHarnessOn(t, testkit.NewEmulator(t, testkit.Unlimited()), env...)
 }
 
+// newHarnessEmu is newHarness with an emulator of options emuOpts.
+func newHarnessEmu(t *testing.T, emuOpts []tgemu.Option, env ...string) *harness {
+	t.Helper()
+	return newHarnessOn(t, testkit.NewEmulator(t, emuOpts...), env...)
+}
+
 // newHarnessOn is newHarness with the given emulator (e.g. one enforcing
 // Telegram's limits).
 func newHarnessOn(t *testing.T, emu *tgemu.Emulator, env ...string) *harness {

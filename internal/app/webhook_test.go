@@ -1,0 +1,190 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/testkit"
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+)
+
+// webhookSecret is TELEGRAM_WEBHOOK_SECRET in these tests.
+const webhookSecret = "test_secret-0123456789"
+
+// startWebhook starts an app of role (all, poller) in webhook mode: its
+// TELEGRAM_WEBHOOK_URL is http://<its HTTP address>/tg/hook (the emulator
+// plays a local Bot API server, which takes http://).
+func (h *harness) startWebhook(env []string, opts ...Option) (*running, string) {
+	h.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(h.t, err)
+	url := "http://" + ln.Addr().String() + "/tg/hook"
+	r := h.startOn(ln, append([]string{"TELEGRAM_WEBHOOK_URL=" + url, "TELEGRAM_WEBHOOK_SECRET=" + webhookSecret}, env...), opts...)
+	require.Eventually(h.t, func() bool { return h.emu.WebhookURL() == url }, wait, 10*time.Millisecond, "setWebhook")
+	return r, url
+}
+
+// post sends body to url with the secret header secret ("" none).
+func post(t *testing.T, url, secret string, body []byte) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if secret != "" {
+		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Webhook mode: Telegram (the emulator) POSTs each update with the secret
+// header, the bot records it, answers 200 and handles it once; no
+// getUpdates is sent.
+func TestWebhookReceivesEachUpdateOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
+	since := time.Now()
+	h.startWebhook(nil)
+	for _, c := range []int64{701, 702, 703} {
+		require.Contains(t, h.ask(0, user(c, "W"), "/start"), "Codemojex")
+	}
+	require.Eventually(t, func() bool { return len(h.emu.PendingUpdates()) == 0 }, wait, 10*time.Millisecond, "every update confirmed")
+	ds := h.emu.WebhookDeliveries()
+	require.Len(t, ds, 3)
+	for _, d := range ds {
+		require.Equal(t, http.StatusOK, d.Status)
+	}
+	require.Zero(t, h.getUpdatesCalls(since), "no getUpdates in webhook mode")
+	h.quiet(701, 300*time.Millisecond)
+}
+
+// A request without the right secret is 401 and records nothing; a body
+// that is not an update, or is too large, is 400; another method is 405.
+func TestWebhookRefusesWrongSecretAndBadBodies(t *testing.T) {
+	t.Parallel()
+	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
+	r, url := h.startWebhook([]string{"BOT_ROLE=poller"})
+	ctx := context.Background()
+	good := benchUpdate(5, 704, "/help").JSON
+	for _, tc := range []struct {
+		name, secret string
+		body         []byte
+		want         int
+	}{
+		{"missing secret", "", good, http.StatusUnauthorized},
+		{"wrong secret", "test_secret-0123456788", good, http.StatusUnauthorized},
+		{"secret prefix", webhookSecret[:5], good, http.StatusUnauthorized},
+		{"not JSON", webhookSecret, []byte("update_id=5"), http.StatusBadRequest},
+		{"JSON without update_id", webhookSecret, []byte(`{"message":{}}`), http.StatusBadRequest},
+		{"oversized", webhookSecret, append([]byte(`{"update_id":6,"x":"`), append(bytes.Repeat([]byte("a"), 1<<20), '"', '}')...), http.StatusBadRequest},
+	} {
+		require.Equal(t, tc.want, post(t, url, tc.secret, tc.body), tc.name)
+	}
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	n, err := r.app.inbox.Unhandled(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing recorded")
+	b, err := r.app.inbox.Backlog(ctx)
+	require.NoError(t, err)
+	require.Zero(t, b.Pending)
+
+	require.Equal(t, http.StatusOK, post(t, url, webhookSecret, good))
+	require.Equal(t, http.StatusOK, post(t, url, webhookSecret, good), "a resend is answered 200")
+	n, err = r.app.inbox.Unhandled(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "and recorded once")
+}
+
+// Valkey refusing writes: the webhook answers 500 and Telegram sends the
+// update again; once Valkey accepts writes, the resend is recorded and
+// handled once.
+func TestWebhookValkeyDownAnswers500AndTheResendIsRecordedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI(), tgemu.WithWebhookTiming(2*time.Second, 100*time.Millisecond)})
+	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--maxmemory-policy", "noeviction"}})
+	h.onServer(srv)
+	admin := srv.Client(t)
+	setMaxmemory := func(v string) {
+		require.NoError(t, admin.Do(ctx, admin.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", v).Build()).Error())
+	}
+	h.startWebhook(nil)
+	ann := user(705, "Ann")
+	require.Contains(t, h.ask(0, ann, "/start"), "Codemojex")
+
+	setMaxmemory("1")
+	h.say(0, ann, "/help")
+	require.Eventually(t, func() bool {
+		n := 0
+		for _, d := range h.emu.WebhookDeliveries() {
+			if d.Status == http.StatusInternalServerError {
+				n++
+			}
+		}
+		return n >= 2
+	}, wait, 10*time.Millisecond, "answered 500, sent again, 500 again")
+	require.Len(t, h.emu.PendingUpdates(), 1, "not confirmed to Telegram")
+	setMaxmemory("0")
+	got := h.texts(ann.ID, 2)
+	require.Contains(t, got[1], "Commands:")
+	require.Eventually(t, func() bool { return len(h.emu.PendingUpdates()) == 0 }, wait, 10*time.Millisecond)
+	h.quiet(ann.ID, 500*time.Millisecond)
+	require.Len(t, h.emu.Messages(ann.ID), 2, "handled once")
+}
+
+// Switching modes both ways: polling, then a webhook (setWebhook; the
+// updates queued meanwhile are delivered to it), then polling again (the
+// webhook is deleted at start); each update answered once.
+func TestWebhookAndPollingSwitchBothWays(t *testing.T) {
+	t.Parallel()
+	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
+	ann := user(706, "Ann")
+	p := h.start(nil)
+	h.waitLeader(p)
+	require.Contains(t, h.ask(0, ann, "/start"), "Codemojex")
+	p.stop()
+
+	h.say(0, ann, "/help") // queued while no bot runs
+	w, _ := h.startWebhook(nil)
+	require.Contains(t, h.texts(ann.ID, 2)[1], "Commands:")
+	require.Contains(t, h.ask(0, ann, "/top"), "No wins")
+	w.stop()
+	require.NotEmpty(t, h.emu.WebhookURL(), "the webhook stays set when the bot stops")
+
+	h.say(0, ann, "/start") // queued for the webhook while no bot runs
+	p2 := h.start(nil)
+	h.waitLeader(p2)
+	require.Empty(t, h.emu.WebhookURL(), "polling mode deleted the webhook")
+	got := h.texts(ann.ID, 4)
+	require.Contains(t, got[3], "Codemojex")
+	require.Contains(t, h.ask(0, ann, "/help"), "Commands:")
+	h.quiet(ann.ID, 300*time.Millisecond)
+	require.Len(t, h.emu.Messages(ann.ID), 5, "each update answered once")
+	require.Contains(t, h.logs.String(), "a webhook was set for this bot; deleted it")
+}
+
+// Telegram's cloud server refuses an http:// webhook: the bot stops with
+// Telegram's text and what it accepts.
+func TestWebhookRefusedByTelegramIsReported(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	err := h.runUntilError([]string{"TELEGRAM_WEBHOOK_URL=http://bot.example/hook", "TELEGRAM_WEBHOOK_SECRET=" + webhookSecret})
+	require.True(t, errors.Is(err, errWebhookRefused), "%v", err)
+	require.Contains(t, err.Error(), "An HTTPS URL must be provided for webhook")
+	require.Contains(t, err.Error(), "http:// only through a local Bot API server")
+	require.True(t, strings.Contains(h.logs.String(), "Telegram refused the webhook URL"))
+}
