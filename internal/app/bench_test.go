@@ -251,4 +251,3 @@ func entities(text string) string {
 	}
 	return fmt.Sprintf(`,"entities":[{"type":"bot_command","offset":0,"length":%d}]`, len(text))
 }
-

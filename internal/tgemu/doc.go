@@ -49,9 +49,15 @@
 //	_, err = b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 42, Text: "hi"})
 //	msgs, err := emu.WaitForMessages(ctx, 42, 1)
 //
-// Not emulated: webhook deliveries (only a webhook's state and its 409 on
-// getUpdates, see SetWebhook and setWebhook),
-// allowed_updates (every update is delivered), the 24 h expiry of
+// Webhooks: while one is set by setWebhook, queued updates are POSTed to it
+// one at a time with X-Telegram-Bot-Api-Secret-Token, resent after a
+// timeout or a non-2xx answer (WithWebhookTiming, WebhookDeliveries,
+// last_error_message in getWebhookInfo); only an https:// URL is accepted,
+// or also http:// with WithLocalBotAPI (a local Bot API server). SetWebhook
+// sets the state only (getUpdates answered 409), without deliveries.
+//
+// Not emulated: allowed_updates (every update is delivered), concurrent
+// webhook connections (max_connections), the 24 h expiry of
 // unconfirmed updates, editing inline messages (inline_message_id), the
 // "entities" parameter (markup is checked only through parse_mode), and
 // entities in returned messages (their text is returned with the markup
