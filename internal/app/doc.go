@@ -5,19 +5,26 @@
 //
 // # Roles
 //
-// BOT_ROLE=poller runs the update intake and the handlers; worker runs the
-// notification workers only; all runs both. Any number of processes may
-// share one Valkey; only one of them polls at a time: pollers compete for a
-// lease in Valkey ("{T}:app:poller", SET NX PX, renewed by its token), and
-// the others log "another poller is active ..., waiting" and take over when
-// the lease lapses.
+// BOT_ROLE=poller runs the update intake (getUpdates, or a webhook's
+// receiving end) and records updates; handler claims recorded updates and
+// runs the handlers (HANDLERS at once, handle.go); worker runs the
+// notification workers; all runs everything. Any number of processes may
+// share one Valkey; in polling mode only one of them polls at a time:
+// pollers compete for a lease in Valkey ("{T}:app:poller", SET NX PX,
+// renewed by its token), and the others log "another poller is active ...,
+// waiting" and take over when the lease lapses. In webhook mode
+// (webhook.go) every poller receives; the lease holder only registers the
+// command menu and keeps broadcast progress up to date.
 //
 // # Intake
 //
-// Update intake (the getUpdates loop, the poller lease, the inbox and the
-// journals, and their scripts) is package internal/intake: nothing is lost
-// and nothing applied twice (see its doc). app runs it while it holds the
-// lease and feeds the inbox to the handlers (handle.go): every message an
+// Update intake (the getUpdates loop, the poller lease, the update queue on
+// lanes with one lane per chat, the handled marks and the journals, and
+// their scripts) is package internal/intake: nothing is lost and nothing
+// applied twice (see its doc). app runs the getUpdates loop while it holds
+// the lease (or receives webhook POSTs) and its handlers claim the update
+// queue (handle.go): a chat's updates one at a time, in order, different
+// chats concurrently, a failing update retried and then dead-lettered. Every message an
 // update enqueues carries a notifier idempotency key derived from its
 // update_id ("upd:<id>:<reply index>", "upd:<id>:progress", and "upd:<id>"
 // for a /broadcast), so an update handled again after a crash between

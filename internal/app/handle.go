@@ -31,7 +31,7 @@ type outMsg struct {
 // handler's context (go-telegram/bot handlers return nothing).
 type updateRun struct {
 	id       int64
-	epoch    int64 // the inbox epoch of id (see updateKey)
+	epoch    int64 // the re-base epoch of id (see updateKey)
 	out      []outMsg
 	err      error // infrastructure failure: the update is retried
 	panicked bool
@@ -45,7 +45,7 @@ type runKey struct{}
 func runOf(ctx context.Context) *updateRun {
 	r, _ := ctx.Value(runKey{}).(*updateRun)
 	if r == nil {
-		return &updateRun{id: -1} // outside the handler loop (never in practice)
+		return &updateRun{id: -1} // outside a handler (never in practice)
 	}
 	return r
 }
@@ -322,7 +322,7 @@ func (a *App) handleOne(ctx context.Context, u intake.Claimed) (string, error) {
 // update id of inbox epoch epoch: "upd:<id>" ("upd:<epoch>.<id>" after a
 // re-base, epoch > 0, so an id the server hands out again in a new id
 // space is not taken for the old one) plus ":<what>" when what is not ""
-// (the reply's index, "progress"); "" (no key) outside the handler loop
+// (the reply's index, "progress"); "" (no key) outside a handler
 // (id < 0).
 func updateKey(epoch, id int64, what string) string {
 	if id < 0 {

@@ -100,7 +100,7 @@ type movePlan func(cur game.State, exists, corrupt bool) (texts []string, apply 
 // move is journalled (game fingerprint before, planned replies) before it
 // is applied; on a second run, a game whose fingerprint changed means the
 // move was applied, and the journalled replies are sent instead. The
-// handler loop handles one update at a time under the poller lease, so no
+// update queue hands out one update of a chat at a time (its lane is ordered), so no
 // other move can change the game in between.
 func (a *App) gameMove(ctx context.Context, m *models.Message, plan movePlan) {
 	run := runOf(ctx)

@@ -241,10 +241,10 @@ func TestOutOfMemoryLosesNothing(t *testing.T) {
 
 	// A handler that waits for the outage, so the updates behind it are
 	// recorded before it and handled during it (their replies cannot be
-	// queued then).
+	// queued then): with one handler (HANDLERS=1) they wait behind it.
 	gate := make(chan struct{})
 	hold := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "/hold" }
-	r := h.start(nil, WithHandler(hold, func(context.Context, *botT, *models.Update) { <-gate }))
+	r := h.start([]string{"HANDLERS=1"}, WithHandler(hold, func(context.Context, *botT, *models.Update) { <-gate }))
 	h.waitLeader(r)
 	h.say(0, user(950, "Holder"), "/hold")
 	early := []int64{951, 952}

@@ -68,8 +68,9 @@ func newMetrics(reg prometheus.Registerer, a *App) (*metrics, error) {
 	return m, nil
 }
 
-// queueCollector reads lanes Stats of both queues and the inbox depth on
-// each scrape (one script call per queue), so the gauges are never stale.
+// queueCollector reads lanes Stats of both outbound queues and of the
+// update queue with its oldest unhandled update on each scrape (one script
+// call per queue), so the gauges are never stale.
 type queueCollector struct {
 	a                                                      *App
 	depth, inFlight, delayed, dead, ready, parked, statsUp *prometheus.Desc

@@ -99,8 +99,8 @@ func WithHandler(match bot.MatchFunc, h bot.HandlerFunc) Option {
 // default game.DefaultConfig()).
 func WithGameConfig(cfg game.Config) Option { return func(o *options) { o.gameCfg = &cfg } }
 
-// WithIntakeOnly makes the poller record updates in the inbox without
-// handling them: a process stopped after intake and before handling, for
+// WithIntakeOnly makes the process record updates on the update queue
+// without handling them: a process stopped after intake and before handling, for
 // crash-recovery tests and maintenance.
 func WithIntakeOnly() Option { return func(o *options) { o.intakeOnly = true } }
 

@@ -22,7 +22,7 @@ const DefaultLeaseTTL = 15 * time.Second
 
 // Lease is the poller lease in Valkey: SET NX PX to take it, renewal and
 // release by token only (lease.lua), so only one process polls Telegram.
-// Its token also fences the inbox's writes (Record, Finish).
+// Its token also fences the getUpdates offset (Record, Rebase).
 type Lease struct {
 	c      valkey.Client
 	key    string

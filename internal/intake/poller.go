@@ -39,7 +39,7 @@ var ErrTokenRejected = errors.New("telegram rejected the bot token (401 Unauthor
 	"copy the current token from @BotFather")
 
 // Poller is the intake loop of the process holding the poller lease: it
-// fetches updates and records them in the inbox before the next getUpdates
+// fetches updates and records them on the update queue before the next getUpdates
 // confirms them (see the package doc).
 type Poller struct {
 	Inbox  *Inbox
@@ -49,7 +49,7 @@ type Poller struct {
 	PollTimeout time.Duration
 	Log         *slog.Logger
 	// Polled, Recorded and Conflict, when set, are told of each successful
-	// getUpdates (its time), of the updates a batch added to the inbox,
+	// getUpdates (its time), of the updates a batch added to the update queue,
 	// and of each 409 Conflict (for the program's metrics and /healthz).
 	Polled   func(time.Time)
 	Recorded func(added int)
