@@ -76,7 +76,12 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	if req.Max < 1 || req.Max > MaxClaim {
 		return Claimed{}, fmt.Errorf("%w: claim: max %d: want 1..%d", ErrInvalid, req.Max, MaxClaim)
 	}
-	keys := []string{s.keys.rate(), s.keys.pause()}
+	pause := s.keys.pause()
+	if s.opt.unpaced {
+		// A key nobody writes, in the same slot: never paused.
+		pause = s.keys.shared() + "nopause"
+	}
+	keys := []string{s.keys.rate(), pause}
 	for _, q := range req.Queues {
 		if err := validQueue(q); err != nil {
 			return Claimed{}, err
@@ -84,6 +89,10 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 		keys = append(keys, s.keys.ring(q))
 	}
 	o := s.opt
+	paceLimit := strconv.Itoa(o.pace.Limit)
+	if o.unpaced {
+		paceLimit = "-1" // claim.lua: no pace at all, not even a lane's override
+	}
 	args := []string{
 		s.keys.shared(),
 		ms(req.Lease),
@@ -92,7 +101,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 		ms(o.window),
 		strconv.Itoa(o.maintenance),
 		strconv.Itoa(o.visits),
-		strconv.Itoa(o.pace.Limit),
+		paceLimit,
 		ms(o.pace.Period),
 		strconv.Itoa(len(o.paceRules)),
 	}

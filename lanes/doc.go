@@ -112,6 +112,10 @@
 // ring and come back when due, promoted inside the claim script, a bounded
 // number per call, so claims never scan parked lanes.
 //
+// WithoutSendLimits is for a store whose jobs are not sends but that shares
+// a tag with one (to share its weights): its claims ignore every pace,
+// per-lane overrides included, and the global pause.
+//
 // A ClaimRequest names several queues in priority order: codemojex claims
 // ["reply", "notify"], so a reply to a user's command is served before any
 // broadcast, while both share the global and per-chat budgets.

@@ -63,6 +63,7 @@ type options struct {
 	paceRules   []PaceRule
 	maintenance int
 	visits      int
+	unpaced     bool
 }
 
 // Option configures a Store.
@@ -137,6 +138,19 @@ func WithLanePace(def Pace, rules ...PaceRule) Option {
 			}
 		}
 		o.pace, o.paceRules = def, append([]PaceRule(nil), rules...)
+		return nil
+	}
+}
+
+// WithoutSendLimits makes the store's claims ignore every pace and the
+// global pause, for a store whose jobs are not sends (codemojex's update
+// queue): lane pace overrides (Inspector.SetLanePace) and the global pause
+// (Inspector.Pause) are kept per hash tag, so a store sharing its tag with
+// a paced one (to share its weights) would otherwise be paced and paused
+// with it. Combine it with no WithGlobalRate and no WithLanePace.
+func WithoutSendLimits() Option {
+	return func(o *options) error {
+		o.unpaced = true
 		return nil
 	}
 }

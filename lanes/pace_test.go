@@ -159,3 +159,27 @@ func TestPacedLaneKeepsTheRestOfItsTurn(t *testing.T) {
 		require.Equal(t, "pA:1", next(), "turn %d: then its next turn", turn)
 	}
 }
+
+// A store WithoutSendLimits on the tag of a paced store is not paced by a
+// lane's pace override nor stopped by the global pause, which are kept per
+// tag: its claims are not sends.
+func TestStoreWithoutSendLimitsIgnoresPaceOverridesAndThePause(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	paced := newStore(t)
+	free := sibling(t, paced, lanes.WithoutSendLimits())
+	m := lanes.NewMinter()
+	fillLanes(t, free, m, "u", "-7", 1, 10) // lane "-70", 10 jobs
+	require.NoError(t, paced.Inspector().SetLanePace(ctx, "-70", lanes.Pace{Limit: 1, Period: time.Hour}))
+	require.NoError(t, paced.Inspector().Pause(ctx, time.Hour))
+	for i := range 10 {
+		c, err := free.Claim(ctx, lanes.ClaimRequest{Queues: []string{"u"}, Lease: time.Minute, Max: 1})
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1, "claim %d: neither the override nor the pause applies", i)
+		require.NoError(t, free.Ack(ctx, c.Jobs[0].Lease))
+	}
+	fillLanes(t, paced, m, "q", "-7", 1, 2)
+	c, err := paced.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1})
+	require.NoError(t, err)
+	require.Empty(t, c.Jobs, "the paced store is paused")
+}

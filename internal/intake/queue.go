@@ -29,13 +29,13 @@ const (
 // StoreOptions are the lanes options of the update queue's store: QueueName
 // ordered (a chat's updates one at a time, in update_id order) with
 // maxAttempts (0 means DefaultMaxAttempts), payloads up to MaxUpdateBytes
-// plus the recorded-time header, and no global rate and no lane pace: the
-// intake's claims are not Telegram sends, so Telegram's budgets must not
-// throttle them. The store shares the program's hash tag (append
-// lanes.WithTag), so per-chat weights, which lanes keeps per store, apply
-// to a chat's updates as to its messages. A global pause (lanes
-// Inspector.Pause, which the worker sets on a bot-wide 429) is per store
-// too and also stops handling for its duration.
+// plus the recorded-time header, and no global rate, no lane pace and
+// lanes.WithoutSendLimits: the intake's claims are not Telegram sends, so
+// Telegram's budgets (a lane's pace override, the global pause the worker
+// sets on a bot-wide 429, both kept per tag) must not throttle them. The
+// store shares the program's hash tag (append lanes.WithTag), so per-chat
+// weights, which lanes keeps per tag, apply to a chat's updates as to its
+// messages.
 func StoreOptions(maxAttempts int) []lanes.Option {
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
@@ -43,6 +43,7 @@ func StoreOptions(maxAttempts int) []lanes.Option {
 	return []lanes.Option{
 		lanes.WithQueue(QueueName, lanes.QueueConfig{Ordered: true, MaxAttempts: maxAttempts}),
 		lanes.WithMaxPayload(MaxUpdateBytes + 32),
+		lanes.WithoutSendLimits(),
 	}
 }
 

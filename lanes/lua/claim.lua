@@ -1,7 +1,8 @@
 -- claim.lua: wclaim, the weighted rotation over the ring of ready lanes.
 -- KEYS[1]  "{tag}:s:rate"   global send log: sorted set, member "<id>:<claim>" -> +inf while
 --          in flight, then its settle time (ms); see common.lua
--- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry
+-- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry ("{tag}:s:nopause", a key
+--          nobody writes, for a store WithoutSendLimits)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
 -- ARGV[1]  shared prefix "{tag}:s:"
 -- ARGV[2]  lease length (ms)
@@ -10,7 +11,8 @@
 -- ARGV[5]  global window (ms)
 -- ARGV[6]  maintenance budget per queue per call (expired leases, due delayed jobs, due parked lanes)
 -- ARGV[7]  lane visit budget per queue per call
--- ARGV[8]  default lane pace: max jobs per lane per period (0 = no pacing)
+-- ARGV[8]  default lane pace: max jobs per lane per period (0 = no pacing; -1 = none at all,
+--          not even a lane's override: a store WithoutSendLimits)
 -- ARGV[9]  default lane pace period (ms)
 -- ARGV[10] number R of pace rules, then R triples: group prefix, limit, period (ms)
 -- then the number N of queues, then N queue configs (5 fields each, see common.lua)
@@ -131,6 +133,7 @@ if rate > 0 then
 end
 
 local function pace_of(g)
+  if pace_limit < 0 then return 0, 0 end
   local v = redis.call('HGET', S .. 'pacecfg', g)
   if v then
     local l, p = string.match(v, '^(%d+):(%d+)$')
