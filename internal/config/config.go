@@ -478,11 +478,12 @@ func (c Config) HandlerCount() int {
 
 // DefaultHandlers is HANDLERS' default: 8 updates at once per CPU
 // (GOMAXPROCS), at most 64. Handling a command is mostly waiting for
-// Valkey (about eight round trips: claim, handled mark, chat bookkeeping,
-// the reply's enqueue, finish, ack; tens of µs each), so one CPU keeps
-// several handlers busy; on the 2-CPU benchmark machine (internal/app,
-// BenchmarkIntake) 16 handlers already keep Valkey's CPU saturated, and
-// more only add goroutines waiting for it.
+// Valkey (about eight round trips for a /help: claim, handled mark, chat
+// bookkeeping, the reply's enqueue, finish, ack), so one CPU keeps several
+// handlers busy; an idle handler costs one goroutine blocked on a channel.
+// On the 2-CPU benchmark machine (internal/app, BenchmarkIntake) 16
+// handlers spent most of their time waiting for Valkey, whose Lua calls
+// (about four per update) were the cost that grew with throughput.
 func DefaultHandlers() int { return min(8*runtime.GOMAXPROCS(0), 64) }
 
 var webhookSecretRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
