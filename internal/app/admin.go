@@ -236,19 +236,7 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		queue string
 	}
 	var all []dl
-	// The outbound queues and the update queue (updates that failed too
-	// often: a handler panic, say; its store has no Telegram limits).
-	sources := []struct {
-		in *lanes.Inspector
-		q  string
-	}{{a.inbox.Store().Inspector(), intake.QueueName}}
-	for _, q := range tgjob.Queues() {
-		sources = append(sources, struct {
-			in *lanes.Inspector
-			q  string
-		}{a.store.Inspector(), q})
-	}
-	for _, src := range sources {
+	for _, src := range a.deadSources(true) {
 		ds, err := src.in.DeadLetters(ctx, src.q, lanes.DeadQuery{Newest: dlqShown})
 		if err != nil {
 			runOf(ctx).fail(err)
@@ -276,13 +264,16 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	a.reply(ctx, u.Message, b.String())
 }
 
-// dlqRequeue puts the newest dlqBatch dead letters of each queue back on
-// their lanes (attempts reset).
+// dlqRequeue puts the newest dlqBatch dead letters of each outbound queue
+// back on their lanes (attempts reset). Dead updates are not requeued: a
+// chat's later updates have been handled since, and an update is applied
+// only in update_id order (its chat's handled mark has passed it); /dlq
+// shows them and /dlq purge removes them.
 func (a *App) dlqRequeue(ctx context.Context, u *models.Update) {
-	in := a.store.Inspector()
 	total := 0
 	var per []string
-	for _, q := range tgjob.Queues() {
+	for _, src := range a.deadSources(false) {
+		in, q := src.in, src.q
 		ds, err := in.DeadLetters(ctx, q, lanes.DeadQuery{Newest: dlqBatch})
 		if err != nil {
 			runOf(ctx).fail(err)
@@ -308,19 +299,19 @@ func (a *App) dlqRequeue(ctx context.Context, u *models.Update) {
 	a.reply(ctx, u.Message, fmt.Sprintf("✅ Requeued %d dead letters (%s).", total, strings.Join(per, ", ")))
 }
 
-// dlqPurge deletes up to dlqBatch dead letters of each queue.
+// dlqPurge deletes up to dlqBatch dead letters of each queue, the update
+// queue included.
 func (a *App) dlqPurge(ctx context.Context, u *models.Update) {
-	in := a.store.Inspector()
 	total := 0
 	var per []string
-	for _, q := range tgjob.Queues() {
-		n, err := in.PurgeDead(ctx, q, 0, dlqBatch)
+	for _, src := range a.deadSources(true) {
+		n, err := src.in.PurgeDead(ctx, src.q, 0, dlqBatch)
 		if err != nil {
 			runOf(ctx).fail(err)
 			return
 		}
 		total += n
-		per = append(per, fmt.Sprintf("%s %d", q, n))
+		per = append(per, fmt.Sprintf("%s %d", src.q, n))
 	}
 	if total == 0 {
 		a.reply(ctx, u.Message, "No dead letters to purge.")
@@ -328,4 +319,24 @@ func (a *App) dlqPurge(ctx context.Context, u *models.Update) {
 	}
 	a.audit(ctx, u, actionDeadPurged, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", ")))
 	a.reply(ctx, u.Message, fmt.Sprintf("🗑 Purged %d dead letters (%s).", total, strings.Join(per, ", ")))
+}
+
+// deadSource is one queue whose dead letters the admin commands read.
+type deadSource struct {
+	in *lanes.Inspector
+	q  string
+}
+
+// deadSources lists the outbound queues and, with updates, the update queue
+// (updates that failed too often: a handler panic, say; its store has no
+// Telegram limits).
+func (a *App) deadSources(updates bool) []deadSource {
+	var out []deadSource
+	if updates {
+		out = append(out, deadSource{a.inbox.Store().Inspector(), intake.QueueName})
+	}
+	for _, q := range tgjob.Queues() {
+		out = append(out, deadSource{a.store.Inspector(), q})
+	}
+	return out
 }

@@ -56,7 +56,7 @@ func TestAdminActionsAreAudited(t *testing.T) {
 	deadLetters(1)
 	require.Equal(t, "✅ Requeued 1 dead letters (reply 0, notify 1).", h.ask(0, admin, "/dlq requeue"))
 	deadLetters(1)
-	require.Equal(t, "🗑 Purged 1 dead letters (reply 0, notify 1).", h.ask(0, admin, "/dlq purge"))
+	require.Equal(t, "🗑 Purged 1 dead letters (update 0, reply 0, notify 1).", h.ask(0, admin, "/dlq purge"))
 	deadLetters(0)
 
 	got := h.ask(0, admin, "/audit")
@@ -64,7 +64,7 @@ func TestAdminActionsAreAudited(t *testing.T) {
 	require.Equal(t, "Last 4 admin actions (newest first):", lines[0], got)
 	require.Len(t, lines, 5, got)
 	for i, want := range []string{
-		"admin 9001: dead letters purged, 1 (reply 0, notify 1)",
+		"admin 9001: dead letters purged, 1 (update 0, reply 0, notify 1)",
 		"admin 9001: dead letters requeued, 1 (reply 0, notify 1)",
 		"admin 9001: broadcast sent, bc_",
 		"admin 9001: weight set, chat 42: weight 5 (was 1)",
