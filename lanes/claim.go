@@ -3,6 +3,7 @@ package lanes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,6 +23,14 @@ type ClaimRequest struct {
 	// 1..1000. One claim serves one lane: K = min(weight, depth, glimit
 	// headroom, Max, global budget, lane pace budget).
 	Max int
+	// Ack, when not empty, acks these leases of delivered jobs in the same
+	// atomic call, before claiming (each exactly as Store.Ack): a claimer
+	// that finished its jobs settles them and gets its next batch in one
+	// round trip. Each lease's Queue must be one of Queues; at most
+	// MaxClaim leases. When Claim returns an error, the acks may or may not
+	// have been applied: settle them again (Ack), which answers ErrNoJob
+	// for one already acked.
+	Ack []Lease
 }
 
 // Lease is a claimer's hold on one job. Token fences it: once the lease has
@@ -55,6 +64,10 @@ type Claimed struct {
 	// again at once, and -1 means nothing is scheduled: wait for a wake-up
 	// (see Waiter).
 	RetryIn time.Duration
+	// Acked has one entry per ClaimRequest.Ack, in order: nil when the job
+	// was acked, else the error Store.Ack would return (ErrStaleLease,
+	// ErrNoJob).
+	Acked []error
 }
 
 // Claim runs wclaim, the weighted rotation, as one atomic script: it rotates
@@ -64,8 +77,12 @@ type Claimed struct {
 // tail in O(1) and the next is tried, at most a bounded number per call. The
 // same call first reclaims expired leases (jobs back on their lanes at their
 // place), and promotes due retries and due parked lanes, also bounded. Cost
-// per call: O(K log n), independent of the number of lanes. Errors:
-// ErrInvalid for a bad request; the server's error.
+// per call: O(K log n), independent of the number of lanes; the
+// maintenance scans run only for a queue whose earliest lease deadline,
+// retry or park end has passed (its due time, read with the pause in one
+// command). With req.Ack the call first acks those leases (see
+// ClaimRequest.Ack), O(log n) each. Errors: ErrInvalid for a bad request;
+// the server's error.
 func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	if len(req.Queues) == 0 || len(req.Queues) > 8 {
 		return Claimed{}, fmt.Errorf("%w: claim: want 1..8 queues, got %d", ErrInvalid, len(req.Queues))
@@ -112,11 +129,45 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	for _, q := range req.Queues {
 		args = append(args, s.queueArgs(q)...)
 	}
+	if len(req.Ack) > MaxClaim {
+		return Claimed{}, fmt.Errorf("%w: claim: %d acks: want at most %d", ErrInvalid, len(req.Ack), MaxClaim)
+	}
+	args = append(args, strconv.Itoa(len(req.Ack)))
+	for _, l := range req.Ack {
+		if err := s.checkLease(l); err != nil {
+			return Claimed{}, err
+		}
+		qi := slices.Index(req.Queues, l.Queue)
+		if qi < 0 {
+			return Claimed{}, fmt.Errorf("%w: claim: ack of %s: queue %q is not claimed", ErrInvalid, l.ID, l.Queue)
+		}
+		args = append(args, strconv.Itoa(qi+1), string(l.ID), l.Token)
+	}
 	arr, err := s.scripts.claim.Exec(ctx, s.c, keys, args).ToArray()
 	if err != nil {
 		return Claimed{}, fmt.Errorf("lanes: claim: %w", err)
 	}
-	return parseClaim(req.Queues, arr)
+	if len(arr) < len(req.Ack) {
+		return Claimed{}, fmt.Errorf("lanes: claim: malformed reply (acks)")
+	}
+	acks := arr[len(arr)-len(req.Ack):]
+	c, err := parseClaim(req.Queues, arr[:len(arr)-len(req.Ack)])
+	if err != nil {
+		return Claimed{}, err
+	}
+	if len(req.Ack) > 0 {
+		c.Acked = make([]error, len(req.Ack))
+		for i, a := range acks {
+			code, err := a.AsInt64()
+			if err != nil {
+				return Claimed{}, fmt.Errorf("lanes: claim: malformed reply (ack %d)", i)
+			}
+			if code != 1 {
+				c.Acked[i] = leaseErr("ack", req.Ack[i], code)
+			}
+		}
+	}
+	return c, nil
 }
 
 func parseClaim(queues []string, arr []valkey.ValkeyMessage) (Claimed, error) {

@@ -392,3 +392,72 @@ func TestClaimRetryInIsExact(t *testing.T) {
 		check(t, "q4", due)
 	})
 }
+
+// A claim that carries acks settles them first, exactly as Ack would, and
+// hands out the next batch in the same call: the acked jobs are gone, their
+// lanes' in-flight counts dropped (so an ordered lane is served again at
+// once), a stale or unknown lease is reported per ack and changes nothing,
+// and acks are applied even when nothing is claimable or the store is
+// paused.
+func TestClaimWithAcksSettlesThenClaimsInOneCall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t, lanes.WithQueue("ord", lanes.QueueConfig{Ordered: true}))
+	m := lanes.NewMinter()
+	a := enqueueN(t, s, m, "ord", "A", 3)
+	b := enqueueN(t, s, m, "q", "B", 1)
+	req := lanes.ClaimRequest{Queues: []string{"ord", "q"}, Lease: time.Minute, Max: 1}
+
+	first, err := s.Claim(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, []lanes.JobID{a[0]}, jobIDs(first.Jobs))
+	require.Nil(t, first.Acked)
+
+	// The ordered lane is held while a[0] is in flight, so the next claim
+	// serves B; with the ack of a[0] in the same call it serves A again.
+	req.Ack = []lanes.Lease{first.Jobs[0].Lease}
+	second, err := s.Claim(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, []error{nil}, second.Acked)
+	require.Equal(t, []lanes.JobID{a[1]}, jobIDs(second.Jobs))
+	require.Zero(t, rint(t, s, "EXISTS", s.Keys().Job("ord", a[0])), "acked job deleted")
+	require.Equal(t, 1, inflight(t, s, "ord", "A"))
+
+	// A stale lease (already acked) and a forged token are reported and
+	// change nothing; the good ack in the same call still applies.
+	forged := second.Jobs[0].Lease
+	forged.Token = "9"
+	req.Ack = []lanes.Lease{first.Jobs[0].Lease, forged, second.Jobs[0].Lease}
+	third, err := s.Claim(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, third.Acked, 3)
+	require.ErrorIs(t, third.Acked[0], lanes.ErrNoJob)
+	require.ErrorIs(t, third.Acked[1], lanes.ErrStaleLease)
+	require.NoError(t, third.Acked[2])
+	require.Equal(t, []lanes.JobID{a[2]}, jobIDs(third.Jobs))
+
+	// Paused: the ack applies, nothing is handed out.
+	require.NoError(t, s.Inspector().Pause(ctx, time.Minute))
+	req.Ack = []lanes.Lease{third.Jobs[0].Lease}
+	fourth, err := s.Claim(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, []error{nil}, fourth.Acked)
+	require.Empty(t, fourth.Jobs)
+	require.Greater(t, fourth.RetryIn, 59*time.Second)
+	require.NoError(t, s.Inspector().Resume(ctx))
+
+	last := claimOne(t, s, time.Minute, "q")
+	require.Equal(t, b[0], last.ID)
+	// Nothing claimable: the ack applies and RetryIn says wait for a wake-up.
+	req.Ack = []lanes.Lease{last.Lease}
+	fifth, err := s.Claim(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, []error{nil}, fifth.Acked)
+	require.Empty(t, fifth.Jobs)
+	require.Equal(t, time.Duration(-1), fifth.RetryIn)
+	require.Empty(t, tagKeys(t, s), "every job acked: the keyspace is back at its baseline")
+
+	// A lease of a queue the claim does not name is refused before any call.
+	_, err = s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1, Ack: []lanes.Lease{third.Jobs[0].Lease}})
+	require.ErrorIs(t, err, lanes.ErrInvalid)
+}

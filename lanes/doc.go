@@ -94,7 +94,14 @@
 // ErrStaleLease and change nothing. Expired leases are reclaimed by server
 // time inside Claim, a bounded number per call: the job returns to its lane
 // at its place, in-flight drops exactly once, attempts + 1, and past
-// MaxAttempts the job is dead-lettered with reason "lease expired".
+// MaxAttempts the job is dead-lettered with reason "lease expired". Each
+// queue keeps a due time (at or before its earliest lease deadline, retry
+// and park end), which a claim reads together with the pause in one
+// command: the reclaim and promotion scans run only once it has passed.
+//
+// A claimer that finished its jobs acks them in its next Claim
+// (ClaimRequest.Ack): the acks and the claim are one atomic call and one
+// round trip.
 //
 // # Delivery control
 //

@@ -350,8 +350,25 @@ func expireNow(t testing.TB, s *lanes.Store, q string, ids ...lanes.JobID) {
 	t.Helper()
 	for _, id := range ids {
 		require.GreaterOrEqual(t, leaseScore(t, s, q, id), int64(0), "no lease on %s", id)
-		rint(t, s, "ZADD", s.Keys().Queue(q, "leases"), "XX", "1", string(id))
+		rescore(t, s, q, "leases", string(id), 1)
 	}
+}
+
+// rescore moves member of queue q's schedule set ("leases", "delayed" or
+// "parked") to score ms (ZADD XX), and the queue's due time with it when
+// that is earlier: the state the scripts reach when an entry falls due at
+// ms on the server clock, without waiting.
+func rescore(t testing.TB, s *lanes.Store, q, set, member string, ms int64) {
+	t.Helper()
+	score := strconv.FormatInt(ms, 10)
+	require.Equal(t, 0, rint(t, s, "ZADD", s.Keys().Queue(q, set), "XX", score, member))
+	due := s.Keys().Queue(q, "due")
+	cur, err := rdo(t, s, "GET", due).AsInt64()
+	if valkey.IsValkeyNil(err) || (err == nil && cur > ms) {
+		require.NoError(t, rdo(t, s, "SET", due, score).Error())
+		return
+	}
+	require.NoError(t, err)
 }
 
 func jobIDs(jobs []lanes.Job) []lanes.JobID {

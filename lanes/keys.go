@@ -22,6 +22,8 @@ package lanes
 //	{T}:q:Q:pending     string      pending jobs in the queue (removed at 0)
 //	{T}:q:Q:delayed     sorted set  id -> due time (ms), unordered queues' retries
 //	{T}:q:Q:parked      sorted set  g -> parked until (ms; +inf = until resumed)
+//	{T}:q:Q:due         string      ms at or before the earliest timed entry of leases, delayed and parked
+//	                                (absent when the three are empty): a claim scans them only once it passed
 //	{T}:q:Q:dead        sorted set  id -> dead-lettered at (ms)
 //	{T}:q:Q:glimit      hash        g -> max in flight (only overrides)
 //	{T}:q:Q:turn        hash        g -> jobs still owed in a turn cut short (weight > 1 only)

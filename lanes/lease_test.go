@@ -211,7 +211,7 @@ func TestNackAndDeadSettleToRetryOrDeadLetter(t *testing.T) {
 		require.Empty(t, c.Jobs)
 		require.Greater(t, c.RetryIn, 9*time.Second)
 		// Make it due now (the state its due time reaches on the server clock).
-		rint(t, s, "ZADD", k.Queue("q", "delayed"), "XX", "1", string(ids[0]))
+		rescore(t, s, "q", "delayed", string(ids[0]), 1)
 		j3 := claimOne(t, s, time.Minute, "q")
 		require.Equal(t, ids[0], j3.ID)
 		require.Equal(t, 1, j3.Attempts)
@@ -241,7 +241,7 @@ func TestNackAndDeadSettleToRetryOrDeadLetter(t *testing.T) {
 		require.NoError(t, s.Ack(ctx, h.Lease))
 		c := claim(t, s, 1, time.Minute, "q")
 		require.Empty(t, c.Jobs, "nothing of g overtakes the retry")
-		rint(t, s, "ZADD", k.Queue("q", "parked"), "XX", "1", "g")
+		rescore(t, s, "q", "parked", "g", 1)
 		for i, id := range ids {
 			j := claimOne(t, s, time.Minute, "q")
 			require.Equal(t, id, j.ID)

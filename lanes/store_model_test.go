@@ -555,7 +555,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 					continue
 				}
 				expSeq++
-				rint(t, s, "ZADD", k.Queue("q", "leases"), "XX", strconv.Itoa(expSeq), string(j.ID))
+				rescore(t, s, "q", "leases", string(j.ID), int64(expSeq))
 				m.jobs[j.ID].exp = expSeq
 				m.expired[j.ID] = m.jobs[j.ID]
 			}

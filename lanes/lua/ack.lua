@@ -8,9 +8,7 @@
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local id, tok = ARGV[7], ARGV[8]
-local g, code = take_lease(q, id, tok)
-if not g then return code end
-local inf = end_lease(S, q, id, g, tok, now_ms())
-redis.call('DEL', q.p .. 'job:' .. id)
-wake(S, ensure_ring(q, g, nil, inf))
+local code, joined = ack_job(S, q, id, tok, now_ms())
+if code ~= 1 then return code end
+wake(S, joined)
 return 1

@@ -15,7 +15,9 @@
 --          not even a lane's override: a store WithoutSendLimits)
 -- ARGV[9]  default lane pace period (ms)
 -- ARGV[10] number R of pace rules, then R triples: group prefix, limit, period (ms)
--- then the number N of queues, then N queue configs (5 fields each, see common.lua)
+-- then the number N of queues, then N queue configs (5 fields each, see common.lua),
+-- then the number A of leases to ack first, then A triples: queue index (1..N),
+-- job id, lease token
 --
 -- A turn: a lane of weight w is owed up to w jobs per turn of the ring. When
 -- the claimer's max, the global budget or the lane's own in-flight limit
@@ -30,8 +32,12 @@
 -- ring's head), so a weight raises a paced lane's share too, never beyond
 -- its pace.
 --
--- Per call: reclaim expired leases, promote due delayed jobs and due parked
--- lanes (each at most budget), check the global budget, then for each queue
+-- Per call: ack the given leases (a claimer that finished its jobs settles
+-- them and gets its next batch in the same round trip; each ack is exactly
+-- ack.lua's), read the pause and every queue's due time (one MGET; see
+-- common.lua), and only for a queue whose due time has passed reclaim
+-- expired leases, promote due delayed jobs and due parked lanes (each at
+-- most budget); then check the global budget, then for each queue
 -- in order rotate its ring (LMOVE ring ring LEFT RIGHT) and serve the first
 -- lane with work K = min(weight, depth, glimit headroom, max, global budget,
 -- lane pace budget) heads (ZPOPMIN), each under a lease whose deadline is the
@@ -40,12 +46,14 @@
 -- when requests can arrive, not only when they are claimed. A lane that cannot be served, or has
 -- nothing more to give now, leaves the ring from its tail in O(1) (parked
 -- until its next pace token when its pace budget is spent). At most
--- visit-budget lanes are visited per queue. Cost: O((budget + visits + K) log n),
--- independent of the number of lanes.
+-- visit-budget lanes are visited per queue. Cost: O((A + budget + visits + K) log n),
+-- independent of the number of lanes (A acks, each O(log n); the budget only
+-- for a queue whose due time has passed).
 --
 -- Returns {1, queue index, group, lease deadline ms, K, id, token, attempts, payload, ...}
 -- or {0, hint}: hint is the ms until something may become claimable
--- (0 = try again now, -1 = nothing scheduled: wait for a wake-up).
+-- (0 = try again now, -1 = nothing scheduled: wait for a wake-up); either
+-- followed by the A ack codes, in order (1 acked, -1 stale token, -2 no such job).
 local S = ARGV[1]
 local lease_ms = tonumber(ARGV[2])
 local max = tonumber(ARGV[3])
@@ -67,49 +75,76 @@ local queues = {}
 for n = 1, nq do
   queues[n], i = read_queue(ARGV, i)
 end
+local nacks = tonumber(ARGV[i])
+i = i + 1
 
 local now = now_ms()
 
-local pause = redis.call('PTTL', KEYS[2])
-if pause > 0 then return {0, pause} end
-if pause == -1 then return {0, -1} end
+-- Acks first: they settle what the claimer knows, whatever the claim finds.
+local codes, acked = {}, 0
+for a = 1, nacks do
+  local code, joined = ack_job(S, queues[tonumber(ARGV[i])], ARGV[i + 1], ARGV[i + 2], now)
+  codes[a] = code
+  acked = acked + joined
+  i = i + 3
+end
+wake(S, acked)
 
--- Maintenance, bounded per queue.
+local function reply(out)
+  for a = 1, nacks do out[#out + 1] = codes[a] end
+  return out
+end
+
+-- The pause and every queue's due time, in one command.
+local mkeys = {KEYS[2]}
+for n = 1, nq do mkeys[n + 1] = queues[n].p .. 'due' end
+local dues = redis.call('MGET', unpack(mkeys))
+if dues[1] then
+  local pause = redis.call('PTTL', KEYS[2])
+  if pause > 0 then return reply({0, pause}) end
+  if pause == -1 then return reply({0, -1}) end
+end
+
+-- Maintenance, bounded per queue, only for a queue with something due.
 for n = 1, nq do
   local q = queues[n]
   local joined = 0
-  local expired = redis.call('ZRANGEBYSCORE', q.p .. 'leases', '-inf', now, 'LIMIT', 0, budget)
-  for _, id in ipairs(expired) do
-    local jk = q.p .. 'job:' .. id
-    local g = redis.call('HGET', jk, 'g')
-    redis.call('ZREM', q.p .. 'leases', id)
-    if g then
-      local inf = end_lease(S, q, id, g, redis.call('HGET', jk, 'c') or '0', now)
-      local a = redis.call('HINCRBY', jk, 'a', 1)
-      local depth -- > 0 once the job is back on its lane
-      if q.maxatt > 0 and a >= q.maxatt then
-        to_dead(q, id, 'lease expired', now)
-      else
-        redis.call('HSET', jk, 'r', 'lease expired')
-        to_lane(q, id, g)
-        depth = 1
+  local due = dues[n + 1]
+  if due and tonumber(due) <= now then
+    local expired = redis.call('ZRANGEBYSCORE', q.p .. 'leases', '-inf', now, 'LIMIT', 0, budget)
+    for _, id in ipairs(expired) do
+      local jk = q.p .. 'job:' .. id
+      local g = redis.call('HGET', jk, 'g')
+      redis.call('ZREM', q.p .. 'leases', id)
+      if g then
+        local inf = end_lease(S, q, id, g, redis.call('HGET', jk, 'c') or '0', now)
+        local a = redis.call('HINCRBY', jk, 'a', 1)
+        local depth -- > 0 once the job is back on its lane
+        if q.maxatt > 0 and a >= q.maxatt then
+          to_dead(q, id, 'lease expired', now)
+        else
+          redis.call('HSET', jk, 'r', 'lease expired')
+          to_lane(q, id, g)
+          depth = 1
+        end
+        joined = joined + ensure_ring(q, g, depth, inf)
       end
-      joined = joined + ensure_ring(q, g, depth, inf)
     end
-  end
-  local due = redis.call('ZRANGEBYSCORE', q.p .. 'delayed', '-inf', now, 'LIMIT', 0, budget)
-  for _, id in ipairs(due) do
-    redis.call('ZREM', q.p .. 'delayed', id)
-    local g = redis.call('HGET', q.p .. 'job:' .. id, 'g')
-    if g then
-      to_lane(q, id, g)
-      joined = joined + ensure_ring(q, g, 1)
+    local ready = redis.call('ZRANGEBYSCORE', q.p .. 'delayed', '-inf', now, 'LIMIT', 0, budget)
+    for _, id in ipairs(ready) do
+      redis.call('ZREM', q.p .. 'delayed', id)
+      local g = redis.call('HGET', q.p .. 'job:' .. id, 'g')
+      if g then
+        to_lane(q, id, g)
+        joined = joined + ensure_ring(q, g, 1)
+      end
     end
-  end
-  local unpark = redis.call('ZRANGEBYSCORE', q.p .. 'parked', '-inf', now, 'LIMIT', 0, budget)
-  for _, g in ipairs(unpark) do
-    redis.call('ZREM', q.p .. 'parked', g)
-    joined = joined + ensure_ring(q, g)
+    local unpark = redis.call('ZRANGEBYSCORE', q.p .. 'parked', '-inf', now, 'LIMIT', 0, budget)
+    for _, g in ipairs(unpark) do
+      redis.call('ZREM', q.p .. 'parked', g)
+      joined = joined + ensure_ring(q, g)
+    end
+    dues[n + 1] = reset_due(q, due) or false
   end
   -- Other idle claimers may serve what this one will not.
   if joined > 1 then wake(S, joined - 1) end
@@ -125,9 +160,9 @@ if rate > 0 then
     if oldest[2] == 'inf' then
       -- Every counted send is still in flight: the budget refills one window
       -- after the first of them settles, at the earliest.
-      return {0, window}
+      return reply({0, window})
     end
-    return {0, math.max(1, tonumber(oldest[2]) + window - now)}
+    return reply({0, math.max(1, tonumber(oldest[2]) + window - now)})
   end
   if rate - used < avail then avail = rate - used end
 end
@@ -191,7 +226,9 @@ for n = 1, nq do
       end
       if lavail <= 0 then
         leave_ring_tail(q, g)
-        redis.call('ZADD', q.p .. 'parked', 'GT', park_for_pace(q, pk, pper), g)
+        local t = park_for_pace(q, pk, pper)
+        redis.call('ZADD', q.p .. 'parked', 'GT', t, g)
+        lower_due(q, t)
       else
         local w = weight_of(S, g)
         local credit = w
@@ -230,6 +267,8 @@ for n = 1, nq do
         out[5] = got
         if got > 0 then
           redis.call('ZADD', q.p .. 'leases', unpack(leases))
+          local d = dues[n + 1]
+          if not d or deadline < tonumber(d) then redis.call('SET', q.p .. 'due', deadline) end
           if rate > 0 then redis.call('ZADD', KEYS[1], unpack(sends)) end
           if plim > 0 then redis.call('ZADD', pk, unpack(sends)) end
         end
@@ -262,9 +301,11 @@ for n = 1, nq do
           redis.call('LPUSH', ring, g)
         end
         if depth > 0 and paced_out then
-          redis.call('ZADD', q.p .. 'parked', 'GT', park_for_pace(q, pk, pper), g)
+          local t = park_for_pace(q, pk, pper)
+          redis.call('ZADD', q.p .. 'parked', 'GT', t, g)
+          lower_due(q, t)
         end
-        return out
+        return reply(out)
       end
     end
   end
@@ -283,10 +324,8 @@ for n = 1, nq do
   if redis.call('LLEN', q.p .. 'ring') > 0 then
     hint = 0
   else
-    for _, key in ipairs({'parked', 'delayed', 'leases'}) do
-      local first = redis.call('ZRANGE', q.p .. key, 0, 0, 'WITHSCORES')
-      if first[2] and first[2] ~= 'inf' then consider(tonumber(first[2])) end
-    end
+    -- Exact (the due time may lie before the earliest entry), and kept.
+    consider(reset_due(q, dues[n + 1]))
   end
 end
-return {0, hint}
+return reply({0, hint})

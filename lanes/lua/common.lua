@@ -172,6 +172,46 @@ local function to_dead(q, id, reason, now)
   redis.call('ZADD', q.p .. 'dead', now, id)
 end
 
+-- The due time "{tag}:q:<queue>:due" (string, ms, server clock) is at or
+-- before the earliest timed entry of the queue's leases, delayed and parked
+-- sets (an indefinite park has none), and absent once the three are empty.
+-- A claim reads it with one command (MGET, beside the pause) and scans the
+-- sets only once it has passed, so a claim with nothing due pays no scan.
+-- Every script that adds a timed entry lowers it (lower_due, or the claim
+-- for its leases); every one that removes entries drops it when the three
+-- sets are empty (tidy_due); the claim that scans sets it back to the exact
+-- earliest entry (reset_due).
+local function lower_due(q, t)
+  local d = redis.call('GET', q.p .. 'due')
+  if not d or t < tonumber(d) then redis.call('SET', q.p .. 'due', t) end
+end
+
+local function tidy_due(q)
+  if redis.call('EXISTS', q.p .. 'leases', q.p .. 'delayed', q.p .. 'parked') == 0 then
+    redis.call('DEL', q.p .. 'due')
+  end
+end
+
+-- Reads the earliest timed entry of the three sets (nil when none) and
+-- stores it as the due time unless cur (the due time read before, a string
+-- or false) says so already. O(log n).
+local function reset_due(q, cur)
+  local due
+  for _, key in ipairs({'leases', 'delayed', 'parked'}) do
+    local first = redis.call('ZRANGE', q.p .. key, 0, 0, 'WITHSCORES')
+    if first[2] and first[2] ~= 'inf' then
+      local t = tonumber(first[2])
+      if not due or t < due then due = t end
+    end
+  end
+  if due then
+    if not cur or tonumber(cur) ~= due then redis.call('SET', q.p .. 'due', due) end
+  elseif cur then
+    redis.call('DEL', q.p .. 'due')
+  end
+  return due
+end
+
 -- Checks a lease: returns the job's lane and 0, or nil and a code:
 -- -2 no such job, -1 stale token (the lease expired and was reclaimed or
 -- re-claimed by someone else).
@@ -201,4 +241,16 @@ local function end_lease(S, q, id, g, tok, now)
   local inf = dec_inflight(q, g)
   mark_settled(S, q, g, id .. ':' .. tok, now)
   return inf
+end
+
+-- Acks a delivered job: ends its lease and deletes the job. Returns 1, or
+-- -1 (stale token) / -2 (no such job) with nothing changed; and how many
+-- lanes joined the ring (0 or 1; the caller wakes claimers for them).
+local function ack_job(S, q, id, tok, now)
+  local g, code = take_lease(q, id, tok)
+  if not g then return code, 0 end
+  local inf = end_lease(S, q, id, g, tok, now)
+  redis.call('DEL', q.p .. 'job:' .. id)
+  tidy_due(q)
+  return 1, ensure_ring(q, g, nil, inf)
 end

@@ -16,6 +16,7 @@ local g, code = check_lease(q, id, tok)
 if not g then return code end
 local deadline = now_ms() + tonumber(ARGV[9])
 redis.call('ZADD', q.p .. 'leases', 'XX', deadline, id)
+lower_due(q, deadline) -- a shorter extension moves the deadline earlier
 local ms = tonumber(ARGV[9])
 local member = id .. ':' .. tok
 if redis.call('ZSCORE', S .. 'rate', member) then touch(S .. 'rate', ms + q.logttl) end

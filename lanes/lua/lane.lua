@@ -37,7 +37,9 @@ elseif op == 'park' then
     redis.call('ZADD', q.p .. 'parked', 'inf', g)
     return -1
   end
-  redis.call('ZADD', q.p .. 'parked', 'GT', now_ms() + ms, g)
+  local until_new = now_ms() + ms
+  redis.call('ZADD', q.p .. 'parked', 'GT', until_new, g)
+  lower_due(q, until_new)
   -- A lane in the ring stays there until a claim visits it and drops it (O(1)).
   wake_if_first(S, q.p .. 'parked', g)
   -- The park in force: a longer (or indefinite) park is never shortened.
@@ -45,7 +47,7 @@ elseif op == 'park' then
   if until_ms == 'inf' then return -1 end
   return tonumber(until_ms)
 elseif op == 'resume' then
-  redis.call('ZREM', q.p .. 'parked', g)
+  if redis.call('ZREM', q.p .. 'parked', g) == 1 then tidy_due(q) end
 else
   return redis.error_reply('lanes: unknown lane op ' .. op)
 end

@@ -38,6 +38,7 @@ elseif mode == 'nack' then
     outcome = 'dead'
   elseif delay > 0 and not q.ordered then
     redis.call('ZADD', q.p .. 'delayed', now + delay, id)
+    lower_due(q, now + delay)
     wake_if_first(S, q.p .. 'delayed', id)
     outcome = 'delayed'
   else
@@ -45,6 +46,7 @@ elseif mode == 'nack' then
     depth = 1
     if delay > 0 then
       redis.call('ZADD', q.p .. 'parked', 'GT', now + delay, g)
+      lower_due(q, now + delay)
       wake_if_first(S, q.p .. 'parked', g)
       outcome = 'delayed'
     end
@@ -53,5 +55,6 @@ else
   to_lane(q, id, g)
   depth = 1
 end
+if outcome ~= 'delayed' then tidy_due(q) end
 wake(S, ensure_ring(q, g, depth, inf))
 return {1, outcome, a}
