@@ -38,7 +38,7 @@ local jk = q.p .. 'job:' .. id
 if redis.call('EXISTS', jk) == 1 then
   return redis.error_reply('coalesce.lua: job id ' .. id .. ' exists already')
 end
-redis.call('HSET', jk, 'g', g, 'p', payload, 'a', 0, 'c', 0)
+redis.call('HSET', jk, 'g', g, 'p', payload)
 to_lane(q, id, g)
 wake(S, ensure_ring(q, g, 1))
 redis.call('SET', KEYS[2], id, 'PX', ttl)

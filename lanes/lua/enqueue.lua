@@ -9,7 +9,8 @@
 -- ARGV[7]  the idempotency key's TTL (ms; "0" without KEYS[2])
 -- ARGV[8..] triples: group, job id, payload
 -- Each job is written once: its hash "{tag}:q:<queue>:job:<id>" holds the
--- lane (g), payload (p), attempts (a) and claim count (c); its lane
+-- lane (g) and payload (p) (attempts "a" and claim count "c" are absent
+-- until they leave 0); its lane
 -- "{tag}:q:<queue>:lane:<group>" gets ZADD 0 <id>, so the lane is FIFO by id.
 -- A job id that exists already is left as it is (no duplicate).
 -- Returns {added, duplicates}, or {-1, ids} for an idempotency key that
@@ -21,22 +22,60 @@ if once then
   local prev = redis.call('GET', once)
   if prev then return {-1, prev} end
 end
+-- Per job: EXISTS, HSET, ZADD. Per call, not per job: the pending count
+-- (one INCRBY), the ring check of the lanes touched (one SMISMEMBER, one
+-- SADD) and the tail of the ring (one RPUSH), and whether the queue has any
+-- parked lane, lane in flight or turn owed at all (one EXISTS each): a lane
+-- of a broadcast to new chats then costs no read beyond its own job.
 local added, dups, joined = 0, 0, 0
-local touched = {}
+local touched, order = {}, {}
 for i = 8, #ARGV, 3 do
   local g, id, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local jk = q.p .. 'job:' .. id
   if redis.call('EXISTS', jk) == 1 then
     dups = dups + 1
   else
-    redis.call('HSET', jk, 'g', g, 'p', payload, 'a', 0, 'c', 0)
-    to_lane(q, id, g)
+    redis.call('HSET', jk, 'g', g, 'p', payload)
+    redis.call('ZADD', q.p .. 'lane:' .. g, 0, id)
     added = added + 1
     if not touched[g] then
       touched[g] = true
-      joined = joined + ensure_ring(q, g, 1)
+      order[#order + 1] = g
     end
   end
+end
+if added > 0 then add_pending(q, added) end
+if #order > 0 then
+  -- The same decisions as ensure_ring (common.lua), for all touched lanes
+  -- at once; each lane has a job now, so only its park, in-flight count and
+  -- turn can keep it out or put it at the head.
+  local inring = redis.call('SMISMEMBER', q.p .. 'inring', unpack(order))
+  local any_parked = redis.call('EXISTS', q.p .. 'parked') == 1
+  local any_inflight = redis.call('EXISTS', q.p .. 'inflight') == 1
+  local any_turn = redis.call('EXISTS', q.p .. 'turn') == 1
+  local join, tail = {}, {}
+  for n, g in ipairs(order) do
+    if inring[n] == 0 then
+      local ready = not (any_parked and redis.call('ZSCORE', q.p .. 'parked', g))
+      if ready and any_inflight then
+        local inf = inflight_of(q, g)
+        if inf > 0 and (q.ordered or inf >= lane_limit(q, g)) then ready = false end
+      end
+      if ready then
+        join[#join + 1] = g
+        if any_turn and redis.call('HEXISTS', q.p .. 'turn', g) == 1 then
+          redis.call('LPUSH', q.p .. 'ring', g)
+        else
+          tail[#tail + 1] = g
+        end
+      end
+    end
+  end
+  if #join > 0 then
+    redis.call('SADD', q.p .. 'inring', unpack(join))
+    joined = #join
+  end
+  if #tail > 0 then redis.call('RPUSH', q.p .. 'ring', unpack(tail)) end
 end
 if once then
   local ids = {}

@@ -13,8 +13,7 @@ for i = 7, #ARGV do
     local jk = q.p .. 'job:' .. id
     local g = redis.call('HGET', jk, 'g')
     if g then
-      redis.call('HSET', jk, 'a', 0)
-      redis.call('HDEL', jk, 'r', 'd')
+      redis.call('HDEL', jk, 'a', 'r', 'd') -- attempts back to 0 (absent)
       to_lane(q, id, g)
       joined = joined + ensure_ring(q, g, 1)
       n = n + 1
