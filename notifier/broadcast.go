@@ -101,14 +101,24 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	jobsKey := n.keys.jobs(bc)
 	active := (len(targets) - skipped) * parts // copies to enqueue
 	done := 0                                  // copies handled so far (enqueued, or cancelled by a stop)
-	var items []lanes.Item
+	// The template's JSON is encoded once per part; each chat only splices
+	// in its id. A batch is encoded while the one before it is being
+	// flushed (at most one in flight, so batches still land in order, and a
+	// stop or a store error ends the fan-out before the next batch).
+	encs := make([]func(int64) []byte, len(tmpl))
+	for i, j := range tmpl {
+		j.Broadcast = bc
+		if encs[i], err = j.ChatEncoder(); err != nil {
+			return bc, err
+		}
+	}
 	// flush records the batch's job ids (before enqueueing them: a stop
 	// must find every copy that can reach a lane), enqueues the batch, and
 	// checks whether the broadcast was stopped meanwhile: then it cancels
 	// the batch itself (StopBroadcast may have read the ids before they
 	// reached their lanes), counts the copies it will not enqueue as
 	// cancelled, and reports stopped.
-	flush := func() (stopped bool, err error) {
+	flush := func(items []lanes.Item) (stopped bool, err error) {
 		if len(items) == 0 {
 			return false, nil
 		}
@@ -125,7 +135,6 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			}
 		}
 		res, err := n.store.EnqueueBatch(ctx, tgjob.QueueNotify, items)
-		items = items[:0]
 		done += len(ids)
 		cmds := valkey.Commands{n.c.B().Hexists().Key(key).Field(fieldStop).Build()}
 		if res.Added > 0 {
@@ -154,26 +163,49 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		}
 		return true, nil
 	}
+	type flushed struct {
+		stopped bool
+		err     error
+	}
+	var inflight chan flushed
+	wait := func() (bool, error) {
+		if inflight == nil {
+			return false, nil
+		}
+		r := <-inflight
+		inflight = nil
+		return r.stopped, r.err
+	}
+	send := func(items []lanes.Item) {
+		ch := make(chan flushed, 1)
+		inflight = ch
+		go func() {
+			stopped, err := flush(items)
+			ch <- flushed{stopped, err}
+		}()
+	}
+	items := make([]lanes.Item, 0, n.cfg.BatchSize*len(tmpl))
 	chats := 0
 	for i, chat := range targets {
 		if inactive[i] {
 			continue
 		}
-		for _, j := range tmpl {
-			j.Chat, j.Broadcast = chat, bc
-			p, err := j.Encode()
-			if err != nil {
-				return bc, err
-			}
-			items = append(items, lanes.Item{Group: tgjob.Group(chat), ID: n.minter.New(), Payload: p})
+		group := tgjob.Group(chat)
+		for _, enc := range encs {
+			items = append(items, lanes.Item{Group: group, ID: n.minter.New(), Payload: enc(chat)})
 		}
 		if chats++; chats%n.cfg.BatchSize == 0 {
-			if stopped, err := flush(); err != nil || stopped {
+			if stopped, err := wait(); err != nil || stopped {
 				return bc, err
 			}
+			send(items)
+			items = make([]lanes.Item, 0, n.cfg.BatchSize*len(tmpl))
 		}
 	}
-	if _, err := flush(); err != nil {
+	if stopped, err := wait(); err != nil || stopped {
+		return bc, err
+	}
+	if _, err := flush(items); err != nil {
 		return bc, err
 	}
 	return bc, nil

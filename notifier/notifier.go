@@ -82,7 +82,9 @@ type Config struct {
 	// last update (default 24 h).
 	ProgressTTL time.Duration
 	// BatchSize is how many chats one EnqueueBatch call of Broadcast
-	// covers (default 1,000), bounding the memory of one round trip.
+	// covers (default 5,000: ten 500-job script calls in one pipelined
+	// round trip), bounding the memory of one round trip; the next batch
+	// is encoded while one is being enqueued.
 	BatchSize int
 	// MaxUnits is the part size of Split in UTF-16 units (default
 	// tgtext.MaxTextUnits; lower only in tests).
@@ -132,7 +134,7 @@ func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
 		cfg.ProgressTTL = 24 * time.Hour
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 1000
+		cfg.BatchSize = 5000
 	}
 	if cfg.MaxUnits <= 0 || cfg.MaxUnits > tgtext.MaxTextUnits {
 		cfg.MaxUnits = tgtext.MaxTextUnits

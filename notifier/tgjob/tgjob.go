@@ -9,6 +9,7 @@
 package tgjob
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +94,32 @@ func (j Job) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("tgjob: encode: %w", err)
 	}
 	return b, nil
+}
+
+// ChatEncoder returns a function that encodes j for chat: the same bytes
+// Encode returns with j.Chat set to chat. The JSON encoding of everything
+// else is done once, here, so a broadcast pays for the text once, not once
+// per chat. Errors: as Encode.
+func (j Job) ChatEncoder() (func(chat int64) []byte, error) {
+	j.Chat = 0
+	b, err := j.Encode()
+	if err != nil {
+		return nil, err
+	}
+	// "chat" is never omitted and precedes the text, so its first
+	// occurrence is the field itself (a quote inside a string is escaped).
+	const field = `"chat":0`
+	i := bytes.Index(b, []byte(field))
+	if i < 0 {
+		return nil, fmt.Errorf("tgjob: encode: no chat field in %q", b)
+	}
+	head, tail := b[:i+len(field)-1], b[i+len(field):]
+	return func(chat int64) []byte {
+		out := make([]byte, 0, len(b)+20)
+		out = append(out, head...)
+		out = strconv.AppendInt(out, chat, 10)
+		return append(out, tail...)
+	}, nil
 }
 
 // Decode parses a payload. Errors wrap ErrMalformed: not JSON, unknown

@@ -70,3 +70,25 @@ func TestGroupChatID(t *testing.T) {
 		require.ErrorIs(t, err, tgjob.ErrMalformed, g)
 	}
 }
+
+// ChatEncoder gives byte for byte what Encode gives with the chat set, for
+// every kind of job and chat id, texts that spell a chat field included.
+func TestChatEncoderMatchesEncode(t *testing.T) {
+	t.Parallel()
+	jobs := []tgjob.Job{
+		{Text: "hi"},
+		{Text: `"chat":0, {"chat":0}`, ParseMode: "HTML", Silent: true, Broadcast: "bc_x", Part: 1, Parts: 2},
+		{Kind: tgjob.KindEdit, MessageID: 7, Text: "🍓 edit"},
+		{Text: "reply", ReplyTo: 3},
+	}
+	for _, j := range jobs {
+		enc, err := j.ChatEncoder()
+		require.NoError(t, err)
+		for _, chat := range []int64{1, -1001234567890, 9223372036854775807, -9223372036854775808, 0} {
+			j.Chat = chat
+			want, err := j.Encode()
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(enc(chat)), "%+v", j)
+		}
+	}
+}
