@@ -47,7 +47,7 @@ func main() {
 	flag.IntVar(&cfg.workers, "c", 50, "concurrent clients in the throughput runs (redis-benchmark's default is 50)")
 	flag.IntVar(&cfg.jobs, "n", 100_000, "jobs per throughput run")
 	flag.BoolVar(&cfg.quick, "quick", false, "smaller runs (a smoke test of the command, figures are not meaningful)")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated sections to run (throughput,latency,fairness,weights,budget,broadcast); empty: all")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated sections to run (throughput,srvtime,latency,fairness,weights,budget,broadcast,memory); empty: all")
 	verbose := flag.Bool("v", false, "log progress at debug level")
 	flag.Parse()
 	level := slog.LevelInfo
@@ -100,11 +100,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		fn   func(context.Context, config, *valkeyserver.Server, *table) error
 	}{
 		{"throughput", benchThroughput},
+		{"srvtime", benchServerTime},
 		{"latency", benchClaimLatency},
 		{"fairness", benchFairness},
 		{"weights", benchWeights},
 		{"budget", benchBudget},
 		{"broadcast", benchBroadcast},
+		{"memory", benchMemory},
 	}
 	for _, s := range steps {
 		if !cfg.want(s.name) {
