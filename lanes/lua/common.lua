@@ -55,7 +55,8 @@ end
 -- to now and keep the logs alive for the longest window they serve. A log
 -- without the member (no limit configured) is left untouched.
 local function mark_settled(S, q, g, member, now)
-  if redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
+  -- No window configured (logttl 0) means no global rate: no global log.
+  if q.logttl > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
     touch(S .. 'rate', q.logttl)
   end
   local pk = S .. 'pace:' .. g
