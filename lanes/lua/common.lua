@@ -247,11 +247,21 @@ end
 -- Acks a delivered job: ends its lease and deletes the job. Returns 1, or
 -- -1 (stale token) / -2 (no such job) with nothing changed; and how many
 -- lanes joined the ring (0 or 1; the caller wakes claimers for them).
+--
+-- An ack changes neither the lane's depth nor its park, so it can make the
+-- lane ready only by freeing in-flight room: an ordered lane with none left
+-- in flight, or an unordered one that was at its glimit. Otherwise the
+-- lane's place in (or out of) the ring is already right and is not read.
 local function ack_job(S, q, id, tok, now)
   local g, code = take_lease(q, id, tok)
   if not g then return code, 0 end
   local inf = end_lease(S, q, id, g, tok, now)
   redis.call('DEL', q.p .. 'job:' .. id)
   tidy_due(q)
+  if q.ordered then
+    if inf > 0 then return 1, 0 end
+  elseif inf + 1 < lane_limit(q, g) then
+    return 1, 0
+  end
   return 1, ensure_ring(q, g, nil, inf)
 end
