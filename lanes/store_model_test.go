@@ -19,7 +19,8 @@ import (
 // Model-based test: seeded random sequences of enqueue (to 10 lanes, with
 // duplicate ids now and then), coalescing enqueues (EnqueueCoalesce under 3
 // names: the pending job of a name gets the new payload in place, else a
-// fresh job is enqueued), claim (Max 1..4), ack, nack (delay 0),
+// fresh job is enqueued), claim (Max 1..4), ack (a third of them in the
+// same call as a claim, now and then with a stale lease too), nack (delay 0),
 // release, lease expiry, weight changes, stale-token calls, dead-letter
 // requeues and cancels (of waiting, in-flight, dead and acked ids) run
 // against the real server and against an in-memory model of
@@ -423,6 +424,61 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		require.Equal(t, m.turn, gotTurn, "%s: turns owed", where)
 	}
 
+	// ackInClaim acks held job j in the same call as a claim (Max 1..4),
+	// now and then with a stale lease after it: the acks run first, in
+	// order, each exactly as Ack (the model applies them so), then the claim
+	// hands out exactly what the model's claim predicts.
+	ride := rand.New(rand.NewPCG(seed, 0xac4)) // its own draws: the main sequence of ops is unchanged
+	ackInClaim := func(step int, j lanes.Job) {
+		max := 1 + ride.IntN(4)
+		acks := []lanes.Lease{j.Lease}
+		if len(stale) > 0 && ride.IntN(3) == 0 {
+			acks = append(acks, stale[ride.IntN(len(stale))])
+		}
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: max, Ack: acks})
+		require.NoError(t, err)
+		require.Len(t, c.Acked, len(acks), "step %d: one result per ack", step)
+		require.NoError(t, c.Acked[0], "step %d: the ack riding on the claim", step)
+		mj := m.jobs[j.ID]
+		m.endLease(mj)
+		mj.state = "acked"
+		m.acked++
+		lastAcked = j.ID
+		delete(held, j.ID)
+		stale = append(stale, j.Lease)
+		m.ensureRing(mj.g)
+		counts["acks riding on claims"]++
+		if len(acks) > 1 {
+			if st := m.jobs[acks[1].ID].state; st == "acked" || st == "cancelled" {
+				require.ErrorIs(t, c.Acked[1], lanes.ErrNoJob)
+			} else {
+				require.ErrorIs(t, c.Acked[1], lanes.ErrStaleLease)
+			}
+			counts["stale calls"]++
+		}
+		g, want := m.claim(max)
+		if len(want) == 0 {
+			require.Empty(t, c.Jobs, "step %d: claim after the ack", step)
+			if len(m.inflight) > 0 {
+				require.Greater(t, c.RetryIn, 30*time.Minute)
+			} else {
+				require.Equal(t, time.Duration(-1), c.RetryIn)
+			}
+		} else {
+			require.Len(t, c.Jobs, len(want), "step %d: claim of lane %s after the ack", step, g)
+			for i, cj := range c.Jobs {
+				require.Equal(t, want[i].id, cj.ID, "step %d: claim order", step)
+				require.Equal(t, g, cj.Group)
+				require.Equal(t, strconv.Itoa(want[i].c), cj.Token)
+				require.Equal(t, want[i].a, cj.Attempts)
+				require.Equal(t, want[i].p, string(cj.Payload), "step %d: payload", step)
+				held[cj.ID] = cj
+			}
+			counts["jobs claimed"] += len(c.Jobs)
+		}
+		retire()
+	}
+
 	// steps counts operations that ran (a pick with nothing to act on,
 	// e.g. an ack with no lease held, draws again).
 	for step := 0; step < steps; {
@@ -505,11 +561,16 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 				counts["jobs claimed"] += len(c.Jobs)
 			}
 			retire()
-		case r < 69: // ack
+		case r < 69: // ack (a third of them riding on a claim, see below)
 			op = "ack"
 			j, ok := pickHeld()
 			if !ok {
 				continue
+			}
+			if ride.IntN(3) == 0 {
+				op = "ack riding on a claim"
+				ackInClaim(step, j)
+				break
 			}
 			require.NoError(t, s.Ack(ctx, j.Lease))
 			mj := m.jobs[j.ID]
@@ -710,4 +771,5 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	require.Positive(t, counts["stale calls"])
 	require.Positive(t, counts["coalesce replaced"], "the run replaces pending jobs")
 	require.Greater(t, counts["coalesce"], counts["coalesce replaced"], "the run also enqueues coalesced jobs fresh")
+	require.Positive(t, counts["acks riding on claims"])
 }
