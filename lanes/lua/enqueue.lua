@@ -24,9 +24,10 @@ if once then
 end
 -- Per job: EXISTS, HSET, ZADD. Per call, not per job: the pending count
 -- (one INCRBY), the ring check of the lanes touched (one SMISMEMBER, one
--- SADD) and the tail of the ring (one RPUSH), and whether the queue has any
--- parked lane, lane in flight or turn owed at all (one EXISTS each): a lane
--- of a broadcast to new chats then costs no read beyond its own job.
+-- SADD) and the tail of the ring (one RPUSH), and, when a lane may join the
+-- ring, whether the queue has any parked lane, lane in flight or turn owed
+-- at all (one EXISTS each): a lane of a broadcast to new chats then costs
+-- no read beyond its own job.
 local added, dups, joined = 0, 0, 0
 local touched, order = {}, {}
 for i = 8, #ARGV, 3 do
@@ -50,12 +51,15 @@ if #order > 0 then
   -- at once; each lane has a job now, so only its park, in-flight count and
   -- turn can keep it out or put it at the head.
   local inring = redis.call('SMISMEMBER', q.p .. 'inring', unpack(order))
-  local any_parked = redis.call('EXISTS', q.p .. 'parked') == 1
-  local any_inflight = redis.call('EXISTS', q.p .. 'inflight') == 1
-  local any_turn = redis.call('EXISTS', q.p .. 'turn') == 1
+  local any_parked, any_inflight, any_turn
   local join, tail = {}, {}
   for n, g in ipairs(order) do
     if inring[n] == 0 then
+      if any_parked == nil then -- read once, and only when a lane may join
+        any_parked = redis.call('EXISTS', q.p .. 'parked') == 1
+        any_inflight = redis.call('EXISTS', q.p .. 'inflight') == 1
+        any_turn = redis.call('EXISTS', q.p .. 'turn') == 1
+      end
       local ready = not (any_parked and redis.call('ZSCORE', q.p .. 'parked', g))
       if ready and any_inflight then
         local inf = inflight_of(q, g)
