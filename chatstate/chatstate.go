@@ -135,24 +135,29 @@ func (s *Store) Resolve(ctx context.Context, chatID int64) (int64, error) {
 }
 
 // ResolveMany resolves aliases and inactive marks for many chats, 1,000 per
-// round trip, and drops chats that resolve to one already listed. It
+// command, all alias reads in one pipelined round trip and all inactive
+// checks in another, and drops chats that resolve to one already listed. It
 // returns the resolved chat ids, in first-seen order, and whether each is
 // inactive.
 func (s *Store) ResolveMany(ctx context.Context, ids []int64) ([]int64, []bool, error) {
 	const chunk = 1000
-	out := make([]int64, 0, len(ids))
-	seen := make(map[int64]bool, len(ids))
+	cmds := make(valkey.Commands, 0, (len(ids)+chunk-1)/chunk)
 	for start := 0; start < len(ids); start += chunk {
 		part := ids[start:min(start+chunk, len(ids))]
 		fields := make([]string, len(part))
 		for i, id := range part {
 			fields[i] = member(id)
 		}
-		vals, err := s.c.Do(ctx, s.c.B().Hmget().Key(s.aliasKey()).Field(fields...).Build()).ToArray()
+		cmds = append(cmds, s.c.B().Hmget().Key(s.aliasKey()).Field(fields...).Build())
+	}
+	out := make([]int64, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for c, r := range s.c.DoMulti(ctx, cmds...) {
+		vals, err := r.ToArray()
 		if err != nil {
 			return nil, nil, fmt.Errorf("chatstate: aliases: %w", err)
 		}
-		for i, id := range part {
+		for i, id := range ids[c*chunk : min((c+1)*chunk, len(ids))] {
 			target := id
 			if v, err := vals[i].ToString(); err == nil && v != "" {
 				// Rare: follow the whole chain one by one.
@@ -166,19 +171,23 @@ func (s *Store) ResolveMany(ctx context.Context, ids []int64) ([]int64, []bool, 
 			}
 		}
 	}
-	inactive := make([]bool, len(out))
+	cmds = cmds[:0]
 	for start := 0; start < len(out); start += chunk {
 		part := out[start:min(start+chunk, len(out))]
 		members := make([]string, len(part))
 		for i, id := range part {
 			members[i] = member(id)
 		}
-		flags, err := s.c.Do(ctx, s.c.B().Smismember().Key(s.inactiveKey()).Member(members...).Build()).AsIntSlice()
+		cmds = append(cmds, s.c.B().Smismember().Key(s.inactiveKey()).Member(members...).Build())
+	}
+	inactive := make([]bool, len(out))
+	for c, r := range s.c.DoMulti(ctx, cmds...) {
+		flags, err := r.AsIntSlice()
 		if err != nil {
 			return nil, nil, fmt.Errorf("chatstate: inactive chats: %w", err)
 		}
 		for i, f := range flags {
-			inactive[start+i] = f == 1
+			inactive[c*chunk+i] = f == 1
 		}
 	}
 	return out, inactive, nil
