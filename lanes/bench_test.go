@@ -97,6 +97,39 @@ func BenchmarkClaimAck(b *testing.B) {
 	}
 }
 
+// BenchmarkClaimAckInOneCall: as BenchmarkClaimAck with K=1, but each
+// claim carries the ack of the job the previous claim handed out
+// (ClaimRequest.Ack): one script call and one round trip per job instead of
+// two. With BENCH_SRV=1, srv-us/call is then the server's time per job.
+func BenchmarkClaimAckInOneCall(b *testing.B) {
+	e := newBenchEnv(b)
+	for _, n := range benchLaneCounts {
+		b.Run(fmt.Sprintf("lanes=%d", n), func(b *testing.B) {
+			s := e.store(b)
+			fill(b, s, lanes.NewMinter(), n, (b.N+n-1)/n+1)
+			ctx := context.Background()
+			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}
+			st := newSrvTimer(b, e.c, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c, err := s.Claim(ctx, req)
+				if err != nil || len(c.Jobs) != 1 {
+					b.Fatalf("claim %d: %v %d", i, err, len(c.Jobs))
+				}
+				for _, e := range c.Acked {
+					if e != nil {
+						b.Fatal(e)
+					}
+				}
+				req.Ack = []lanes.Lease{c.Jobs[0].Lease}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+			st.report(b)
+		})
+	}
+}
+
 // BenchmarkClaim: claims only (Max 1, weight 1), no acks in the timed
 // loop, to isolate the claim script's cost at 10, 10,000 and 100,000 lanes
 // (with BENCH_SRV=1, srv-us/call is then the claim script alone).
