@@ -127,22 +127,31 @@ func TestPacedLaneKeepsTheRestOfItsTurn(t *testing.T) {
 	enqueueN(t, s, m, "q", "pA", 12)
 	enqueueN(t, s, m, "q", "B", 50)
 	enqueueN(t, s, m, "q", "C", 50)
+	var settled time.Time // server time just after pA's last ack
 	next := func() string {
 		c := claim(t, s, 10, time.Minute, "q")
 		require.NotEmpty(t, c.Jobs)
 		for _, j := range c.Jobs {
 			require.NoError(t, s.Ack(ctx, j.Lease))
 		}
+		if c.Jobs[0].Group == "pA" {
+			now, err := s.ServerTime(ctx)
+			require.NoError(t, err)
+			settled = now
+		}
 		return c.Jobs[0].Group + ":" + strconv.Itoa(len(c.Jobs))
 	}
-	// paceOver waits until pA's pace park is over on the server clock (the
-	// next claim then unparks it).
+	// paceOver waits until pA's pace park is over on the server clock and
+	// its last send has left the pace window (a send counts until one period
+	// after it settles, which may be a little after the park, set at the
+	// claim, ends); the next claim then unparks it.
 	paceOver := func() {
 		sc := parkedScore(t, s, "q", "pA")
 		require.NotEmpty(t, sc, "pA is parked for its pace")
 		due, err := strconv.ParseInt(sc, 10, 64)
 		require.NoError(t, err)
 		waitServerPast(t, s, time.UnixMilli(due))
+		waitServerPast(t, s, settled.Add(period))
 	}
 	require.Equal(t, "pA:1", next(), "its pace allows one job at a time")
 	for turn := range 2 {

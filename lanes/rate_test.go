@@ -2,6 +2,7 @@ package lanes_test
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -49,7 +50,9 @@ func TestGlobalRateHoldsAcrossThreeClaimers(t *testing.T) {
 			defer wg.Done()
 			for {
 				c, err := s.Claim(ctx, req)
-				if ctx.Err() != nil {
+				// valkey-go may fail a call whose deadline is about to pass
+				// before ctx's own timer fires: either way the run is over.
+				if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 					return
 				}
 				calls.Add(1)

@@ -86,6 +86,10 @@ func Test429WithoutRetryAfterUsesDefault(t *testing.T) {
 	cfg.DefaultRetryAfter = time.Second
 	e.start(cfg)
 	m := e.waitMsgs(x, 1)[0]
+	// The emulator stores a message just before it logs its request: wait
+	// for the log to hold both sends.
+	_, err := e.emu.WaitForRequests(e.ctx, "sendMessage", 2)
+	require.NoError(t, err)
 	reqs := e.emu.SendRequests()
 	require.Len(t, reqs, 2)
 	require.Equal(t, 429, reqs[0].HTTPStatus)
