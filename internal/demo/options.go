@@ -81,7 +81,10 @@ type Scene struct {
 	// overall is less than 1 per chat per second.
 	RushPer int
 	// RushWindow is how long the VIP chat's share is counted before the
-	// admin raises its weight, and again after.
+	// admin raises its weight; after it, the share is counted for 1.5 ×
+	// RushWindow. The raised weight shows as bursts of up to 5 messages a
+	// ring turn (paced at 1 msg/s), so the longer window holds more of them
+	// and one message more or less cannot flip the verdict.
 	RushWindow time.Duration
 	// Deadline bounds the scene; messages missing by then count as lost.
 	Deadline time.Duration
@@ -90,15 +93,15 @@ type Scene struct {
 // FullScene is the scene `make demo` plays (about 60 s).
 func FullScene() Scene {
 	return Scene{Burst: 20, Quiet: 4, Crowd: 40, Rush: 80, MinMoves: 6, Think: 400 * time.Millisecond,
-		QuietMaxWait: 3 * time.Second, RushPer: 6, RushWindow: 8 * time.Second, Deadline: 120 * time.Second}
+		QuietMaxWait: 3 * time.Second, RushPer: 8, RushWindow: 8 * time.Second, Deadline: 120 * time.Second}
 }
 
-// QuickScene is a shorter scene for tests (about 45 s: the rush needs many
+// QuickScene is a shorter scene for tests (about 55 s: the rush needs many
 // more than 30 chats with backlogs, so the global rate binds well below
 // Telegram's 1 message/s per chat and a weight has room to show).
 func QuickScene() Scene {
 	return Scene{Burst: 8, Quiet: 3, Crowd: 12, Rush: 108, MinMoves: 4, Think: 300 * time.Millisecond,
-		QuietMaxWait: 3 * time.Second, RushPer: 6, RushWindow: 8 * time.Second, Deadline: 110 * time.Second}
+		QuietMaxWait: 3 * time.Second, RushPer: 8, RushWindow: 8 * time.Second, Deadline: 110 * time.Second}
 }
 
 func (o Options) withDefaults() Options {

@@ -84,6 +84,13 @@ func TestQuickScene(t *testing.T) {
 	if want := sc.Crowd + 1 + sc.Rush; sum.Rush.Chats != want || sum.Rush.Before.All < 30*int(sc.RushWindow/time.Second)*8/10 {
 		t.Errorf("rush: %d chats, %d messages in the first window: the global rate did not bind", sum.Rush.Chats, sum.Rush.Before.All)
 	}
+	// The weighted share is read from enough of the VIP chat's messages
+	// that one message more or less cannot flip the check: at 5 or more,
+	// one less moves its share by at most a fifth, and the promise
+	// (1.5×) sits well below the about 2× a weight of 5 gives here.
+	if sum.Rush.After.VIP < 5 {
+		t.Errorf("rush: the VIP chat got %d messages in the window after /weight: too few to measure its share", sum.Rush.After.VIP)
+	}
 	if !strings.Contains(out.String(), "all promises held") {
 		t.Errorf("summary does not say the promises held")
 	}

@@ -396,7 +396,7 @@ func (w windowCount) String(chats int) string {
 // so more than 30 chats have backlogs and the global rate (30/s) binds:
 // every chat gets an equal share, under 1 message/s. The VIP chat's share
 // is counted for RushWindow; then the admin raises its weight with /weight
-// and it is counted again for RushWindow: a weight-5 chat gets up to 5 times
+// and it is counted again for 1.5 × RushWindow: a weight-5 chat gets up to 5 times
 // an average chat's share, but never more than Telegram's 1 message/s per
 // private chat.
 func (s *scene) rush(ctx context.Context) error {
@@ -450,10 +450,11 @@ func (s *scene) rush(ctx context.Context) error {
 	}
 	replied := time.Now()
 	from = replied.Add(500 * time.Millisecond)
-	if err := sleepUntil(ctx, from.Add(s.cfg.RushWindow)); err != nil {
+	afterWindow := s.cfg.RushWindow * 3 / 2
+	if err := sleepUntil(ctx, from.Add(afterWindow)); err != nil {
 		return err
 	}
-	after := count(from, from.Add(s.cfg.RushWindow))
+	after := count(from, from.Add(afterWindow))
 	s.event("rush, weight %d: %s", vipWeight, after.String(len(ids)))
 	s.mu.Lock()
 	s.share = rushShare{Chats: len(ids), Before: before, After: after, Measured: true,
