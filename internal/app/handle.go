@@ -152,25 +152,129 @@ func (a *App) handlerLoop(ctx context.Context, log *slog.Logger, kick <-chan str
 
 // handleBatch handles one lane's claimed updates in order. A failure stops
 // the batch: the failed update is retried later (or dead-lettered) and the
-// rest are released, so the lane keeps its order.
+// rest are released, so the lane keeps its order. The batch's leases are
+// extended while it runs (see batchLeases), and an update whose lease is
+// lost or has less than half a lease left is not started: it and the rest
+// are released, so no other handler can be running the chat's next
+// updates while this one still works through them.
 func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []error) (backoff bool) {
 	release := func(rest []intake.Claimed) {
 		for _, r := range rest {
 			a.settle(ctx, r, "release", func(ctx context.Context) error { return a.inbox.Release(ctx, r) })
 		}
 	}
+	leases := a.keepLeases(ctx, ups)
+	defer leases.stop()
 	for i, u := range ups {
 		if ctx.Err() != nil {
 			release(ups[i:]) // stopping: the updates not started go back
 			return false
 		}
+		if !leases.startable(i, a.cfg.HandlerLease/2) {
+			a.log.Warn("update's lease lapses before it could be handled; released with the rest of its batch",
+				slog.Int64("update_id", u.ID), slog.String("lane", u.Lane), slog.Int("released", len(ups)-i))
+			release(ups[i:])
+			return false
+		}
 		finished, backoff := a.handleClaimed(ctx, u, errs[i])
+		leases.settled(i + 1)
 		if !finished {
 			release(ups[i+1:])
 			return backoff
 		}
 	}
 	return false
+}
+
+// batchLeases keeps the leases of a claimed batch alive while it is
+// handled: every HandlerLease/3 it extends (lanes Store.Extend) the lease
+// of each update not yet settled by another HandlerLease, as the worker
+// does for a slow send. It tracks each lease's deadline on the local clock
+// (the time an Extend was sent plus its length: never later than the
+// server's), and marks a lease lost when Extend fails.
+type batchLeases struct {
+	mu       sync.Mutex
+	next     int         // the first update not yet settled (updates before it are not extended)
+	deadline []time.Time // local-clock lower bound of each lease's end
+	lost     []bool      // Extend failed: the lease may be held elsewhere
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// keepLeases starts extending ups' leases until stop.
+func (a *App) keepLeases(ctx context.Context, ups []intake.Claimed) *batchLeases {
+	claimed := time.Now()
+	b := &batchLeases{deadline: make([]time.Time, len(ups)), lost: make([]bool, len(ups)), done: make(chan struct{})}
+	for i := range ups {
+		// The claim was sent before now, so now + lease overestimates by
+		// the claim's round trip at most; Extend corrects it at lease/3.
+		b.deadline[i] = claimed.Add(a.cfg.HandlerLease)
+	}
+	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b.cancel = cancel
+	go func() {
+		defer close(b.done)
+		every := a.cfg.HandlerLease / 3
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-kctx.Done():
+				return
+			case <-t.C:
+			}
+			b.mu.Lock()
+			from := b.next
+			b.mu.Unlock()
+			for i := from; i < len(ups); i++ {
+				sent := time.Now()
+				ectx, ecancel := context.WithTimeout(kctx, every)
+				_, err := a.inbox.Store().Extend(ectx, ups[i].Job.Lease, a.cfg.HandlerLease)
+				ecancel()
+				if kctx.Err() != nil {
+					return
+				}
+				b.mu.Lock()
+				if i >= b.next { // not settled meanwhile
+					if err != nil {
+						// A lost lease stops the batch at i (startable);
+						// another error leaves the deadline as it was, so
+						// the batch stops when too little of it is left.
+						b.lost[i] = errors.Is(err, lanes.ErrStaleLease)
+						a.log.Warn("extending an update's lease failed", slog.Int64("update_id", ups[i].ID), slog.Any("err", err))
+					} else {
+						b.deadline[i] = sent.Add(a.cfg.HandlerLease)
+					}
+				}
+				b.mu.Unlock()
+			}
+		}
+	}()
+	return b
+}
+
+// startable reports whether update i may be started: its lease is held
+// with at least left to run (an update's handling is bounded by
+// HandlerLease/2). It marks the updates before i settled.
+func (b *batchLeases) startable(i int, left time.Duration) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.next = i
+	return !b.lost[i] && time.Until(b.deadline[i]) >= left
+}
+
+// settled marks the updates before next settled: their leases are no
+// longer extended.
+func (b *batchLeases) settled(next int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.next = next
+}
+
+// stop ends the extensions and waits for the extender to return.
+func (b *batchLeases) stop() {
+	b.cancel()
+	<-b.done
 }
 
 // handleClaimed handles u (decodeErr: Claim's decoding error of it) and

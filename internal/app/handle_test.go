@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // TestCrashBetweenIntakeAndHandling: a process records updates (and so
@@ -282,4 +284,59 @@ func TestTwoHandlerProcessesKeepEachChatsOrder(t *testing.T) {
 	require.Equal(t, float64(chats*(guesses+1)), ok(h1)+ok(h2))
 	require.Positive(t, ok(h1))
 	require.Positive(t, ok(h2))
+}
+
+// TestSlowBatchIsHandledOnceInOrderWithinItsLease: a chat of weight 5 has
+// six updates whose handler takes 0.4 s each, with HANDLER_LEASE=1s: a
+// batch of five takes 2 s, twice the lease. The batch's leases are
+// extended while it runs, so no other handler claims the chat's updates
+// meanwhile: each is handled exactly once, in order, never two at once.
+func TestSlowBatchIsHandledOnceInOrderWithinItsLease(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	slowUser := user(970, "Slow")
+	env := []string{"HANDLER_LEASE=1s", "HANDLERS=4"}
+
+	first := h.start(env, WithIntakeOnly())
+	h.waitLeader(first)
+	require.NoError(t, first.app.inbox.Store().Inspector().SetWeight(ctx, tgjob.Group(slowUser.ID), 5))
+	const n = 6
+	for i := range n {
+		h.say(0, slowUser, fmt.Sprintf("slow %d", i+1))
+	}
+	require.Eventually(t, func() bool {
+		k, err := first.app.inbox.Unhandled(ctx)
+		return err == nil && k == n && len(h.emu.PendingUpdates()) == 0
+	}, wait, 10*time.Millisecond, "all six recorded before any is handled, so one claim takes five")
+	first.stop()
+
+	var (
+		mu              sync.Mutex
+		order           []int
+		running, maxRun atomic.Int32
+	)
+	slow := func(u *models.Update) bool { return u.Message != nil && strings.HasPrefix(u.Message.Text, "slow ") }
+	h.start(env, WithHandler(slow, func(_ context.Context, _ *botT, u *models.Update) {
+		now := running.Add(1)
+		defer running.Add(-1)
+		for m := maxRun.Load(); now > m && !maxRun.CompareAndSwap(m, now); m = maxRun.Load() {
+		}
+		time.Sleep(400 * time.Millisecond)
+		k, _ := strconv.Atoi(strings.TrimPrefix(u.Message.Text, "slow "))
+		mu.Lock()
+		order = append(order, k)
+		mu.Unlock()
+	}))
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(order) >= n
+	}, wait, 20*time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // a lapsed lease would be claimed again by now
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("order %v, at most %d at once", order, maxRun.Load())
+	require.Equal(t, []int{1, 2, 3, 4, 5, 6}, order, "each update handled exactly once, in order")
+	require.EqualValues(t, 1, maxRun.Load(), "one chat's updates never run concurrently")
 }

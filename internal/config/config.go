@@ -67,7 +67,10 @@ type Config struct {
 	// another handler may take it over (HANDLER_LEASE, a Go duration):
 	// after a handler process dies, its updates (and their chats) wait
 	// this long. An update's handling is cut off well before it (at half
-	// of it, or the drain timeout, whichever is shorter).
+	// of it, or the drain timeout, whichever is shorter). A claimed batch
+	// (up to the chat's weight) keeps its leases extended every third of
+	// it while it runs; an update left with less than half a lease is
+	// released with the rest of its batch instead of started.
 	HandlerLease time.Duration `env:"HANDLER_LEASE" envDefault:"30s"`
 	// WebhookURL, when set, switches intake from getUpdates to a webhook
 	// (TELEGRAM_WEBHOOK_URL): setWebhook with this URL, and its path served
