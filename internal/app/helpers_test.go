@@ -281,15 +281,23 @@ func onceKey(h *harness, id int64, what string) string {
 	return "{" + h.tag + "}:n:once:m:" + updateKey(0, id, what)
 }
 
-// rewind puts update u back on the update queue and lowers its lane's
-// handled mark: the state after a crash between enqueueing u's replies and
-// finishing u.
+// rewind puts update u back on the update queue and forgets that its lane
+// handled it (the handled mark, the finished set, the floor): the state
+// after a crash between enqueueing u's replies and finishing u.
 func (h *harness) rewind(a *App, u models.Update) {
 	h.t.Helper()
 	ctx := context.Background()
 	raw, err := jsonOf(u)
 	require.NoError(h.t, err)
-	require.NoError(h.t, h.c.Do(ctx, h.c.B().Hdel().Key(a.inbox.Keys().Done()).Field(strconv.FormatInt(chatOf(&u), 10)).Build()).Error())
+	lane := strconv.FormatInt(chatOf(&u), 10)
+	k := a.inbox.Keys()
+	for _, cmd := range []valkey.Completed{
+		h.c.B().Hdel().Key(k.Done()).Field(lane).Build(),
+		h.c.B().Del().Key(k.Seen(lane)).Build(),
+		h.c.B().Hdel().Key(k.Floor()).Field(lane).Build(),
+	} {
+		require.NoError(h.t, h.c.Do(ctx, cmd).Error())
+	}
 	_, err = a.inbox.Accept(ctx, []intake.Update{{ID: u.ID, JSON: []byte(raw)}})
 	require.NoError(h.t, err)
 }

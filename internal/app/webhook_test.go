@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/testkit"
@@ -187,4 +189,34 @@ func TestWebhookRefusedByTelegramIsReported(t *testing.T) {
 	require.Contains(t, err.Error(), "An HTTPS URL must be provided for webhook")
 	require.Contains(t, err.Error(), "http:// only through a local Bot API server")
 	require.True(t, strings.Contains(h.logs.String(), "Telegram refused the webhook URL"))
+}
+
+// Webhook deliveries are not in update_id order (parallel connections,
+// resends): an older update of a chat that arrives after a newer one was
+// handled is handled too (after it), and a resend of either is handled no
+// second time.
+func TestWebhookHandlesAnOlderUpdateArrivingLate(t *testing.T) {
+	t.Parallel()
+	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
+	_, url := h.startWebhook(nil)
+	const chat = 761
+	h.emu.AddChat(models.Chat{ID: chat, Type: models.ChatTypePrivate, FirstName: "Late"})
+	update := func(id int64, text string) []byte {
+		b, err := json.Marshal(models.Update{ID: id, Message: &models.Message{ID: int(id), Date: int(time.Now().Unix()),
+			Chat: models.Chat{ID: chat, Type: models.ChatTypePrivate}, From: &models.User{ID: chat, FirstName: "Late"}, Text: text,
+			Entities: []models.MessageEntity{{Type: models.MessageEntityTypeBotCommand, Offset: 0, Length: len(text)}}}})
+		require.NoError(t, err)
+		return b
+	}
+	require.Equal(t, http.StatusOK, post(t, url, webhookSecret, update(1020, "/start")))
+	require.Contains(t, h.texts(chat, 1)[0], "Codemojex")
+	require.Equal(t, http.StatusOK, post(t, url, webhookSecret, update(1019, "/help")))
+	got := h.texts(chat, 2)
+	require.Contains(t, got[1], "Commands:", "the older update is handled after the newer one")
+
+	for _, id := range []int64{1020, 1019} { // Telegram resends both
+		require.Equal(t, http.StatusOK, post(t, url, webhookSecret, update(id, map[int64]string{1020: "/start", 1019: "/help"}[id])))
+	}
+	h.quiet(chat, 500*time.Millisecond)
+	require.Len(t, h.emu.Messages(chat), 2, "each update handled once")
 }

@@ -21,7 +21,11 @@
 // handled in between is skipped by its lane's handled mark. A webhook
 // (Accept) records the same way, without offset or lease, so any number of
 // processes can receive; Telegram's resends of an update_id are recorded
-// once the same way.
+// once the same way. Webhook deliveries may come out of update_id order,
+// so an update below its lane's handled mark is skipped only when its id
+// is in the lane's bounded set of recently finished ids or at or below
+// the lane's floor (Handled, done.lua): a late older update is handled
+// after the newer one.
 //
 // Handling. Any number of handlers in any number of processes claim the
 // queue with lanes' weighted rotation (Claim). The queue is ordered: a

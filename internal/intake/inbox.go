@@ -272,15 +272,59 @@ func (in *Inbox) Claim(ctx context.Context, lease time.Duration, max int) ([]Cla
 	return out, errs, c.RetryIn, nil
 }
 
-// Handled reports whether u was handled already: its lane's handled mark
-// is at or beyond (u.Epoch, u.ID) (the update was recorded again after it
-// was handled). Errors: the server's.
+// Finished-set bounds (done.lua): each lane remembers its last
+// SeenCap finished update ids for SeenTTL after its last finish (Telegram
+// keeps an unconfirmed update for 24 h). Webhook deliveries arrive out of
+// order (up to max_connections=40 at once, resends after an error, any
+// number of receivers), so an id below the lane's handled mark is looked
+// up here instead of assumed handled; ids trimmed from the set, or older
+// than an expired set, count as handled (a late arrival that far behind is
+// a resend). Memory: at most SeenCap members per chat active within SeenTTL.
+const (
+	SeenCap = 64
+	SeenTTL = 24 * time.Hour
+)
+
+// seenMember is u's member of its lane's finished set: epoch and id
+// zero-padded, so lexical order is (epoch, update_id) order.
+func seenMember(epoch, id int64) string { return fmt.Sprintf("%020d:%020d", epoch, id) }
+
+// Handled reports whether u was handled (or dead-lettered) already: its id
+// is in its lane's finished set, or it is at or below its lane's handled
+// mark and either at or below the lane's floor or the lane's set has
+// expired. An id below the mark that is in none of these was not handled:
+// a webhook update that arrived after a newer one of its chat (it is then
+// handled after it). Under getUpdates, updates arrive in order, so an id
+// below the mark is always in the set or below the floor. Errors: the
+// server's.
 func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
+	member := seenMember(u.Epoch, u.ID)
+	rs := in.c.DoMulti(ctx,
+		in.c.B().Zscore().Key(in.keys.Seen(u.Lane)).Member(member).Build(),
+		in.c.B().Exists().Key(in.keys.Seen(u.Lane)).Build(),
+		in.c.B().Hget().Key(in.keys.Floor()).Field(u.Lane).Build(),
+	)
+	if err := rs[0].Error(); err == nil {
+		return true, nil
+	} else if !valkey.IsValkeyNil(err) {
+		return false, fmt.Errorf("intake: finished set of lane %s: %w", u.Lane, err)
+	}
+	exists, err := rs[1].AsInt64()
+	if err != nil {
+		return false, fmt.Errorf("intake: finished set of lane %s: %w", u.Lane, err)
+	}
+	floor, err := rs[2].ToString()
+	if err != nil && !valkey.IsValkeyNil(err) {
+		return false, fmt.Errorf("intake: floor of lane %s: %w", u.Lane, err)
+	}
 	e, id, err := in.Mark(ctx, u.Lane)
 	if err != nil {
 		return false, err
 	}
-	return e > u.Epoch || (e == u.Epoch && id >= u.ID), nil
+	if !(e > u.Epoch || (e == u.Epoch && id >= u.ID)) {
+		return false, nil // above the mark: new
+	}
+	return exists == 0 || member <= floor, nil
 }
 
 // Finish settles a handled update: raises its lane's handled mark, forgets
@@ -303,8 +347,9 @@ func (in *Inbox) done(ctx context.Context, u Claimed, handled bool) error {
 	if handled {
 		raise = "1"
 	}
-	keys := []string{in.keys.Done(), in.keys.Recorded(), in.keys.Journal(u.ID)}
-	args := []string{u.Lane, strconv.FormatInt(u.Epoch, 10), strconv.FormatInt(u.ID, 10), string(u.Job.ID), raise}
+	keys := []string{in.keys.Done(), in.keys.Recorded(), in.keys.Journal(u.ID), in.keys.Seen(u.Lane), in.keys.Floor()}
+	args := []string{u.Lane, strconv.FormatInt(u.Epoch, 10), strconv.FormatInt(u.ID, 10), string(u.Job.ID), raise,
+		seenMember(u.Epoch, u.ID), strconv.Itoa(SeenCap), strconv.Itoa(int(SeenTTL / time.Second))}
 	if err := in.fin.Exec(ctx, in.c, keys, args).Error(); err != nil {
 		return fmt.Errorf("intake: finish update %d: %w", u.ID, err)
 	}

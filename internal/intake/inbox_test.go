@@ -194,3 +194,42 @@ func TestInboxDeadLettersAnUpdateThatKeepsFailing(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n, "only update 8 is left")
 }
+
+// Webhook updates arrive out of order: an id below its lane's handled mark
+// that was never handled is not taken for handled; a finished id is, also
+// once it was trimmed from the lane's bounded finished set.
+func TestInboxHandledDoesNotAssumeInOrderArrival(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	in, _ := newInbox(t)
+	handle := func(id int64) (wasHandled bool) {
+		t.Helper()
+		_, err := in.Accept(ctx, []intake.Update{update(id)})
+		require.NoError(t, err)
+		ups, _, _, err := in.Claim(ctx, time.Minute, 1)
+		require.NoError(t, err)
+		require.Len(t, ups, 1)
+		require.Equal(t, id, ups[0].ID)
+		done, err := in.Handled(ctx, ups[0])
+		require.NoError(t, err)
+		require.NoError(t, in.Finish(ctx, ups[0]))
+		return done
+	}
+	require.False(t, handle(1020))
+	require.False(t, handle(1019), "older, arrived later: not handled yet")
+	require.True(t, handle(1019), "a resend")
+	require.True(t, handle(1020), "a resend")
+	_, mark, err := in.Mark(ctx, "0")
+	require.NoError(t, err)
+	require.EqualValues(t, 1020, mark)
+
+	for i := range int64(intake.SeenCap + 10) { // even ids from 2000
+		require.False(t, handle(2000+2*i))
+	}
+	require.True(t, handle(1019), "trimmed from the finished set: below the lane's floor")
+	require.True(t, handle(2000), "trimmed: below the floor")
+	require.False(t, handle(2041), "never handled, below the mark, among finished ids still in the set")
+	n, err := valkeyClient(t).Do(ctx, valkeyClient(t).B().Zcard().Key(in.Keys().Seen("0")).Build()).AsInt64()
+	require.NoError(t, err)
+	require.EqualValues(t, intake.SeenCap, n, "bounded per lane")
+}

@@ -37,6 +37,13 @@ func (k Keys) Rebasing() string { return k.prefix() + "in:rebasing" }
 // Done is the hash of per-lane handled marks.
 func (k Keys) Done() string { return k.prefix() + "in:done" }
 
+// Seen is the sorted set of lane's recently finished update ids (done.lua).
+func (k Keys) Seen(lane string) string { return k.prefix() + "in:seen:" + lane }
+
+// Floor is the hash of per-lane floors: updates at or below a lane's floor
+// count as finished (done.lua).
+func (k Keys) Floor() string { return k.prefix() + "in:floor" }
+
 // Recorded is the sorted set of unhandled updates' recorded times.
 func (k Keys) Recorded() string { return k.prefix() + "in:rec" }
 

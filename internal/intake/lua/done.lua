@@ -1,23 +1,43 @@
 -- done.lua: an update's handling is over: raise its lane's handled mark (when
--- handled), forget its recorded time, drop its journal. Runs before the
--- update's job is acked on the update queue, so an update enqueued again
--- (a getUpdates batch fetched again after a crash, a webhook resend) is
--- recognised as handled by the mark.
+-- handled), remember its id in the lane's recently finished set, forget its
+-- recorded time, drop its journal. Runs before the update's job is acked on
+-- the update queue, so an update enqueued again (a getUpdates batch fetched
+-- again after a crash, a webhook resend) is recognised as handled.
 --
 -- KEYS[1]  handled marks   {T}:app:in:done      hash lane -> "<epoch>:<update_id>"
 -- KEYS[2]  recorded times  {T}:app:in:rec       sorted set job id -> recorded (ms)
 -- KEYS[3]  journal         {T}:app:j:<update_id>
+-- KEYS[4]  finished set    {T}:app:in:seen:<lane> sorted set, all scores 0,
+--                          member "<epoch>:<update_id>" zero-padded to 20
+--                          digits each (lexical order = (epoch, id) order)
+-- KEYS[5]  floors          {T}:app:in:floor     hash lane -> padded member:
+--                          every update at or below it counts as finished
 -- ARGV[1]  lane
 -- ARGV[2]  epoch (decimal)
 -- ARGV[3]  update_id (decimal)
 -- ARGV[4]  job id
 -- ARGV[5]  "1" to raise the mark (handled), "0" not (dead-lettered)
+-- ARGV[6]  the update's padded member (as KEYS[4])
+-- ARGV[7]  the finished set's cap (members)
+-- ARGV[8]  the finished set's TTL (s)
 --
 -- The mark only grows (epoch first, then update_id), so a late finish of an
--- update whose lease expired never lowers it. Returns 1.
+-- update whose lease expired never lowers it. The finished set keeps the
+-- lane's last ARGV[7] finished ids (webhook updates may arrive out of order,
+-- so an id below the mark is not necessarily finished); the ids trimmed from
+-- it, and the mark when the set is created beside an existing mark (a set
+-- expired, or a lane from before the set), raise the lane's floor. Returns 1.
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if redis.call('EXISTS', KEYS[4]) == 0 and cur then
+  local ce, cid = string.match(cur, '^(%d+):(%d+)$')
+  if ce then
+    local seed = string.format('%020d:%020d', tonumber(ce), tonumber(cid))
+    local fl = redis.call('HGET', KEYS[5], ARGV[1])
+    if not fl or fl < seed then redis.call('HSET', KEYS[5], ARGV[1], seed) end
+  end
+end
 if ARGV[5] == '1' then
   local e, id = tonumber(ARGV[2]), tonumber(ARGV[3])
-  local cur = redis.call('HGET', KEYS[1], ARGV[1])
   local raise = true
   if cur then
     local ce, cid = string.match(cur, '^(%d+):(%d+)$')
@@ -26,6 +46,17 @@ if ARGV[5] == '1' then
   end
   if raise then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. ARGV[3]) end
 end
+redis.call('ZADD', KEYS[4], 0, ARGV[6])
+local cap = tonumber(ARGV[7])
+local n = redis.call('ZCARD', KEYS[4])
+if n > cap then
+  local gone = redis.call('ZRANGE', KEYS[4], 0, n - cap - 1)
+  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, n - cap - 1)
+  local top = gone[#gone]
+  local fl = redis.call('HGET', KEYS[5], ARGV[1])
+  if not fl or fl < top then redis.call('HSET', KEYS[5], ARGV[1], top) end
+end
+redis.call('EXPIRE', KEYS[4], tonumber(ARGV[8]))
 redis.call('ZREM', KEYS[2], ARGV[4])
 redis.call('DEL', KEYS[3])
 return 1
