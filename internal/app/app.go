@@ -87,7 +87,7 @@ func NewLogger(cfg config.Config) *slog.Logger {
 // client. It makes no Telegram call. Close releases what it opened; Run
 // does it when it returns.
 func New(cfg config.Config, opts ...Option) (*App, error) {
-	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL,
+	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL, waitLimit: DefaultUpdateWaitLimit,
 		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: DefaultAuditCap, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
@@ -212,6 +212,10 @@ func (a *App) Run(ctx context.Context) error {
 	defer a.Close()
 	a.log.Info("codemojex starting", slog.String("role", a.cfg.Role), slog.Int("workers", a.cfg.Workers),
 		slog.Int("handlers", a.cfg.HandlerCount()), slog.Bool("webhook", a.cfg.Webhook()), slog.String("api", a.cfg.APIURL))
+	if a.cfg.Role == config.RolePoller {
+		a.log.Warn("BOT_ROLE=poller only records updates, it handles none: run a process with BOT_ROLE=handler or all " +
+			"(besides the workers), or no update is ever answered")
+	}
 	a.checkEvictionPolicy(ctx)
 	srv, err := a.startHTTP()
 	if err != nil {

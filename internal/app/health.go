@@ -40,6 +40,9 @@ type Health struct {
 //     on the stalled one's; so is a free lease (its holder stopped or died)
 //     until this process takes it over and polls.
 //
+// In every role, an unhandled update older than 2 min (the oldest on the
+// update queue) is 503 "updates waiting N s: is any handler running?".
+//
 // An operator thus sees 200 from every poller while updates are fetched,
 // and 503 from every poller when none is fetching them. A healthy answer
 // also carries the warning about Valkey's maxmemory-policy found at start,
@@ -63,6 +66,9 @@ func (a *App) health(ctx context.Context) Health {
 				"and replies not queued until memory is freed or maxmemory raised: " + msg}
 		}
 		return Health{Reason: "valkey: " + msg}
+	}
+	if h, ok := a.updatesWaiting(ctx); !ok {
+		return h
 	}
 	if !a.cfg.Polls() && !a.cfg.Handles() {
 		return Health{OK: true, Reason: "ok (worker)"}
@@ -94,6 +100,27 @@ func (a *App) health(ctx context.Context) Health {
 		return Health{Reason: fmt.Sprintf("polling: last successful getUpdates %v ago (limit %v)", age.Round(time.Second), limit)}
 	}
 	return Health{OK: true, Reason: "ok (polling)"}
+}
+
+// updatesWaiting checks, in every role, the age of the oldest recorded
+// update not yet handled (the update queue's recorded times): older than
+// the wait limit (DefaultUpdateWaitLimit, 2 min) it is 503 "updates waiting
+// N s: is any handler running?" (e.g. a poller and workers deployed with no
+// handler or all process). ok is false with that Health.
+func (a *App) updatesWaiting(ctx context.Context) (Health, bool) {
+	zs, err := a.c.Do(ctx, a.c.B().Zrange().Key(a.inbox.Keys().Recorded()).Min("0").Max("0").Withscores().Build()).AsZScores()
+	if err != nil {
+		return Health{Reason: "valkey: read the oldest unhandled update: " + a.redactor.String(err.Error())}, false
+	}
+	if len(zs) == 0 {
+		return Health{}, true
+	}
+	age := time.Since(time.UnixMilli(int64(zs[0].Score)))
+	if age <= a.opt.waitLimit {
+		return Health{}, true
+	}
+	return Health{Reason: fmt.Sprintf("updates waiting %d s: is any handler running? (the oldest unhandled update's age; "+
+		"limit %v; a BOT_ROLE=handler or all process handles them)", int(age.Seconds()), a.opt.waitLimit)}, false
 }
 
 // isOOM reports whether err is Valkey's answer to a write over maxmemory

@@ -285,3 +285,33 @@ func TestOutOfMemoryLosesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, dead, "no job dead-lettered")
 }
+
+// A poller and a worker with no handler (a deployment from before the
+// handler role): the poller warns at start that it only records updates,
+// and once the oldest unhandled update is older than the wait limit every
+// role's /healthz is 503 saying so; a handler process clears it.
+func TestHealthzReportsUpdatesNobodyHandles(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	limit := WithUpdateWaitLimit(time.Second)
+	poller := h.start([]string{"BOT_ROLE=poller"}, limit)
+	worker := h.start([]string{"BOT_ROLE=worker"}, limit)
+	h.waitLeader(poller)
+	require.Contains(t, h.logs.String(), "BOT_ROLE=poller only records updates, it handles none")
+	code, _ := h.get(poller, "/healthz")
+	require.Equal(t, http.StatusOK, code)
+	u := user(980, "Nobody")
+	h.say(0, u, "/help")
+	for _, r := range []*running{poller, worker} {
+		require.Eventually(t, func() bool {
+			code, body := h.get(r, "/healthz")
+			return code == http.StatusServiceUnavailable && strings.Contains(body, "is any handler running?")
+		}, wait, 50*time.Millisecond, "503 once the update waited over the limit")
+	}
+	_, body := h.get(worker, "/healthz")
+	require.Regexp(t, `updates waiting [1-9]\d* s: is any handler running\?`, body)
+
+	h.start([]string{"BOT_ROLE=handler"}, limit)
+	require.Contains(t, h.texts(u.ID, 1)[0], "Commands:")
+	require.Eventually(t, func() bool { code, _ := h.get(worker, "/healthz"); return code == http.StatusOK }, wait, 50*time.Millisecond)
+}

@@ -42,6 +42,7 @@ type options struct {
 	handlers     []extraHandler
 	intakeOnly   bool
 	gameCfg      *game.Config
+	waitLimit    time.Duration
 }
 
 type extraHandler struct {
@@ -120,6 +121,20 @@ func WithClock(now func() time.Time) Option {
 	return func(o *options) {
 		if now != nil {
 			o.now = now
+		}
+	}
+}
+
+// DefaultUpdateWaitLimit is how old the oldest unhandled update may be
+// before /healthz answers 503 (see Health).
+const DefaultUpdateWaitLimit = 2 * time.Minute
+
+// WithUpdateWaitLimit sets how old the oldest unhandled update may be
+// before /healthz answers 503 [DefaultUpdateWaitLimit].
+func WithUpdateWaitLimit(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.waitLimit = d
 		}
 	}
 }
