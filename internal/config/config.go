@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -502,6 +503,12 @@ func (c Config) validWebhook() error {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return &Error{Var: "TELEGRAM_WEBHOOK_URL", Want: "an absolute https:// URL (http:// only for a local Bot API server), e.g. https://bot.example.com/telegram/webhook"}
 	}
+	if p := u.EscapedPath(); !webhookPathRE.MatchString(p) || strings.Contains(p, "//") ||
+		slices.Contains(strings.Split(p, "/"), ".") || slices.Contains(strings.Split(p, "/"), "..") {
+		return &Error{Var: "TELEGRAM_WEBHOOK_URL", Want: fmt.Sprintf("a path of only A-Z a-z 0-9 - . _ ~ and / "+
+			"(RFC 3986 unreserved characters; no %%-escapes, braces, empty, . or .. segments), "+
+			"e.g. https://bot.example.com/telegram/webhook; got the path %q", u.Path)}
+	}
 	if c.WebhookSecret == "" {
 		return &Error{Var: "TELEGRAM_WEBHOOK_SECRET", Want: "required with TELEGRAM_WEBHOOK_URL: 1-256 characters of A-Z a-z 0-9 _ - (Telegram sends it back in X-Telegram-Bot-Api-Secret-Token)"}
 	}
@@ -510,6 +517,12 @@ func (c Config) validWebhook() error {
 	}
 	return nil
 }
+
+// webhookPathRE is a webhook path validWebhook accepts: RFC 3986
+// unreserved characters (section 2.3) and '/', so it is served verbatim
+// by net/http's ServeMux (a pattern with braces or escapes is a wildcard
+// or a different path there, or panics).
+var webhookPathRE = regexp.MustCompile(`^[A-Za-z0-9._~/-]*$`)
 
 // WebhookPath is the path of WebhookURL served on HTTP_ADDR ("/" when the
 // URL has none).

@@ -69,6 +69,7 @@ func TestWebhookURLAndPath(t *testing.T) {
 		{"https://bot.example.com/telegram/hook", "/telegram/hook"},
 		{"http://127.0.0.1:8080/hook", "/hook"},
 		{"https://bot.example.com", "/"},
+		{"https://bot.example.com/a-b_c.d~e/", "/a-b_c.d~e/"},
 	} {
 		c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "TELEGRAM_WEBHOOK_URL=" + tc.url, "TELEGRAM_WEBHOOK_SECRET=s3cret_-X"})
 		require.NoError(t, err)
@@ -149,6 +150,12 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"handler lease too short", []string{"HANDLER_LEASE=10ms"}, "HANDLER_LEASE"},
 		{"webhook url not http", []string{"TELEGRAM_WEBHOOK_URL=ftp://x/hook", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
 		{"webhook url relative", []string{"TELEGRAM_WEBHOOK_URL=/hook", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
+		{"webhook path with an escaped space", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/tg%20hook", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
+		{"webhook path with braces", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/tg/{token}", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
+		{"webhook path with a space", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/tg hook", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
+		{"webhook path with a dot-dot segment", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/a/../hook", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
+		{"webhook path with an empty segment", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/a//hook", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
+		{"webhook path with a colon", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/a:b", "TELEGRAM_WEBHOOK_SECRET=s"}, "TELEGRAM_WEBHOOK_URL"},
 		{"webhook without a secret", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/hook"}, "TELEGRAM_WEBHOOK_SECRET"},
 		{"webhook secret with a space", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/hook", "TELEGRAM_WEBHOOK_SECRET=a b"}, "TELEGRAM_WEBHOOK_SECRET"},
 		{"log level", []string{"LOG_LEVEL=loud"}, "LOG_LEVEL"},
