@@ -61,6 +61,12 @@ func TestComposeFile(t *testing.T) {
 	require.Equal(t, ".env", filepath.Base(bot.EnvFiles[0].Path))
 	require.NotNil(t, bot.Environment["VALKEY_URL"])
 	require.Equal(t, "redis://valkey:6379/0", *bot.Environment["VALKEY_URL"])
+	// /healthz and /metrics stay private: the bot's HTTP port is published
+	// on the loopback interface only (a TLS proxy reaches the webhook path).
+	require.NotEmpty(t, bot.Ports)
+	for _, port := range bot.Ports {
+		require.Equal(t, "127.0.0.1", port.HostIP, "port %d published on every interface", port.Target)
+	}
 }
 
 func TestDockerfileIsMultiStageAndStatic(t *testing.T) {
