@@ -141,6 +141,11 @@ func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: weight %d (default 1), for replies and notifications alike.", args.Chat, old))
 		return
 	}
+	if args.Weight == old {
+		// Nothing changes: nothing to write, nothing audited.
+		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: weight is already %d; unchanged.", args.Chat, old))
+		return
+	}
 	if err := a.store.Inspector().SetWeight(ctx, group, args.Weight); err != nil {
 		runOf(ctx).fail(err)
 		return

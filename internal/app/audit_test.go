@@ -38,9 +38,11 @@ func TestAdminActionsAreAudited(t *testing.T) {
 	h.ask(0, admin, "/weight 42")   // a read
 	h.ask(0, admin, "/weight 42 0") // a bad argument
 	h.ask(0, admin, "/dlq requeue") // nothing to requeue
+	require.Equal(t, "Chat 42: weight is already 1; unchanged.", h.ask(0, admin, "/weight 42 1"), "a no-op")
 	require.Equal(t, "No admin actions recorded.", h.ask(0, admin, "/audit"), "nothing changed, nothing recorded")
 
 	require.Equal(t, "✅ Chat 42: weight set to 5 (was 1), for replies and notifications alike.", h.ask(0, admin, "/weight 42 5"))
+	require.Equal(t, "Chat 42: weight is already 5; unchanged.", h.ask(0, admin, "/weight 42 5"), "a no-op: not recorded")
 
 	h.say(0, user(10_600, "U"), "/start")
 	h.texts(10_600, 1)
