@@ -56,6 +56,12 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, m, "❌ Missing text. Usage: /broadcast <text>")
 		return
 	}
+	if f := strings.Fields(c.Args); len(f) == 1 && f[0] == "stop" {
+		// "/broadcast stop" is the stop command missing its id, not a
+		// broadcast of the word "stop".
+		a.reply(ctx, m, "❌ Missing broadcast id. Usage: /broadcast stop <id> (the id, like bc_01H…, is shown when the broadcast is sent)")
+		return
+	}
 	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
 		a.reply(ctx, m, a.stopBroadcast(ctx, m.From.ID, f[1]))
 		return
