@@ -192,8 +192,11 @@ func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		return
 	}
 	var b strings.Builder
-	for i, q := range tgjob.Queues() {
-		st, err := a.store.Inspector().Stats(ctx, q, lanesTop)
+	// The update queue first (recorded updates waiting for a handler, per
+	// chat), then the outbound queues.
+	for i, src := range a.deadSources(true) {
+		q := src.q
+		st, err := src.in.Stats(ctx, q, lanesTop)
 		if err != nil {
 			runOf(ctx).fail(err)
 			return
@@ -217,6 +220,11 @@ func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	}
 	a.reply(ctx, u.Message, b.String())
 }
+
+// dlqUpdatesNote ends /dlq requeue's reply: dead updates stay dead on
+// purpose (their chat's handled mark has passed them, so a requeued one
+// would be skipped, or applied out of order).
+const dlqUpdatesNote = "Dead updates are not requeued (their chat has moved on); /dlq purge deletes them."
 
 const dlqUsage = "Usage: /dlq (list), /dlq requeue (put the dead letters back on their lanes) or /dlq purge (delete them)"
 
@@ -297,11 +305,11 @@ func (a *App) dlqRequeue(ctx context.Context, u *models.Update) {
 		per = append(per, fmt.Sprintf("%s %d", q, n))
 	}
 	if total == 0 {
-		a.reply(ctx, u.Message, "No dead letters to requeue.")
+		a.reply(ctx, u.Message, "No dead letters to requeue. "+dlqUpdatesNote)
 		return
 	}
 	a.audit(ctx, u, actionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", ")))
-	a.reply(ctx, u.Message, fmt.Sprintf("✅ Requeued %d dead letters (%s).", total, strings.Join(per, ", ")))
+	a.reply(ctx, u.Message, fmt.Sprintf("✅ Requeued %d dead letters (%s). %s", total, strings.Join(per, ", "), dlqUpdatesNote))
 }
 
 // dlqPurge deletes up to dlqBatch dead letters of each queue, the update

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
@@ -87,7 +88,14 @@ func TestAdminCommands(t *testing.T) {
 		_, err := n.Notify(ctx, 42, notifyMsg("queued"))
 		require.NoError(t, err)
 	}
+	// An update waiting on its (parked) lane of the update queue.
+	_, err = r.app.inbox.Store().Inspector().Park(ctx, intake.QueueName, "43", time.Minute)
+	require.NoError(t, err)
+	h.say(0, user(43, "Waiting"), "/help")
+	require.Eventually(t, func() bool { n, err := r.app.inbox.Unhandled(ctx); return err == nil && n == 1 }, wait, 10*time.Millisecond)
 	lanesReply := h.ask(0, admin, "/lanes")
+	// (The update in flight is this /lanes.)
+	require.Regexp(t, `^Queue update: 1 pending, 1 in flight, 0 dead, \d+ lanes ready, 1 parked\n• chat 43: depth 1, weight 1, in flight 0, parked until `, lanesReply)
 	require.Contains(t, lanesReply, "Queue reply:")
 	require.Contains(t, lanesReply, "Queue notify:")
 	require.Contains(t, lanesReply, "• chat 42: depth 3, weight 5, in flight 0, parked until ")

@@ -37,7 +37,8 @@ func TestAdminActionsAreAudited(t *testing.T) {
 	require.Equal(t, "No admin actions recorded.", h.ask(0, admin, "/audit"))
 	h.ask(0, admin, "/weight 42")   // a read
 	h.ask(0, admin, "/weight 42 0") // a bad argument
-	h.ask(0, admin, "/dlq requeue") // nothing to requeue
+	require.Equal(t, "No dead letters to requeue. Dead updates are not requeued (their chat has moved on); /dlq purge deletes them.",
+		h.ask(0, admin, "/dlq requeue")) // nothing to requeue
 	require.Equal(t, "Chat 42: weight is already 1; unchanged.", h.ask(0, admin, "/weight 42 1"), "a no-op")
 	require.Equal(t, "No admin actions recorded.", h.ask(0, admin, "/audit"), "nothing changed, nothing recorded")
 
@@ -56,7 +57,8 @@ func TestAdminActionsAreAudited(t *testing.T) {
 	_, err := r.app.Notifier().Notify(ctx, 4242, notifyMsg("hello?"))
 	require.NoError(t, err)
 	deadLetters(1)
-	require.Equal(t, "✅ Requeued 1 dead letters (reply 0, notify 1).", h.ask(0, admin, "/dlq requeue"))
+	require.Equal(t, "✅ Requeued 1 dead letters (reply 0, notify 1). Dead updates are not requeued (their chat has moved on); /dlq purge deletes them.",
+		h.ask(0, admin, "/dlq requeue"))
 	deadLetters(1)
 	require.Equal(t, "🗑 Purged 1 dead letters (update 0, reply 0, notify 1).", h.ask(0, admin, "/dlq purge"))
 	deadLetters(0)
