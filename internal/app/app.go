@@ -87,7 +87,7 @@ func NewLogger(cfg config.Config) *slog.Logger {
 // client. It makes no Telegram call. Close releases what it opened; Run
 // does it when it returns.
 func New(cfg config.Config, opts ...Option) (*App, error) {
-	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL, waitLimit: DefaultUpdateWaitLimit,
+	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL, waitLimit: DefaultUpdateWaitLimit, httpTimeouts: DefaultHTTPTimeouts(),
 		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: DefaultAuditCap, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)

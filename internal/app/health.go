@@ -201,7 +201,8 @@ func (a *App) startHTTP() (*http.Server, error) {
 	if a.cfg.Webhook() && a.cfg.Polls() {
 		mux.Handle(a.cfg.WebhookPath(), a.webhookHandler())
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
+	t := a.opt.httpTimeouts // see HTTPTimeouts: write > read + recording an update
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read, WriteTimeout: t.Write, IdleTimeout: t.Idle,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

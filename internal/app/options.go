@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
 	"net"
@@ -43,6 +44,7 @@ type options struct {
 	intakeOnly   bool
 	gameCfg      *game.Config
 	waitLimit    time.Duration
+	httpTimeouts HTTPTimeouts
 }
 
 type extraHandler struct {
@@ -136,5 +138,36 @@ func WithUpdateWaitLimit(d time.Duration) Option {
 		if d > 0 {
 			o.waitLimit = d
 		}
+	}
+}
+
+// HTTPTimeouts bound the HTTP server's connections (webhook, /healthz,
+// /metrics); see DefaultHTTPTimeouts.
+type HTTPTimeouts struct {
+	// ReadHeader bounds reading a request's headers; Read the whole
+	// request, body included (a webhook body is at most 1 MiB).
+	ReadHeader, Read time.Duration
+	// Write bounds a request from the end of its headers to the end of
+	// the answer: it must exceed Read plus the time to record a webhook
+	// update (bounded at webhookRecordTimeout, 10 s), or a recorded update
+	// is answered with a cut connection and resent by Telegram.
+	Write time.Duration
+	// Idle is how long a keep-alive connection may wait for its next
+	// request (Telegram reuses its webhook connections).
+	Idle time.Duration
+}
+
+// DefaultHTTPTimeouts are the HTTP server's timeouts: headers 5 s, request 15 s (1 MiB at about 70 KB/s),
+// write 30 s (> 15 s read + 10 s recording), idle 120 s.
+func DefaultHTTPTimeouts() HTTPTimeouts {
+	return HTTPTimeouts{ReadHeader: 5 * time.Second, Read: 15 * time.Second, Write: 30 * time.Second, Idle: 120 * time.Second}
+}
+
+// WithHTTPTimeouts sets the HTTP server's timeouts [DefaultHTTPTimeouts()];
+// zero fields keep their defaults.
+func WithHTTPTimeouts(t HTTPTimeouts) Option {
+	return func(o *options) {
+		d := &o.httpTimeouts
+		d.ReadHeader, d.Read, d.Write, d.Idle = cmp.Or(t.ReadHeader, d.ReadHeader), cmp.Or(t.Read, d.Read), cmp.Or(t.Write, d.Write), cmp.Or(t.Idle, d.Idle)
 	}
 }

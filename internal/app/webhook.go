@@ -94,7 +94,7 @@ func (a *App) webhookHandler() http.Handler {
 			http.Error(w, "not an update: want a JSON object with update_id", http.StatusBadRequest)
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), webhookRecordTimeout)
 		defer cancel()
 		added, err := a.inbox.Accept(ctx, []intake.Update{{ID: *head.UpdateID, JSON: body}})
 		switch {
@@ -114,3 +114,7 @@ func (a *App) webhookHandler() http.Handler {
 		w.WriteHeader(http.StatusOK)
 	})
 }
+
+// webhookRecordTimeout bounds recording one webhook update in Valkey; the
+// HTTP server's write timeout (HTTPTimeouts.Write) exceeds it.
+const webhookRecordTimeout = 10 * time.Second
