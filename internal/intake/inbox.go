@@ -303,6 +303,7 @@ func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
 		in.c.B().Zscore().Key(in.keys.Seen(u.Lane)).Member(member).Build(),
 		in.c.B().Exists().Key(in.keys.Seen(u.Lane)).Build(),
 		in.c.B().Hget().Key(in.keys.Floor()).Field(u.Lane).Build(),
+		in.c.B().Hget().Key(in.keys.Done()).Field(u.Lane).Build(),
 	)
 	if err := rs[0].Error(); err == nil {
 		return true, nil
@@ -317,7 +318,7 @@ func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
 	if err != nil && !valkey.IsValkeyNil(err) {
 		return false, fmt.Errorf("intake: floor of lane %s: %w", u.Lane, err)
 	}
-	e, id, err := in.Mark(ctx, u.Lane)
+	e, id, err := parseMark(u.Lane, rs[3])
 	if err != nil {
 		return false, err
 	}
@@ -437,7 +438,13 @@ func (in *Inbox) PollerState(ctx context.Context) (holder, polled string, err er
 // Mark returns lane's handled mark: the epoch and update_id of the last
 // update handled on it (id -1 when none). Errors: the server's.
 func (in *Inbox) Mark(ctx context.Context, lane string) (epoch, id int64, err error) {
-	v, err := in.c.Do(ctx, in.c.B().Hget().Key(in.keys.Done()).Field(lane).Build()).ToString()
+	return parseMark(lane, in.c.Do(ctx, in.c.B().Hget().Key(in.keys.Done()).Field(lane).Build()))
+}
+
+// parseMark reads a lane's handled mark "<epoch>:<update_id>" from the
+// answer to HGET of the handled marks (none, or unreadable: epoch 0, id -1).
+func parseMark(lane string, r valkey.ValkeyResult) (epoch, id int64, err error) {
+	v, err := r.ToString()
 	if valkey.IsValkeyNil(err) {
 		return 0, -1, nil
 	}
