@@ -424,6 +424,31 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		require.Equal(t, m.turn, gotTurn, "%s: turns owed", where)
 	}
 
+	// expectClaim checks that claim c (of up to max jobs) handed out exactly
+	// what the model's claim predicts, and holds the jobs' leases.
+	expectClaim := func(step int, c lanes.Claimed, max int, when string) {
+		g, want := m.claim(max)
+		if len(want) == 0 {
+			require.Empty(t, c.Jobs, "step %d: claim%s", step, when)
+			if len(m.inflight) > 0 {
+				require.Greater(t, c.RetryIn, 30*time.Minute)
+			} else {
+				require.Equal(t, time.Duration(-1), c.RetryIn)
+			}
+		} else {
+			require.Len(t, c.Jobs, len(want), "step %d: claim of lane %s%s", step, g, when)
+			for i, j := range c.Jobs {
+				require.Equal(t, want[i].id, j.ID, "step %d: claim order", step)
+				require.Equal(t, g, j.Group)
+				require.Equal(t, strconv.Itoa(want[i].c), j.Token)
+				require.Equal(t, want[i].a, j.Attempts)
+				require.Equal(t, want[i].p, string(j.Payload), "step %d: payload", step)
+				held[j.ID] = j
+			}
+			counts["jobs claimed"] += len(c.Jobs)
+		}
+		retire()
+	}
 	// ackInClaim acks held job j in the same call as a claim (Max 1..4),
 	// now and then with a stale lease after it: the acks run first, in
 	// order, each exactly as Ack (the model applies them so), then the claim
@@ -456,27 +481,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			}
 			counts["stale calls"]++
 		}
-		g, want := m.claim(max)
-		if len(want) == 0 {
-			require.Empty(t, c.Jobs, "step %d: claim after the ack", step)
-			if len(m.inflight) > 0 {
-				require.Greater(t, c.RetryIn, 30*time.Minute)
-			} else {
-				require.Equal(t, time.Duration(-1), c.RetryIn)
-			}
-		} else {
-			require.Len(t, c.Jobs, len(want), "step %d: claim of lane %s after the ack", step, g)
-			for i, cj := range c.Jobs {
-				require.Equal(t, want[i].id, cj.ID, "step %d: claim order", step)
-				require.Equal(t, g, cj.Group)
-				require.Equal(t, strconv.Itoa(want[i].c), cj.Token)
-				require.Equal(t, want[i].a, cj.Attempts)
-				require.Equal(t, want[i].p, string(cj.Payload), "step %d: payload", step)
-				held[cj.ID] = cj
-			}
-			counts["jobs claimed"] += len(c.Jobs)
-		}
-		retire()
+		expectClaim(step, c, max, " after the ack")
 	}
 
 	// steps counts operations that ran (a pick with nothing to act on,
@@ -540,27 +545,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			max := 1 + rng.IntN(4)
 			c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: max})
 			require.NoError(t, err)
-			g, want := m.claim(max)
-			if len(want) == 0 {
-				require.Empty(t, c.Jobs, "step %d: claim", step)
-				if len(m.inflight) > 0 {
-					require.Greater(t, c.RetryIn, 30*time.Minute)
-				} else {
-					require.Equal(t, time.Duration(-1), c.RetryIn)
-				}
-			} else {
-				require.Len(t, c.Jobs, len(want), "step %d: claim of lane %s", step, g)
-				for i, j := range c.Jobs {
-					require.Equal(t, want[i].id, j.ID, "step %d: claim order", step)
-					require.Equal(t, g, j.Group)
-					require.Equal(t, strconv.Itoa(want[i].c), j.Token)
-					require.Equal(t, want[i].a, j.Attempts)
-					require.Equal(t, want[i].p, string(j.Payload), "step %d: payload", step)
-					held[j.ID] = j
-				}
-				counts["jobs claimed"] += len(c.Jobs)
-			}
-			retire()
+			expectClaim(step, c, max, "")
 		case r < 69: // ack (a third of them riding on a claim, see below)
 			op = "ack"
 			j, ok := pickHeld()
