@@ -102,51 +102,44 @@ func BenchmarkClaimAck(b *testing.B) {
 // (ClaimRequest.Ack): one script call and one round trip per job instead of
 // two. With BENCH_SRV=1, srv-us/call is then the server's time per job.
 func BenchmarkClaimAckInOneCall(b *testing.B) {
-	e := newBenchEnv(b)
-	for _, n := range benchLaneCounts {
-		b.Run(fmt.Sprintf("lanes=%d", n), func(b *testing.B) {
-			s := e.store(b)
-			fill(b, s, lanes.NewMinter(), n, (b.N+n-1)/n+1)
-			ctx := context.Background()
-			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1}
-			st := newSrvTimer(b, e.c, b.N)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				c, err := s.Claim(ctx, req)
-				if err != nil || len(c.Jobs) != 1 {
-					b.Fatalf("claim %d: %v %d", i, err, len(c.Jobs))
-				}
-				for _, e := range c.Acked {
-					if e != nil {
-						b.Fatal(e)
-					}
-				}
-				req.Ack = []lanes.Lease{c.Jobs[0].Lease}
+	benchClaims(b, time.Minute, func(b *testing.B, c lanes.Claimed, req *lanes.ClaimRequest) {
+		for _, err := range c.Acked {
+			if err != nil {
+				b.Fatal(err)
 			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
-			st.report(b)
-		})
-	}
+		}
+		req.Ack = []lanes.Lease{c.Jobs[0].Lease}
+	})
 }
 
 // BenchmarkClaim: claims only (Max 1, weight 1), no acks in the timed
 // loop, to isolate the claim script's cost at 10, 10,000 and 100,000 lanes
 // (with BENCH_SRV=1, srv-us/call is then the claim script alone).
 func BenchmarkClaim(b *testing.B) {
+	benchClaims(b, time.Hour, nil)
+}
+
+// benchClaims times b.N claims of one job each (Max 1) at every lane count
+// of benchLaneCounts, calling after (if set) on each claim's answer, which
+// may change the next request; it reports jobs/s and, with BENCH_SRV=1, the
+// server's time per call.
+func benchClaims(b *testing.B, lease time.Duration, after func(*testing.B, lanes.Claimed, *lanes.ClaimRequest)) {
 	e := newBenchEnv(b)
 	for _, n := range benchLaneCounts {
 		b.Run(fmt.Sprintf("lanes=%d", n), func(b *testing.B) {
 			s := e.store(b)
 			fill(b, s, lanes.NewMinter(), n, (b.N+n-1)/n+1)
 			ctx := context.Background()
-			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: 1}
+			req := lanes.ClaimRequest{Queues: []string{"q"}, Lease: lease, Max: 1}
 			st := newSrvTimer(b, e.c, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				c, err := s.Claim(ctx, req)
 				if err != nil || len(c.Jobs) != 1 {
 					b.Fatalf("claim %d: %v %d", i, err, len(c.Jobs))
+				}
+				if after != nil {
+					after(b, c, &req)
 				}
 			}
 			b.StopTimer()
