@@ -261,32 +261,9 @@ func (s *scene) quiet(ctx context.Context, chat int64, i int) error {
 	rng := rand.New(rand.NewPCG(uint64(chat), 0x636d78))
 	palette := game.DefaultConfig().Palette
 	think := func() error {
-		d := time.Duration(float64(s.cfg.Think) * (0.75 + 0.5*rng.Float64()))
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("demo: %w", ctx.Err())
-		}
+		return sleepCtx(ctx, time.Duration(float64(s.cfg.Think)*(0.75+0.5*rng.Float64())))
 	}
-	for _, text := range []string{"/start", "/play"} {
-		if err := s.say(ctx, chat, text); err != nil {
-			return err
-		}
-		if err := think(); err != nil {
-			return err
-		}
-	}
-	for moves := 0; ; moves++ {
-		if moves >= s.cfg.MinMoves {
-			select {
-			case <-s.burstDrained:
-				return s.say(ctx, chat, "/top")
-			default:
-			}
-		}
+	return s.player(ctx, chat, think, func(moves int) error {
 		text := ""
 		if moves > 0 && moves%8 == 0 {
 			// Stay clear of the 10-attempt limit: start over.
@@ -307,9 +284,45 @@ func (s *scene) quiet(ctx context.Context, chat int64, i int) error {
 		if err := s.say(ctx, chat, text); err != nil {
 			return err
 		}
+		return think()
+	})
+}
+
+// player runs a player in chat: /start and /play (think after each), then
+// move(moves) for moves = 0, 1, ... until the burst has drained and
+// MinMoves are made; it ends with /top.
+func (s *scene) player(ctx context.Context, chat int64, think func() error, move func(moves int) error) error {
+	for _, text := range []string{"/start", "/play"} {
+		if err := s.say(ctx, chat, text); err != nil {
+			return err
+		}
 		if err := think(); err != nil {
 			return err
 		}
+	}
+	for moves := 0; ; moves++ {
+		if moves >= s.cfg.MinMoves {
+			select {
+			case <-s.burstDrained:
+				return s.say(ctx, chat, "/top")
+			default:
+			}
+		}
+		if err := move(moves); err != nil {
+			return err
+		}
+	}
+}
+
+// sleepCtx waits d, or until ctx ends (an error naming the demo).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("demo: %w", ctx.Err())
 	}
 }
 
@@ -511,16 +524,7 @@ func (s *scene) tapper(ctx context.Context) error {
 	}
 	rng := rand.New(rand.NewPCG(uint64(TapperID), 0x746170))
 	palette := game.DefaultConfig().Palette
-	pause := func(d time.Duration) error {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("demo: %w", ctx.Err())
-		}
-	}
+	pause := func(d time.Duration) error { return sleepCtx(ctx, d) }
 	tap := func(labels ...string) (string, error) {
 		id, err := s.tr.tap(TapperID, labels...)
 		if err != nil {
@@ -536,22 +540,8 @@ func (s *scene) tapper(ctx context.Context) error {
 		}
 		return toast, nil
 	}
-	for _, text := range []string{"/start", "/play"} {
-		if err := s.say(ctx, TapperID, text); err != nil {
-			return err
-		}
-		if err := pause(s.cfg.Think); err != nil {
-			return err
-		}
-	}
-	for moves := 0; ; moves++ {
-		if moves >= s.cfg.MinMoves {
-			select {
-			case <-s.burstDrained:
-				return s.say(ctx, TapperID, "/top")
-			default:
-			}
-		}
+	think := func() error { return pause(s.cfg.Think) }
+	return s.player(ctx, TapperID, think, func(int) error {
 		for range 4 {
 			if _, err := tap(palette[rng.IntN(len(palette))]); err != nil {
 				return err
@@ -570,8 +560,6 @@ func (s *scene) tapper(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := pause(s.cfg.Think); err != nil {
-			return err
-		}
-	}
+		return think()
+	})
 }
