@@ -46,6 +46,58 @@ func TestEnqueueExistingIDIsNoOp(t *testing.T) {
 	require.Equal(t, lanes.Stats{Dead: 1}, st)
 }
 
+// A repeated id leaves the first job exactly as it was, wherever that job
+// is: repeated later in the same call (with another lane and payload), or
+// repeated in a later call while the job is pending, delayed for a retry or
+// in flight. Nothing is written for the repeat: no lane gets the id, no
+// payload or lane field changes, the ring and counts stay put.
+func TestEnqueueRepeatedIDKeepsTheFirstJob(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	id := m.New()
+	r, err := s.EnqueueBatch(ctx, "q", []lanes.Item{
+		{Group: "A", ID: id, Payload: []byte("first")},
+		{Group: "B", ID: id, Payload: []byte("second")},
+	})
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{Added: 1, Duplicates: 1}, r)
+	require.Equal(t, []string{string(id)}, laneIDs(t, s, "q", "A"))
+	require.Empty(t, laneIDs(t, s, "q", "B"), "the repeat reached no lane")
+	require.Equal(t, []string{"A"}, ring(t, s, "q"))
+
+	repeat := func(state string) {
+		t.Helper()
+		before := dumpKeys(t, s)
+		r, err := s.EnqueueBatch(ctx, "q", []lanes.Item{
+			{Group: "C" + state, ID: m.New(), Payload: []byte("fresh")}, // the call is not all repeats
+			{Group: "B", ID: id, Payload: []byte("again")},
+		})
+		require.NoError(t, err)
+		require.Equal(t, lanes.EnqueueResult{Added: 1, Duplicates: 1}, r, state)
+		after := dumpKeys(t, s)
+		for k, v := range before {
+			if strings.Contains(k, ":lane:C") || strings.HasSuffix(k, ":ring") || strings.HasSuffix(k, ":inring") || strings.HasSuffix(k, ":pending") {
+				continue // changed by the fresh job
+			}
+			require.Equal(t, v, after[k], "%s: %s unchanged", state, k)
+		}
+		require.Empty(t, laneIDs(t, s, "q", "B"), "%s: the repeat reached no lane", state)
+	}
+	repeat("pending")
+
+	j := claimOne(t, s, time.Minute, "q")
+	require.Equal(t, id, j.ID)
+	require.Equal(t, "first", string(j.Payload))
+	repeat("in flight")
+
+	out, err := s.Nack(ctx, j.Lease, time.Hour, "retry later")
+	require.NoError(t, err)
+	require.Equal(t, lanes.Delayed, out)
+	repeat("delayed")
+}
+
 // EnqueueBatch counts Added and Duplicates, across chunks and within one
 // batch, and an empty batch writes nothing.
 func TestEnqueueBatchCountsAddedAndDuplicates(t *testing.T) {

@@ -22,22 +22,32 @@ if once then
   local prev = redis.call('GET', once)
   if prev then return {-1, prev} end
 end
--- Per job: EXISTS, HSET, ZADD. Per call, not per job: the pending count
--- (one INCRBY), the ring check of the lanes touched (one SMISMEMBER, one
--- SADD) and the tail of the ring (one RPUSH), and, when a lane may join the
--- ring, whether the queue has any parked lane, lane in flight or turn owed
--- at all (one EXISTS each): a lane of a broadcast to new chats then costs
--- no read beyond its own job.
+-- Per job: HSET, ZADD. Per call, not per job: one EXISTS over every job key
+-- of the call (a job needs its own EXISTS only when some key exists
+-- already: a fresh fan-out skips them), the pending count (one INCRBY), the
+-- ring check of the lanes touched (one SMISMEMBER, one SADD) and the tail of
+-- the ring (one RPUSH), and, when a lane may join the ring, whether the
+-- queue has any parked lane, lane in flight or turn owed at all (one EXISTS
+-- each): a lane of a broadcast to new chats then costs no read beyond its
+-- own job.
 local added, dups, joined = 0, 0, 0
 local touched, order = {}, {}
+local call, jp, lp = redis.call, q.p .. 'job:', q.p .. 'lane:'
+local jks = {}
+for i = 9, #ARGV, 3 do jks[#jks + 1] = jp .. ARGV[i] end
+-- The caller sends at most a few thousand jobs per call (unpack's limit).
+local check = #jks > 0 and call('EXISTS', unpack(jks)) > 0
+local seen = {} -- ids added by this call: a repeat within it is a duplicate
+local n = 0
 for i = 8, #ARGV, 3 do
-  local g, id, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local jk = q.p .. 'job:' .. id
-  if redis.call('EXISTS', jk) == 1 then
+  n = n + 1
+  local g, id, jk = ARGV[i], ARGV[i + 1], jks[n]
+  if seen[id] or (check and call('EXISTS', jk) == 1) then
     dups = dups + 1
   else
-    redis.call('HSET', jk, 'g', g, 'p', payload)
-    redis.call('ZADD', q.p .. 'lane:' .. g, 0, id)
+    seen[id] = true
+    call('HSET', jk, 'g', g, 'p', ARGV[i + 2])
+    call('ZADD', lp .. g, 0, id)
     added = added + 1
     if not touched[g] then
       touched[g] = true
