@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -100,11 +101,8 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	}
 	jobsKey := n.keys.jobs(bc)
 	active := (len(targets) - skipped) * parts // copies to enqueue
-	done := 0                                  // copies handled so far (enqueued, or cancelled by a stop)
 	// The template's JSON is encoded once per part; each chat only splices
-	// in its id. A batch is encoded while the one before it is being
-	// flushed (at most one in flight, so batches still land in order, and a
-	// stop or a store error ends the fan-out before the next batch).
+	// in its id.
 	encs := make([]func(int64) []byte, len(tmpl))
 	for i, j := range tmpl {
 		j.Broadcast = bc
@@ -112,48 +110,88 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			return bc, err
 		}
 	}
-	// flush records the batch's job ids (before enqueueing them: a stop
-	// must find every copy that can reach a lane), enqueues the batch, and
-	// checks whether the broadcast was stopped meanwhile: then it cancels
-	// the batch itself (StopBroadcast may have read the ids before they
-	// reached their lanes), counts the copies it will not enqueue as
-	// cancelled, and reports stopped.
-	flush := func(items []lanes.Item) (stopped bool, err error) {
-		if len(items) == 0 {
-			return false, nil
+	// A goroutine encodes the batches (one ahead) while this one enqueues
+	// them in order, one at a time, so a stop or a store error ends the
+	// fan-out before the next batch.
+	batches := make(chan []lanes.Item, 1)
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		defer close(batches)
+		items := make([]lanes.Item, 0, n.cfg.BatchSize*len(tmpl))
+		chats := 0
+		for i, chat := range targets {
+			if inactive[i] {
+				continue
+			}
+			group := tgjob.Group(chat)
+			for _, enc := range encs {
+				items = append(items, lanes.Item{Group: group, ID: n.minter.New(), Payload: enc(chat)})
+			}
+			if chats++; chats%n.cfg.BatchSize == 0 {
+				select {
+				case batches <- items:
+				case <-quit:
+					return
+				}
+				items = make([]lanes.Item, 0, n.cfg.BatchSize*len(tmpl))
+			}
 		}
-		ids := make([]string, len(items))
-		jobIDs := make([]lanes.JobID, len(items))
-		for i, it := range items {
-			ids[i], jobIDs[i] = string(it.ID), it.ID
+		if len(items) > 0 {
+			select {
+			case batches <- items:
+			case <-quit:
+			}
 		}
-		for _, r := range n.c.DoMulti(ctx,
-			n.c.B().Rpush().Key(jobsKey).Element(ids...).Build(),
-			n.c.B().Pexpire().Key(jobsKey).Milliseconds(ttl.Milliseconds()).Build()) {
+	}()
+	// One round trip between two batches' enqueues: the stop check and the
+	// queued count of the batch just enqueued, and the record of the next
+	// batch's job ids (before they are enqueued: a stop must find every
+	// copy that can reach a lane).
+	var (
+		prev   []lanes.Item // enqueued, not yet checked for a stop
+		added  int          // prev's new copies, not yet counted as queued
+		done   int          // copies handled so far (enqueued, or cancelled by a stop)
+		ttlMS  = ttl.Milliseconds()
+		cancel = lanes.Tally{Key: key, Field: fieldCancel}
+	)
+	// between runs that round trip; it reports whether prev's check found
+	// the broadcast stopped, and then cancels prev itself (StopBroadcast
+	// may have read the ids before they reached their lanes) and counts
+	// the copies that will not be enqueued as cancelled.
+	between := func(next []lanes.Item) (stopped bool, err error) {
+		var cmds valkey.Commands
+		if prev != nil {
+			cmds = append(cmds, n.c.B().Hexists().Key(key).Field(fieldStop).Build())
+			if added > 0 {
+				cmds = append(cmds, n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(added)).Build())
+			}
+		}
+		if next != nil {
+			ids := make([]string, len(next))
+			for i, it := range next {
+				ids[i] = string(it.ID)
+			}
+			cmds = append(cmds, n.c.B().Rpush().Key(jobsKey).Element(ids...).Build(),
+				n.c.B().Pexpire().Key(jobsKey).Milliseconds(ttlMS).Build())
+		}
+		out := n.c.DoMulti(ctx, cmds...)
+		for _, r := range out {
 			if err := r.Error(); err != nil {
 				return false, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 			}
 		}
-		res, err := n.store.EnqueueBatch(ctx, tgjob.QueueNotify, items)
-		done += len(ids)
-		cmds := valkey.Commands{n.c.B().Hexists().Key(key).Field(fieldStop).Build()}
-		if res.Added > 0 {
-			cmds = append(cmds, n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(res.Added)).Build())
-		}
-		out := n.c.DoMulti(ctx, cmds...)
-		for _, r := range out[1:] {
-			if e := r.Error(); e != nil && err == nil {
-				err = e
-			}
-		}
-		if err != nil {
-			return false, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+		if prev == nil {
+			return false, nil
 		}
 		if stopped, err = out[0].AsBool(); err != nil || !stopped {
 			return false, err
 		}
-		tally := lanes.Tally{Key: key, Field: fieldCancel}
-		if _, err := n.store.Cancel(ctx, tgjob.QueueNotify, jobIDs, tally); err != nil {
+		jobIDs := make([]lanes.JobID, len(prev))
+		for i, it := range prev {
+			jobIDs[i] = it.ID
+		}
+		if _, err := n.store.Cancel(ctx, tgjob.QueueNotify, jobIDs, cancel); err != nil {
 			return true, fmt.Errorf("notifier: broadcast %s: cancel after a stop: %w", bc, err)
 		}
 		if rest := active - done; rest > 0 {
@@ -163,52 +201,27 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		}
 		return true, nil
 	}
-	type flushed struct {
-		stopped bool
-		err     error
-	}
-	var inflight chan flushed
-	wait := func() (bool, error) {
-		if inflight == nil {
-			return false, nil
+	for {
+		next, ok := <-batches
+		if !ok {
+			next = nil
 		}
-		r := <-inflight
-		inflight = nil
-		return r.stopped, r.err
-	}
-	send := func(items []lanes.Item) {
-		ch := make(chan flushed, 1)
-		inflight = ch
-		go func() {
-			stopped, err := flush(items)
-			ch <- flushed{stopped, err}
-		}()
-	}
-	items := make([]lanes.Item, 0, n.cfg.BatchSize*len(tmpl))
-	chats := 0
-	for i, chat := range targets {
-		if inactive[i] {
-			continue
+		if prev == nil && next == nil {
+			return bc, nil
 		}
-		group := tgjob.Group(chat)
-		for _, enc := range encs {
-			items = append(items, lanes.Item{Group: group, ID: n.minter.New(), Payload: enc(chat)})
+		if stopped, err := between(next); err != nil || stopped || next == nil {
+			return bc, err
 		}
-		if chats++; chats%n.cfg.BatchSize == 0 {
-			if stopped, err := wait(); err != nil || stopped {
-				return bc, err
+		res, err := n.store.EnqueueBatch(ctx, tgjob.QueueNotify, next)
+		done += len(next)
+		prev, added = next, res.Added
+		if err != nil {
+			if added > 0 { // the chunks before the failing one stay counted
+				err = errors.Join(err, n.c.Do(ctx, n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(added)).Build()).Error())
 			}
-			send(items)
-			items = make([]lanes.Item, 0, n.cfg.BatchSize*len(tmpl))
+			return bc, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 		}
 	}
-	if stopped, err := wait(); err != nil || stopped {
-		return bc, err
-	}
-	if _, err := flush(items); err != nil {
-		return bc, err
-	}
-	return bc, nil
 }
 
 // StopBroadcast stops broadcast id: every copy still waiting on its lane
