@@ -112,7 +112,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	}
 	// A goroutine encodes the batches (one ahead) while this one enqueues
 	// them in order, one at a time, so a stop or a store error ends the
-	// fan-out before the next batch.
+	// fan-out within a batch.
 	batches := make(chan []lanes.Item, 1)
 	quit := make(chan struct{})
 	defer close(quit)
@@ -144,36 +144,41 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			}
 		}
 	}()
-	// One round trip between two batches' enqueues: the stop check and the
-	// queued count of the batch just enqueued, and the record of the next
-	// batch's job ids (before they are enqueued: a stop must find every
-	// copy that can reach a lane).
+	// Between two batches' enqueues one round trip checks the earlier batch
+	// for a stop, counts its copies as queued and records the job ids of
+	// the next batch (before they are enqueued: a stop must find every
+	// copy that can reach a lane). It runs while the batch in between is
+	// being enqueued, so the server always has work: a batch's check runs
+	// during the next batch's enqueue, and a stop found there cancels both.
 	var (
-		prev   []lanes.Item // enqueued, not yet checked for a stop
-		added  int          // prev's new copies, not yet counted as queued
-		done   int          // copies handled so far (enqueued, or cancelled by a stop)
+		done   int // copies handed to EnqueueBatch
 		ttlMS  = ttl.Milliseconds()
-		cancel = lanes.Tally{Key: key, Field: fieldCancel}
-	)
-	// between runs that round trip; it reports whether prev's check found
-	// the broadcast stopped, and then cancels prev itself (StopBroadcast
-	// may have read the ids before they reached their lanes) and counts
-	// the copies that will not be enqueued as cancelled.
-	between := func(next []lanes.Item) (stopped bool, err error) {
-		var cmds valkey.Commands
-		if prev != nil {
-			cmds = append(cmds, n.c.B().Hexists().Key(key).Field(fieldStop).Build())
-			if added > 0 {
-				cmds = append(cmds, n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(added)).Build())
-			}
+		tally  = lanes.Tally{Key: key, Field: fieldCancel}
+		queued = func(added int) valkey.Completed {
+			return n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(added)).Build()
 		}
-		if next != nil {
-			ids := make([]string, len(next))
-			for i, it := range next {
+	)
+	// trip is that round trip: the stop check when check is set, queued
+	// copies counted, rec's ids recorded (each part only when there is
+	// one). It reports whether the broadcast was stopped.
+	trip := func(check bool, added int, rec []lanes.Item) (bool, error) {
+		var cmds valkey.Commands
+		if check {
+			cmds = append(cmds, n.c.B().Hexists().Key(key).Field(fieldStop).Build())
+		}
+		if added > 0 {
+			cmds = append(cmds, queued(added))
+		}
+		if rec != nil {
+			ids := make([]string, len(rec))
+			for i, it := range rec {
 				ids[i] = string(it.ID)
 			}
 			cmds = append(cmds, n.c.B().Rpush().Key(jobsKey).Element(ids...).Build(),
 				n.c.B().Pexpire().Key(jobsKey).Milliseconds(ttlMS).Build())
+		}
+		if len(cmds) == 0 {
+			return false, nil
 		}
 		out := n.c.DoMulti(ctx, cmds...)
 		for _, r := range out {
@@ -181,47 +186,83 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 				return false, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 			}
 		}
-		if prev == nil {
+		if !check {
 			return false, nil
 		}
-		if stopped, err = out[0].AsBool(); err != nil || !stopped {
-			return false, err
+		return out[0].AsBool()
+	}
+	// stop ends a stopped fan-out: it cancels the enqueued batches whose
+	// check came too late (StopBroadcast may have read their ids before
+	// they reached their lanes), counts added copies not yet counted as
+	// queued, and counts the copies that will not be enqueued as
+	// cancelled.
+	stop := func(added int, enqueued ...[]lanes.Item) error {
+		var jobIDs []lanes.JobID
+		for _, b := range enqueued {
+			for _, it := range b {
+				jobIDs = append(jobIDs, it.ID)
+			}
 		}
-		jobIDs := make([]lanes.JobID, len(prev))
-		for i, it := range prev {
-			jobIDs[i] = it.ID
+		if _, err := n.store.Cancel(ctx, tgjob.QueueNotify, jobIDs, tally); err != nil {
+			return fmt.Errorf("notifier: broadcast %s: cancel after a stop: %w", bc, err)
 		}
-		if _, err := n.store.Cancel(ctx, tgjob.QueueNotify, jobIDs, cancel); err != nil {
-			return true, fmt.Errorf("notifier: broadcast %s: cancel after a stop: %w", bc, err)
+		var cmds valkey.Commands
+		if added > 0 {
+			cmds = append(cmds, queued(added))
 		}
 		if rest := active - done; rest > 0 {
-			if err := n.c.Do(ctx, n.c.B().Hincrby().Key(key).Field(fieldCancel).Increment(int64(rest)).Build()).Error(); err != nil {
-				return true, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+			cmds = append(cmds, n.c.B().Hincrby().Key(key).Field(fieldCancel).Increment(int64(rest)).Build())
+		}
+		for _, r := range n.c.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 			}
 		}
-		return true, nil
+		return nil
 	}
-	for {
-		next, ok := <-batches
-		if !ok {
-			next = nil
-		}
-		if prev == nil && next == nil {
-			return bc, nil
-		}
-		if stopped, err := between(next); err != nil || stopped || next == nil {
-			return bc, err
-		}
-		res, err := n.store.EnqueueBatch(ctx, tgjob.QueueNotify, next)
-		done += len(next)
-		prev, added = next, res.Added
-		if err != nil {
-			if added > 0 { // the chunks before the failing one stay counted
-				err = errors.Join(err, n.c.Do(ctx, n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(added)).Build()).Error())
+	cur, ok := <-batches
+	if !ok {
+		return bc, nil
+	}
+	if _, err := trip(false, 0, cur); err != nil {
+		return bc, err
+	}
+	type tripped struct {
+		next    []lanes.Item
+		stopped bool
+		err     error
+	}
+	var prev []lanes.Item // enqueued before cur
+	added := 0            // prev's new copies, not yet counted as queued
+	for cur != nil {
+		ch := make(chan tripped, 1)
+		go func(check bool, added int) {
+			next := <-batches // nil once the last batch was taken
+			stopped, err := trip(check, added, next)
+			ch <- tripped{next, stopped, err}
+		}(prev != nil, added)
+		res, err := n.store.EnqueueBatch(ctx, tgjob.QueueNotify, cur)
+		done += len(cur)
+		t := <-ch
+		if err != nil || t.err != nil {
+			if err != nil {
+				err = fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 			}
-			return bc, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+			if res.Added > 0 { // what reached the lanes stays counted
+				err = errors.Join(err, n.c.Do(ctx, queued(res.Added)).Error())
+			}
+			return bc, errors.Join(err, t.err)
 		}
+		if t.stopped {
+			return bc, stop(res.Added, prev, cur)
+		}
+		prev, cur, added = cur, t.next, res.Added
 	}
+	stopped, err := trip(true, added, nil)
+	if err != nil || !stopped {
+		return bc, err
+	}
+	return bc, stop(0, prev)
 }
 
 // StopBroadcast stops broadcast id: every copy still waiting on its lane
@@ -230,8 +271,8 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 // Cancelled in the same atomic call; copies in flight are delivered or
 // fail as usual and are counted then, so nothing is counted twice and,
 // once they settle, Sent + Failed + Cancelled = Total. A Broadcast still
-// fanning out sees the stop after its current batch, cancels that batch and
-// counts the copies it did not enqueue as cancelled. Calling it again
+// fanning out sees the stop within its next batch, cancels the batches it
+// enqueued since and counts the copies it did not enqueue as cancelled. Calling it again
 // cancels nothing more. It returns the progress after the stop (Stopped
 // set). Errors: ErrInvalid for a malformed id, ErrUnknownBroadcast when
 // nothing is stored (never created, or expired), the server's error.

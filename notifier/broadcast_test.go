@@ -89,9 +89,9 @@ func TestStopBroadcastCancelsTheWaitingCopies(t *testing.T) {
 }
 
 // A stop while Broadcast is still fanning out (batches of 10 chats): the
-// fan-out notices it after its current batch, cancels that batch and counts
-// the copies it never enqueued as cancelled, so no copy stays on a lane and
-// Cancelled = Total (nothing was claimed).
+// fan-out notices it within its next batch, cancels the batches it enqueued
+// since and counts the copies it never enqueued as cancelled, so no copy
+// stays on a lane and Cancelled = Total (nothing was claimed).
 func TestStopBroadcastDuringFanOut(t *testing.T) {
 	t.Parallel()
 	c := valkeytest.Shared(t).Client(t)
