@@ -56,16 +56,20 @@ func TestEnqueueRepeatedIDKeepsTheFirstJob(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	m := lanes.NewMinter()
-	id := m.New()
+	id, other := m.New(), m.New()
 	r, err := s.EnqueueBatch(ctx, "q", []lanes.Item{
 		{Group: "A", ID: id, Payload: []byte("first")},
 		{Group: "B", ID: id, Payload: []byte("second")},
+		{Group: "D", ID: other, Payload: []byte("other")},
+		{Group: "B", ID: other, Payload: []byte("other again")},
+		{Group: "B", ID: id, Payload: []byte("third")},
 	})
 	require.NoError(t, err)
-	require.Equal(t, lanes.EnqueueResult{Added: 1, Duplicates: 1}, r)
+	require.Equal(t, lanes.EnqueueResult{Added: 2, Duplicates: 3}, r)
 	require.Equal(t, []string{string(id)}, laneIDs(t, s, "q", "A"))
-	require.Empty(t, laneIDs(t, s, "q", "B"), "the repeat reached no lane")
-	require.Equal(t, []string{"A"}, ring(t, s, "q"))
+	require.Equal(t, []string{string(other)}, laneIDs(t, s, "q", "D"))
+	require.Empty(t, laneIDs(t, s, "q", "B"), "the repeats reached no lane")
+	require.Equal(t, []string{"A", "D"}, ring(t, s, "q"))
 
 	repeat := func(state string) {
 		t.Helper()
@@ -90,6 +94,10 @@ func TestEnqueueRepeatedIDKeepsTheFirstJob(t *testing.T) {
 	j := claimOne(t, s, time.Minute, "q")
 	require.Equal(t, id, j.ID)
 	require.Equal(t, "first", string(j.Payload))
+	o := claimOne(t, s, time.Minute, "q")
+	require.Equal(t, other, o.ID)
+	require.Equal(t, "other", string(o.Payload))
+	require.NoError(t, s.Release(ctx, o.Lease))
 	repeat("in flight")
 
 	out, err := s.Nack(ctx, j.Lease, time.Hour, "retry later")

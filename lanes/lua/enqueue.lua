@@ -37,22 +37,44 @@ local jks = {}
 for i = 9, #ARGV, 3 do jks[#jks + 1] = jp .. ARGV[i] end
 -- The caller sends at most a few thousand jobs per call (unpack's limit).
 local check = #jks > 0 and call('EXISTS', unpack(jks)) > 0
-local seen = {} -- ids added by this call: a repeat within it is a duplicate
+-- first_of(id, i): the ARGV index of the first job with id before index i
+-- (built only when a call repeats an id).
+local first, upto = nil, 5
+local function first_of(id, i)
+  first = first or {}
+  for j = upto + 3, i - 3, 3 do
+    if not first[ARGV[j + 1]] then first[ARGV[j + 1]] = j end
+  end
+  if i - 3 > upto then upto = i - 3 end
+  return first[id]
+end
 local n = 0
 for i = 8, #ARGV, 3 do
   n = n + 1
   local g, id, jk = ARGV[i], ARGV[i + 1], jks[n]
-  if seen[id] or (check and call('EXISTS', jk) == 1) then
-    dups = dups + 1
+  local new
+  if check then
+    new = call('EXISTS', jk) == 0
+    if new then call('HSET', jk, 'g', g, 'p', ARGV[i + 2]) end
   else
-    seen[id] = true
-    call('HSET', jk, 'g', g, 'p', ARGV[i + 2])
-    call('ZADD', lp .. g, 0, id)
+    -- No job key existed when the call began, so only an earlier job of
+    -- this call can have written this one (HSET then adds no field): the
+    -- first job with the id stays as it was.
+    new = call('HSET', jk, 'g', g, 'p', ARGV[i + 2]) == 2
+    if not new then
+      local j = first_of(id, i)
+      call('HSET', jk, 'g', ARGV[j], 'p', ARGV[j + 2])
+    end
+  end
+  if new then
+    call('ZADD', lp .. g, '0', id) -- a string score: no number formatting
     added = added + 1
     if not touched[g] then
       touched[g] = true
       order[#order + 1] = g
     end
+  else
+    dups = dups + 1
   end
 end
 if added > 0 then add_pending(q, added) end
