@@ -134,12 +134,103 @@ func (s *Store) Resolve(ctx context.Context, chatID int64) (int64, error) {
 	return cur, nil
 }
 
-// ResolveMany resolves aliases and inactive marks for many chats, 1,000 per
-// command, all alias reads in one pipelined round trip and all inactive
-// checks in another, and drops chats that resolve to one already listed. It
-// returns the resolved chat ids, in first-seen order, and whether each is
-// inactive.
+// wholeMax is the largest alias hash or inactive set ResolveMany reads whole
+// (one HGETALL or SMEMBERS, a short block of the server) instead of asking
+// per chat.
+const wholeMax = 10_000
+
+// ResolveMany resolves aliases and inactive marks for many chats and drops
+// chats that resolve to one already listed. It returns the resolved chat
+// ids, in first-seen order, and whether each is inactive. One round trip
+// reads how many aliases and inactive marks there are; an empty one is not
+// read further, one no larger than the chats asked about (and at most
+// 10,000 entries) is read whole and looked up here, a larger one is asked
+// 1,000 chats per command, all in one pipelined round trip. Errors: the
+// server's.
 func (s *Store) ResolveMany(ctx context.Context, ids []int64) ([]int64, []bool, error) {
+	sizes := s.c.DoMulti(ctx, s.c.B().Hlen().Key(s.aliasKey()).Build(), s.c.B().Scard().Key(s.inactiveKey()).Build())
+	nAlias, err := sizes[0].AsInt64()
+	if err != nil {
+		return nil, nil, fmt.Errorf("chatstate: aliases: %w", err)
+	}
+	nInactive, err := sizes[1].AsInt64()
+	if err != nil {
+		return nil, nil, fmt.Errorf("chatstate: inactive chats: %w", err)
+	}
+	whole := func(n int64, asked int) bool { return n <= wholeMax && n <= int64(asked) }
+	var out []int64
+	switch {
+	case nAlias == 0:
+		out = dedupe(ids, func(id int64) int64 { return id })
+	case whole(nAlias, len(ids)):
+		aliases, err := s.c.Do(ctx, s.c.B().Hgetall().Key(s.aliasKey()).Build()).AsStrMap()
+		if err != nil {
+			return nil, nil, fmt.Errorf("chatstate: aliases: %w", err)
+		}
+		out = dedupe(ids, func(id int64) int64 { return follow(id, aliases) })
+	default:
+		if out, err = s.resolveEach(ctx, ids); err != nil {
+			return nil, nil, err
+		}
+	}
+	inactive := make([]bool, len(out))
+	switch {
+	case nInactive == 0:
+	case whole(nInactive, len(out)):
+		marked, err := s.c.Do(ctx, s.c.B().Smembers().Key(s.inactiveKey()).Build()).AsStrSlice()
+		if err != nil {
+			return nil, nil, fmt.Errorf("chatstate: inactive chats: %w", err)
+		}
+		set := make(map[string]bool, len(marked))
+		for _, m := range marked {
+			set[m] = true
+		}
+		for i, id := range out {
+			inactive[i] = set[member(id)]
+		}
+	default:
+		if err := s.inactiveEach(ctx, out, inactive); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, inactive, nil
+}
+
+// dedupe maps ids through to and keeps the first of each result, in order.
+func dedupe(ids []int64, to func(int64) int64) []int64 {
+	out := make([]int64, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if t := to(id); !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// follow is Resolve over aliases read whole: at most maxAliasHops hops, a
+// value that is not a chat id ends the walk.
+func follow(chatID int64, aliases map[string]string) int64 {
+	cur := chatID
+	for range maxAliasHops {
+		v, ok := aliases[member(cur)]
+		if !ok {
+			return cur
+		}
+		next, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || next == 0 {
+			return cur
+		}
+		cur = next
+	}
+	return cur
+}
+
+// resolveEach resolves ids with HMGET, 1,000 chats per command in one
+// pipelined round trip (a chat with an alias then walks its chain with
+// Resolve), and dedupes the targets.
+func (s *Store) resolveEach(ctx context.Context, ids []int64) ([]int64, error) {
 	const chunk = 1000
 	cmds := make(valkey.Commands, 0, (len(ids)+chunk-1)/chunk)
 	for start := 0; start < len(ids); start += chunk {
@@ -155,14 +246,14 @@ func (s *Store) ResolveMany(ctx context.Context, ids []int64) ([]int64, []bool, 
 	for c, r := range s.c.DoMulti(ctx, cmds...) {
 		vals, err := r.ToArray()
 		if err != nil {
-			return nil, nil, fmt.Errorf("chatstate: aliases: %w", err)
+			return nil, fmt.Errorf("chatstate: aliases: %w", err)
 		}
 		for i, id := range ids[c*chunk : min((c+1)*chunk, len(ids))] {
 			target := id
 			if v, err := vals[i].ToString(); err == nil && v != "" {
 				// Rare: follow the whole chain one by one.
 				if target, err = s.Resolve(ctx, id); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 			}
 			if !seen[target] {
@@ -171,26 +262,32 @@ func (s *Store) ResolveMany(ctx context.Context, ids []int64) ([]int64, []bool, 
 			}
 		}
 	}
-	cmds = cmds[:0]
-	for start := 0; start < len(out); start += chunk {
-		part := out[start:min(start+chunk, len(out))]
+	return out, nil
+}
+
+// inactiveEach sets inactive[i] for each chat of ids marked inactive, with
+// SMISMEMBER, 1,000 chats per command in one pipelined round trip.
+func (s *Store) inactiveEach(ctx context.Context, ids []int64, inactive []bool) error {
+	const chunk = 1000
+	cmds := make(valkey.Commands, 0, (len(ids)+chunk-1)/chunk)
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
 		members := make([]string, len(part))
 		for i, id := range part {
 			members[i] = member(id)
 		}
 		cmds = append(cmds, s.c.B().Smismember().Key(s.inactiveKey()).Member(members...).Build())
 	}
-	inactive := make([]bool, len(out))
 	for c, r := range s.c.DoMulti(ctx, cmds...) {
 		flags, err := r.AsIntSlice()
 		if err != nil {
-			return nil, nil, fmt.Errorf("chatstate: inactive chats: %w", err)
+			return fmt.Errorf("chatstate: inactive chats: %w", err)
 		}
 		for i, f := range flags {
 			inactive[c*chunk+i] = f == 1
 		}
 	}
-	return out, inactive, nil
+	return nil
 }
 
 // RecordMessageID records the Telegram message id that job id was sent as,

@@ -70,3 +70,42 @@ func TestAliasesAndInactiveMarks(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, in, "MarkActive of the old chat clears its alias target")
 }
+
+// ResolveMany gives the same answer whether it reads the aliases and
+// inactive marks whole (no more of them than chats asked about) or asks per
+// chat (more of them), and reads nothing further when there are none.
+func TestResolveManyReadsWholeOrPerChatAlike(t *testing.T) {
+	t.Parallel()
+	c := valkeytest.Shared(t).Client(t)
+	ctx := t.Context()
+	empty := chatstate.New(c, valkeytest.Namespace(t)+"e", 0)
+	ids, inactive, err := empty.ResolveMany(ctx, []int64{1, 2, 1})
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, ids)
+	require.Equal(t, []bool{false, false}, inactive)
+
+	s := chatstate.New(c, valkeytest.Namespace(t), 0)
+	require.NoError(t, s.SetAlias(ctx, -1, -2))
+	require.NoError(t, s.SetAlias(ctx, -2, -3))
+	require.NoError(t, s.SetAlias(ctx, 5, 6))
+	for _, id := range []int64{-3, 7, 9} {
+		require.NoError(t, s.MarkInactive(ctx, id))
+	}
+	for name, tc := range map[string]struct {
+		ask      []int64
+		want     []int64
+		inactive []bool
+	}{
+		"per chat (fewer chats than marks)": {ask: []int64{-1, 7}, want: []int64{-3, 7}, inactive: []bool{true, true}},
+		"whole (more chats than marks)": {
+			ask:      []int64{-1, -2, -3, 7, 8, 5, 6, 9, 8},
+			want:     []int64{-3, 7, 8, 6, 9},
+			inactive: []bool{true, true, false, false, true},
+		},
+	} {
+		ids, inactive, err := s.ResolveMany(ctx, tc.ask)
+		require.NoError(t, err, name)
+		require.Equal(t, tc.want, ids, name)
+		require.Equal(t, tc.inactive, inactive, name)
+	}
+}
