@@ -12,7 +12,8 @@
 -- lane (g) and payload (p) (attempts "a" and claim count "c" are absent
 -- until they leave 0); its lane
 -- "{tag}:q:<queue>:lane:<group>" gets ZADD 0 <id>, so the lane is FIFO by id.
--- A job id that exists already is left as it is (no duplicate).
+-- A job id that exists already is left as it is (no duplicate); of an id
+-- repeated within one call, the first job is the one written.
 -- Returns {added, duplicates}, or {-1, ids} for an idempotency key that
 -- exists.
 local S = ARGV[1]
