@@ -213,6 +213,9 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		if rest := active - done; rest > 0 {
 			cmds = append(cmds, n.c.B().Hincrby().Key(key).Field(fieldCancel).Increment(int64(rest)).Build())
 		}
+		if len(cmds) == 0 {
+			return nil
+		}
 		for _, r := range n.c.DoMulti(ctx, cmds...) {
 			if err := r.Error(); err != nil {
 				return fmt.Errorf("notifier: broadcast %s: %w", bc, err)
