@@ -54,6 +54,37 @@ func BenchmarkEnqueue(b *testing.B) {
 	}
 }
 
+// BenchmarkEnqueueBatchFanOut: a fan-out, one job onto each of b.N new
+// lanes, 5,000 jobs per EnqueueBatch (ten 500-job script calls in one
+// round trip). Besides jobs/s it reports the server's time in the script
+// and the commands the script ran, per job (cmds/op does not move with the
+// machine's load).
+func BenchmarkEnqueueBatchFanOut(b *testing.B) {
+	e := newBenchEnv(b)
+	s := e.store(b)
+	m := lanes.NewMinter()
+	payload := []byte(`{"chat":1000001,"text":"🍓🍋🍇 The weekly codemojex tournament starts in one hour!","bc":"bc_01ARZ3NDEKTSV4RRFFQ69G5FAV"}`)
+	items := make([]lanes.Item, b.N)
+	for i := range items {
+		items[i] = lanes.Item{Group: strconv.Itoa(1_000_000 + i), ID: m.New(), Payload: payload}
+	}
+	ctx := context.Background()
+	usec0, cmds0 := serverCost(b, s)
+	b.ResetTimer()
+	for start := 0; start < b.N; start += 5000 {
+		r, err := s.EnqueueBatch(ctx, "q", items[start:min(start+5000, b.N)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Added != min(5000, b.N-start) {
+			b.Fatalf("added %d of %d", r.Added, min(5000, b.N-start))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	reportServerCost(b, s, usec0, cmds0)
+}
+
 // BenchmarkClaimAck: one claim (Max K) and an ack per job handed out, with
 // 10, 10,000 and 100,000 non-empty lanes (every lane deep enough to stay in
 // the ring for the whole run). K=8 runs with every lane at weight 8.
