@@ -255,6 +255,9 @@ func TestOutOfMemoryLosesNothing(t *testing.T) {
 		h.say(0, user(c, "Early"), "/help")
 	}
 	require.Eventually(t, func() bool { n, _ := r.app.inbox.Unhandled(ctx); return n == int64(1+len(early)) }, wait, 10*time.Millisecond)
+	// And confirmed to Telegram: the poller's next getUpdates carries the
+	// offset past them (under load it may not have gone out yet).
+	require.Eventually(t, func() bool { return len(h.emu.PendingUpdates()) == 0 }, wait, 10*time.Millisecond)
 
 	setMaxmemory("1")
 	err := admin.Do(ctx, admin.B().Set().Key("{"+h.tag+"}:probe").Value("x").Build()).Error()
