@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,14 +10,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/intake"
@@ -31,13 +35,18 @@ import (
 //
 //   - throughput: updates/s from recorded to handled, 6,000 /help from
 //     2,000 private chats recorded up front, limits that do not bind (no
-//     worker runs: the replies only go on the reply queue). Baseline: one
-//     handler process with HANDLERS=1, a single handler loop (on the
-//     lanes queue: the same per-update work as the loop it replaces, plus
-//     a claim and an ack). Then one process with the default HANDLERS, and
-//     two such processes (two Apps in this test binary, each with its own
-//     Valkey connections: the second process's share of the CPU is this
-//     process's).
+//     worker runs: the replies only go on the reply queue). Each handler
+//     process is the real bot (cmd/bot built once, BOT_ROLE=handler) as an
+//     OS process of its own, on a Valkey server of its own; the window
+//     runs from the first update seen handled to the last (process start
+//     left out). Baseline: one process with HANDLERS=1, a single handler
+//     loop (on the lanes queue: the same per-update work as the loop it
+//     replaces, plus a claim). Then one process with the default HANDLERS,
+//     and two such processes. Per run it logs what the CPU went to: the
+//     server's CPU (INFO cpu) and the handler processes' (/proc) per
+//     update, the machine's busy share (/proc/stat: other work on the
+//     machine shows there), and scripts and commands per update (INFO
+//     commandstats; commands run by scripts are counted too).
 //   - fairness: a 3,000-update raid from one group (plain messages, no
 //     reply) is recorded, then ten private chats' /start; the time from a
 //     /start's recording to the end of its handling, p100 over the ten.
@@ -91,34 +100,78 @@ func BenchmarkIntake(b *testing.B) {
 		require.Eventually(b, func() bool { n, err := in.Unhandled(ctx); return err == nil && n == 0 }, 2*time.Minute, time.Millisecond)
 	}
 
-	// Throughput.
+	// Throughput: handler processes of the real bot (cmd/bot, BOT_ROLE=handler)
+	// on a server of their own (the bot's default hash tag; flushed between
+	// runs), so each process has its own Go runtime, as in production.
+	bin := testkit.BuildBot(b)
+	tsrv := valkeytest.Start(b, valkeytest.Options{})
+	tc := tsrv.Client(b)
+	tstore, err := lanes.New(tc, append(intake.StoreOptions(0), lanes.WithTag(lanes.DefaultTag))...)
+	require.NoError(b, err)
+	tin := intake.NewInbox(tc, tstore, lanes.DefaultTag)
 	const chats, perChat = 2000, 3
-	throughput := func(procs, handlers int) float64 {
-		in, tag := newInbox()
+	throughput := func(procs, handlers int) intakeRun {
+		require.NoError(b, tc.Do(ctx, tc.B().Flushall().Build()).Error())
 		ups := make([]intake.Update, 0, chats*perChat)
 		for i := range chats * perChat {
 			ups = append(ups, benchUpdate(int64(i+1), int64(100_000+i%chats), "/help"))
 		}
-		record(in, ups)
-		t0 := time.Now()
-		stop := start(tag, procs, handlers)
-		drained(in)
-		dt := time.Since(t0)
-		stop()
-		return float64(len(ups)) / dt.Seconds()
+		record(tin, ups)
+		procEnv := []string{"TELEGRAM_BOT_TOKEN=" + emu.Token(), "TELEGRAM_API_URL=" + emu.URL(), "VALKEY_URL=" + tsrv.URL,
+			"TELEGRAM_GLOBAL_RATE=10000", "TELEGRAM_CHAT_RATE=100", "TELEGRAM_GROUP_RATE=6000", "LOG_LEVEL=error",
+			"BOT_ROLE=handler", "HANDLERS=" + strconv.Itoa(handlers)}
+		var ps []*testkit.Proc
+		for i := range procs {
+			ps = append(ps, testkit.StartBot(b, bin, fmt.Sprintf("handler-%d", i+1), append(slices.Clone(procEnv), "HTTP_ADDR="+testkit.FreeAddr(b))))
+		}
+		// The window runs from the first update seen handled to the last:
+		// the processes' start (runtime, connections, scripts) is left out.
+		total := int64(len(ups))
+		left := total
+		for left == total {
+			left, err = tin.Unhandled(ctx)
+			require.NoError(b, err)
+			for _, p := range ps {
+				require.False(b, p.Exited(), "%s exited: %v", p.Name, p.ExitErr())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		from := takeSample(ctx, b, tin, tc, ps)
+		// Polled every 2 ms (require.Eventually's goroutine per tick cost
+		// this process a fifth of a core at 1 ms, taken from the handlers).
+		for deadline := time.Now().Add(2 * time.Minute); left > 0; time.Sleep(2 * time.Millisecond) {
+			require.True(b, time.Now().Before(deadline), "%d updates still unhandled", left)
+			left, err = tin.Unhandled(ctx)
+			require.NoError(b, err)
+		}
+		to := takeSample(ctx, b, tin, tc, ps)
+		for _, p := range ps {
+			require.NoError(b, p.Stop())
+		}
+		return intakeRunOf(from, to)
 	}
 	n := config.DefaultHandlers()
 	base := throughput(1, 1)
 	one := throughput(1, n)
 	two := throughput(2, n)
-	b.ReportMetric(base, "baseline_updates/s")
-	b.ReportMetric(one, "1proc_updates/s")
-	b.ReportMetric(two, "2proc_updates/s")
-	b.ReportMetric(one/base, "1proc/baseline")
-	b.ReportMetric(two/base, "2proc/baseline")
-	b.ReportMetric(two/one, "2proc/1proc")
-	b.Logf("throughput, %d /help from %d chats: HANDLERS=1 %.0f/s; 1 process HANDLERS=%d %.0f/s (%.2fx); 2 processes %.0f/s (%.2fx, %.2fx of one)",
-		chats*perChat, chats, base, n, one, one/base, two, two/base, two/one)
+	b.ReportMetric(base.rate, "baseline_updates/s")
+	b.ReportMetric(one.rate, "1proc_updates/s")
+	b.ReportMetric(two.rate, "2proc_updates/s")
+	b.ReportMetric(one.rate/base.rate, "1proc/baseline")
+	b.ReportMetric(two.rate/base.rate, "2proc/baseline")
+	b.ReportMetric(two.rate/one.rate, "2proc/1proc")
+	b.ReportMetric(one.valkeyCPU*100, "1proc_valkey_cpu%")
+	b.ReportMetric(two.valkeyCPU*100, "2proc_valkey_cpu%")
+	b.ReportMetric(one.valkeyUs, "1proc_valkey_us/update")
+	b.ReportMetric(one.goUs, "1proc_go_us/update")
+	b.Logf("throughput, %d /help from %d chats (handler processes of cmd/bot): HANDLERS=1 %.0f/s; 1 process HANDLERS=%d %.0f/s (%.2fx); 2 processes %.0f/s (%.2fx, %.2fx of one)",
+		chats*perChat, chats, base.rate, n, one.rate, one.rate/base.rate, two.rate, two.rate/base.rate, two.rate/one.rate)
+	for _, r := range []struct {
+		name string
+		run  intakeRun
+	}{{"HANDLERS=1", base}, {"1 process", one}, {"2 processes", two}} {
+		b.Logf("  %-11s %s", r.name, r.run)
+	}
 
 	// Fairness behind a raid.
 	fair := func(handlers int) time.Duration {
@@ -250,4 +303,142 @@ func entities(text string) string {
 		return ""
 	}
 	return fmt.Sprintf(`,"entities":[{"type":"bot_command","offset":0,"length":%d}]`, len(text))
+}
+
+// intakeSample is a snapshot of the costs a throughput window is measured
+// by: the server's CPU time and command counts (INFO cpu, commandstats),
+// the handler processes' CPU time (/proc/<pid>/stat) and the machine's
+// (/proc/stat).
+type intakeSample struct {
+	at          time.Time
+	left        int64              // updates not yet handled
+	serverCPU   float64            // s, used_cpu_user + used_cpu_sys
+	calls, usec map[string]float64 // commandstats per command
+	procCPU     float64            // s, the handler processes' user + system time
+	benchCPU    float64            // s, this process's (recording, polling)
+	busy, all   float64            // the machine's busy and total time, s summed over CPUs
+}
+
+func takeSample(ctx context.Context, b *testing.B, in *intake.Inbox, c valkey.Client, ps []*testkit.Proc) intakeSample {
+	s := intakeSample{at: time.Now(), calls: map[string]float64{}, usec: map[string]float64{}}
+	left, err := in.Unhandled(ctx)
+	require.NoError(b, err)
+	s.left = left
+	info, err := c.Do(ctx, c.B().Info().Section("cpu", "commandstats").Build()).ToString()
+	require.NoError(b, err)
+	for line := range strings.Lines(info) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		switch {
+		case k == "used_cpu_user" || k == "used_cpu_sys":
+			f, _ := strconv.ParseFloat(v, 64)
+			s.serverCPU += f
+		case strings.HasPrefix(k, "cmdstat_"):
+			for kv := range strings.SplitSeq(v, ",") {
+				name, val, _ := strings.Cut(kv, "=")
+				f, _ := strconv.ParseFloat(val, 64)
+				switch name {
+				case "calls":
+					s.calls[strings.TrimPrefix(k, "cmdstat_")] = f
+				case "usec":
+					s.usec[strings.TrimPrefix(k, "cmdstat_")] = f
+				}
+			}
+		}
+	}
+	for _, p := range ps {
+		s.procCPU += procCPU(p.Cmd.Process.Pid)
+	}
+	s.benchCPU = procCPU(os.Getpid())
+	s.busy, s.all = machineCPU()
+	return s
+}
+
+// procCPU is process pid's user + system time in s (0 when unreadable).
+func procCPU(pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	_, rest, _ := strings.Cut(string(raw), ") ")
+	f := strings.Fields(rest) // from field 3 (state) on
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
+}
+
+// machineCPU is the machine's busy and total CPU time in s, summed over
+// its CPUs (/proc/stat; 0 when unreadable).
+func machineCPU() (busy, all float64) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	for i, v := range strings.Fields(line)[1:] {
+		f, _ := strconv.ParseFloat(v, 64)
+		all += f / 100
+		if i != 3 && i != 4 { // idle, iowait
+			busy += f / 100
+		}
+	}
+	return busy, all
+}
+
+// intakeRun is one throughput window's figures.
+type intakeRun struct {
+	rate      float64 // updates/s
+	valkeyCPU float64 // the server's CPU time over the window's wall time (1 = one core)
+	valkeyUs  float64 // server CPU µs per handled update
+	goUs      float64 // handler processes' CPU µs per handled update
+	machine   float64 // the machine's busy fraction over the window (all processes)
+	bench     float64 // this process's CPU time over the window's wall time
+	scripts   float64 // EVALSHA/EVAL calls per handled update
+	calls     float64 // commands per handled update, those scripts ran included
+	top       string  // the commands costing most server time per update
+}
+
+func intakeRunOf(from, to intakeSample) intakeRun {
+	wall := to.at.Sub(from.at).Seconds()
+	n := float64(from.left - to.left)
+	r := intakeRun{rate: n / wall, valkeyCPU: (to.serverCPU - from.serverCPU) / wall,
+		valkeyUs: (to.serverCPU - from.serverCPU) / n * 1e6, goUs: (to.procCPU - from.procCPU) / n * 1e6}
+	r.bench = (to.benchCPU - from.benchCPU) / wall
+	if to.all > from.all {
+		r.machine = (to.busy - from.busy) / (to.all - from.all)
+	}
+	type cost struct {
+		name        string
+		calls, usec float64
+	}
+	var costs []cost
+	for name, calls := range to.calls {
+		d := cost{name, calls - from.calls[name], to.usec[name] - from.usec[name]}
+		if d.calls <= 0 || name == "info" {
+			continue
+		}
+		if name == "evalsha" || name == "eval" {
+			r.scripts += d.calls / n
+		}
+		r.calls += d.calls / n
+		costs = append(costs, d)
+	}
+	slices.SortFunc(costs, func(a, b cost) int { return cmp.Compare(b.usec, a.usec) })
+	var top []string
+	for _, c := range costs[:min(len(costs), 8)] {
+		top = append(top, fmt.Sprintf("%s %.2f calls %.1f µs", c.name, c.calls/n, c.usec/n))
+	}
+	r.top = strings.Join(top, ", ")
+	return r
+}
+
+func (r intakeRun) String() string {
+	return fmt.Sprintf("%.0f updates/s; Valkey %.0f%% of a core, %.1f µs CPU/update; handler processes %.1f µs CPU/update; machine %.0f%% busy (this process %.0f%% of a core); "+
+		"%.2f scripts and %.1f commands (in scripts too)/update; per update by server time: %s",
+		r.rate, r.valkeyCPU*100, r.valkeyUs, r.goUs, r.machine*100, r.bench*100, r.scripts, r.calls, r.top)
 }
