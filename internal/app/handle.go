@@ -111,32 +111,53 @@ func (a *App) runHandlers(ctx context.Context) error {
 	return nil
 }
 
-// handlerLoop is one handler goroutine of runHandlers.
+// handlerLoop is one handler goroutine of runHandlers. The jobs of the
+// updates it finished are acked by its next claim, in the same atomic call
+// (intake ClaimAndAck): one round trip and one script per update fewer
+// than an ack of its own. Each finished update is marked handled
+// (MarkHandled) before its ack is sent, so an ack that never arrives
+// only makes the update be claimed again and skipped as handled. When a
+// claim fails, its acks may or may not have applied: they are settled on
+// their own (settleAcks), as are the acks still pending when the handler
+// stops or backs off.
 func (a *App) handlerLoop(ctx context.Context, log *slog.Logger, kick <-chan struct{}, wakeOne func()) {
+	var acks []intake.Claimed
+	defer func() { a.settleAcks(ctx, acks) }()
 	errWait := time.Duration(0)
 	for ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		ups, errs, retryIn, err := a.inbox.Claim(cctx, a.cfg.HandlerLease, handlerBatch)
+		c, err := a.inbox.ClaimAndAck(cctx, a.cfg.HandlerLease, handlerBatch, acks)
 		cancel()
 		if err != nil {
+			a.settleAcks(ctx, acks)
+			acks = nil
 			errWait = intake.NextBackoff(errWait)
 			log.Warn("claiming updates failed; retrying", slog.Any("err", err), durationAttr("retry_in", errWait))
 			_ = intake.SleepCtx(ctx, errWait)
 			continue
 		}
-		if len(ups) > 0 {
+		a.ackedOnClaim(acks, c.Acked)
+		acks = nil
+		if len(c.Updates) > 0 {
 			wakeOne()
-			if !a.handleBatch(ctx, ups, errs) {
+			finished, backoff := a.handleBatch(ctx, c.Updates, c.Errs)
+			acks = finished
+			if !backoff {
 				errWait = 0
 				continue
 			}
+			// An infrastructure failure: settle what is known before
+			// waiting, so no finished update's lease runs out meanwhile.
+			a.settleAcks(ctx, acks)
+			acks = nil
 			errWait = intake.NextBackoff(errWait)
 			_ = intake.SleepCtx(ctx, errWait)
 			continue
 		}
-		if retryIn == 0 {
+		if c.RetryIn == 0 {
 			continue
 		}
+		retryIn := c.RetryIn
 		if retryIn < 0 || retryIn > time.Second {
 			retryIn = time.Second
 		}
@@ -150,14 +171,66 @@ func (a *App) handlerLoop(ctx context.Context, log *slog.Logger, kick <-chan str
 	}
 }
 
-// handleBatch handles one lane's claimed updates in order. A failure stops
+// ackedOnClaim logs the acks a claim carried that did not apply: a lost
+// lease (the update was claimed again elsewhere after its lease ran out,
+// and is skipped there as handled) or a job already gone.
+func (a *App) ackedOnClaim(acks []intake.Claimed, acked []error) {
+	for i, err := range acked {
+		if err != nil && i < len(acks) && !errors.Is(err, lanes.ErrNoJob) {
+			a.log.Warn("update's lease was lost before its ack; another handler takes it over (a no-op: it is marked handled)",
+				slog.Int64("update_id", acks[i].ID), slog.Any("err", err))
+		}
+	}
+}
+
+// settleAcks acks the jobs of finished updates one by one (intake Ack),
+// each try with a fresh context, retrying the ones that failed until each
+// is acked or its lease is provably lost, or for at most a lease's length
+// (the leases have lapsed by then: the updates are claimed again and
+// skipped as handled).
+func (a *App) settleAcks(ctx context.Context, acks []intake.Claimed) {
+	start, wait := time.Now(), time.Duration(0)
+	for len(acks) > 0 {
+		var left []intake.Claimed
+		var last error
+		for _, u := range acks {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			err := a.inbox.Ack(sctx, u)
+			cancel()
+			switch {
+			case err == nil:
+			case errors.Is(err, lanes.ErrStaleLease):
+				a.log.Warn("update's lease was lost before its ack; another handler takes it over (a no-op: it is marked handled)",
+					slog.Int64("update_id", u.ID), slog.Any("err", err))
+			default:
+				left, last = append(left, u), err
+			}
+		}
+		acks = left
+		if len(acks) == 0 {
+			return
+		}
+		if time.Since(start) > a.cfg.HandlerLease {
+			a.log.Error("updates not acked within their lease; each is claimed again and skipped as handled",
+				slog.Int("updates", len(acks)), slog.Any("err", last))
+			return
+		}
+		wait = intake.NextBackoff(wait)
+		a.log.Warn("acking handled updates failed; retrying", slog.Int("updates", len(acks)), slog.Any("err", last), durationAttr("retry_in", wait))
+		time.Sleep(wait)
+	}
+}
+
+// handleBatch handles one lane's claimed updates in order and returns the
+// ones it finished (marked handled; their jobs are still to be acked, see
+// handlerLoop). A failure stops
 // the batch: the failed update is retried later (or dead-lettered) and the
 // rest are released, so the lane keeps its order. The batch's leases are
 // extended while it runs (see batchLeases), and an update whose lease is
 // lost or has less than half a lease left is not started: it and the rest
 // are released, so no other handler can be running the chat's next
 // updates while this one still works through them.
-func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []error) (backoff bool) {
+func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []error) (finished []intake.Claimed, backoff bool) {
 	release := func(rest []intake.Claimed) {
 		for _, r := range rest {
 			a.settle(ctx, r, "release", func(ctx context.Context) error { return a.inbox.Release(ctx, r) })
@@ -168,43 +241,47 @@ func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []erro
 	for i, u := range ups {
 		if ctx.Err() != nil {
 			release(ups[i:]) // stopping: the updates not started go back
-			return false
+			return finished, false
 		}
 		if !leases.startable(i, a.cfg.HandlerLease/2) {
 			a.log.Warn("update's lease lapses before it could be handled; released with the rest of its batch",
 				slog.Int64("update_id", u.ID), slog.String("lane", u.Lane), slog.Int("released", len(ups)-i))
 			release(ups[i:])
-			return false
+			return finished, false
 		}
-		finished, backoff := a.handleClaimed(ctx, u, errs[i])
-		leases.settled(i + 1)
-		if !finished {
+		done, backoff := a.handleClaimed(ctx, u, errs[i])
+		if !done {
+			leases.settled(i + 1)
 			release(ups[i+1:])
-			return backoff
+			return finished, backoff
 		}
+		leases.finished(i)
+		finished = append(finished, u)
 	}
-	return false
+	return finished, false
 }
 
 // batchLeases keeps the leases of a claimed batch alive while it is
 // handled: every HandlerLease/3 it extends (lanes Store.Extend) the lease
-// of each update not yet settled by another HandlerLease, as the worker
+// of each update not yet settled, and of each finished one (its ack waits
+// for the handler's next claim), by another HandlerLease, as the worker
 // does for a slow send. It tracks each lease's deadline on the local clock
 // (the time an Extend was sent plus its length: never later than the
 // server's), and marks a lease lost when Extend fails.
 type batchLeases struct {
 	mu       sync.Mutex
-	next     int         // the first update not yet settled (updates before it are not extended)
+	next     int         // the first update not yet settled (updates before it are not extended unless finished)
+	done     []bool      // finished: extended until the batch ends (its ack rides on the next claim)
 	deadline []time.Time // local-clock lower bound of each lease's end
 	lost     []bool      // Extend failed: the lease may be held elsewhere
 	cancel   context.CancelFunc
-	done     chan struct{}
+	stopped  chan struct{}
 }
 
 // keepLeases starts extending ups' leases until stop.
 func (a *App) keepLeases(ctx context.Context, ups []intake.Claimed) *batchLeases {
 	claimed := time.Now()
-	b := &batchLeases{deadline: make([]time.Time, len(ups)), lost: make([]bool, len(ups)), done: make(chan struct{})}
+	b := &batchLeases{deadline: make([]time.Time, len(ups)), lost: make([]bool, len(ups)), done: make([]bool, len(ups)), stopped: make(chan struct{})}
 	for i := range ups {
 		// The claim was sent before now, so now + lease overestimates by
 		// the claim's round trip at most; Extend corrects it at lease/3.
@@ -213,7 +290,7 @@ func (a *App) keepLeases(ctx context.Context, ups []intake.Claimed) *batchLeases
 	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = cancel
 	go func() {
-		defer close(b.done)
+		defer close(b.stopped)
 		every := a.cfg.HandlerLease / 3
 		t := time.NewTicker(every)
 		defer t.Stop()
@@ -226,7 +303,13 @@ func (a *App) keepLeases(ctx context.Context, ups []intake.Claimed) *batchLeases
 			b.mu.Lock()
 			from := b.next
 			b.mu.Unlock()
-			for i := from; i < len(ups); i++ {
+			for i := range ups {
+				b.mu.Lock()
+				skip := i < from && !b.done[i]
+				b.mu.Unlock()
+				if skip {
+					continue
+				}
 				sent := time.Now()
 				ectx, ecancel := context.WithTimeout(kctx, every)
 				_, err := a.inbox.Store().Extend(ectx, ups[i].Job.Lease, a.cfg.HandlerLease)
@@ -235,7 +318,7 @@ func (a *App) keepLeases(ctx context.Context, ups []intake.Claimed) *batchLeases
 					return
 				}
 				b.mu.Lock()
-				if i >= b.next { // not settled meanwhile
+				if i >= b.next || b.done[i] { // not settled meanwhile
 					if err != nil {
 						// A lost lease stops the batch at i (startable);
 						// another error leaves the deadline as it was, so
@@ -271,15 +354,24 @@ func (b *batchLeases) settled(next int) {
 	b.next = next
 }
 
+// finished marks update i finished: its lease is extended until stop
+// (its ack is sent with the handler's next claim).
+func (b *batchLeases) finished(i int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done[i] = true
+}
+
 // stop ends the extensions and waits for the extender to return.
 func (b *batchLeases) stop() {
 	b.cancel()
-	<-b.done
+	<-b.stopped
 }
 
 // handleClaimed handles u (decodeErr: Claim's decoding error of it) and
-// settles it: finished when handled (or handled before), retried after a
-// failure, dead-lettered when it can never succeed or failed too often.
+// settles it: finished when handled (or handled before: marked handled,
+// its job acked by the handler's next claim), retried after a failure,
+// dead-lettered when it can never succeed or failed too often.
 // It reports whether u was finished, and whether the handler should back
 // off (an infrastructure failure).
 func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr error) (finished, backoff bool) {
@@ -295,7 +387,8 @@ func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr err
 	cancel()
 	a.m.latency.Observe(time.Since(t0).Seconds())
 	if err == nil {
-		a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.Finish(ctx, u) })
+		// Its job is acked by the handler's next claim (handlerLoop).
+		a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.MarkHandled(ctx, u) })
 		a.m.handled.WithLabelValues(result).Inc()
 		a.m.wait.Observe(time.Since(u.Recorded).Seconds())
 		return true, false

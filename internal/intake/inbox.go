@@ -247,29 +247,57 @@ var ErrMalformed = errors.New("intake: malformed update job")
 // how long until something may be (lanes.Claimed.RetryIn). Errors: the
 // server's.
 func (in *Inbox) Claim(ctx context.Context, lease time.Duration, max int) ([]Claimed, []error, time.Duration, error) {
-	c, err := in.store.Claim(ctx, lanes.ClaimRequest{Queues: []string{QueueName}, Lease: lease, Max: max})
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("intake: claim updates: %w", err)
+	c, err := in.ClaimAndAck(ctx, lease, max, nil)
+	return c.Updates, c.Errs, c.RetryIn, err
+}
+
+// Claims is what ClaimAndAck handed out and settled.
+type Claims struct {
+	// Updates are the claimed updates of one lane, in order (see Claim);
+	// Errs has their decoding errors (ErrMalformed wrapped, nil when fine).
+	Updates []Claimed
+	Errs    []error
+	// RetryIn, when Updates is empty: see lanes.Claimed.RetryIn.
+	RetryIn time.Duration
+	// Acked has one entry per ack, in order: nil when its job was acked,
+	// else lanes.ErrStaleLease or lanes.ErrNoJob (wrapped) as Ack returns.
+	Acked []error
+}
+
+// ClaimAndAck acks the jobs of acks (updates already marked handled with
+// MarkHandled) and then claims as Claim does, in one atomic call and one
+// round trip (lanes.ClaimRequest.Ack): a handler that finished a batch
+// settles it and gets its next batch at once. At most lanes.MaxClaim acks.
+// When it returns an error the acks may or may not have been applied:
+// settle each again with Ack (which answers nil for a job already acked).
+// Errors: the server's, lanes.ErrInvalid (wrapped) for a bad ack.
+func (in *Inbox) ClaimAndAck(ctx context.Context, lease time.Duration, max int, acks []Claimed) (Claims, error) {
+	req := lanes.ClaimRequest{Queues: []string{QueueName}, Lease: lease, Max: max}
+	for _, a := range acks {
+		req.Ack = append(req.Ack, a.Job.Lease)
 	}
-	out := make([]Claimed, len(c.Jobs))
-	errs := make([]error, len(c.Jobs))
+	c, err := in.store.Claim(ctx, req)
+	if err != nil {
+		return Claims{}, fmt.Errorf("intake: claim updates: %w", err)
+	}
+	out := Claims{Updates: make([]Claimed, len(c.Jobs)), Errs: make([]error, len(c.Jobs)), RetryIn: c.RetryIn, Acked: c.Acked}
 	for i, j := range c.Jobs {
-		out[i] = Claimed{Job: j, Lane: j.Group}
+		out.Updates[i] = Claimed{Job: j, Lane: j.Group}
 		epoch, id, err := parseJobID(j.ID)
 		if err != nil {
-			errs[i] = fmt.Errorf("%w: %v", ErrMalformed, err)
+			out.Errs[i] = fmt.Errorf("%w: %v", ErrMalformed, err)
 			continue
 		}
-		out[i].Epoch, out[i].ID = epoch, id
+		out.Updates[i].Epoch, out.Updates[i].ID = epoch, id
 		head, body, ok := bytes.Cut(j.Payload, []byte("\n"))
 		ms, perr := strconv.ParseInt(string(head), 10, 64)
 		if !ok || perr != nil {
-			errs[i] = fmt.Errorf("%w: job %s: no recorded time", ErrMalformed, j.ID)
+			out.Errs[i] = fmt.Errorf("%w: job %s: no recorded time", ErrMalformed, j.ID)
 			continue
 		}
-		out[i].Recorded, out[i].JSON = time.UnixMilli(ms), json.RawMessage(body)
+		out.Updates[i].Recorded, out.Updates[i].JSON = time.UnixMilli(ms), json.RawMessage(body)
 	}
-	return out, errs, c.RetryIn, nil
+	return out, nil
 }
 
 // Finished-set bounds (done.lua): each lane remembers its last
@@ -328,17 +356,38 @@ func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
 	return exists == 0 || member <= floor, nil
 }
 
-// Finish settles a handled update: raises its lane's handled mark, forgets
-// its recorded time and drops its journal (done.lua), then acks its job.
+// Finish settles a handled update: MarkHandled, then Ack.
 // Errors: lanes.ErrStaleLease (wrapped) when the job's lease had expired
 // (the update may run again elsewhere; the mark makes that a no-op), the
 // server's.
 func (in *Inbox) Finish(ctx context.Context, u Claimed) error {
-	if err := in.done(ctx, u, true); err != nil {
+	if err := in.MarkHandled(ctx, u); err != nil {
 		return err
 	}
 	if err := in.store.Ack(ctx, u.Job.Lease); err != nil {
 		return fmt.Errorf("intake: finish update %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// MarkHandled records that u was handled: raises its lane's handled mark,
+// adds it to the lane's finished set, forgets its recorded time and drops
+// its journal (done.lua). Its job is still to be acked (Ack, or
+// ClaimAndAck's acks): until then its lane's next update waits, and should
+// the ack never come (a crash), the job is claimed again after its lease
+// and skipped as handled. Errors: the server's.
+func (in *Inbox) MarkHandled(ctx context.Context, u Claimed) error {
+	return in.done(ctx, u, true)
+}
+
+// Ack acks u's job (after MarkHandled): nil also when it was acked already
+// (lanes.ErrNoJob: an ack carried by a claim that failed may have been
+// applied). Errors: lanes.ErrStaleLease (wrapped) when the lease was
+// lost, the server's.
+func (in *Inbox) Ack(ctx context.Context, u Claimed) error {
+	err := in.store.Ack(ctx, u.Job.Lease)
+	if err != nil && !errors.Is(err, lanes.ErrNoJob) {
+		return fmt.Errorf("intake: ack update %d: %w", u.ID, err)
 	}
 	return nil
 }
