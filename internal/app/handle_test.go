@@ -340,3 +340,36 @@ func TestSlowBatchIsHandledOnceInOrderWithinItsLease(t *testing.T) {
 	require.Equal(t, []int{1, 2, 3, 4, 5, 6}, order, "each update handled exactly once, in order")
 	require.EqualValues(t, 1, maxRun.Load(), "one chat's updates never run concurrently")
 }
+
+// TestStoppingHandlerAcksTheUpdateItFinished: a handler's finished update
+// is acked by its next claim; a process stopped while an update is being
+// handled finishes it and acks it before it exits (nothing is left in
+// flight to wait for its lease).
+func TestStoppingHandlerAcksTheUpdateItFinished(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	ann := user(975, "Ann")
+	started := make(chan struct{}, 1)
+	slow := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "slow" }
+	r := h.start(nil, WithHandler(slow, func(_ context.Context, _ *botT, _ *models.Update) {
+		started <- struct{}{}
+		time.Sleep(300 * time.Millisecond)
+	}))
+	h.waitLeader(r)
+	u := h.say(0, ann, "slow")
+	select {
+	case <-started:
+	case <-time.After(wait):
+		t.Fatal("the update was not handled")
+	}
+	r.stop()
+	in := r.app.inbox
+	_, mark, err := in.Mark(ctx, strconv.FormatInt(ann.ID, 10))
+	require.NoError(t, err)
+	require.Equal(t, u.ID, mark, "the update in progress was finished")
+	bl, err := in.Backlog(ctx)
+	require.NoError(t, err)
+	require.Zero(t, bl.InFlight, "its job was acked before the process stopped")
+	require.Zero(t, bl.Pending)
+}

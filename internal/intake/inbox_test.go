@@ -233,3 +233,42 @@ func TestInboxHandledDoesNotAssumeInOrderArrival(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, intake.SeenCap, n, "bounded per lane")
 }
+
+// ClaimAndAck acks a handled update's job and claims in one call: the
+// lane's next update, held back while the first was in flight, is claimed
+// by the same call that acks the first; acking it again afterwards (as a
+// handler does when a claim carrying acks failed) answers nil.
+func TestInboxClaimAndAckAcksThenClaimsTheLanesNext(t *testing.T) {
+	t.Parallel()
+	in, lease := newInbox(t)
+	ctx := t.Context()
+	require.NoError(t, lease.Acquire(ctx, func(bool) {}))
+	_, _, err := in.Record(ctx, lease.Token(), []intake.Update{update(1), update(2)})
+	require.NoError(t, err)
+
+	c, err := in.ClaimAndAck(ctx, time.Minute, 1, nil)
+	require.NoError(t, err)
+	require.Len(t, c.Updates, 1)
+	require.Empty(t, c.Acked)
+	first := c.Updates[0]
+	require.EqualValues(t, 1, first.ID)
+	require.NoError(t, in.MarkHandled(ctx, first))
+	ups, _, _, err := in.Claim(ctx, time.Minute, 1)
+	require.NoError(t, err)
+	require.Empty(t, ups, "update 2 waits while update 1's job is in flight (marked handled, not acked)")
+	_, mark, err := in.Mark(ctx, "0")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, mark, "marked handled before its ack")
+
+	c, err = in.ClaimAndAck(ctx, time.Minute, 1, []intake.Claimed{first})
+	require.NoError(t, err)
+	require.Equal(t, []error{nil}, c.Acked, "update 1's job acked")
+	require.Len(t, c.Updates, 1, "and the lane's next claimed in the same call")
+	require.EqualValues(t, 2, c.Updates[0].ID)
+	require.NoError(t, in.Ack(ctx, first), "acked already: no error")
+
+	require.NoError(t, in.Finish(ctx, c.Updates[0]))
+	bl, err := in.Backlog(ctx)
+	require.NoError(t, err)
+	require.Zero(t, bl.InFlight+bl.Pending, "both jobs gone")
+}
