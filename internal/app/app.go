@@ -52,6 +52,7 @@ type App struct {
 	reg       *prometheus.Registry
 	m         *metrics
 	gameCfg   game.Config
+	helpText  string      // /help's answer (helpText of gameCfg), built once
 	ping      *valkey.Lua // /healthz: a script that writes proves Valkey answers, runs Lua and accepts writes
 
 	// evictionRisk is the warning about Valkey's maxmemory-policy found
@@ -103,6 +104,7 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 	if o.gameCfg != nil {
 		a.gameCfg = o.gameCfg.WithDefaults()
 	}
+	a.helpText = helpText(a.gameCfg)
 	if err := a.init(); err != nil {
 		a.Close()
 		return nil, red.Error(err)

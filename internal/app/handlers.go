@@ -58,14 +58,20 @@ func (a *App) onStart(ctx context.Context, _ *bot.Bot, u *models.Update) {
 }
 
 func (a *App) onHelp(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	a.reply(ctx, u.Message, a.helpText)
+}
+
+// helpText is /help's answer for game config cfg: the rules and the
+// commands (the same for every /help, so App builds it once).
+func helpText(cfg game.Config) string {
 	var b strings.Builder
-	b.WriteString(game.HelpText(a.gameCfg))
+	b.WriteString(game.HelpText(cfg))
 	b.WriteString("\n\nCommands:\n")
 	for _, c := range userCommands() {
 		fmt.Fprintf(&b, "/%s — %s\n", c.Command, c.Description)
 	}
 	b.WriteString("In a group, guess with /guess or by replying to one of my messages.")
-	a.reply(ctx, u.Message, b.String())
+	return b.String()
 }
 
 func (a *App) onTop(ctx context.Context, _ *bot.Bot, u *models.Update) {
