@@ -393,6 +393,7 @@ func machineCPU() (busy, all float64) {
 // intakeRun is one throughput window's figures.
 type intakeRun struct {
 	rate      float64 // updates/s
+	window    time.Duration
 	valkeyCPU float64 // the server's CPU time over the window's wall time (1 = one core)
 	valkeyUs  float64 // server CPU µs per handled update
 	goUs      float64 // handler processes' CPU µs per handled update
@@ -406,7 +407,7 @@ type intakeRun struct {
 func intakeRunOf(from, to intakeSample) intakeRun {
 	wall := to.at.Sub(from.at).Seconds()
 	n := float64(from.left - to.left)
-	r := intakeRun{rate: n / wall, valkeyCPU: (to.serverCPU - from.serverCPU) / wall,
+	r := intakeRun{rate: n / wall, window: to.at.Sub(from.at), valkeyCPU: (to.serverCPU - from.serverCPU) / wall,
 		valkeyUs: (to.serverCPU - from.serverCPU) / n * 1e6, goUs: (to.procCPU - from.procCPU) / n * 1e6}
 	r.bench = (to.benchCPU - from.benchCPU) / wall
 	if to.all > from.all {
@@ -438,7 +439,7 @@ func intakeRunOf(from, to intakeSample) intakeRun {
 }
 
 func (r intakeRun) String() string {
-	return fmt.Sprintf("%.0f updates/s; Valkey %.0f%% of a core, %.1f µs CPU/update; handler processes %.1f µs CPU/update; machine %.0f%% busy (this process %.0f%% of a core); "+
+	return fmt.Sprintf("%.0f updates/s over %v; Valkey %.0f%% of a core, %.1f µs CPU/update; handler processes %.1f µs CPU/update; machine %.0f%% busy (this process %.0f%% of a core); "+
 		"%.2f scripts and %.1f commands (in scripts too)/update; per update by server time: %s",
-		r.rate, r.valkeyCPU*100, r.valkeyUs, r.goUs, r.machine*100, r.bench*100, r.scripts, r.calls, r.top)
+		r.rate, r.window.Round(time.Millisecond), r.valkeyCPU*100, r.valkeyUs, r.goUs, r.machine*100, r.bench*100, r.scripts, r.calls, r.top)
 }
