@@ -480,15 +480,18 @@ func (c Config) HandlerCount() int {
 	return DefaultHandlers()
 }
 
-// DefaultHandlers is HANDLERS' default: 8 updates at once per CPU
+// DefaultHandlers is HANDLERS' default: 24 updates at once per CPU
 // (GOMAXPROCS), at most 64. Handling a command is mostly waiting for
-// Valkey (about eight round trips for a /help: claim, handled mark, chat
-// bookkeeping, the reply's enqueue, finish, ack), so one CPU keeps several
+// Valkey (eight round trips for a /help: the claim, which also acks the
+// handler's previous update, the handled check, three of chat bookkeeping,
+// the reply's alias lookup and enqueue, finish), so one CPU keeps many
 // handlers busy; an idle handler costs one goroutine blocked on a channel.
-// On the 2-CPU benchmark machine (internal/app, BenchmarkIntake) 16
-// handlers spent most of their time waiting for Valkey, whose Lua calls
-// (about four per update) were the cost that grew with throughput.
-func DefaultHandlers() int { return min(8*runtime.GOMAXPROCS(0), 64) }
+// The more handlers wait at once, the more of their commands share a write
+// and a read on the connection, on both sides: on the 2-CPU benchmark
+// machine (internal/app, BenchmarkIntake) 48 handlers spent about 12% less
+// CPU per update than 16 (Valkey and the handler process together, median
+// of 9 windows each, alternated), and there the CPUs are what binds.
+func DefaultHandlers() int { return min(24*runtime.GOMAXPROCS(0), 64) }
 
 var webhookSecretRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
