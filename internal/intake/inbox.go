@@ -190,21 +190,31 @@ func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
 
 // enqueue puts ups on the update queue in epoch (one job per update, its
 // id JobID(epoch, update_id), on lane LaneOf) and records their recorded
-// times (ZADD NX: a repeat keeps the first).
+// times (ZADD NX: a repeat keeps the first). The times are written first:
+// a job is claimable as soon as it is enqueued, and its handler's finish
+// (done.lua) forgets its time, so a time written after the job could
+// outlive it and count as an update waiting forever. Should the enqueue
+// then fail, the times stay until the caller records the updates again
+// (the poller fetches the batch again, the offset not moved; a webhook
+// answers 500 and Telegram resends) and they are handled; an update too
+// large for the queue is refused before anything is written.
 func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, error) {
 	now := in.now()
 	items := make([]lanes.Item, len(ups))
 	zadd := in.c.B().Zadd().Key(in.keys.Recorded()).Nx().ScoreMember()
 	for i, u := range ups {
 		items[i] = lanes.Item{Group: LaneOf(u.JSON), ID: JobID(epoch, u.ID), Payload: payload(now, u.JSON)}
+		if len(items[i].Payload) > maxPayload {
+			return 0, fmt.Errorf("intake: record updates: %w: update %d of %d bytes: at most %d", lanes.ErrInvalid, u.ID, len(u.JSON), MaxUpdateBytes)
+		}
 		zadd = zadd.ScoreMember(float64(now.UnixMilli()), string(items[i].ID))
+	}
+	if err := in.c.Do(ctx, zadd.Build()).Error(); err != nil {
+		return 0, fmt.Errorf("intake: record update times: %w", err)
 	}
 	res, err := in.store.EnqueueBatch(ctx, QueueName, items)
 	if err != nil {
 		return 0, fmt.Errorf("intake: record updates: %w", err)
-	}
-	if err := in.c.Do(ctx, zadd.Build()).Error(); err != nil {
-		return 0, fmt.Errorf("intake: record update times: %w", err)
 	}
 	return res.Added, nil
 }

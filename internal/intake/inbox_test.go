@@ -1,12 +1,15 @@
 package intake_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/lanes"
 )
 
 // Record enqueues only updates at or above the stored offset, advances the
@@ -271,4 +274,22 @@ func TestInboxClaimAndAckAcksThenClaimsTheLanesNext(t *testing.T) {
 	bl, err := in.Backlog(ctx)
 	require.NoError(t, err)
 	require.Zero(t, bl.InFlight+bl.Pending, "both jobs gone")
+}
+
+// An update too large for the update queue is refused with lanes.ErrInvalid
+// before anything is written: no job and no recorded time (which would
+// count as an update waiting forever).
+func TestInboxRefusesAnOversizedUpdateWritingNothing(t *testing.T) {
+	t.Parallel()
+	in, _ := newInbox(t)
+	ctx := t.Context()
+	big := intake.Update{ID: 7, JSON: json.RawMessage(`{"update_id":7,"x":"` + strings.Repeat("a", intake.MaxUpdateBytes) + `"}`)}
+	_, err := in.Accept(ctx, []intake.Update{update(6), big})
+	require.ErrorIs(t, err, lanes.ErrInvalid)
+	n, err := in.Unhandled(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "no recorded time")
+	bl, err := in.Backlog(ctx)
+	require.NoError(t, err)
+	require.Zero(t, bl.Pending, "no job")
 }

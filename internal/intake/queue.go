@@ -24,6 +24,9 @@ const (
 	// MaxUpdateBytes is the largest update JSON the intake records (1 MiB;
 	// Telegram's updates are a few KiB). It is also the webhook body limit.
 	MaxUpdateBytes = 1 << 20
+	// maxPayload is the update queue's payload limit: an update of
+	// MaxUpdateBytes and its recorded-time header.
+	maxPayload = MaxUpdateBytes + 32
 )
 
 // StoreOptions are the lanes options of the update queue's store: QueueName
@@ -42,7 +45,7 @@ func StoreOptions(maxAttempts int) []lanes.Option {
 	}
 	return []lanes.Option{
 		lanes.WithQueue(QueueName, lanes.QueueConfig{Ordered: true, MaxAttempts: maxAttempts}),
-		lanes.WithMaxPayload(MaxUpdateBytes + 32),
+		lanes.WithMaxPayload(maxPayload),
 		lanes.WithoutSendLimits(),
 	}
 }
