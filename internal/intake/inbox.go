@@ -193,28 +193,43 @@ func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
 // times (ZADD NX: a repeat keeps the first). The times are written first:
 // a job is claimable as soon as it is enqueued, and its handler's finish
 // (done.lua) forgets its time, so a time written after the job could
-// outlive it and count as an update waiting forever. Should the enqueue
-// then fail, the times stay until the caller records the updates again
-// (the poller fetches the batch again, the offset not moved; a webhook
-// answers 500 and Telegram resends) and they are handled; an update too
-// large for the queue is refused before anything is written.
+// outlive it and count as an update waiting forever. For the same reason,
+// when none of the jobs was new (each update's job was waiting or being
+// handled; one being handled may have been finished, its time forgotten,
+// before this record), the times this call added are taken back. Should
+// the enqueue fail, the times stay until the caller records the updates
+// again (the poller fetches the batch again, the offset not moved; a
+// webhook answers 500 and Telegram resends) and they are handled; an
+// update too large for the queue is refused before anything is written.
 func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, error) {
 	now := in.now()
 	items := make([]lanes.Item, len(ups))
-	zadd := in.c.B().Zadd().Key(in.keys.Recorded()).Nx().ScoreMember()
+	zadds := make(valkey.Commands, len(ups))
 	for i, u := range ups {
 		items[i] = lanes.Item{Group: LaneOf(u.JSON), ID: JobID(epoch, u.ID), Payload: payload(now, u.JSON)}
 		if len(items[i].Payload) > maxPayload {
 			return 0, fmt.Errorf("intake: record updates: %w: update %d of %d bytes: at most %d", lanes.ErrInvalid, u.ID, len(u.JSON), MaxUpdateBytes)
 		}
-		zadd = zadd.ScoreMember(float64(now.UnixMilli()), string(items[i].ID))
+		zadds[i] = in.c.B().Zadd().Key(in.keys.Recorded()).Nx().ScoreMember().ScoreMember(float64(now.UnixMilli()), string(items[i].ID)).Build()
 	}
-	if err := in.c.Do(ctx, zadd.Build()).Error(); err != nil {
-		return 0, fmt.Errorf("intake: record update times: %w", err)
+	var added []string // the members whose time this call wrote
+	for i, r := range in.c.DoMulti(ctx, zadds...) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return 0, fmt.Errorf("intake: record update times: %w", err)
+		}
+		if n == 1 {
+			added = append(added, string(items[i].ID))
+		}
 	}
 	res, err := in.store.EnqueueBatch(ctx, QueueName, items)
 	if err != nil {
 		return 0, fmt.Errorf("intake: record updates: %w", err)
+	}
+	if res.Added == 0 && len(added) > 0 {
+		if err := in.c.Do(ctx, in.c.B().Zrem().Key(in.keys.Recorded()).Member(added...).Build()).Error(); err != nil {
+			return 0, fmt.Errorf("intake: record update times: %w", err)
+		}
 	}
 	return res.Added, nil
 }

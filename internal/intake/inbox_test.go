@@ -293,3 +293,34 @@ func TestInboxRefusesAnOversizedUpdateWritingNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, bl.Pending, "no job")
 }
+
+// An update recorded again while its job is being handled, after its
+// handler marked it handled but before the job's ack, adds no job and
+// leaves no recorded time behind (one would count as an update waiting
+// forever).
+func TestInboxRecordedAgainBeforeItsAckLeavesNothingWaiting(t *testing.T) {
+	t.Parallel()
+	in, _ := newInbox(t)
+	ctx := t.Context()
+	_, err := in.Accept(ctx, []intake.Update{update(1)})
+	require.NoError(t, err)
+	ups, _, _, err := in.Claim(ctx, time.Minute, 1)
+	require.NoError(t, err)
+	require.Len(t, ups, 1)
+	require.NoError(t, in.MarkHandled(ctx, ups[0]))
+
+	added, err := in.Accept(ctx, []intake.Update{update(1)})
+	require.NoError(t, err)
+	require.Zero(t, added, "its job is still in flight")
+	n, err := in.Unhandled(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "no recorded time left behind")
+
+	c, err := in.ClaimAndAck(ctx, time.Minute, 1, ups)
+	require.NoError(t, err)
+	require.Equal(t, []error{nil}, c.Acked)
+	require.Empty(t, c.Updates)
+	bl, err := in.Backlog(ctx)
+	require.NoError(t, err)
+	require.Zero(t, bl.Pending+bl.InFlight)
+}
