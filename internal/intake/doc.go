@@ -34,8 +34,10 @@
 // order, while other chats' run concurrently, and a chat's weight (lanes
 // keeps weights per store, on the program's hash tag) is its share of the
 // handlers as of the senders. A handler first checks the lane's handled
-// mark (Handled), runs the update, and then raises the mark and acks the
-// job (Finish: done.lua, then the lanes ack). A handler that dies holds
+// mark (Handled), runs the update, and then raises the mark (MarkHandled:
+// done.lua) and acks the job: the program's handlers ack it with their
+// next claim, in the same atomic call (ClaimAndAck); Finish does both at
+// once. A handler that dies holds
 // its update until its lease expires; another handler then handles it
 // again: a move that changes a game first writes a journal entry for the
 // update (the game's fingerprint before the move and the replies it will
