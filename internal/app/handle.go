@@ -387,10 +387,16 @@ func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr err
 	cancel()
 	a.m.latency.Observe(time.Since(t0).Seconds())
 	if err == nil {
-		// Its job is acked by the handler's next claim (handlerLoop).
-		a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.MarkHandled(ctx, u) })
 		a.m.handled.WithLabelValues(result).Inc()
 		a.m.wait.Observe(time.Since(u.Recorded).Seconds())
+		// Its job is acked by the handler's next claim (handlerLoop), and
+		// only once it is marked handled: an ack without the mark would
+		// leave its recorded time behind, and a record of it again (a
+		// webhook resend) would run it again. Unmarked, its lease lapses and
+		// it is claimed again (its replies are queued once: EnqueueOnce).
+		if !a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.MarkHandled(ctx, u) }) {
+			return false, true
+		}
 		return true, false
 	}
 	if errors.Is(err, errPermanent) {
@@ -436,8 +442,9 @@ func (a *App) deadLetter(ctx context.Context, u intake.Claimed, reason string) {
 // it is not dropped after one failed try. It stops when u's lease is
 // provably lost (lanes.ErrStaleLease: another handler has it, and the
 // lane's handled mark makes a second run a no-op) or after a lease's
-// length of failures (the lease has lapsed by then).
-func (a *App) settle(ctx context.Context, u intake.Claimed, what string, f func(context.Context) error) {
+// length of failures (the lease has lapsed by then). It reports whether
+// the settlement applied.
+func (a *App) settle(ctx context.Context, u intake.Claimed, what string, f func(context.Context) error) bool {
 	start, wait := time.Now(), time.Duration(0)
 	for {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -445,15 +452,15 @@ func (a *App) settle(ctx context.Context, u intake.Claimed, what string, f func(
 		cancel()
 		switch {
 		case err == nil:
-			return
+			return true
 		case errors.Is(err, lanes.ErrStaleLease):
 			a.log.Warn("update's lease was lost before it settled; another handler takes it over", slog.String("settle", what),
 				slog.Int64("update_id", u.ID), slog.Any("err", err))
-			return
+			return false
 		case time.Since(start) > a.cfg.HandlerLease:
 			a.log.Error("update not settled within its lease; it is handled again (a no-op if it was handled)", slog.String("settle", what),
 				slog.Int64("update_id", u.ID), slog.Any("err", err))
-			return
+			return false
 		}
 		wait = intake.NextBackoff(wait)
 		a.log.Warn("settling an update failed; retrying", slog.String("settle", what), slog.Int64("update_id", u.ID),

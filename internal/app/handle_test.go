@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -372,4 +373,51 @@ func TestStoppingHandlerAcksTheUpdateItFinished(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, bl.InFlight, "its job was acked before the process stopped")
 	require.Zero(t, bl.Pending)
+}
+
+// An update whose handled mark cannot be written for longer than its lease
+// (Valkey refuses writes: OOM) is not acked unmarked: once writes are
+// accepted again it is claimed again, handled and marked, and nothing is
+// left waiting (no recorded time behind, /healthz 200).
+func TestUpdateIsNotAckedUntilMarkedHandled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--maxmemory-policy", "noeviction"}})
+	h.onServer(srv)
+	admin := srv.Client(t)
+	setMaxmemory := func(v string) {
+		require.NoError(t, admin.Do(ctx, admin.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", v).Build()).Error())
+	}
+	gate := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	var runs atomic.Int32
+	hold := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "/hold" }
+	r := h.start([]string{"HANDLERS=1", "HANDLER_LEASE=2s"}, WithUpdateWaitLimit(2*time.Second),
+		WithHandler(hold, func(context.Context, *botT, *models.Update) {
+			runs.Add(1)
+			entered <- struct{}{}
+			<-gate
+		}))
+	h.waitLeader(r)
+	h.say(0, user(990, "Holder"), "/hold")
+	<-entered
+	setMaxmemory("1")
+	close(gate)
+	time.Sleep(4 * time.Second) // the mark is given up after HANDLER_LEASE
+	require.Contains(t, h.logs.String(), "update not settled within its lease")
+	setMaxmemory("0")
+
+	require.Eventually(t, func() bool {
+		n, err := r.app.inbox.Unhandled(ctx)
+		return err == nil && n == 0
+	}, wait, 20*time.Millisecond, "no recorded time left behind")
+	_, mark, err := r.app.inbox.Mark(ctx, "990")
+	require.NoError(t, err)
+	require.NotZero(t, mark, "marked handled")
+	require.Equal(t, int32(2), runs.Load(), "handled again once, after the unmarked run")
+	require.Eventually(t, func() bool { c, _ := h.get(r, "/healthz"); return c == http.StatusOK }, wait, 50*time.Millisecond)
+	bl, err := r.app.inbox.Backlog(ctx)
+	require.NoError(t, err)
+	require.Zero(t, bl.Pending+bl.InFlight)
 }

@@ -50,18 +50,19 @@ type Update struct {
 // them. Every Valkey command of the intake is a method of Inbox or Lease.
 // Safe for concurrent use.
 type Inbox struct {
-	c                   valkey.Client
-	store               *lanes.Store
-	keys                Keys
-	offset, rebase, fin *valkey.Lua
-	now                 func() time.Time
+	c                           valkey.Client
+	store                       *lanes.Store
+	keys                        Keys
+	offset, rebase, fin, forget *valkey.Lua
+	now                         func() time.Time
 }
 
 // NewInbox returns the inbox under hash tag tag, on client c, with the
 // update queue on store (built with StoreOptions and lanes.WithTag(tag)).
 func NewInbox(c valkey.Client, store *lanes.Store, tag string) *Inbox {
 	return &Inbox{c: c, store: store, keys: Keys{tag: tag}, offset: luascript.Must(luaFS, "offset"),
-		rebase: luascript.Must(luaFS, "rebase"), fin: luascript.Must(luaFS, "done"), now: time.Now}
+		rebase: luascript.Must(luaFS, "rebase"), fin: luascript.Must(luaFS, "done"),
+		forget: luascript.Must(luaFS, "forget"), now: time.Now}
 }
 
 // Keys returns the inbox's key builder (tests read the keys it writes).
@@ -194,13 +195,15 @@ func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
 // a job is claimable as soon as it is enqueued, and its handler's finish
 // (done.lua) forgets its time, so a time written after the job could
 // outlive it and count as an update waiting forever. For the same reason,
-// when none of the jobs was new (each update's job was waiting or being
-// handled; one being handled may have been finished, its time forgotten,
-// before this record), the times this call added are taken back. Should
-// the enqueue fail, the times stay until the caller records the updates
-// again (the poller fetches the batch again, the offset not moved; a
-// webhook answers 500 and Telegram resends) and they are handled; an
-// update too large for the queue is refused before anything is written.
+// when some job was there already (its update waiting, being handled, or
+// finished but not yet acked), the times this call wrote are forgotten for
+// the updates that are finished (forget.lua, atomic with done.lua): an
+// update still waiting or running keeps its time, whichever record
+// enqueued it. Should the enqueue fail, the times stay until the caller
+// records the updates again (the poller fetches the batch again, the
+// offset not moved; a webhook answers 500 and Telegram resends) and they
+// are handled; an update too large for the queue is refused before
+// anything is written.
 func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, error) {
 	now := in.now()
 	items := make([]lanes.Item, len(ups))
@@ -212,22 +215,29 @@ func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, e
 		}
 		zadds[i] = in.c.B().Zadd().Key(in.keys.Recorded()).Nx().ScoreMember().ScoreMember(float64(now.UnixMilli()), string(items[i].ID)).Build()
 	}
-	var added []string // the members whose time this call wrote
+	var added []int // the updates whose time this call wrote
 	for i, r := range in.c.DoMulti(ctx, zadds...) {
 		n, err := r.AsInt64()
 		if err != nil {
 			return 0, fmt.Errorf("intake: record update times: %w", err)
 		}
 		if n == 1 {
-			added = append(added, string(items[i].ID))
+			added = append(added, i)
 		}
 	}
 	res, err := in.store.EnqueueBatch(ctx, QueueName, items)
 	if err != nil {
 		return 0, fmt.Errorf("intake: record updates: %w", err)
 	}
-	if res.Added == 0 && len(added) > 0 {
-		if err := in.c.Do(ctx, in.c.B().Zrem().Key(in.keys.Recorded()).Member(added...).Build()).Error(); err != nil {
+	if res.Added < len(items) && len(added) > 0 {
+		keys := []string{in.keys.Recorded(), in.keys.Done(), in.keys.Floor()}
+		args := make([]string, 0, 5*len(added))
+		for _, i := range added {
+			keys = append(keys, in.keys.Seen(items[i].Group))
+			args = append(args, string(items[i].ID), items[i].Group, strconv.FormatInt(epoch, 10),
+				strconv.FormatInt(ups[i].ID, 10), seenMember(epoch, ups[i].ID))
+		}
+		if err := in.forget.Exec(ctx, in.c, keys, args).Error(); err != nil {
 			return 0, fmt.Errorf("intake: record update times: %w", err)
 		}
 	}

@@ -324,3 +324,61 @@ func TestInboxRecordedAgainBeforeItsAckLeavesNothingWaiting(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, bl.Pending+bl.InFlight)
 }
+
+// A getUpdates batch recorded again (the offset not moved: a crash or a
+// failed offset write) that mixes an update marked handled but not yet
+// acked with a new one enqueues only the new one and leaves no recorded
+// time behind for the handled one.
+func TestInboxRecordedAgainInAMixedBatchLeavesNoTimeBehind(t *testing.T) {
+	t.Parallel()
+	in, lease := newInbox(t)
+	ctx := t.Context()
+	require.NoError(t, lease.Acquire(ctx, func(bool) {}))
+	_, _, err := in.Record(ctx, lease.Token(), []intake.Update{update(1)})
+	require.NoError(t, err)
+	c := valkeyClient(t)
+	require.NoError(t, c.Do(ctx, c.B().Del().Key(in.Keys().Offset()).Build()).Error())
+	ups, _, _, err := in.Claim(ctx, time.Minute, 16)
+	require.NoError(t, err)
+	require.Len(t, ups, 1)
+	require.NoError(t, in.MarkHandled(ctx, ups[0]))
+
+	added, _, err := in.Record(ctx, lease.Token(), []intake.Update{update(1), update(2)})
+	require.NoError(t, err)
+	require.Equal(t, 1, added, "only update 2 is new")
+	n, err := in.Unhandled(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "update 2 waits with its time; update 1 left none")
+
+	cl, err := in.ClaimAndAck(ctx, time.Minute, 16, ups)
+	require.NoError(t, err)
+	require.Len(t, cl.Updates, 1)
+	require.NoError(t, in.Finish(ctx, cl.Updates[0]))
+	n, err = in.Unhandled(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "no recorded time left behind")
+}
+
+// Two records of one update at once (a webhook resend racing the first
+// delivery) leave its waiting job with its recorded time, whichever of them
+// enqueued it.
+func TestInboxConcurrentRecordsKeepTheWaitingUpdatesTime(t *testing.T) {
+	t.Parallel()
+	in, _ := newInbox(t)
+	ctx := t.Context()
+	const n = 200
+	for i := int64(1); i <= n; i++ {
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { _, err := in.Accept(ctx, []intake.Update{update(i)}); errs <- err }()
+		}
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+	}
+	bl, err := in.Backlog(ctx)
+	require.NoError(t, err)
+	require.Equal(t, n, bl.Pending)
+	un, err := in.Unhandled(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(n), un, "every waiting update has its recorded time")
+}

@@ -1,0 +1,43 @@
+-- forget.lua: after a record found some of its updates' jobs there already,
+-- forget the recorded times this record wrote for updates that are
+-- finished (done.lua ran for them: handled or dead-lettered), so a record
+-- racing an update's finish leaves no time that would count as an update
+-- waiting forever, while an update still waiting or running keeps its time
+-- (another record may have enqueued it). Atomic with done.lua, which
+-- forgets the time itself when it runs after this.
+--
+-- KEYS[1]  recorded times  {T}:app:in:rec     sorted set job id -> recorded (ms)
+-- KEYS[2]  handled marks   {T}:app:in:done    hash lane -> "<epoch>:<update_id>"
+-- KEYS[3]  floors          {T}:app:in:floor   hash lane -> padded member
+-- KEYS[3+i] item i's finished set {T}:app:in:seen:<lane>
+-- ARGV     per item i, five fields: job id, lane, epoch, update_id, padded
+--          member "<epoch>:<update_id>" (20 digits each, as done.lua)
+--
+-- An update is finished when its member is in its lane's finished set, or
+-- it is at or below the lane's handled mark and either at or below the
+-- lane's floor or the lane's set has expired (Inbox.Handled's rule).
+-- Returns how many times were forgotten.
+local n = 0
+for i = 1, #KEYS - 3 do
+  local b = (i - 1) * 5
+  local id, lane, e, u, member = ARGV[b + 1], ARGV[b + 2], tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), ARGV[b + 5]
+  local seen = KEYS[3 + i]
+  local finished = redis.call('ZSCORE', seen, member) ~= false
+  if not finished then
+    local cur = redis.call('HGET', KEYS[2], lane)
+    if cur then
+      local ce, cid = string.match(cur, '^(%d+):(%d+)$')
+      ce, cid = tonumber(ce), tonumber(cid)
+      if ce and (ce > e or (ce == e and cid >= u)) then
+        if redis.call('EXISTS', seen) == 0 then
+          finished = true
+        else
+          local fl = redis.call('HGET', KEYS[3], lane)
+          finished = fl ~= false and member <= fl
+        end
+      end
+    end
+  end
+  if finished then n = n + redis.call('ZREM', KEYS[1], id) end
+end
+return n
