@@ -2,6 +2,7 @@ package lanes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,6 +20,9 @@ type EnqueueResult struct {
 	// Added jobs were new; Duplicates had an id that exists already and
 	// were left as they were.
 	Added, Duplicates int
+	// Refused jobs were not enqueued because the stop key of
+	// EnqueueBatchUnless existed when their chunk ran.
+	Refused int
 }
 
 // batchChunk is how many jobs go in one script call; chunks of one batch are
@@ -46,6 +50,25 @@ func (s *Store) Enqueue(ctx context.Context, queue, group string, id JobID, payl
 // Each chunk is atomic; on a server error some chunks may have been applied
 // (enqueueing the same batch again is safe: existing ids are skipped).
 func (s *Store) EnqueueBatch(ctx context.Context, queue string, items []Item) (EnqueueResult, error) {
+	return s.enqueueBatch(ctx, queue, "", items)
+}
+
+// EnqueueBatchUnless is EnqueueBatch that enqueues nothing once key stop
+// exists: each chunk checks it in its own atomic call, so a chunk that runs
+// after the key was set adds no job (counted in Refused), and a caller that
+// sets the key and then cancels the jobs it knows of (recorded before they
+// were enqueued) leaves none of them on a lane. It is how a fan-out is
+// stopped mid-way (notifier.StopBroadcast). stop is a full key name under
+// the store's hash tag (it must start with "{tag}:"). Errors: as
+// EnqueueBatch; ErrInvalid for a bad stop key.
+func (s *Store) EnqueueBatchUnless(ctx context.Context, queue, stop string, items []Item) (EnqueueResult, error) {
+	if err := s.validTagged("stop key", stop); err != nil {
+		return EnqueueResult{}, err
+	}
+	return s.enqueueBatch(ctx, queue, stop, items)
+}
+
+func (s *Store) enqueueBatch(ctx context.Context, queue, stop string, items []Item) (EnqueueResult, error) {
 	if err := s.validItems(queue, items); err != nil {
 		return EnqueueResult{}, err
 	}
@@ -53,20 +76,48 @@ func (s *Store) EnqueueBatch(ctx context.Context, queue string, items []Item) (E
 		return EnqueueResult{}, nil
 	}
 	var calls []valkeyExec
+	var sizes []int
 	for start := 0; start < len(items); start += batchChunk {
 		end := min(start+batchChunk, len(items))
-		calls = append(calls, s.enqueueCall(queue, "", 0, items[start:end]))
+		sizes = append(sizes, end-start)
+		c := s.enqueueCall(queue, "", 0, items[start:end])
+		if stop != "" {
+			c.keys = append(c.keys, stop)
+		}
+		calls = append(calls, c)
 	}
 	var res EnqueueResult
 	for i, r := range s.execMulti(ctx, s.scripts.enqueue, calls) {
 		v, err := r.AsIntSlice()
-		if err != nil {
-			return res, fmt.Errorf("lanes: enqueue chunk %d of %d: %w", i+1, len(calls), err)
+		if err != nil || len(v) != 2 {
+			return res, fmt.Errorf("lanes: enqueue chunk %d of %d: %w", i+1, len(calls), errors.Join(err, errMalformed(len(v))))
+		}
+		if v[0] == -2 {
+			res.Refused += sizes[i]
+			continue
 		}
 		res.Added += int(v[0])
 		res.Duplicates += int(v[1])
 	}
 	return res, nil
+}
+
+// errMalformed is nil for an enqueue reply of two integers.
+func errMalformed(n int) error {
+	if n == 2 {
+		return nil
+	}
+	return fmt.Errorf("malformed reply (%d integers)", n)
+}
+
+// validTagged checks that key is a full key name under the store's hash
+// tag (so it shares the scripts' cluster slot).
+func (s *core) validTagged(what, key string) error {
+	prefix := "{" + s.keys.tag + "}:"
+	if !strings.HasPrefix(key, prefix) || len(key) == len(prefix) {
+		return fmt.Errorf("%w: %s %q: want %q + a name", ErrInvalid, what, key, prefix)
+	}
+	return nil
 }
 
 // MaxOnceItems is the most jobs one EnqueueOnce call takes (one atomic
@@ -85,9 +136,8 @@ const MaxOnceItems = batchChunk
 // more than MaxOnceItems, or any bad item as for EnqueueBatch; the
 // server's error.
 func (s *Store) EnqueueOnce(ctx context.Context, queue, key string, ttl time.Duration, items []Item) (ids []JobID, fresh bool, err error) {
-	prefix := "{" + s.keys.tag + "}:"
-	if !strings.HasPrefix(key, prefix) || len(key) == len(prefix) {
-		return nil, false, fmt.Errorf("%w: idempotency key %q: want %q + a name", ErrInvalid, key, prefix)
+	if err := s.validTagged("idempotency key", key); err != nil {
+		return nil, false, err
 	}
 	if ttl < time.Millisecond {
 		return nil, false, fmt.Errorf("%w: idempotency ttl %v: want >= 1ms", ErrInvalid, ttl)

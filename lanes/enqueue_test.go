@@ -213,3 +213,41 @@ func TestEnqueueOnceRejectsBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing written")
 }
+
+// EnqueueBatchUnless enqueues every chunk while its stop key is absent and
+// none once it exists (each chunk checks it atomically): the refused jobs
+// are counted, reach no lane and leave no key. A stop key outside the
+// store's hash tag is refused with ErrInvalid, nothing written.
+func TestEnqueueBatchUnlessRefusesOnceTheStopKeyExists(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	stop := "{" + s.Tag() + "}:test:stop"
+	items := func(n int) []lanes.Item {
+		out := make([]lanes.Item, n)
+		for i := range out {
+			out[i] = lanes.Item{Group: "g" + strconv.Itoa(i), ID: m.New(), Payload: []byte("x")}
+		}
+		return out
+	}
+	r, err := s.EnqueueBatchUnless(ctx, "q", stop, items(1200)) // three chunks
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{Added: 1200}, r)
+
+	rdo(t, s, "SET", stop, "1")
+	before := dumpKeys(t, s)
+	r, err = s.EnqueueBatchUnless(ctx, "q", stop, items(1200))
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{Refused: 1200}, r)
+	require.Equal(t, before, dumpKeys(t, s), "nothing written")
+
+	for _, bad := range []string{"", "stop", "{other}:stop", "{" + s.Tag() + "}:"} {
+		_, err = s.EnqueueBatchUnless(ctx, "q", bad, items(1))
+		require.ErrorIs(t, err, lanes.ErrInvalid, "stop key %q", bad)
+	}
+	require.Equal(t, before, dumpKeys(t, s), "nothing written for a bad stop key")
+	st, err := s.Inspector().Stats(ctx, "q", 0)
+	require.NoError(t, err)
+	require.Equal(t, 1200, st.Pending)
+}

@@ -99,7 +99,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			}
 		}
 	}
-	jobsKey := n.keys.jobs(bc)
+	jobsKey, stopKey := n.keys.jobs(bc), n.keys.stop(bc)
 	active := (len(targets) - skipped) * parts // copies to enqueue
 	// The template's JSON is encoded once per part; each chat only splices
 	// in its id.
@@ -244,8 +244,11 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			stopped, err := trip(check, added, next)
 			ch <- tripped{next, stopped, err}
 		}(prev != nil, added)
-		res, err := n.store.EnqueueBatch(ctx, tgjob.QueueNotify, cur)
-		done += len(cur)
+		// Unless stopped: a chunk that runs after StopBroadcast set the
+		// stop key adds nothing, so no copy reaches a lane after the stop's
+		// cancel read the recorded ids.
+		res, err := n.store.EnqueueBatchUnless(ctx, tgjob.QueueNotify, stopKey, cur)
+		done += len(cur) - res.Refused
 		t := <-ch
 		if err != nil || t.err != nil {
 			if err != nil {
@@ -256,7 +259,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 			}
 			return bc, errors.Join(err, t.err)
 		}
-		if t.stopped {
+		if t.stopped || res.Refused > 0 {
 			return bc, stop(res.Added, prev, cur)
 		}
 		prev, cur, added = cur, t.next, res.Added
@@ -274,8 +277,12 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 // Cancelled in the same atomic call; copies in flight are delivered or
 // fail as usual and are counted then, so nothing is counted twice and,
 // once they settle, Sent + Failed + Cancelled = Total. A Broadcast still
-// fanning out sees the stop within its next batch, cancels the batches it
-// enqueued since and counts the copies it did not enqueue as cancelled. Calling it again
+// fanning out enqueues nothing more (its batches are enqueued with lanes
+// EnqueueBatchUnless on the stop key {T}:n:bc:<id>:stop, set here before
+// the recorded ids are read): no copy is left on a lane once StopBroadcast
+// returns; the fan-out sees the stop within its next batch, cancels the
+// batches it enqueued since and counts the copies it did not enqueue as
+// cancelled. Calling it again
 // cancels nothing more. It returns the progress after the stop (Stopped
 // set). Errors: ErrInvalid for a malformed id, ErrUnknownBroadcast when
 // nothing is stored (never created, or expired), the server's error.
@@ -286,15 +293,27 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 	key := n.keys.progress(id)
 	// HSET only an existing progress hash: an expired broadcast is not
 	// resurrected.
-	ok, err := n.c.Do(ctx, n.c.B().Exists().Key(key).Build()).AsBool()
+	ttl, err := n.c.Do(ctx, n.c.B().Pttl().Key(key).Build()).AsInt64()
 	if err != nil {
 		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 	}
-	if !ok {
+	if ttl == -2 {
 		return Progress{}, fmt.Errorf("%w: %s", ErrUnknownBroadcast, id)
 	}
-	if err := n.c.Do(ctx, n.c.B().Hset().Key(key).FieldValue().FieldValue(fieldStop, "1").Build()).Error(); err != nil {
-		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+	if ttl < 1 {
+		ttl = n.cfg.ProgressTTL.Milliseconds()
+	}
+	// The stop field (read by Progress and by the fan-out between batches)
+	// and the stop key (every later fan-out chunk refuses to enqueue) are
+	// both set before the recorded ids are read below: a copy not among
+	// them never reaches a lane.
+	for _, r := range n.c.DoMulti(ctx,
+		n.c.B().Hset().Key(key).FieldValue().FieldValue(fieldStop, "1").Build(),
+		n.c.B().Set().Key(n.keys.stop(id)).Value("1").PxMilliseconds(ttl).Build(),
+	) {
+		if err := r.Error(); err != nil {
+			return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+		}
 	}
 	tally := lanes.Tally{Key: key, Field: fieldCancel}
 	const chunk = 2000

@@ -131,3 +131,63 @@ func TestStopBroadcastDuringFanOut(t *testing.T) {
 	require.Equal(t, p.Total, p.Cancelled)
 	require.Zero(t, pending(t, n, tgjob.QueueNotify), "no copy is left on a lane")
 }
+
+// Once StopBroadcast has returned, no copy of the broadcast is on a lane
+// and none gets there later, wherever in the fan-out the stop lands: the
+// fan-out's batches are enqueued unless the stop key exists, and the stop
+// cancels every copy recorded before it.
+func TestStopBroadcastLeavesNoCopyOnALaneOnceItReturns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		queued int // stop once more than this many copies were queued (-1: as soon as the broadcast exists)
+	}{
+		{"as soon as it exists", -1},
+		{"after the first batches", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := valkeytest.Shared(t).Client(t)
+			tag := valkeytest.Namespace(t)
+			s, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(tag))
+			require.NoError(t, err)
+			n, err := notifier.New(c, s, notifier.Config{BatchSize: 500})
+			require.NoError(t, err)
+			ctx := t.Context()
+			chats := make([]int64, 20000)
+			for i := range chats {
+				chats[i] = int64(1 + i)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := n.Broadcast(ctx, chats, notifier.Message{Text: "fan", Key: "k"})
+				done <- err
+			}()
+			var id string
+			require.Eventually(t, func() bool {
+				v, err := c.Do(ctx, c.B().Get().Key("{"+tag+"}:n:once:bc:k").Build()).ToString()
+				id = v
+				return err == nil && v != ""
+			}, 10*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool {
+				p, err := n.Progress(ctx, id)
+				return err == nil && p.Queued > tc.queued
+			}, 10*time.Second, time.Millisecond)
+			_, err = n.StopBroadcast(ctx, id)
+			require.NoError(t, err)
+			for {
+				require.Zero(t, pending(t, n, tgjob.QueueNotify), "no copy on a lane after the stop returned")
+				select {
+				case err := <-done:
+					require.NoError(t, err)
+					require.Zero(t, pending(t, n, tgjob.QueueNotify))
+					p, err := n.Progress(ctx, id)
+					require.NoError(t, err)
+					require.Equal(t, p.Total, p.Cancelled, "nothing was claimed: every copy cancelled")
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ func (k keyspace) prefix() string            { return "{" + k.tag + "}:n:" }
 func (k keyspace) progress(id string) string { return k.prefix() + "bc:" + id }
 func (k keyspace) seen(id string) string     { return k.prefix() + "bc:" + id + ":seen" }
 func (k keyspace) jobs(id string) string     { return k.prefix() + "bc:" + id + ":jobs" }
+func (k keyspace) stop(id string) string     { return k.prefix() + "bc:" + id + ":stop" }
 func (k keyspace) once(key string) string    { return k.prefix() + "once:m:" + key }
 func (k keyspace) onceBC(key string) string  { return k.prefix() + "once:bc:" + key }
 

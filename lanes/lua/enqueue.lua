@@ -1,12 +1,15 @@
 -- enqueue.lua: add jobs to their lanes (one or many, for fan-out).
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring" (declared for cluster routing)
 -- KEYS[2]  optional idempotency key (EnqueueOnce; a key under the store's
---          tag): when it exists, nothing is enqueued and {-1, its value}
---          is returned; else it is SET to the job ids (comma-separated)
---          with a TTL, in this same atomic call
+--          tag), present when ARGV[7] is not "0": when it exists, nothing
+--          is enqueued and {-1, its value} is returned; else it is SET to
+--          the job ids (comma-separated) with a TTL, in this same atomic call
+-- KEYS[2 or 3] optional stop key (EnqueueBatchUnless; under the store's
+--          tag), after the idempotency key if any: when it exists, nothing
+--          is enqueued and {-2, 0} is returned
 -- ARGV[1]  shared prefix "{tag}:s:"
 -- ARGV[2..6] queue config (see common.lua)
--- ARGV[7]  the idempotency key's TTL (ms; "0" without KEYS[2])
+-- ARGV[7]  the idempotency key's TTL (ms; "0" without an idempotency key)
 -- ARGV[8..] triples: group, job id, payload
 -- Each job is written once: its hash "{tag}:q:<queue>:job:<id>" holds the
 -- lane (g) and payload (p) (attempts "a" and claim count "c" are absent
@@ -15,10 +18,12 @@
 -- A job id that exists already is left as it is (no duplicate); of an id
 -- repeated within one call, the first job is the one written.
 -- Returns {added, duplicates}, or {-1, ids} for an idempotency key that
--- exists.
+-- exists, or {-2, 0} for a stop key that exists.
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
-local once = KEYS[2]
+local once, stop
+if ARGV[7] ~= '0' then once, stop = KEYS[2], KEYS[3] else stop = KEYS[2] end
+if stop and redis.call('EXISTS', stop) == 1 then return {-2, 0} end
 if once then
   local prev = redis.call('GET', once)
   if prev then return {-1, prev} end
