@@ -81,16 +81,25 @@ i = i + 1
 local now = now_ms()
 
 -- Acks first: they settle what the claimer knows, whatever the claim finds.
-local codes, acked = {}, 0
+-- Their queues' due times are tidied by reply, once the claim is decided.
+local codes, acked, tidy = {}, 0, {}
 for a = 1, nacks do
-  local code, joined = ack_job(S, queues[tonumber(ARGV[i])], ARGV[i + 1], ARGV[i + 2], now)
+  local n = tonumber(ARGV[i])
+  local code, joined = ack_job(S, queues[n], ARGV[i + 1], ARGV[i + 2], now, true)
   codes[a] = code
+  if code == 1 then tidy[n] = true end
   acked = acked + joined
   i = i + 3
 end
 wake(S, acked)
 
-local function reply(out)
+-- Appends the ack codes; tidies the due time of every queue that had an
+-- ack, except served (the queue whose lane got a lease from this call: its
+-- due time stands, at or before that lease's deadline).
+local function reply(out, served)
+  for n in pairs(tidy) do
+    if n ~= served then tidy_due(queues[n]) end
+  end
   for a = 1, nacks do out[#out + 1] = codes[a] end
   return out
 end
@@ -114,10 +123,11 @@ for n = 1, nq do
     local expired = redis.call('ZRANGEBYSCORE', q.p .. 'leases', '-inf', now, 'LIMIT', 0, budget)
     for _, id in ipairs(expired) do
       local jk = q.p .. 'job:' .. id
-      local g = redis.call('HGET', jk, 'g')
+      local v = redis.call('HMGET', jk, 'g', 'c', 's')
+      local g = v[1]
       redis.call('ZREM', q.p .. 'leases', id)
       if g then
-        local inf = end_lease(S, q, id, g, redis.call('HGET', jk, 'c') or '0', now)
+        local inf = end_lease(S, q, id, g, v[2] or '0', now, v[3])
         local a = redis.call('HINCRBY', jk, 'a', 1)
         local depth -- > 0 once the job is back on its lane
         if q.maxatt > 0 and a >= q.maxatt then
@@ -247,19 +257,30 @@ for n = 1, nq do
         local deadline = now + lease_ms
         local out = {1, n, g, deadline, 0}
         local got = 0
+        -- Which send logs get this claim's entries: the job's "s" field
+        -- (see mark_settled), so its settle touches only those.
+        local logged = '0'
+        if rate > 0 then logged = '1' end
+        if plim > 0 then
+          if rate > 0 then logged = '3' else logged = '2' end
+        end
         -- One ZADD per set for all K jobs: score/member pairs.
         local leases, sends = {}, {}
         for j = 1, #heads, 2 do
           local id = heads[j]
           local jk = q.p .. 'job:' .. id
-          local tok = redis.call('HINCRBY', jk, 'c', 1)
-          local v = redis.call('HMGET', jk, 'a', 'p')
+          -- The claim count (the lease token) goes up by one; read with
+          -- the attempts and payload, written with the log flag.
+          local v = redis.call('HMGET', jk, 'a', 'p', 'c')
+          local c = (tonumber(v[3]) or 0) + 1
+          local tok = tostring(c)
+          redis.call('HSET', jk, 'c', tok, 's', logged)
           leases[#leases + 1] = deadline
           leases[#leases + 1] = id
           sends[#sends + 1] = 'inf'
           sends[#sends + 1] = id .. ':' .. tok
           out[#out + 1] = id
-          out[#out + 1] = tok
+          out[#out + 1] = c
           out[#out + 1] = tonumber(v[1] or '0')
           out[#out + 1] = v[2] or ''
           got = got + 1
@@ -305,7 +326,7 @@ for n = 1, nq do
           redis.call('ZADD', q.p .. 'parked', 'GT', t, g)
           lower_due(q, t)
         end
-        return reply(out)
+        return reply(out, got > 0 and n or nil)
       end
     end
   end

@@ -52,13 +52,19 @@ local function override_period(S, g)
 end
 
 -- A send settled at now: rescore its send-log entries from +inf (in flight)
--- to now and keep the logs alive for the longest window they serve. A log
--- without the member (no limit configured) is left untouched.
-local function mark_settled(S, q, g, member, now)
+-- to now and keep the logs alive for the longest window they serve.
+-- logged is the job's "s" field, written by the claim that handed the send
+-- out: "0" nothing logged, "1" the global log, "2" the lane's pace log, "3"
+-- both; a log the claim did not write is not touched. (false, a job claimed
+-- before the field existed: both are tried; a log without the member is
+-- left untouched.)
+local function mark_settled(S, q, g, member, now, logged)
+  if logged == '0' then return end
   -- No window configured (logttl 0) means no global rate: no global log.
-  if q.logttl > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
+  if logged ~= '2' and q.logttl > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
     touch(S .. 'rate', q.logttl)
   end
+  if logged == '1' then return end
   local pk = S .. 'pace:' .. g
   if redis.call('ZADD', pk, 'XX', 'CH', now, member) == 1 then
     local ttl = q.logttl
@@ -226,38 +232,44 @@ end
 
 -- check_lease, and on success also drops the lease from the lease set (its
 -- ZREM is the liveness check; on an error nothing changed). The caller must
--- then end_lease.
+-- then end_lease with the third value (the job's send-log flag, see
+-- mark_settled).
 local function take_lease(q, id, tok)
-  local v = redis.call('HMGET', q.p .. 'job:' .. id, 'g', 'c')
+  local v = redis.call('HMGET', q.p .. 'job:' .. id, 'g', 'c', 's')
   if not v[1] then return nil, -2 end
   if v[2] ~= tok then return nil, -1 end
   if redis.call('ZREM', q.p .. 'leases', id) == 0 then return nil, -1 end
-  return v[1], 0
+  return v[1], 0, v[3]
 end
 
 -- Ends a lease already removed from the lease set (take_lease, or a
 -- reclaimed expiry): drops it from the lane's in-flight count and settles its
--- send-log entries at now. Returns the lane's jobs in flight afterwards.
-local function end_lease(S, q, id, g, tok, now)
+-- send-log entries at now (logged: see mark_settled). Returns the lane's
+-- jobs in flight afterwards.
+local function end_lease(S, q, id, g, tok, now, logged)
   local inf = dec_inflight(q, g)
-  mark_settled(S, q, g, id .. ':' .. tok, now)
+  mark_settled(S, q, g, id .. ':' .. tok, now, logged)
   return inf
 end
 
 -- Acks a delivered job: ends its lease and deletes the job. Returns 1, or
 -- -1 (stale token) / -2 (no such job) with nothing changed; and how many
 -- lanes joined the ring (0 or 1; the caller wakes claimers for them).
+-- keep_due (the claim's acks) leaves the queue's due time for the caller to
+-- tidy (tidy_due) once it knows whether it added a lease itself: a due time
+-- earlier than needed is allowed (see above), and a claim that hands out a
+-- lease would otherwise delete it only to set it again.
 --
 -- An ack changes neither the lane's depth nor its park, so it can make the
 -- lane ready only by freeing in-flight room: an ordered lane with none left
 -- in flight, or an unordered one that was at its glimit. Otherwise the
 -- lane's place in (or out of) the ring is already right and is not read.
-local function ack_job(S, q, id, tok, now)
-  local g, code = take_lease(q, id, tok)
+local function ack_job(S, q, id, tok, now, keep_due)
+  local g, code, logged = take_lease(q, id, tok)
   if not g then return code, 0 end
-  local inf = end_lease(S, q, id, g, tok, now)
+  local inf = end_lease(S, q, id, g, tok, now, logged)
   redis.call('DEL', q.p .. 'job:' .. id)
-  tidy_due(q)
+  if not keep_due then tidy_due(q) end
   if q.ordered then
     if inf > 0 then return 1, 0 end
   elseif inf + 1 < lane_limit(q, g) then

@@ -19,11 +19,11 @@ local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local id, tok, mode = ARGV[7], ARGV[8], ARGV[9]
 local delay, reason = tonumber(ARGV[10]), ARGV[11]
-local g, code = take_lease(q, id, tok)
+local g, code, logged = take_lease(q, id, tok)
 if not g then return {code} end
 local now = now_ms()
 local jk = q.p .. 'job:' .. id
-local inf = end_lease(S, q, id, g, tok, now)
+local inf = end_lease(S, q, id, g, tok, now, logged)
 local depth -- > 0 once the job is back on its lane
 local a = tonumber(redis.call('HGET', jk, 'a') or '0')
 local outcome = 'queued'
