@@ -54,20 +54,24 @@
 -- or {0, hint}: hint is the ms until something may become claimable
 -- (0 = try again now, -1 = nothing scheduled: wait for a wake-up); either
 -- followed by the A ack codes, in order (1 acked, -1 stale token, -2 no such job).
+-- (A number is parsed only when it is used: most calls skip the limits
+-- that are off, and the maintenance budget is a command argument.)
 local S = ARGV[1]
 local lease_ms = tonumber(ARGV[2])
 local max = tonumber(ARGV[3])
-local rate = tonumber(ARGV[4])
-local window = tonumber(ARGV[5])
-local budget = tonumber(ARGV[6])
+local rate, window = 0, 0
+if ARGV[4] ~= '0' then rate, window = tonumber(ARGV[4]), tonumber(ARGV[5]) end
+local budget = ARGV[6]
 local visits_max = tonumber(ARGV[7])
-local pace_limit, pace_period = tonumber(ARGV[8]), tonumber(ARGV[9])
-local nrules = tonumber(ARGV[10])
+local pace_limit, pace_period = 0, 0
+if ARGV[8] ~= '0' then pace_limit, pace_period = tonumber(ARGV[8]), tonumber(ARGV[9]) end
 local rules = {}
 local i = 11
-for r = 1, nrules do
-  rules[r] = {ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])}
-  i = i + 3
+if ARGV[10] ~= '0' then
+  for r = 1, tonumber(ARGV[10]) do
+    rules[r] = {ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])}
+    i = i + 3
+  end
 end
 local nq = tonumber(ARGV[i])
 i = i + 1
@@ -120,7 +124,8 @@ for n = 1, nq do
   local joined = 0
   local due = dues[n + 1]
   if due and tonumber(due) <= now then
-    local expired = redis.call('ZRANGEBYSCORE', q.p .. 'leases', '-inf', now, 'LIMIT', 0, budget)
+    local nows = int(now)
+    local expired = redis.call('ZRANGEBYSCORE', q.p .. 'leases', '-inf', nows, 'LIMIT', '0', budget)
     for _, id in ipairs(expired) do
       local jk = q.p .. 'job:' .. id
       local v = redis.call('HMGET', jk, 'g', 'c', 's')
@@ -128,7 +133,7 @@ for n = 1, nq do
       redis.call('ZREM', q.p .. 'leases', id)
       if g then
         local inf = end_lease(S, q, id, g, v[2] or '0', now, v[3])
-        local a = redis.call('HINCRBY', jk, 'a', 1)
+        local a = redis.call('HINCRBY', jk, 'a', '1')
         local depth -- > 0 once the job is back on its lane
         if q.maxatt > 0 and a >= q.maxatt then
           to_dead(q, id, 'lease expired', now)
@@ -140,7 +145,7 @@ for n = 1, nq do
         joined = joined + ensure_ring(q, g, depth, inf)
       end
     end
-    local ready = redis.call('ZRANGEBYSCORE', q.p .. 'delayed', '-inf', now, 'LIMIT', 0, budget)
+    local ready = redis.call('ZRANGEBYSCORE', q.p .. 'delayed', '-inf', nows, 'LIMIT', '0', budget)
     for _, id in ipairs(ready) do
       redis.call('ZREM', q.p .. 'delayed', id)
       local g = redis.call('HGET', q.p .. 'job:' .. id, 'g')
@@ -149,7 +154,7 @@ for n = 1, nq do
         joined = joined + ensure_ring(q, g, 1)
       end
     end
-    local unpark = redis.call('ZRANGEBYSCORE', q.p .. 'parked', '-inf', now, 'LIMIT', 0, budget)
+    local unpark = redis.call('ZRANGEBYSCORE', q.p .. 'parked', '-inf', nows, 'LIMIT', '0', budget)
     for _, g in ipairs(unpark) do
       redis.call('ZREM', q.p .. 'parked', g)
       joined = joined + ensure_ring(q, g)
@@ -163,7 +168,7 @@ end
 -- Global budget: a sliding window of claim times.
 local avail = max
 if rate > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', int(now - window))
   local used = redis.call('ZCARD', KEYS[1])
   if used >= rate then
     local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -231,13 +236,13 @@ for n = 1, nq do
       local pk = S .. 'pace:' .. g
       local lavail = avail
       if plim > 0 then
-        redis.call('ZREMRANGEBYSCORE', pk, '-inf', now - pper)
+        redis.call('ZREMRANGEBYSCORE', pk, '-inf', int(now - pper))
         lavail = plim - redis.call('ZCARD', pk)
       end
       if lavail <= 0 then
         leave_ring_tail(q, g)
         local t = park_for_pace(q, pk, pper)
-        redis.call('ZADD', q.p .. 'parked', 'GT', t, g)
+        redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
         lower_due(q, t)
       else
         local w = weight_of(S, g)
@@ -255,6 +260,7 @@ for n = 1, nq do
         if lavail < k then k = lavail end
         local heads = redis.call('ZPOPMIN', lane, k)
         local deadline = now + lease_ms
+        local dls = int(deadline)
         local out = {1, n, g, deadline, 0}
         local got = 0
         -- Which send logs get this claim's entries: the job's "s" field
@@ -273,9 +279,9 @@ for n = 1, nq do
           -- the attempts and payload, written with the log flag.
           local v = redis.call('HMGET', jk, 'a', 'p', 'c')
           local c = (tonumber(v[3]) or 0) + 1
-          local tok = tostring(c)
+          local tok = int(c)
           redis.call('HSET', jk, 'c', tok, 's', logged)
-          leases[#leases + 1] = deadline
+          leases[#leases + 1] = dls
           leases[#leases + 1] = id
           sends[#sends + 1] = 'inf'
           sends[#sends + 1] = id .. ':' .. tok
@@ -289,18 +295,18 @@ for n = 1, nq do
         if got > 0 then
           redis.call('ZADD', q.p .. 'leases', unpack(leases))
           local d = dues[n + 1]
-          if not d or deadline < tonumber(d) then redis.call('SET', q.p .. 'due', deadline) end
+          if not d or deadline < tonumber(d) then redis.call('SET', q.p .. 'due', dls) end
           if rate > 0 then redis.call('ZADD', KEYS[1], unpack(sends)) end
           if plim > 0 then redis.call('ZADD', pk, unpack(sends)) end
         end
         -- In-flight entries must outlive the lease; settling extends further.
         if rate > 0 then
-          if redis.call('PTTL', KEYS[1]) < window + lease_ms then redis.call('PEXPIRE', KEYS[1], window + lease_ms) end
+          if redis.call('PTTL', KEYS[1]) < window + lease_ms then redis.call('PEXPIRE', KEYS[1], int(window + lease_ms)) end
         end
         if plim > 0 then
-          if redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, pper + lease_ms) end
+          if redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, int(pper + lease_ms)) end
         end
-        redis.call('HINCRBY', q.p .. 'inflight', g, got)
+        redis.call('HINCRBY', q.p .. 'inflight', g, int(got))
         add_pending(q, -got)
         inf = inf + got
         depth = depth - got
@@ -323,7 +329,7 @@ for n = 1, nq do
         end
         if depth > 0 and paced_out then
           local t = park_for_pace(q, pk, pper)
-          redis.call('ZADD', q.p .. 'parked', 'GT', t, g)
+          redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
           lower_due(q, t)
         end
         return reply(out, got > 0 and n or nil)

@@ -21,6 +21,10 @@
 -- settled within the window bounds arrivals in any window, however long the
 -- network or the worker took.
 
+-- An integer as a command argument. Given a Lua number, the server formats
+-- it with "%.17g" (printf's costly floating-point path); "%d" is cheap.
+local function int(n) return string.format('%d', n) end
+
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -40,7 +44,7 @@ end
 -- Sets key's expiry to at least ms from now (never shortens it).
 local function touch(key, ms)
   local ttl = redis.call('PTTL', key)
-  if ttl >= 0 and ttl < ms then redis.call('PEXPIRE', key, ms) end
+  if ttl >= 0 and ttl < ms then redis.call('PEXPIRE', key, int(ms)) end
 end
 
 -- The period of lane g's pace override, if any (ms), else 0.
@@ -60,6 +64,7 @@ end
 -- left untouched.)
 local function mark_settled(S, q, g, member, now, logged)
   if logged == '0' then return end
+  now = int(now)
   -- No window configured (logttl 0) means no global rate: no global log.
   if logged ~= '2' and q.logttl > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
     touch(S .. 'rate', q.logttl)
@@ -150,7 +155,7 @@ end
 
 -- Returns the lane's jobs in flight after the decrement.
 local function dec_inflight(q, g)
-  local n = redis.call('HINCRBY', q.p .. 'inflight', g, -1)
+  local n = redis.call('HINCRBY', q.p .. 'inflight', g, '-1')
   if n <= 0 then
     redis.call('HDEL', q.p .. 'inflight', g)
     return 0
@@ -162,7 +167,7 @@ end
 -- per-lane depth index: keeping one sorted by depth would cost O(log lanes)
 -- on every claim; Stats finds the deepest lanes by reading them instead.)
 local function add_pending(q, n)
-  if redis.call('INCRBY', q.p .. 'pending', n) <= 0 then
+  if redis.call('INCRBY', q.p .. 'pending', int(n)) <= 0 then
     redis.call('DEL', q.p .. 'pending')
   end
 end
@@ -190,7 +195,7 @@ end
 -- earliest entry (reset_due).
 local function lower_due(q, t)
   local d = redis.call('GET', q.p .. 'due')
-  if not d or t < tonumber(d) then redis.call('SET', q.p .. 'due', t) end
+  if not d or t < tonumber(d) then redis.call('SET', q.p .. 'due', int(t)) end
 end
 
 local function tidy_due(q)
@@ -212,7 +217,7 @@ local function reset_due(q, cur)
     end
   end
   if due then
-    if not cur or tonumber(cur) ~= due then redis.call('SET', q.p .. 'due', due) end
+    if not cur or tonumber(cur) ~= due then redis.call('SET', q.p .. 'due', int(due)) end
   elseif cur then
     redis.call('DEL', q.p .. 'due')
   end
