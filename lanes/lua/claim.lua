@@ -58,7 +58,7 @@
 -- that are off, and the maintenance budget is a command argument.)
 local S = ARGV[1]
 local lease_ms = tonumber(ARGV[2])
-local max = tonumber(ARGV[3])
+local max = count(ARGV[3])
 local rate, window = 0, 0
 if ARGV[4] ~= '0' then rate, window = tonumber(ARGV[4]), tonumber(ARGV[5]) end
 local budget = ARGV[6]
@@ -73,13 +73,13 @@ if ARGV[10] ~= '0' then
     i = i + 3
   end
 end
-local nq = tonumber(ARGV[i])
+local nq = count(ARGV[i])
 i = i + 1
 local queues = {}
 for n = 1, nq do
   queues[n], i = read_queue(ARGV, i)
 end
-local nacks = tonumber(ARGV[i])
+local nacks = count(ARGV[i])
 i = i + 1
 
 local now = now_ms()
@@ -88,7 +88,7 @@ local now = now_ms()
 -- Their queues' due times are tidied by reply, once the claim is decided.
 local codes, acked, tidy = {}, 0, {}
 for a = 1, nacks do
-  local n = tonumber(ARGV[i])
+  local n = count(ARGV[i])
   local code, joined = ack_job(S, queues[n], ARGV[i + 1], ARGV[i + 2], now, true)
   codes[a] = code
   if code == 1 then tidy[n] = true end
@@ -135,7 +135,7 @@ for n = 1, nq do
         local inf = end_lease(S, q, id, g, v[2] or '0', now, v[3])
         local a = redis.call('HINCRBY', jk, 'a', '1')
         local depth -- > 0 once the job is back on its lane
-        if q.maxatt > 0 and a >= q.maxatt then
+        if maxatt(q) > 0 and a >= maxatt(q) then
           to_dead(q, id, 'lease expired', now)
         else
           redis.call('HSET', jk, 'r', 'lease expired')

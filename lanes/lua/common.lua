@@ -25,20 +25,41 @@
 -- it with "%.17g" (printf's costly floating-point path); "%d" is cheap.
 local function int(n) return string.format('%d', n) end
 
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- A count from ARGV: "0" and "1" (the usual counts of queues and acks)
+-- without a parse (tonumber runs strtod).
+local function count(s)
+  if s == '1' then return 1 elseif s == '0' then return 0 end
+  return tonumber(s)
 end
 
+-- The server's TIME in ms: the seconds followed by the first 3 of the 6
+-- microsecond digits, parsed once.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1] .. string.sub('00000' .. t[2], -6, -4))
+end
+
+-- maxatt and logttl are parsed on first use (maxatt(q), logttl(q)): most
+-- calls read neither.
 local function read_queue(argv, i)
   local q = {
     p = argv[i],
     ordered = argv[i + 1] == '1',
     glimit = tonumber(argv[i + 2]),
-    maxatt = tonumber(argv[i + 3]),
-    logttl = tonumber(argv[i + 4]),
+    maxatt_s = argv[i + 3],
+    logttl_s = argv[i + 4],
   }
   return q, i + 5
+end
+
+local function maxatt(q)
+  if not q.maxatt then q.maxatt = tonumber(q.maxatt_s) end
+  return q.maxatt
+end
+
+local function logttl(q)
+  if not q.logttl then q.logttl = tonumber(q.logttl_s) end
+  return q.logttl
 end
 
 -- Sets key's expiry to at least ms from now (never shortens it).
@@ -66,13 +87,13 @@ local function mark_settled(S, q, g, member, now, logged)
   if logged == '0' then return end
   now = int(now)
   -- No window configured (logttl 0) means no global rate: no global log.
-  if logged ~= '2' and q.logttl > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
-    touch(S .. 'rate', q.logttl)
+  if logged ~= '2' and logttl(q) > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
+    touch(S .. 'rate', logttl(q))
   end
   if logged == '1' then return end
   local pk = S .. 'pace:' .. g
   if redis.call('ZADD', pk, 'XX', 'CH', now, member) == 1 then
-    local ttl = q.logttl
+    local ttl = logttl(q)
     local op = override_period(S, g)
     if op > ttl then ttl = op end
     touch(pk, ttl)

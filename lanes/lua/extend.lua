@@ -19,10 +19,10 @@ redis.call('ZADD', q.p .. 'leases', 'XX', deadline, id)
 lower_due(q, deadline) -- a shorter extension moves the deadline earlier
 local ms = tonumber(ARGV[9])
 local member = id .. ':' .. tok
-if redis.call('ZSCORE', S .. 'rate', member) then touch(S .. 'rate', ms + q.logttl) end
+if redis.call('ZSCORE', S .. 'rate', member) then touch(S .. 'rate', ms + logttl(q)) end
 local pk = S .. 'pace:' .. g
 if redis.call('ZSCORE', pk, member) then
-  local ttl = q.logttl
+  local ttl = logttl(q)
   local op = override_period(S, g)
   if op > ttl then ttl = op end
   touch(pk, ms + ttl)

@@ -33,7 +33,7 @@ if mode == 'dead' then
 elseif mode == 'nack' then
   a = redis.call('HINCRBY', jk, 'a', 1)
   redis.call('HSET', jk, 'r', reason)
-  if q.maxatt > 0 and a >= q.maxatt then
+  if maxatt(q) > 0 and a >= maxatt(q) then
     to_dead(q, id, reason, now)
     outcome = 'dead'
   elseif delay > 0 and not q.ordered then
