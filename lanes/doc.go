@@ -154,6 +154,7 @@
 // themselves.
 //
 // Scripts are kept in lua/*.lua (each with a KEYS/ARGV header), embedded,
+// each prefixed with the helpers of lua/common.lua it calls (scriptsrc.go),
 // and run by EVALSHA with a fallback to EVAL on NOSCRIPT, so a server
 // restart or SCRIPT FLUSH is invisible to callers.
 package lanes

@@ -15,7 +15,8 @@ import (
 //go:embed lua/*.lua
 var luaFS embed.FS
 
-// scripts holds every lanes script, each prefixed with common.lua. They run
+// scripts holds every lanes script, each prefixed with the helpers of
+// common.lua it calls (see scriptsrc.go). They run
 // by EVALSHA and fall back to EVAL on NOSCRIPT (after a server restart or
 // SCRIPT FLUSH), so callers never see NOSCRIPT.
 type scripts struct {
@@ -33,13 +34,17 @@ func loadScripts() (*scripts, error) {
 	if err != nil {
 		return nil, err
 	}
+	lib, err := parseLuaLib(string(common))
+	if err != nil {
+		return nil, err
+	}
 	s := &scripts{sha: map[*valkey.Lua]string{}}
 	load := func(name string) (*valkey.Lua, error) {
 		body, err := luaFS.ReadFile("lua/" + name + ".lua")
 		if err != nil {
 			return nil, fmt.Errorf("lanes: script %s: %w", name, err)
 		}
-		src := string(common) + "\n" + string(body)
+		src := lib.source(string(body))
 		sum := sha1.Sum([]byte(src))
 		l := valkey.NewLuaScript(src)
 		s.sha[l] = hex.EncodeToString(sum[:])

@@ -1,6 +1,10 @@
--- common.lua: helpers shared by every lanes script. The Go loader prepends
--- this file to each script before loading it, so every script runs as one
--- atomic unit with these functions in scope. It names no keys of its own:
+-- common.lua: helpers shared by every lanes script. The Go loader
+-- (lanes/scriptsrc.go) prepends to each script this header and the helpers
+-- it calls, directly or through other helpers (a helper is built on every
+-- call, used or not), so every script runs as one atomic unit with them in
+-- scope. At the top level this file holds only "local function" helpers,
+-- each with the comment above it (the loader refuses anything else). It
+-- names no keys of its own:
 -- every key it touches is built from the queue prefix (ARGV) of the script
 -- that calls it, and every prefix starts with the store's hash tag.
 --
