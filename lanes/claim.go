@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
@@ -110,17 +111,20 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	if o.unpaced {
 		paceLimit = "-1" // claim.lua: no pace at all, not even a lane's override
 	}
+	// claim.lua's ARGV[2]: nine numbers in one argument.
 	args := []string{
 		s.keys.shared(),
-		ms(req.Lease),
-		strconv.Itoa(req.Max),
-		strconv.Itoa(o.rate),
-		ms(o.window),
-		strconv.Itoa(o.maintenance),
-		strconv.Itoa(o.visits),
-		paceLimit,
-		ms(o.pace.Period),
-		strconv.Itoa(len(o.paceRules)),
+		strings.Join([]string{
+			ms(req.Lease),
+			strconv.Itoa(req.Max),
+			strconv.Itoa(o.rate),
+			ms(o.window),
+			strconv.Itoa(o.maintenance),
+			strconv.Itoa(o.visits),
+			paceLimit,
+			ms(o.pace.Period),
+			strconv.Itoa(len(o.paceRules)),
+		}, " "),
 	}
 	for _, r := range o.paceRules {
 		args = append(args, r.Prefix, strconv.Itoa(r.Pace.Limit), ms(r.Pace.Period))

@@ -5,16 +5,20 @@
 --          nobody writes, for a store WithoutSendLimits)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2]  lease length (ms)
--- ARGV[3]  max jobs to hand out (the caller's concurrency headroom, >= 1)
--- ARGV[4]  global rate: max jobs claimed per window (0 = no limit)
--- ARGV[5]  global window (ms)
--- ARGV[6]  maintenance budget per queue per call (expired leases, due delayed jobs, due parked lanes)
--- ARGV[7]  lane visit budget per queue per call
--- ARGV[8]  default lane pace: max jobs per lane per period (0 = no pacing; -1 = none at all,
---          not even a lane's override: a store WithoutSendLimits)
--- ARGV[9]  default lane pace period (ms)
--- ARGV[10] number R of pace rules, then R triples: group prefix, limit, period (ms)
+-- ARGV[2]  the call's numbers, one string of 9 decimal integers, each after one space but
+--          the first (one argument, not nine: the server handles each argument of a call
+--          at about the cost of a Lua helper), in order:
+--            lease length (ms)
+--            max jobs to hand out (the caller's concurrency headroom, >= 1)
+--            global rate: max jobs claimed per window (0 = no limit)
+--            global window (ms)
+--            maintenance budget per queue per call (expired leases, due delayed jobs, due parked lanes)
+--            lane visit budget per queue per call
+--            default lane pace: max jobs per lane per period (0 = no pacing; -1 = none at all,
+--              not even a lane's override: a store WithoutSendLimits)
+--            default lane pace period (ms)
+--            number R of pace rules
+-- ARGV[3..] R triples: group prefix, limit, period (ms)
 -- then the number N of queues, then N queue configs (5 fields each, see common.lua),
 -- then the number A of leases to ack first, then A triples: queue index (1..N),
 -- job id, lease token
@@ -57,18 +61,21 @@
 -- (A number is parsed only when it is used: most calls skip the limits
 -- that are off, and the maintenance budget is a command argument.)
 local S = ARGV[1]
-local lease_ms = tonumber(ARGV[2])
-local max = count(ARGV[3])
-local rate, window = 0, 0
-if ARGV[4] ~= '0' then rate, window = tonumber(ARGV[4]), tonumber(ARGV[5]) end
-local budget = ARGV[6]
-local visits_max = tonumber(ARGV[7])
-local pace_limit, pace_period = 0, 0
-if ARGV[8] ~= '0' then pace_limit, pace_period = tonumber(ARGV[8]), tonumber(ARGV[9]) end
+local lease_ms, max, rate, window, budget, visits_max, pace_limit, pace_period, nrules =
+  string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%-?%d+) (%d+) (%d+)$')
+if not nrules then return redis.error_reply('claim: malformed numbers ' .. ARGV[2]) end
+lease_ms, max = tonumber(lease_ms), count(max)
+if rate ~= '0' then rate, window = tonumber(rate), tonumber(window) else rate, window = 0, 0 end
+visits_max = tonumber(visits_max)
+if pace_limit ~= '0' then
+  pace_limit, pace_period = tonumber(pace_limit), tonumber(pace_period)
+else
+  pace_limit, pace_period = 0, 0
+end
 local rules = {}
-local i = 11
-if ARGV[10] ~= '0' then
-  for r = 1, tonumber(ARGV[10]) do
+local i = 3
+if nrules ~= '0' then
+  for r = 1, tonumber(nrules) do
     rules[r] = {ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])}
     i = i + 3
   end
