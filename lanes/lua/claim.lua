@@ -129,8 +129,10 @@ end
 for n = 1, nq do
   local q = queues[n]
   local joined = 0
-  local due = dues[n + 1]
-  if due and tonumber(due) <= now then
+  -- Parsed once (tonumber runs strtod, twice): a number from here on.
+  local due = dues[n + 1] and tonumber(dues[n + 1])
+  dues[n + 1] = due or false
+  if due and due <= now then
     local nows = int(now)
     local expired = redis.call('ZRANGEBYSCORE', q.p .. 'leases', '-inf', nows, 'LIMIT', '0', budget)
     for _, id in ipairs(expired) do
@@ -294,7 +296,7 @@ for n = 1, nq do
           sends[#sends + 1] = id .. ':' .. tok
           out[#out + 1] = id
           out[#out + 1] = c
-          out[#out + 1] = tonumber(v[1] or '0')
+          out[#out + 1] = v[1] and tonumber(v[1]) or 0
           out[#out + 1] = v[2] or ''
           got = got + 1
         end
@@ -302,7 +304,7 @@ for n = 1, nq do
         if got > 0 then
           redis.call('ZADD', q.p .. 'leases', unpack(leases))
           local d = dues[n + 1]
-          if not d or deadline < tonumber(d) then redis.call('SET', q.p .. 'due', dls) end
+          if not d or deadline < d then redis.call('SET', q.p .. 'due', dls) end
           if rate > 0 then redis.call('ZADD', KEYS[1], unpack(sends)) end
           if plim > 0 then redis.call('ZADD', pk, unpack(sends)) end
         end

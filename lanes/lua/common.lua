@@ -117,8 +117,11 @@ local function weight_of(S, g)
   return 1
 end
 
+-- (No parse for a lane with none in flight: tonumber runs strtod, twice.)
 local function inflight_of(q, g)
-  return tonumber(redis.call('HGET', q.p .. 'inflight', g) or '0')
+  local v = redis.call('HGET', q.p .. 'inflight', g)
+  if not v then return 0 end
+  return tonumber(v)
 end
 
 -- A lane is ready (belongs in the ring) when it has pending jobs, is not
