@@ -191,7 +191,11 @@ if rate > 0 then
   if rate - used < avail then avail = rate - used end
 end
 
-local function pace_of(g)
+-- Lane g's pace: its override, else the first rule matching its name,
+-- else the default. (It and park_for_pace take what they read as
+-- arguments: a function that reads a local of the script's top level
+-- allocates a cell per such local, on every call.)
+local function pace_of(S, g, pace_limit, pace_period, rules)
   if pace_limit < 0 then return 0, 0 end
   local v = redis.call('HGET', S .. 'pacecfg', g)
   if v then
@@ -207,7 +211,7 @@ end
 -- When lane g's pace budget refills: its oldest entry leaving the window;
 -- for an entry still in flight, one period from now at the earliest (the
 -- claim that promotes the lane checks again).
-local function park_for_pace(q, pk, period)
+local function park_for_pace(pk, period, now)
   local oldest = redis.call('ZRANGE', pk, 0, 0, 'WITHSCORES')
   if oldest[2] and oldest[2] ~= 'inf' then return tonumber(oldest[2]) + period end
   return now + period
@@ -241,7 +245,7 @@ for n = 1, nq do
       -- Not servable now: it rejoins when an enqueue, a settle or an unpark makes it ready.
       leave_ring_tail(q, g)
     else
-      local plim, pper = pace_of(g)
+      local plim, pper = pace_of(S, g, pace_limit, pace_period, rules)
       local pk = S .. 'pace:' .. g
       local lavail = avail
       if plim > 0 then
@@ -250,7 +254,7 @@ for n = 1, nq do
       end
       if lavail <= 0 then
         leave_ring_tail(q, g)
-        local t = park_for_pace(q, pk, pper)
+        local t = park_for_pace(pk, pper, now)
         redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
         lower_due(q, t)
       else
@@ -337,7 +341,7 @@ for n = 1, nq do
           redis.call('LPUSH', ring, g)
         end
         if depth > 0 and paced_out then
-          local t = park_for_pace(q, pk, pper)
+          local t = park_for_pace(pk, pper, now)
           redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
           lower_due(q, t)
         end
