@@ -64,11 +64,11 @@ local S = ARGV[1]
 local lease_ms, max, rate, window, budget, visits_max, pace_limit, pace_period, nrules =
   string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%-?%d+) (%d+) (%d+)$')
 if not nrules then return redis.error_reply('claim: malformed numbers ' .. ARGV[2]) end
-lease_ms, max = tonumber(lease_ms), count(max)
-if rate ~= '0' then rate, window = tonumber(rate), tonumber(window) else rate, window = 0, 0 end
-visits_max = tonumber(visits_max)
+lease_ms, max = num(lease_ms), count(max)
+if rate ~= '0' then rate, window = num(rate), num(window) else rate, window = 0, 0 end
+visits_max = num(visits_max)
 if pace_limit ~= '0' then
-  pace_limit, pace_period = tonumber(pace_limit), tonumber(pace_period)
+  pace_limit, pace_period = num(pace_limit), num(pace_period)
 else
   pace_limit, pace_period = 0, 0
 end
@@ -129,8 +129,8 @@ end
 for n = 1, nq do
   local q = queues[n]
   local joined = 0
-  -- Parsed once (tonumber runs strtod, twice): a number from here on.
-  local due = dues[n + 1] and tonumber(dues[n + 1])
+  -- Parsed once: a number from here on.
+  local due = dues[n + 1] and num(dues[n + 1])
   dues[n + 1] = due or false
   if due and due <= now then
     local nows = int(now)
@@ -291,7 +291,7 @@ for n = 1, nq do
           -- The claim count (the lease token) goes up by one; read with
           -- the attempts and payload, written with the log flag.
           local v = redis.call('HMGET', jk, 'a', 'p', 'c')
-          local c = (tonumber(v[3]) or 0) + 1
+          local c = (v[3] and num(v[3]) or 0) + 1
           local tok = int(c)
           redis.call('HSET', jk, 'c', tok, 's', logged)
           leases[#leases + 1] = dls
@@ -300,7 +300,7 @@ for n = 1, nq do
           sends[#sends + 1] = id .. ':' .. tok
           out[#out + 1] = id
           out[#out + 1] = c
-          out[#out + 1] = v[1] and tonumber(v[1]) or 0
+          out[#out + 1] = v[1] and num(v[1]) or 0
           out[#out + 1] = v[2] or ''
           got = got + 1
         end

@@ -29,18 +29,23 @@
 -- it with "%.17g" (printf's costly floating-point path); "%d" is cheap.
 local function int(n) return string.format('%d', n) end
 
+-- A decimal string known to hold a number (an argument the store built, a
+-- value a script wrote) as a number: Lua's arithmetic converts it with one
+-- strtod, where tonumber runs two (it checks, then converts).
+local function num(s) return s + 0 end
+
 -- A count from ARGV: "0" and "1" (the usual counts of queues and acks)
--- without a parse (tonumber runs strtod).
+-- without a parse.
 local function count(s)
   if s == '1' then return 1 elseif s == '0' then return 0 end
-  return tonumber(s)
+  return num(s)
 end
 
 -- The server's TIME in ms: the seconds followed by the first 3 of the 6
 -- microsecond digits, parsed once.
 local function now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1] .. string.sub('00000' .. t[2], -6, -4))
+  return num(t[1] .. string.sub('00000' .. t[2], -6, -4))
 end
 
 -- maxatt and logttl are parsed on first use (maxatt(q), logttl(q)): most
@@ -49,7 +54,7 @@ local function read_queue(argv, i)
   local q = {
     p = argv[i],
     ordered = argv[i + 1] == '1',
-    glimit = tonumber(argv[i + 2]),
+    glimit = num(argv[i + 2]),
     maxatt_s = argv[i + 3],
     logttl_s = argv[i + 4],
   }
@@ -106,22 +111,22 @@ end
 
 local function lane_limit(q, g)
   local v = redis.call('HGET', q.p .. 'glimit', g)
-  if v then return tonumber(v) end
+  if v then return num(v) end
   return q.glimit
 end
 
 -- A weight is the lane's (the group's) in every queue: one hash per store.
 local function weight_of(S, g)
   local v = redis.call('HGET', S .. 'weight', g)
-  if v then return tonumber(v) end
+  if v then return num(v) end
   return 1
 end
 
--- (No parse for a lane with none in flight: tonumber runs strtod, twice.)
+-- (No parse for a lane with none in flight.)
 local function inflight_of(q, g)
   local v = redis.call('HGET', q.p .. 'inflight', g)
   if not v then return 0 end
-  return tonumber(v)
+  return num(v)
 end
 
 -- A lane is ready (belongs in the ring) when it has pending jobs, is not
@@ -223,7 +228,7 @@ end
 -- earliest entry (reset_due).
 local function lower_due(q, t)
   local d = redis.call('GET', q.p .. 'due')
-  if not d or t < tonumber(d) then redis.call('SET', q.p .. 'due', int(t)) end
+  if not d or t < num(d) then redis.call('SET', q.p .. 'due', int(t)) end
 end
 
 local function tidy_due(q)
