@@ -296,8 +296,10 @@ for n = 1, nq do
           redis.call('HSET', jk, 'c', tok, 's', logged)
           leases[#leases + 1] = dls
           leases[#leases + 1] = id
-          sends[#sends + 1] = 'inf'
-          sends[#sends + 1] = id .. ':' .. tok
+          if logged ~= '0' then
+            sends[#sends + 1] = 'inf'
+            sends[#sends + 1] = id .. ':' .. tok
+          end
           out[#out + 1] = id
           out[#out + 1] = c
           out[#out + 1] = v[1] and num(v[1]) or 0

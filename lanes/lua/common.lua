@@ -286,7 +286,8 @@ end
 -- jobs in flight afterwards.
 local function end_lease(S, q, id, g, tok, now, logged)
   local inf = dec_inflight(q, g)
-  mark_settled(S, q, g, id .. ':' .. tok, now, logged)
+  -- (The member is not even built when the claim logged nothing.)
+  if logged ~= '0' then mark_settled(S, q, g, id .. ':' .. tok, now, logged) end
   return inf
 end
 
