@@ -246,9 +246,10 @@ for n = 1, nq do
       leave_ring_tail(q, g)
     else
       local plim, pper = pace_of(S, g, pace_limit, pace_period, rules)
-      local pk = S .. 'pace:' .. g
+      local pk -- the lane's send log, named only when it is paced
       local lavail = avail
       if plim > 0 then
+        pk = S .. 'pace:' .. g
         redis.call('ZREMRANGEBYSCORE', pk, '-inf', int(now - pper))
         lavail = plim - redis.call('ZCARD', pk)
       end
