@@ -5,9 +5,9 @@
 --          nobody writes, for a store WithoutSendLimits)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2]  the call's numbers, one string of 9 decimal integers, each after one space but
---          the first (one argument, not nine: the server handles each argument of a call
---          at about the cost of a Lua helper), in order:
+-- ARGV[2]  the call's numbers: one string of 9 decimal integers separated by single spaces
+--          (one argument, not nine: the server handles each argument of a call at about
+--          the cost of building a Lua helper), in order:
 --            lease length (ms)
 --            max jobs to hand out (the caller's concurrency headroom, >= 1)
 --            global rate: max jobs claimed per window (0 = no limit)
