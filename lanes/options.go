@@ -117,7 +117,7 @@ func WithQueue(name string, cfg QueueConfig) Option {
 // second for a Telegram bot. limit 0 means no cap.
 func WithGlobalRate(limit int, window time.Duration) Option {
 	return func(o *options) error {
-		if limit < 0 || (limit > 0 && window < time.Millisecond) {
+		if limit < 0 || window < 0 || (limit > 0 && window < time.Millisecond) {
 			return fmt.Errorf("%w: global rate %d per %v: want limit >= 0 and window >= 1ms", ErrInvalid, limit, window)
 		}
 		o.rate, o.window = limit, window
@@ -170,7 +170,7 @@ func WithBudgets(maintenance, visits int) Option {
 }
 
 func validPace(p Pace) error {
-	if p.Limit < 0 || (p.Limit > 0 && p.Period < time.Millisecond) {
+	if p.Limit < 0 || p.Period < 0 || (p.Limit > 0 && p.Period < time.Millisecond) {
 		return fmt.Errorf("%w: pace %d per %v: want limit >= 0 and period >= 1ms", ErrInvalid, p.Limit, p.Period)
 	}
 	return nil

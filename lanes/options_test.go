@@ -36,6 +36,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"pace limit < 0":        lanes.WithLanePace(lanes.Pace{Limit: -1, Period: time.Second}),
 		"pace period 0":         lanes.WithLanePace(lanes.Pace{Limit: 1}),
 		"pace rule bad":         lanes.WithLanePace(lanes.Pace{}, lanes.PaceRule{Prefix: "-", Pace: lanes.Pace{Limit: 1, Period: -time.Second}}),
+		"global window < 0":     lanes.WithGlobalRate(0, -time.Second),
+		"pace period < 0":       lanes.WithLanePace(lanes.Pace{Period: -time.Second}),
 		"maintenance budget 0":  lanes.WithBudgets(0, 1),
 		"visit budget 0":        lanes.WithBudgets(1, 0),
 		"visit budget negative": lanes.WithBudgets(1, -5),

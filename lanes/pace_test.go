@@ -192,3 +192,38 @@ func TestStoreWithoutSendLimitsIgnoresPaceOverridesAndThePause(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, c.Jobs, "the paced store is paused")
 }
+
+// A lane parked for its pace (its chat's sends on another queue spent it)
+// by a claim that goes on to serve another lane is served once its pace
+// refills: the claim keeps the park's due time, so its new leases' later
+// deadline does not postpone the unpark scan to the lease's end.
+func TestPaceParkedLaneIsServedWhenItsPaceRefills(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const period = 200 * time.Millisecond
+	s := newStore(t, lanes.WithLanePace(lanes.Pace{Limit: 1, Period: period}))
+	m := lanes.NewMinter()
+	// Chat a's one send per period goes on queue r.
+	_, err := s.Enqueue(ctx, "r", "a", m.New(), []byte("r"))
+	require.NoError(t, err)
+	require.NoError(t, s.Ack(ctx, claimOne(t, s, time.Minute, "r").Lease))
+	start, err := s.ServerTime(ctx)
+	require.NoError(t, err)
+
+	_, err = s.EnqueueBatch(ctx, "q", []lanes.Item{{Group: "a", ID: m.New()}, {Group: "b", ID: m.New()}})
+	require.NoError(t, err)
+	j := claimOne(t, s, time.Minute, "q")
+	require.Equal(t, "b", j.Group, "a is paced out: parked, and b served in the same claim")
+	for i := range 5 {
+		_, err = s.Enqueue(ctx, "q", "c"+strconv.Itoa(i), m.New(), nil)
+		require.NoError(t, err)
+	}
+	waitServerPast(t, s, start.Add(period+10*time.Millisecond))
+	var got []string
+	for range 6 {
+		for _, j := range claim(t, s, 1, time.Minute, "q").Jobs {
+			got = append(got, j.Group)
+		}
+	}
+	require.Contains(t, got, "a", "a's pace refilled: it is served among the next claims (got %v)", got)
+}

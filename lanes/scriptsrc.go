@@ -39,7 +39,7 @@ type luaLib struct {
 
 var (
 	luaHelperLine = regexp.MustCompile(`^local function ([A-Za-z_][A-Za-z0-9_]*)\(`)
-	luaCallName   = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*\(`)
+	luaName       = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 )
 
 // parseLuaLib splits common.lua (see above). It returns an error for a
@@ -95,17 +95,16 @@ func parseLuaLib(src string) (luaLib, error) {
 	return lib, nil
 }
 
-// luaCalls returns the names followed by "(" in src's code (comments left
-// out), each once.
+// luaCalls returns the names src's code mentions, each once: every word
+// outside comments, not only those followed by "(" (a helper may be passed
+// as a value, or called as f'x' or f (x)), strings included. A helper is
+// never left out of a script that names it; one included for a word that
+// is no use of it costs only its definition.
 func luaCalls(src string) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, line := range strings.Split(src, "\n") {
-		if i := strings.Index(line, "--"); i >= 0 {
-			line = line[:i]
-		}
-		for _, m := range luaCallName.FindAllString(line, -1) {
-			name := strings.TrimSuffix(m, "(")
+		for _, name := range luaName.FindAllString(luaCode(line), -1) {
 			if !seen[name] {
 				seen[name] = true
 				names = append(names, name)
@@ -113,6 +112,28 @@ func luaCalls(src string) []string {
 		}
 	}
 	return names
+}
+
+// luaCode returns line without its comment: from the first "--" outside a
+// quoted string ('...' or "...", with backslash escapes). (Our scripts use
+// no long strings or block comments.)
+func luaCode(line string) string {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		switch ch := line[i]; {
+		case quote != 0 && ch == '\\':
+			i++
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '-' && i+1 < len(line) && line[i+1] == '-':
+			return line[:i]
+		}
+	}
+	return line
 }
 
 // source returns body preceded by the preamble and the helpers it calls,

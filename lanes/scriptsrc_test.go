@@ -49,7 +49,11 @@ func TestScriptSourceCarriesTheHelpersItCallsDirectlyOrThroughOthers(t *testing.
 		{"one without uses", "return a(1)\n", map[string]bool{"a": true, "b": false, "c": false, "d": false}},
 		{"through another", "return b(1)\n", map[string]bool{"a": true, "b": true, "c": false, "d": false}},
 		{"through another below", "return d(1)\n", map[string]bool{"a": false, "b": false, "c": true, "d": true}},
-		{"a comment is no call", "-- d(1) and b(2)\nreturn a(1) -- c(3)\n", map[string]bool{"a": true, "b": false, "c": false, "d": false}},
+		{"a comment is no use", "-- d(1) and b(2)\nreturn a(1) -- c(3)\n", map[string]bool{"a": true, "b": false, "c": false, "d": false}},
+		{"a string is code", "return \"b\" -- c\n", map[string]bool{"a": true, "b": true, "c": false, "d": false}},
+		{"a helper passed as a value", "local f = a\nreturn f(1)\n", map[string]bool{"a": true, "b": false, "c": false, "d": false}},
+		{"called without parentheses", "return a '7'\n", map[string]bool{"a": true, "b": false, "c": false, "d": false}},
+		{"called after a string holding --", "return '--' .. a(5)\n", map[string]bool{"a": true, "b": false, "c": false, "d": false}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -257,7 +257,9 @@ for n = 1, nq do
         leave_ring_tail(q, g)
         local t = park_for_pace(pk, pper, now)
         redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
-        lower_due(q, t)
+        -- Kept: a lane served later in this call must not set the due
+        -- time past this park's end.
+        dues[n + 1] = lower_due(q, t)
       else
         local w = weight_of(S, g)
         local credit = w
@@ -346,7 +348,7 @@ for n = 1, nq do
         if depth > 0 and paced_out then
           local t = park_for_pace(pk, pper, now)
           redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
-          lower_due(q, t)
+          dues[n + 1] = lower_due(q, t)
         end
         return reply(out, got > 0 and n or nil)
       end

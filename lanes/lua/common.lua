@@ -226,9 +226,15 @@ end
 -- for its leases); every one that removes entries drops it when the three
 -- sets are empty (tidy_due); the claim that scans sets it back to the exact
 -- earliest entry (reset_due).
+-- lower_due returns the queue's due time afterwards (ms, a number), for a
+-- caller that keeps it (the claim compares its leases against it).
 local function lower_due(q, t)
   local d = redis.call('GET', q.p .. 'due')
-  if not d or t < num(d) then redis.call('SET', q.p .. 'due', int(t)) end
+  if not d or t < num(d) then
+    redis.call('SET', q.p .. 'due', int(t))
+    return t
+  end
+  return num(d)
 end
 
 local function tidy_due(q)
