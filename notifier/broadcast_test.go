@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -94,34 +93,9 @@ func TestStopBroadcastCancelsTheWaitingCopies(t *testing.T) {
 // stays on a lane and Cancelled = Total (nothing was claimed).
 func TestStopBroadcastDuringFanOut(t *testing.T) {
 	t.Parallel()
-	c := valkeytest.Shared(t).Client(t)
-	tag := valkeytest.Namespace(t)
-	s, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(tag))
-	require.NoError(t, err)
-	n, err := notifier.New(c, s, notifier.Config{BatchSize: 10})
-	require.NoError(t, err)
 	ctx := t.Context()
-	chats := make([]int64, 5000)
-	for i := range chats {
-		chats[i] = int64(1 + i)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := n.Broadcast(ctx, chats, notifier.Message{Text: "fan", Key: "k"})
-		done <- err
-	}()
-	// The broadcast id, as soon as its key is recorded.
-	var id string
-	require.Eventually(t, func() bool {
-		v, err := c.Do(ctx, c.B().Get().Key("{"+tag+"}:n:once:bc:k").Build()).ToString()
-		id = v
-		return err == nil && v != ""
-	}, 10*time.Second, time.Millisecond)
-	require.Eventually(t, func() bool {
-		p, err := n.Progress(ctx, id)
-		return err == nil && p.Queued > 0
-	}, 10*time.Second, time.Millisecond)
-	_, err = n.StopBroadcast(ctx, id)
+	n, id, done := startFanOut(t, 10, 5000, 0)
+	_, err := n.StopBroadcast(ctx, id)
 	require.NoError(t, err)
 	require.NoError(t, <-done)
 	p, err := n.Progress(ctx, id)
@@ -147,33 +121,9 @@ func TestStopBroadcastLeavesNoCopyOnALaneOnceItReturns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := valkeytest.Shared(t).Client(t)
-			tag := valkeytest.Namespace(t)
-			s, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(tag))
-			require.NoError(t, err)
-			n, err := notifier.New(c, s, notifier.Config{BatchSize: 500})
-			require.NoError(t, err)
 			ctx := t.Context()
-			chats := make([]int64, 20000)
-			for i := range chats {
-				chats[i] = int64(1 + i)
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := n.Broadcast(ctx, chats, notifier.Message{Text: "fan", Key: "k"})
-				done <- err
-			}()
-			var id string
-			require.Eventually(t, func() bool {
-				v, err := c.Do(ctx, c.B().Get().Key("{"+tag+"}:n:once:bc:k").Build()).ToString()
-				id = v
-				return err == nil && v != ""
-			}, 10*time.Second, time.Millisecond)
-			require.Eventually(t, func() bool {
-				p, err := n.Progress(ctx, id)
-				return err == nil && p.Queued > tc.queued
-			}, 10*time.Second, time.Millisecond)
-			_, err = n.StopBroadcast(ctx, id)
+			n, id, done := startFanOut(t, 500, 20000, tc.queued)
+			_, err := n.StopBroadcast(ctx, id)
 			require.NoError(t, err)
 			for {
 				require.Zero(t, pending(t, n, tgjob.QueueNotify), "no copy on a lane after the stop returned")

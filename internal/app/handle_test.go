@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/intake"
-	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -383,12 +382,7 @@ func TestUpdateIsNotAckedUntilMarkedHandled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t)
-	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--maxmemory-policy", "noeviction"}})
-	h.onServer(srv)
-	admin := srv.Client(t)
-	setMaxmemory := func(v string) {
-		require.NoError(t, admin.Do(ctx, admin.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", v).Build()).Error())
-	}
+	_, setMaxmemory := h.onNoEvictionServer()
 	gate := make(chan struct{})
 	entered := make(chan struct{}, 2)
 	var runs atomic.Int32

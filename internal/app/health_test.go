@@ -235,12 +235,7 @@ func TestOutOfMemoryLosesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t)
-	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--maxmemory-policy", "noeviction"}})
-	h.onServer(srv)
-	admin := srv.Client(t)
-	setMaxmemory := func(v string) {
-		require.NoError(t, admin.Do(ctx, admin.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", v).Build()).Error())
-	}
+	admin, setMaxmemory := h.onNoEvictionServer()
 
 	// A handler that waits for the outage, so the updates behind it are
 	// recorded before it and handled during it (their replies cannot be

@@ -393,3 +393,16 @@ func (h *harness) waitBoard(chat int64, text string) tgemu.Message {
 	require.NoError(h.t, err, "board of chat %d:\n%s\nwant:\n%s", chat, last.CurrentText(), text)
 	return last
 }
+
+// onNoEvictionServer moves h onto a server of its own under the noeviction
+// policy and returns an admin client and a setter of its maxmemory (bytes,
+// as CONFIG SET takes it: "1" makes every write answer OOM, "0" lifts it).
+func (h *harness) onNoEvictionServer() (valkey.Client, func(v string)) {
+	h.t.Helper()
+	srv := valkeytest.Start(h.t, valkeytest.Options{ExtraArgs: []string{"--maxmemory-policy", "noeviction"}})
+	h.onServer(srv)
+	admin := srv.Client(h.t)
+	return admin, func(v string) {
+		require.NoError(h.t, admin.Do(context.Background(), admin.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", v).Build()).Error())
+	}
+}
