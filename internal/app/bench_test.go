@@ -45,8 +45,11 @@ import (
 //     and two such processes. Per run it logs what the CPU went to: the
 //     server's CPU (INFO cpu) and the handler processes' (/proc) per
 //     update, the machine's busy share (/proc/stat: other work on the
-//     machine shows there), and scripts and commands per update (INFO
-//     commandstats; commands run by scripts are counted too).
+//     machine shows there), scripts and commands per update (INFO
+//     commandstats; commands run by scripts are counted too) and the
+//     server's socket reads per update (INFO stats total_reads_processed:
+//     one per round trip of a lone handler, a pipeline included; with
+//     many handlers on one connection, commands sent together share one).
 //   - fairness: a 3,000-update raid from one group (plain messages, no
 //     reply) is recorded, then ten private chats' /start; the time from a
 //     /start's recording to the end of its handling, p100 over the ten.
@@ -306,7 +309,8 @@ func entities(text string) string {
 }
 
 // intakeSample is a snapshot of the costs a throughput window is measured
-// by: the server's CPU time and command counts (INFO cpu, commandstats),
+// by: the server's CPU time, command counts and socket reads (INFO cpu,
+// commandstats, stats),
 // the handler processes' CPU time (/proc/<pid>/stat) and the machine's
 // (/proc/stat).
 type intakeSample struct {
@@ -317,6 +321,7 @@ type intakeSample struct {
 	procCPU     float64            // s, the handler processes' user + system time
 	benchCPU    float64            // s, this process's (recording, polling)
 	busy, all   float64            // the machine's busy and total time, s summed over CPUs
+	reads       float64            // total_reads_processed: the server's reads from client sockets
 }
 
 func takeSample(ctx context.Context, b *testing.B, in *intake.Inbox, c valkey.Client, ps []*testkit.Proc) intakeSample {
@@ -324,7 +329,7 @@ func takeSample(ctx context.Context, b *testing.B, in *intake.Inbox, c valkey.Cl
 	left, err := in.Unhandled(ctx)
 	require.NoError(b, err)
 	s.left = left
-	info, err := c.Do(ctx, c.B().Info().Section("cpu", "commandstats").Build()).ToString()
+	info, err := c.Do(ctx, c.B().Info().Section("cpu", "stats", "commandstats").Build()).ToString()
 	require.NoError(b, err)
 	for line := range strings.Lines(info) {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -335,6 +340,8 @@ func takeSample(ctx context.Context, b *testing.B, in *intake.Inbox, c valkey.Cl
 		case k == "used_cpu_user" || k == "used_cpu_sys":
 			f, _ := strconv.ParseFloat(v, 64)
 			s.serverCPU += f
+		case k == "total_reads_processed":
+			s.reads, _ = strconv.ParseFloat(v, 64)
 		case strings.HasPrefix(k, "cmdstat_"):
 			for kv := range strings.SplitSeq(v, ",") {
 				name, val, _ := strings.Cut(kv, "=")
@@ -401,6 +408,7 @@ type intakeRun struct {
 	bench     float64 // this process's CPU time over the window's wall time
 	scripts   float64 // EVALSHA/EVAL calls per handled update
 	calls     float64 // commands per handled update, those scripts ran included
+	reads     float64 // the server's socket reads per handled update (a pipelined round trip is one read; concurrent handlers' commands can share one)
 	top       string  // the commands costing most server time per update
 }
 
@@ -410,6 +418,7 @@ func intakeRunOf(from, to intakeSample) intakeRun {
 	r := intakeRun{rate: n / wall, window: to.at.Sub(from.at), valkeyCPU: (to.serverCPU - from.serverCPU) / wall,
 		valkeyUs: (to.serverCPU - from.serverCPU) / n * 1e6, goUs: (to.procCPU - from.procCPU) / n * 1e6}
 	r.bench = (to.benchCPU - from.benchCPU) / wall
+	r.reads = (to.reads - from.reads) / n
 	if to.all > from.all {
 		r.machine = (to.busy - from.busy) / (to.all - from.all)
 	}
@@ -440,6 +449,6 @@ func intakeRunOf(from, to intakeSample) intakeRun {
 
 func (r intakeRun) String() string {
 	return fmt.Sprintf("%.0f updates/s over %v; Valkey %.0f%% of a core, %.1f µs CPU/update; handler processes %.1f µs CPU/update; machine %.0f%% busy (this process %.0f%% of a core); "+
-		"%.2f scripts and %.1f commands (in scripts too)/update; per update by server time: %s",
-		r.rate, r.window.Round(time.Millisecond), r.valkeyCPU*100, r.valkeyUs, r.goUs, r.machine*100, r.bench*100, r.scripts, r.calls, r.top)
+		"%.2f scripts and %.1f commands (in scripts too)/update; %.1f server reads (round trips)/update; per update by server time: %s",
+		r.rate, r.window.Round(time.Millisecond), r.valkeyCPU*100, r.valkeyUs, r.goUs, r.machine*100, r.bench*100, r.scripts, r.calls, r.reads, r.top)
 }
