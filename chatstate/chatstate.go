@@ -76,13 +76,48 @@ func (s *Store) MarkInactive(ctx context.Context, chatID int64) error {
 }
 
 // MarkActive clears the inactive mark of chatID (and of the chat it migrated
-// to, if any). Handlers call it whenever the chat talks to the bot.
+// to, if any). Handlers call it whenever the chat talks to the bot. One
+// round trip when chatID has no alias (SREM and HGET pipelined); a
+// migrated chat's target is resolved and cleared in further ones. Errors:
+// the server's.
 func (s *Store) MarkActive(ctx context.Context, chatID int64) error {
-	target, err := s.Resolve(ctx, chatID)
+	return s.MarkActiveWith(ctx, chatID)
+}
+
+// MarkActiveWith is MarkActive with the caller's commands also sent in its
+// first round trip (pipelined after MarkActive's SREM and HGET, on the
+// Store's client; valkey-go recycles them, so they must not be reused), so
+// a caller that keeps per-update bookkeeping of its own on the same server
+// pays one round trip for both. Errors: the first of the also commands'
+// errors (wrapped, its index in also named), else MarkActive's.
+func (s *Store) MarkActiveWith(ctx context.Context, chatID int64, also ...valkey.Completed) error {
+	cmds := make(valkey.Commands, 0, 2+len(also))
+	cmds = append(cmds,
+		s.c.B().Srem().Key(s.inactiveKey()).Member(member(chatID)).Build(),
+		s.c.B().Hget().Key(s.aliasKey()).Field(member(chatID)).Build())
+	cmds = append(cmds, also...)
+	res := s.c.DoMulti(ctx, cmds...)
+	for i, r := range res[2:] {
+		if err := r.Error(); err != nil {
+			return fmt.Errorf("chatstate: command %d sent with mark chat %d active: %w", i, chatID, err)
+		}
+	}
+	if err := res[0].Error(); err != nil {
+		return fmt.Errorf("chatstate: mark chat %d active: %w", chatID, err)
+	}
+	next, ok, err := aliasOf(res[1])
+	if err != nil {
+		return fmt.Errorf("chatstate: resolve chat %d: %w", chatID, err)
+	}
+	if !ok {
+		return nil
+	}
+	// Rare: a migrated chat; the first hop is taken, follow the rest.
+	target, err := s.walk(ctx, chatID, next, maxAliasHops-1)
 	if err != nil {
 		return err
 	}
-	err = s.c.Do(ctx, s.c.B().Srem().Key(s.inactiveKey()).Member(member(chatID), member(target)).Build()).Error()
+	err = s.c.Do(ctx, s.c.B().Srem().Key(s.inactiveKey()).Member(member(target)).Build()).Error()
 	if err != nil {
 		return fmt.Errorf("chatstate: mark chat %d active: %w", chatID, err)
 	}
@@ -116,22 +151,40 @@ func (s *Store) SetAlias(ctx context.Context, from, to int64) error {
 // Resolve follows migration aliases from chatID (at most 4 hops) and returns
 // the chat id to send to (chatID itself when it has no alias).
 func (s *Store) Resolve(ctx context.Context, chatID int64) (int64, error) {
-	cur := chatID
-	for range maxAliasHops {
-		v, err := s.c.Do(ctx, s.c.B().Hget().Key(s.aliasKey()).Field(member(cur)).Build()).ToString()
-		if valkey.IsValkeyNil(err) {
-			return cur, nil
-		}
+	return s.walk(ctx, chatID, chatID, maxAliasHops)
+}
+
+// walk follows at most hops aliases from cur, one HGET each; chatID (where
+// the walk began) names the chat in errors.
+func (s *Store) walk(ctx context.Context, chatID, cur int64, hops int) (int64, error) {
+	for range hops {
+		next, ok, err := aliasOf(s.c.Do(ctx, s.c.B().Hget().Key(s.aliasKey()).Field(member(cur)).Build()))
 		if err != nil {
 			return 0, fmt.Errorf("chatstate: resolve chat %d: %w", chatID, err)
 		}
-		next, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || next == 0 {
+		if !ok {
 			return cur, nil
 		}
 		cur = next
 	}
 	return cur, nil
+}
+
+// aliasOf reads an HGET of the alias hash: the chat id it names, ok false
+// when there is none (or the value is not a chat id, which ends a walk).
+func aliasOf(r valkey.ValkeyResult) (int64, bool, error) {
+	v, err := r.ToString()
+	if valkey.IsValkeyNil(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	next, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || next == 0 {
+		return 0, false, nil
+	}
+	return next, true, nil
 }
 
 // wholeMax is the largest alias hash or inactive set ResolveMany reads whole

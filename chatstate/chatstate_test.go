@@ -109,3 +109,62 @@ func TestResolveManyReadsWholeOrPerChatAlike(t *testing.T) {
 		require.Equal(t, tc.inactive, inactive, name)
 	}
 }
+
+// MarkActiveWith runs the caller's commands along with MarkActive's: their
+// writes land, the chat's mark and its alias chain's target's mark (at most
+// 4 hops, as Resolve) are cleared, and a failing caller's command is
+// reported as an error.
+func TestMarkActiveWithRunsCallersCommandsAndClearsAliasTarget(t *testing.T) {
+	t.Parallel()
+	c := valkeytest.Shared(t).Client(t)
+	tag := valkeytest.Namespace(t)
+	s := chatstate.New(c, tag, 0)
+	ctx := t.Context()
+	extra := "{" + tag + "}:extra"
+	require.NoError(t, s.SetAlias(ctx, -1, -2))
+	require.NoError(t, s.SetAlias(ctx, -2, -3))
+	for _, id := range []int64{-1, -3, 5, 9} {
+		require.NoError(t, s.MarkInactive(ctx, id))
+	}
+	for name, tc := range map[string]struct {
+		chat    int64
+		cleared []int64
+	}{
+		"no alias":       {chat: 5, cleared: []int64{5}},
+		"migrated twice": {chat: -1, cleared: []int64{-1, -3}},
+	} {
+		require.NoError(t, s.MarkActiveWith(ctx, tc.chat, c.B().Sadd().Key(extra).Member(name).Build()), name)
+		for _, id := range tc.cleared {
+			in, err := s.IsInactive(ctx, id)
+			require.NoError(t, err, name)
+			require.False(t, in, "%s: chat %d", name, id)
+		}
+		added, err := c.Do(ctx, c.B().Sismember().Key(extra).Member(name).Build()).AsBool()
+		require.NoError(t, err, name)
+		require.True(t, added, name)
+	}
+	in, err := s.IsInactive(ctx, 9)
+	require.NoError(t, err)
+	require.True(t, in, "a chat not asked about keeps its mark")
+
+	// Four hops at most: -10 -> -11 -> -12 -> -13 -> -14 -> -15 stops at -14.
+	for from := int64(-10); from > -15; from-- {
+		require.NoError(t, s.SetAlias(ctx, from, from-1))
+	}
+	for _, id := range []int64{-14, -15} {
+		require.NoError(t, s.MarkInactive(ctx, id))
+	}
+	to, err := s.Resolve(ctx, -10)
+	require.NoError(t, err)
+	require.Equal(t, int64(-14), to)
+	require.NoError(t, s.MarkActiveWith(ctx, -10))
+	for id, want := range map[int64]bool{-14: false, -15: true} {
+		in, err := s.IsInactive(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, want, in, "chat %d", id)
+	}
+
+	require.NoError(t, c.Do(ctx, c.B().Set().Key(extra+":s").Value("x").Build()).Error())
+	err = s.MarkActiveWith(ctx, 7, c.B().Sadd().Key(extra+":s").Member("y").Build())
+	require.ErrorContains(t, err, "WRONGTYPE")
+}

@@ -21,10 +21,16 @@ type audience struct {
 
 // AddChat records chat as known (a broadcast reaches it).
 func (s *audience) AddChat(ctx context.Context, chat int64) error {
-	if err := s.c.Do(ctx, s.c.B().Sadd().Key(s.keys.chats()).Member(strconv.FormatInt(chat, 10)).Build()).Error(); err != nil {
+	if err := s.c.Do(ctx, s.addChat(chat)).Error(); err != nil {
 		return fmt.Errorf("record chat %d: %w", chat, err)
 	}
 	return nil
+}
+
+// addChat is AddChat's command (SADD), for a caller that pipelines it with
+// other per-update commands (chatMiddleware).
+func (s *audience) addChat(chat int64) valkey.Completed {
+	return s.c.B().Sadd().Key(s.keys.chats()).Member(strconv.FormatInt(chat, 10)).Build()
 }
 
 // Chats lists every chat that sent the bot an update, in ascending order.

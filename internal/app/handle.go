@@ -583,16 +583,14 @@ func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 
 // chatMiddleware records the chat as known (the broadcast audience) and
 // marks it active in the notifier (a chat that blocked the bot and talks to
-// it again gets notifications again) before any handler runs.
+// it again gets notifications again) before any handler runs: the SADD
+// rides in MarkActive's pipeline, one round trip for both (a migrated
+// chat's alias target takes more).
 func (a *App) chatMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
 		if chat := chatOf(u); chat != 0 {
-			if err := a.audience.AddChat(ctx, chat); err != nil {
-				runOf(ctx).fail(err)
-				return
-			}
-			if err := a.notifier.Chats().MarkActive(ctx, chat); err != nil {
-				runOf(ctx).fail(err)
+			if err := a.notifier.Chats().MarkActiveWith(ctx, chat, a.audience.addChat(chat)); err != nil {
+				runOf(ctx).fail(fmt.Errorf("record chat %d: %w", chat, err))
 				return
 			}
 		}
