@@ -415,3 +415,33 @@ func TestUpdateIsNotAckedUntilMarkedHandled(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, bl.Pending+bl.InFlight)
 }
+
+// A handled update records its chat in the broadcast audience and clears
+// the inactive mark of the chat and of the chat it migrated to (the chat
+// bookkeeping, one pipeline before any handler runs).
+func TestHandledUpdateRecordsItsChatAndClearsInactiveMarks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	ann := user(952, "Ann")
+	r := h.start(nil)
+	chats := r.app.notifier.Chats()
+	const moved = int64(-1009520)
+	require.NoError(t, chats.SetAlias(ctx, ann.ID, moved))
+	for _, id := range []int64{ann.ID, moved, 953} {
+		require.NoError(t, chats.MarkInactive(ctx, id))
+	}
+	known, err := r.app.audience.Chats(ctx)
+	require.NoError(t, err)
+	require.NotContains(t, known, ann.ID)
+
+	h.waitHandled(r, h.say(0, ann, "hello"))
+	known, err = r.app.audience.Chats(ctx)
+	require.NoError(t, err)
+	require.Contains(t, known, ann.ID)
+	for id, want := range map[int64]bool{ann.ID: false, moved: false, 953: true} {
+		in, err := chats.IsInactive(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, want, in, "chat %d inactive", id)
+	}
+}
