@@ -109,8 +109,7 @@ var (
 func TestPrivateGamePlayedByTapsToAWin(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
-	h.waitLeader(r)
+	h.startWithSecret(0, 1, 2, 3)
 	ann := user(701, "Ann")
 	h.ask(0, ann, "/play")
 	b := h.waitBoard(ann.ID, boardRules+"\n\n✏️ _ _ _ _\n10 of 10 attempts left.")
@@ -191,8 +190,7 @@ func TestPrivateGamePlayedByTapsToALossAndAGiveUp(t *testing.T) {
 func TestTypedGuessesUpdateTheBoard(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.start(nil, WithRandom(secretRNG(5, 5, 5, 5)))
-	h.waitLeader(r)
+	h.startWithSecret(5, 5, 5, 5)
 	const group = int64(-100777)
 	ann, bob := user(711, "Ann"), user(712, "Bob")
 	h.ask(group, ann, "/play")
@@ -211,8 +209,7 @@ func TestTypedGuessesUpdateTheBoard(t *testing.T) {
 func TestGroupPlayersComposeIndependently(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
-	h.waitLeader(r)
+	h.startWithSecret(0, 1, 2, 3)
 	const group = int64(-100778)
 	ann, bob := user(721, "Ann"), user(722, "Bob")
 	h.ask(group, ann, "/play")
@@ -235,8 +232,7 @@ func TestGroupPlayersComposeIndependently(t *testing.T) {
 func TestForgedCallbackDataChangesNothing(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
-	h.waitLeader(r)
+	r := h.startWithSecret(0, 1, 2, 3)
 	cy := user(731, "Cy")
 	h.ask(0, cy, "/play")
 	b, _ := h.board(cy.ID)
@@ -305,8 +301,7 @@ func TestCallbackDataIsSignedAndFits(t *testing.T) {
 func TestGroupTapBurstCoalescesToOneEditPerPaceSlot(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
-	h.waitLeader(r)
+	r := h.startWithSecret(0, 1, 2, 3)
 	const group = int64(-100779)
 	const slot = 500 * time.Millisecond
 	ctx := context.Background()

@@ -24,8 +24,7 @@ func TestTapAnswersStayFastDuringBroadcastAtGlobalLimit(t *testing.T) {
 	h := newHarness(t, "TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
 	h.emu.SetLimits(tgemu.DefaultLimits())
 	h.emu.SetAllowAnyChat(true)
-	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
-	h.waitLeader(r)
+	r := h.startWithSecret(0, 1, 2, 3)
 	ctx := context.Background()
 	const audience = 10_000
 	members := make([]string, 0, 1000)

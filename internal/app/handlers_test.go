@@ -12,8 +12,7 @@ import (
 func TestPlayerGetsRepliesToStartPlayAndGuesses(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.start(nil, WithRandom(secretRNG(0, 1, 2, 3)))
-	h.waitLeader(r)
+	h.startWithSecret(0, 1, 2, 3)
 	ann := user(501, "Ann")
 
 	require.Contains(t, h.ask(0, ann, "/start"), "Welcome to Codemojex")
@@ -54,8 +53,7 @@ func TestPlayerGetsRepliesToStartPlayAndGuesses(t *testing.T) {
 func TestGroupGuessesByCommandAndReply(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.start(nil, WithRandom(secretRNG(5, 5, 5, 5)))
-	h.waitLeader(r)
+	h.startWithSecret(5, 5, 5, 5)
 	const group = int64(-1001234567890)
 	bob, cat := user(601, "Bob"), user(602, "Cat")
 

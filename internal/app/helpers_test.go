@@ -406,3 +406,32 @@ func (h *harness) onNoEvictionServer() (valkey.Client, func(v string)) {
 		require.NoError(h.t, admin.Do(context.Background(), admin.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", v).Build()).Error())
 	}
 }
+
+// startWithSecret starts an app whose games draw the secret at symbol
+// indexes idx (secretRNG) and waits until it polls.
+func (h *harness) startWithSecret(idx ...byte) *running {
+	r := h.start(nil, WithRandom(secretRNG(idx...)))
+	h.waitLeader(r)
+	return r
+}
+
+// newTelegramLimitsHarness starts a bot and an emulator both at Telegram's
+// own limits (30 messages/s overall, 1/s per chat, 20/min per group).
+func newTelegramLimitsHarness(t *testing.T) (*harness, *running) {
+	h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(tgemu.DefaultLimits())),
+		"TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
+	r := h.start(nil)
+	h.waitLeader(r)
+	return h, r
+}
+
+// addKnownChats makes n private chats from first on known to the emulator
+// and to r's broadcast audience.
+func (h *harness) addKnownChats(r *running, first int64, n int) {
+	h.t.Helper()
+	for i := range n {
+		chat := first + int64(i)
+		h.emu.AddChat(models.Chat{ID: chat, Type: models.ChatTypePrivate, FirstName: "U"})
+		require.NoError(h.t, r.app.audience.AddChat(context.Background(), chat))
+	}
+}
