@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/internal/intake"
 )
 
 // Callback data (the callback_data of an inline keyboard button) is at most
@@ -186,7 +188,7 @@ func (a *App) answerCallback(ctx context.Context, id, text string) {
 			if errors.As(err, &tm) && tm.RetryAfter > 0 {
 				wait = time.Duration(tm.RetryAfter) * time.Second
 			}
-			if sleepCtx(ctx, wait) != nil {
+			if intake.SleepCtx(ctx, wait) != nil {
 				break
 			}
 		}
@@ -202,17 +204,6 @@ func (a *App) answerCallback(ctx context.Context, id, text string) {
 		return
 	}
 	a.m.callbacks.WithLabelValues("answered").Inc()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // isCallbackQuery matches callback_query updates.

@@ -138,14 +138,7 @@ func (s *scene) await(ctx context.Context, chat int64, idx int, text string) err
 
 // at sleeps until offset d into the scene.
 func (s *scene) at(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(time.Until(s.start.Add(d)))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("demo: scene: %w", ctx.Err())
-	}
+	return sleepCtx(ctx, time.Until(s.start.Add(d)))
 }
 
 // play runs the whole script and returns when every actor is done and every
