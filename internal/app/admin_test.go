@@ -69,9 +69,6 @@ func TestAdminCommands(t *testing.T) {
 		{"list", adminID, "/weights", "Chat weights, for replies and notifications alike (others: 1):\n• chat -100777: 300\n• chat 42: 5"},
 		{"dlq empty", adminID, "/dlq", "No dead letters."},
 		{"broadcast without text", adminID, "/broadcast", "❌ Missing text. Usage: /broadcast <text>"},
-		{"broadcast stop without id", adminID, "/broadcast stop", "❌ Missing broadcast id. Usage: /broadcast stop <id> (the id, like bc_01H…, is shown when the broadcast is sent)"},
-		{"broadcast stop malformed id", adminID, "/broadcast stop xyz", `❌ "xyz" is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>`},
-		{"broadcast stop unknown id", adminID, "/broadcast stop bc_01ARZ3NDEKTSV4RRFFQ69G5FAV", "❌ No broadcast bc_01ARZ3NDEKTSV4RRFFQ69G5FAV (unknown, or finished more than a day ago)."},
 	} {
 		from := user(tc.from, "U")
 		require.Equal(t, tc.want, h.ask(0, from, tc.text), tc.name)

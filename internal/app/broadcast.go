@@ -46,9 +46,13 @@ const (
 	toastWasCancelled = "This broadcast was cancelled: nothing was sent."
 )
 
-// onBroadcast handles /broadcast <text> and /broadcast stop <id>. A text is
+// onBroadcast handles /broadcast <text> and /broadcast stop <id>. Only
+// "stop" followed by the id of a broadcast the notifier knows (running,
+// stopped or finished within its progress TTL) stops one; any other text,
+// "stop test" or a lone "stop" included, is a text to broadcast. A text is
 // not sent at once: the admin gets a preview (previewBroadcast) and only
-// its Send button starts the fan-out (onBroadcastTap).
+// its Send button starts the fan-out (onBroadcastTap), so a stop command
+// with a mistyped id costs a Cancel, not a broadcast.
 func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	m := u.Message
 	c, _ := a.cmd(u)
@@ -56,15 +60,17 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, m, "❌ Missing text. Usage: /broadcast <text>")
 		return
 	}
-	if f := strings.Fields(c.Args); len(f) == 1 && f[0] == "stop" {
-		// "/broadcast stop" is the stop command missing its id, not a
-		// broadcast of the word "stop".
-		a.reply(ctx, m, "❌ Missing broadcast id. Usage: /broadcast stop <id> (the id, like bc_01H…, is shown when the broadcast is sent)")
-		return
-	}
 	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
-		a.reply(ctx, m, a.stopBroadcast(ctx, m.From.ID, f[1]))
-		return
+		_, err := a.notifier.Progress(ctx, f[1])
+		switch {
+		case err == nil:
+			a.reply(ctx, m, a.stopBroadcast(ctx, m.From.ID, f[1]))
+			return
+		case !errors.Is(err, notifier.ErrInvalid) && !errors.Is(err, notifier.ErrUnknownBroadcast):
+			runOf(ctx).fail(err)
+			return
+		}
+		// Not a broadcast's id: a text to broadcast.
 	}
 	a.previewBroadcast(ctx, u, strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):]))
 }

@@ -458,3 +458,36 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 	quiet(late)
 	require.Len(t, h.progressMsgs(), 1, "no other broadcast started")
 }
+
+// TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast: only "/broadcast
+// stop <id>" with the id of a broadcast the notifier knows stops one; "stop
+// test", a lone "stop", or "stop" with an id of the right shape that no
+// broadcast has are texts, answered with the preview of exactly that text
+// (whose Send/Cancel protects against a mistyped stop), and nothing is
+// stopped or audited. A known broadcast's id still stops it.
+func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	admin := user(adminID, "Admin")
+	h.say(0, admin, "/start")
+	h.texts(adminID, 1)
+	for _, text := range []string{"stop test", "stop", "stop bc_01ARZ3NDEKTSV4RRFFQ69G5FAV", "stop  test"} {
+		pv, buttons := h.broadcastPreview(text)
+		require.Equal(t, previewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
+		require.Contains(t, buttons, "✅ Send", "the preview of %q can be sent", text)
+	}
+	es, err := r.app.auditLog.Last(context.Background(), 10)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing was stopped or sent")
+
+	// The id of a known broadcast stops it.
+	ctx := context.Background()
+	id, err := r.app.Notifier().Broadcast(ctx, []int64{adminID}, notifier.Message{Text: "x"})
+	require.NoError(t, err)
+	_, err = r.app.Notifier().StopBroadcast(ctx, id)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(h.ask(0, admin, "/broadcast stop "+id), "Broadcast "+id+" was already stopped."),
+		"/broadcast stop <a known id> answers as a stop")
+}
