@@ -27,7 +27,7 @@ func main() {
 }
 
 func run() int {
-	quick := flag.Bool("quick", false, "play the short scene (about 10 s)")
+	quick := flag.Bool("quick", false, "play the short scene (under a minute)")
 	bot := flag.String("bot", "", "run this bot binary instead of building ./cmd/bot")
 	valkeyURL := flag.String("valkey-url", "", "use this empty Valkey/Redis database instead of starting a throwaway server")
 	race := flag.Bool("race", false, "build the bot with the race detector")
