@@ -2,6 +2,14 @@
 GO      ?= go
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bench/*')
 
+# The Valkey 8 build provided beside the checkout (../shared/valkey/bin, see its README), when present,
+# comes first on PATH, so valkey-benchmark and valkey-cli come from it too; scripts/ensure-valkey.sh and
+# internal/valkeyserver prefer its valkey-server on their own (then valkey-server, then redis-server on PATH).
+VALKEY_BIN_DIR ?= $(abspath $(CURDIR)/../shared/valkey/bin)
+ifneq ($(wildcard $(VALKEY_BIN_DIR)/valkey-server),)
+export PATH := $(VALKEY_BIN_DIR):$(PATH)
+endif
+
 .PHONY: test fmt-check vet bench bench-lanes build clean demo
 
 ## test: gofmt check, go vet (also of the bench module), the whole suite with -race, then the lanes suite again on a Valkey Cluster
@@ -21,19 +29,19 @@ vet:
 ## fairness vs a FIFO, weighted share, Telegram budget use with 1 and 2 worker processes, broadcast enqueue;
 ## charts into docs/. A separate Go module (bench/go.mod), so the main module does not depend on asynq or gonum.
 bench:
-	./scripts/ensure-valkey.sh
+	./scripts/ensure-valkey.sh benchmarks
 	@command -v redis-benchmark >/dev/null 2>&1 || command -v valkey-benchmark >/dev/null 2>&1 || \
 		{ echo "make bench needs redis-benchmark or valkey-benchmark (Debian: apt-get install redis-tools)"; exit 1; }
 	cd bench && $(GO) run . -docs ../docs $(BENCH_FLAGS)
 
 ## bench-lanes: the lanes Go benchmarks (jobs/s) against a throwaway server
 bench-lanes:
-	./scripts/ensure-valkey.sh
+	./scripts/ensure-valkey.sh benchmarks
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lanes/
 
 ## demo: the whole system locally, no Telegram token: the real bot against a throwaway Valkey and the Bot API emulator
 demo:
-	./scripts/ensure-valkey.sh
+	./scripts/ensure-valkey.sh "the demo's processes"
 	$(GO) run ./cmd/demo $(DEMO_FLAGS)
 
 build:

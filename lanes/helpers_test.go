@@ -40,12 +40,12 @@ func newStore(tb testing.TB, opts ...lanes.Option) *lanes.Store {
 
 // clusterClient starts a dedicated single-node Valkey Cluster (all 16384
 // slots on one node) and returns a cluster client for it. CLUSTER KEYSLOT
-// needs cluster mode (a non-cluster Redis 7.0 answers "cluster support
+// needs cluster mode (a non-cluster server answers "cluster support
 // disabled"), and the cluster client refuses to build a command whose keys
 // span slots, so every multi-key script call is checked as it is sent.
-// (Redis 7.0 itself lets a script touch undeclared keys of another slot the
-// node owns, so the server alone would not catch a stray key: hence the
-// KEYSLOT check of every key afterwards.)
+// (Valkey 8.0, like Redis 7.0, lets a script without a shebang touch
+// undeclared keys of another slot the node owns, so the server alone would
+// not catch a stray key: hence the KEYSLOT check of every key afterwards.)
 func clusterClient(t *testing.T) valkey.Client {
 	t.Helper()
 	return valkeytest.StartCluster(t, 1).Client(t)

@@ -23,13 +23,18 @@ import (
 )
 
 // ErrNoServer is returned by Start, StartCluster and Binary when no server
-// binary is on PATH. Setting VALKEY_URL does not avoid it: VALKEY_URL only
-// replaces the tests' shared standalone server (valkeytest.Shared), while
-// the cluster suite, dedicated test servers, the Examples and the demo
-// always start a server.
-var ErrNoServer = errors.New("valkeyserver: no valkey-server or redis-server on PATH, needed to start a throwaway server " +
-	"(VALKEY_URL does not replace it); install one (Debian: apt-get install redis-server; " +
+// binary is found (see Binary for where it looks). Setting VALKEY_URL does
+// not avoid it: VALKEY_URL only replaces the tests' shared standalone server
+// (valkeytest.Shared), while the cluster suite, dedicated test servers, the
+// Examples and the demo always start a server.
+var ErrNoServer = errors.New("valkeyserver: no valkey-server or redis-server on PATH (nor in ../shared/valkey/bin beside the checkout), " +
+	"needed to start a throwaway server (VALKEY_URL does not replace it); install one (Debian: apt-get install redis-server; " +
 	"`make test` run as root on Debian installs it)")
+
+// BinDirEnv names a directory searched for valkey-server before PATH. Unset,
+// it is the Valkey build provided beside the checkout,
+// <repository top>/../shared/valkey/bin, when that exists.
+const BinDirEnv = "VALKEY_BIN_DIR"
 
 // Server is a running (or external) Valkey/Redis server.
 type Server struct {
@@ -71,14 +76,90 @@ func Start(mode string, opts Options) (*Server, error) {
 	return nil, fmt.Errorf("valkeyserver: mode %q: want standalone or cluster", mode)
 }
 
-// Binary returns the path of valkey-server or redis-server on PATH.
+// Binary returns the server binary that Start and StartCluster run, the
+// first of: valkey-server in $VALKEY_BIN_DIR (default: ../shared/valkey/bin
+// beside the repository's top directory, found upwards from the working
+// directory), valkey-server on PATH, redis-server on PATH. Valkey comes
+// first: it is the engine the bot runs on in production. Errors:
+// ErrNoServer.
 func Binary() (string, error) {
+	dir, ok := os.LookupEnv(BinDirEnv)
+	if !ok {
+		dir = sharedBinDir()
+	}
+	return findBinary(dir, exec.LookPath)
+}
+
+// findBinary is Binary's search with the directory searched first (may be
+// empty) and PATH's lookup given.
+func findBinary(dir string, lookPath func(string) (string, error)) (string, error) {
+	if dir != "" {
+		p := filepath.Join(dir, "valkey-server")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
 	for _, name := range []string{"valkey-server", "redis-server"} {
-		if p, err := exec.LookPath(name); err == nil {
+		if p, err := lookPath(name); err == nil {
 			return p, nil
 		}
 	}
 	return "", ErrNoServer
+}
+
+// sharedBinDir is <repository top>/../shared/valkey/bin, the repository's
+// top being the nearest directory upwards from the working directory that
+// holds .git (a directory, or a file in a worktree); "" when there is none.
+func sharedBinDir() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return filepath.Join(filepath.Dir(dir), "shared", "valkey", "bin")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// Version runs bin --version and returns its name and version, e.g.
+// "valkey-server 8.0.1" or "redis-server 7.0.15". Errors: the command's, or
+// an output without "v=<version>".
+func Version(bin string) (string, error) {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("valkeyserver: %s --version: %w", bin, err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if v, ok := strings.CutPrefix(f, "v="); ok {
+			name := "redis-server"
+			if strings.HasPrefix(strings.ToLower(string(out)), "valkey") {
+				name = "valkey-server"
+			}
+			return name + " " + v, nil
+		}
+	}
+	return "", fmt.Errorf("valkeyserver: %s --version: no version in %q", bin, strings.TrimSpace(string(out)))
+}
+
+// Describe names the server binary Start would run, its version and path,
+// e.g. "valkey-server 8.0.1 (/work/shared/valkey/bin/valkey-server)", for
+// test logs and benchmark reports. Errors: ErrNoServer; Version's.
+func Describe() (string, error) {
+	bin, err := Binary()
+	if err != nil {
+		return "", err
+	}
+	v, err := Version(bin)
+	if err != nil {
+		return "", err
+	}
+	return v + " (" + bin + ")", nil
 }
 
 // External returns the server at redis:// URL u, started by someone else
@@ -177,6 +258,15 @@ func (s *Server) Stop() {
 
 // ErrExternal is returned by Restart for a server this package did not start.
 var ErrExternal = errors.New("valkeyserver: cannot restart an external server (VALKEY_URL)")
+
+// Binary is the path of the server binary running this server (the first
+// node's, for a cluster); "" for an external server.
+func (s *Server) Binary() string {
+	if len(s.cluster) > 0 {
+		return s.cluster[0].binary
+	}
+	return s.binary
+}
 
 // Restart stops the server process (a standalone server only) and starts it
 // again on the same port and directory (with AppendOnly, acknowledged

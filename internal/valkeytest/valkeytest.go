@@ -10,7 +10,10 @@
 // killed: the server runs with a parent-death signal). When VALKEY_URL is set
 // (for example redis://127.0.0.1:6379/0), that server is used instead of the
 // shared standalone one; Start, StartCluster and the cluster mode always
-// start a server, so they need a server binary on PATH even then.
+// start a server, so they need a server binary even then: valkey-server
+// from ../shared/valkey/bin beside the checkout, else valkey-server, else
+// redis-server on PATH (valkeyserver.Binary). Shared logs, once per test
+// binary, which server and version the suite runs on (go test -v shows it).
 //
 // Every test gets its own namespace (a string safe to use as a hash tag), so
 // tests sharing one server can run in parallel without seeing each other's
@@ -99,12 +102,33 @@ func Shared(tb testing.TB) *Server {
 		}
 		if s != nil {
 			shared.srv = &Server{s}
+			// Once per test binary: which engine the suite runs on.
+			tb.Logf("valkeytest: shared %s server at %s: %s", modeName(s), s.Addr, describe(s))
 		}
 	})
 	if shared.err != nil {
 		tb.Fatalf("valkeytest: %v", shared.err)
 	}
 	return shared.srv
+}
+
+func modeName(s *valkeyserver.Server) string {
+	if s.Cluster() {
+		return "cluster"
+	}
+	return "standalone"
+}
+
+// describe names the server's binary and version, or says it is external.
+func describe(s *valkeyserver.Server) string {
+	if s.Binary() == "" {
+		return "external (VALKEY_URL)"
+	}
+	v, err := valkeyserver.Version(s.Binary())
+	if err != nil {
+		return err.Error()
+	}
+	return v + " (" + s.Binary() + ")"
 }
 
 // Start starts a dedicated server for one test (for tests that restart or

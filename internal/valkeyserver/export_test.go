@@ -1,0 +1,4 @@
+package valkeyserver
+
+// SharedBinDir exposes sharedBinDir to the tests.
+var SharedBinDir = sharedBinDir
