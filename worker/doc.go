@@ -9,10 +9,20 @@
 // next job, claimable at the ack, may be an edit of this message), but a
 // failing record never holds the ack back: it is retried after the ack.
 //
-// Concurrency: one claim loop feeds Config.Senders senders (see Run). A
-// claim returns heads of one lane; they are sent one after another, and a
-// failure releases the rest, so with Ordered queues a chat's messages arrive
-// in enqueue order with any number of senders and workers.
+// Concurrency: one claim loop feeds the senders (see Run). How many
+// batches are sent at once follows the budget, not a constant (Little's
+// law): ClaimRate × the measured time one message holds its sender (the Bot
+// API round trip and the settle) × 1.25 + 2, at least Config.MinSenders and
+// at most Config.Senders (the cap that bounds goroutines and connections,
+// DefaultSenders 512): so a bot 300 ms away from Telegram keeps about 14
+// sends in flight at 30/s and about 377 at 1,000/s, and the number follows
+// Telegram's latency as it changes. A claim returns heads of one lane; they
+// are sent one after another, and a failure releases the rest, so with
+// Ordered queues a chat's messages arrive in enqueue order with any number
+// of senders and workers (a chat's own rate is therefore at most one
+// message per round trip). The transport (NewTransport) keeps its
+// connections alive, speaks HTTP/2 where the server offers it and opens at
+// most Senders+2 connections to the Bot API host.
 //
 // Error table (one decision per row; sources: Telegram Bot API
 // "Making requests" / ResponseParameters, Bot FAQ on limits, and the error
@@ -96,8 +106,11 @@
 // codemojex_worker_dead_lettered_total{reason},
 // codemojex_worker_retried_total, codemojex_worker_too_many_requests_total,
 // codemojex_worker_global_pauses_total,
-// codemojex_worker_send_duration_seconds,
-// codemojex_worker_claim_duration_seconds, codemojex_worker_in_flight,
+// codemojex_worker_send_duration_seconds{method} (Bot API round trips),
+// codemojex_worker_claim_duration_seconds, codemojex_worker_in_flight
+// (jobs claimed, not settled), codemojex_worker_sends_in_flight (Bot API
+// calls awaiting their answer), codemojex_worker_senders (batches sent at
+// once now),
 // codemojex_worker_unknown_outcome_total (sends written but not answered),
 // codemojex_worker_settle_retries_total (settling calls retried),
 // codemojex_worker_edits_sent_fresh_total (edits sent as a new message).

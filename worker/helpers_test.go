@@ -41,6 +41,8 @@ type envOpts struct {
 	emuLimits   tgemu.Limits    // emulator side
 	strictChats bool            // no WithAllowAnyChat
 	maxAttempts int
+	// latency is the emulator's answer delay (tgemu.WithLatency).
+	latency time.Duration
 	// srv is a dedicated server (valkeytest.Start) for a test that stalls
 	// or reconfigures it; nil means the shared one.
 	srv *valkeytest.Server
@@ -50,7 +52,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
 	t.Cleanup(cancel)
-	emuOpts := []tgemu.Option{tgemu.WithToken(token), tgemu.WithLimits(o.emuLimits)}
+	emuOpts := []tgemu.Option{tgemu.WithToken(token), tgemu.WithLimits(o.emuLimits), tgemu.WithLatency(o.latency)}
 	if !o.strictChats {
 		emuOpts = append(emuOpts, tgemu.WithAllowAnyChat())
 	}
@@ -256,4 +258,19 @@ func (e *env) copiesOf(chat int64, text string) int {
 		}
 	}
 	return n
+}
+
+// gauge reads gauge name (no labels) from the test's registry.
+func (e *env) gauge(name string) float64 {
+	e.t.Helper()
+	mfs, err := e.reg.Gather()
+	require.NoError(e.t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
 }

@@ -15,9 +15,11 @@ type metrics struct {
 	retried       prometheus.Counter
 	tooMany       prometheus.Counter
 	globalPauses  prometheus.Counter
-	sendLatency   prometheus.Histogram
+	apiLatency    *prometheus.HistogramVec // by Bot API method
 	claimLatency  prometheus.Histogram
 	inFlight      prometheus.Gauge
+	sendsInFlight prometheus.Gauge // Bot API calls of sends waiting for their answer
+	senders       prometheus.Gauge // batches the worker sends at once now (concurrency from the budget)
 	unknown       prometheus.Counter
 	settleRetries prometheus.Counter
 	freshBoards   prometheus.Counter // edits sent as a new message (message gone or too old)
@@ -46,16 +48,23 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		globalPauses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_global_pauses_total", Help: "Global pauses of the store (global flood signal, 401).",
 		}),
-		sendLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "codemojex_worker_send_duration_seconds", Help: "sendMessage / editMessageText round trip, seconds.",
+		apiLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "codemojex_worker_send_duration_seconds", Help: "Bot API round trip (sendMessage, editMessageText, the warm-up's getMe), seconds, by method.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}),
+		}, []string{"method"}),
 		claimLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "codemojex_worker_claim_duration_seconds", Help: "lanes Claim round trip, seconds.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
 		}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "codemojex_worker_in_flight", Help: "Jobs claimed and not yet settled.",
+		}),
+		sendsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "codemojex_worker_sends_in_flight", Help: "Bot API calls (sendMessage, editMessageText) sent and not yet answered.",
+		}),
+		senders: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "codemojex_worker_senders",
+			Help: "Batches the worker sends at once now: rate x measured hold time x 1.25 + 2, within MinSenders..Senders.",
 		}),
 		unknown: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_unknown_outcome_total",
@@ -86,9 +95,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.retried = reg1(m.retried).(prometheus.Counter)
 	m.tooMany = reg1(m.tooMany).(prometheus.Counter)
 	m.globalPauses = reg1(m.globalPauses).(prometheus.Counter)
-	m.sendLatency = reg1(m.sendLatency).(prometheus.Histogram)
+	m.apiLatency = reg1(m.apiLatency).(*prometheus.HistogramVec)
 	m.claimLatency = reg1(m.claimLatency).(prometheus.Histogram)
 	m.inFlight = reg1(m.inFlight).(prometheus.Gauge)
+	m.sendsInFlight = reg1(m.sendsInFlight).(prometheus.Gauge)
+	m.senders = reg1(m.senders).(prometheus.Gauge)
 	m.unknown = reg1(m.unknown).(prometheus.Counter)
 	m.settleRetries = reg1(m.settleRetries).(prometheus.Counter)
 	m.freshBoards = reg1(m.freshBoards).(prometheus.Counter)

@@ -52,7 +52,10 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 	})
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, statusKey{}, box), w.cfg.SendTimeout)
 	defer cancel()
+	w.m.sendsInFlight.Inc()
+	defer w.m.sendsInFlight.Dec()
 	t0 := time.Now()
+	method := "sendMessage"
 	var (
 		m   *models.Message
 		err error
@@ -62,6 +65,7 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 		markup = json.RawMessage(p.Markup)
 	}
 	if p.IsEdit() {
+		method = "editMessageText"
 		m, err = w.bot.EditMessageText(ctx, &bot.EditMessageTextParams{
 			ChatID: chat, MessageID: p.MessageID, Text: p.Text, ParseMode: models.ParseMode(parseMode), ReplyMarkup: markup,
 		})
@@ -72,7 +76,7 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 		}
 		m, err = w.bot.SendMessage(ctx, params)
 	}
-	w.m.sendLatency.Observe(time.Since(t0).Seconds())
+	w.m.apiLatency.WithLabelValues(method).Observe(time.Since(t0).Seconds())
 	id := 0
 	if err == nil && m != nil {
 		id = m.ID
@@ -96,8 +100,9 @@ type next struct {
 // attempt used), so later messages never overtake an earlier one; on
 // shutdown (runCtx done) the jobs not started are released. Sends use
 // workCtx (cut ShutdownGrace after runCtx ends); settling uses drain
-// (see settle), which ends at the shutdown's drain deadline.
-func (w *Worker) runBatch(runCtx, workCtx, drain context.Context, jobs []lanes.Job) {
+// (see settle), which ends at the shutdown's drain deadline. It returns how
+// many jobs it sent (the rest were released or dead-lettered unsent).
+func (w *Worker) runBatch(runCtx, workCtx, drain context.Context, jobs []lanes.Job) int {
 	live := make([]atomic.Bool, len(jobs))
 	for i := range live {
 		live[i].Store(true)
@@ -115,7 +120,7 @@ func (w *Worker) runBatch(runCtx, workCtx, drain context.Context, jobs []lanes.J
 				w.release(drain, jobs[j])
 				done(j)
 			}
-			return
+			return i
 		}
 		nx := w.process(workCtx, drain, jobs[i])
 		done(i)
@@ -135,8 +140,9 @@ func (w *Worker) runBatch(runCtx, workCtx, drain context.Context, jobs []lanes.J
 			nx.after(sctx)
 			cancel()
 		}
-		return
+		return i + 1
 	}
+	return len(jobs)
 }
 
 func decodeQuiet(p []byte) tgjob.Job {

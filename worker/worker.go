@@ -29,13 +29,23 @@ type Config struct {
 	// ServerURL is the Bot API server [https://api.telegram.org]; tests
 	// give the emulator's URL.
 	ServerURL string
-	// HTTPClient sends the requests [an http.Client keeping Senders+2 idle
-	// connections per host]; per-request timeouts come from SendTimeout.
+	// HTTPClient sends the requests [an http.Client on NewTransport(Senders):
+	// keep-alive, HTTP/2 where offered, Senders+2 connections per host];
+	// per-request timeouts come from SendTimeout.
 	HTTPClient *http.Client
-	// Senders is how many batches are sent at once, each by one goroutine
-	// in order [8]. A batch is one lane's turn of the ring: up to
-	// min(weight, BatchMax) consecutive messages of one chat.
+	// Senders is the most batches sent at once, each by one goroutine in
+	// order: the upper bound of the worker's concurrency [DefaultSenders,
+	// 512; at most lanes.MaxClaim]. A batch is one lane's turn of the ring:
+	// up to min(weight, BatchMax) consecutive messages of one chat, sent one
+	// after another. How many are used follows the budget (see Run):
+	// ClaimRate × the measured time a message holds its sender, with
+	// headroom, at least MinSenders. The cap bounds memory and sockets (see
+	// DefaultSenders for the cost).
 	Senders int
+	// MinSenders is the fewest batches sent at once [DefaultMinSenders, 4;
+	// at most Senders]. MinSenders = Senders fixes the concurrency (the
+	// worker before concurrency followed the budget: 8 and 8).
+	MinSenders int
 	// BatchMax caps the messages one claim hands to one sender [16]. It
 	// must be at least the highest lane weight that should take effect: a
 	// lane of weight w gets up to w messages per turn of the ring, which is
@@ -47,6 +57,8 @@ type Config struct {
 	// catches up by at most claimCredit (4) messages, so no burst of more
 	// than 5 builds up)
 	// [0: no spreading].
+	// It is also the rate the concurrency is sized for (Senders): 0 means
+	// unknown, and the worker then keeps Senders batches at once.
 	// Set it to the global rate (the bot's TELEGRAM_GLOBAL_RATE): the budget
 	// is then spent as it refills instead of in bursts, and a burst would
 	// let the other senders serve several turns of the ring while one
@@ -105,9 +117,13 @@ func (c *Config) defaults() {
 		}
 	}
 	if c.Senders <= 0 {
-		c.Senders = 8
+		c.Senders = DefaultSenders
 	}
 	c.Senders = min(c.Senders, lanes.MaxClaim)
+	if c.MinSenders <= 0 {
+		c.MinSenders = DefaultMinSenders
+	}
+	c.MinSenders = min(c.MinSenders, c.Senders)
 	if c.BatchMax <= 0 {
 		c.BatchMax = 16
 	}
@@ -125,14 +141,7 @@ func (c *Config) defaults() {
 		c.GlobalFloodChats = 3
 	}
 	if c.HTTPClient == nil {
-		// http.DefaultTransport keeps only 2 idle connections per host:
-		// with more senders, connections would be closed and re-dialled
-		// (a TLS handshake to Telegram) all the time, which costs latency
-		// and, worse, makes the delay between a claim (when lanes counts
-		// the message) and its arrival (when Telegram counts it) jittery.
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = c.Senders + 2
-		c.HTTPClient = &http.Client{Transport: tr}
+		c.HTTPClient = &http.Client{Transport: NewTransport(c.Senders)}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -162,6 +171,8 @@ type Worker struct {
 	inflight atomic.Int64 // jobs claimed and not yet settled
 	batches  atomic.Int64 // batches being sent (busy senders)
 	freed    chan struct{}
+	// hold estimates how long one message holds its sender (concurrency.go).
+	hold holdEstimate
 }
 
 // New returns a worker for n's store. Errors: a missing token or notifier,
@@ -215,6 +226,18 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 // shutdown, or an error (redacted) when the wake-up subscription cannot be
 // set up. Run must not be called twice at once on one Worker.
 //
+// Concurrency follows the budget: the loop keeps up to
+// sendersFor(ClaimRate, hold, MinSenders, Senders) batches at once, where
+// hold is the measured time one message holds its sender (its Bot API round
+// trip and settle; first measured by the warm-up's getMe calls), so the
+// senders in use grow when Telegram answers slowly and shrink when it
+// answers fast again (Little's law, see concurrency.go); metrics
+// codemojex_worker_senders and codemojex_worker_sends_in_flight. The limits
+// never depend on it: lanes counts every send against the global and
+// per-chat budgets from its claim until one window after its settle, and an
+// ordered lane with a job in flight is not served, so neither the limits nor
+// a chat's order change with the number of senders.
+//
 // One claim loop feeds the senders: while a sender is free it claims with
 // Max = BatchMax (a claim returns up to min(weight, BatchMax) heads of one
 // lane), hands the batch to a goroutine that sends it in order, and, with no slot free or nothing
@@ -254,9 +277,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	queues := tgjob.Queues()
 	zeros := 0
 	var next time.Time // earliest next claim (ClaimRate)
-	w.log.Info("worker started", slog.Int("senders", w.cfg.Senders))
+	w.log.Info("worker started", slog.Int("senders_max", w.cfg.Senders), slog.Int("senders_min", w.cfg.MinSenders),
+		slog.Int("senders", w.senders()), slog.Duration("hold", w.hold.get()))
 	for ctx.Err() == nil {
-		free := w.cfg.Senders - int(w.batches.Load())
+		free := w.senders() - int(w.batches.Load())
 		if free <= 0 {
 			select {
 			case <-w.freed:
@@ -294,7 +318,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				defer w.batchDone()
-				w.runBatch(ctx, workCtx, drain, c.Jobs)
+				t0 := time.Now()
+				if sent := w.runBatch(ctx, workCtx, drain, c.Jobs); sent > 0 {
+					w.hold.observe(time.Since(t0) / time.Duration(sent))
+				}
 			}()
 			continue
 		}
@@ -317,27 +344,43 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// warmUp opens the senders' connections before the first claim with one
-// getMe per sender, concurrently (getMe sends no message, so no flood limit
-// counts it). Without it the first sends pay for dialling (and TLS) after
-// their claim, while later ones do not: the claim-to-arrival delay then
-// varies by more than the Limits margin and Telegram could count more
-// messages in one second than lanes did. Failures are only logged.
+// senders is how many batches the worker sends at once now (see Run).
+func (w *Worker) senders() int {
+	n := sendersFor(w.cfg.ClaimRate, w.hold.get(), w.cfg.MinSenders, w.cfg.Senders)
+	w.m.senders.Set(float64(n))
+	return n
+}
+
+// warmUp opens the senders' connections before the first claim with
+// getMe calls (getMe sends no message, so no flood limit counts it), and
+// measures the round trip the concurrency starts from: MinSenders calls at
+// once, then as many more as the measured round trip needs (senders), so
+// the first sends neither pay for dialling (and TLS) nor wait for senders
+// the budget needs. Failures are only logged.
 func (w *Worker) warmUp(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.SendTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	var last atomic.Value
-	for range w.cfg.Senders {
-		wg.Go(func() {
-			if _, err := w.bot.GetMe(ctx); err != nil {
-				failed.Add(1)
-				last.Store(w.redactor.Error(err))
-			}
-		})
+	open := func(n int) {
+		for range n {
+			wg.Go(func() {
+				t0 := time.Now()
+				_, err := w.bot.GetMe(ctx)
+				w.m.apiLatency.WithLabelValues("getMe").Observe(time.Since(t0).Seconds())
+				if err != nil {
+					failed.Add(1)
+					last.Store(w.redactor.Error(err))
+					return
+				}
+				w.hold.observe(time.Since(t0))
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	open(w.cfg.MinSenders)
+	open(w.senders() - w.cfg.MinSenders)
 	if n := failed.Load(); n > 0 {
 		w.log.Warn("warm-up getMe failed", slog.Int("failed", int(n)), slog.Any("err", last.Load()))
 	}

@@ -82,8 +82,14 @@ type Config struct {
 	// (TELEGRAM_WEBHOOK_SECRET; 1-256 characters of A-Z a-z 0-9 _ -):
 	// a request without it in X-Telegram-Bot-Api-Secret-Token is refused.
 	WebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET"`
-	// Workers is the number of concurrent senders per process (WORKERS).
-	Workers int `env:"WORKERS" envDefault:"8"`
+	// Workers is the most sends one process has in flight at once
+	// (WORKERS, 1..1000): the upper bound of its concurrency, which
+	// otherwise follows the budget (worker.Config.Senders: the global
+	// rate × the measured Bot API round trip × 1.25 + 2, at least 4). The
+	// default 512 covers 1,000 messages/s at a 400 ms round trip; each
+	// sender in use costs a goroutine and a kept-alive connection (about
+	// 40 KiB with TLS, one file descriptor).
+	Workers int `env:"WORKERS" envDefault:"512"`
 	// WorkerLease is how long a worker holds a claimed message before
 	// another worker may take it over (WORKER_LEASE, a Go duration): after a
 	// worker process dies, its in-flight messages (and, queues being
@@ -424,8 +430,8 @@ func (c Config) validate() error {
 	if err := c.validWebhook(); err != nil {
 		return err
 	}
-	if c.Workers < 1 || c.Workers > 256 {
-		return &Error{Var: "WORKERS", Want: fmt.Sprintf("concurrent senders per process, 1..256; got %d", c.Workers)}
+	if c.Workers < 1 || c.Workers > 1000 {
+		return &Error{Var: "WORKERS", Want: fmt.Sprintf("most sends in flight per process, 1..1000; got %d", c.Workers)}
 	}
 	if c.WorkerLease < time.Second || c.WorkerLease > time.Hour {
 		return &Error{Var: "WORKER_LEASE", Want: fmt.Sprintf("a duration from 1s to 1h, e.g. 30s; got %v", c.WorkerLease)}

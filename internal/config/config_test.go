@@ -28,7 +28,7 @@ func TestFromEnvDefaults(t *testing.T) {
 	require.Equal(t, 1, c.ChatRate)
 	require.Equal(t, 20, c.GroupRate)
 	require.Equal(t, "all", c.Role)
-	require.Equal(t, 8, c.Workers)
+	require.Equal(t, 512, c.Workers)
 	require.Equal(t, ":8080", c.HTTPAddr)
 	require.Empty(t, c.AdminIDs)
 	require.False(t, c.IsAdmin(1))
@@ -140,6 +140,7 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"group rate", []string{"TELEGRAM_GROUP_RATE=-1"}, "TELEGRAM_GROUP_RATE"},
 		{"role", []string{"BOT_ROLE=both"}, "BOT_ROLE"},
 		{"workers", []string{"WORKERS=0"}, "WORKERS"},
+		{"workers above the cap", []string{"WORKERS=1001"}, "WORKERS"},
 		{"workers text", []string{"WORKERS=many"}, "WORKERS"},
 		{"worker lease without unit", []string{"WORKER_LEASE=30"}, "WORKER_LEASE"},
 		{"worker lease text", []string{"WORKER_LEASE=soon"}, "WORKER_LEASE"},

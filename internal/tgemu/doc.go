@@ -34,7 +34,8 @@
 // answered once, within CallbackAnswerTimeout of the tap, else 400 "query
 // is too old and response timeout expired or query ID is invalid") and
 // transport faults (see Fault; HeldResponse delivers a message and never
-// answers), mark messages deleted or too old to edit (DeleteMessage,
+// answers), answer every request after a network latency (WithLatency,
+// SetLatency: half before processing, half after), mark messages deleted or too old to edit (DeleteMessage,
 // MakeUneditable), and records everything the bot
 // did (Messages, Requests, Stats) with wait helpers that block on change
 // notifications rather than polling (WaitForMessages, WaitUntil).

@@ -3,6 +3,7 @@ package tgemu_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -272,4 +273,51 @@ func TestHeldResponseDeliversThenClosesWithoutAnswer(t *testing.T) {
 	require.Len(t, emu.Messages(11), 2, "delivered although the client gave up")
 	reqs := emu.Requests()
 	require.Equal(t, tgemu.FaultHold, reqs[len(reqs)-1].Fault)
+}
+
+// WithLatency answers every request d after it arrived and counts the
+// message halfway (the way to Telegram), composes with a fault (an
+// injected 429 still comes after the full delay) and changes at run time;
+// many requests wait at once, not one after another.
+func TestLatencyDelaysEveryAnswer(t *testing.T) {
+	const d = 300 * time.Millisecond
+	ctx := testCtx(t)
+	emu := testkit.NewEmulator(t, tgemu.WithLatency(d), tgemu.WithAllowAnyChat())
+	b := newBot(t, emu)
+
+	start := time.Now()
+	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 1, Text: "far"})
+	require.NoError(t, err)
+	elapsed := time.Since(start)
+	require.GreaterOrEqual(t, elapsed, d, "answered after the latency")
+	msgs := emu.Messages(1)
+	require.Len(t, msgs, 1)
+	require.GreaterOrEqual(t, msgs[0].Time.Sub(start), d/2, "processed after the way there")
+	require.Less(t, msgs[0].Time.Sub(start), d, "processed before the way back")
+
+	emu.InjectFault(tgemu.TooManyRequests(3).For("sendMessage"))
+	start = time.Now()
+	err = sendErr(ctx, b, 1)
+	var tm *bot.TooManyRequestsError
+	require.ErrorAs(t, err, &tm)
+	require.GreaterOrEqual(t, time.Since(start), d, "a fault's answer also comes after the latency")
+
+	// 20 requests at once take about one latency, not 20.
+	start = time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = b.GetMe(ctx) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	require.Less(t, time.Since(start), 5*d, "concurrent requests wait in parallel")
+
+	emu.SetLatency(0)
+	start = time.Now()
+	_, err = b.GetMe(ctx)
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), d, "latency switched off")
 }

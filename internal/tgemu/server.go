@@ -39,6 +39,7 @@ type config struct {
 	logger       *slog.Logger
 	now          func() time.Time
 	localServer  bool
+	latency      time.Duration
 	// webhook delivery: answer timeout, retry delay
 	webhookTimeout, webhookRetry time.Duration
 }
@@ -72,6 +73,15 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // messages (also their "date") and drives the sliding windows of the flood
 // limits. Long-poll timeouts and injected delays always use real time.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithLatency makes the emulator answer every request but getUpdates d
+// after it arrived (real time): half of d passes before the request is
+// processed (the way to Telegram), half after (the way back), so a message
+// counts against the flood limits d/2 after the client sent it. It is what a
+// bot hosted far from Telegram's data centres sees (300 ms and more), and
+// it composes with injected faults (a FaultDelay adds to it). A cancelled
+// request is not processed. Change it at run time with SetLatency.
+func WithLatency(d time.Duration) Option { return func(c *config) { c.latency = max(d, 0) } }
 
 // Emulator is a running Telegram Bot API emulator. Create it with New and
 // stop it with Close. All methods are safe for concurrent use.
@@ -113,6 +123,7 @@ type Emulator struct {
 	answers                      []CallbackAnswer
 	nextCallback                 int64
 	inflight                     int // requests being handled
+	latency                      time.Duration
 }
 
 // New starts an emulator listening on 127.0.0.1 on a free port. Call Close
@@ -154,6 +165,7 @@ func New(opts ...Option) (*Emulator, error) {
 		localServer:    cfg.localServer,
 		webhookTimeout: cfg.webhookTimeout,
 		webhookRetry:   cfg.webhookRetry,
+		latency:        cfg.latency,
 		chats:          make(map[int64]*chatState),
 		nextUpdateID:   1,
 		commands:       make(map[string][]models.BotCommand),
@@ -222,6 +234,25 @@ func (e *Emulator) SetLimits(l Limits) {
 	e.limits = l
 }
 
+// SetLatency changes WithLatency's answer delay from the next request on
+// (negative means 0).
+func (e *Emulator) SetLatency(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.latency = max(d, 0)
+}
+
+// latencyFor is the injected answer delay of a request for method (lower
+// case): WithLatency's, none for getUpdates (a long poll already waits).
+func (e *Emulator) latencyFor(method string) time.Duration {
+	if method == "getupdates" {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.latency
+}
+
 // SetAllowAnyChat switches WithAllowAnyChat on or off at run time.
 func (e *Emulator) SetAllowAnyChat(on bool) {
 	e.mu.Lock()
@@ -270,6 +301,15 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.Params = params
 	rec.ChatID, _ = strconv.ParseInt(strings.TrimSpace(params["chat_id"]), 10, 64)
 	c := &call{method: strings.ToLower(method), params: params}
+	// The way to Telegram (WithLatency): half the delay before processing,
+	// the rest (back) before any answer.
+	lat := e.latencyFor(c.method)
+	back := lat - lat/2
+	if !e.sleep(ctx, lat/2) {
+		rec.Canceled = true
+		e.record(ctx, &rec)
+		return
+	}
 
 	f := e.takeFault(c.method, rec.ChatID)
 	if f != nil {
@@ -283,6 +323,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		} else {
+			e.sleep(ctx, back)
 			e.applyFault(ctx, w, &rec, f)
 			return
 		}
@@ -299,6 +340,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if f != nil && f.AfterProcessing {
 		if f.Kind != FaultDelay {
+			e.sleep(ctx, back)
 			e.applyFault(ctx, w, &rec, f)
 			return
 		}
@@ -308,6 +350,9 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The way back (WithLatency). A request cancelled meanwhile was
+	// processed: it is recorded as answered (the client never reads it).
+	e.sleep(ctx, back)
 	e.finish(ctx, w, &rec, rep)
 }
 

@@ -1,0 +1,155 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// farLatency is a bot hosted far from Telegram's data centres: every Bot
+// API call answered 300 ms after it was sent.
+const farLatency = 300 * time.Millisecond
+
+// At 300 ms latency, with the global and per-chat limits enforced by the
+// emulator and by lanes: the worker runs more senders than the old fixed 8
+// (rate 40/s × 0.3 s × 1.25 + 2), every chat gets its messages in enqueue
+// order (weights > 1, replies and notifications mixed), the emulator never
+// answers 429 and no window holds more than the limits.
+func TestOrderAndLimitsHoldAtHighLatency(t *testing.T) {
+	t.Parallel()
+	const global, perChat = 40, 5
+	e := newEnv(t, envOpts{
+		limits:    notifier.Limits{GlobalPerSecond: global, PrivatePerSecond: perChat, Slack: notifier.DefaultSlack},
+		emuLimits: tgemu.ScaledLimits(global, perChat, 20),
+		latency:   farLatency,
+	})
+	const chats, per = 24, 8
+	for c := 1; c <= chats; c++ {
+		if c%4 == 0 {
+			require.NoError(t, e.store.Inspector().SetWeight(e.ctx, itoa(c), 3))
+		}
+	}
+	for i := range per {
+		for c := 1; c <= chats; c++ {
+			class := notifier.Reply
+			if c%2 == 0 {
+				class = notifier.Notification
+			}
+			e.notify(int64(c), fmt.Sprintf("c%d-%02d", c, i), class)
+		}
+	}
+	cfg := e.config()
+	cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, global
+	e.start(cfg)
+	for c := 1; c <= chats; c++ {
+		msgs := e.waitMsgs(int64(c), per)
+		want := make([]string, per)
+		for i := range want {
+			want[i] = fmt.Sprintf("c%d-%02d", c, i)
+		}
+		require.Equal(t, want, texts(msgs), "chat %d", c)
+	}
+	senders := e.gauge("codemojex_worker_senders")
+	require.GreaterOrEqual(t, senders, 16.0, "senders sized for 40/s at 300 ms")
+	st := e.emu.Stats()
+	require.Zero(t, st.TooManyRequests, "429s answered by the emulator")
+	require.LessOrEqual(t, e.emu.MaxAccepted(time.Second), global)
+	for c := 1; c <= chats; c++ {
+		require.LessOrEqual(t, e.emu.MaxAcceptedChat(int64(c), time.Second), perChat, "chat %d", c)
+	}
+	require.Empty(t, e.dead(tgjob.QueueReply))
+	require.Empty(t, e.dead(tgjob.QueueNotify))
+	t.Logf("senders %v, max/s overall %d", senders, e.emu.MaxAccepted(time.Second))
+}
+
+// At 300 ms latency, while only the global rate binds (12/s, 11 chats with
+// 16 messages each, no per-chat limit), the chat of weight 2 gets about
+// twice the median chat's messages over the first half of the deliveries.
+// (A chat's messages go one at a time, in order, so a chat's own rate is
+// at most 1 ÷ latency: the weighted share here, 2/s, stays below it.)
+func TestWeightHoldsAtHighLatency(t *testing.T) {
+	// Not parallel: CPU contention with other tests stretches the settle
+	// of a weighted chat's batch, which splits its turns.
+	const global, light, per = 12, 10, 16
+	e := newEnv(t, envOpts{limits: notifier.Limits{GlobalPerSecond: global, Slack: notifier.DefaultSlack}, latency: farLatency})
+	const heavy = int64(100)
+	require.NoError(t, e.store.Inspector().SetWeight(e.ctx, itoa(int(heavy)), 2))
+	chats := []int64{heavy}
+	for c := range light {
+		chats = append(chats, int64(c+1))
+	}
+	require.NoError(t, e.store.Inspector().Pause(e.ctx, -1))
+	for i := range per {
+		for _, c := range chats {
+			e.notify(c, fmt.Sprintf("%d-%d", c, i), notifier.Notification)
+		}
+	}
+	require.NoError(t, e.store.Inspector().Resume(e.ctx))
+	cfg := e.config()
+	cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, global
+	e.start(cfg)
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	msgs, err := e.emu.WaitForTotalMessages(ctx, len(chats)*per/2)
+	require.NoError(t, err)
+	count := map[int64]int{}
+	for _, m := range msgs[:len(chats)*per/2] {
+		count[m.ChatID]++
+	}
+	var others []int
+	for _, c := range chats[1:] {
+		others = append(others, count[c])
+	}
+	sort.Ints(others)
+	median := float64(others[len(others)/2])
+	require.Positive(t, median)
+	ratio := float64(count[heavy]) / median
+	t.Logf("weight 2 chat / median chat = %.2f (counts %v)", ratio, count)
+	require.GreaterOrEqual(t, ratio, 1.6, "counts %v", count)
+}
+
+// At 300 ms latency a broadcast fills the global budget (10/s, 40 chats),
+// then 5 other chats get a reply each: every reply arrives within 2 s (the
+// next budget slots go to replies: strict priority) while broadcast copies
+// are still waiting.
+func TestRepliesAheadOfBroadcastAtHighLatency(t *testing.T) {
+	t.Parallel()
+	const global = 10
+	e := newEnv(t, envOpts{limits: notifier.Limits{GlobalPerSecond: global, Slack: notifier.DefaultSlack}, latency: farLatency})
+	var audience []int64
+	for c := int64(1000); c < 1040; c++ {
+		audience = append(audience, c)
+	}
+	_, err := e.n.Broadcast(e.ctx, audience, notifier.Message{Text: "news"})
+	require.NoError(t, err)
+	cfg := e.config()
+	cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, global
+	e.start(cfg)
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	defer cancel()
+	_, err = e.emu.WaitForTotalMessages(ctx, 8) // the broadcast is under way
+	require.NoError(t, err)
+	asked := time.Now()
+	for c := int64(1); c <= 5; c++ {
+		e.notify(c, "reply", notifier.Reply)
+	}
+	var worst time.Duration
+	for c := int64(1); c <= 5; c++ {
+		worst = max(worst, e.waitMsgs(c, 1)[0].Time.Sub(asked))
+	}
+	got := 0
+	for _, c := range audience {
+		got += len(e.emu.Messages(c))
+	}
+	t.Logf("slowest reply %v; broadcast copies delivered by then %d of %d", worst, got, len(audience))
+	require.LessOrEqual(t, worst, 2*time.Second, "slowest reply")
+	require.Less(t, got, len(audience), "copies were still waiting when the replies went")
+}
