@@ -12,10 +12,12 @@ endif
 
 .PHONY: test fmt-check vet bench bench-lanes build clean demo
 
-## test: gofmt check, go vet (also of the bench module), the whole suite with -race, then the lanes suite again on a Valkey Cluster
+## test: gofmt check, go vet (also of the bench module), the whole suite with -race, the bench module's report
+## tests, then the lanes suite again on a Valkey Cluster
 test: fmt-check vet
 	./scripts/ensure-valkey.sh
 	$(GO) test -race -count=1 ./...
+	cd bench && $(GO) test -race -count=1 ./...
 	VALKEYTEST_MODE=cluster $(GO) test -race -count=1 ./lanes/
 
 fmt-check:
@@ -25,9 +27,11 @@ vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
-## bench: the benchmark table (a few minutes): lanes vs redis-benchmark and asynq, claim latency by lane count,
-## fairness vs a FIFO, weighted share, Telegram budget use with 1 and 2 worker processes, broadcast enqueue;
-## charts into docs/. A separate Go module (bench/go.mod), so the main module does not depend on asynq or gonum.
+## bench: the benchmark report (a few minutes): writes docs/benchmarks.md (the table, the machine, the server,
+## the commit, what each row measures) and its charts docs/bench-*.png. Its scenarios are registered in
+## bench/sections.go; the update intake's figures come from BenchmarkIntake (internal/app), which it runs.
+## A separate Go module (bench/go.mod), so the main module does not depend on asynq or gonum. A partial run
+## (cd bench && go run . -only fairness, or -quick) writes its report to a temporary directory instead.
 bench:
 	./scripts/ensure-valkey.sh benchmarks
 	@command -v redis-benchmark >/dev/null 2>&1 || command -v valkey-benchmark >/dev/null 2>&1 || \

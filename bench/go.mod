@@ -8,6 +8,7 @@ require (
 	github.com/codemojex/codemojex v0.0.0-00010101000000-000000000000
 	github.com/go-telegram/bot v1.19.0
 	github.com/hibiken/asynq v0.26.0
+	github.com/stretchr/testify v1.12.1
 	github.com/valkey-io/valkey-go v1.0.79
 	gonum.org/v1/plot v0.17.0
 )
@@ -33,6 +34,7 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect

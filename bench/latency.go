@@ -93,7 +93,7 @@ func benchClaimLatency(ctx context.Context, cfg config, srv *valkeyserver.Server
 		if n == 10 {
 			base = p50
 		}
-		t.add("3", fmt.Sprintf("claim latency p50 (p99) with %s non-empty lanes, vs 10 lanes", commas(n)),
+		t.add(fmt.Sprintf("claim latency p50 (p99) with %s non-empty lanes, vs 10 lanes", commas(n)),
 			fmt.Sprintf("%s (%s)", ms(p50), ms(p99)), ms(base), ratio(float64(p50), float64(base)))
 	}
 	return nil
@@ -165,7 +165,7 @@ func benchBroadcast(ctx context.Context, cfg config, srv *valkeyserver.Server, t
 	if pairs > 1 {
 		spread = fmt.Sprintf(" (%.1f-%.1f×)", slices.Min(ratios), slices.Max(ratios))
 	}
-	t.add("7", fmt.Sprintf("broadcast enqueue to %s chats (notifier.Broadcast; median of %d, the server's time in the enqueue script %.1f µs per copy) vs raw pipelined RPUSH of the same payloads (lower is better)", commas(n), pairs, median(script)),
+	t.add(fmt.Sprintf("broadcast enqueue to %s chats (notifier.Broadcast; median of %d, the server's time in the enqueue script %.1f µs per copy) vs raw pipelined RPUSH of the same payloads (lower is better)", commas(n), pairs, median(script)),
 		fmt.Sprintf("%.2f s", median(took)), fmt.Sprintf("%.2f s", median(raw)), fmt.Sprintf("%.2f×%s", median(ratios), spread))
 	return nil
 }

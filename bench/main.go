@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +27,8 @@ import (
 )
 
 type config struct {
-	docs    string // where charts go
+	docs    string // where the report (benchmarks.md) and its charts go
+	repo    string // the main module's root (the intake bench runs there)
 	workers int    // concurrency of the throughput runs
 	jobs    int    // jobs per throughput run
 	quick   bool
@@ -43,11 +46,13 @@ func main() {
 		return
 	}
 	var cfg config
-	flag.StringVar(&cfg.docs, "docs", "../docs", "directory for the PNG charts")
+	flag.StringVar(&cfg.docs, "docs", "", "directory for the report (benchmarks.md) and its PNG charts; make bench passes ../docs. "+
+		"Empty: a new temporary directory. Only a full run (no -only, no -quick) may write a -docs directory")
+	flag.StringVar(&cfg.repo, "repo", "..", "the codemojex checkout (its commit goes into the report; the intake section runs go test there)")
 	flag.IntVar(&cfg.workers, "c", 50, "concurrent clients in the throughput runs (redis-benchmark's default is 50)")
 	flag.IntVar(&cfg.jobs, "n", 100_000, "jobs per throughput run")
 	flag.BoolVar(&cfg.quick, "quick", false, "smaller runs (a smoke test of the command, figures are not meaningful)")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated sections to run (throughput,srvtime,latency,fairness,weights,budget,broadcast,memory); empty: all")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated sections to run ("+strings.Join(sectionNames(), ",")+"); empty: all")
 	verbose := flag.Bool("v", false, "log progress at debug level")
 	flag.Parse()
 	level := slog.LevelInfo
@@ -59,12 +64,39 @@ func main() {
 	if cfg.quick {
 		cfg.jobs = 10_000
 	}
+	if err := cfg.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, cfg, os.Stdout); err != nil {
 		cfg.log.Error("bench failed", "err", err)
 		os.Exit(1)
 	}
+}
+
+// check refuses flags that would make a partial report pass for a full
+// one, and unknown -only names; it picks a temporary directory when
+// -docs is empty.
+func (c *config) check() error {
+	known := sectionNames()
+	for _, s := range strings.Split(c.only, ",") {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(known, s) {
+			return fmt.Errorf("-only: no section %q (sections: %s)", s, strings.Join(known, ","))
+		}
+	}
+	if c.docs != "" && (c.quick || c.only != "") {
+		return fmt.Errorf("-docs %s with -quick or -only: the report there is one full run; drop -docs to write a partial run to a temporary directory", c.docs)
+	}
+	if c.docs == "" {
+		dir, err := os.MkdirTemp("", "codemojex-bench-")
+		if err != nil {
+			return fmt.Errorf("temporary directory: %w", err)
+		}
+		c.docs = dir
+	}
+	return nil
 }
 
 func (c config) want(section string) bool {
@@ -79,51 +111,50 @@ func (c config) want(section string) bool {
 	return false
 }
 
+// run measures every wanted section and writes the report into cfg.docs;
+// the table also goes to out.
 func run(ctx context.Context, cfg config, out io.Writer) error {
-	began := time.Now()
+	meta := runMeta{started: time.Now(), loadStart: loadAverage(), args: flagArgs()}
 	if err := os.MkdirAll(cfg.docs, 0o755); err != nil {
 		return fmt.Errorf("docs dir: %w", err)
 	}
+	meta.commit, meta.dirty = gitCommit(ctx, cfg.repo)
 	srv, err := valkeyserver.Start("standalone", valkeyserver.Options{})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
 	defer srv.Stop()
-	m, err := describeMachine(ctx, srv)
+	meta.machine, err = describeMachine(ctx, srv)
 	if err != nil {
 		return err
 	}
-	cfg.log.Info("server up", "addr", srv.Addr, "version", m.server)
-	t := &table{}
-	steps := []struct {
-		name string
-		fn   func(context.Context, config, *valkeyserver.Server, *table) error
-	}{
-		{"throughput", benchThroughput},
-		{"srvtime", benchServerTime},
-		{"latency", benchClaimLatency},
-		{"fairness", benchFairness},
-		{"weights", benchWeights},
-		{"budget", benchBudget},
-		{"broadcast", benchBroadcast},
-		{"memory", benchMemory},
+	cfg.log.Info("server up", "addr", srv.Addr, "version", meta.machine.server, "binary", meta.machine.serverBin, "load", meta.loadStart)
+	results, err := runSections(ctx, cfg, srv)
+	if err != nil {
+		return err
 	}
-	for _, s := range steps {
-		if !cfg.want(s.name) {
-			continue
-		}
-		if err := flush(ctx, srv); err != nil {
-			return err
-		}
-		start := time.Now()
-		cfg.log.Info("section", "name", s.name)
-		if err := s.fn(ctx, cfg, srv, t); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-		cfg.log.Info("section done", "name", s.name, "took", time.Since(start).Round(time.Millisecond))
+	meta.took, meta.loadEnd = time.Since(meta.started), loadAverage()
+	var b bytes.Buffer
+	writeReport(&b, meta, results)
+	path := filepath.Join(cfg.docs, "benchmarks.md")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
-	fmt.Fprintf(out, "\nMachine: %s\n\n", m)
-	t.write(out)
-	fmt.Fprintf(out, "\nCharts: %s\nTotal run time: %s\n", filepath.Join(cfg.docs, "bench-*.png"), time.Since(began).Round(time.Second))
+	fmt.Fprintf(out, "\n%s, %s; load average %s at the start, %s at the end\n\n", meta.machine.server, meta.machine.model, meta.loadStart, meta.loadEnd)
+	writeTable(out, results)
+	fmt.Fprintf(out, "\nReport: %s\nTotal run time: %s\n", path, meta.took.Round(time.Second))
 	return nil
+}
+
+// flagArgs is the flags set on the command line that change what is
+// measured (not -docs, -repo, -v), as they would be typed (for the
+// report's command line).
+func flagArgs() string {
+	var b strings.Builder
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "docs" && f.Name != "repo" && f.Name != "v" {
+			fmt.Fprintf(&b, " -%s=%s", f.Name, f.Value)
+		}
+	})
+	return b.String()
 }

@@ -167,12 +167,16 @@ func benchFairness(ctx context.Context, cfg config, srv *valkeyserver.Server, t 
 	cl, fl := cm.quietLatencies(), ff.quietLatencies()
 	c50, c95, f50, f95 := percentile(cl, 0.5), percentile(cl, 0.95), percentile(fl, 0.5), percentile(fl, 0.95)
 	cfg.log.Info("quiet latency", "codemojex p50", c50, "p95", c95, "fifo p50", f50, "p95", f95)
-	t.add("4", fmt.Sprintf("quiet-chat message latency p50 (p95) while chat 1 bursts %s messages; %d quiet chats, one message each per %v (lower is better)",
+	t.add(fmt.Sprintf("quiet-chat message latency p50 (p95) while chat 1 bursts %s messages; %d quiet chats, one message each per %v (lower is better)",
 		commas(burstSize), quietChats, quietEvery),
 		fmt.Sprintf("%s (%s)", ms(c50), ms(c95)), fmt.Sprintf("FIFO %s (%s)", ms(f50), ms(f95)), ratio(float64(c50), float64(f50)))
-	t.add("4", "burst fully delivered after (same limits, so about equal)",
+	t.add("burst fully delivered after (same limits, so about equal)",
 		fmt.Sprintf("%.1f s", lastOf(cm, burstChat)), fmt.Sprintf("FIFO %.1f s", lastOf(ff, burstChat)), ratio(lastOf(cm, burstChat), lastOf(ff, burstChat)))
-	return burstChart(filepath.Join(cfg.docs, "bench-burst.png"), cm.series(), ff.series())
+	if err := burstChart(filepath.Join(cfg.docs, "bench-burst.png"), cm.series(), ff.series()); err != nil {
+		return err
+	}
+	t.chart("bench-burst.png", "messages delivered per chat over time during the burst: codemojex beside the FIFO")
+	return nil
 }
 
 func lastOf(r fairRun, chat int64) float64 {
@@ -217,13 +221,14 @@ func benchWeights(ctx context.Context, cfg config, srv *valkeyserver.Server, t *
 		slices.Sort(others)
 		med := others[len(others)/2]
 		cfg.log.Info("weights", "queue", q.queue, "heavy", counts[heavy], "median", med, "msg/s", rate)
-		t.add("5", fmt.Sprintf("weighted share of %s: 30 chats with backlogs, global %d/s binding (%.0f msg/s delivered), one chat at weight 5: its messages vs the median chat's",
+		t.add(fmt.Sprintf("weighted share of %s: 30 chats with backlogs, global %d/s binding (%.0f msg/s delivered), one chat at weight 5: its messages vs the median chat's",
 			q.what, benchGlobal, rate),
 			fmt.Sprintf("%d msgs", counts[heavy]), fmt.Sprintf("median %d msgs", med), ratio(float64(counts[heavy]), float64(med)))
 		if q.queue == tgjob.QueueReply {
 			if err := weightsChart(filepath.Join(cfg.docs, "bench-weights.png"), chats, counts, heavy); err != nil {
 				return err
 			}
+			t.chart("bench-weights.png", "messages each chat got in the steady window, the weight-5 chat in red (replies)")
 		}
 	}
 	return nil
@@ -338,7 +343,7 @@ func benchBudget(ctx context.Context, cfg config, srv *valkeyserver.Server, t *t
 		// not count/window, which an edge step skews by up to 1/window.
 		got := slope(times)
 		cfg.log.Info("budget", "procs", procs, "msg/s", got, "429s", st.TooManyRequests, "max/s", st.MaxPerSecond)
-		t.add("6", fmt.Sprintf("Telegram budget use, %d worker process(es): delivered msg/s vs the global limit; %d 429s, busiest 1 s window %d",
+		t.add(fmt.Sprintf("Telegram budget use, %d worker process(es): delivered msg/s vs the global limit; %d 429s, busiest 1 s window %d",
 			procs, st.TooManyRequests, st.MaxPerSecond),
 			fmt.Sprintf("%.0f msg/s", got), fmt.Sprintf("%d msg/s", benchGlobal), ratio(got, benchGlobal))
 	}

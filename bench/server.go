@@ -111,7 +111,7 @@ func benchServerTime(ctx context.Context, cfg config, srv *valkeyserver.Server, 
 		return fmt.Errorf("return 1: %w", err)
 	}
 	cfg.log.Info("server time per call", "claim us", claimUS, "return 1 us", oneUS)
-	t.add("3", fmt.Sprintf("server time per claim call (INFO commandstats; Max 1, %s lanes with work, no ack) vs per EVALSHA `return 1` (lower is better)", commas(throughputLanes)),
+	t.add(fmt.Sprintf("server time per claim call (INFO commandstats; Max 1, %s lanes with work, no ack) vs per EVALSHA `return 1` (lower is better)", commas(throughputLanes)),
 		fmt.Sprintf("%.1f µs", claimUS), fmt.Sprintf("%.1f µs", oneUS), ratio(claimUS, oneUS))
 	return nil
 }
@@ -193,10 +193,10 @@ func benchMemory(ctx context.Context, cfg config, srv *valkeyserver.Server, t *t
 		return err
 	}
 	cfg.log.Info("memory", "per job", perJob, "raw list per element", perRaw, "keys pending", k1, "after drain bytes", b2, "keys", k2)
-	t.add("8", fmt.Sprintf("Valkey memory per pending job, its %d-byte payload excluded (sum of MEMORY USAGE over the queue's keys / jobs; %s jobs on %s lanes, %d keys) vs a raw list of the same payloads (lower is better)",
+	t.add(fmt.Sprintf("Valkey memory per pending job, its %d-byte payload excluded (sum of MEMORY USAGE over the queue's keys / jobs; %s jobs on %s lanes, %d keys) vs a raw list of the same payloads (lower is better)",
 		payloadSize, commas(jobs), commas(throughputLanes), k1),
 		fmt.Sprintf("%.0f bytes", perJob), fmt.Sprintf("%.0f bytes", perRaw), ratio(perJob, perRaw))
-	t.add("8", "keyspace after every job is claimed and acked vs before the enqueue (keys, bytes)",
+	t.add("keyspace after every job is claimed and acked vs before the enqueue (keys, bytes)",
 		fmt.Sprintf("%d keys, %d bytes", k2, b2), fmt.Sprintf("%d keys, %d bytes", k0, b0), fmt.Sprintf("%+d keys", k2-k0))
 	return nil
 }

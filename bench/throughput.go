@@ -62,9 +62,9 @@ func perSecond(n int, d time.Duration) float64 { return float64(n) / d.Seconds()
 // srv and returns requests per second.
 func redisBenchmark(ctx context.Context, srv *valkeyserver.Server, n int, args ...string) (float64, error) {
 	host, port, _ := strings.Cut(srv.Addr, ":")
-	bin := "redis-benchmark"
-	if p, err := exec.LookPath("valkey-benchmark"); err == nil {
-		bin = p
+	bin, err := benchmarkTool()
+	if err != nil {
+		return 0, err
 	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-h", host, "-p", port, "-q", "--csv", "-n", strconv.Itoa(n)}, args...)...)
 	out, err := cmd.Output()
@@ -143,17 +143,17 @@ func benchThroughput(ctx context.Context, cfg config, srv *valkeyserver.Server, 
 	ratios := func(v float64) string {
 		return ratio(v, lpush) + " / " + ratio(v, evalsha) + " / " + ratio(v, goEvalsha)
 	}
-	t.add("1", fmt.Sprintf("valkey-go EVALSHA `return 1` from the same %d goroutines vs redis-benchmark EVALSHA `return 1` (%d clients)", w, w),
+	t.add(fmt.Sprintf("valkey-go EVALSHA `return 1` from the same %d goroutines vs redis-benchmark EVALSHA `return 1` (%d clients)", w, w),
 		rate(goEvalsha), rate(evalsha), ratio(goEvalsha, evalsha))
-	t.add("1", fmt.Sprintf("lanes enqueue (%d clients, %d lanes) vs redis-benchmark LPUSH / EVALSHA `return 1` / valkey-go EVALSHA `return 1`", w, throughputLanes),
+	t.add(fmt.Sprintf("lanes enqueue (%d clients, %d lanes) vs redis-benchmark LPUSH / EVALSHA `return 1` / valkey-go EVALSHA `return 1`", w, throughputLanes),
 		rate(lt.enqueue), raw, ratios(lt.enqueue))
-	t.add("1", "lanes claim+ack (1 job per claim; each ack rides on the next claim) vs LPUSH / EVALSHA / valkey-go EVALSHA",
+	t.add("lanes claim+ack (1 job per claim; each ack rides on the next claim) vs LPUSH / EVALSHA / valkey-go EVALSHA",
 		rate(lt.claimAck), raw, ratios(lt.claimAck))
-	t.add("1", "lanes full cycle (enqueue, claim, ack; producers and consumers together) vs LPUSH / EVALSHA / valkey-go EVALSHA",
+	t.add("lanes full cycle (enqueue, claim, ack; producers and consumers together) vs LPUSH / EVALSHA / valkey-go EVALSHA",
 		rate(lt.cycle), raw, ratios(lt.cycle))
-	t.add("2", "enqueue: lanes vs asynq v0.26.0 (same server, same clients)", rate(lt.enqueue), rate(at.enqueue), ratio(lt.enqueue, at.enqueue))
-	t.add("2", "claim+ack: lanes vs asynq processing (no-op handler, concurrency = clients)", rate(lt.claimAck), rate(at.claimAck), ratio(lt.claimAck, at.claimAck))
-	t.add("2", "full cycle: lanes vs asynq", rate(lt.cycle), rate(at.cycle), ratio(lt.cycle, at.cycle))
+	t.add("enqueue: lanes vs asynq v0.26.0 (same server, same clients)", rate(lt.enqueue), rate(at.enqueue), ratio(lt.enqueue, at.enqueue))
+	t.add("claim+ack: lanes vs asynq processing (no-op handler, concurrency = clients)", rate(lt.claimAck), rate(at.claimAck), ratio(lt.claimAck, at.claimAck))
+	t.add("full cycle: lanes vs asynq", rate(lt.cycle), rate(at.cycle), ratio(lt.cycle, at.cycle))
 	return nil
 }
 

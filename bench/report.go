@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/codemojex/codemojex/internal/valkeyserver"
+)
+
+// section is one scenario of the benchmark: registered in sections()
+// (sections.go), run in that order, numbered in that order in the report.
+type section struct {
+	name  string // the -only name
+	title string // the heading of its explanation in the report
+	// about is markdown for the report: what the rows measure, what the
+	// baseline is and how the ratio is formed (which side is divided by
+	// which; "lower is better" where it is).
+	about string
+	// run measures the scenario on srv (flushed before it) and adds its
+	// rows (and any chart it wrote into cfg.docs) to t.
+	run func(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error
+}
+
+// sectionResult is one section's run.
+type sectionResult struct {
+	section
+	table     *table
+	took      time.Duration
+	loadStart string
+	loadEnd   string
+}
+
+// runMeta is what the report says about the run as a whole.
+type runMeta struct {
+	started   time.Time
+	took      time.Duration
+	commit    string
+	dirty     bool
+	machine   machine
+	loadStart string
+	loadEnd   string
+	args      string // the flags the run was given other than -docs ("" for make bench's)
+}
+
+// writeTable writes the results as one markdown table, rows numbered by
+// section.
+func writeTable(w io.Writer, results []sectionResult) {
+	fmt.Fprintln(w, "| # | measure | codemojex | baseline | ratio |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
+	for i, r := range results {
+		for _, row := range r.table.rows {
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s |\n", i+1, cell(row.measure), cell(row.value), cell(row.baseline), cell(row.ratio))
+		}
+	}
+}
+
+// cell keeps a table cell on one line and its pipes escaped.
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", `\|`)
+}
+
+// writeReport writes docs/benchmarks.md: how it was made, the machine,
+// the table, then per section what it measures and its charts.
+func writeReport(w io.Writer, meta runMeta, results []sectionResult) {
+	m := meta.machine
+	fmt.Fprint(w, "# Benchmarks\n\n")
+	fmt.Fprint(w, "<!-- Written by `make bench` (bench/report.go); do not edit by hand. To add a scenario or a row,\n"+
+		"     see bench/sections.go. -->\n\n")
+	when := meta.started.UTC().Format("2006-01-02 15:04 MST")
+	if meta.args == "" {
+		fmt.Fprintf(w, "Written by `make bench` (`cd bench && go run . -docs ../docs`) on %s, in %s.\n\n", when, meta.took.Round(time.Second))
+	} else {
+		fmt.Fprintf(w, "Written by `cd bench && go run .%s` on %s, in %s: not the full run `make bench` makes.\n\n",
+			meta.args, when, meta.took.Round(time.Second))
+	}
+	commit := "`" + meta.commit + "`"
+	if meta.dirty {
+		commit += " with uncommitted changes to tracked files"
+	}
+	fmt.Fprintf(w, "| | |\n|---|---|\n")
+	fmt.Fprintf(w, "| commit | %s |\n", commit)
+	fmt.Fprintf(w, "| CPU | %s, %d cores (nproc) |\n", cell(m.model), m.cpus)
+	fmt.Fprintf(w, "| load average (1, 5, 15 min) | %s at the start, %s at the end |\n", meta.loadStart, meta.loadEnd)
+	fmt.Fprintf(w, "| server | %s (`%s`) |\n", m.server, m.serverBin)
+	fmt.Fprintf(w, "| benchmark tool | `%s` |\n", cell(m.benchTool))
+	fmt.Fprintf(w, "| Go, kernel | %s, %s |\n\n", m.goVersion, m.kernel)
+	fmt.Fprint(w, howToRead)
+	fmt.Fprint(w, "## Results\n\n")
+	writeTable(w, results)
+	fmt.Fprint(w, "\n## What each row measures\n")
+	for i, r := range results {
+		fmt.Fprintf(w, "\n### %d. %s\n\n", i+1, r.title)
+		fmt.Fprintf(w, "`-only %s`: %s, load average %s at its start, %s at its end.\n\n",
+			r.name, r.took.Round(100*time.Millisecond), first(r.loadStart), first(r.loadEnd))
+		fmt.Fprintln(w, strings.TrimSpace(r.about))
+		for _, n := range r.table.notes {
+			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(n))
+		}
+		for _, c := range r.table.charts {
+			fmt.Fprintf(w, "\n![%s](%s)\n", c.alt, c.file)
+		}
+	}
+}
+
+// first is the first field of a load average line (the 1-minute one).
+func first(load string) string {
+	if f := strings.Fields(load); len(f) > 0 {
+		return f[0]
+	}
+	return load
+}
+
+const howToRead = `The machine is shared and noisy, so no figure stands alone: each is printed beside a baseline
+measured in the same run, on the same server, and the **ratio** (codemojex's figure divided by the
+baseline's, unless a row says otherwise) is what to compare across runs and machines. Absolute
+rates move with the load average above; a ratio moves much less, though rows whose baseline is
+bound by something else (round trips, another library's polling) still move with the load. The
+Telegram scenarios run the real notifier and worker against the in-repo Bot API emulator with
+Telegram's limits scaled up to keep the run short: 300 messages/s overall (Telegram: about 30)
+and 100/s per chat (Telegram: about 1).
+
+`
+
+// runSections runs every wanted section in order on srv (flushed before
+// each) and returns their results.
+func runSections(ctx context.Context, cfg config, srv *valkeyserver.Server) ([]sectionResult, error) {
+	var results []sectionResult
+	for _, s := range sections() {
+		if !cfg.want(s.name) {
+			continue
+		}
+		if err := flush(ctx, srv); err != nil {
+			return nil, err
+		}
+		r := sectionResult{section: s, table: &table{}, loadStart: loadAverage()}
+		start := time.Now()
+		cfg.log.Info("section", "name", s.name)
+		if err := s.run(ctx, cfg, srv, r.table); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		r.took, r.loadEnd = time.Since(start), loadAverage()
+		cfg.log.Info("section done", "name", s.name, "took", r.took.Round(time.Millisecond))
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// flush empties srv (FLUSHALL).
+func flush(ctx context.Context, srv *valkeyserver.Server) error {
+	c, err := srv.NewClient()
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer c.Close()
+	if err := c.Do(ctx, c.B().Flushall().Build()).Error(); err != nil {
+		return fmt.Errorf("flushall: %w", err)
+	}
+	return nil
+}

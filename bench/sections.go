@@ -1,0 +1,148 @@
+package main
+
+// sections is the one place a scenario of `make bench` is registered. Each
+// entry is a section of docs/benchmarks.md, numbered in this order: its
+// -only name, its title, what its rows measure and how their ratios are
+// formed (markdown, printed under the table), and the function that runs
+// it on a flushed server and adds its rows with t.add(measure, value,
+// baseline, ratio(value, baseline)) and any chart it drew with t.chart.
+//
+// To add a row to a scenario: one more t.add in its function, and a line
+// in its about. To add a scenario: write its function, then add an entry
+// here (a new -only name; about says what is measured against what, and
+// which side of the ratio is which).
+func sections() []section {
+	return []section{
+		{
+			name:  "throughput",
+			title: "Lanes throughput against raw commands and asynq",
+			about: `Jobs/s with 50 concurrent clients (` + "`-c`" + `) on 1,000 lanes, 64-byte payloads. The baselines
+are the same server's ceiling for the simplest calls: ` + "`valkey-benchmark`" + ` (or ` + "`redis-benchmark`" + `) LPUSH and
+EVALSHA of ` + "`return 1`" + ` (50 clients, no pipelining), and valkey-go calling that EVALSHA from the same 50
+goroutines (valkey-go pipelines concurrent calls on its connections, so its row is the Go client's own
+ceiling). Ratio: lanes jobs/s divided by each baseline's requests/s. An enqueue is one script call
+of a few commands; a claim+ack is one script call (the ack rides on the next claim, ` + "`ClaimRequest.Ack`" + `)
+of about twenty; the full cycle runs producers and consumers at once. Every lanes row is bound by
+the server's time in the scripts (section 2), not by round trips.
+
+The asynq rows run asynq (the version in bench/go.mod) on the same server with the same clients:
+its enqueue, its processing with a no-op handler at concurrency 50, and the full cycle. Ratio:
+lanes jobs/s divided by asynq's. asynq's server polls every millisecond and its enqueue is one
+short script, so its rows gain most from a quiet machine and move most with the load.`,
+			run: benchThroughput,
+		},
+		{
+			name:  "srvtime",
+			title: "Server time per claim",
+			about: `What one claim costs the server, network and client excluded: INFO commandstats' time per call of
+the claim script (Max 1, 1,000 lanes with work, no ack, calls made one at a time from one client)
+divided by its time per EVALSHA ` + "`return 1`" + ` measured the same way (lower is better). A claim runs about
+fourteen commands (TIME, the pause and due times, the ring rotation, the lane's in-flight, limit,
+park, pace and weight, the pop, the lease, the counts); the expired-lease, retry and park scans run
+only once the queue's due time has passed. On a loaded machine the µs are inflated; the ratio is
+what to compare.`,
+			run: benchServerTime,
+		},
+		{
+			name:  "latency",
+			title: "Claim latency by lane count",
+			about: `One claimer's Claim call (one job, released untimed so its lane stays non-empty), p50 and p99 over
+3,000 calls after a warm-up, with 10, 10,000 and 100,000 non-empty lanes. Ratio: the p50 with n
+lanes divided by the p50 with 10 lanes. The ring rotates in O(1), so a claim costs the same
+whatever the number of lanes waiting: the ratios are noise around 1.`,
+			run: benchClaimLatency,
+		},
+		{
+			name:  "fairness",
+			title: "A burst in one chat against a FIFO",
+			about: `Chat 1 gets a burst of 1,000 messages at once, then 10 quiet chats each send a message every
+250 ms for 5 s, all on one queue class, with the scaled-up limits and 16 senders. codemojex is the
+real notifier, lanes and worker; the FIFO baseline is one Valkey list popped in order by a loop that
+waits for the same global and per-chat budgets and hands messages to the same number of senders
+(go-telegram/bot, same emulator and limits). First row: the quiet chats' latency from enqueue to
+delivery, codemojex's p50 divided by the FIFO's (lower is better): the FIFO's head waits for chat
+1's budget, so every quiet chat waits behind the burst, while with lanes the quiet chats are served
+on the next turn of the ring. Second row: when the burst itself was fully delivered, codemojex
+divided by the FIFO (the limits are the same, so about 1). The chart (log scale) shows messages
+delivered per chat over time, codemojex beside the FIFO; the README shows it too.`,
+			run: benchFairness,
+		},
+		{
+			name:  "weights",
+			title: "Weighted share while the global rate binds",
+			about: `30 chats each have a backlog of 400 messages, the global rate (300/s) binds, and one chat has
+weight 5 (set once with ` + "`Inspector.SetWeight`" + `, for every queue). Over a 6 s run (counted from 1 s after
+the start), the weighted chat's delivered messages divided by the median other chat's: a weight-5 lane
+is owed 5 messages per turn of the ring, so 5× is the promise. Measured twice, with a backlog of
+replies and with one of notifications, each on a fresh emulator and empty queues. The worker
+spreads its claims at the global rate (` + "`worker.Config.ClaimRate`" + `), so a weighted chat's ordered batch
+gets its share. The chart shows each chat's count in the replies run.`,
+			run: benchWeights,
+		},
+		{
+			name:  "budget",
+			title: "Telegram budget use with one and two worker processes",
+			about: `300 chats with 15 messages each, delivered by one, then two, worker processes (this program
+re-run as ` + "`-role worker`" + `, each its own OS process) sharing the global limit in Valkey. Delivered msg/s
+(the least-squares slope of the cumulative count over the steady window, from 1 s after the first
+delivery: the budget refills in steps) divided by the configured global limit; the row also
+counts the emulator's 429s (the promise: zero) and its busiest 1 s window. lanes counts a send
+against the global budget from its claim until one window after it settles, plus the notifier's
+slack (` + "`notifier.DefaultSlack`" + `), so a ratio just under 1 with no 429 is the goal.`,
+			run: benchBudget,
+		},
+		{
+			name:  "broadcast",
+			title: "Broadcast enqueue",
+			about: `` + "`notifier.Broadcast`" + ` of one message to 100,000 chats against a raw baseline: the same payloads
+encoded and RPUSHed onto one list, 1,000 per command, all in one pipelined round trip. Three pairs
+(broadcast, then baseline, on an emptied server); the row shows the medians, the ratio broadcast
+time divided by raw time (lower is better) with the pairs' spread, and the server's time in the
+enqueue script per copy (INFO commandstats). The broadcast encodes the message once, splices
+each chat id in, and enqueues 5,000 chats per round trip (ten 500-job script calls); each job is
+two writes (its hash and its lane's sorted set) where the baseline is one list element, so a few
+times the baseline is the floor of this layout.`,
+			run: benchBroadcast,
+		},
+		{
+			name:  "memory",
+			title: "Valkey memory per pending job",
+			about: `10,000 pending jobs on 1,000 lanes: the sum of MEMORY USAGE (SAMPLES 0, exact) over the queue's
+keys, less the 64-byte payloads, per job, divided by the same for a raw list of the same payloads
+(lower is better). A pending job is its hash and its id in its lane's sorted set; per-lane and
+per-queue keys are shared by the jobs. Second row: the keyspace after every job is claimed and
+acked against before the enqueue; the promise is +0 keys (nothing grows without bound).`,
+			run: benchMemory,
+		},
+		{
+			name:  "intake",
+			title: "Update intake",
+			about: `The update intake, from recorded to handled: ` + "`go test -run '^$' -bench '^BenchmarkIntake$' -benchtime 1x ./internal/app/`" + `,
+run by this program in the main module (it reports its figures with ` + "`b.ReportMetric`" + `; its own servers
+come from the same PATH). Each handler process is the real bot (` + "`cmd/bot`" + `, ` + "`BOT_ROLE=handler`" + `) as an
+OS process of its own, on a Valkey server of its own; 6,000 ` + "`/help`" + ` from 2,000 chats are recorded up
+front and the window runs from the first update seen handled to the last. The baseline is one
+process with ` + "`HANDLERS=1`" + `: a single handler loop on the same lanes queue (claim carrying the previous
+ack, handle, finish). Ratios: updates/s of one process with the default ` + "`HANDLERS`" + ` divided by the
+baseline's, and two such processes divided by one (a second process only helps where it brings
+CPUs of its own: on a 2-CPU machine Valkey and the handlers share them); CPU per handled update
+of Valkey (INFO cpu) and of the handler process (/proc), default ` + "`HANDLERS`" + ` divided by ` + "`HANDLERS=1`" + `
+(lower is better). ` + "`HANDLERS=1`" + ` is bound by round-trip latency, so its rate, and every ratio over it,
+moves with the machine's load. The fairness row: a 3,000-update raid from one group is recorded,
+then ten private chats' ` + "`/start`" + `; the worst time from a ` + "`/start`" + `'s recording to its handling, default
+` + "`HANDLERS`" + ` divided by ` + "`HANDLERS=1`" + ` (both are fair: the ring visits each chat in turn). The webhook row is a
+check (every POST answered 200, each distinct update recorded once) with its latency; it has no
+baseline.`,
+			run: benchIntake,
+		},
+	}
+}
+
+// sectionNames are the -only names, in order.
+func sectionNames() []string {
+	var names []string
+	for _, s := range sections() {
+		names = append(names, s.name)
+	}
+	return names
+}
