@@ -64,7 +64,7 @@ func benchClaimLatency(ctx context.Context, cfg config, srv *valkeyserver.Server
 		for i := range n {
 			items = append(items, lanes.Item{Group: strconv.Itoa(i), ID: minter.New(), Payload: payload})
 			if len(items) == cap(items) || i == n-1 {
-				if _, err := store.EnqueueBatch(ctx, q, items); err != nil {
+				if _, err := store.Enqueue(ctx, q, items); err != nil {
 					return fmt.Errorf("fill %d lanes: %w", n, err)
 				}
 				items = items[:0]

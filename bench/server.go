@@ -86,7 +86,7 @@ func benchServerTime(ctx context.Context, cfg config, srv *valkeyserver.Server, 
 	for i := range n + throughputLanes {
 		items = append(items, lanes.Item{Group: strconv.Itoa(i % throughputLanes), ID: minter.New(), Payload: payload})
 	}
-	if _, err := store.EnqueueBatch(ctx, q, items); err != nil {
+	if _, err := store.Enqueue(ctx, q, items); err != nil {
 		return fmt.Errorf("fill: %w", err)
 	}
 	req := lanes.ClaimRequest{Queues: []string{q}, Lease: time.Hour, Max: 1}
@@ -169,7 +169,7 @@ func benchMemory(ctx context.Context, cfg config, srv *valkeyserver.Server, t *t
 		items = append(items, lanes.Item{Group: strconv.Itoa(1_000_000 + i%throughputLanes), ID: minter.New(), Payload: payload})
 		raw = append(raw, string(payload))
 	}
-	if _, err := store.EnqueueBatch(ctx, "mem", items); err != nil {
+	if _, err := store.Enqueue(ctx, "mem", items); err != nil {
 		return fmt.Errorf("enqueue: %w", err)
 	}
 	b1, k1, err := memUsage(ctx, c, pattern)

@@ -90,7 +90,7 @@ func (p *pipeline) runWorker(ctx context.Context, emu *tgemu.Emulator) (stop fun
 }
 
 // backlog enqueues per messages for each chat, interleaved, on queue (one
-// EnqueueBatch per 1,000 jobs).
+// Enqueue call per 1,000 jobs).
 func (p *pipeline) backlog(ctx context.Context, queue string, chats []int64, per int) error {
 	minter := lanes.NewMinter()
 	items := make([]lanes.Item, 0, 1000)
@@ -102,7 +102,7 @@ func (p *pipeline) backlog(ctx context.Context, queue string, chats []int64, per
 			}
 			items = append(items, lanes.Item{Group: tgjob.Group(chat), ID: minter.New(), Payload: b})
 			if len(items) == cap(items) {
-				if _, err := p.store.EnqueueBatch(ctx, queue, items); err != nil {
+				if _, err := p.store.Enqueue(ctx, queue, items); err != nil {
 					return fmt.Errorf("backlog: %w", err)
 				}
 				items = items[:0]
@@ -110,7 +110,7 @@ func (p *pipeline) backlog(ctx context.Context, queue string, chats []int64, per
 		}
 	}
 	if len(items) > 0 {
-		if _, err := p.store.EnqueueBatch(ctx, queue, items); err != nil {
+		if _, err := p.store.Enqueue(ctx, queue, items); err != nil {
 			return fmt.Errorf("backlog: %w", err)
 		}
 	}

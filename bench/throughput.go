@@ -168,7 +168,7 @@ func lanesThroughput(ctx context.Context, c valkey.Client, n, workers int) (tp, 
 	group := func(i int) string { return strconv.Itoa(i % throughputLanes) }
 	const q = "tp"
 	d, err := parallel(ctx, workers, n, func(ctx context.Context, i int) error {
-		_, err := store.Enqueue(ctx, q, group(i), minter.New(), payload)
+		_, err := store.Enqueue(ctx, q, []lanes.Item{{Group: group(i), ID: minter.New(), Payload: payload}})
 		return err
 	})
 	if err != nil {
@@ -237,7 +237,7 @@ func lanesThroughput(ctx context.Context, c valkey.Client, n, workers int) (tp, 
 	start = time.Now()
 	wg.Go(func() {
 		_, err := parallel(ctx, prod, n, func(ctx context.Context, i int) error {
-			_, err := store.Enqueue(ctx, q, group(i), minter.New(), payload)
+			_, err := store.Enqueue(ctx, q, []lanes.Item{{Group: group(i), ID: minter.New(), Payload: payload}})
 			return err
 		})
 		errs <- err

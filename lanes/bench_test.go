@@ -43,7 +43,7 @@ func BenchmarkEnqueue(b *testing.B) {
 			st := newSrvTimer(b, e.c, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.Enqueue(ctx, "q", "l"+strconv.Itoa(i%n), ids[i], payload); err != nil {
+				if _, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "l" + strconv.Itoa(i%n), ID: ids[i], Payload: payload}}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -54,12 +54,12 @@ func BenchmarkEnqueue(b *testing.B) {
 	}
 }
 
-// BenchmarkEnqueueBatchFanOut: a fan-out, one job onto each of b.N new
-// lanes, 5,000 jobs per EnqueueBatch (ten 500-job script calls in one
+// BenchmarkEnqueueFanOut: a fan-out, one job onto each of b.N new
+// lanes, 5,000 jobs per Enqueue (ten 500-job script calls in one
 // round trip). Besides jobs/s it reports the server's time in the script
 // and the commands the script ran, per job (cmds/op does not move with the
 // machine's load).
-func BenchmarkEnqueueBatchFanOut(b *testing.B) {
+func BenchmarkEnqueueFanOut(b *testing.B) {
 	e := newBenchEnv(b)
 	s := e.store(b)
 	m := lanes.NewMinter()
@@ -72,7 +72,7 @@ func BenchmarkEnqueueBatchFanOut(b *testing.B) {
 	usec0, cmds0 := serverCost(b, s)
 	b.ResetTimer()
 	for start := 0; start < b.N; start += 5000 {
-		r, err := s.EnqueueBatch(ctx, "q", items[start:min(start+5000, b.N)])
+		r, err := s.Enqueue(ctx, "q", items[start:min(start+5000, b.N)])
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func BenchmarkCycle(b *testing.B) {
 		st := newSrvTimer(b, e.c, 3*b.N)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if _, err := s.Enqueue(ctx, "q", "l"+strconv.Itoa(i%10), m.New(), payload); err != nil {
+			if _, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "l" + strconv.Itoa(i%10), ID: m.New(), Payload: payload}}); err != nil {
 				b.Fatal(err)
 			}
 			c, err := s.Claim(ctx, req)
@@ -224,7 +224,7 @@ func BenchmarkCycle(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				i := seq.Add(1)
-				if _, err := s.Enqueue(ctx, "q", "l"+strconv.Itoa(int(i%10)), m.New(), payload); err != nil {
+				if _, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "l" + strconv.Itoa(int(i%10)), ID: m.New(), Payload: payload}}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -376,7 +376,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 			time.Sleep(50 * time.Microsecond)
 		}
 		t0 := time.Now()
-		if _, err := other.Enqueue(ctx, "q", "chat", m.New(), nil); err != nil {
+		if _, err := other.Enqueue(ctx, "q", []lanes.Item{{Group: "chat", ID: m.New()}}); err != nil {
 			b.Fatal(err)
 		}
 		select {
@@ -424,7 +424,7 @@ func BenchmarkWakeParkDue(b *testing.B) {
 		w.WaitIdle(b)
 		end, err := other.Inspector().Park(ctx, "q", "p", 30*time.Millisecond)
 		require.NoError(b, err)
-		_, err = other.Enqueue(ctx, "q", "p", m.New(), nil)
+		_, err = other.Enqueue(ctx, "q", []lanes.Item{{Group: "p", ID: m.New()}})
 		require.NoError(b, err)
 		j := w.Next(b, 5*time.Second)
 		late = append(late, float64(claimedAt(j, wakeLease)-end.UnixMilli()))
@@ -466,7 +466,7 @@ func BenchmarkWakeRetryDue(b *testing.B) {
 	n0 := w.Claims.Load()
 	for i := 0; i < b.N; i++ {
 		w.WaitIdle(b)
-		_, err := other.Enqueue(ctx, "q", "r", m.New(), nil)
+		_, err := other.Enqueue(ctx, "q", []lanes.Item{{Group: "r", ID: m.New()}})
 		require.NoError(b, err)
 		j1 := w.Next(b, 5*time.Second)
 		j2 := w.Next(b, 5*time.Second)

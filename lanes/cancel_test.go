@@ -40,7 +40,7 @@ func TestCancelRemovesExactlyTheWaitingJobs(t *testing.T) {
 		others = append(others, id)
 		items = append(items, lanes.Item{Group: "c" + strconv.Itoa(i), ID: id, Payload: []byte("other")})
 	}
-	_, err := s.EnqueueBatch(ctx, "q", items)
+	_, err := s.Enqueue(ctx, "q", items)
 	require.NoError(t, err)
 	// Two copies are claimed: one stays in flight, one is dead-lettered.
 	c := claim(t, s, 1, time.Minute, "q")

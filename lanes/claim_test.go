@@ -19,13 +19,13 @@ func TestClaimServesLanesInTurnAndAckLeavesNoKeys(t *testing.T) {
 	s := newStore(t)
 	m := lanes.NewMinter()
 	for i := 0; i < 3; i++ {
-		ok, err := s.Enqueue(ctx, "q", "A", m.New(), []byte("a"))
+		res, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "A", ID: m.New(), Payload: []byte("a")}})
 		require.NoError(t, err)
-		require.True(t, ok)
+		require.Equal(t, 1, res.Added)
 	}
-	ok, err := s.Enqueue(ctx, "q", "B{x}: é", m.New(), []byte("b"))
+	res, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "B{x}: é", ID: m.New(), Payload: []byte("b")}})
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.Equal(t, 1, res.Added)
 	var got []string
 	for i := 0; i < 4; i++ {
 		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Second, Max: 1})
@@ -57,9 +57,9 @@ func TestClaimBurstInOneLaneDoesNotStarveOthers(t *testing.T) {
 	for c := 'B'; c <= 'K'; c++ {
 		g := string(c)
 		small[g] = true
-		ok, err := s.Enqueue(ctx, "q", g, m.New(), []byte(g))
+		res, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: g, ID: m.New(), Payload: []byte(g)}})
 		require.NoError(t, err)
-		require.True(t, ok)
+		require.Equal(t, 1, res.Added)
 	}
 	require.Len(t, ring(t, s, "q"), 11)
 
@@ -273,7 +273,7 @@ func TestWeightHoldsWhileGlobalRateBinds(t *testing.T) {
 			items = append(items, lanes.Item{Group: g, ID: m.New(), Payload: []byte("x")})
 		}
 	}
-	_, err := s.EnqueueBatch(ctx, "q", items)
+	_, err := s.Enqueue(ctx, "q", items)
 	require.NoError(t, err)
 	require.NoError(t, s.Inspector().SetWeight(ctx, "heavy", 5))
 
@@ -313,7 +313,7 @@ func TestClaimReplyOvertakesBroadcast(t *testing.T) {
 	for i := range items {
 		items[i] = lanes.Item{Group: fmt.Sprintf("-100%d", i), ID: m.New(), Payload: []byte("news")}
 	}
-	r, err := s.EnqueueBatch(ctx, "notify", items)
+	r, err := s.Enqueue(ctx, "notify", items)
 	require.NoError(t, err)
 	require.Equal(t, 10000, r.Added)
 	req := lanes.ClaimRequest{Queues: []string{"reply", "notify"}, Lease: time.Minute, Max: 1}
@@ -324,7 +324,7 @@ func TestClaimReplyOvertakesBroadcast(t *testing.T) {
 		require.Equal(t, "notify", c.Jobs[0].Queue)
 	}
 	// The user of chat -1009999 (still waiting for its broadcast) sends a command.
-	_, err = s.Enqueue(ctx, "reply", "-1009999", m.New(), []byte("answer"))
+	_, err = s.Enqueue(ctx, "reply", []lanes.Item{{Group: "-1009999", ID: m.New(), Payload: []byte("answer")}})
 	require.NoError(t, err)
 	for i := 1; ; i++ {
 		require.LessOrEqual(t, i, 2, "the reply was not claimed within 2 claims")

@@ -2,6 +2,7 @@ package lanes_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -20,19 +21,19 @@ func TestCoalescePendingJobTakesLatestPayloadInPlace(t *testing.T) {
 	s := newStore(t, lanes.WithQueue("q", lanes.QueueConfig{Ordered: true}))
 	m := lanes.NewMinter()
 	before := m.New()
-	_, err := s.Enqueue(ctx, "q", "g", before, []byte("before"))
+	_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: before, Payload: []byte("before")}})
 	require.NoError(t, err)
 
 	first := m.New()
-	id, replaced, err := s.EnqueueCoalesce(ctx, "q", "board", time.Minute, lanes.Item{Group: "g", ID: first, Payload: []byte("frame 1")})
+	id, replaced, err := coalesce(ctx, s, "q", "board", time.Minute, lanes.Item{Group: "g", ID: first, Payload: []byte("frame 1")})
 	require.NoError(t, err)
 	require.False(t, replaced)
 	require.Equal(t, first, id)
 	after := m.New()
-	_, err = s.Enqueue(ctx, "q", "g", after, []byte("after"))
+	_, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: after, Payload: []byte("after")}})
 	require.NoError(t, err)
 	for _, frame := range []string{"frame 2", "frame 3"} {
-		id, replaced, err = s.EnqueueCoalesce(ctx, "q", "board", time.Minute, lanes.Item{Group: "g", ID: m.New(), Payload: []byte(frame)})
+		id, replaced, err = coalesce(ctx, s, "q", "board", time.Minute, lanes.Item{Group: "g", ID: m.New(), Payload: []byte(frame)})
 		require.NoError(t, err)
 		require.True(t, replaced)
 		require.Equal(t, first, id, "the pending job keeps its id")
@@ -61,7 +62,7 @@ func TestCoalesceAfterClaimEnqueuesFresh(t *testing.T) {
 	co := func(payload string) (lanes.JobID, lanes.JobID, bool) {
 		t.Helper()
 		want := m.New()
-		id, replaced, err := s.EnqueueCoalesce(ctx, "q", "board", time.Minute, lanes.Item{Group: "g", ID: want, Payload: []byte(payload)})
+		id, replaced, err := coalesce(ctx, s, "q", "board", time.Minute, lanes.Item{Group: "g", ID: want, Payload: []byte(payload)})
 		require.NoError(t, err)
 		return want, id, replaced
 	}
@@ -100,7 +101,7 @@ func TestCoalesceNameExpiresAfterTTL(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	id := lanes.NewMinter().New()
-	_, _, err := s.EnqueueCoalesce(ctx, "q", "n", 10*time.Second, lanes.Item{Group: "g", ID: id, Payload: []byte("x")})
+	_, _, err := coalesce(ctx, s, "q", "n", 10*time.Second, lanes.Item{Group: "g", ID: id, Payload: []byte("x")})
 	require.NoError(t, err)
 	key := s.Keys().Coalesce("q", "n")
 	require.Equal(t, []string{string(id)}, rstrs(t, s, "MGET", key))
@@ -129,13 +130,28 @@ func TestCoalesceRejectsBadInput(t *testing.T) {
 		"empty group":  {"q", "n", time.Minute, lanes.Item{ID: id, Payload: []byte("x")}},
 		"malformed id": {"q", "n", time.Minute, lanes.Item{Group: "g", ID: "nope", Payload: []byte("x")}},
 	} {
-		_, _, err := s.EnqueueCoalesce(ctx, tc.queue, tc.key, tc.ttl, tc.it)
+		_, _, err := coalesce(ctx, s, tc.queue, tc.key, tc.ttl, tc.it)
 		require.ErrorIs(t, err, lanes.ErrInvalid, name)
 	}
 	require.Empty(t, tagKeys(t, s))
 
-	_, err := s.Enqueue(ctx, "q", "g", id, []byte("plain"))
+	_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: id, Payload: []byte("plain")}})
 	require.NoError(t, err)
-	_, _, err = s.EnqueueCoalesce(ctx, "q", "n", time.Minute, ok)
+	_, _, err = coalesce(ctx, s, "q", "n", time.Minute, ok)
 	require.ErrorContains(t, err, "exists already")
+}
+
+// coalesce is Enqueue of it with Coalesce(name, ttl): it returns the id of
+// the job that carries it and whether that job was pending and took the
+// payload in place (Coalesced), checking that the result counts the item
+// once.
+func coalesce(ctx context.Context, s *lanes.Store, queue, name string, ttl time.Duration, it lanes.Item) (lanes.JobID, bool, error) {
+	res, err := s.Enqueue(ctx, queue, []lanes.Item{it}, lanes.Coalesce(name, ttl))
+	if err != nil {
+		return "", false, err
+	}
+	if len(res.IDs) != 1 || res.Added+res.Coalesced != 1 {
+		return "", false, fmt.Errorf("coalesce: result %+v: want one id, Added or Coalesced 1", res)
+	}
+	return res.IDs[0], res.Coalesced == 1, nil
 }

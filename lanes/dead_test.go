@@ -21,7 +21,7 @@ func TestDeadLaneReturnsExactlyTheJobsItDeadLettered(t *testing.T) {
 	m := lanes.NewMinter()
 	// One job of lane A goes in flight first; it must not be dead-lettered.
 	inflight := m.New()
-	_, err := s.Enqueue(ctx, "q", "A", inflight, []byte("first"))
+	_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "A", ID: inflight, Payload: []byte("first")}})
 	require.NoError(t, err)
 	c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1})
 	require.NoError(t, err)
@@ -37,7 +37,7 @@ func TestDeadLaneReturnsExactlyTheJobsItDeadLettered(t *testing.T) {
 	}
 	other := m.New()
 	items = append(items, lanes.Item{Group: "B", ID: other, Payload: []byte("b")})
-	_, err = s.EnqueueBatch(ctx, "q", items)
+	_, err = s.Enqueue(ctx, "q", items)
 	require.NoError(t, err)
 	// An older dead letter of the same lane and reason: not one of the ids.
 	require.NoError(t, s.Dead(ctx, c.Jobs[0].Lease, "blocked"))

@@ -4,16 +4,18 @@
 //
 // # API: Store and Inspector
 //
-// A Store is the send path, and every method of it acts on jobs: Enqueue,
-// EnqueueBatch and EnqueueOnce put jobs on lanes, EnqueueCoalesce replaces
-// the pending job of a coalesce key in place (latest wins; coalesce.go);
-// Claim hands out leased
+// A Store is the send path, and every method of it acts on jobs: Enqueue
+// puts one job or many on lanes, with options for a dedupe key with a TTL
+// (Dedupe: a caller that may run twice enqueues once), coalescing by name
+// (Coalesce: a newer payload replaces the pending job in place, latest
+// wins) and a stop key (Unless: a fan-out called off mid-way), and one
+// EnqueueResult saying what happened to the items; Claim hands out leased
 // jobs; Ack, Extend, Release, Nack and Dead settle one lease; NewWaiter
 // blocks an idle claimer until work may be claimable; Cancel removes
 // waiting jobs by id (the copies of a fan-out called off: O(ids), in
 // atomic chunks, never a scan; see "Cancelling jobs"). Tag names the
-// keyspace (for EnqueueOnce's keys) and Inspector returns the store's
-// Inspector.
+// keyspace (for the dedupe and stop keys) and Inspector returns the
+// store's Inspector.
 //
 // An Inspector (Store.Inspector, or NewInspector for a process that only
 // administers) holds every operation on a whole lane or queue: weights

@@ -8,70 +8,208 @@ import (
 	"time"
 )
 
-// Item is one job for EnqueueBatch.
+// Item is one job to enqueue: the lane it joins (Group), its id and its
+// payload (at most the store's WithMaxPayload bytes).
 type Item struct {
 	Group   string
 	ID      JobID
 	Payload []byte
 }
 
-// EnqueueResult counts what an enqueue did.
+// EnqueueResult says what one Enqueue call did with its items. On success
+// every item is counted exactly once:
+//
+//	Added + Duplicates + Refused + Coalesced + Deduped == len(items)
 type EnqueueResult struct {
-	// Added jobs were new; Duplicates had an id that exists already and
-	// were left as they were.
-	Added, Duplicates int
-	// Refused jobs were not enqueued because the stop key of
-	// EnqueueBatchUnless existed when their chunk ran.
+	// Added items became new jobs (their id joined their lane).
+	Added int
+	// Duplicates had an id that exists already (pending, in flight,
+	// delayed or dead): that job was left exactly as it was.
+	Duplicates int
+	// Refused items were not enqueued because the Unless stop key existed
+	// when their chunk ran (a whole chunk of up to 500 items at a time).
 	Refused int
+	// Coalesced is 1 when, with Coalesce, the item's payload replaced that
+	// of the pending job last enqueued under the name (IDs[0] is that
+	// job's id, not the item's).
+	Coalesced int
+	// Deduped is len(items) when, with Dedupe, the dedupe key existed:
+	// nothing was enqueued and IDs are the ids stored under the key by the
+	// call that set it.
+	Deduped int
+	// IDs are the ids of the jobs that carry the items, set only with
+	// Dedupe (the items' ids in order, or the stored ids when Deduped, which
+	// may differ in number from len(items)) and Coalesce (one id). Without
+	// these options IDs is nil: each item's job has the item's own id.
+	IDs []JobID
 }
 
-// batchChunk is how many jobs go in one script call; chunks of one batch are
+// EnqueueOption is one option of an Enqueue call: Dedupe, Coalesce or
+// Unless. Each sets its part of the call's configuration, which Enqueue
+// checks as a whole before anything is written. Of one option given twice,
+// the last wins.
+type EnqueueOption func(*enqueueConfig)
+
+// enqueueConfig is what the options of one Enqueue call set; the zero value
+// is a plain enqueue. Enqueue validates it (validEnqueue) and enqueueCall
+// turns it into the script's KEYS and ARGV.
+type enqueueConfig struct {
+	dedupe      bool
+	dedupeKey   string
+	dedupeTTL   time.Duration
+	coalesce    bool
+	coalesceKey string // the name, not the key (keyspace.coalesce builds it)
+	coalesceTTL time.Duration
+	stop        string // the stop key; "" for none (Unless("") is refused)
+	unless      bool
+}
+
+// Dedupe makes the call idempotent under key, for a caller that may run
+// again after a crash (and would otherwise enqueue the same messages twice,
+// even after the first copies were delivered and acked). In one atomic
+// script call Enqueue either enqueues the items and SETs key (NX) to their
+// ids, comma-separated, with ttl, or, when key exists, enqueues nothing and
+// returns the ids stored under it (EnqueueResult.Deduped, IDs).
+//
+// key is a full key name under the store's hash tag (it must start with
+// "{tag}:", so it shares the scripts' cluster slot); the caller owns its
+// layout. ttl is at least 1 ms. A call with Dedupe takes 1..MaxDedupeItems
+// items. It combines with Unless (the stop key is checked first); not with
+// Coalesce.
+func Dedupe(key string, ttl time.Duration) EnqueueOption {
+	return func(c *enqueueConfig) { c.dedupe, c.dedupeKey, c.dedupeTTL = true, key, ttl }
+}
+
+// Coalesce enqueues the call's one item under coalesce name so that, while
+// the job is still pending, a newer call with the same name replaces it:
+// one atomic script (lua/coalesce.lua) either overwrites the payload of the
+// pending job last enqueued under name (it keeps its id, so its place in
+// the lane: latest wins, one send; EnqueueResult.Coalesced = 1) or, when
+// that job was claimed, settled, dead-lettered or never existed, enqueues
+// the item fresh and makes name point to it (Added = 1). A job already in
+// flight is never touched, so on an ordered queue the newer payload is sent
+// after it. IDs[0] is the id of the job that will carry the payload.
+//
+// Use it for frames of one thing where only the latest matters (an edited
+// message's content). The name is a key of the queue
+// ("{T}:q:<queue>:co:<name>", a string holding a job id, 1..
+// MaxCoalesceKeyBytes bytes); it is renewed to ttl (at least 1 ms) on every
+// call and expires ttl after the last one (it is not deleted when its job
+// settles: a stale name is overwritten by the next call), so names leak
+// nothing beyond ttl. A ttl shorter than a job's wait only costs the
+// coalescing of that job (the next call enqueues fresh), never a lost or
+// reordered payload. A call with Coalesce takes exactly one item and no
+// other option; an item id that exists already is refused by the script
+// (an error, not a Duplicate) when a fresh job is needed.
+func Coalesce(name string, ttl time.Duration) EnqueueOption {
+	return func(c *enqueueConfig) { c.coalesce, c.coalesceKey, c.coalesceTTL = true, name, ttl }
+}
+
+// Unless enqueues nothing once key stop exists: each chunk checks it in its
+// own atomic call, so a chunk that runs after the key was set adds no job
+// (counted in EnqueueResult.Refused), and a caller that sets the key and
+// then cancels the jobs it knows of (recorded before they were enqueued)
+// leaves none of them on a lane. It is how a fan-out is stopped mid-way
+// (notifier.StopBroadcast). stop is a full key name under the store's hash
+// tag (it must start with "{tag}:"). It combines with Dedupe; not with
+// Coalesce.
+func Unless(stop string) EnqueueOption {
+	return func(c *enqueueConfig) { c.unless, c.stop = true, stop }
+}
+
+// batchChunk is how many jobs go in one script call; chunks of one call are
 // sent in one round trip (pipelined).
 const batchChunk = 500
 
-// Enqueue adds one job to lane group of queue: the payload is stored once
-// and the id joins the lane's sorted set at score 0, so the lane is FIFO by
-// id. A lane that was not in the ring joins its tail (never twice). It
-// reports false when a job with this id exists already (no duplicate is
-// made). Errors: ErrInvalid (nothing written) for an empty or bad queue, an
-// empty group or one over 256 bytes, a malformed id, a payload over the
-// store's limit; or the server's error.
-func (s *Store) Enqueue(ctx context.Context, queue, group string, id JobID, payload []byte) (bool, error) {
-	r, err := s.EnqueueBatch(ctx, queue, []Item{{Group: group, ID: id, Payload: payload}})
-	if err != nil {
-		return false, err
+// MaxDedupeItems is the most items one Enqueue call with Dedupe takes (one
+// atomic script call).
+const MaxDedupeItems = batchChunk
+
+// MaxCoalesceKeyBytes is the longest Coalesce name, in bytes.
+const MaxCoalesceKeyBytes = 256
+
+// Enqueue puts items on the lanes of queue: each payload is stored once
+// and its id joins the sorted set of lane item.Group at score 0, so a lane
+// is FIFO by id; a lane that was not in the ring joins its tail (never
+// twice). An item whose id exists already is left as it is (a Duplicate;
+// of an id repeated within one call the first item is the one written). One
+// call takes one item or many (a fan-out): 500 per script call, each
+// atomic, all in one pipelined round trip. opts are Dedupe, Coalesce and
+// Unless; the result counts every item once (see EnqueueResult).
+//
+//	store.Enqueue(ctx, "notify", []lanes.Item{{Group: "42", ID: id, Payload: p}})
+//	store.Enqueue(ctx, "notify", items, lanes.Dedupe("{cm}:once:update-7", time.Hour))
+//	store.Enqueue(ctx, "notify", []lanes.Item{it}, lanes.Coalesce("board-42", time.Minute))
+//	store.Enqueue(ctx, "notify", items, lanes.Unless("{cm}:bc:9:stop"))
+//
+// Every item and option is checked first: Errors wrap ErrInvalid, with
+// nothing written, for a bad queue; any bad item (an empty group or one over
+// MaxGroupBytes, a malformed id, a payload over the store's limit); a bad
+// option (see each); or options that do not combine. No items is a no-op
+// (a zero result), except with Dedupe or Coalesce (ErrInvalid). Otherwise the
+// error is the server's (wrapped): without Dedupe or Coalesce a call of
+// more than 500 items may then have applied some chunks, counted in the
+// result returned with the error; enqueueing the same items again is safe
+// (existing ids are skipped).
+func (s *Store) Enqueue(ctx context.Context, queue string, items []Item, opts ...EnqueueOption) (EnqueueResult, error) {
+	var cfg enqueueConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
 	}
-	return r.Added == 1, nil
-}
-
-// EnqueueBatch adds many jobs (fan-out) in chunks of 500 jobs per script
-// call, all chunks in one pipelined round trip. Every item is checked first:
-// one bad item fails the whole batch with ErrInvalid and nothing is written.
-// Each chunk is atomic; on a server error some chunks may have been applied
-// (enqueueing the same batch again is safe: existing ids are skipped).
-func (s *Store) EnqueueBatch(ctx context.Context, queue string, items []Item) (EnqueueResult, error) {
-	return s.enqueueBatch(ctx, queue, "", items)
-}
-
-// EnqueueBatchUnless is EnqueueBatch that enqueues nothing once key stop
-// exists: each chunk checks it in its own atomic call, so a chunk that runs
-// after the key was set adds no job (counted in Refused), and a caller that
-// sets the key and then cancels the jobs it knows of (recorded before they
-// were enqueued) leaves none of them on a lane. It is how a fan-out is
-// stopped mid-way (notifier.StopBroadcast). stop is a full key name under
-// the store's hash tag (it must start with "{tag}:"). Errors: as
-// EnqueueBatch; ErrInvalid for a bad stop key.
-func (s *Store) EnqueueBatchUnless(ctx context.Context, queue, stop string, items []Item) (EnqueueResult, error) {
-	if err := s.validTagged("stop key", stop); err != nil {
+	if err := s.validEnqueue(queue, items, cfg); err != nil {
 		return EnqueueResult{}, err
 	}
-	return s.enqueueBatch(ctx, queue, stop, items)
+	switch {
+	case cfg.coalesce:
+		return s.enqueueCoalesce(ctx, queue, cfg, items[0])
+	case cfg.dedupe:
+		return s.enqueueDedupe(ctx, queue, cfg, items)
+	default:
+		return s.enqueueChunks(ctx, queue, cfg, items)
+	}
 }
 
-func (s *Store) enqueueBatch(ctx context.Context, queue, stop string, items []Item) (EnqueueResult, error) {
-	if err := s.validItems(queue, items); err != nil {
-		return EnqueueResult{}, err
+// validEnqueue checks queue, items and the options of one Enqueue call
+// before anything is written.
+func (s *core) validEnqueue(queue string, items []Item, cfg enqueueConfig) error {
+	if cfg.unless {
+		if err := s.validTagged("stop key", cfg.stop); err != nil {
+			return err
+		}
 	}
+	if cfg.dedupe {
+		if err := s.validTagged("dedupe key", cfg.dedupeKey); err != nil {
+			return err
+		}
+		if cfg.dedupeTTL < time.Millisecond {
+			return fmt.Errorf("%w: dedupe ttl %v: want >= 1ms", ErrInvalid, cfg.dedupeTTL)
+		}
+		if len(items) == 0 || len(items) > MaxDedupeItems {
+			return fmt.Errorf("%w: enqueue with dedupe: %d items: want 1..%d", ErrInvalid, len(items), MaxDedupeItems)
+		}
+	}
+	if cfg.coalesce {
+		if cfg.dedupe || cfg.unless {
+			return fmt.Errorf("%w: enqueue: Coalesce combines with no other option", ErrInvalid)
+		}
+		if cfg.coalesceKey == "" || len(cfg.coalesceKey) > MaxCoalesceKeyBytes {
+			return fmt.Errorf("%w: coalesce name of %d bytes: want 1..%d", ErrInvalid, len(cfg.coalesceKey), MaxCoalesceKeyBytes)
+		}
+		if cfg.coalesceTTL < time.Millisecond {
+			return fmt.Errorf("%w: coalesce ttl %v: want >= 1ms", ErrInvalid, cfg.coalesceTTL)
+		}
+		if len(items) != 1 {
+			return fmt.Errorf("%w: enqueue with coalesce: %d items: want 1", ErrInvalid, len(items))
+		}
+	}
+	return s.validItems(queue, items)
+}
+
+// enqueueChunks runs enqueue.lua once per chunk of batchChunk items, all
+// chunks pipelined, each checking the stop key when there is one.
+func (s *Store) enqueueChunks(ctx context.Context, queue string, cfg enqueueConfig, items []Item) (EnqueueResult, error) {
 	if len(items) == 0 {
 		return EnqueueResult{}, nil
 	}
@@ -80,11 +218,7 @@ func (s *Store) enqueueBatch(ctx context.Context, queue, stop string, items []It
 	for start := 0; start < len(items); start += batchChunk {
 		end := min(start+batchChunk, len(items))
 		sizes = append(sizes, end-start)
-		c := s.enqueueCall(queue, "", 0, items[start:end])
-		if stop != "" {
-			c.keys = append(c.keys, stop)
-		}
-		calls = append(calls, c)
+		calls = append(calls, s.enqueueCall(queue, cfg, items[start:end]))
 	}
 	var res EnqueueResult
 	for i, r := range s.execMulti(ctx, s.scripts.enqueue, calls) {
@@ -120,65 +254,58 @@ func (s *core) validTagged(what, key string) error {
 	return nil
 }
 
-// MaxOnceItems is the most jobs one EnqueueOnce call takes (one atomic
-// script call).
-const MaxOnceItems = batchChunk
-
-// EnqueueOnce is EnqueueBatch guarded by an idempotency key, for a caller
-// that may run again after a crash (and would otherwise enqueue the same
-// messages twice, even after the first copies were delivered and acked).
-// In one atomic call it either enqueues items and SETs key (NX) to their
-// ids with ttl, or, when key exists, enqueues nothing and returns the ids
-// stored under it. fresh reports which happened. key is a full key name
-// under the store's hash tag (it must start with "{tag}:", so it shares
-// the scripts' cluster slot); the caller owns its layout. Errors:
-// ErrInvalid (nothing written) for a bad key, a ttl under 1 ms, no items or
-// more than MaxOnceItems, or any bad item as for EnqueueBatch; the
-// server's error.
-func (s *Store) EnqueueOnce(ctx context.Context, queue, key string, ttl time.Duration, items []Item) (ids []JobID, fresh bool, err error) {
-	if err := s.validTagged("idempotency key", key); err != nil {
-		return nil, false, err
-	}
-	if ttl < time.Millisecond {
-		return nil, false, fmt.Errorf("%w: idempotency ttl %v: want >= 1ms", ErrInvalid, ttl)
-	}
-	if len(items) == 0 || len(items) > MaxOnceItems {
-		return nil, false, fmt.Errorf("%w: enqueue once: %d items: want 1..%d", ErrInvalid, len(items), MaxOnceItems)
-	}
-	if err := s.validItems(queue, items); err != nil {
-		return nil, false, err
-	}
-	c := s.enqueueCall(queue, key, ttl, items)
+// enqueueDedupe is one atomic enqueue.lua call with the dedupe key (and the
+// stop key, when given).
+func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConfig, items []Item) (EnqueueResult, error) {
+	c := s.enqueueCall(queue, cfg, items)
 	v, err := s.scripts.enqueue.Exec(ctx, s.c, c.keys, c.args).ToArray()
 	if err != nil {
-		return nil, false, fmt.Errorf("lanes: enqueue once: %w", err)
+		return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: %w", err)
 	}
 	if len(v) != 2 {
-		return nil, false, fmt.Errorf("lanes: enqueue once: malformed reply")
+		return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: malformed reply")
 	}
-	if code, _ := v[0].AsInt64(); code == -1 {
+	code, err := v[0].AsInt64()
+	if err != nil {
+		return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: malformed reply: %w", err)
+	}
+	switch code {
+	case -2:
+		return EnqueueResult{Refused: len(items)}, nil
+	case -1:
 		stored, err := v[1].ToString()
 		if err != nil {
-			return nil, false, fmt.Errorf("lanes: enqueue once: malformed reply: %w", err)
+			return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: malformed reply: %w", err)
 		}
+		res := EnqueueResult{Deduped: len(items)}
 		for _, id := range strings.Split(stored, ",") {
-			ids = append(ids, JobID(id))
+			res.IDs = append(res.IDs, JobID(id))
 		}
-		return ids, false, nil
+		return res, nil
 	}
-	ids = make([]JobID, len(items))
+	dups, err := v[1].AsInt64()
+	if err != nil {
+		return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: malformed reply: %w", err)
+	}
+	res := EnqueueResult{Added: int(code), Duplicates: int(dups), IDs: make([]JobID, len(items))}
 	for i, it := range items {
-		ids[i] = it.ID
+		res.IDs[i] = it.ID
 	}
-	return ids, true, nil
+	return res, nil
 }
 
 // enqueueCall is one enqueue.lua call for items (at most batchChunk), with
-// an idempotency key when once is not "".
-func (s *core) enqueueCall(queue, once string, ttl time.Duration, items []Item) valkeyExec {
+// the dedupe and stop keys of cfg (KEYS[2], KEYS[3] in that order, each
+// only when set; ARGV[7] is the dedupe ttl, "0" without one).
+func (s *core) enqueueCall(queue string, cfg enqueueConfig, items []Item) valkeyExec {
 	keys, args := s.header(queue, 1+3*len(items))
-	if once != "" {
-		keys = append(keys, once)
+	var ttl time.Duration
+	if cfg.dedupe {
+		keys = append(keys, cfg.dedupeKey)
+		ttl = cfg.dedupeTTL
+	}
+	if cfg.unless {
+		keys = append(keys, cfg.stop)
 	}
 	args = append(args, ms(ttl))
 	for _, it := range items {

@@ -12,34 +12,34 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 )
 
-// Enqueue of an id that exists is a no-op (Added false), whether the job is
-// pending, in flight or dead: no duplicate is ever claimed.
+// Enqueue of an id that exists is a no-op (counted in Duplicates), whether
+// the job is pending, in flight or dead: no duplicate is ever claimed.
 func TestEnqueueExistingIDIsNoOp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	id := lanes.NewMinter().New()
-	ok, err := s.Enqueue(ctx, "q", "g", id, []byte("first"))
+	r, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: id, Payload: []byte("first")}})
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.Equal(t, lanes.EnqueueResult{Added: 1}, r)
 	before := dumpKeys(t, s)
-	ok, err = s.Enqueue(ctx, "q", "other", id, []byte("second"))
+	r, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "other", ID: id, Payload: []byte("second")}})
 	require.NoError(t, err)
-	require.False(t, ok)
+	require.Equal(t, lanes.EnqueueResult{Duplicates: 1}, r)
 	require.Equal(t, before, dumpKeys(t, s), "pending: nothing changed")
 
 	j := claimOne(t, s, time.Minute, "q")
 	require.Equal(t, "first", string(j.Payload))
-	ok, err = s.Enqueue(ctx, "q", "g", id, []byte("third"))
+	r, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: id, Payload: []byte("third")}})
 	require.NoError(t, err)
-	require.False(t, ok, "in flight")
+	require.Equal(t, lanes.EnqueueResult{Duplicates: 1}, r, "in flight")
 	c := claim(t, s, 10, time.Minute, "q")
 	require.Empty(t, c.Jobs, "no duplicate to claim")
 
 	require.NoError(t, s.Dead(ctx, j.Lease, "x"))
-	ok, err = s.Enqueue(ctx, "q", "g", id, nil)
+	r, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: id}})
 	require.NoError(t, err)
-	require.False(t, ok, "dead")
+	require.Equal(t, lanes.EnqueueResult{Duplicates: 1}, r, "dead")
 	require.Empty(t, claim(t, s, 10, time.Minute, "q").Jobs)
 	st, err := s.Inspector().Stats(ctx, "q", 0)
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestEnqueueRepeatedIDKeepsTheFirstJob(t *testing.T) {
 	s := newStore(t)
 	m := lanes.NewMinter()
 	id, other := m.New(), m.New()
-	r, err := s.EnqueueBatch(ctx, "q", []lanes.Item{
+	r, err := s.Enqueue(ctx, "q", []lanes.Item{
 		{Group: "A", ID: id, Payload: []byte("first")},
 		{Group: "B", ID: id, Payload: []byte("second")},
 		{Group: "D", ID: other, Payload: []byte("other")},
@@ -74,7 +74,7 @@ func TestEnqueueRepeatedIDKeepsTheFirstJob(t *testing.T) {
 	repeat := func(state string) {
 		t.Helper()
 		before := dumpKeys(t, s)
-		r, err := s.EnqueueBatch(ctx, "q", []lanes.Item{
+		r, err := s.Enqueue(ctx, "q", []lanes.Item{
 			{Group: "C" + state, ID: m.New(), Payload: []byte("fresh")}, // the call is not all repeats
 			{Group: "B", ID: id, Payload: []byte("again")},
 		})
@@ -106,27 +106,27 @@ func TestEnqueueRepeatedIDKeepsTheFirstJob(t *testing.T) {
 	repeat("delayed")
 }
 
-// EnqueueBatch counts Added and Duplicates, across chunks and within one
-// batch, and an empty batch writes nothing.
-func TestEnqueueBatchCountsAddedAndDuplicates(t *testing.T) {
+// Enqueue of many items counts Added and Duplicates, across chunks and
+// within one call, and a call without items writes nothing.
+func TestEnqueueManyCountsAddedAndDuplicates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	m := lanes.NewMinter()
-	r, err := s.EnqueueBatch(ctx, "q", nil)
+	r, err := s.Enqueue(ctx, "q", nil)
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{}, r)
 	require.Empty(t, tagKeys(t, s))
 
 	existing := m.New()
-	_, err = s.Enqueue(ctx, "q", "g", existing, nil)
+	_, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: existing}})
 	require.NoError(t, err)
 	items := []lanes.Item{{Group: "g", ID: existing}}
 	for i := 0; i < 1100; i++ {
 		items = append(items, lanes.Item{Group: "g" + strconv.Itoa(i%7), ID: m.New()})
 	}
 	items = append(items, items[5], items[700]) // repeats within the batch, in the last chunk
-	r, err = s.EnqueueBatch(ctx, "q", items)
+	r, err = s.Enqueue(ctx, "q", items)
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{Added: 1100, Duplicates: 3}, r)
 	st, err := s.Inspector().Stats(ctx, "q", 10)
@@ -136,20 +136,20 @@ func TestEnqueueBatchCountsAddedAndDuplicates(t *testing.T) {
 	require.Len(t, ring(t, s, "q"), 8, "each lane joins the ring once")
 }
 
-// EnqueueOnce enqueues and records the ids under the key in one atomic
-// call; a second call with the key (even after the jobs were acked and
-// deleted) enqueues nothing and returns the first call's ids.
-func TestEnqueueOnceIsIdempotent(t *testing.T) {
+// Enqueue with Dedupe enqueues and records the ids under the key in one
+// atomic call; a second call with the key (even after the jobs were acked
+// and deleted) enqueues nothing (Deduped) and returns the first call's ids.
+func TestEnqueueDedupeIsIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	m := lanes.NewMinter()
 	key := s.Keys().Tag() + ":test:once:update-7"
 	first := []lanes.Item{{Group: "A", ID: m.New(), Payload: []byte("1")}, {Group: "A", ID: m.New(), Payload: []byte("2")}}
-	ids, fresh, err := s.EnqueueOnce(ctx, "q", key, time.Minute, first)
+	r, err := s.Enqueue(ctx, "q", first, lanes.Dedupe(key, time.Minute))
 	require.NoError(t, err)
-	require.True(t, fresh)
-	require.Equal(t, []lanes.JobID{first[0].ID, first[1].ID}, ids)
+	ids := []lanes.JobID{first[0].ID, first[1].ID}
+	require.Equal(t, lanes.EnqueueResult{Added: 2, IDs: ids}, r)
 	// Deliver both: the job hashes are deleted.
 	for range 2 {
 		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Second, Max: 1})
@@ -157,10 +157,9 @@ func TestEnqueueOnceIsIdempotent(t *testing.T) {
 		require.Len(t, c.Jobs, 1)
 		require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
 	}
-	again, fresh, err := s.EnqueueOnce(ctx, "q", key, time.Minute, []lanes.Item{{Group: "A", ID: m.New(), Payload: []byte("1")}})
+	r, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "A", ID: m.New(), Payload: []byte("1")}}, lanes.Dedupe(key, time.Minute))
 	require.NoError(t, err)
-	require.False(t, fresh)
-	require.Equal(t, ids, again, "the first call's ids")
+	require.Equal(t, lanes.EnqueueResult{Deduped: 1, IDs: ids}, r, "the first call's ids")
 	st, err := s.Inspector().Stats(ctx, "q", 10)
 	require.NoError(t, err)
 	require.Zero(t, st.Pending, "nothing enqueued the second time")
@@ -174,36 +173,40 @@ func TestEnqueueOnceIsIdempotent(t *testing.T) {
 	require.Equal(t, string(ids[0])+","+string(ids[1]), v)
 
 	// A different key enqueues.
-	_, fresh, err = s.EnqueueOnce(ctx, "q", key+"b", time.Minute, []lanes.Item{{Group: "A", ID: m.New()}})
+	r, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "A", ID: m.New()}}, lanes.Dedupe(key+"b", time.Minute))
 	require.NoError(t, err)
-	require.True(t, fresh)
+	require.Equal(t, 1, r.Added)
+	require.Zero(t, r.Deduped)
 }
 
-func TestEnqueueOnceRejectsBadInput(t *testing.T) {
+func TestEnqueueDedupeRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
 	m := lanes.NewMinter()
 	good := s.Keys().Tag() + ":k"
 	one := []lanes.Item{{Group: "A", ID: m.New()}}
-	many := make([]lanes.Item, lanes.MaxOnceItems+1)
+	many := make([]lanes.Item, lanes.MaxDedupeItems+1)
 	for i := range many {
 		many[i] = lanes.Item{Group: "A", ID: m.New()}
 	}
 	for name, f := range map[string]func() error{
-		"key without tag": func() error { _, _, err := s.EnqueueOnce(ctx, "q", "k", time.Minute, one); return err },
-		"other tag":       func() error { _, _, err := s.EnqueueOnce(ctx, "q", "{x}:k", time.Minute, one); return err },
-		"bare tag":        func() error { _, _, err := s.EnqueueOnce(ctx, "q", s.Keys().Tag()+":", time.Minute, one); return err },
-		"zero ttl":        func() error { _, _, err := s.EnqueueOnce(ctx, "q", good, 0, one); return err },
-		"no items":        func() error { _, _, err := s.EnqueueOnce(ctx, "q", good, time.Minute, nil); return err },
-		"too many items":  func() error { _, _, err := s.EnqueueOnce(ctx, "q", good, time.Minute, many); return err },
-		"bad item": func() error {
-			_, _, err := s.EnqueueOnce(ctx, "q", good, time.Minute, []lanes.Item{{Group: "", ID: m.New()}})
+		"key without tag": func() error { _, err := s.Enqueue(ctx, "q", one, lanes.Dedupe("k", time.Minute)); return err },
+		"other tag":       func() error { _, err := s.Enqueue(ctx, "q", one, lanes.Dedupe("{x}:k", time.Minute)); return err },
+		"bare tag": func() error {
+			_, err := s.Enqueue(ctx, "q", one, lanes.Dedupe(s.Keys().Tag()+":", time.Minute))
 			return err
 		},
-		"bad queue": func() error { _, _, err := s.EnqueueOnce(ctx, "", good, time.Minute, one); return err },
+		"zero ttl":       func() error { _, err := s.Enqueue(ctx, "q", one, lanes.Dedupe(good, 0)); return err },
+		"no items":       func() error { _, err := s.Enqueue(ctx, "q", nil, lanes.Dedupe(good, time.Minute)); return err },
+		"too many items": func() error { _, err := s.Enqueue(ctx, "q", many, lanes.Dedupe(good, time.Minute)); return err },
+		"bad item": func() error {
+			_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "", ID: m.New()}}, lanes.Dedupe(good, time.Minute))
+			return err
+		},
+		"bad queue": func() error { _, err := s.Enqueue(ctx, "", one, lanes.Dedupe(good, time.Minute)); return err },
 		"payload too long": func() error {
-			_, _, err := s.EnqueueOnce(ctx, "q", good, time.Minute, []lanes.Item{{Group: "A", ID: m.New(), Payload: []byte(strings.Repeat("x", lanes.DefaultMaxPayload+1))}})
+			_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "A", ID: m.New(), Payload: []byte(strings.Repeat("x", lanes.DefaultMaxPayload+1))}}, lanes.Dedupe(good, time.Minute))
 			return err
 		},
 	} {
@@ -214,11 +217,11 @@ func TestEnqueueOnceRejectsBadInput(t *testing.T) {
 	require.Zero(t, n, "nothing written")
 }
 
-// EnqueueBatchUnless enqueues every chunk while its stop key is absent and
+// Enqueue with Unless enqueues every chunk while its stop key is absent and
 // none once it exists (each chunk checks it atomically): the refused jobs
 // are counted, reach no lane and leave no key. A stop key outside the
 // store's hash tag is refused with ErrInvalid, nothing written.
-func TestEnqueueBatchUnlessRefusesOnceTheStopKeyExists(t *testing.T) {
+func TestEnqueueUnlessRefusesOnceTheStopKeyExists(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
@@ -231,23 +234,93 @@ func TestEnqueueBatchUnlessRefusesOnceTheStopKeyExists(t *testing.T) {
 		}
 		return out
 	}
-	r, err := s.EnqueueBatchUnless(ctx, "q", stop, items(1200)) // three chunks
+	r, err := s.Enqueue(ctx, "q", items(1200), lanes.Unless(stop)) // three chunks
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{Added: 1200}, r)
 
 	rdo(t, s, "SET", stop, "1")
 	before := dumpKeys(t, s)
-	r, err = s.EnqueueBatchUnless(ctx, "q", stop, items(1200))
+	r, err = s.Enqueue(ctx, "q", items(1200), lanes.Unless(stop))
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{Refused: 1200}, r)
 	require.Equal(t, before, dumpKeys(t, s), "nothing written")
 
 	for _, bad := range []string{"", "stop", "{other}:stop", "{" + s.Tag() + "}:"} {
-		_, err = s.EnqueueBatchUnless(ctx, "q", bad, items(1))
+		_, err = s.Enqueue(ctx, "q", items(1), lanes.Unless(bad))
 		require.ErrorIs(t, err, lanes.ErrInvalid, "stop key %q", bad)
 	}
 	require.Equal(t, before, dumpKeys(t, s), "nothing written for a bad stop key")
 	st, err := s.Inspector().Stats(ctx, "q", 0)
 	require.NoError(t, err)
 	require.Equal(t, 1200, st.Pending)
+}
+
+// Dedupe and Unless combine in one atomic call: while the stop key exists
+// nothing is enqueued and the dedupe key is not set (Refused, so a later
+// call may still enqueue); once it is gone the call enqueues and sets the
+// dedupe key, and a repeat is Deduped.
+func TestEnqueueDedupeWithUnlessChecksTheStopKeyFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	once := s.Keys().Tag() + ":test:once:7"
+	stop := s.Keys().Tag() + ":test:stop"
+	items := []lanes.Item{{Group: "A", ID: m.New(), Payload: []byte("1")}, {Group: "B", ID: m.New(), Payload: []byte("2")}}
+	ids := []lanes.JobID{items[0].ID, items[1].ID}
+
+	rdo(t, s, "SET", stop, "1")
+	before := dumpKeys(t, s)
+	r, err := s.Enqueue(ctx, "q", items, lanes.Dedupe(once, time.Minute), lanes.Unless(stop))
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{Refused: 2}, r)
+	require.Equal(t, before, dumpKeys(t, s), "nothing written, the dedupe key not set")
+
+	rdo(t, s, "DEL", stop)
+	r, err = s.Enqueue(ctx, "q", items, lanes.Dedupe(once, time.Minute), lanes.Unless(stop))
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{Added: 2, IDs: ids}, r)
+	r, err = s.Enqueue(ctx, "q", items, lanes.Unless(stop), lanes.Dedupe(once, time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{Deduped: 2, IDs: ids}, r, "the options' order does not matter")
+	st, err := s.Inspector().Stats(ctx, "q", 0)
+	require.NoError(t, err)
+	require.Equal(t, 2, st.Pending)
+}
+
+// An Enqueue whose options do not fit its items or each other is refused
+// with ErrInvalid before anything is written: Coalesce takes exactly one
+// item and no other option, Dedupe at least one item; of an option given
+// twice the last wins, and a nil option is ignored.
+func TestEnqueueRefusesOptionsThatDoNotCombine(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	key := s.Keys().Tag() + ":test:k"
+	one := []lanes.Item{{Group: "A", ID: m.New()}}
+	two := []lanes.Item{{Group: "A", ID: m.New()}, {Group: "B", ID: m.New()}}
+	for name, tc := range map[string]struct {
+		items []lanes.Item
+		opts  []lanes.EnqueueOption
+	}{
+		"coalesce with dedupe":   {one, []lanes.EnqueueOption{lanes.Coalesce("n", time.Minute), lanes.Dedupe(key, time.Minute)}},
+		"coalesce with unless":   {one, []lanes.EnqueueOption{lanes.Unless(key), lanes.Coalesce("n", time.Minute)}},
+		"coalesce of two items":  {two, []lanes.EnqueueOption{lanes.Coalesce("n", time.Minute)}},
+		"coalesce of no item":    {nil, []lanes.EnqueueOption{lanes.Coalesce("n", time.Minute)}},
+		"dedupe of no item":      {nil, []lanes.EnqueueOption{lanes.Dedupe(key, time.Minute)}},
+		"last dedupe is checked": {one, []lanes.EnqueueOption{lanes.Dedupe(key, time.Minute), lanes.Dedupe("k", time.Minute)}},
+		"empty stop key":         {one, []lanes.EnqueueOption{lanes.Unless("")}},
+	} {
+		_, err := s.Enqueue(ctx, "q", tc.items, tc.opts...)
+		require.ErrorIs(t, err, lanes.ErrInvalid, name)
+	}
+	require.Empty(t, tagKeys(t, s), "nothing written")
+
+	r, err := s.Enqueue(ctx, "q", nil, lanes.Unless(key))
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{}, r, "no items with a stop key: a no-op")
+	r, err = s.Enqueue(ctx, "q", one, nil)
+	require.NoError(t, err)
+	require.Equal(t, lanes.EnqueueResult{Added: 1}, r, "a nil option is ignored")
 }

@@ -43,7 +43,7 @@ func TestBadInputReturnsErrInvalidAndWritesNothing(t *testing.T) {
 		cases[name] = f
 	}
 	enq := func(q, g string, id lanes.JobID, p []byte) call {
-		return func() error { _, err := s.Enqueue(ctx, q, g, id, p); return err }
+		return func() error { _, err := s.Enqueue(ctx, q, []lanes.Item{{Group: g, ID: id, Payload: p}}); return err }
 	}
 	add("enqueue empty queue", enq("", "g", m.New(), nil))
 	add("enqueue bad queue", enq("a b", "g", m.New(), nil))
@@ -59,14 +59,14 @@ func TestBadInputReturnsErrInvalidAndWritesNothing(t *testing.T) {
 		add("requeue malformed id "+string(rune('a'+i)), func() error { _, err := s.Inspector().RequeueDead(ctx, "q", dead.ID, lanes.JobID(bad)); return err })
 	}
 	add("batch one bad item", func() error {
-		_, err := s.EnqueueBatch(ctx, "q", []lanes.Item{{Group: "g", ID: m.New()}, {Group: "h", ID: m.New()}, {Group: "", ID: m.New()}})
+		_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: m.New()}, {Group: "h", ID: m.New()}, {Group: "", ID: m.New()}})
 		return err
 	})
 	add("batch one big payload", func() error {
-		_, err := s.EnqueueBatch(ctx, "q", []lanes.Item{{Group: "g", ID: m.New()}, {Group: "h", ID: m.New(), Payload: make([]byte, 11)}})
+		_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: m.New()}, {Group: "h", ID: m.New(), Payload: make([]byte, 11)}})
 		return err
 	})
-	add("batch bad queue", func() error { _, err := s.EnqueueBatch(ctx, "", []lanes.Item{{Group: "g", ID: m.New()}}); return err })
+	add("batch bad queue", func() error { _, err := s.Enqueue(ctx, "", []lanes.Item{{Group: "g", ID: m.New()}}); return err })
 
 	cl := func(r lanes.ClaimRequest) call { return func() error { _, err := s.Claim(ctx, r); return err } }
 	add("claim no queues", cl(lanes.ClaimRequest{Lease: time.Second, Max: 1}))
@@ -140,9 +140,9 @@ func TestBadInputReturnsErrInvalidAndWritesNothing(t *testing.T) {
 	}
 
 	// The limits themselves are fine.
-	ok, err := s.Enqueue(ctx, "q", strings.Repeat("é", lanes.MaxGroupBytes/2), good, []byte("0123456789"))
+	res, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: strings.Repeat("é", lanes.MaxGroupBytes/2), ID: good, Payload: []byte("0123456789")}})
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.Equal(t, 1, res.Added)
 	require.NoError(t, s.Inspector().SetWeight(ctx, "g", lanes.MaxWeight))
 	_, err = s.Claim(ctx, lanes.ClaimRequest{Queues: strings.Split("a b c d e f g q", " "), Lease: time.Millisecond, Max: lanes.MaxClaim})
 	require.NoError(t, err)

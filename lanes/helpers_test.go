@@ -113,7 +113,7 @@ func maxInWindow(ts []int64, win int64) int {
 }
 
 // fillLanes enqueues per jobs on each of n lanes named prefix0..prefix(n-1),
-// interleaved, in one EnqueueBatch.
+// interleaved, in one Enqueue.
 func fillLanes(tb testing.TB, s *lanes.Store, m *lanes.Minter, q, prefix string, n, per int) {
 	tb.Helper()
 	items := make([]lanes.Item, 0, n*per)
@@ -122,7 +122,7 @@ func fillLanes(tb testing.TB, s *lanes.Store, m *lanes.Minter, q, prefix string,
 			items = append(items, lanes.Item{Group: fmt.Sprintf("%s%d", prefix, i), ID: m.New(), Payload: []byte("x")})
 		}
 	}
-	r, err := s.EnqueueBatch(context.Background(), q, items)
+	r, err := s.Enqueue(context.Background(), q, items)
 	require.NoError(tb, err)
 	require.Equal(tb, n*per, r.Added)
 }
@@ -310,7 +310,7 @@ func claimOne(t testing.TB, s *lanes.Store, lease time.Duration, q string) lanes
 	return c.Jobs[0]
 }
 
-// enqueueN puts n jobs on lane g (one EnqueueBatch) and returns their ids in
+// enqueueN puts n jobs on lane g (one Enqueue) and returns their ids in
 // mint order.
 func enqueueN(t testing.TB, s *lanes.Store, m *lanes.Minter, q, g string, n int) []lanes.JobID {
 	t.Helper()
@@ -320,7 +320,7 @@ func enqueueN(t testing.TB, s *lanes.Store, m *lanes.Minter, q, g string, n int)
 		ids[i] = m.New()
 		items[i] = lanes.Item{Group: g, ID: ids[i], Payload: []byte(fmt.Sprintf("%s#%d", g, i))}
 	}
-	r, err := s.EnqueueBatch(context.Background(), q, items)
+	r, err := s.Enqueue(context.Background(), q, items)
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{Added: n}, r)
 	return ids
@@ -410,14 +410,14 @@ func (e *benchEnv) store(b *testing.B, opts ...lanes.Option) *lanes.Store {
 }
 
 // fill puts depth jobs on each of n lanes "l<i>", interleaved so every lane
-// is non-empty from the first chunk on; EnqueueBatch pipelines 500 jobs per
+// is non-empty from the first chunk on; Enqueue pipelines 500 jobs per
 // script call.
 func fill(b *testing.B, s *lanes.Store, m *lanes.Minter, n, depth int) {
 	b.Helper()
 	const batch = 50_000
 	items := make([]lanes.Item, 0, batch)
 	flush := func() {
-		r, err := s.EnqueueBatch(context.Background(), "q", items)
+		r, err := s.Enqueue(context.Background(), "q", items)
 		require.NoError(b, err)
 		require.Equal(b, len(items), r.Added)
 		items = items[:0]

@@ -27,7 +27,7 @@ package lanes
 //	{T}:q:Q:dead        sorted set  id -> dead-lettered at (ms)
 //	{T}:q:Q:glimit      hash        g -> max in flight (only overrides)
 //	{T}:q:Q:turn        hash        g -> jobs still owed in a turn cut short (weight > 1 only)
-//	{T}:q:Q:co:<name>   string      id of the job last enqueued under coalesce key name; PX ttl (coalesce.go)
+//	{T}:q:Q:co:<name>   string      id of the job last enqueued under coalesce key name; PX ttl (Coalesce, coalesce.go)
 type keyspace struct {
 	tag string
 }
@@ -44,7 +44,7 @@ func (k keyspace) job(q string, id JobID) string {
 }
 func (k keyspace) queueKey(q, name string) string { return k.queue(q) + name }
 
-// coalesce is coalesce key name of queue q (EnqueueCoalesce).
+// coalesce is coalesce key name of queue q (Enqueue with Coalesce).
 func (k keyspace) coalesce(q, name string) string { return k.queue(q) + "co:" + name }
 
 // pace and lane spell keys the scripts build (common.lua's pace_ok and

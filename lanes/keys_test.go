@@ -52,7 +52,7 @@ func TestKeyspaceReturnsToBaselineAfterDrain(t *testing.T) {
 			for i := range items {
 				items[i] = lanes.Item{Group: "g" + strconv.Itoa(i), ID: m.New(), Payload: []byte("p")}
 			}
-			r, err := s.EnqueueBatch(ctx, "q", items)
+			r, err := s.Enqueue(ctx, "q", items)
 			require.NoError(t, err)
 			require.Equal(t, lanesN, r.Added)
 			require.Equal(t, lanesN, rint(t, s, "LLEN", s.Keys().Queue("q", "ring")))
@@ -131,10 +131,10 @@ func TestOddGroupsStayInTagSlot(t *testing.T) {
 	for _, q := range []string{"q", "ord"} {
 		for i, g := range groups {
 			require.LessOrEqual(t, len(g), lanes.MaxGroupBytes)
-			ok, err := s.Enqueue(ctx, q, g, m.New(), []byte(g))
+			res, err := s.Enqueue(ctx, q, []lanes.Item{{Group: g, ID: m.New(), Payload: []byte(g)}})
 			require.NoError(t, err, g)
-			require.True(t, ok)
-			_, err = s.Enqueue(ctx, q, g, m.New(), []byte(g))
+			require.Equal(t, 1, res.Added)
+			_, err = s.Enqueue(ctx, q, []lanes.Item{{Group: g, ID: m.New(), Payload: []byte(g)}})
 			require.NoError(t, err)
 			require.NoError(t, s.Inspector().SetWeight(ctx, g, 1+i%3))
 			require.NoError(t, s.Inspector().SetLaneLimit(ctx, q, g, 5))
@@ -174,7 +174,7 @@ func TestOddGroupsStayInTagSlot(t *testing.T) {
 		w, err := s.Inspector().Weight(ctx, groups[1]+"→moved")
 		require.NoError(t, err)
 		require.Equal(t, 4, w, "the weight moved with the lane")
-		_, err = s.Enqueue(ctx, q, groups[2], m.New(), nil)
+		_, err = s.Enqueue(ctx, q, []lanes.Item{{Group: groups[2], ID: m.New()}})
 		require.NoError(t, err)
 		dead, err := s.Inspector().DeadLane(ctx, q, groups[2], "blocked")
 		require.NoError(t, err)
@@ -244,10 +244,10 @@ func TestEveryKeySharesTheTagSlot(t *testing.T) {
 			items = append(items, lanes.Item{Group: g, ID: m.New(), Payload: []byte(g)})
 		}
 	}
-	_, err = s.EnqueueBatch(ctx, "notify", items)
+	_, err = s.Enqueue(ctx, "notify", items)
 	require.NoError(t, err)
 	for _, g := range []string{"5", "6", "7"} {
-		_, err = s.Enqueue(ctx, "reply", g, m.New(), []byte("re"))
+		_, err = s.Enqueue(ctx, "reply", []lanes.Item{{Group: g, ID: m.New(), Payload: []byte("re")}})
 		require.NoError(t, err)
 	}
 	// Replies first (5 is 429'd: parked and released), then the broadcast:

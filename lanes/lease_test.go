@@ -120,7 +120,7 @@ func TestStaleLeaseTokenChangesNothing(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		id := lanes.NewMinter().New()
-		_, err := s.Enqueue(ctx, "q", "g", id, []byte("x"))
+		_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: id, Payload: []byte("x")}})
 		require.NoError(t, err)
 		old := claimOne(t, s, 50*time.Millisecond, "q")
 		require.Equal(t, "1", old.Token)
@@ -150,7 +150,7 @@ func TestStaleLeaseTokenChangesNothing(t *testing.T) {
 	t.Run("token of an unknown value", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
-		_, err := s.Enqueue(ctx, "q", "g", lanes.NewMinter().New(), nil)
+		_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: lanes.NewMinter().New()}})
 		require.NoError(t, err)
 		j := claimOne(t, s, time.Minute, "q")
 		forged := j.Lease
@@ -163,7 +163,7 @@ func TestStaleLeaseTokenChangesNothing(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		id := lanes.NewMinter().New()
-		_, err := s.Enqueue(ctx, "q", "g", id, nil)
+		_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: id}})
 		require.NoError(t, err)
 		j := claimOne(t, s, 80*time.Millisecond, "q")
 		dl, err := s.Extend(ctx, j.Lease, time.Minute)
@@ -374,7 +374,7 @@ func TestClockSkewCannotStealLease(t *testing.T) {
 	s := newStore(t)
 	other := sibling(t, s)
 	id := lanes.NewMinter().New()
-	_, err := s.Enqueue(ctx, "q", "g", id, nil)
+	_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: id}})
 	require.NoError(t, err)
 
 	const lease = 150 * time.Millisecond

@@ -57,10 +57,10 @@ func TestDefaultPayloadLimitIs64KiB(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	m := lanes.NewMinter()
-	_, err := s.Enqueue(ctx, "q", "g", m.New(), make([]byte, lanes.DefaultMaxPayload+1))
+	_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: m.New(), Payload: make([]byte, lanes.DefaultMaxPayload+1)}})
 	require.ErrorIs(t, err, lanes.ErrInvalid)
 	require.Empty(t, tagKeys(t, s))
-	ok, err := s.Enqueue(ctx, "q", "g", m.New(), make([]byte, lanes.DefaultMaxPayload))
+	res, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: m.New(), Payload: make([]byte, lanes.DefaultMaxPayload)}})
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.Equal(t, 1, res.Added)
 }

@@ -204,18 +204,18 @@ func TestPaceParkedLaneIsServedWhenItsPaceRefills(t *testing.T) {
 	s := newStore(t, lanes.WithLanePace(lanes.Pace{Limit: 1, Period: period}))
 	m := lanes.NewMinter()
 	// Chat a's one send per period goes on queue r.
-	_, err := s.Enqueue(ctx, "r", "a", m.New(), []byte("r"))
+	_, err := s.Enqueue(ctx, "r", []lanes.Item{{Group: "a", ID: m.New(), Payload: []byte("r")}})
 	require.NoError(t, err)
 	require.NoError(t, s.Ack(ctx, claimOne(t, s, time.Minute, "r").Lease))
 	start, err := s.ServerTime(ctx)
 	require.NoError(t, err)
 
-	_, err = s.EnqueueBatch(ctx, "q", []lanes.Item{{Group: "a", ID: m.New()}, {Group: "b", ID: m.New()}})
+	_, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "a", ID: m.New()}, {Group: "b", ID: m.New()}})
 	require.NoError(t, err)
 	j := claimOne(t, s, time.Minute, "q")
 	require.Equal(t, "b", j.Group, "a is paced out: parked, and b served in the same claim")
 	for i := range 5 {
-		_, err = s.Enqueue(ctx, "q", "c"+strconv.Itoa(i), m.New(), nil)
+		_, err = s.Enqueue(ctx, "q", []lanes.Item{{Group: "c" + strconv.Itoa(i), ID: m.New()}})
 		require.NoError(t, err)
 	}
 	waitServerPast(t, s, start.Add(period+10*time.Millisecond))

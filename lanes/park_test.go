@@ -37,9 +37,9 @@ func TestParkedLanesAreNotScanned(t *testing.T) {
 	}
 	fillLanes(t, s, m, "q", "parked", 100, 3)
 	require.Empty(t, ring(t, s, "q"), "no lane at its glimit or parked is in the ring")
-	ok, err := s.Enqueue(ctx, "q", "ready", m.New(), []byte("r"))
+	res, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "ready", ID: m.New(), Payload: []byte("r")}})
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.Equal(t, 1, res.Added)
 	require.Equal(t, []string{"ready"}, ring(t, s, "q"))
 
 	c := claim(t, s, 1, lease, "q")
@@ -69,7 +69,7 @@ func TestParkedLaneInRingIsDroppedOnce(t *testing.T) {
 		_, err := s.Inspector().Park(ctx, "q", fmt.Sprintf("p%d", i), time.Hour)
 		require.NoError(t, err)
 	}
-	_, err := s.Enqueue(ctx, "q", "ready", m.New(), nil)
+	_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "ready", ID: m.New()}})
 	require.NoError(t, err)
 	require.Len(t, ring(t, s, "q"), 201)
 	calls := 0
@@ -90,7 +90,7 @@ func TestParkedLaneInRingIsDroppedOnce(t *testing.T) {
 	// the ring. Release, then Park: it rejoins and is dropped by a claim.
 	for _, order := range []string{"park-release", "release-park"} {
 		g := "x-" + order
-		_, err := s.Enqueue(ctx, "q", g, m.New(), nil)
+		_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: g, ID: m.New()}})
 		require.NoError(t, err)
 		c := claim(t, s, 1, time.Minute, "q")
 		require.Len(t, c.Jobs, 1)

@@ -75,8 +75,9 @@ type core struct {
 }
 
 // Store is a set of fair lane queues in one Valkey keyspace (one hash tag):
-// the send path, each method acting on jobs (Enqueue, EnqueueBatch,
-// EnqueueOnce, Claim, Ack, Extend, Release, Nack, Dead, NewWaiter). What
+// the send path, each method acting on jobs (Enqueue with its options
+// Dedupe, Coalesce and Unless; Claim, Ack, Extend, Release, Nack, Dead,
+// Cancel, NewWaiter). What
 // acts on a whole lane or queue (weights, limits, pace, parks and pauses,
 // moving and dead-lettering a lane, dead letters, stats) is on its
 // Inspector. It is safe for concurrent use; any number of processes may

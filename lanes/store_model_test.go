@@ -17,7 +17,7 @@ import (
 )
 
 // Model-based test: seeded random sequences of enqueue (to 10 lanes, with
-// duplicate ids now and then), coalescing enqueues (EnqueueCoalesce under 3
+// duplicate ids now and then), coalescing enqueues (Enqueue with Coalesce under 3
 // names: the pending job of a name gets the new payload in place, else a
 // fresh job is enqueued), claim (Max 1..4), ack (a third of them in the
 // same call as a claim, now and then with a stale lease too), nack (delay 0),
@@ -496,8 +496,9 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			g := groups[rng.IntN(len(groups))]
 			id := minter.New()
 			payload := fmt.Sprintf("co:%d", step)
-			got, replaced, err := s.EnqueueCoalesce(ctx, "q", name, time.Hour, lanes.Item{Group: g, ID: id, Payload: []byte(payload)})
+			res, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: g, ID: id, Payload: []byte(payload)}}, lanes.Coalesce(name, time.Hour))
 			require.NoError(t, err)
+			got, replaced := res.IDs[0], res.Coalesced == 1
 			if prev, ok := m.co[name]; ok && m.jobs[prev].state == "pending" {
 				require.True(t, replaced, "step %d: pending job %s of %s replaced", step, prev, name)
 				require.Equal(t, prev, got)
@@ -532,7 +533,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 					}
 				}
 			}
-			res, err := s.EnqueueBatch(ctx, "q", items)
+			res, err := s.Enqueue(ctx, "q", items)
 			require.NoError(t, err)
 			require.Equal(t, lanes.EnqueueResult{Added: len(fresh), Duplicates: dups}, res)
 			for _, j := range fresh {

@@ -13,7 +13,7 @@ import (
 
 // SCRIPT FLUSH in the middle of a run changes nothing for callers: the
 // scripts run by EVALSHA and fall back to EVAL on NOSCRIPT, also for the
-// pipelined EVALSHA calls of a large EnqueueBatch. (SCRIPT FLUSH hits the
+// pipelined EVALSHA calls of a large Enqueue. (SCRIPT FLUSH hits the
 // whole shared server; every other test recovers the same way.)
 func TestScriptFlushIsInvisible(t *testing.T) {
 	t.Parallel()
@@ -47,9 +47,9 @@ func TestScriptFlushIsInvisible(t *testing.T) {
 			defer wg.Done()
 			g := []string{"a", "b"}[w]
 			for i := 0; i < rounds; i++ {
-				ok, err := s.Enqueue(ctx, "q", g, m.New(), []byte("x"))
-				if err != nil || !ok {
-					t.Errorf("enqueue: %v %v", ok, err)
+				res, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: g, ID: m.New(), Payload: []byte("x")}})
+				if err != nil || res.Added != 1 {
+					t.Errorf("enqueue: %+v %v", res, err)
 					return
 				}
 				c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 4})
@@ -91,11 +91,11 @@ func TestScriptFlushIsInvisible(t *testing.T) {
 		items[i] = lanes.Item{Group: []string{"a", "b", "c"}[i%3], ID: m.New()}
 	}
 	items[1000].ID = items[10].ID // a duplicate in another chunk
-	r, err := s.EnqueueBatch(ctx, "q", items)
+	r, err := s.Enqueue(ctx, "q", items)
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{Added: 1249, Duplicates: 1}, r)
 	require.NoError(t, rdo(t, s, "SCRIPT", "FLUSH").Error())
-	r, err = s.EnqueueBatch(ctx, "q", items)
+	r, err = s.Enqueue(ctx, "q", items)
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{Duplicates: 1250}, r, "a replayed batch adds nothing")
 	st, err = s.Inspector().Stats(ctx, "q", 0)

@@ -23,12 +23,12 @@ func TestWaiterWakesOnEnqueue(t *testing.T) {
 	require.False(t, w.Wait(ctx, 20*time.Millisecond), "no wake-up without work")
 
 	m := lanes.NewMinter()
-	ok, err := other.Enqueue(ctx, "q", "g", m.New(), nil)
+	res, err := other.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: m.New()}})
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.Equal(t, 1, res.Added)
 	require.True(t, w.Wait(ctx, 2*time.Second), "enqueue from another connection wakes")
 
-	_, err = other.Enqueue(ctx, "q", "g", m.New(), nil)
+	_, err = other.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: m.New()}})
 	require.NoError(t, err)
 	w.Wait(ctx, 0) // drain: the lane was in the ring already, no new wake-up is due
 	j := claimOne(t, s, time.Minute, "q")
@@ -73,7 +73,7 @@ func TestWaiterWakesIdleClaimerForEveryEvent(t *testing.T) {
 
 	t.Run("enqueue", func(t *testing.T) {
 		w.WaitIdle(t)
-		_, err := other.Enqueue(ctx, "q", "a", m.New(), nil)
+		_, err := other.Enqueue(ctx, "q", []lanes.Item{{Group: "a", ID: m.New()}})
 		require.NoError(t, err)
 		require.Equal(t, "a", w.Next(t, 3*time.Second).Group)
 	})
@@ -85,7 +85,7 @@ func TestWaiterWakesIdleClaimerForEveryEvent(t *testing.T) {
 		w.WaitIdle(t)
 		end, err := other.Inspector().Park(ctx, "q", "b", 300*time.Millisecond)
 		require.NoError(t, err)
-		_, err = other.Enqueue(ctx, "q", "b", m.New(), nil)
+		_, err = other.Enqueue(ctx, "q", []lanes.Item{{Group: "b", ID: m.New()}})
 		require.NoError(t, err)
 		j := w.Next(t, 3*time.Second)
 		require.Equal(t, "b", j.Group)
@@ -107,7 +107,7 @@ func TestWaiterWakesIdleClaimerForEveryEvent(t *testing.T) {
 
 	t.Run("retry delay ends", func(t *testing.T) {
 		w.WaitIdle(t)
-		_, err := other.Enqueue(ctx, "q", "d0", m.New(), nil)
+		_, err := other.Enqueue(ctx, "q", []lanes.Item{{Group: "d0", ID: m.New()}})
 		require.NoError(t, err)
 		j := w.Next(t, 3*time.Second) // nacked for 250 ms
 		j2 := w.Next(t, 3*time.Second)

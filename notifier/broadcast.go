@@ -27,7 +27,7 @@ func validBroadcastID(id string) bool {
 
 // Broadcast enqueues msg to every chat of chatIDs on the notification queue
 // (msg.Class is ignored: a broadcast is always a Notification), in batches of
-// Config.BatchSize chats per EnqueueBatch. Chat ids are resolved through
+// Config.BatchSize chats per lanes Enqueue call. Chat ids are resolved through
 // migration aliases and deduplicated (first occurrence wins); chats marked
 // inactive are skipped and counted as failed "inactive". It returns the
 // broadcast id, whose Progress can be read while the worker delivers.
@@ -151,7 +151,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	// being enqueued, so the server always has work: a batch's check runs
 	// during the next batch's enqueue, and a stop found there cancels both.
 	var (
-		done   int // copies handed to EnqueueBatch
+		done   int // copies handed to Enqueue
 		ttlMS  = ttl.Milliseconds()
 		tally  = lanes.Tally{Key: key, Field: fieldCancel}
 		queued = func(added int) valkey.Completed {
@@ -247,7 +247,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		// Unless stopped: a chunk that runs after StopBroadcast set the
 		// stop key adds nothing, so no copy reaches a lane after the stop's
 		// cancel read the recorded ids.
-		res, err := n.store.EnqueueBatchUnless(ctx, tgjob.QueueNotify, stopKey, cur)
+		res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, cur, lanes.Unless(stopKey))
 		done += len(cur) - res.Refused
 		t := <-ch
 		if err != nil || t.err != nil {
@@ -277,8 +277,8 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 // Cancelled in the same atomic call; copies in flight are delivered or
 // fail as usual and are counted then, so nothing is counted twice and,
 // once they settle, Sent + Failed + Cancelled = Total. A Broadcast still
-// fanning out enqueues nothing more (its batches are enqueued with lanes
-// EnqueueBatchUnless on the stop key {T}:n:bc:<id>:stop, set here before
+// fanning out enqueues nothing more (its batches are enqueued with the
+// lanes.Unless option on the stop key {T}:n:bc:<id>:stop, set here before
 // the recorded ids are read): no copy is left on a lane once StopBroadcast
 // returns; the fan-out sees the stop within its next batch, cancels the
 // batches it enqueued since and counts the copies it did not enqueue as

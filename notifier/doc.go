@@ -15,7 +15,7 @@
 //
 // EditLatest is the edit of a message kept up to date in place (a game
 // board): it names the message by the job id of its send (resolved by the
-// worker when it sends), and coalesces in the lanes (lanes.EnqueueCoalesce):
+// worker when it sends), and coalesces in the lanes (lanes.Coalesce):
 // while an edit of the message is still queued, a newer one replaces its
 // content in place, so a burst of changes costs one editMessageText per
 // pace slot; a message that can no longer be edited is sent afresh.

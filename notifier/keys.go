@@ -8,7 +8,7 @@ import "github.com/codemojex/codemojex/lanes"
 //	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed), c (cancelled), x (stopped); PEXPIRE ttl
 //	{T}:n:bc:<id>:seen       set     job ids already counted as failed (dedupe); PEXPIRE ttl
 //	{T}:n:bc:<id>:jobs       list    the broadcast's job ids, in fan-out order (what StopBroadcast cancels); PEXPIRE ttl
-//	{T}:n:once:m:<key>       string  Notify/Edit idempotency key: the job ids, comma-separated (written by lanes.EnqueueOnce); PX KeyTTL
+//	{T}:n:once:m:<key>       string  Notify/Edit idempotency key: the job ids, comma-separated (written by lanes.Enqueue with lanes.Dedupe); PX KeyTTL
 //	{T}:n:once:bc:<key>      string  Broadcast idempotency key: the broadcast id; PX KeyTTL
 //
 // keyspace is the one place that builds them. The chats' delivery state

@@ -13,7 +13,7 @@ import (
 // (a message kept up to date in place, such as a game board) so that only
 // the latest content is sent: while an earlier EditLatest of the same
 // message is still queued, this one replaces its text and markup in place
-// (lanes.EnqueueCoalesce: it keeps its place in the lane, and the burst
+// (the lanes.Coalesce option: it keeps its place in the lane, and the burst
 // costs one editMessageText), and once that one was claimed, this one is
 // queued behind it. The job is an edit of kind tgjob.KindEdit with Ref =
 // ref and Fresh set: the worker looks up the message id when it sends (so
@@ -56,9 +56,9 @@ func (n *Notifier) EditLatest(ctx context.Context, chatID int64, ref lanes.JobID
 		return "", false, err
 	}
 	it := lanes.Item{Group: tgjob.Group(target), ID: n.minter.New(), Payload: p}
-	id, replaced, err := n.store.EnqueueCoalesce(ctx, msg.Class.Queue(), n.keys.latest(ref), n.cfg.CoalesceTTL, it)
+	res, err := n.store.Enqueue(ctx, msg.Class.Queue(), []lanes.Item{it}, lanes.Coalesce(n.keys.latest(ref), n.cfg.CoalesceTTL))
 	if err != nil {
 		return "", false, fmt.Errorf("notifier: edit latest chat %d: %w", chatID, err)
 	}
-	return id, replaced, nil
+	return res.IDs[0], res.Coalesced == 1, nil
 }

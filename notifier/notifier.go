@@ -81,7 +81,7 @@ type Config struct {
 	// ProgressTTL is how long a broadcast's progress is kept after its
 	// last update (default 24 h).
 	ProgressTTL time.Duration
-	// BatchSize is how many chats one EnqueueBatch call of Broadcast
+	// BatchSize is how many chats one lanes Enqueue call of Broadcast
 	// covers (default 5,000: ten 500-job script calls in one pipelined
 	// round trip), bounding the memory of one round trip; the next batch
 	// is encoded while one is being enqueued.
@@ -282,16 +282,16 @@ func (n *Notifier) enqueue(ctx context.Context, chatID int64, msg Message, jobs 
 		items[i] = lanes.Item{Group: group, ID: ids[i], Payload: p}
 	}
 	if msg.Key != "" {
-		if len(items) > lanes.MaxOnceItems {
-			return nil, invalid(fmt.Sprintf("%s with a key: %d parts: at most %d", what, len(items), lanes.MaxOnceItems))
+		if len(items) > lanes.MaxDedupeItems {
+			return nil, invalid(fmt.Sprintf("%s with a key: %d parts: at most %d", what, len(items), lanes.MaxDedupeItems))
 		}
-		got, _, err := n.store.EnqueueOnce(ctx, msg.Class.Queue(), n.keys.once(msg.Key), n.cfg.KeyTTL, items)
+		res, err := n.store.Enqueue(ctx, msg.Class.Queue(), items, lanes.Dedupe(n.keys.once(msg.Key), n.cfg.KeyTTL))
 		if err != nil {
 			return nil, fmt.Errorf("notifier: %s chat %d: %w", what, chatID, err)
 		}
-		return got, nil
+		return res.IDs, nil
 	}
-	if _, err := n.store.EnqueueBatch(ctx, msg.Class.Queue(), items); err != nil {
+	if _, err := n.store.Enqueue(ctx, msg.Class.Queue(), items); err != nil {
 		return nil, fmt.Errorf("notifier: %s chat %d: %w", what, chatID, err)
 	}
 	return ids, nil

@@ -118,9 +118,9 @@ func (e *env) notify(chat int64, text string, class notifier.Class) {
 func (e *env) enqueueRaw(queue string, group string, payload []byte) lanes.JobID {
 	e.t.Helper()
 	id := lanes.NewMinter().New()
-	ok, err := e.store.Enqueue(e.ctx, queue, group, id, payload)
+	res, err := e.store.Enqueue(e.ctx, queue, []lanes.Item{{Group: group, ID: id, Payload: payload}})
 	require.NoError(e.t, err)
-	require.True(e.t, ok)
+	require.Equal(e.t, 1, res.Added)
 	return id
 }
 

@@ -393,7 +393,7 @@ func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr err
 		// only once it is marked handled: an ack without the mark would
 		// leave its recorded time behind, and a record of it again (a
 		// webhook resend) would run it again. Unmarked, its lease lapses and
-		// it is claimed again (its replies are queued once: EnqueueOnce).
+		// it is claimed again (its replies are queued once: lanes.Dedupe).
 		if !a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.MarkHandled(ctx, u) }) {
 			return false, true
 		}

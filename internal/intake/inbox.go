@@ -225,7 +225,7 @@ func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, e
 			added = append(added, i)
 		}
 	}
-	res, err := in.store.EnqueueBatch(ctx, QueueName, items)
+	res, err := in.store.Enqueue(ctx, QueueName, items)
 	if err != nil {
 		return 0, fmt.Errorf("intake: record updates: %w", err)
 	}

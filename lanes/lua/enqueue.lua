@@ -1,10 +1,10 @@
 -- enqueue.lua: add jobs to their lanes (one or many, for fan-out).
 -- KEYS[1]  the queue's ring "{tag}:q:<queue>:ring" (declared for cluster routing)
--- KEYS[2]  optional idempotency key (EnqueueOnce; a key under the store's
+-- KEYS[2]  optional idempotency key (the Dedupe option; a key under the store's
 --          tag), present when ARGV[7] is not "0": when it exists, nothing
 --          is enqueued and {-1, its value} is returned; else it is SET to
 --          the job ids (comma-separated) with a TTL, in this same atomic call
--- KEYS[2 or 3] optional stop key (EnqueueBatchUnless; under the store's
+-- KEYS[2 or 3] optional stop key (the Unless option; under the store's
 --          tag), after the idempotency key if any: when it exists, nothing
 --          is enqueued and {-2, 0} is returned
 -- ARGV[1]  shared prefix "{tag}:s:"
