@@ -93,3 +93,36 @@ func TestEnvExampleDocumentsEveryVariable(t *testing.T) {
 		require.Regexp(t, `(?m)^`+v[1]+`=`, string(b), "%s is documented in .env.example", v[1])
 	}
 }
+
+// TestReadmeStaysShortAndLinksEveryDocsPage holds the README to what
+// issue 19 made of it: at most 250 lines, a configuration table row for
+// every variable of internal/config, a link to every page of docs/, and
+// no relative link (README or docs/) to a file that does not exist.
+func TestReadmeStaysShortAndLinksEveryDocsPage(t *testing.T) {
+	root := testkit.ModuleRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	require.LessOrEqual(t, strings.Count(string(readme), "\n"), 250, "README.md at most 250 lines: details go to a docs/ page")
+	cfg, err := os.ReadFile(filepath.Join(root, "internal", "config", "config.go"))
+	require.NoError(t, err)
+	vars := regexp.MustCompile(`env:"([A-Z_]+)"`).FindAllStringSubmatch(string(cfg), -1)
+	require.NotEmpty(t, vars)
+	for _, v := range vars {
+		require.True(t, strings.Contains(string(readme), "| `"+v[1]+"` |"), "%s has a row in the README's configuration table", v[1])
+	}
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, pages)
+	for _, p := range pages {
+		require.True(t, strings.Contains(string(readme), "](docs/"+filepath.Base(p)+")"), "README links docs/%s", filepath.Base(p))
+	}
+	link := regexp.MustCompile(`\]\(([^)#:\s]+)(#[^)]*)?\)`)
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			_, err := os.Stat(filepath.Join(filepath.Dir(f), m[1]))
+			require.NoError(t, err, "%s links %s, which does not exist", filepath.Base(f), m[1])
+		}
+	}
+}
