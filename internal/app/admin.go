@@ -218,6 +218,12 @@ func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
 			}
 		}
 	}
+	lim, err := a.limitedText(ctx)
+	if err != nil {
+		runOf(ctx).fail(err)
+		return
+	}
+	b.WriteString("\n\n" + lim)
 	a.reply(ctx, u.Message, b.String())
 }
 

@@ -73,6 +73,9 @@ type App struct {
 	webhookSet atomic.Bool                 // setWebhook succeeded (webhook mode)
 	bcWake     chan struct{}               // a broadcast started -> tracker
 
+	// floods is the intake limits' side of the app (flood.go).
+	floods *floods
+
 	closeOnce sync.Once
 }
 
@@ -162,6 +165,9 @@ func (a *App) init() error {
 	}
 	if a.m, err = newMetrics(a.reg, a); err != nil {
 		return fmt.Errorf("app: metrics: %w", err)
+	}
+	if err := a.initFloods(); err != nil {
+		return err
 	}
 	if cfg.Polls() {
 		a.api = intake.NewClient(cfg.APIURL, cfg.Token, &http.Client{Timeout: o.pollTimeout + 15*time.Second}, a.redactor)
@@ -253,6 +259,7 @@ func (a *App) Run(ctx context.Context) error {
 	<-runCtx.Done()
 	a.log.Info("codemojex stopping", durationAttr("drain", a.opt.drain))
 	wg.Wait()
+	a.floods.wait()
 	if srv != nil {
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		_ = srv.Shutdown(sctx)

@@ -11,7 +11,10 @@ import (
 
 func TestPlayerGetsRepliesToStartPlayAndGuesses(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	// A scripted conversation of 13 messages in about 2 s, faster than
+	// anyone types: over the default intake limit (10 at once, then 1/s),
+	// which TestNormalPlayIsNeverLimited and the flood tests cover.
+	h := newHarness(t, "FLOOD_USER_MESSAGES=0")
 	h.startWithSecret(0, 1, 2, 3)
 	ann := user(501, "Ann")
 

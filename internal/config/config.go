@@ -27,6 +27,7 @@ import (
 	"github.com/joho/godotenv"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/redact"
 )
 
@@ -99,6 +100,21 @@ type Config struct {
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
 	// LogLevel is debug, info, warn or error (LOG_LEVEL).
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+	// FloodWindow is the intake limits' fixed window (FLOOD_WINDOW, a Go
+	// duration; 0 turns every intake limit off). See docs/floods.md.
+	FloodWindow time.Duration `env:"FLOOD_WINDOW" envDefault:"10s"`
+	// FloodUserMessages is the most messages one user may send per window
+	// (FLOOD_USER_MESSAGES; 0: no limit); the excess is dropped unhandled.
+	FloodUserMessages int `env:"FLOOD_USER_MESSAGES" envDefault:"10"`
+	// FloodUserTaps is the most button taps one user may send per window
+	// (FLOOD_USER_TAPS; 0: no limit); a dropped tap is answered with a toast.
+	FloodUserTaps int `env:"FLOOD_USER_TAPS" envDefault:"30"`
+	// FloodChatMessages and FloodChatTaps are the most messages and taps
+	// one group may receive per window from all its members together
+	// (FLOOD_CHAT_MESSAGES, FLOOD_CHAT_TAPS; 0: no limit). Admins
+	// (ADMIN_IDS) are never limited nor counted.
+	FloodChatMessages int `env:"FLOOD_CHAT_MESSAGES" envDefault:"30"`
+	FloodChatTaps     int `env:"FLOOD_CHAT_TAPS" envDefault:"200"`
 }
 
 // Error is a configuration error about one variable.
@@ -439,6 +455,18 @@ func (c Config) validate() error {
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		return &Error{Var: "HTTP_ADDR", Want: fmt.Sprintf("host:port or :port, e.g. :8080; got %q", c.HTTPAddr)}
 	}
+	if c.FloodWindow < 0 || c.FloodWindow > time.Hour {
+		return &Error{Var: "FLOOD_WINDOW", Want: fmt.Sprintf("a duration from 0 (limits off) to 1h, e.g. 10s; got %v", c.FloodWindow)}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"FLOOD_USER_MESSAGES", c.FloodUserMessages}, {"FLOOD_USER_TAPS", c.FloodUserTaps},
+		{"FLOOD_CHAT_MESSAGES", c.FloodChatMessages}, {"FLOOD_CHAT_TAPS", c.FloodChatTaps}} {
+		if f.v < 0 || f.v > 1_000_000 {
+			return &Error{Var: f.name, Want: fmt.Sprintf("updates per FLOOD_WINDOW, 0 (no limit) to 1000000; got %d", f.v)}
+		}
+	}
 	if _, err := c.SlogLevel(); err != nil {
 		return &Error{Var: "LOG_LEVEL", Want: fmt.Sprintf("one of debug, info, warn, error; got %q", c.LogLevel)}
 	}
@@ -454,6 +482,12 @@ func (c Config) SlogLevel() (slog.Level, error) {
 		return l, err
 	}
 	return l, fmt.Errorf("unknown level %q", c.LogLevel)
+}
+
+// FloodLimits returns the intake limits of FLOOD_* (package flood).
+func (c Config) FloodLimits() flood.Limits {
+	return flood.Limits{Window: c.FloodWindow, UserMessages: c.FloodUserMessages, UserTaps: c.FloodUserTaps,
+		ChatMessages: c.FloodChatMessages, ChatTaps: c.FloodChatTaps}
 }
 
 // IsAdmin reports whether user id is in ADMIN_IDS.

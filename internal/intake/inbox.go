@@ -13,6 +13,7 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/luascript"
 )
@@ -55,6 +56,8 @@ type Inbox struct {
 	keys                        Keys
 	offset, rebase, fin, forget *valkey.Lua
 	now                         func() time.Time
+	limiter                     *flood.Limiter
+	dropped                     func(context.Context, []flood.Drop)
 }
 
 // NewInbox returns the inbox under hash tag tag, on client c, with the
@@ -63,6 +66,22 @@ func NewInbox(c valkey.Client, store *lanes.Store, tag string) *Inbox {
 	return &Inbox{c: c, store: store, keys: Keys{tag: tag}, offset: luascript.Must(luaFS, "offset"),
 		rebase: luascript.Must(luaFS, "rebase"), fin: luascript.Must(luaFS, "done"),
 		forget: luascript.Must(luaFS, "forget"), now: time.Now}
+}
+
+// WithLimits makes the inbox's records apply the intake limits of l
+// (package flood; nil or limits off: none) and tell dropped (may be nil)
+// of the updates they dropped, once the rest of their batch is on the
+// queue. The check is part of the call that writes the batch's recorded
+// times (flood.Limiter.Record): no round trip is added. A dropped update
+// is not enqueued, so no handler sees it, and is confirmed to Telegram
+// like the rest of its batch (Record moves the offset past it; Accept
+// counts it as recorded). Call it before the inbox is used; it returns in.
+func (in *Inbox) WithLimits(l *flood.Limiter, dropped func(context.Context, []flood.Drop)) *Inbox {
+	if l != nil && !l.Limits().On() {
+		l = nil
+	}
+	in.limiter, in.dropped = l, dropped
+	return in
 }
 
 // Keys returns the inbox's key builder (tests read the keys it writes).
@@ -207,22 +226,36 @@ func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
 func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, error) {
 	now := in.now()
 	items := make([]lanes.Item, len(ups))
-	zadds := make(valkey.Commands, len(ups))
+	var zadds valkey.Commands // the plain record of the times, without limits
 	for i, u := range ups {
 		items[i] = lanes.Item{Group: LaneOf(u.JSON), ID: JobID(epoch, u.ID), Payload: payload(now, u.JSON)}
 		if len(items[i].Payload) > maxPayload {
 			return 0, fmt.Errorf("intake: record updates: %w: update %d of %d bytes: at most %d", lanes.ErrInvalid, u.ID, len(u.JSON), MaxUpdateBytes)
 		}
-		zadds[i] = in.c.B().Zadd().Key(in.keys.Recorded()).Nx().ScoreMember().ScoreMember(float64(now.UnixMilli()), string(items[i].ID)).Build()
+		if in.limiter == nil {
+			zadds = append(zadds, in.c.B().Zadd().Key(in.keys.Recorded()).Nx().ScoreMember().ScoreMember(float64(now.UnixMilli()), string(items[i].ID)).Build())
+		}
 	}
 	var added []int // the updates whose time this call wrote
-	for i, r := range in.c.DoMulti(ctx, zadds...) {
-		n, err := r.AsInt64()
-		if err != nil {
-			return 0, fmt.Errorf("intake: record update times: %w", err)
+	var drops []flood.Drop
+	if in.limiter != nil {
+		var err error
+		if items, ups, added, drops, err = in.limit(ctx, now, items, ups); err != nil {
+			return 0, err
 		}
-		if n == 1 {
-			added = append(added, i)
+		if len(items) == 0 {
+			in.tellDropped(ctx, drops)
+			return 0, nil
+		}
+	} else {
+		for i, r := range in.c.DoMulti(ctx, zadds...) {
+			n, err := r.AsInt64()
+			if err != nil {
+				return 0, fmt.Errorf("intake: record update times: %w", err)
+			}
+			if n == 1 {
+				added = append(added, i)
+			}
 		}
 	}
 	res, err := in.store.Enqueue(ctx, QueueName, items)
@@ -241,7 +274,45 @@ func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, e
 			return 0, fmt.Errorf("intake: record update times: %w", err)
 		}
 	}
+	in.tellDropped(ctx, drops)
 	return res.Added, nil
+}
+
+// limit writes the recorded times of items (updates ups) through the
+// intake limits (flood.Limiter.Record: the same one call as the plain
+// ZADD NX) and returns the items and updates within the limits, the
+// indexes (into those) of the ones whose time this call wrote, and the
+// drops.
+func (in *Inbox) limit(ctx context.Context, now time.Time, items []lanes.Item, ups []Update) ([]lanes.Item, []Update, []int, []flood.Drop, error) {
+	subjects := make([]flood.Subject, len(ups))
+	members := make([]string, len(ups))
+	for i, u := range ups {
+		subjects[i], members[i] = flood.SubjectOf(u.JSON), string(items[i].ID)
+	}
+	res, err := in.limiter.Record(ctx, in.c, in.keys.Recorded(), now, subjects, members)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("intake: record update times: %w", err)
+	}
+	keptItems, keptUps := items[:0:0], ups[:0:0]
+	var added []int
+	var drops []flood.Drop
+	for i, r := range res {
+		if r.Outcome == flood.Dropped {
+			drops = append(drops, flood.Drop{UpdateID: ups[i].ID, Subject: subjects[i], Result: r})
+			continue
+		}
+		if r.Outcome == flood.Recorded {
+			added = append(added, len(keptItems))
+		}
+		keptItems, keptUps = append(keptItems, items[i]), append(keptUps, ups[i])
+	}
+	return keptItems, keptUps, added, drops, nil
+}
+
+func (in *Inbox) tellDropped(ctx context.Context, drops []flood.Drop) {
+	if len(drops) > 0 && in.dropped != nil {
+		in.dropped(ctx, drops)
+	}
 }
 
 func (in *Inbox) setOffset(ctx context.Context, token, mode string, next int64) (int64, error) {

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codemojex/codemojex/internal/flood"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// floods is the app's side of the intake limits (package flood, applied by
+// the inbox where updates are recorded): what a dropped update still gets
+// (a dropped tap its toast, a chat its one notice per window), the
+// metrics, and the read of the chats being limited.
+type floods struct {
+	a       *App
+	limiter *flood.Limiter // nil when the limits are off
+	// toasts bounds the toasts being answered at once (maxFloodToasts):
+	// a flood of taps gets as many toasts as Telegram answers quickly,
+	// and the rest are skipped (counted), so no flood queues goroutines.
+	toasts chan struct{}
+	bg     sync.WaitGroup
+
+	dropped *prometheus.CounterVec // updates dropped, by reason
+	notices *prometheus.CounterVec // notices, by result: queued, failed
+	skipped prometheus.Counter     // dropped taps left without a toast (too many being answered)
+	limited *prometheus.Desc       // chats being limited (read at scrape)
+}
+
+// maxFloodToasts is how many toasts of dropped taps are answered at once
+// per process.
+const maxFloodToasts = 8
+
+func (a *App) initFloods() error {
+	f := &floods{a: a, toasts: make(chan struct{}, maxFloodToasts)}
+	if l := a.cfg.FloodLimits(); l.On() {
+		f.limiter = flood.New(a.opt.tag, l, a.cfg.IsAdmin)
+		a.inbox.WithLimits(f.limiter, f.onDrops)
+	}
+	f.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemojex_flood_dropped_total",
+		Help: "Updates dropped unhandled by the intake limits (FLOOD_*, see docs/floods.md), by reason: user_messages, user_taps, chat_messages, chat_taps."}, []string{"reason"})
+	for _, r := range flood.Reasons() {
+		f.dropped.WithLabelValues(string(r))
+	}
+	f.notices = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemojex_flood_notices_total",
+		Help: "\"Too many messages\" notices (at most one per chat per window), by result: queued, failed."}, []string{"result"})
+	f.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_flood_toasts_skipped_total",
+		Help: "Dropped taps left unanswered because maxFloodToasts toasts were being answered already."})
+	f.limited = prometheus.NewDesc("codemojex_flood_limited_chats", "Chats with an update dropped by the intake limits within the last FLOOD_WINDOW.", nil, nil)
+	for _, c := range []prometheus.Collector{f.dropped, f.notices, f.skipped, f} {
+		if err := a.reg.Register(c); err != nil {
+			return fmt.Errorf("app: flood metrics: %w", err)
+		}
+	}
+	a.floods = f
+	return nil
+}
+
+// onDrops is told of the updates a record dropped: each is counted; a
+// dropped tap is answered with a toast (in the background, at most
+// maxFloodToasts at once), and a drop that took its chat's notice flag
+// queues the notice through the notifier, on the chat's lane and budget.
+func (f *floods) onDrops(ctx context.Context, drops []flood.Drop) {
+	a := f.a
+	for _, d := range drops {
+		f.dropped.WithLabelValues(string(d.Result.Reason)).Inc()
+		if d.Subject.Kind == flood.Tap && d.Subject.QueryID != "" && a.bot != nil {
+			select {
+			case f.toasts <- struct{}{}:
+				f.bg.Go(func() {
+					defer func() { <-f.toasts }()
+					a.answerCallback(context.WithoutCancel(ctx), d.Subject.QueryID, flood.ToastText)
+				})
+			default:
+				f.skipped.Inc()
+			}
+		}
+		if d.Result.Notice {
+			_, err := a.notifier.Notify(ctx, d.Subject.Chat, notifier.Message{Text: flood.NoticeText, Class: notifier.Reply})
+			if err != nil {
+				f.notices.WithLabelValues("failed").Inc()
+				a.log.Warn("flood notice not queued", slog.Int64("chat", d.Subject.Chat), slog.Any("err", err))
+				continue
+			}
+			f.notices.WithLabelValues("queued").Inc()
+			a.log.Info("chat over the intake limit; its excess updates are dropped", slog.Int64("chat", d.Subject.Chat),
+				slog.Int64("user", d.Subject.User), slog.String("reason", string(d.Result.Reason)))
+		}
+	}
+}
+
+// wait waits for the toasts being answered.
+func (f *floods) wait() { f.bg.Wait() }
+
+// LimitedChats returns the chats being limited (an update of theirs was
+// dropped within the last FLOOD_WINDOW), soonest Until first, at most
+// max (0: all); none when the limits are off. For the console. Errors:
+// Valkey's.
+func (a *App) LimitedChats(ctx context.Context, max int) ([]flood.LimitedChat, error) {
+	if a.floods.limiter == nil {
+		return nil, nil
+	}
+	return a.floods.limiter.Limited(ctx, a.c, time.Now(), max)
+}
+
+// limitedText is /lanes' paragraph on the chats being limited.
+func (a *App) limitedText(ctx context.Context) (string, error) {
+	if a.floods.limiter == nil {
+		return "Intake limits: off", nil
+	}
+	ls, err := a.LimitedChats(ctx, lanesTop)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	l := a.floods.limiter.Limits()
+	fmt.Fprintf(&b, "Intake limits per %v: user %d messages, %d taps; group %d messages, %d taps", l.Window,
+		l.UserMessages, l.UserTaps, l.ChatMessages, l.ChatTaps)
+	if len(ls) == 0 {
+		b.WriteString("\n  no chat being limited")
+	}
+	for _, c := range ls {
+		fmt.Fprintf(&b, "\n• chat %d limited, listed until %s", c.Chat, c.Until.UTC().Format(time.TimeOnly))
+	}
+	return b.String(), nil
+}
+
+func (f *floods) Describe(ch chan<- *prometheus.Desc) { ch <- f.limited }
+
+func (f *floods) Collect(ch chan<- prometheus.Metric) {
+	if f.limiter == nil {
+		ch <- prometheus.MustNewConstMetric(f.limited, prometheus.GaugeValue, 0)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n, err := f.limiter.LimitedCount(ctx, f.a.c, time.Now())
+	if err != nil {
+		return // codemojex_queue_stats_up reports Valkey failing
+	}
+	ch <- prometheus.MustNewConstMetric(f.limited, prometheus.GaugeValue, float64(n))
+}

@@ -1,0 +1,197 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/flood"
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// floodWindow is the window of the flood tests (FLOOD_WINDOW): short, so a
+// test sees a window end; the counts are the defaults.
+const floodWindow = 3 * time.Second
+
+// countTexts counts chat's messages: the notices and the rest.
+func (h *harness) countTexts(chat int64) (notices, others int) {
+	for _, m := range h.emu.Messages(chat) {
+		if m.CurrentText() == flood.NoticeText {
+			notices++
+		} else {
+			others++
+		}
+	}
+	return notices, others
+}
+
+// metric returns the value of the /metrics line starting with series.
+func (h *harness) metric(r *running, series string) string {
+	h.t.Helper()
+	code, body := h.get(r, "/metrics")
+	require.Equal(h.t, 200, code)
+	for _, l := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// Floods are dropped at intake, in private and in groups, by one user or by
+// 50 accounts together: the chat gets the replies of the updates within
+// the limit and one notice per window, the drops are counted by reason in
+// /metrics and the chat is listed by /lanes; a quiet chat is answered
+// meanwhile; and once the window has ended, the flooder's next command is
+// answered at once.
+func TestFloodsAreDroppedAndTheFloodersNextCommandIsAnswered(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		chat    int64
+		senders int // accounts flooding, each sending per updates
+		per     int
+		kept    int // updates handled: replies
+		reason  flood.Reason
+	}{
+		{name: "one user floods a private chat", chat: 801, senders: 1, per: 300, kept: flood.DefaultUserMessages, reason: flood.UserMessages},
+		{name: "one user floods a group", chat: -100801, senders: 1, per: 300, kept: flood.DefaultUserMessages, reason: flood.UserMessages},
+		{name: "50 accounts raid a group", chat: -100802, senders: 50, per: 6, kept: flood.DefaultChatMessages, reason: flood.ChatMessages},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "FLOOD_WINDOW="+floodWindow.String())
+			r := h.start(nil)
+			h.waitLeader(r)
+			quiet := user(890, "Quiet")
+			sender := func(i int) models.User {
+				if tc.chat > 0 {
+					return user(tc.chat, "Flooder")
+				}
+				return user(int64(8000+i), fmt.Sprint("Raider ", i))
+			}
+			start := time.Now()
+			for n := range tc.per {
+				for i := range tc.senders {
+					h.say(tc.chat, sender(i), "/help")
+				}
+				if n == tc.per/2 {
+					require.Contains(t, h.ask(0, quiet, "/start"), "Welcome", "a quiet chat is answered during the flood")
+				}
+			}
+			total := tc.senders * tc.per
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			// Every update confirmed by the poller is recorded or dropped.
+			require.NoError(t, h.emu.WaitUntil(ctx, func() bool { return len(h.emu.PendingUpdates()) == 0 }))
+			elapsed := time.Since(start)
+			require.Less(t, elapsed, floodWindow, "the flood fits one window")
+			var dropped int
+			_, err := fmt.Sscan(h.metric(r, fmt.Sprintf(`codemojex_flood_dropped_total{reason=%q}`, tc.reason)), &dropped)
+			require.NoError(t, err)
+			kept := total - dropped
+			// The budget: the limit at once, then limit per window.
+			refill := int(elapsed*time.Duration(tc.kept)/floodWindow) + 1
+			t.Logf("%d updates in %v: %d handled, %d dropped", total, elapsed.Round(time.Millisecond), kept, dropped)
+			require.GreaterOrEqual(t, kept, tc.kept)
+			require.LessOrEqual(t, kept, tc.kept+refill)
+			require.NoError(t, h.emu.WaitUntil(ctx, func() bool {
+				n, o := h.countTexts(tc.chat)
+				return n+o >= kept+1
+			}))
+			require.Equal(t, "1", h.metric(r, "codemojex_flood_limited_chats"))
+			require.Contains(t, h.ask(0, user(adminID, "Admin"), "/lanes"), fmt.Sprintf("• chat %d limited, listed until", tc.chat))
+			ls, err := r.app.LimitedChats(context.Background(), 0)
+			require.NoError(t, err)
+			require.Len(t, ls, 1)
+			require.Equal(t, tc.chat, ls[0].Chat)
+			notices, others := h.countTexts(tc.chat)
+			require.Equal(t, []int{1, kept}, []int{notices, others}, "one notice per window, one reply per update within the limit")
+			require.Equal(t, "0", h.metric(r, "codemojex_update_queue_depth"), "nothing dropped waits on the update queue")
+
+			// A window after the flood, the flooder's next command is
+			// answered within 2 s, and no second notice came.
+			time.Sleep(time.Until(start.Add(elapsed + floodWindow)))
+			t0 := time.Now()
+			require.Contains(t, h.ask(tc.chat, sender(0), "/start"), "Welcome")
+			require.Less(t, time.Since(t0), 2*time.Second)
+			notices, _ = h.countTexts(tc.chat)
+			require.Equal(t, 1, notices)
+		})
+	}
+}
+
+// A tap over the limit is still answered, with a toast, so the client's
+// spinner stops; it changes nothing on the board.
+func TestDroppedTapIsAnsweredWithAToast(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "FLOOD_USER_TAPS=3", "FLOOD_WINDOW=1m")
+	r := h.startWithSecret(0, 1, 2, 3)
+	ann := user(811, "Ann")
+	h.ask(0, ann, "/play")
+	b, _ := h.board(ann.ID)
+	_, data := keyboardOf(t, b.ReplyMarkup)
+	var ids []string
+	for range 8 {
+		u, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: ann.ID, MessageID: b.ID, From: ann, Data: data["🍎"]})
+		require.NoError(t, err)
+		ids = append(ids, u.CallbackQuery.ID)
+	}
+	toasts := 0
+	for _, id := range ids {
+		if h.answerOf(id) == flood.ToastText {
+			toasts++
+		}
+	}
+	require.Equal(t, 5, toasts, "8 taps, 3 within the limit: 5 toasts")
+	require.Equal(t, "5", h.metric(r, `codemojex_flood_dropped_total{reason="user_taps"}`))
+	h.waitBoard(ann.ID, boardRules+"\n\n✏️ 🍎 🍎 🍎 _\n10 of 10 attempts left.")
+	notices, _ := h.countTexts(ann.ID)
+	require.Zero(t, notices, "a tap's notice is its toast")
+}
+
+// Normal play under the default limits is never limited: a private game
+// played by taps as fast as the emulator answers (4 fruit taps and ✅ per
+// round), a group board tapped by three players with typed guesses
+// between, and an admin's burst of commands.
+func TestNormalPlayIsNeverLimited(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.startWithSecret(0, 1, 2, 3)
+	ann := user(821, "Ann")
+	h.ask(0, ann, "/play")
+	for range 3 {
+		for _, s := range []string{"🍎", "🍎", "🍌", "🍌"} {
+			require.Empty(t, h.tap(ann.ID, ann, s))
+		}
+		require.NotEqual(t, flood.ToastText, h.tap(ann.ID, ann, "✅"))
+	}
+	const group = int64(-100821)
+	players := []models.User{user(822, "Bo"), user(823, "Cy"), user(824, "Di")}
+	h.ask(group, players[0], "/play")
+	for _, p := range players {
+		for _, s := range []string{"🍎", "🍌", "🍌", "🍎"} {
+			require.Empty(t, h.tap(group, p, s))
+		}
+		require.NotEqual(t, flood.ToastText, h.tap(group, p, "✅"))
+		require.Contains(t, h.ask(group, p, "/guess 🍋🍋🍋🍋"), "attempt")
+	}
+	admin := user(adminID, "Admin")
+	for range 2 * flood.DefaultUserMessages {
+		h.say(0, admin, "/lanes")
+	}
+	h.texts(adminID, 2*flood.DefaultUserMessages)
+	for _, reason := range flood.Reasons() {
+		require.Equal(t, "0", h.metric(r, fmt.Sprintf(`codemojex_flood_dropped_total{reason=%q}`, reason)))
+	}
+	for _, chat := range []int64{ann.ID, group, adminID} {
+		notices, _ := h.countTexts(chat)
+		require.Zero(t, notices)
+	}
+}

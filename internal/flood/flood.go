@@ -1,0 +1,353 @@
+// Package flood is the intake's per-user and per-chat limit on incoming
+// updates: a user (or, in a group, all its members together) who sends
+// more than a limit of messages or button taps within a window has the
+// excess dropped where the updates are recorded, before they reach the
+// update queue or any handler. The counts are kept in Valkey under the
+// program's hash tag, so every poller, webhook receiver and handler
+// process shares them and a restart keeps them; the check rides in the
+// one script call that already writes the batch's recorded times
+// (check.lua, run by the intake's record), so it costs no round trip.
+//
+// A limit of L per window W is a budget refilled continuously (GCRA, a
+// token bucket): L updates may come at once, then one every W/L; an update
+// over it is dropped and draws nothing, so a flood ends with its sender
+// able to send again as soon as its budget refills. A dropped update
+// is confirmed to Telegram like any other (the offset moves past it; a
+// webhook answers 200), is not handled, and leaves nothing in Valkey but
+// the counters (one short string per user and kind, per group and kind,
+// expiring once its budget is full again, at most a window), the chat's
+// notice flag (one notice per chat per window) and its entry in the
+// limited-chats set (a window after its last drop; the set expires a
+// window after its last drop). See
+// docs/floods.md for the defaults and why.
+package flood
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/luascript"
+)
+
+//go:embed lua/*.lua
+var luaFS embed.FS
+
+// Limits are the intake limits. A zero limit is off; a zero Window turns
+// every limit off.
+type Limits struct {
+	// Window is the period over which each limit is counted
+	// (FLOOD_WINDOW): a limit of L per Window allows L at once, then one
+	// every Window/L; one notice per chat per Window.
+	Window time.Duration
+	// UserMessages is the most messages (commands, text, anything but a
+	// button tap) one user may send per window, all chats together
+	// (FLOOD_USER_MESSAGES).
+	UserMessages int
+	// UserTaps is the most button taps (callback queries) one user may
+	// send per window (FLOOD_USER_TAPS).
+	UserTaps int
+	// ChatMessages and ChatTaps are the most messages and taps one group
+	// (chat id < 0) may receive per window from all its members together
+	// (FLOOD_CHAT_MESSAGES, FLOOD_CHAT_TAPS): a raid of many accounts,
+	// each under its own limit.
+	ChatMessages, ChatTaps int
+}
+
+// Defaults (docs/floods.md): per 10 s, per user 10 messages (a burst of
+// 10, then 1/s) and 30 taps (30, then 3/s); per group 30 messages (3/s)
+// and 200 taps (20/s). Nobody types more than a message a second for
+// long; a fast player's round (4 fruit taps and ✅ in under 2 s) is 2.5
+// taps/s; several players on one group board stay under 20 taps/s. A
+// stuck client sending 1,000 updates a second gets 10 handled at once and
+// 1 a second after, replies a private chat's 1 message/s keeps up with, so
+// its next command once the flood stops is answered at once.
+const (
+	DefaultWindow       = 10 * time.Second
+	DefaultUserMessages = 10
+	DefaultUserTaps     = 30
+	DefaultChatMessages = 30
+	DefaultChatTaps     = 200
+)
+
+// DefaultLimits returns the defaults above.
+func DefaultLimits() Limits {
+	return Limits{Window: DefaultWindow, UserMessages: DefaultUserMessages, UserTaps: DefaultUserTaps,
+		ChatMessages: DefaultChatMessages, ChatTaps: DefaultChatTaps}
+}
+
+// On reports whether any limit applies.
+func (l Limits) On() bool {
+	return l.Window > 0 && (l.UserMessages > 0 || l.UserTaps > 0 || l.ChatMessages > 0 || l.ChatTaps > 0)
+}
+
+// Kind is what an update counts as.
+type Kind uint8
+
+// Kinds.
+const (
+	Message Kind = iota // anything but a tap: a command, text, an edit
+	Tap                 // a button tap (callback_query)
+)
+
+func (k Kind) suffix() string {
+	if k == Tap {
+		return "t"
+	}
+	return "m"
+}
+
+// Subject is who sent an update and where.
+type Subject struct {
+	// User is the sender (0: none, e.g. a channel post: not limited).
+	User int64
+	// Chat is the chat it belongs to (a tap's message's chat; the user's
+	// private chat when none).
+	Chat int64
+	Kind Kind
+	// QueryID is a tap's callback query id (its toast answers it).
+	QueryID string
+}
+
+// SubjectOf reads the subject of an update's JSON as Telegram sent it: a
+// message or edited message (its from and chat), or a callback query (its
+// from, id and its message's chat). Other updates (a member change, a
+// channel post) and a body that does not decode have User 0: not limited.
+func SubjectOf(raw []byte) Subject {
+	type ids struct {
+		ID int64 `json:"id"`
+	}
+	type msg struct {
+		Chat ids  `json:"chat"`
+		From *ids `json:"from"`
+	}
+	var u struct {
+		Message       *msg `json:"message"`
+		EditedMessage *msg `json:"edited_message"`
+		CallbackQuery *struct {
+			ID      string `json:"id"`
+			From    ids    `json:"from"`
+			Message *msg   `json:"message"`
+		} `json:"callback_query"`
+	}
+	if json.Unmarshal(raw, &u) != nil {
+		return Subject{}
+	}
+	for _, m := range []*msg{u.Message, u.EditedMessage} {
+		if m != nil && m.From != nil {
+			return Subject{User: m.From.ID, Chat: m.Chat.ID, Kind: Message}
+		}
+	}
+	if q := u.CallbackQuery; q != nil {
+		s := Subject{User: q.From.ID, Chat: q.From.ID, Kind: Tap, QueryID: q.ID}
+		if q.Message != nil && q.Message.Chat.ID != 0 {
+			s.Chat = q.Message.Chat.ID
+		}
+		return s
+	}
+	return Subject{}
+}
+
+// Reason is why an update was dropped (the label of the drop counter).
+type Reason string
+
+// Reasons.
+const (
+	UserMessages Reason = "user_messages"
+	UserTaps     Reason = "user_taps"
+	ChatMessages Reason = "chat_messages"
+	ChatTaps     Reason = "chat_taps"
+)
+
+// Reasons lists every Reason (metrics pre-create their series).
+func Reasons() []Reason { return []Reason{UserMessages, UserTaps, ChatMessages, ChatTaps} }
+
+// Outcome is what the check did with one update.
+type Outcome uint8
+
+// Outcomes.
+const (
+	// Recorded: within the limits, its recorded time written.
+	Recorded Outcome = iota
+	// Present: its recorded time was there already (a resend of an update
+	// still waiting or running); not counted again.
+	Present
+	// Dropped: over a limit; not recorded.
+	Dropped
+)
+
+// Result is the check's answer for one update.
+type Result struct {
+	Outcome Outcome
+	// Reason, when Dropped.
+	Reason Reason
+	// Notice, when Dropped: this drop took its chat's notice flag (the
+	// first message dropped in the chat for a window): the caller sends
+	// the chat one notice (NoticeText).
+	Notice bool
+}
+
+// Texts of the notice and the toast.
+const (
+	NoticeText = "Too many messages: slow down."
+	ToastText  = "Too many taps: slow down."
+)
+
+// Limiter applies Limits (see the package doc). Safe for concurrent use.
+type Limiter struct {
+	limits Limits
+	exempt func(user int64) bool
+	prefix string
+	check  *valkey.Lua
+}
+
+// New returns the limiter of limits for the keys under hash tag tag;
+// exempt (nil: nobody) names the users no limit applies to (the admins),
+// and no group's count includes them.
+func New(tag string, limits Limits, exempt func(user int64) bool) *Limiter {
+	if exempt == nil {
+		exempt = func(int64) bool { return false }
+	}
+	return &Limiter{limits: limits, exempt: exempt, prefix: "{" + tag + "}:app:fl:", check: luascript.Must(luaFS, "check")}
+}
+
+// Limits returns the limiter's limits.
+func (l *Limiter) Limits() Limits { return l.limits }
+
+// LimitedKey is the sorted set of chats being limited: chat id -> its
+// last dropped update's time plus a window (unix ms).
+func (l *Limiter) LimitedKey() string { return l.prefix + "limited" }
+
+func (l *Limiter) userKey(s Subject) string {
+	return l.prefix + "u:" + strconv.FormatInt(s.User, 10) + ":" + s.Kind.suffix()
+}
+func (l *Limiter) chatKey(s Subject) string {
+	return l.prefix + "c:" + strconv.FormatInt(s.Chat, 10) + ":" + s.Kind.suffix()
+}
+func (l *Limiter) noticeKey(s Subject) string { return l.prefix + "n:" + strconv.FormatInt(s.Chat, 10) }
+
+// limitsOf returns the user and chat limits that apply to s (0: none).
+func (l *Limiter) limitsOf(s Subject) (user, chat int) {
+	if s.User == 0 || l.limits.Window <= 0 || l.exempt(s.User) {
+		return 0, 0
+	}
+	if s.Kind == Tap {
+		user, chat = l.limits.UserTaps, l.limits.ChatTaps
+	} else {
+		user, chat = l.limits.UserMessages, l.limits.ChatMessages
+	}
+	if s.Chat >= 0 { // a private chat: its user's limit is its chat's
+		chat = 0
+	}
+	return max(user, 0), max(chat, 0)
+}
+
+// Record checks a batch of updates being recorded and writes the recorded
+// time (score now, unix ms) of each one within the limits under its job
+// id members[i] in the sorted set recorded (ZADD NX), in one script call
+// (check.lua): the intake's record of the batch's times, with the limits
+// in it. subjects[i] is update i's subject (SubjectOf). It returns one
+// Result per update. Errors: the server's (nothing is known to be
+// written: the caller records the batch again).
+func (l *Limiter) Record(ctx context.Context, c valkey.Client, recorded string, now time.Time, subjects []Subject, members []string) ([]Result, error) {
+	if len(subjects) != len(members) {
+		return nil, fmt.Errorf("flood: %d subjects for %d members", len(subjects), len(members))
+	}
+	keys := make([]string, 0, 2+3*len(subjects))
+	keys = append(keys, recorded, l.LimitedKey())
+	args := make([]string, 0, 2+4*len(subjects))
+	args = append(args, strconv.FormatInt(l.limits.Window.Milliseconds(), 10), strconv.FormatInt(now.UnixMilli(), 10))
+	for i, s := range subjects {
+		ul, cl := l.limitsOf(s)
+		keys = append(keys, l.userKey(s), l.chatKey(s), l.noticeKey(s))
+		notice := "0"
+		if s.Kind == Message {
+			notice = "1"
+		}
+		args = append(args, members[i], strconv.Itoa(ul), strconv.Itoa(cl), notice)
+	}
+	codes, err := l.check.Exec(ctx, c, keys, args).AsIntSlice()
+	if err == nil && len(codes) != len(subjects) {
+		err = fmt.Errorf("check.lua answered %d results for %d updates", len(codes), len(subjects))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("flood: record updates: %w", err)
+	}
+	out := make([]Result, len(codes))
+	for i, code := range codes {
+		switch code {
+		case 1:
+			out[i] = Result{Outcome: Recorded}
+		case 0:
+			out[i] = Result{Outcome: Present}
+		default:
+			r := Result{Outcome: Dropped, Notice: code%2 == 1, Reason: UserMessages}
+			switch {
+			case code < 4 && subjects[i].Kind == Tap:
+				r.Reason = UserTaps
+			case code >= 4 && subjects[i].Kind == Tap:
+				r.Reason = ChatTaps
+			case code >= 4:
+				r.Reason = ChatMessages
+			}
+			out[i] = r
+		}
+	}
+	return out, nil
+}
+
+// LimitedChat is a chat being limited.
+type LimitedChat struct {
+	Chat int64
+	// Until is a window after its last dropped update: when it stops
+	// being listed (its budget has refilled by then).
+	Until time.Time
+}
+
+// Limited returns the chats with an update dropped within the last window
+// (soonest Until first), at most max (0: all; the set holds only those). For /lanes, the
+// metrics and the console. Errors: the server's.
+func (l *Limiter) Limited(ctx context.Context, c valkey.Client, now time.Time, max int) ([]LimitedChat, error) {
+	cmd := c.B().Zrange().Key(l.LimitedKey()).Min("(" + strconv.FormatInt(now.UnixMilli(), 10)).Max("+inf").Byscore()
+	var zs []valkey.ZScore
+	var err error
+	if max > 0 {
+		zs, err = c.Do(ctx, cmd.Limit(0, int64(max)).Withscores().Build()).AsZScores()
+	} else {
+		zs, err = c.Do(ctx, cmd.Withscores().Build()).AsZScores()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("flood: limited chats: %w", err)
+	}
+	out := make([]LimitedChat, 0, len(zs))
+	for _, z := range zs {
+		id, err := strconv.ParseInt(z.Member, 10, 64)
+		if err != nil {
+			continue // not a member check.lua writes
+		}
+		out = append(out, LimitedChat{Chat: id, Until: time.UnixMilli(int64(z.Score))})
+	}
+	return out, nil
+}
+
+// LimitedCount returns how many chats are being limited now. Errors: the
+// server's.
+func (l *Limiter) LimitedCount(ctx context.Context, c valkey.Client, now time.Time) (int64, error) {
+	n, err := c.Do(ctx, c.B().Zcount().Key(l.LimitedKey()).Min("("+strconv.FormatInt(now.UnixMilli(), 10)).Max("+inf").Build()).AsInt64()
+	if err != nil {
+		return 0, fmt.Errorf("flood: limited chats: %w", err)
+	}
+	return n, nil
+}
+
+// Drop is one update dropped by the limits, as the intake reports it.
+type Drop struct {
+	UpdateID int64
+	Subject  Subject
+	Result   Result
+}
