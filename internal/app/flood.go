@@ -39,7 +39,10 @@ const maxFloodToasts = 8
 
 func (a *App) initFloods() error {
 	f := &floods{a: a, toasts: make(chan struct{}, maxFloodToasts)}
-	if l := a.cfg.FloodLimits(); l.On() {
+	c := a.cfg
+	l := flood.Limits{Window: c.FloodWindow, UserMessages: c.FloodUserMessages, UserTaps: c.FloodUserTaps,
+		ChatMessages: c.FloodChatMessages, ChatTaps: c.FloodChatTaps}
+	if l.On() {
 		f.limiter = flood.New(a.opt.tag, l, a.cfg.IsAdmin)
 		a.inbox.WithLimits(f.limiter, f.onDrops)
 	}

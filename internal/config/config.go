@@ -27,7 +27,6 @@ import (
 	"github.com/joho/godotenv"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/redact"
 )
 
@@ -482,12 +481,6 @@ func (c Config) SlogLevel() (slog.Level, error) {
 		return l, err
 	}
 	return l, fmt.Errorf("unknown level %q", c.LogLevel)
-}
-
-// FloodLimits returns the intake limits of FLOOD_* (package flood).
-func (c Config) FloodLimits() flood.Limits {
-	return flood.Limits{Window: c.FloodWindow, UserMessages: c.FloodUserMessages, UserTaps: c.FloodUserTaps,
-		ChatMessages: c.FloodChatMessages, ChatTaps: c.FloodChatTaps}
 }
 
 // IsAdmin reports whether user id is in ADMIN_IDS.

@@ -39,6 +39,8 @@ func TestFromEnvDefaults(t *testing.T) {
 	require.Equal(t, config.DefaultHandlers(), c.HandlerCount())
 	require.Positive(t, c.HandlerCount())
 	require.Equal(t, 30*time.Second, c.HandlerLease)
+	require.Equal(t, []any{10 * time.Second, 10, 30, 30, 200},
+		[]any{c.FloodWindow, c.FloodUserMessages, c.FloodUserTaps, c.FloodChatMessages, c.FloodChatTaps}, "the documented intake limits")
 }
 
 // Each role runs its part: poller records, handler handles, worker sends,
@@ -145,6 +147,10 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"worker lease without unit", []string{"WORKER_LEASE=30"}, "WORKER_LEASE"},
 		{"worker lease text", []string{"WORKER_LEASE=soon"}, "WORKER_LEASE"},
 		{"worker lease too long", []string{"WORKER_LEASE=2h"}, "WORKER_LEASE"},
+		{"flood window negative", []string{"FLOOD_WINDOW=-1s"}, "FLOOD_WINDOW"},
+		{"flood window too long", []string{"FLOOD_WINDOW=2h"}, "FLOOD_WINDOW"},
+		{"flood user messages negative", []string{"FLOOD_USER_MESSAGES=-1"}, "FLOOD_USER_MESSAGES"},
+		{"flood chat taps too many", []string{"FLOOD_CHAT_TAPS=1000001"}, "FLOOD_CHAT_TAPS"},
 		{"http addr", []string{"HTTP_ADDR=8080"}, "HTTP_ADDR"},
 		{"handlers negative", []string{"HANDLERS=-1"}, "HANDLERS"},
 		{"handlers too many", []string{"HANDLERS=5000"}, "HANDLERS"},
