@@ -53,7 +53,7 @@ func benchIntake(ctx context.Context, cfg config, _ *valkeyserver.Server, t *tab
 		return err
 	}
 	h := int(m["handlers"])
-	ups := func(v float64) string { return fmt.Sprintf("%.0f updates/s", v) }
+	ups := func(v float64) string { return commas(int(v+0.5)) + " updates/s" }
 	us := func(v float64) string { return fmt.Sprintf("%.0f µs", v) }
 	msf := func(v float64) string { return fmt.Sprintf("%.0f ms", v) }
 	t.add(fmt.Sprintf("updates recorded -> handled, 6,000 `/help` from 2,000 chats: 1 handler process (`HANDLERS`=%d) vs one handler loop (`HANDLERS=1`)", h),

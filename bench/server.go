@@ -193,8 +193,8 @@ func benchMemory(ctx context.Context, cfg config, srv *valkeyserver.Server, t *t
 		return err
 	}
 	cfg.log.Info("memory", "per job", perJob, "raw list per element", perRaw, "keys pending", k1, "after drain bytes", b2, "keys", k2)
-	t.add(fmt.Sprintf("Valkey memory per pending job, its %d-byte payload excluded (sum of MEMORY USAGE over the queue's keys / jobs; %s jobs on %s lanes, %d keys) vs a raw list of the same payloads (lower is better)",
-		payloadSize, commas(jobs), commas(throughputLanes), k1),
+	t.add(fmt.Sprintf("Valkey memory per pending job, its %d-byte payload excluded (sum of MEMORY USAGE over the queue's keys / jobs; %s jobs on %s lanes, %s keys) vs a raw list of the same payloads (lower is better)",
+		payloadSize, commas(jobs), commas(throughputLanes), commas(int(k1))),
 		fmt.Sprintf("%.0f bytes", perJob), fmt.Sprintf("%.0f bytes", perRaw), ratio(perJob, perRaw))
 	t.add("keyspace after every job is claimed and acked vs before the enqueue (keys, bytes)",
 		fmt.Sprintf("%d keys, %d bytes", k2, b2), fmt.Sprintf("%d keys, %d bytes", k0, b0), fmt.Sprintf("%+d keys", k2-k0))

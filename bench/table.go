@@ -32,7 +32,10 @@ func (t *table) chart(file, alt string) {
 	t.charts = append(t.charts, tableChart{file, alt})
 }
 
-func rate(v float64) string { return fmt.Sprintf("%.0f jobs/s", v) }
+func rate(v float64) string { return commas(int(v+0.5)) + " jobs/s" }
+
+// reqRate formats a baseline's requests/s.
+func reqRate(v float64) string { return commas(int(v+0.5)) + " req/s" }
 
 // ratio formats a/b: two decimals, or the reciprocal for ratios under 0.01.
 func ratio(a, b float64) string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,13 +140,18 @@ func benchThroughput(ctx context.Context, cfg config, srv *valkeyserver.Server, 
 		return err
 	}
 	cfg.log.Info("asynq", "enqueue", int(at.enqueue), "process", int(at.claimAck), "cycle", int(at.cycle))
-	raw := fmt.Sprintf("%s / %s / %s", rate(lpush), rate(evalsha), rate(goEvalsha))
+	tool, err := benchmarkTool()
+	if err != nil {
+		return err
+	}
+	tool = filepath.Base(tool)
+	raw := fmt.Sprintf("%s / %s / %s", reqRate(lpush), reqRate(evalsha), reqRate(goEvalsha))
 	ratios := func(v float64) string {
 		return ratio(v, lpush) + " / " + ratio(v, evalsha) + " / " + ratio(v, goEvalsha)
 	}
-	t.add(fmt.Sprintf("valkey-go EVALSHA `return 1` from the same %d goroutines vs redis-benchmark EVALSHA `return 1` (%d clients)", w, w),
-		rate(goEvalsha), rate(evalsha), ratio(goEvalsha, evalsha))
-	t.add(fmt.Sprintf("lanes enqueue (%d clients, %d lanes) vs redis-benchmark LPUSH / EVALSHA `return 1` / valkey-go EVALSHA `return 1`", w, throughputLanes),
+	t.add(fmt.Sprintf("valkey-go EVALSHA `return 1` from the same %d goroutines vs %s EVALSHA `return 1` (%d clients)", w, tool, w),
+		reqRate(goEvalsha), reqRate(evalsha), ratio(goEvalsha, evalsha))
+	t.add(fmt.Sprintf("lanes enqueue (%d clients, %s lanes) vs %s LPUSH / EVALSHA `return 1` / valkey-go EVALSHA `return 1`", w, commas(throughputLanes), tool),
 		rate(lt.enqueue), raw, ratios(lt.enqueue))
 	t.add("lanes claim+ack (1 job per claim; each ack rides on the next claim) vs LPUSH / EVALSHA / valkey-go EVALSHA",
 		rate(lt.claimAck), raw, ratios(lt.claimAck))
