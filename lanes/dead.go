@@ -33,6 +33,10 @@ type DeadQuery struct {
 	// Newest, when IDs is empty, lists up to this many dead letters, newest
 	// first (>= 1).
 	Newest int
+	// Skip, with Newest, leaves out the Skip newest first (a page: Skip 20,
+	// Newest 20 is the second page of 20). The set is ranked by time, so a
+	// page costs O(log n + Newest) whatever Skip is (>= 0).
+	Skip int
 }
 
 // DeadLetters reads dead letters of queue: those named by q.IDs (e.g. the
@@ -43,18 +47,23 @@ func (in *Inspector) DeadLetters(ctx context.Context, queue string, q DeadQuery)
 	if len(q.IDs) > 0 {
 		return in.deadByID(ctx, queue, q.IDs)
 	}
-	return in.deadNewest(ctx, queue, q.Newest)
+	return in.deadNewest(ctx, queue, q.Skip, q.Newest)
 }
 
-// deadNewest lists up to n dead letters of queue, newest first.
-func (s *core) deadNewest(ctx context.Context, queue string, n int) ([]DeadLetter, error) {
+// deadNewest lists up to n dead letters of queue, newest first, after the
+// skip newest.
+func (s *core) deadNewest(ctx context.Context, queue string, skip, n int) ([]DeadLetter, error) {
 	if err := validQueue(queue); err != nil {
 		return nil, err
 	}
 	if n < 1 {
 		return nil, fmt.Errorf("%w: dead letters: n %d: want >= 1", ErrInvalid, n)
 	}
-	ids, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.keys.queueKey(queue, "dead")).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Build()).AsStrSlice()
+	if skip < 0 {
+		return nil, fmt.Errorf("%w: dead letters: skip %d: want >= 0", ErrInvalid, skip)
+	}
+	// By rank (ZRANGE start stop REV): O(log n + shown), however deep the page.
+	ids, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.keys.queueKey(queue, "dead")).Min(strconv.Itoa(skip)).Max(strconv.Itoa(skip+n-1)).Rev().Build()).AsStrSlice()
 	if err != nil {
 		return nil, fmt.Errorf("lanes: dead letters: %w", err)
 	}
@@ -181,15 +190,41 @@ func (in *Inspector) PurgeDead(ctx context.Context, queue string, age time.Durat
 	if err != nil {
 		return 0, fmt.Errorf("lanes: purge dead: %w", err)
 	}
+	jobIDs := make([]JobID, len(ids))
+	for i, id := range ids {
+		jobIDs[i] = JobID(id)
+	}
+	return in.deleteDead(ctx, queue, jobIDs)
+}
+
+// DeleteDead deletes the dead letters of queue with the given ids (their
+// jobs are gone for good); ids that are not dead letters (requeued or
+// purged meanwhile, never dead) are skipped. It returns how many it
+// deleted. Errors: ErrInvalid for a bad queue or id (nothing deleted); the
+// server's error, with the count deleted so far.
+func (in *Inspector) DeleteDead(ctx context.Context, queue string, ids ...JobID) (int, error) {
+	if err := validQueue(queue); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := id.Validate(); err != nil {
+			return 0, err
+		}
+	}
+	return in.deleteDead(ctx, queue, ids)
+}
+
+func (in *Inspector) deleteDead(ctx context.Context, queue string, ids []JobID) (int, error) {
+	deadKey := in.keys.queueKey(queue, "dead")
 	deleted := 0
 	for _, id := range ids {
 		// ZREM first: a concurrent RequeueDead wins and keeps the job.
-		removed, err := in.c.Do(ctx, in.c.B().Zrem().Key(deadKey).Member(id).Build()).AsInt64()
+		removed, err := in.c.Do(ctx, in.c.B().Zrem().Key(deadKey).Member(string(id)).Build()).AsInt64()
 		if err != nil {
 			return deleted, fmt.Errorf("lanes: purge dead: %w", err)
 		}
 		if removed == 1 {
-			if err := in.c.Do(ctx, in.c.B().Del().Key(in.keys.job(queue, JobID(id))).Build()).Error(); err != nil {
+			if err := in.c.Do(ctx, in.c.B().Del().Key(in.keys.job(queue, id)).Build()).Error(); err != nil {
 				return deleted, fmt.Errorf("lanes: purge dead: %w", err)
 			}
 			deleted++

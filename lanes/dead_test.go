@@ -76,3 +76,45 @@ func TestDeadLaneReturnsExactlyTheJobsItDeadLettered(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, k, 1, "the one pending job of B")
 }
+
+// DeadLetters pages newest first with Skip; DeleteDead deletes exactly the
+// dead letters named (a job that is not dead is left alone).
+func TestDeadLettersPageWithSkipAndDeleteDeadDeletesOnlyThoseNamed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	ids := enqueueN(t, s, m, "q", "A", 5)
+	for range 5 {
+		j := claimOne(t, s, time.Minute, "q")
+		require.NoError(t, s.Dead(ctx, j.Lease, "gone"))
+		time.Sleep(2 * time.Millisecond) // distinct dead-letter times
+	}
+	in := s.Inspector()
+	page := func(skip, n int) []lanes.JobID {
+		ds, err := in.DeadLetters(ctx, "q", lanes.DeadQuery{Newest: n, Skip: skip})
+		require.NoError(t, err)
+		out := make([]lanes.JobID, len(ds))
+		for i, d := range ds {
+			out[i] = d.ID
+		}
+		return out
+	}
+	require.Equal(t, []lanes.JobID{ids[4], ids[3]}, page(0, 2))
+	require.Equal(t, []lanes.JobID{ids[2], ids[1]}, page(2, 2))
+	require.Equal(t, []lanes.JobID{ids[0]}, page(4, 2))
+	require.Empty(t, page(5, 2))
+	_, err := in.DeadLetters(ctx, "q", lanes.DeadQuery{Newest: 1, Skip: -1})
+	require.ErrorIs(t, err, lanes.ErrInvalid)
+
+	pending := enqueueN(t, s, m, "q", "B", 1)
+	n, err := in.DeleteDead(ctx, "q", ids[1], ids[3], pending[0])
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the two dead letters; the pending job is not dead")
+	require.Equal(t, []lanes.JobID{ids[4], ids[2], ids[0]}, page(0, 10))
+	st, err := in.Stats(ctx, "q", 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Pending, "the pending job is still there")
+	_, err = in.DeleteDead(ctx, "q", "bad id")
+	require.ErrorIs(t, err, lanes.ErrInvalid)
+}

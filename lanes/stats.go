@@ -54,19 +54,41 @@ func (in *Inspector) Stats(ctx context.Context, queue string, top int) (Stats, e
 	if top < 0 || top > 1000 {
 		return Stats{}, fmt.Errorf("%w: stats: top %d: want 0..1000", ErrInvalid, top)
 	}
-	st, _, err := in.describe(ctx, queue, nil)
-	if err != nil || top == 0 {
-		return st, err
+	st, _, err := in.StatsScan(ctx, queue, top, 0)
+	return st, err
+}
+
+// StatsScan is Stats reading at most scan lanes (scan 0: every lane) to
+// find the deepest: the lanes of the ring first (in serving order), then
+// the parked ones, then those with jobs in flight. It returns whether it
+// read every lane with work (complete), so a caller shows the top list as
+// "the deepest of the first scan lanes" otherwise. It costs O(scan), not
+// O(lanes): for a page or a command that must stay cheap on a queue of a
+// million lanes. Errors: ErrInvalid for a bad queue, top outside 0..1000 or
+// scan < 0; the server's.
+func (in *Inspector) StatsScan(ctx context.Context, queue string, top, scan int) (st Stats, complete bool, err error) {
+	if err := validQueue(queue); err != nil {
+		return Stats{}, false, err
 	}
-	groups, err := in.laneNames(ctx, queue)
+	if top < 0 || top > 1000 {
+		return Stats{}, false, fmt.Errorf("%w: stats: top %d: want 0..1000", ErrInvalid, top)
+	}
+	if scan < 0 {
+		return Stats{}, false, fmt.Errorf("%w: stats: scan %d: want >= 0", ErrInvalid, scan)
+	}
+	st, _, err = in.describe(ctx, queue, nil)
+	if err != nil || top == 0 {
+		return st, true, err
+	}
+	groups, complete, err := in.laneNames(ctx, queue, scan)
 	if err != nil {
-		return Stats{}, err
+		return Stats{}, false, err
 	}
 	var rows []LaneStats
 	for start := 0; start < len(groups); start += statsChunk {
 		_, chunk, err := in.describe(ctx, queue, groups[start:min(start+statsChunk, len(groups))])
 		if err != nil {
-			return Stats{}, err
+			return Stats{}, false, err
 		}
 		for _, r := range chunk {
 			if r.Depth > 0 {
@@ -81,51 +103,90 @@ func (in *Inspector) Stats(ctx context.Context, queue string, top int) (Stats, e
 		return rows[i].Group < rows[j].Group
 	})
 	st.Top = rows[:min(top, len(rows))]
-	return st, nil
+	return st, complete, nil
 }
 
-// laneNames returns every lane that may have pending jobs, once each: those
+// laneNames returns the lanes that may have pending jobs, once each: those
 // in the ring, parked, or with jobs in flight (a lane with work is always in
-// one of these).
-func (s *core) laneNames(ctx context.Context, queue string) ([]string, error) {
+// one of these), at most limit of them (0: all); complete is false when it
+// stopped at limit with lanes left unread.
+func (s *core) laneNames(ctx context.Context, queue string, limit int) ([]string, bool, error) {
+	if limit == 0 {
+		out, _, err := s.collectLanes(ctx, queue, 0)
+		return out, err == nil, err
+	}
+	// One more than the limit: whether any lane is left unread.
+	out, _, err := s.collectLanes(ctx, queue, limit+1)
+	if err != nil || len(out) <= limit {
+		return out, err == nil, err
+	}
+	return out[:limit], false, nil
+}
+
+// collectLanes is laneNames reading up to limit lanes (0: all).
+func (s *core) collectLanes(ctx context.Context, queue string, limit int) (out []string, complete bool, err error) {
 	seen := map[string]bool{}
-	var out []string
+	full := func() bool { return limit > 0 && len(out) >= limit }
 	add := func(gs []string) {
 		for _, g := range gs {
+			if full() {
+				return
+			}
 			if !seen[g] {
 				seen[g] = true
 				out = append(out, g)
 			}
 		}
 	}
+	// chunk is how many names to ask for next: statsChunk, or what is left
+	// to the limit.
+	chunk := func() int64 {
+		if limit > 0 {
+			return int64(min(statsChunk, limit-len(out)))
+		}
+		return statsChunk
+	}
 	ring := s.keys.ring(queue)
-	for start := int64(0); ; start += statsChunk {
-		gs, err := s.c.Do(ctx, s.c.B().Lrange().Key(ring).Start(start).Stop(start+statsChunk-1).Build()).AsStrSlice()
+	for start := int64(0); ; {
+		if full() {
+			return out, false, nil
+		}
+		n := chunk()
+		gs, err := s.c.Do(ctx, s.c.B().Lrange().Key(ring).Start(start).Stop(start+n-1).Build()).AsStrSlice()
 		if err != nil {
-			return nil, fmt.Errorf("lanes: stats: ring: %w", err)
+			return nil, false, fmt.Errorf("lanes: stats: ring: %w", err)
 		}
 		add(gs)
-		if len(gs) < statsChunk {
+		if int64(len(gs)) < n {
 			break
 		}
+		start += n
 	}
 	parked := s.keys.queueKey(queue, "parked")
-	for start := int64(0); ; start += statsChunk {
-		gs, err := s.c.Do(ctx, s.c.B().Zrange().Key(parked).Min(strconv.FormatInt(start, 10)).Max(strconv.FormatInt(start+statsChunk-1, 10)).Build()).AsStrSlice()
+	for start := int64(0); ; {
+		if full() {
+			return out, false, nil
+		}
+		n := chunk()
+		gs, err := s.c.Do(ctx, s.c.B().Zrange().Key(parked).Min(strconv.FormatInt(start, 10)).Max(strconv.FormatInt(start+n-1, 10)).Build()).AsStrSlice()
 		if err != nil {
-			return nil, fmt.Errorf("lanes: stats: parked: %w", err)
+			return nil, false, fmt.Errorf("lanes: stats: parked: %w", err)
 		}
 		add(gs)
-		if len(gs) < statsChunk {
+		if int64(len(gs)) < n {
 			break
 		}
+		start += n
 	}
 	inflight := s.keys.queueKey(queue, "inflight")
 	var cursor uint64
 	for {
-		e, err := s.c.Do(ctx, s.c.B().Hscan().Key(inflight).Cursor(cursor).Count(statsChunk).Build()).AsScanEntry()
+		if full() {
+			return out, false, nil
+		}
+		e, err := s.c.Do(ctx, s.c.B().Hscan().Key(inflight).Cursor(cursor).Count(chunk()).Build()).AsScanEntry()
 		if err != nil {
-			return nil, fmt.Errorf("lanes: stats: in flight: %w", err)
+			return nil, false, fmt.Errorf("lanes: stats: in flight: %w", err)
 		}
 		for i := 0; i+1 < len(e.Elements); i += 2 {
 			add(e.Elements[i : i+1])
@@ -134,7 +195,24 @@ func (s *core) laneNames(ctx context.Context, queue string) ([]string, error) {
 			break
 		}
 	}
-	return out, nil
+	return out, true, nil
+}
+
+// Lanes describes the lanes groups of queue (depth, weight, in flight,
+// limit, park), one row each in the order given, from one snapshot: O(len
+// groups), for a page showing given chats. Errors: ErrInvalid for a bad
+// queue or group; the server's.
+func (in *Inspector) Lanes(ctx context.Context, queue string, groups ...string) ([]LaneStats, error) {
+	if err := validQueue(queue); err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if err := validGroup(g); err != nil {
+			return nil, err
+		}
+	}
+	_, rows, err := in.describe(ctx, queue, groups)
+	return rows, err
 }
 
 // describe runs the stats script: the queue's totals and a row per group.

@@ -58,3 +58,49 @@ func TestStatsIsOneConsistentSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lanes.Stats{}, none)
 }
+
+// StatsScan reads at most scan lanes and says whether it read them all; its
+// top list is the deepest of the lanes it read. Lanes describes exactly the
+// lanes named, in the order given, whatever their number in the queue.
+func TestStatsScanReadsAtMostScanLanesAndLanesOnlyThoseNamed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	m := lanes.NewMinter()
+	// Ring order A, B, C, D; depths 1, 4, 2, 3.
+	for _, l := range []struct {
+		g string
+		n int
+	}{{"A", 1}, {"B", 4}, {"C", 2}, {"D", 3}} {
+		enqueueN(t, s, m, "q", l.g, l.n)
+	}
+	in := s.Inspector()
+	for _, tc := range []struct {
+		scan     int
+		top      []string
+		complete bool
+	}{
+		{0, []string{"B", "D", "C", "A"}, true},
+		{2, []string{"B", "A"}, false},
+		{3, []string{"B", "C", "A"}, false},
+		{4, []string{"B", "D", "C", "A"}, true},
+		{10, []string{"B", "D", "C", "A"}, true},
+	} {
+		st, complete, err := in.StatsScan(ctx, "q", 10, tc.scan)
+		require.NoError(t, err)
+		var got []string
+		for _, l := range st.Top {
+			got = append(got, l.Group)
+		}
+		require.Equal(t, tc.top, got, "scan %d", tc.scan)
+		require.Equal(t, tc.complete, complete, "scan %d", tc.scan)
+		require.Equal(t, 10, st.Pending, "the totals are the whole queue's whatever the scan")
+	}
+	_, _, err := in.StatsScan(ctx, "q", 1, -1)
+	require.ErrorIs(t, err, lanes.ErrInvalid)
+
+	rows, err := in.Lanes(ctx, "q", "D", "nobody", "A")
+	require.NoError(t, err)
+	lim := rows[0].Limit // the queue's default lane limit
+	require.Equal(t, []lanes.LaneStats{{Group: "D", Depth: 3, Weight: 1, Limit: lim}, {Group: "nobody", Weight: 1, Limit: lim}, {Group: "A", Depth: 1, Weight: 1, Limit: lim}}, rows)
+}
