@@ -79,46 +79,69 @@ func parseWeightArgs(args string) (weightArgs, string) {
 	case len(f) > 2:
 		return weightArgs{}, fmt.Sprintf("❌ Too many arguments: %d given, at most 2. %s", len(f), weightUsage)
 	}
-	var out weightArgs
-	chat, err := strconv.ParseInt(f[0], 10, 64)
-	switch {
-	case errors.Is(err, strconv.ErrRange):
-		return weightArgs{}, fmt.Sprintf("❌ Chat id %s is too large to be a chat id.", f[0])
-	case err != nil:
-		return weightArgs{}, fmt.Sprintf("❌ Chat id %q is not a number. %s", f[0], weightUsage)
-	case chat == 0:
-		return weightArgs{}, "❌ Chat id 0 is not a chat."
+	chat, bad := parseChatID(f[0])
+	if bad != "" {
+		return weightArgs{}, bad
 	}
-	out.Chat = chat
+	out := weightArgs{Chat: chat}
 	if len(f) == 1 {
 		return out, ""
 	}
-	ws := f[1]
+	if out.Weight, bad = parseWeight(f[1]); bad != "" {
+		return weightArgs{}, bad
+	}
+	out.HasWeight = true
+	return out, ""
+}
+
+// parseChatID parses /weight's chat id; the error text is the reply.
+func parseChatID(s string) (int64, string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, "❌ Missing arguments: which chat? " + weightUsage
+	}
+	chat, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Sprintf("❌ Chat id %s is too large to be a chat id.", s)
+	case err != nil:
+		return 0, fmt.Sprintf("❌ Chat id %q is not a number. %s", s, weightUsage)
+	case chat == 0:
+		return 0, "❌ Chat id 0 is not a chat."
+	}
+	return chat, ""
+}
+
+// parseWeight parses /weight's weight (1..lanes.MaxWeight); the error text
+// is the reply, one per kind of mistake.
+func parseWeight(ws string) (int, string) {
+	ws = strings.TrimSpace(ws)
 	negative := fmt.Sprintf("❌ Weight %s is negative: weights are 1 to %d.", ws, lanes.MaxWeight)
 	w, err := strconv.ParseInt(ws, 10, 64)
 	switch {
+	case ws == "":
+		return 0, fmt.Sprintf("❌ Missing weight: use a whole number from 1 to %d.", lanes.MaxWeight)
 	case errors.Is(err, strconv.ErrRange) && strings.HasPrefix(ws, "-"):
-		return weightArgs{}, negative
+		return 0, negative
 	case errors.Is(err, strconv.ErrRange):
-		return weightArgs{}, fmt.Sprintf("❌ Weight %s is too large for an integer; the maximum is %d.", ws, lanes.MaxWeight)
+		return 0, fmt.Sprintf("❌ Weight %s is too large for an integer; the maximum is %d.", ws, lanes.MaxWeight)
 	case err != nil:
 		if x, ferr := strconv.ParseFloat(ws, 64); ferr == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
 			if x < 0 {
-				return weightArgs{}, negative
+				return 0, negative
 			}
 			// 2.5, but also 1e3 or 1.0: a whole value not written as one.
-			return weightArgs{}, fmt.Sprintf("❌ Weight %s: write the weight as a whole number from 1 to %d, like 5.", ws, lanes.MaxWeight)
+			return 0, fmt.Sprintf("❌ Weight %s: write the weight as a whole number from 1 to %d, like 5.", ws, lanes.MaxWeight)
 		}
-		return weightArgs{}, fmt.Sprintf("❌ Weight %q is not a number: use a whole number from 1 to %d.", ws, lanes.MaxWeight)
+		return 0, fmt.Sprintf("❌ Weight %q is not a number: use a whole number from 1 to %d.", ws, lanes.MaxWeight)
 	case w == 0:
-		return weightArgs{}, fmt.Sprintf("❌ Weight 0 is too small: the minimum is 1 (weights are 1 to %d).", lanes.MaxWeight)
+		return 0, fmt.Sprintf("❌ Weight 0 is too small: the minimum is 1 (weights are 1 to %d).", lanes.MaxWeight)
 	case w < 0:
-		return weightArgs{}, negative
+		return 0, negative
 	case w > lanes.MaxWeight:
-		return weightArgs{}, fmt.Sprintf("❌ Weight %d is above the maximum of %d.", w, lanes.MaxWeight)
+		return 0, fmt.Sprintf("❌ Weight %d is above the maximum of %d.", w, lanes.MaxWeight)
 	}
-	out.Weight, out.HasWeight = int(w), true
-	return out, ""
+	return int(w), ""
 }
 
 func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
@@ -128,30 +151,21 @@ func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, u.Message, bad)
 		return
 	}
-	group := tgjob.Group(args.Chat)
-	// A weight is the chat's (lanes keeps one per group, read by every
-	// queue's claim): its share of everything the bot sends it, replies and
-	// notifications alike, while the global rate binds.
-	old, err := a.store.Inspector().Weight(ctx, group)
+	if !args.HasWeight {
+		old, err := a.store.Inspector().Weight(ctx, tgjob.Group(args.Chat))
+		if err != nil {
+			runOf(ctx).fail(err)
+			return
+		}
+		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: weight %d (default 1), for replies and notifications alike.", args.Chat, old))
+		return
+	}
+	ans, err := a.setWeight(ctx, adminWho(u.Message.From.ID), args.Chat, args.Weight)
 	if err != nil {
 		runOf(ctx).fail(err)
 		return
 	}
-	if !args.HasWeight {
-		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: weight %d (default 1), for replies and notifications alike.", args.Chat, old))
-		return
-	}
-	if args.Weight == old {
-		// Nothing changes: nothing to write, nothing audited.
-		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: weight is already %d; unchanged.", args.Chat, old))
-		return
-	}
-	if err := a.store.Inspector().SetWeight(ctx, group, args.Weight); err != nil {
-		runOf(ctx).fail(err)
-		return
-	}
-	a.audit(ctx, u, actionWeightSet, fmt.Sprintf("chat %d: weight %d (was %d)", args.Chat, args.Weight, old))
-	a.reply(ctx, u.Message, fmt.Sprintf("✅ Chat %d: weight set to %d (was %d), for replies and notifications alike.", args.Chat, args.Weight, old))
+	a.reply(ctx, u.Message, ans)
 }
 
 func (a *App) onWeights(ctx context.Context, _ *bot.Bot, u *models.Update) {
@@ -191,23 +205,25 @@ func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, u.Message, "❌ /lanes takes no arguments.")
 		return
 	}
+	qs, err := a.Admin().Queues(ctx, lanesTop)
+	if err != nil {
+		runOf(ctx).fail(err)
+		return
+	}
 	var b strings.Builder
 	// The update queue first (recorded updates waiting for a handler, per
 	// chat), then the outbound queues.
-	for i, src := range a.deadSources(true) {
-		q := src.q
-		st, err := src.in.Stats(ctx, q, lanesTop)
-		if err != nil {
-			runOf(ctx).fail(err)
-			return
-		}
+	for i, st := range qs {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
 		fmt.Fprintf(&b, "Queue %s: %d pending, %d in flight, %d dead, %d lanes ready, %d parked",
-			q, st.Pending, st.InFlight, st.Dead, st.Ring, st.Parked)
+			st.Name, st.Pending, st.InFlight, st.Dead, st.Ring, st.Parked)
 		if len(st.Top) == 0 {
 			b.WriteString("\n  no pending lanes")
+		}
+		if !st.Complete {
+			fmt.Fprintf(&b, "\n  (the deepest of the first %d lanes read)", LaneScan)
 		}
 		for _, l := range st.Top {
 			fmt.Fprintf(&b, "\n• chat %s: depth %d, weight %d, in flight %d", l.Group, l.Depth, l.Weight, l.InFlight)
@@ -250,35 +266,25 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, u.Message, fmt.Sprintf("❌ Unknown argument %q. %s", c.Args, dlqUsage))
 		return
 	}
-	type dl struct {
-		lanes.DeadLetter
-		queue string
-	}
-	var all []dl
+	var all []DeadView
 	for _, src := range a.deadSources(true) {
-		ds, err := src.in.DeadLetters(ctx, src.q, lanes.DeadQuery{Newest: dlqShown})
+		page, err := a.deadPage(ctx, DeadFilter{Queue: src.q, Limit: dlqShown})
 		if err != nil {
 			runOf(ctx).fail(err)
 			return
 		}
-		for _, d := range ds {
-			all = append(all, dl{d, src.q})
-		}
+		all = append(all, page.Letters...)
 	}
 	if len(all) == 0 {
 		a.reply(ctx, u.Message, "No dead letters.")
 		return
 	}
-	slices.SortStableFunc(all, func(x, y dl) int { return y.At.Compare(x.At) })
+	slices.SortStableFunc(all, func(x, y DeadView) int { return y.At.Compare(x.At) })
 	all = all[:min(len(all), dlqShown)]
 	var b strings.Builder
 	b.WriteString("Recent dead letters (newest first):")
 	for _, d := range all {
-		reason := d.Reason
-		if reason == "" {
-			reason = "unknown"
-		}
-		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %d attempts", d.At.UTC().Format(time.DateTime), d.Group, d.queue, reason, d.Attempts)
+		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %d attempts", d.At.UTC().Format(time.DateTime), d.Group, d.Queue, d.Reason, d.Attempts)
 	}
 	a.reply(ctx, u.Message, b.String())
 }
@@ -289,55 +295,23 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 // only in update_id order (its chat's handled mark has passed it); /dlq
 // shows them and /dlq purge removes them.
 func (a *App) dlqRequeue(ctx context.Context, u *models.Update) {
-	total := 0
-	var per []string
-	for _, src := range a.deadSources(false) {
-		in, q := src.in, src.q
-		ds, err := in.DeadLetters(ctx, q, lanes.DeadQuery{Newest: dlqBatch})
-		if err != nil {
-			runOf(ctx).fail(err)
-			return
-		}
-		ids := make([]lanes.JobID, len(ds))
-		for i, d := range ds {
-			ids[i] = d.ID
-		}
-		n, err := in.RequeueDead(ctx, q, ids...)
-		if err != nil {
-			runOf(ctx).fail(err)
-			return
-		}
-		total += n
-		per = append(per, fmt.Sprintf("%s %d", q, n))
-	}
-	if total == 0 {
-		a.reply(ctx, u.Message, "No dead letters to requeue. "+dlqUpdatesNote)
+	ans, err := a.requeueDead(ctx, adminWho(u.Message.From.ID), a.deadSources(false), DeadFilter{}, nil)
+	if err != nil {
+		runOf(ctx).fail(err)
 		return
 	}
-	a.audit(ctx, u, actionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", ")))
-	a.reply(ctx, u.Message, fmt.Sprintf("✅ Requeued %d dead letters (%s). %s", total, strings.Join(per, ", "), dlqUpdatesNote))
+	a.reply(ctx, u.Message, ans)
 }
 
 // dlqPurge deletes up to dlqBatch dead letters of each queue, the update
 // queue included.
 func (a *App) dlqPurge(ctx context.Context, u *models.Update) {
-	total := 0
-	var per []string
-	for _, src := range a.deadSources(true) {
-		n, err := src.in.PurgeDead(ctx, src.q, 0, dlqBatch)
-		if err != nil {
-			runOf(ctx).fail(err)
-			return
-		}
-		total += n
-		per = append(per, fmt.Sprintf("%s %d", src.q, n))
-	}
-	if total == 0 {
-		a.reply(ctx, u.Message, "No dead letters to purge.")
+	ans, err := a.purgeDead(ctx, adminWho(u.Message.From.ID), a.deadSources(true), DeadFilter{}, nil)
+	if err != nil {
+		runOf(ctx).fail(err)
 		return
 	}
-	a.audit(ctx, u, actionDeadPurged, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", ")))
-	a.reply(ctx, u.Message, fmt.Sprintf("🗑 Purged %d dead letters (%s).", total, strings.Join(per, ", ")))
+	a.reply(ctx, u.Message, ans)
 }
 
 // deadSource is one queue whose dead letters the admin commands read.

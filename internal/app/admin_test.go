@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/go-telegram/bot/models"
 	"sort"
 	"strings"
 	"testing"
@@ -365,4 +366,54 @@ func TestAdminCommandsInAGroupAnswerOnlyAHint(t *testing.T) {
 	tracked, err := r.app.audience.Tracked(ctx)
 	require.NoError(t, err)
 	require.Empty(t, tracked, "no broadcast is tracked")
+}
+
+// TestAdminAPIFindsChatsByNameAndAuditsTheConsoleAsConsole: a chat is found
+// by the start of its title or @username as the bot last saw it (a rename
+// replaces the old name in the index), or by id; the console's weight
+// change validates like /weight, is audited with who "console" and /audit
+// shows it so; /weight agrees.
+func TestAdminAPIFindsChatsByNameAndAuditsTheConsoleAsConsole(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	ctx := context.Background()
+	ann := models.User{ID: 5151, FirstName: "Ann", LastName: "Lee", Username: "annlee"}
+	h.emu.AddChat(models.Chat{ID: -100555, Title: "Rust Lovers"})
+	_, err := h.emu.InjectMessage(tgemu.TextMessage{ChatID: -100555, From: ann, Text: "/help"})
+	require.NoError(t, err)
+	h.texts(-100555, 1)
+	h.say(0, ann, "/help")
+	h.texts(ann.ID, 1)
+	ad := r.app.Admin()
+	names := func(q string) []ChatRef {
+		cs, err := ad.FindChats(ctx, q, 10)
+		require.NoError(t, err)
+		return cs
+	}
+	require.Equal(t, []ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("rust"))
+	require.Equal(t, []ChatRef{{ID: 5151, Name: "Ann Lee (@annlee)"}}, names("@ANN"))
+	require.Equal(t, []ChatRef{{ID: 5151, Name: "Ann Lee (@annlee)"}}, names("ann l"))
+	require.Equal(t, []ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("-100555"))
+	require.Empty(t, names("zed"))
+	h.emu.AddChat(models.Chat{ID: -100555, Title: "Go Lovers"})
+	_, err = h.emu.InjectMessage(tgemu.TextMessage{ChatID: -100555, From: ann, Text: "/help"})
+	require.NoError(t, err)
+	h.texts(-100555, 2)
+	require.Empty(t, names("rust"), "the old title is out of the index")
+	require.Equal(t, []ChatRef{{ID: -100555, Name: "Go Lovers"}}, names("go"))
+
+	_, err = ad.SetWeight(ctx, WhoConsole, "42", "0")
+	require.EqualError(t, err, h.ask(0, user(adminID, "Admin"), "/weight 42 0"), "the same answer as /weight 42 0")
+	ans, err := ad.SetWeight(ctx, WhoConsole, "42", "7")
+	require.NoError(t, err)
+	require.Equal(t, "✅ Chat 42: weight set to 7 (was 1), for replies and notifications alike.", ans)
+	require.Equal(t, "Chat 42: weight 7 (default 1), for replies and notifications alike.", h.ask(0, user(adminID, "Admin"), "/weight 42"))
+	require.Regexp(t, `\n• \S+ \S+ console: weight set, chat 42: weight 7 \(was 1\)$`, h.ask(0, user(adminID, "Admin"), "/audit"))
+	v, err := ad.Chat(ctx, 5151)
+	require.NoError(t, err)
+	require.True(t, v.Known)
+	require.Equal(t, "Ann Lee (@annlee)", v.Name)
+	require.Len(t, v.Lanes, 3, "its lane in the update, reply and notify queues")
 }

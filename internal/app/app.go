@@ -42,6 +42,7 @@ type App struct {
 	notifier  *notifier.Notifier
 	games     *gamestore.Store
 	audience  *audience
+	chatDir   *chatDir
 	auditLog  *auditLog
 	previews  *previews
 	inbox     *intake.Inbox
@@ -147,6 +148,11 @@ func (a *App) init() error {
 		return fmt.Errorf("app: game store: %w", err)
 	}
 	a.audience = &audience{c: a.c, keys: a.keys}
+	src, err := luaFS.ReadFile("lua/chatname.lua")
+	if err != nil {
+		return fmt.Errorf("app: chatname.lua: %w", err)
+	}
+	a.chatDir = &chatDir{c: a.c, keys: a.keys, script: string(src)}
 	a.previews = newPreviews(a.c, a.keys)
 	a.auditLog = &auditLog{c: a.c, keys: a.keys, max: o.auditCap, log: a.log.With(slog.String("component", "audit"))}
 	// The update queue: a store of its own on the same tag (so a chat's

@@ -55,6 +55,15 @@ func (s *audience) Chats(ctx context.Context) ([]int64, error) {
 	return out, nil
 }
 
+// IsKnown reports whether chat is in the audience (it wrote to the bot).
+func (s *audience) IsKnown(ctx context.Context, chat int64) (bool, error) {
+	ok, err := s.c.Do(ctx, s.c.B().Sismember().Key(s.keys.chats()).Member(strconv.FormatInt(chat, 10)).Build()).AsBool()
+	if err != nil {
+		return false, fmt.Errorf("app: known chat %d: %w", chat, err)
+	}
+	return ok, nil
+}
+
 // IsTracked reports whether broadcast id's progress message is tracked.
 func (s *audience) IsTracked(ctx context.Context, id string) (bool, error) {
 	ok, err := s.c.Do(ctx, s.c.B().Hexists().Key(s.keys.broadcasts()).Field(id).Build()).AsBool()

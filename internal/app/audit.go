@@ -32,14 +32,6 @@ const (
 // node, 100 entries by default, more).
 const DefaultAuditCap = 1000
 
-// auditEntry is one recorded admin action.
-type auditEntry struct {
-	At     time.Time // when it was recorded (the stream id's time, server clock)
-	Admin  int64     // the admin's Telegram user id
-	Action string    // one of the action* constants
-	Detail string    // what it acted on, e.g. "chat 42: 5 (was 1)"
-}
-
 // auditLog owns the audit stream {T}:app:audit: every admin action that
 // changes state is logged (slog, with the admin's user id) and appended to
 // the stream, capped at max entries (approximately, see DefaultAuditCap).
@@ -50,31 +42,31 @@ type auditLog struct {
 	log  *slog.Logger
 }
 
-// Record logs e and appends it to the stream. Errors: the server's.
-func (l *auditLog) Record(ctx context.Context, admin int64, action, detail string) error {
-	l.log.Info("admin action", slog.Int64("admin", admin), slog.String("action", action), slog.String("detail", detail))
+// Record logs an action of who (an admin's user id, adminWho, or
+// WhoConsole) and appends it to the stream. Errors: the server's.
+func (l *auditLog) Record(ctx context.Context, who, action, detail string) error {
+	l.log.Info("admin action", slog.String("admin", who), slog.String("action", action), slog.String("detail", detail))
 	cmd := l.c.B().Xadd().Key(l.keys.audit()).Maxlen().Almost().Threshold(strconv.Itoa(l.max)).Id("*").FieldValue().
-		FieldValue(auditFieldAdmin, strconv.FormatInt(admin, 10)).
+		FieldValue(auditFieldAdmin, who).
 		FieldValue(auditFieldAction, action).
 		FieldValue(auditFieldDetail, detail).Build()
 	if err := l.c.Do(ctx, cmd).Error(); err != nil {
-		return fmt.Errorf("app: audit %s by %d: %w", action, admin, err)
+		return fmt.Errorf("app: audit %s by %s: %w", action, who, err)
 	}
 	return nil
 }
 
 // Last returns up to n entries, newest first.
-func (l *auditLog) Last(ctx context.Context, n int) ([]auditEntry, error) {
+func (l *auditLog) Last(ctx context.Context, n int) ([]AuditEntry, error) {
 	rs, err := l.c.Do(ctx, l.c.B().Xrevrange().Key(l.keys.audit()).End("+").Start("-").Count(int64(n)).Build()).AsXRange()
 	if err != nil {
 		return nil, fmt.Errorf("app: audit: %w", err)
 	}
-	out := make([]auditEntry, 0, len(rs))
+	out := make([]AuditEntry, 0, len(rs))
 	for _, r := range rs {
 		msStr, _, _ := strings.Cut(r.ID, "-")
 		ms, _ := strconv.ParseInt(msStr, 10, 64)
-		admin, _ := strconv.ParseInt(r.FieldValues[auditFieldAdmin], 10, 64)
-		out = append(out, auditEntry{At: time.UnixMilli(ms), Admin: admin,
+		out = append(out, AuditEntry{At: time.UnixMilli(ms), Who: r.FieldValues[auditFieldAdmin],
 			Action: r.FieldValues[auditFieldAction], Detail: r.FieldValues[auditFieldDetail]})
 	}
 	return out, nil
@@ -100,7 +92,7 @@ func (a *App) audit(ctx context.Context, u *models.Update, action, detail string
 	case u.CallbackQuery != nil:
 		admin = u.CallbackQuery.From.ID
 	}
-	if err := a.auditLog.Record(ctx, admin, action, detail); err != nil {
+	if err := a.auditLog.Record(ctx, adminWho(admin), action, detail); err != nil {
 		runOf(ctx).fail(err)
 	}
 }
@@ -111,7 +103,7 @@ func (a *App) onAudit(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		a.reply(ctx, u.Message, "❌ /audit takes no arguments.")
 		return
 	}
-	es, err := a.auditLog.Last(ctx, auditShown)
+	es, err := a.Admin().Audit(ctx, auditShown)
 	if err != nil {
 		runOf(ctx).fail(err)
 		return
@@ -123,7 +115,7 @@ func (a *App) onAudit(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Last %d admin actions (newest first):", len(es))
 	for _, e := range es {
-		fmt.Fprintf(&b, "\n• %s admin %d: %s, %s", e.At.UTC().Format(time.DateTime), e.Admin, e.Action, e.Detail)
+		fmt.Fprintf(&b, "\n• %s %s: %s, %s", e.At.UTC().Format(time.DateTime), e.Actor(), e.Action, e.Detail)
 	}
 	a.reply(ctx, u.Message, b.String())
 }

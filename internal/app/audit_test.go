@@ -93,7 +93,7 @@ func TestAuditStreamIsCapped(t *testing.T) {
 	const limit = 200
 	l := &auditLog{c: h.c, keys: keyspace{tag: h.tag}, max: limit, log: slog.New(slog.DiscardHandler)}
 	for i := range 5 * limit {
-		require.NoError(t, l.Record(ctx, adminID, actionWeightSet, fmt.Sprintf("entry %d", i)))
+		require.NoError(t, l.Record(ctx, adminWho(adminID), actionWeightSet, fmt.Sprintf("entry %d", i)))
 	}
 	n, err := l.Len(ctx)
 	require.NoError(t, err)

@@ -64,7 +64,7 @@ func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		_, err := a.notifier.Progress(ctx, f[1])
 		switch {
 		case err == nil:
-			a.reply(ctx, m, a.stopBroadcast(ctx, m.From.ID, f[1]))
+			a.reply(ctx, m, a.stopBroadcast(ctx, adminWho(m.From.ID), f[1]))
 			return
 		case !errors.Is(err, notifier.ErrInvalid) && !errors.Is(err, notifier.ErrUnknownBroadcast):
 			runOf(ctx).fail(err)
@@ -145,7 +145,7 @@ func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d cal
 	}
 	switch d.Arg {
 	case btnStop:
-		return a.stopBroadcast(ctx, q.From.ID, d.Scope)
+		return a.stopBroadcast(ctx, adminWho(q.From.ID), d.Scope)
 	case btnSend, btnCancel:
 	default:
 		return toastInvalidButton
@@ -259,7 +259,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 		}
 		// Recorded before the journal keeps the id: a re-run after a
 		// failure here records it again rather than not at all.
-		if err := a.auditLog.Record(ctx, admin, actionBroadcastSent, fmt.Sprintf("%s to %d chats", id, chats)); err != nil {
+		if err := a.auditLog.Record(ctx, adminWho(admin), actionBroadcastSent, fmt.Sprintf("%s to %d chats", id, chats)); err != nil {
 			run.fail(err)
 			return toastRetry
 		}
@@ -318,45 +318,54 @@ func (a *App) stopKeyboard(chat int64, id string, p notifier.Progress) (string, 
 	return a.broadcastKeyboard(chat, id, [][2]string{{"🛑 Stop", btnStop}})
 }
 
-// stopBroadcast stops broadcast id for admin ("/broadcast stop <id>" or
-// the progress message's Stop button) and returns the answer: the copies
-// still queued are removed from their lanes (notifier.StopBroadcast), the
-// stop is audited, and the answer says how many were sent before the stop,
-// how many were cancelled and how many were in flight (delivered or failed
-// as they settle). A broadcast already finished or already stopped is left
-// as it is (nothing audited). The progress message shows the same counts at
-// its next edit.
-func (a *App) stopBroadcast(ctx context.Context, admin int64, id string) string {
-	before, err := a.notifier.Progress(ctx, id)
-	switch {
-	case errors.Is(err, notifier.ErrInvalid):
-		return fmt.Sprintf("❌ %q is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>", id)
-	case errors.Is(err, notifier.ErrUnknownBroadcast):
-		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id)
-	case err != nil:
-		runOf(ctx).fail(err)
-		return toastRetry
-	case before.Stopped:
-		return "Broadcast " + id + " was already stopped. " + progressText(before)
-	case before.Done():
-		return "Broadcast " + id + " had already finished. " + progressText(before)
-	}
-	p, err := a.notifier.StopBroadcast(ctx, id)
+// stopBroadcast stops broadcast id for who ("/broadcast stop <id>" or
+// the progress message's Stop button) and returns the answer
+// (stopBroadcastErr); a store error fails the update (handled again).
+func (a *App) stopBroadcast(ctx context.Context, who, id string) string {
+	ans, err := a.stopBroadcastErr(ctx, who, id)
 	if err != nil {
 		runOf(ctx).fail(err)
 		return toastRetry
 	}
-	if err := a.auditLog.Record(ctx, admin, actionBroadcastStop,
+	return ans
+}
+
+// stopBroadcastErr stops broadcast id for who and returns the answer: the
+// copies still queued are removed from their lanes
+// (notifier.StopBroadcast), the stop is audited, and the answer says how
+// many were sent before the stop, how many were cancelled and how many were
+// in flight (delivered or failed as they settle). A broadcast already
+// finished or already stopped is left as it is (nothing audited); a
+// malformed or unknown id is answered as such. The progress message shows
+// the same counts at its next edit. Errors: the store's.
+func (a *App) stopBroadcastErr(ctx context.Context, who, id string) (string, error) {
+	before, err := a.notifier.Progress(ctx, id)
+	switch {
+	case errors.Is(err, notifier.ErrInvalid):
+		return fmt.Sprintf("❌ %q is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>", id), nil
+	case errors.Is(err, notifier.ErrUnknownBroadcast):
+		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id), nil
+	case err != nil:
+		return "", err
+	case before.Stopped:
+		return "Broadcast " + id + " was already stopped. " + progressText(before), nil
+	case before.Done():
+		return "Broadcast " + id + " had already finished. " + progressText(before), nil
+	}
+	p, err := a.notifier.StopBroadcast(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if err := a.auditLog.Record(ctx, who, actionBroadcastStop,
 		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent, p.Cancelled, max(p.Remaining, 0))); err != nil {
-		runOf(ctx).fail(err)
-		return toastRetry
+		return "", err
 	}
 	select {
 	case a.bcWake <- struct{}{}:
 	default:
 	}
 	return fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, %d in flight (counted as they settle).",
-		id, p.Sent, p.Cancelled, max(p.Remaining, 0))
+		id, p.Sent, p.Cancelled, max(p.Remaining, 0)), nil
 }
 
 // progressText renders a broadcast's counts, e.g. "📣 Broadcast: 20 sent,

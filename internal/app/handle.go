@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
@@ -582,14 +583,19 @@ func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 }
 
 // chatMiddleware records the chat as known (the broadcast audience) and
-// marks it active in the notifier (a chat that blocked the bot and talks to
+// how it is named (the chat directory, written only when the name changed),
+// and marks it active in the notifier (a chat that blocked the bot and talks to
 // it again gets notifications again) before any handler runs: the SADD
-// rides in MarkActive's pipeline, one round trip for both (a migrated
+// and the name's EVAL ride in MarkActive's pipeline, one round trip for all (a migrated
 // chat's alias target takes more).
 func (a *App) chatMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
 		if chat := chatOf(u); chat != 0 {
-			if err := a.notifier.Chats().MarkActiveWith(ctx, chat, a.audience.addChat(chat)); err != nil {
+			also := []valkey.Completed{a.audience.addChat(chat)}
+			if id, n, ok := nameOf(u); ok && id == chat {
+				also = append(also, a.chatDir.record(chat, n))
+			}
+			if err := a.notifier.Chats().MarkActiveWith(ctx, chat, also...); err != nil {
 				runOf(ctx).fail(fmt.Errorf("record chat %d: %w", chat, err))
 				return
 			}

@@ -12,6 +12,8 @@ func (k keyspace) chats() string      { return k.prefix() + "chats" }
 func (k keyspace) broadcasts() string { return k.prefix() + "bc" }
 func (k keyspace) health() string     { return k.prefix() + "health" }
 func (k keyspace) audit() string      { return k.prefix() + "audit" }
+func (k keyspace) chatName() string   { return k.prefix() + "chatname" }
+func (k keyspace) chatIndex() string  { return k.prefix() + "chatidx" }
 
 // board is chat's game board: hash g (game id), j (job id of its send).
 func (k keyspace) board(chat int64) string {

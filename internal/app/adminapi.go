@@ -1,0 +1,532 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// WhoConsole is who the audit log names for an action taken in the
+// console (a chat command's is the admin's Telegram user id).
+const WhoConsole = "console"
+
+// adminWho is who the audit log names for admin user id.
+func adminWho(id int64) string { return strconv.FormatInt(id, 10) }
+
+// Limits of the administration API (bounded reads: a page costs what it
+// shows, whatever the number of lanes or dead letters).
+const (
+	// LaneScan is how many lanes of a queue /lanes and the console read to
+	// find the deepest (lanes.Inspector.StatsScan).
+	LaneScan = 5_000
+	// DeadScan is how many dead letters of a queue a filtered read (by
+	// reason, or by chat) looks at, newest first.
+	DeadScan = 1_000
+)
+
+// InputError is an admin action refused for its input, before anything is
+// read or written; its text is the answer the chat command gives (the
+// console shows the same).
+type InputError struct{ Text string }
+
+func (e *InputError) Error() string { return e.Text }
+
+func inputErr(text string) error { return &InputError{Text: text} }
+
+// Admin is the administration API of the bot: what the admin chat commands
+// (/weight, /lanes, /dlq, /broadcast stop, /audit) do, as functions the
+// commands and the console (internal/console) share, so both read the same
+// lanes.Inspector queries and validate, audit and answer alike. Get it with
+// App.Admin. Safe for concurrent use.
+type Admin struct{ a *App }
+
+// Admin returns the app's administration API.
+func (a *App) Admin() *Admin { return &Admin{a: a} }
+
+// QueueView is one queue as /lanes shows it.
+type QueueView struct {
+	Name string
+	lanes.Stats
+	// Complete is false when the queue has more lanes with work than
+	// LaneScan: Top is then the deepest of the first LaneScan read.
+	Complete bool
+}
+
+// Queues returns the update queue and the outbound queues (reply, notify),
+// each with its top deepest lanes (at most LaneScan read per queue).
+// Errors: the server's.
+func (ad *Admin) Queues(ctx context.Context, top int) ([]QueueView, error) {
+	var out []QueueView
+	for _, src := range ad.a.deadSources(true) {
+		st, complete, err := src.in.StatsScan(ctx, src.q, top, LaneScan)
+		if err != nil {
+			return nil, fmt.Errorf("app: queue %s: %w", src.q, err)
+		}
+		out = append(out, QueueView{Name: src.q, Stats: st, Complete: complete})
+	}
+	return out, nil
+}
+
+// Backlog returns the update queue's counts and its oldest unhandled
+// update's recording time.
+func (ad *Admin) Backlog(ctx context.Context) (intake.Backlog, error) { return ad.a.inbox.Backlog(ctx) }
+
+// Gatherer is the app's Prometheus registry (what /metrics serves).
+func (ad *Admin) Gatherer() prometheus.Gatherer { return ad.a.reg }
+
+// GlobalRate is the bot's global budget, messages/s (TELEGRAM_GLOBAL_RATE).
+func (ad *Admin) GlobalRate() int { return ad.a.cfg.GlobalRate }
+
+// ParseChat parses a chat id as /weight does; the error is an *InputError
+// with /weight's answer.
+func (ad *Admin) ParseChat(s string) (int64, error) {
+	id, bad := parseChatID(s)
+	if bad != "" {
+		return 0, inputErr(bad)
+	}
+	return id, nil
+}
+
+// SetWeight is "/weight <chat> <weight>" by who: the same validation
+// (an *InputError with /weight's answer, e.g. for weight "0"), the same
+// audit entry and the same answer.
+func (ad *Admin) SetWeight(ctx context.Context, who, chat, weight string) (string, error) {
+	id, bad := parseChatID(chat)
+	if bad == "" {
+		var w int
+		if w, bad = parseWeight(weight); bad == "" {
+			return ad.a.setWeight(ctx, who, id, w)
+		}
+	}
+	return "", inputErr(bad)
+}
+
+// setWeight sets chat's weight w for who and returns /weight's answer; an
+// unchanged weight is neither written nor audited.
+func (a *App) setWeight(ctx context.Context, who string, chat int64, w int) (string, error) {
+	group := tgjob.Group(chat)
+	// A weight is the chat's (lanes keeps one per group, read by every
+	// queue's claim): its share of everything the bot sends it, replies and
+	// notifications alike, while the global rate binds.
+	old, err := a.store.Inspector().Weight(ctx, group)
+	if err != nil {
+		return "", err
+	}
+	if w == old {
+		return fmt.Sprintf("Chat %d: weight is already %d; unchanged.", chat, old), nil
+	}
+	if err := a.store.Inspector().SetWeight(ctx, group, w); err != nil {
+		return "", err
+	}
+	if err := a.auditLog.Record(ctx, who, actionWeightSet, fmt.Sprintf("chat %d: weight %d (was %d)", chat, w, old)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("✅ Chat %d: weight set to %d (was %d), for replies and notifications alike.", chat, w, old), nil
+}
+
+// ChatRef is a chat as the bot knows it: its id and name (title, or the
+// user's name and @username; "" when never seen named).
+type ChatRef struct {
+	ID   int64
+	Name string
+}
+
+// FindChats finds chats by id (a number: that chat) or by the start of
+// their title or username (at most n, in name order).
+func (ad *Admin) FindChats(ctx context.Context, q string, n int) ([]ChatRef, error) {
+	q = strings.TrimSpace(q)
+	if id, err := strconv.ParseInt(q, 10, 64); err == nil && id != 0 {
+		name, err := ad.a.chatDir.Name(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return []ChatRef{{ID: id, Name: name}}, nil
+	}
+	return ad.a.chatDir.Find(ctx, q, n)
+}
+
+// ChatLane is a chat's lane in one queue.
+type ChatLane struct {
+	Queue string
+	lanes.LaneStats
+}
+
+// ChatView is what the console shows of one chat.
+type ChatView struct {
+	ChatRef
+	Known  bool // in the broadcast audience (it wrote to the bot)
+	Weight int
+	// Pace is the chat's pace by Telegram's limits: messages per second
+	// for a private chat, per minute for a group.
+	Pace string
+	// Lanes are its lanes in the update, reply and notify queues.
+	Lanes []ChatLane
+	// Dead are its dead letters among the DeadScan newest of each queue.
+	Dead []DeadView
+	// Game is its running game's board ("" when none), Playing its status.
+	Game       string
+	GameStatus string
+}
+
+// Chat returns chat id's view: O(queues + DeadScan), whatever the number of
+// lanes.
+func (ad *Admin) Chat(ctx context.Context, id int64) (ChatView, error) {
+	a := ad.a
+	v := ChatView{ChatRef: ChatRef{ID: id}}
+	var err error
+	if v.Name, err = a.chatDir.Name(ctx, id); err != nil {
+		return v, err
+	}
+	if v.Known, err = a.audience.IsKnown(ctx, id); err != nil {
+		return v, err
+	}
+	group := tgjob.Group(id)
+	if v.Weight, err = a.store.Inspector().Weight(ctx, group); err != nil {
+		return v, err
+	}
+	if id > 0 {
+		v.Pace = fmt.Sprintf("%d messages/s (private chat)", a.cfg.ChatRate)
+	} else {
+		v.Pace = fmt.Sprintf("%d messages/min (group)", a.cfg.GroupRate)
+	}
+	for _, src := range a.deadSources(true) {
+		rows, err := src.in.Lanes(ctx, src.q, group)
+		if err != nil {
+			return v, fmt.Errorf("app: chat %d lanes: %w", id, err)
+		}
+		v.Lanes = append(v.Lanes, ChatLane{Queue: src.q, LaneStats: rows[0]})
+		page, err := a.deadPage(ctx, DeadFilter{Queue: src.q, Chat: group, Limit: dlqShown})
+		if err != nil {
+			return v, err
+		}
+		v.Dead = append(v.Dead, page.Letters...)
+	}
+	slices.SortStableFunc(v.Dead, func(x, y DeadView) int { return y.At.Compare(x.At) })
+	v.Dead = v.Dead[:min(len(v.Dead), dlqShown)]
+	st, err := a.games.Current(ctx, id)
+	switch {
+	case errors.Is(err, gamestore.ErrNoGame):
+	case err != nil:
+		return v, err
+	default:
+		v.Game, v.GameStatus = st.Board(), string(st.Status)
+	}
+	return v, nil
+}
+
+// DeadFilter selects dead letters of one queue.
+type DeadFilter struct {
+	Queue  string // update, reply or notify ("": every outbound queue, for requeue and purge of all)
+	Reason string // only this reason ("": any)
+	Chat   string // only this chat's lane ("": any)
+	Skip   int    // a page: the Skip newest matching are left out
+	Limit  int    // at most this many (>= 1)
+}
+
+// DeadView is one dead letter of a queue, with the text it carried when
+// it is a message (tgjob payload).
+type DeadView struct {
+	Queue string
+	lanes.DeadLetter
+	Text string
+}
+
+// DeadPage is one page of dead letters, newest first.
+type DeadPage struct {
+	Letters []DeadView
+	// Next is the Skip of the next page, -1 when there is none.
+	Next int
+	// Total is the queue's dead letters (all reasons).
+	Total int
+	// Partial is set when a filter stopped at DeadScan letters read.
+	Partial bool
+}
+
+// DeadQueues are the queues with dead letters, the update queue first.
+func (ad *Admin) DeadQueues() []string {
+	var out []string
+	for _, s := range ad.a.deadSources(true) {
+		out = append(out, s.q)
+	}
+	return out
+}
+
+// DeadLetters returns a page of f.Queue's dead letters (f.Queue required).
+// Unfiltered a page costs O(log n + Limit); filtered by reason or chat it
+// reads at most DeadScan letters from f.Skip (Partial then says so).
+func (ad *Admin) DeadLetters(ctx context.Context, f DeadFilter) (DeadPage, error) {
+	if _, ok := ad.a.deadSource(f.Queue); !ok {
+		return DeadPage{}, inputErr(fmt.Sprintf("❌ Unknown queue %q: one of %s.", f.Queue, strings.Join(ad.DeadQueues(), ", ")))
+	}
+	return ad.a.deadPage(ctx, f)
+}
+
+func (a *App) deadSource(q string) (deadSource, bool) {
+	for _, s := range a.deadSources(true) {
+		if s.q == q {
+			return s, true
+		}
+	}
+	return deadSource{}, false
+}
+
+func (a *App) deadPage(ctx context.Context, f DeadFilter) (DeadPage, error) {
+	src, ok := a.deadSource(f.Queue)
+	if !ok {
+		return DeadPage{}, fmt.Errorf("%w: queue %q", lanes.ErrInvalid, f.Queue)
+	}
+	limit := max(f.Limit, 1)
+	page := DeadPage{Next: -1}
+	st, err := src.in.Stats(ctx, src.q, 0)
+	if err != nil {
+		return page, err
+	}
+	page.Total = st.Dead
+	filtered := f.Reason != "" || f.Chat != ""
+	chunk := limit + 1 // one more: is there a next page?
+	if filtered {
+		chunk = 200
+	}
+	skip, read := max(f.Skip, 0), 0
+	for {
+		ds, err := src.in.DeadLetters(ctx, src.q, lanes.DeadQuery{Newest: chunk, Skip: skip})
+		if err != nil {
+			return page, fmt.Errorf("app: dead letters of %s: %w", src.q, err)
+		}
+		for i, d := range ds {
+			if (f.Reason != "" && reasonOf(d) != f.Reason) || (f.Chat != "" && d.Group != f.Chat) {
+				continue
+			}
+			if len(page.Letters) == limit {
+				page.Next = skip + i
+				return page, nil
+			}
+			page.Letters = append(page.Letters, deadView(src.q, d))
+		}
+		skip += len(ds)
+		read += len(ds)
+		if len(ds) < chunk {
+			return page, nil
+		}
+		if read >= DeadScan {
+			page.Partial, page.Next = true, skip
+			return page, nil
+		}
+	}
+}
+
+// reasonOf is a dead letter's reason as /dlq shows it.
+func reasonOf(d lanes.DeadLetter) string { return cmp.Or(d.Reason, "unknown") }
+
+func deadView(q string, d lanes.DeadLetter) DeadView {
+	v := DeadView{Queue: q, DeadLetter: d}
+	v.Reason = reasonOf(d)
+	if q != intake.QueueName {
+		if j, err := tgjob.Decode(d.Payload); err == nil {
+			v.Text = j.Text
+		}
+	}
+	return v
+}
+
+// matching returns the ids of up to dlqBatch dead letters of queue q that
+// f selects (f.Queue aside), newest first: the given ids when there are.
+func (a *App) matching(ctx context.Context, q string, f DeadFilter, ids []string) ([]lanes.JobID, error) {
+	if len(ids) > 0 {
+		out := make([]lanes.JobID, 0, len(ids))
+		for _, id := range ids[:min(len(ids), dlqBatch)] {
+			j := lanes.JobID(id)
+			if j.Validate() != nil {
+				return nil, inputErr(fmt.Sprintf("❌ %q is not a dead letter's id.", id))
+			}
+			out = append(out, j)
+		}
+		return out, nil
+	}
+	f.Queue, f.Skip, f.Limit = q, 0, dlqBatch
+	page, err := a.deadPage(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]lanes.JobID, len(page.Letters))
+	for i, d := range page.Letters {
+		out[i] = d.ID
+	}
+	return out, nil
+}
+
+// dlqQueues are the queues an action on dead letters of f.Queue covers:
+// that one, or ("") every one (with updates, the update queue too).
+func (ad *Admin) dlqQueues(f DeadFilter, updates bool) ([]deadSource, error) {
+	if f.Queue == "" {
+		return ad.a.deadSources(updates), nil
+	}
+	src, ok := ad.a.deadSource(f.Queue)
+	if !ok {
+		return nil, inputErr(fmt.Sprintf("❌ Unknown queue %q: one of %s.", f.Queue, strings.Join(ad.DeadQueues(), ", ")))
+	}
+	if !updates && src.q == intake.QueueName {
+		return nil, inputErr("❌ " + dlqUpdatesNote)
+	}
+	return []deadSource{src}, nil
+}
+
+// RequeueDead is /dlq requeue by who: the dead letters ids of f.Queue, or
+// (no ids) up to dlqBatch per queue matching f (every outbound queue when
+// f.Queue is ""), back on their lanes; audited as /dlq requeue's, with its
+// answer. Dead updates are not requeued (dlqUpdatesNote).
+func (ad *Admin) RequeueDead(ctx context.Context, who string, f DeadFilter, ids []string) (string, error) {
+	srcs, err := ad.dlqQueues(f, false)
+	if err != nil {
+		return "", err
+	}
+	if len(ids) > 0 && f.Queue == "" {
+		return "", inputErr("❌ Which queue are these dead letters of?")
+	}
+	return ad.a.requeueDead(ctx, who, srcs, f, ids)
+}
+
+func (a *App) requeueDead(ctx context.Context, who string, srcs []deadSource, f DeadFilter, ids []string) (string, error) {
+	total := 0
+	var per []string
+	for _, src := range srcs {
+		js, err := a.matching(ctx, src.q, f, ids)
+		if err != nil {
+			return "", err
+		}
+		n, err := src.in.RequeueDead(ctx, src.q, js...)
+		if err != nil {
+			return "", err
+		}
+		total += n
+		per = append(per, fmt.Sprintf("%s %d", src.q, n))
+	}
+	if total == 0 {
+		return "No dead letters to requeue. " + dlqUpdatesNote, nil
+	}
+	if err := a.auditLog.Record(ctx, who, actionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("✅ Requeued %d dead letters (%s). %s", total, strings.Join(per, ", "), dlqUpdatesNote), nil
+}
+
+// PurgeDead is /dlq purge by who: deletes the dead letters ids of f.Queue,
+// or (no ids) up to dlqBatch per queue matching f (every queue, the update
+// queue included, when f.Queue is ""); audited as /dlq purge's, with its
+// answer.
+func (ad *Admin) PurgeDead(ctx context.Context, who string, f DeadFilter, ids []string) (string, error) {
+	srcs, err := ad.dlqQueues(f, true)
+	if err != nil {
+		return "", err
+	}
+	if len(ids) > 0 && f.Queue == "" {
+		return "", inputErr("❌ Which queue are these dead letters of?")
+	}
+	return ad.a.purgeDead(ctx, who, srcs, f, ids)
+}
+
+func (a *App) purgeDead(ctx context.Context, who string, srcs []deadSource, f DeadFilter, ids []string) (string, error) {
+	total := 0
+	var per []string
+	for _, src := range srcs {
+		var n int
+		var err error
+		if len(ids) == 0 && f.Reason == "" && f.Chat == "" {
+			n, err = src.in.PurgeDead(ctx, src.q, 0, dlqBatch)
+		} else {
+			var js []lanes.JobID
+			if js, err = a.matching(ctx, src.q, f, ids); err == nil {
+				n, err = src.in.DeleteDead(ctx, src.q, js...)
+			}
+		}
+		if err != nil {
+			return "", err
+		}
+		total += n
+		per = append(per, fmt.Sprintf("%s %d", src.q, n))
+	}
+	if total == 0 {
+		return "No dead letters to purge.", nil
+	}
+	if err := a.auditLog.Record(ctx, who, actionDeadPurged, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("🗑 Purged %d dead letters (%s).", total, strings.Join(per, ", ")), nil
+}
+
+// BroadcastView is a broadcast as the console lists it.
+type BroadcastView struct {
+	notifier.Progress
+	At    time.Time // when it was sent (its audit entry)
+	By    string    // who sent it
+	Text  string    // its progress text (progressText)
+	Known bool      // false when its progress expired (more than a day ago)
+}
+
+// Broadcasts lists the broadcasts sent among the last n audit entries,
+// newest first, with their progress: O(n).
+func (ad *Admin) Broadcasts(ctx context.Context, n int) ([]BroadcastView, error) {
+	es, err := ad.a.auditLog.Last(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	var out []BroadcastView
+	for _, e := range es {
+		if e.Action != actionBroadcastSent {
+			continue
+		}
+		id, _, _ := strings.Cut(e.Detail, " ")
+		v := BroadcastView{At: e.At, By: e.Who}
+		p, err := ad.a.notifier.Progress(ctx, id)
+		switch {
+		case errors.Is(err, notifier.ErrUnknownBroadcast), errors.Is(err, notifier.ErrInvalid):
+			v.Progress = notifier.Progress{ID: id}
+		case err != nil:
+			return nil, err
+		default:
+			v.Progress, v.Known, v.Text = p, true, progressText(p)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// StopBroadcast is "/broadcast stop <id>" by who, with its answer (the
+// same for an unknown or finished broadcast) and audit entry.
+func (ad *Admin) StopBroadcast(ctx context.Context, who, id string) (string, error) {
+	return ad.a.stopBroadcastErr(ctx, who, id)
+}
+
+// AuditEntry is one recorded admin action.
+type AuditEntry struct {
+	At     time.Time // when it was recorded (the stream id's time, server clock)
+	Who    string    // the admin's Telegram user id, or WhoConsole
+	Action string    // what was done, e.g. "weight set"
+	Detail string    // what it acted on, e.g. "chat 42: weight 5 (was 1)"
+}
+
+// Actor is how /audit names who: "admin <id>" or "console".
+func (e AuditEntry) Actor() string {
+	if _, err := strconv.ParseInt(e.Who, 10, 64); err == nil {
+		return "admin " + e.Who
+	}
+	return e.Who
+}
+
+// Audit returns the last n admin actions, newest first (what /audit shows).
+func (ad *Admin) Audit(ctx context.Context, n int) ([]AuditEntry, error) {
+	return ad.a.auditLog.Last(ctx, n)
+}
