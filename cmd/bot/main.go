@@ -1,6 +1,7 @@
 // Command bot is the codemojex Telegram bot: the update poller and handlers,
 // the notification workers, or both (BOT_ROLE), with /healthz and /metrics
-// on HTTP_ADDR. Configuration comes from the environment, with a .env file
+// on HTTP_ADDR, and the operator console on CONSOLE_ADDR when set
+// (internal/console). Configuration comes from the environment, with a .env file
 // in the working directory loaded first without overriding set variables
 // (see internal/config). A bad value stops it with exit code 2 and a message
 // naming the variable; so does a token Telegram rejects (401 Unauthorized
@@ -14,12 +15,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/console"
 	"github.com/codemojex/codemojex/internal/intake"
 )
 
@@ -44,6 +47,24 @@ func run() int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
 		return exitFail
+	}
+	if cfg.ConsoleAddr != "" {
+		// The console (CONSOLE_ADDR): config.Load has checked CONSOLE_TOKEN.
+		con, err := console.New(a.Admin(), console.Config{Token: cfg.ConsoleToken, Log: app.NewLogger(cfg).With("component", "console")})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
+			return exitConfig
+		}
+		ln, err := net.Listen("tcp", cfg.ConsoleAddr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "codemojex: console: CONSOLE_ADDR %s: %v\n", cfg.ConsoleAddr, err)
+			return exitFail
+		}
+		go func() {
+			if err := con.Run(ctx, ln); err != nil {
+				fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
+			}
+		}()
 	}
 	if err := a.Run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)

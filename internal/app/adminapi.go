@@ -230,7 +230,7 @@ func (ad *Admin) Chat(ctx context.Context, id int64) (ChatView, error) {
 // DeadFilter selects dead letters of one queue.
 type DeadFilter struct {
 	Queue  string // update, reply or notify ("": every outbound queue, for requeue and purge of all)
-	Reason string // only this reason ("": any)
+	Reason string // only reasons starting with this, e.g. "forbidden" ("": any)
 	Chat   string // only this chat's lane ("": any)
 	Skip   int    // a page: the Skip newest matching are left out
 	Limit  int    // at most this many (>= 1)
@@ -307,7 +307,7 @@ func (a *App) deadPage(ctx context.Context, f DeadFilter) (DeadPage, error) {
 			return page, fmt.Errorf("app: dead letters of %s: %w", src.q, err)
 		}
 		for i, d := range ds {
-			if (f.Reason != "" && reasonOf(d) != f.Reason) || (f.Chat != "" && d.Group != f.Chat) {
+			if (f.Reason != "" && !strings.HasPrefix(reasonOf(d), f.Reason)) || (f.Chat != "" && d.Group != f.Chat) {
 				continue
 			}
 			if len(page.Letters) == limit {

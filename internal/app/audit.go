@@ -81,22 +81,6 @@ func (l *auditLog) Len(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// audit records an admin action of the sender of u in the handler: a
-// failure to record fails the update, so it is handled again (every
-// audited action is idempotent under a re-run).
-func (a *App) audit(ctx context.Context, u *models.Update, action, detail string) {
-	var admin int64
-	switch {
-	case u.Message != nil && u.Message.From != nil:
-		admin = u.Message.From.ID
-	case u.CallbackQuery != nil:
-		admin = u.CallbackQuery.From.ID
-	}
-	if err := a.auditLog.Record(ctx, adminWho(admin), action, detail); err != nil {
-		runOf(ctx).fail(err)
-	}
-}
-
 // onAudit shows the last auditShown admin actions, newest first.
 func (a *App) onAudit(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	if c, _ := a.cmd(u); c.Args != "" {

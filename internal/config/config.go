@@ -97,6 +97,13 @@ type Config struct {
 	WorkerLease time.Duration `env:"WORKER_LEASE" envDefault:"30s"`
 	// HTTPAddr serves /healthz and /metrics (HTTP_ADDR).
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
+	// ConsoleAddr serves the operator console (CONSOLE_ADDR, host:port;
+	// "" = off, the default). Bind it to loopback (127.0.0.1:8081) and
+	// reach it through an SSH tunnel or a TLS-terminating proxy.
+	ConsoleAddr string `env:"CONSOLE_ADDR"`
+	// ConsoleToken is the console's sign-in token (CONSOLE_TOKEN), at
+	// least 32 characters; required with CONSOLE_ADDR.
+	ConsoleToken string `env:"CONSOLE_TOKEN"`
 	// LogLevel is debug, info, warn or error (LOG_LEVEL).
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 	// FloodWindow is the intake limits' fixed window (FLOOD_WINDOW, a Go
@@ -466,8 +473,37 @@ func (c Config) validate() error {
 			return &Error{Var: f.name, Want: fmt.Sprintf("updates per FLOOD_WINDOW, 0 (no limit) to 1000000; got %d", f.v)}
 		}
 	}
+	if err := c.validConsole(); err != nil {
+		return err
+	}
 	if _, err := c.SlogLevel(); err != nil {
 		return &Error{Var: "LOG_LEVEL", Want: fmt.Sprintf("one of debug, info, warn, error; got %q", c.LogLevel)}
+	}
+	return nil
+}
+
+// MinConsoleToken is the shortest CONSOLE_TOKEN accepted (characters).
+const MinConsoleToken = 32
+
+// validConsole checks CONSOLE_ADDR (host:port) and, with it, CONSOLE_TOKEN:
+// at least MinConsoleToken characters, not the bot token, not one
+// character repeated. The token is never quoted.
+func (c Config) validConsole() error {
+	if c.ConsoleAddr == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(c.ConsoleAddr); err != nil {
+		return &Error{Var: "CONSOLE_ADDR", Want: fmt.Sprintf("host:port, e.g. 127.0.0.1:8081 (empty: no console); got %q", c.ConsoleAddr)}
+	}
+	switch {
+	case c.ConsoleToken == "":
+		return &Error{Var: "CONSOLE_TOKEN", Want: fmt.Sprintf("required with CONSOLE_ADDR: at least %d random characters (e.g. openssl rand -base64 32); it is empty, so the console is not started", MinConsoleToken)}
+	case len(c.ConsoleToken) < MinConsoleToken:
+		return &Error{Var: "CONSOLE_TOKEN", Want: fmt.Sprintf("at least %d random characters (e.g. openssl rand -base64 32); the value set has %d (not shown)", MinConsoleToken, len(c.ConsoleToken))}
+	case c.ConsoleToken == c.Token:
+		return &Error{Var: "CONSOLE_TOKEN", Want: "a token of its own, not the bot token"}
+	case strings.Count(c.ConsoleToken, c.ConsoleToken[:1]) == len(c.ConsoleToken):
+		return &Error{Var: "CONSOLE_TOKEN", Want: fmt.Sprintf("at least %d random characters, not one character repeated", MinConsoleToken)}
 	}
 	return nil
 }

@@ -166,6 +166,11 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"webhook without a secret", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/hook"}, "TELEGRAM_WEBHOOK_SECRET"},
 		{"webhook secret with a space", []string{"TELEGRAM_WEBHOOK_URL=https://bot.example/hook", "TELEGRAM_WEBHOOK_SECRET=a b"}, "TELEGRAM_WEBHOOK_SECRET"},
 		{"log level", []string{"LOG_LEVEL=loud"}, "LOG_LEVEL"},
+		{"console addr", []string{"CONSOLE_ADDR=8081", "CONSOLE_TOKEN=" + strings.Repeat("ab", 16)}, "CONSOLE_ADDR"},
+		{"console without a token", []string{"CONSOLE_ADDR=127.0.0.1:8081"}, "CONSOLE_TOKEN"},
+		{"console token too short", []string{"CONSOLE_ADDR=127.0.0.1:8081", "CONSOLE_TOKEN=" + strings.Repeat("ab", 15) + "c"}, "CONSOLE_TOKEN"},
+		{"console token one character", []string{"CONSOLE_ADDR=127.0.0.1:8081", "CONSOLE_TOKEN=" + strings.Repeat("a", 40)}, "CONSOLE_TOKEN"},
+		{"console token is the bot token", []string{"CONSOLE_ADDR=127.0.0.1:8081", "CONSOLE_TOKEN=" + token}, "CONSOLE_TOKEN"},
 		// Values quoted in an error are redacted when they hold the token.
 		{"api url holds the token", []string{"TELEGRAM_API_URL=ftp://x/bot" + token}, "TELEGRAM_API_URL"},
 		{"workers holds the token", []string{"WORKERS=" + token}, "WORKERS"},

@@ -1,0 +1,207 @@
+// Package console is codemojex's operator console: a small web UI served by
+// the bot itself on CONSOLE_ADDR (off by default) showing the queues, lanes,
+// weights, dead letters, broadcasts and the audit log, live.
+//
+// It holds no query of its own: every page reads the bot through Backend,
+// the administration API the admin chat commands use (*app.Admin), so a
+// page and its chat command (/lanes, /weight, /dlq, /broadcast stop,
+// /audit) show the same data, validate alike, give the same answers and
+// write the same audit entries (who: "console"). Every page costs what it
+// shows (paginated, bounded scans), not the number of lanes.
+//
+// Security: sign-in with CONSOLE_TOKEN (at least 32 characters, compared in
+// constant time; failed sign-ins rate-limited), a session cookie (HttpOnly,
+// SameSite=Strict, Secure over TLS), a CSRF token on every change (POST
+// only: no GET changes anything), a strict Content-Security-Policy (scripts
+// and styles from the console's own embedded files only). It never shows
+// the bot token. Templates are html/template, assets embedded with embed;
+// the live parts are plain JavaScript polling a JSON endpoint (no Node build,
+// no vendored library).
+package console
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/intake"
+)
+
+//go:embed templates/*.html static/*
+var files embed.FS
+
+// Backend is what the console reads and changes: the administration API
+// of the bot (*app.Admin implements it), shared with the admin commands.
+type Backend interface {
+	Queues(ctx context.Context, top int) ([]app.QueueView, error)
+	Backlog(ctx context.Context) (intake.Backlog, error)
+	Gatherer() prometheus.Gatherer
+	GlobalRate() int
+	FindChats(ctx context.Context, q string, n int) ([]app.ChatRef, error)
+	ParseChat(s string) (int64, error)
+	Chat(ctx context.Context, id int64) (app.ChatView, error)
+	SetWeight(ctx context.Context, who, chat, weight string) (string, error)
+	DeadQueues() []string
+	DeadLetters(ctx context.Context, f app.DeadFilter) (app.DeadPage, error)
+	RequeueDead(ctx context.Context, who string, f app.DeadFilter, ids []string) (string, error)
+	PurgeDead(ctx context.Context, who string, f app.DeadFilter, ids []string) (string, error)
+	Broadcasts(ctx context.Context, n int) ([]app.BroadcastView, error)
+	StopBroadcast(ctx context.Context, who, id string) (string, error)
+	Audit(ctx context.Context, n int) ([]app.AuditEntry, error)
+}
+
+var _ Backend = (*app.Admin)(nil)
+
+// Config configures a Console.
+type Config struct {
+	// Token is the sign-in token (CONSOLE_TOKEN), at least
+	// config.MinConsoleToken characters.
+	Token string
+	// Log receives the console's log lines (default: discarded).
+	Log *slog.Logger
+	// SessionTTL is how long a sign-in lasts [12 h].
+	SessionTTL time.Duration
+	// Sample is the Overview's sampling period [1 s]; History how many
+	// samples its chart keeps [600: 10 minutes].
+	Sample  time.Duration
+	History int
+}
+
+// Page sizes.
+const (
+	topLanes      = 10  // deepest lanes per queue on Queues
+	pageSize      = 25  // dead letters, audit entries per page
+	chatsFound    = 20  // chat search results
+	broadcastScan = 200 // audit entries read for the Broadcasts page
+)
+
+// Console serves the operator console. Create it with New; serve
+// Handler, or Run it on an address.
+type Console struct {
+	b        Backend
+	cfg      Config
+	log      *slog.Logger
+	tmpl     map[string]*template.Template
+	sessions *sessions
+	limiter  *signinLimiter
+	samples  *sampler
+	mux      *http.ServeMux
+}
+
+// New returns a console over b. Errors: a token shorter than 32
+// characters (the console must not start then), a template that does not
+// parse.
+func New(b Backend, cfg Config) (*Console, error) {
+	if len(cfg.Token) < 32 {
+		return nil, errors.New("console: CONSOLE_TOKEN must be at least 32 random characters; the console is not started")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.Sample <= 0 {
+		cfg.Sample = time.Second
+	}
+	if cfg.History <= 0 {
+		cfg.History = 600
+	}
+	c := &Console{b: b, cfg: cfg, log: cfg.Log, sessions: newSessions(cfg.SessionTTL, 256),
+		limiter: newSigninLimiter(), samples: newSampler(b, cfg.History)}
+	var err error
+	if c.tmpl, err = parseTemplates(); err != nil {
+		return nil, err
+	}
+	c.routes()
+	return c, nil
+}
+
+// Handler is the console's HTTP handler.
+func (c *Console) Handler() http.Handler { return c.mux }
+
+// Run samples the bot's metrics and serves the console on ln until ctx
+// ends (then shuts the server down within 2 s).
+func (c *Console) Run(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: c.mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelWarn)}
+	go c.samples.run(ctx, c.cfg.Sample)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	c.log.Info("serving the console", slog.String("addr", ln.Addr().String()))
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	case err := <-errc:
+		return fmt.Errorf("console: %w", err)
+	}
+}
+
+// ListenAndRun listens on addr and runs the console (Run) until ctx ends.
+func (c *Console) ListenAndRun(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("console: CONSOLE_ADDR %s: %w", addr, err)
+	}
+	return c.Run(ctx, ln)
+}
+
+func parseTemplates() (map[string]*template.Template, error) {
+	funcs := template.FuncMap{
+		"ago":   ago,
+		"clock": func(t time.Time) string { return t.UTC().Format(time.DateTime) },
+		"pct": func(a, b int) int {
+			if b <= 0 {
+				return 0
+			}
+			return min(100*a/b, 100)
+		},
+		"add": func(a, b int) int { return a + b },
+	}
+	pages, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*template.Template{}
+	for _, p := range pages {
+		name := p[len("templates/") : len(p)-len(".html")]
+		if name == "layout" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", p)
+		if err != nil {
+			return nil, fmt.Errorf("console: template %s: %w", p, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// ago renders how long before now t was: "12 s", "3 min", "-" for zero.
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Since(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%.1f h", d.Hours())
+}

@@ -1,0 +1,238 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/console"
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// TestConsoleRefusesAShortToken: New refuses a token under 32 characters
+// with an error saying so (the console does not start).
+func TestConsoleRefusesAShortToken(t *testing.T) {
+	_, err := console.New(nil, console.Config{Token: "short"})
+	require.ErrorContains(t, err, "CONSOLE_TOKEN must be at least 32 random characters")
+}
+
+// TestSignInRefusesWrongTokensAndIsRateLimited: every page needs a
+// session (a GET is sent to the sign-in page, a POST refused); a wrong
+// token is refused (401) and sets no session; after 5 attempts in a row
+// from one address the next is refused unchecked (429), the right token
+// included; the right token signs in with an HttpOnly, SameSite=Strict
+// cookie (not Secure over plain HTTP); every answer carries the strict CSP.
+func TestSignInRefusesWrongTokensAndIsRateLimited(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	for _, p := range []string{"/", "/queues", "/chat", "/dead", "/broadcasts", "/audit", "/api/overview"} {
+		resp, _ := b.get(p)
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, p)
+		require.Equal(t, "/login", resp.Header.Get("Location"), p)
+	}
+	resp, _ := b.do(http.MethodPost, "/chat/weight", url.Values{"chat": {"42"}, "weight": {"5"}})
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a change without a session")
+
+	good := e.browser()
+	good.signIn()
+	jarURL, _ := url.Parse(e.srv.URL)
+	require.Len(t, good.http.Jar.Cookies(jarURL), 1)
+
+	resp, body := b.do(http.MethodPost, "/login", url.Values{"token": {strings.Repeat("x", 40)}})
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.Contains(t, body, "Wrong token.")
+	require.Empty(t, resp.Cookies(), "no session for a wrong token")
+	require.Equal(t, "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+		resp.Header.Get("Content-Security-Policy"))
+	for range 3 {
+		resp, _ = b.do(http.MethodPost, "/login", url.Values{"token": {token + "x"}})
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	}
+	resp, _ = b.do(http.MethodPost, "/login", url.Values{"token": {token}})
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the 6th attempt in a row is not even checked")
+
+	resp, _ = good.get("/")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "a signed-in browser is not affected by the limit")
+}
+
+// TestSessionCookieIsHttpOnlyAndStrict: the session cookie is HttpOnly,
+// SameSite=Strict, and Secure when the request came over https (through a
+// proxy saying so).
+func TestSessionCookieIsHttpOnlyAndStrict(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	for _, tc := range []struct {
+		proto  string
+		secure bool
+	}{{"", false}, {"https", true}} {
+		req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if tc.proto != "" {
+			req.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Len(t, resp.Cookies(), 1)
+		ck := resp.Cookies()[0]
+		require.True(t, ck.HttpOnly)
+		require.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+		require.Equal(t, tc.secure, ck.Secure, "proto %q", tc.proto)
+		require.GreaterOrEqual(t, len(ck.Value), 40, "a random session id")
+	}
+}
+
+// TestChangesNeedTheCSRFTokenAndAreAuditedAsConsole: a weight change
+// without the session's CSRF token (or with another's) is refused (403) and
+// changes nothing; with it the weight is set, /weight agrees, and the audit
+// log (the Audit page and /audit) names "console". A weight of 0 in the
+// form gets exactly /weight 42 0's answer. GET never changes anything.
+func TestChangesNeedTheCSRFTokenAndAreAuditedAsConsole(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	other := e.browser()
+	other.signIn()
+	ctx := context.Background()
+	weight := func() int {
+		w, err := e.app.Store().Inspector().Weight(ctx, "42")
+		require.NoError(t, err)
+		return w
+	}
+	for _, form := range []url.Values{
+		{"chat": {"42"}, "weight": {"5"}},
+		{"chat": {"42"}, "weight": {"5"}, "csrf": {""}},
+		{"chat": {"42"}, "weight": {"5"}, "csrf": {other.csrf()}},
+	} {
+		resp, body := b.do(http.MethodPost, "/chat/weight", form)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		require.Contains(t, body, "CSRF")
+	}
+	resp, _ := b.get("/chat/weight?chat=42&weight=5")
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "no change on GET")
+	require.Equal(t, 1, weight(), "nothing changed")
+
+	page := b.post("/chat/weight", url.Values{"chat": {"42"}, "weight": {"0"}})
+	text, ok := flash(t, page)
+	require.False(t, ok)
+	require.Equal(t, e.ask("/weight 42 0"), text, "the form's weight 0 says what /weight 42 0 says")
+	require.Equal(t, 1, weight())
+
+	page = b.post("/chat/weight", url.Values{"chat": {"42"}, "weight": {"5"}})
+	text, ok = flash(t, page)
+	require.True(t, ok)
+	require.Equal(t, "✅ Chat 42: weight set to 5 (was 1), for replies and notifications alike.", text)
+	require.Equal(t, "Chat 42: weight 5 (default 1), for replies and notifications alike.", e.ask("/weight 42"))
+	_, audit := b.get("/audit")
+	require.Contains(t, audit, "<td>console</td><td>weight set</td><td>chat 42: weight 5 (was 1)</td>")
+	require.Regexp(t, `\n• \S+ \S+ console: weight set, chat 42: weight 5 \(was 1\)$`, e.ask("/audit"))
+}
+
+// TestRequeueADeadLetterDeliversIt: a message dead-lettered (the chat had
+// blocked the bot) is listed on the Dead letters page, filtered by reason;
+// requeued from there (with its id) after the chat unblocked, it is
+// delivered; the requeue is audited as /dlq requeue's, by "console".
+// Purge-all removes what matches only.
+func TestRequeueADeadLetterDeliversIt(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	e.emu.SetChatStatus(4242, tgemu.ChatBlocked)
+	_, err := e.app.Notifier().Notify(ctx, 4242, notifier.Message{Text: "hello again", Class: notifier.Notification})
+	require.NoError(t, err)
+	var id lanes.JobID
+	require.Eventually(t, func() bool {
+		ds, err := e.app.Store().Inspector().DeadLetters(ctx, tgjob.QueueNotify, lanes.DeadQuery{Newest: 1})
+		if err == nil && len(ds) == 1 {
+			id = ds[0].ID
+		}
+		return id != ""
+	}, wait, 20*time.Millisecond)
+	_, page := b.get("/dead?queue=notify&reason=forbidden")
+	require.Contains(t, page, `data-id="`+string(id)+`"`)
+	require.Contains(t, page, "hello again")
+	_, page = b.get("/dead?queue=notify&reason=too+long")
+	require.NotContains(t, page, string(id), "the reason filter")
+	require.Contains(t, page, "No dead letters match.")
+
+	e.emu.SetChatStatus(4242, tgemu.ChatActive)
+	page = b.post("/dead/requeue", url.Values{"queue": {"notify"}, "id": {string(id)}})
+	text, ok := flash(t, page)
+	require.True(t, ok, text)
+	require.True(t, strings.HasPrefix(text, "✅ Requeued 1 dead letters (notify 1)."), text)
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	msgs, err := e.emu.WaitForMessages(wctx, 4242, 1)
+	require.NoError(t, err)
+	require.Equal(t, "hello again", msgs[0].Text, "the requeued letter is delivered")
+	_, audit := b.get("/audit")
+	require.Contains(t, audit, "<td>console</td><td>dead letters requeued</td><td>1 (notify 1)</td>")
+
+	page = b.post("/dead/purge", url.Values{"queue": {"notify"}, "reason": {"forbidden"}})
+	text, _ = flash(t, page)
+	require.Equal(t, "No dead letters to purge.", text)
+}
+
+// TestEveryPageRendersTheBotsState: each page answers 200 with the state
+// the chat commands show: the queues of /lanes, a chat found by its
+// username with its weight and lanes, a running broadcast with a Stop that
+// stops it (audited as console), the Overview's live JSON.
+func TestEveryPageRendersTheBotsState(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	e.ask("/start")
+	_, page := b.get("/queues")
+	for _, q := range []string{"update", "reply", "notify"} {
+		require.Contains(t, page, `id="queue-`+q+`"`)
+	}
+	resp, page := b.get("/chat?q=adm")
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "one chat found: its page %s", page)
+	require.Equal(t, "/chat?id=9001", resp.Header.Get("Location"))
+	_, page = b.get("/chat?id=9001")
+	require.Contains(t, page, "Chat 9001 · Admin")
+	require.Contains(t, page, `name="weight" id="weight" value="1"`)
+	_, page = b.get("/chat?id=abc")
+	require.Contains(t, page, "Chat id &#34;abc&#34; is not a number.")
+
+	// A broadcast kept running: its chats' notification lanes are parked.
+	for _, c := range e.knownChats(70_000, 20) {
+		_, err := e.app.Store().Inspector().Park(ctx, tgjob.QueueNotify, tgjob.Group(c), time.Hour)
+		require.NoError(t, err)
+	}
+	_, err := e.app.Store().Inspector().Park(ctx, tgjob.QueueNotify, tgjob.Group(adminID), time.Hour)
+	require.NoError(t, err)
+	id := e.broadcast("parked")
+	_, page = b.get("/broadcasts")
+	require.Contains(t, page, `class="bc" data-id="`+id+`"`)
+	page = b.post("/broadcasts/stop", url.Values{"id": {id}})
+	text, ok := flash(t, page)
+	require.True(t, ok, text)
+	require.Equal(t, "🛑 Broadcast "+id+" stopped: 0 sent before the stop, 21 cancelled, 0 in flight (counted as they settle).", text)
+	require.Contains(t, page, "<td>stopped</td>")
+	_, audit := b.get("/audit")
+	require.Contains(t, audit, "<td>console</td><td>broadcast stopped</td>")
+
+	require.Eventually(t, func() bool {
+		_, js := b.get("/api/overview")
+		return strings.Contains(js, `"points":[{`)
+	}, wait, 50*time.Millisecond, "the overview samples")
+	resp, page = b.get("/")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, page, "oldest waiting update")
+}

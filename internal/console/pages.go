@@ -1,0 +1,349 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codemojex/codemojex/internal/app"
+)
+
+func (c *Console) routes() {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(files, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /login", c.loginPage)
+	mux.HandleFunc("POST /login", c.login)
+	mux.HandleFunc("POST /logout", c.change(c.logout))
+	mux.HandleFunc("GET /{$}", c.signedIn(c.overview))
+	mux.HandleFunc("GET /api/overview", c.signedIn(c.overviewJSON))
+	mux.HandleFunc("GET /queues", c.signedIn(c.queues))
+	mux.HandleFunc("GET /chat", c.signedIn(c.chat))
+	mux.HandleFunc("POST /chat/weight", c.change(c.setWeight))
+	mux.HandleFunc("GET /dead", c.signedIn(c.dead))
+	mux.HandleFunc("POST /dead/requeue", c.change(c.deadAction(true)))
+	mux.HandleFunc("POST /dead/purge", c.change(c.deadAction(false)))
+	mux.HandleFunc("GET /broadcasts", c.signedIn(c.broadcasts))
+	mux.HandleFunc("GET /api/broadcasts", c.signedIn(c.broadcastsJSON))
+	mux.HandleFunc("POST /broadcasts/stop", c.change(c.stopBroadcast))
+	mux.HandleFunc("GET /audit", c.signedIn(c.audit))
+	c.mux = http.NewServeMux()
+	c.mux.Handle("/", secure(mux))
+}
+
+// page is what every page's template gets.
+type page struct {
+	Title   string
+	Nav     string
+	CSRF    string
+	Flash   string
+	FlashOK bool
+	Data    any
+}
+
+func (c *Console) render(w http.ResponseWriter, r *http.Request, sid string, s session, name, title string, data any) {
+	p := page{Title: title, Nav: name, CSRF: s.csrf, Data: data}
+	if sid != "" {
+		p.Flash, p.FlashOK = c.sessions.takeFlash(sid)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := c.tmpl[name].Execute(w, p); err != nil {
+		c.log.Error("console: render", slog.String("page", name), slog.Any("err", err))
+	}
+}
+
+// fail answers an error reading the bot: 500, logged.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
+	c.log.Error("console: page failed", slog.String("path", r.URL.Path), slog.Any("err", err))
+	http.Error(w, "the console could not read the bot's state: "+err.Error(), http.StatusInternalServerError)
+}
+
+// done records the answer of a change as the session's flash and sends
+// the browser back to the page (POST, redirect, GET). An *app.InputError is
+// shown as a refusal; any other error is logged and shown as a failure.
+func (c *Console) done(w http.ResponseWriter, r *http.Request, sid, back, answer string, err error) {
+	var ie *app.InputError
+	switch {
+	case errors.As(err, &ie):
+		c.sessions.setFlash(sid, ie.Text, false)
+	case err != nil:
+		c.log.Error("console: change failed", slog.String("path", r.URL.Path), slog.Any("err", err))
+		c.sessions.setFlash(sid, "❌ Failed: "+err.Error(), false)
+	default:
+		c.sessions.setFlash(sid, answer, true)
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, r, "", session{}, "login", "Sign in", r.URL.Query().Get("e"))
+}
+
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if !c.limiter.allow(r) {
+		c.log.Warn("console: sign-in attempts rate-limited", slog.String("from", r.RemoteAddr))
+		http.Error(w, "too many sign-in attempts; wait a minute", http.StatusTooManyRequests)
+		return
+	}
+	if err := r.ParseForm(); err != nil || !tokenOK(r.PostForm.Get("token"), c.cfg.Token) {
+		c.log.Warn("console: sign-in refused (wrong token)", slog.String("from", r.RemoteAddr))
+		w.WriteHeader(http.StatusUnauthorized)
+		c.render(w, r, "", session{}, "login", "Sign in", "Wrong token.")
+		return
+	}
+	setCookie(w, r, c.sessions.create(), int(c.cfg.SessionTTL.Seconds()))
+	c.log.Info("console: signed in", slog.String("from", r.RemoteAddr))
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (c *Console) logout(w http.ResponseWriter, r *http.Request, sid string) {
+	c.sessions.delete(sid)
+	setCookie(w, r, "", -1)
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// overviewData is the Overview page.
+type overviewData struct {
+	Queues     []app.QueueView
+	Backlog    oldest
+	Last       Point
+	GlobalRate int
+}
+
+type oldest struct {
+	Pending, InFlight, Dead int
+	Age                     string
+}
+
+func (c *Console) overview(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	qs, err := c.b.Queues(r.Context(), 0)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	bl, err := c.b.Backlog(r.Context())
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d := overviewData{Queues: qs, GlobalRate: c.b.GlobalRate(),
+		Backlog: oldest{Pending: bl.Pending, InFlight: bl.InFlight, Dead: bl.Dead, Age: ago(bl.Oldest)}}
+	if pts := c.samples.points(); len(pts) > 0 {
+		d.Last = pts[len(pts)-1]
+	}
+	c.render(w, r, sid, s, "overview", "Overview", d)
+}
+
+// overviewJSON is the Overview's live data: the chart's points and the
+// global budget.
+func (c *Console) overviewJSON(w http.ResponseWriter, r *http.Request, _ string, _ session) {
+	pts := c.samples.points()
+	queues := map[string]bool{}
+	for _, p := range pts {
+		for q := range p.Messages {
+			queues[q] = true
+		}
+	}
+	writeJSON(w, map[string]any{"global_rate": c.b.GlobalRate(), "points": pts, "queues": sortedKeys(queues)})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (c *Console) queues(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	qs, err := c.b.Queues(r.Context(), topLanes)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, sid, s, "queues", "Queues", struct {
+		Queues []app.QueueView
+		Scan   int
+	}{qs, app.LaneScan})
+}
+
+// chatData is the Chat page: a search's results, or one chat.
+type chatData struct {
+	Query string
+	Found []app.ChatRef
+	Chat  *app.ChatView
+	Error string
+}
+
+func (c *Console) chat(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	q := r.URL.Query()
+	d := chatData{Query: strings.TrimSpace(q.Get("q"))}
+	if idS := q.Get("id"); idS != "" {
+		id, err := c.b.ParseChat(idS)
+		if err != nil {
+			d.Error = err.Error()
+		} else {
+			v, err := c.b.Chat(r.Context(), id)
+			if err != nil {
+				c.fail(w, r, err)
+				return
+			}
+			d.Chat = &v
+		}
+	} else if d.Query != "" {
+		found, err := c.b.FindChats(r.Context(), d.Query, chatsFound)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		if len(found) == 1 {
+			http.Redirect(w, r, "/chat?id="+strconv.FormatInt(found[0].ID, 10), http.StatusSeeOther)
+			return
+		}
+		d.Found = found
+		if len(found) == 0 {
+			d.Error = "No chat found by that id, title or username."
+		}
+	}
+	c.render(w, r, sid, s, "chat", "Chat", d)
+}
+
+func (c *Console) setWeight(w http.ResponseWriter, r *http.Request, sid string) {
+	chat := r.PostForm.Get("chat")
+	ans, err := c.b.SetWeight(r.Context(), app.WhoConsole, chat, r.PostForm.Get("weight"))
+	c.done(w, r, sid, "/chat?id="+url.QueryEscape(chat), ans, err)
+}
+
+// deadData is the Dead letters page.
+type deadData struct {
+	Queues        []string
+	Queue, Reason string
+	Page          app.DeadPage
+	Prev          int // Skip of the previous page, -1 when none
+	Skip          int
+}
+
+func (c *Console) dead(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	q := r.URL.Query()
+	d := deadData{Queues: c.b.DeadQueues(), Queue: q.Get("queue"), Reason: strings.TrimSpace(q.Get("reason")), Prev: -1}
+	if d.Queue == "" {
+		d.Queue = d.Queues[len(d.Queues)-1]
+	}
+	d.Skip, _ = strconv.Atoi(q.Get("skip"))
+	d.Skip = max(d.Skip, 0)
+	page, err := c.b.DeadLetters(r.Context(), app.DeadFilter{Queue: d.Queue, Reason: d.Reason, Skip: d.Skip, Limit: pageSize})
+	var ie *app.InputError
+	if errors.As(err, &ie) {
+		http.Error(w, ie.Text, http.StatusBadRequest)
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d.Page = page
+	if d.Skip > 0 {
+		d.Prev = max(d.Skip-pageSize, 0)
+	}
+	c.render(w, r, sid, s, "dead", "Dead letters", d)
+}
+
+// deadAction is POST /dead/requeue (requeue) or /dead/purge: the dead
+// letter named by id, or every one matching queue and reason.
+func (c *Console) deadAction(requeue bool) func(w http.ResponseWriter, r *http.Request, sid string) {
+	return func(w http.ResponseWriter, r *http.Request, sid string) {
+		f := app.DeadFilter{Queue: r.PostForm.Get("queue"), Reason: strings.TrimSpace(r.PostForm.Get("reason"))}
+		ids := r.PostForm["id"]
+		var ans string
+		var err error
+		if requeue {
+			ans, err = c.b.RequeueDead(r.Context(), app.WhoConsole, f, ids)
+		} else {
+			ans, err = c.b.PurgeDead(r.Context(), app.WhoConsole, f, ids)
+		}
+		back := "/dead?" + url.Values{"queue": {f.Queue}, "reason": {f.Reason}}.Encode()
+		c.done(w, r, sid, back, ans, err)
+	}
+}
+
+// broadcastRow is a broadcast as the Broadcasts page and its JSON show it.
+type broadcastRow struct {
+	ID        string `json:"id"`
+	At        string `json:"at"`
+	By        string `json:"by"`
+	Total     int    `json:"total"`
+	Sent      int    `json:"sent"`
+	Failed    int    `json:"failed"`
+	Cancelled int    `json:"cancelled"`
+	Remaining int    `json:"remaining"`
+	Running   bool   `json:"running"`
+	Stopped   bool   `json:"stopped"`
+	Known     bool   `json:"known"`
+	Text      string `json:"text"`
+	Percent   int    `json:"percent"`
+}
+
+func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
+	bs, err := c.b.Broadcasts(r.Context(), broadcastScan)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]broadcastRow, 0, len(bs))
+	for _, b := range bs {
+		row := broadcastRow{ID: b.ID, At: b.At.UTC().Format(time.DateTime), By: b.By, Total: b.Total, Sent: b.Sent,
+			Cancelled: b.Cancelled, Remaining: max(b.Remaining, 0), Stopped: b.Stopped, Known: b.Known, Text: b.Text}
+		for _, n := range b.Failed {
+			row.Failed += n
+		}
+		row.Running = b.Known && !b.Stopped && !b.Done()
+		if b.Total > 0 {
+			row.Percent = 100 * (b.Total - row.Remaining) / b.Total
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+func (c *Console) broadcasts(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	rows, err := c.broadcastRows(r)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	var running, recent []broadcastRow
+	for _, b := range rows {
+		if b.Running {
+			running = append(running, b)
+		} else {
+			recent = append(recent, b)
+		}
+	}
+	c.render(w, r, sid, s, "broadcasts", "Broadcasts", struct{ Running, Recent []broadcastRow }{running, recent})
+}
+
+func (c *Console) broadcastsJSON(w http.ResponseWriter, r *http.Request, _ string, _ session) {
+	rows, err := c.broadcastRows(r)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	writeJSON(w, rows)
+}
+
+func (c *Console) stopBroadcast(w http.ResponseWriter, r *http.Request, sid string) {
+	ans, err := c.b.StopBroadcast(r.Context(), app.WhoConsole, strings.TrimSpace(r.PostForm.Get("id")))
+	c.done(w, r, sid, "/broadcasts", ans, err)
+}
+
+func (c *Console) audit(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	es, err := c.b.Audit(r.Context(), 50)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, sid, s, "audit", "Audit", es)
+}

@@ -1,0 +1,155 @@
+package console
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Metric names the Overview reads from the bot's registry (app and worker).
+const (
+	metricHandled = "codemojex_updates_handled_total"
+	metricSent    = "codemojex_worker_sent_total"
+	metricEdited  = "codemojex_worker_edited_total"
+	metric429     = "codemojex_worker_too_many_requests_total"
+)
+
+// counters is one reading of the registry's counters.
+type counters struct {
+	at      time.Time
+	handled float64
+	sent    map[string]float64 // by queue (each queue is a budget class: reply, notify)
+	tooMany float64
+}
+
+// Point is one sample of the Overview's chart: rates over the sampling
+// period before At, and gauges at At.
+type Point struct {
+	At        int64              `json:"t"` // unix ms
+	Updates   float64            `json:"updates"`
+	Messages  map[string]float64 `json:"messages"` // messages/s by queue
+	TooMany   float64            `json:"too_many"` // 429s/s
+	InFlight  int                `json:"in_flight"`
+	OldestAge float64            `json:"oldest_s"` // age of the oldest unhandled update, s
+	Depth     map[string]int     `json:"depth"`    // pending by queue
+}
+
+// sampler reads the bot's metrics every period and keeps the last n
+// points (a ring: memory bounded).
+type sampler struct {
+	b    Backend
+	n    int
+	mu   sync.Mutex
+	last *counters
+	pts  []Point
+}
+
+func newSampler(b Backend, n int) *sampler { return &sampler{b: b, n: n} }
+
+func (s *sampler) run(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	s.sample(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.sample(ctx)
+		}
+	}
+}
+
+// read reads the counters of the registry.
+func (s *sampler) read() (*counters, error) {
+	mfs, err := s.b.Gatherer().Gather()
+	if err != nil {
+		return nil, err
+	}
+	c := &counters{at: time.Now(), sent: map[string]float64{}}
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case metricHandled:
+			for _, m := range mf.GetMetric() {
+				if label(m, "result") == "ok" {
+					c.handled += m.GetCounter().GetValue()
+				}
+			}
+		case metricSent, metricEdited:
+			for _, m := range mf.GetMetric() {
+				c.sent[label(m, "queue")] += m.GetCounter().GetValue()
+			}
+		case metric429:
+			for _, m := range mf.GetMetric() {
+				c.tooMany += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return c, nil
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// sample takes one point.
+func (s *sampler) sample(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cur, err := s.read()
+	if err != nil {
+		return
+	}
+	p := Point{At: cur.at.UnixMilli(), Messages: map[string]float64{}, Depth: map[string]int{}}
+	if qs, err := s.b.Queues(ctx, 0); err == nil {
+		for _, q := range qs {
+			p.Depth[q.Name] = q.Pending
+			p.InFlight += q.InFlight
+		}
+	}
+	if bl, err := s.b.Backlog(ctx); err == nil && !bl.Oldest.IsZero() {
+		p.OldestAge = max(time.Since(bl.Oldest).Seconds(), 0)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prev := s.last; prev != nil {
+		dt := cur.at.Sub(prev.at).Seconds()
+		if dt > 0 {
+			p.Updates = max(cur.handled-prev.handled, 0) / dt
+			p.TooMany = max(cur.tooMany-prev.tooMany, 0) / dt
+			for q, v := range cur.sent {
+				p.Messages[q] = max(v-prev.sent[q], 0) / dt
+			}
+		}
+	}
+	s.last = cur
+	s.pts = append(s.pts, p)
+	if len(s.pts) > s.n {
+		s.pts = append(s.pts[:0], s.pts[len(s.pts)-s.n:]...)
+	}
+}
+
+// points returns a copy of the points kept, oldest first.
+func (s *sampler) points() []Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Point(nil), s.pts...)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,107 @@
+// codemojex console: live parts of the Overview and Broadcasts pages.
+// Plain JavaScript (no library, no build step); served by the console
+// itself, allowed by its Content-Security-Policy (script-src 'self').
+"use strict";
+
+const COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626"];
+
+function fmt(x) { return x >= 10 ? x.toFixed(0) : x.toFixed(1); }
+
+function ageText(s) {
+  if (!s) return "-";
+  if (s < 60) return Math.round(s) + " s";
+  if (s < 3600) return Math.round(s / 60) + " min";
+  return (s / 3600).toFixed(1) + " h";
+}
+
+// drawChart draws one polyline per series into the SVG (800 x 220 user units).
+function drawChart(svg, series, legend) {
+  const ns = "http://www.w3.org/2000/svg";
+  while (svg.firstChild) svg.removeChild(svg.firstChild);
+  let top = 1;
+  let n = 0;
+  for (const s of series) { for (const v of s.values) top = Math.max(top, v); n = Math.max(n, s.values.length); }
+  for (let i = 0; i <= 4; i++) {
+    const y = 210 - (200 * i) / 4;
+    const line = document.createElementNS(ns, "line");
+    line.setAttribute("x1", "0"); line.setAttribute("x2", "800");
+    line.setAttribute("y1", y); line.setAttribute("y2", y);
+    line.setAttribute("class", "grid");
+    svg.appendChild(line);
+    const t = document.createElementNS(ns, "text");
+    t.setAttribute("x", "4"); t.setAttribute("y", y - 2);
+    t.setAttribute("class", "axis");
+    t.textContent = fmt((top * i) / 4) + "/s";
+    svg.appendChild(t);
+  }
+  legend.textContent = "";
+  series.forEach((s, k) => {
+    const pts = s.values.map((v, i) => {
+      const x = n > 1 ? (800 * i) / (n - 1) : 0;
+      return x.toFixed(1) + "," + (210 - (200 * v) / top).toFixed(1);
+    });
+    const pl = document.createElementNS(ns, "polyline");
+    pl.setAttribute("points", pts.join(" "));
+    pl.setAttribute("fill", "none");
+    pl.setAttribute("stroke", COLORS[k % COLORS.length]);
+    pl.setAttribute("stroke-width", "2");
+    svg.appendChild(pl);
+    const item = document.createElement("span");
+    item.className = "key";
+    const sw = document.createElement("i");
+    sw.className = "sw c" + (k % COLORS.length);
+    item.appendChild(sw);
+    item.appendChild(document.createTextNode(s.name));
+    legend.appendChild(item);
+  });
+}
+
+async function overview() {
+  const r = await fetch("/api/overview", { credentials: "same-origin" });
+  if (!r.ok) return;
+  const d = await r.json();
+  const pts = d.points || [];
+  if (pts.length === 0) return;
+  const last = pts[pts.length - 1];
+  let msgs = 0;
+  const per = [];
+  for (const q of d.queues) { const v = last.messages[q] || 0; msgs += v; per.push(q + " " + fmt(v)); }
+  document.getElementById("v-updates").textContent = fmt(last.updates);
+  document.getElementById("v-messages").textContent = fmt(msgs);
+  document.getElementById("v-per-queue").textContent = per.join(" · ");
+  document.getElementById("v-budget").textContent = Math.round((100 * msgs) / d.global_rate) + "%";
+  document.getElementById("v-429").textContent = fmt(last.too_many);
+  document.getElementById("v-inflight").textContent = last.in_flight;
+  document.getElementById("v-oldest").textContent = ageText(last.oldest_s);
+  const series = [{ name: "updates/s", values: pts.map((p) => p.updates) }];
+  for (const q of d.queues) series.push({ name: q + " messages/s", values: pts.map((p) => p.messages[q] || 0) });
+  series.push({ name: "429s/s", values: pts.map((p) => p.too_many) });
+  drawChart(document.getElementById("chart"), series, document.getElementById("legend"));
+}
+
+async function broadcasts() {
+  const r = await fetch("/api/broadcasts", { credentials: "same-origin" });
+  if (!r.ok) return;
+  const rows = await r.json();
+  for (const b of rows) {
+    const el = document.querySelector('.bc[data-id="' + b.id + '"]');
+    if (!el) continue;
+    el.querySelector("progress").value = b.percent;
+    let counts = b.sent + " sent · " + b.failed + " failed · " + b.remaining + " remaining of " + b.total;
+    if (b.stopped) counts = "stopped: " + b.sent + " sent · " + b.cancelled + " cancelled of " + b.total;
+    else if (!b.running) counts = "done: " + b.sent + " sent · " + b.failed + " failed of " + b.total;
+    el.querySelector(".bc-counts").textContent = counts;
+    if (!b.running) { const f = el.querySelector("form"); if (f) f.remove(); el.classList.add("finished"); }
+  }
+}
+
+function every(f, ms) { f().catch(() => {}); setInterval(() => f().catch(() => {}), ms); }
+
+document.addEventListener("DOMContentLoaded", () => {
+  const page = document.body.dataset.page;
+  if (page === "overview") every(overview, 1000);
+  if (page === "broadcasts") every(broadcasts, 1000);
+  for (const b of document.querySelectorAll("button.danger")) {
+    b.addEventListener("click", (e) => { if (!window.confirm(b.textContent + "?")) e.preventDefault(); });
+  }
+});
