@@ -10,12 +10,13 @@ ifneq ($(wildcard $(VALKEY_BIN_DIR)/valkey-server),)
 export PATH := $(VALKEY_BIN_DIR):$(PATH)
 endif
 
-.PHONY: test fmt-check vet bench bench-lanes build clean demo
+.PHONY: test fmt-check vet bench bench-lanes build clean demo console-screenshots
 
 ## test: gofmt check, go vet (also of the bench module), the whole suite with -race, the bench module's report
 ## tests, then the lanes suite again on a Valkey Cluster
 test: fmt-check vet
 	./scripts/ensure-valkey.sh
+	./scripts/ensure-chromium.sh
 	$(GO) test -race -count=1 ./...
 	cd bench && $(GO) test -race -count=1 ./...
 	VALKEYTEST_MODE=cluster $(GO) test -race -count=1 ./lanes/
@@ -47,6 +48,12 @@ bench-lanes:
 demo:
 	./scripts/ensure-valkey.sh "the demo's processes"
 	$(GO) run ./cmd/demo $(DEMO_FLAGS)
+
+## console-screenshots: the console's pages as PNGs in docs/console/, taken by its browser test (headless Chromium)
+console-screenshots:
+	./scripts/ensure-valkey.sh
+	./scripts/ensure-chromium.sh
+	CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsoleInABrowser$$' ./internal/console/
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/codemojex ./cmd/bot

@@ -294,7 +294,7 @@ func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
 	}
 	out := make([]broadcastRow, 0, len(bs))
 	for _, b := range bs {
-		row := broadcastRow{ID: b.ID, At: b.At.UTC().Format(time.DateTime), By: b.By, Total: b.Total, Sent: b.Sent,
+		row := broadcastRow{ID: b.ID, At: b.At.UTC().Format(time.DateTime), By: app.AuditEntry{Who: b.By}.Actor(), Total: b.Total, Sent: b.Sent,
 			Cancelled: b.Cancelled, Remaining: max(b.Remaining, 0), Stopped: b.Stopped, Known: b.Known, Text: b.Text}
 		for _, n := range b.Failed {
 			row.Failed += n
