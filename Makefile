@@ -13,13 +13,14 @@ endif
 .PHONY: test fmt-check vet bench bench-lanes build clean demo console-screenshots
 
 ## test: gofmt check, go vet (also of the bench module), the whole suite with -race, the bench module's report
-## tests, then the lanes suite again on a Valkey Cluster
+## tests, then the lanes suite and the bot's failure tests again on a Valkey Cluster (three primaries; the failure
+## tests' clusters have one replica each and add a primary killed / failed over mid-burst)
 test: fmt-check vet
 	./scripts/ensure-valkey.sh
 	./scripts/ensure-chromium.sh
 	$(GO) test -race -count=1 ./...
 	cd bench && $(GO) test -race -count=1 ./...
-	VALKEYTEST_MODE=cluster $(GO) test -race -count=1 ./lanes/
+	VALKEYTEST_MODE=cluster $(GO) test -race -count=1 ./lanes/ ./internal/failuretest/
 
 fmt-check:
 	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi

@@ -43,7 +43,7 @@ const crashGroupRate = 1200
 func testKilledMidHandling(t *testing.T, bin string, split bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := valkeytest.Start(t, valkeytest.Options{})
+	srv := valkeytest.StartMode(t, valkeytest.Options{})
 	emu := testkit.NewEmulator(t, tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, crashGroupRate)), tgemu.WithAllowAnyChat())
 	p := newProducer(t, srv)
 	groupRate := "TELEGRAM_GROUP_RATE=" + strconv.Itoa(crashGroupRate)

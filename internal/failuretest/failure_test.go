@@ -17,7 +17,9 @@ import (
 func TestMain(m *testing.M) { valkeytest.Main(m) }
 
 // TestFailures builds cmd/bot once and runs every failure scenario against
-// it, each with its own Valkey and emulator.
+// it, each with its own Valkey and emulator: a standalone server, or under
+// VALKEYTEST_MODE=cluster (make test runs both) a cluster of three
+// primaries with one replica each, which adds the failover scenarios.
 func TestFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("failure tests run the real bot processes")
@@ -30,6 +32,9 @@ func TestFailures(t *testing.T) {
 	t.Run("ValkeyOutage", func(t *testing.T) { testOutage(t, bin) })
 	t.Run("BotKilledMidHandling", func(t *testing.T) { testKilledMidHandling(t, bin, false) })
 	t.Run("HandlerKilledMidHandling", func(t *testing.T) { testKilledMidHandling(t, bin, true) })
+	// A cluster only (VALKEYTEST_MODE=cluster): a replica takes over.
+	t.Run("PrimaryKilledMidBurst", func(t *testing.T) { testPrimaryFailover(t, bin, primaryKilled) })
+	t.Run("PrimaryFailedOverMidBurst", func(t *testing.T) { testPrimaryFailover(t, bin, manualFailover) })
 }
 
 // testWorkerKilled: SIGKILL the only worker process in the middle of a
@@ -38,7 +43,7 @@ func TestFailures(t *testing.T) {
 func testWorkerKilled(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := valkeytest.Start(t, valkeytest.Options{})
+	srv := valkeytest.StartMode(t, valkeytest.Options{})
 	emu := newEmulator(t)
 	p := newProducer(t, srv)
 	want := p.burst(ctx, t, 1001, 10, 20) // 200 messages
@@ -75,7 +80,7 @@ func testWorkerKilled(t *testing.T, bin string) {
 func testValkeyRestart(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := valkeytest.Start(t, valkeytest.Options{AppendOnly: true})
+	srv := valkeytest.StartMode(t, valkeytest.Options{AppendOnly: true})
 	emu := newEmulator(t)
 	p := newProducer(t, srv)
 	want := p.burst(ctx, t, 2001, 10, 20)
@@ -104,14 +109,17 @@ func testValkeyRestart(t *testing.T, bin string) {
 func testScriptFlush(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := valkeytest.Start(t, valkeytest.Options{})
+	srv := valkeytest.StartMode(t, valkeytest.Options{})
 	emu := newEmulator(t)
 	p := newProducer(t, srv)
 	want := p.burst(ctx, t, 3001, 10, 20)
 	w := startBot(t, bin, "worker", "worker", srv, emu)
 	for _, n := range []int{40, 80, 120} {
 		waitDelivered(ctx, t, emu, n)
-		require.NoError(t, p.c.Do(ctx, p.c.B().ScriptFlush().Build()).Error())
+		// Every node's scripts (a cluster's too: any of them may run one).
+		for addr, node := range p.c.Nodes() {
+			require.NoError(t, node.Do(ctx, node.B().ScriptFlush().Build()).Error(), "SCRIPT FLUSH on %s", addr)
+		}
 	}
 	// Enqueue more after the last flush (the producer's scripts are gone too).
 	more := p.burst(ctx, t, 3101, 5, 4)
@@ -137,7 +145,7 @@ func testScriptFlush(t *testing.T, bin string) {
 func testTwoWorkers(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := valkeytest.Start(t, valkeytest.Options{})
+	srv := valkeytest.StartMode(t, valkeytest.Options{})
 	emu := newEmulator(t)
 	p := newProducer(t, srv)
 	want := p.burst(ctx, t, 4001, 50, 5) // 250 messages, about 5 s at the limit
@@ -170,7 +178,7 @@ func testTwoWorkers(t *testing.T, bin string) {
 func testOutage(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := valkeytest.Start(t, valkeytest.Options{AppendOnly: true})
+	srv := valkeytest.StartMode(t, valkeytest.Options{AppendOnly: true})
 	emu := newEmulator(t)
 	p := newProducer(t, srv)
 	b := startBot(t, bin, "bot", "all", srv, emu)

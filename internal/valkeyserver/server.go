@@ -1,7 +1,8 @@
 // Package valkeyserver launches a throwaway Valkey (or Redis) server: on a
 // free loopback port, with no persistence (unless asked), in a temporary
-// directory, killed with its parent (a parent-death signal), or a
-// three-primary Valkey Cluster on loopback. It imports no `testing`: the
+// directory, killed with its parent (a parent-death signal), or a Valkey
+// Cluster on loopback (primaries, optionally with replicas, whose nodes a
+// test can kill, restart or fail over). It imports no `testing`: the
 // demo (cmd/demo) and the bench command start servers with it at run time;
 // tests use package valkeytest, which wraps it with testing.TB helpers.
 package valkeyserver
@@ -52,6 +53,8 @@ type Server struct {
 	// cluster holds the nodes of a cluster started by this package.
 	cluster []*Server
 	addrs   []string
+	// replicas is the number of replicas of each primary of the cluster.
+	replicas int
 }
 
 // Options tunes a standalone server started by Start.
@@ -268,31 +271,31 @@ func (s *Server) Binary() string {
 	return s.binary
 }
 
-// Restart stops the server process (a standalone server only) and starts it
-// again on the same port and directory (with AppendOnly, acknowledged
-// writes survive). Errors: ErrExternal; the launch's error.
+// Restart stops the server process with SIGTERM (SIGKILL after 10 s) and
+// starts it again on the same port and directory (with AppendOnly,
+// acknowledged writes survive). For a cluster it restarts every node
+// (replicas first) and waits until the cluster is ready again (see
+// StartClusterWith). Errors: ErrExternal; the launch's error.
 func (s *Server) Restart() error {
 	if s.extern {
 		return ErrExternal
 	}
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.stopped:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.stopped
-		}
+	if s.Cluster() {
+		return s.restartCluster()
 	}
+	s.terminate()
 	if err := s.launch(); err != nil {
 		return fmt.Errorf("valkeyserver: restart: %w", err)
 	}
 	return nil
 }
 
-// Kill stops the server process abruptly (SIGKILL) without restarting it;
-// call Restart to bring it back.
+// Kill stops the server process (every node of a cluster) abruptly
+// (SIGKILL) without restarting it; call Restart to bring it back.
 func (s *Server) Kill() {
+	for _, n := range s.cluster {
+		n.Kill()
+	}
 	if s.extern || s.cmd == nil {
 		return
 	}

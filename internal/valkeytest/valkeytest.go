@@ -157,6 +157,51 @@ func StartCluster(tb testing.TB, n int) *Server {
 	return &Server{s}
 }
 
+// ClusterOptions shapes a dedicated cluster (see
+// valkeyserver.ClusterOptions).
+type ClusterOptions = valkeyserver.ClusterOptions
+
+// StartClusterWith starts a dedicated cluster shaped by o for one test,
+// stopped when the test ends. Its Client is a cluster client; its URL names
+// every node.
+func StartClusterWith(tb testing.TB, o ClusterOptions) *Server {
+	tb.Helper()
+	s, err := valkeyserver.StartClusterWith(o)
+	if err != nil {
+		tb.Fatalf("valkeytest: %v", err)
+	}
+	tb.Cleanup(s.Stop)
+	return &Server{s}
+}
+
+// ClusterMode reports whether VALKEYTEST_MODE asks for a cluster.
+func ClusterMode() bool { return sharedMode() == "cluster" }
+
+// ModeCluster is the cluster StartMode starts under VALKEYTEST_MODE=cluster:
+// three primaries with one replica each, so a test can also fail a primary
+// over.
+func ModeCluster() ClusterOptions { return ClusterOptions{Primaries: 3, Replicas: 1} }
+
+// StartMode starts a dedicated server of the kind VALKEYTEST_MODE selects,
+// stopped when the test ends: standalone with opts, or under
+// VALKEYTEST_MODE=cluster a ModeCluster cluster (opts.AppendOnly applies to
+// every node; opts.ExtraArgs must be empty). So a suite of tests that each
+// need their own server (restart it, kill it) runs on both kinds.
+func StartMode(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	if !ClusterMode() {
+		return Start(tb, opts)
+	}
+	if len(opts.ExtraArgs) > 0 {
+		tb.Fatalf("valkeytest: StartMode: ExtraArgs %q do not apply to a cluster", opts.ExtraArgs)
+	}
+	o := ModeCluster()
+	o.AppendOnly = opts.AppendOnly
+	srv := StartClusterWith(tb, o)
+	tb.Logf("valkeytest: cluster of %d primaries with %d replica(s) each: %s", o.Primaries, o.Replicas, describe(srv.Server))
+	return srv
+}
+
 // Restart restarts the server process (see valkeyserver.Server.Restart),
 // failing the test when it cannot.
 func (s *Server) Restart(tb testing.TB) {
@@ -173,6 +218,18 @@ func (s *Server) Client(tb testing.TB) valkey.Client {
 	c, err := s.NewClient()
 	if err != nil {
 		tb.Fatalf("valkeytest: connect %s: %v", s.Addr, err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// NodeClient returns a client of this one node (see
+// valkeyserver.Server.NodeClient), closed when the test ends.
+func NodeClient(tb testing.TB, node *valkeyserver.Server) valkey.Client {
+	tb.Helper()
+	c, err := node.NodeClient()
+	if err != nil {
+		tb.Fatalf("valkeytest: connect %s: %v", node.Addr, err)
 	}
 	tb.Cleanup(c.Close)
 	return c

@@ -2,10 +2,13 @@ package valkeytest_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 )
 
@@ -27,17 +30,90 @@ func TestSharedServerAnswersAndNamespacesDiffer(t *testing.T) {
 	require.Empty(t, keys)
 }
 
+// TestDedicatedServerRestartKeepsAppendOnlyWrites: a standalone server and
+// a cluster with replicas, append-only, restarted: the writes acknowledged
+// before are there after, read through a new client.
 func TestDedicatedServerRestartKeepsAppendOnlyWrites(t *testing.T) {
 	t.Parallel()
-	srv := valkeytest.Start(t, valkeytest.Options{AppendOnly: true})
-	ctx := context.Background()
-	c, err := srv.NewClient()
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) *valkeytest.Server
+	}{
+		{"standalone", func(t *testing.T) *valkeytest.Server {
+			return valkeytest.Start(t, valkeytest.Options{AppendOnly: true})
+		}},
+		{"cluster with replicas", func(t *testing.T) *valkeytest.Server {
+			return valkeytest.StartClusterWith(t, valkeytest.ClusterOptions{Primaries: 3, Replicas: 1, AppendOnly: true})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := tc.start(t)
+			ctx := context.Background()
+			c, err := srv.NewClient()
+			require.NoError(t, err)
+			keys := []string{"a", "b", "c", "d", "e", "f"} // spread over the slots
+			for _, k := range keys {
+				require.NoError(t, c.Do(ctx, c.B().Set().Key(k).Value("v"+k).Build()).Error())
+			}
+			c.Close()
+			srv.Restart(t)
+			c2 := srv.Client(t)
+			for _, k := range keys {
+				v, err := c2.Do(ctx, c2.B().Get().Key(k).Build()).ToString()
+				require.NoError(t, err, k)
+				require.Equal(t, "v"+k, v)
+			}
+		})
+	}
+}
+
+// TestClusterReplicaTakesOverAKilledPrimary: in a cluster of three
+// primaries with one replica each, a write is on the key's replica; when
+// the key's primary is killed, the replica is promoted (Owner names it),
+// and the cluster client started before reads the write and writes again
+// through it.
+func TestClusterReplicaTakesOverAKilledPrimary(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.StartClusterWith(t, valkeytest.ModeCluster())
+	require.Len(t, srv.Nodes(), 6)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := srv.Client(t)
+	const key = "{failover}:k"
+	require.NoError(t, c.Do(ctx, c.B().Set().Key(key).Value("before").Build()).Error())
+	primary, replica, err := srv.Owner(ctx, c, key)
 	require.NoError(t, err)
-	require.NoError(t, c.Do(ctx, c.B().Set().Key("k").Value("v").Build()).Error())
-	c.Close()
-	srv.Restart(t)
-	c2 := srv.Client(t)
-	v, err := c2.Do(ctx, c2.B().Get().Key("k").Build()).ToString()
-	require.NoError(t, err)
-	require.Equal(t, "v", v)
+	require.NotEqual(t, primary.Addr, replica.Addr)
+	// The write reached the replica (READONLY, then GET on the replica).
+	rc := valkeytest.NodeClient(t, replica)
+	require.Eventually(t, func() bool {
+		rs := rc.DoMulti(ctx, rc.B().Readonly().Build(), rc.B().Get().Key(key).Build())
+		v, err := rs[1].ToString()
+		return err == nil && v == "before"
+	}, 10*time.Second, 20*time.Millisecond, "the write reaches the replica")
+
+	primary.Kill()
+	t0 := time.Now()
+	for {
+		p, _, err := srv.Owner(ctx, rc, key)
+		if err == nil || errors.Is(err, valkeyserver.ErrNoReplica) {
+			if p != nil && p.Addr == replica.Addr {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the replica %s was not promoted: %v", replica.Addr, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Logf("replica %s promoted %v after primary %s was killed", replica.Addr, time.Since(t0).Round(time.Millisecond), primary.Addr)
+	var v string
+	require.Eventually(t, func() bool {
+		v, err = c.Do(ctx, c.B().Get().Key(key).Build()).ToString()
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "the cluster client follows the new primary: %v", err)
+	require.Equal(t, "before", v)
+	require.NoError(t, c.Do(ctx, c.B().Set().Key(key).Value("after").Build()).Error())
 }
