@@ -1,9 +1,14 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -33,7 +38,8 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		{"chat rate", "TELEGRAM_CHAT_RATE=fast", "TELEGRAM_CHAT_RATE: a whole number"},
 		{"group rate", "TELEGRAM_GROUP_RATE=7000", "TELEGRAM_GROUP_RATE: messages/min per group, 1..6000"},
 		{"role", "BOT_ROLE=leader", `BOT_ROLE: one of all, poller, handler, worker; got "leader"`},
-		{"workers", "WORKERS=0", "WORKERS: concurrent senders per process, 1..256"},
+		{"workers", "WORKERS=0", "WORKERS: most sends in flight per process, 1..1000"},
+		{"console without a token", "CONSOLE_ADDR=127.0.0.1:8081", "CONSOLE_TOKEN: required with CONSOLE_ADDR: at least 32 random characters"},
 		{"workers text", "WORKERS=many", "WORKERS: a whole number;"},
 		{"worker lease without unit", "WORKER_LEASE=30", `WORKER_LEASE: a Go duration such as 30s (a number with a unit: ms, s, m, h); the value set is not: unable to parse duration: time: missing unit in duration "30"`},
 		{"worker lease too short", "WORKER_LEASE=10ms", "WORKER_LEASE: a duration from 1s to 1h, e.g. 30s; got 10ms"},
@@ -98,4 +104,43 @@ func TestRejectedTokenExitsWithCode2(t *testing.T) {
 	require.Equal(t, 2, code, stderr)
 	require.Contains(t, stderr, "telegram rejected the bot token (401 Unauthorized): TELEGRAM_BOT_TOKEN is wrong or was revoked")
 	testkit.RequireNoToken(t, stderr, goodToken, "stderr")
+}
+
+// TestBinaryServesTheConsoleOnConsoleAddr: with CONSOLE_ADDR and
+// CONSOLE_TOKEN the real binary serves the console there: the sign-in page
+// with its CSP, and a signed-in Overview after the token; not on HTTP_ADDR.
+func TestBinaryServesTheConsoleOnConsoleAddr(t *testing.T) {
+	t.Parallel()
+	bin := testkit.BuildBot(t)
+	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	srv := valkeytest.Start(t, valkeytest.Options{})
+	addr, httpAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	const token = "binary-console-token-0123456789-abcdef"
+	testkit.StartBot(t, bin, "bot", []string{"TELEGRAM_BOT_TOKEN=" + emu.Token(), "TELEGRAM_API_URL=" + emu.URL(),
+		"VALKEY_URL=" + srv.URL, "HTTP_ADDR=" + httpAddr, "CONSOLE_ADDR=" + addr, "CONSOLE_TOKEN=" + token})
+	var resp *http.Response
+	require.Eventually(t, func() bool {
+		var err error
+		resp, err = http.Get("http://" + addr + "/login")
+		return err == nil
+	}, 20*time.Second, 50*time.Millisecond, "the console answers")
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "Console token (CONSOLE_TOKEN)")
+	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	resp, err = (&http.Client{Jar: jar}).PostForm("http://"+addr+"/login", url.Values{"token": {token}})
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), `id="v-oldest"`, "signed in: the Overview")
+	testkit.RequireNoToken(t, string(body), emu.Token(), "the Overview")
+	resp, err = http.Get("http://" + httpAddr + "/login")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "the console is not on HTTP_ADDR")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
@@ -86,6 +87,13 @@ func (ad *Admin) Backlog(ctx context.Context) (intake.Backlog, error) { return a
 
 // Gatherer is the app's Prometheus registry (what /metrics serves).
 func (ad *Admin) Gatherer() prometheus.Gatherer { return ad.a.reg }
+
+// LimitedChats are the chats being limited by the intake's flood limits
+// (an update of theirs dropped within the last FLOOD_WINDOW), at most n,
+// as /lanes lists them; none when the limits are off.
+func (ad *Admin) LimitedChats(ctx context.Context, n int) ([]flood.LimitedChat, error) {
+	return ad.a.LimitedChats(ctx, n)
+}
 
 // GlobalRate is the bot's global budget, messages/s (TELEGRAM_GLOBAL_RATE).
 func (ad *Admin) GlobalRate() int { return ad.a.cfg.GlobalRate }

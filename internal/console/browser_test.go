@@ -102,7 +102,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#v-updates")))
 
 	// A known audience and some traffic for the Overview.
-	chats := e.knownChats(70_000, 40)
+	chats := e.knownChats(70_000, 60)
 	e.ask("/start")
 	ctxB := context.Background()
 	e.emu.SetChatStatus(4242, tgemu.ChatBlocked)
@@ -120,6 +120,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	first := progress()
 	require.Eventually(t, func() bool { return progress() > first }, wait, 100*time.Millisecond, "the progress bar moves (live, without a reload)")
 	shot("broadcasts")
+	// The Overview while it runs: the chart has points, the rates move.
+	run("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#chart polyline")))
+	time.Sleep(1500 * time.Millisecond) // a live refresh or two
+	shot("overview")
+	run("back to broadcasts", chromedp.Navigate(base+"/broadcasts"), chromedp.WaitVisible(chromedp.CSS(`.bc[data-id="`+id+`"] progress`)))
 	run("stop", chromedp.Click(chromedp.CSS(`.bc[data-id="`+id+`"] button.stop`)), chromedp.WaitVisible(chromedp.CSS("#flash")))
 	require.True(t, strings.HasPrefix(text("#flash"), "🛑 Broadcast "+id+" stopped: "), text("#flash"))
 	p, err := e.app.Notifier().Progress(ctxB, id)
@@ -127,10 +132,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.True(t, p.Stopped, "the broadcast is stopped")
 	require.Greater(t, p.Cancelled, 0, "copies were still queued at the stop")
 
-	// The Overview's chart has points by now.
-	run("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#chart polyline")))
-	time.Sleep(1500 * time.Millisecond) // one more live refresh
-	shot("overview")
 	run("queues", chromedp.Navigate(base+"/queues"), chromedp.WaitVisible(chromedp.CSS("#queue-notify")))
 	shot("queues")
 

@@ -34,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/intake"
 )
 
@@ -47,6 +48,7 @@ type Backend interface {
 	Backlog(ctx context.Context) (intake.Backlog, error)
 	Gatherer() prometheus.Gatherer
 	GlobalRate() int
+	LimitedChats(ctx context.Context, n int) ([]flood.LimitedChat, error)
 	FindChats(ctx context.Context, q string, n int) ([]app.ChatRef, error)
 	ParseChat(s string) (int64, error)
 	Chat(ctx context.Context, id int64) (app.ChatView, error)

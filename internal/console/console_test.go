@@ -234,5 +234,28 @@ func TestEveryPageRendersTheBotsState(t *testing.T) {
 	}, wait, 50*time.Millisecond, "the overview samples")
 	resp, page = b.get("/")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Contains(t, page, "oldest waiting update")
+	require.Contains(t, page, `id="v-oldest"`)
+}
+
+// TestOverviewListsTheChatsBeingLimited: a user flooding the bot past the
+// intake limit (FLOOD_USER_MESSAGES) is listed on the Overview as /lanes
+// lists it, linked to its Chat page; a quiet chat is not.
+func TestOverviewListsTheChatsBeingLimited(t *testing.T) {
+	t.Parallel()
+	e := start(t, "FLOOD_USER_MESSAGES=5")
+	b := e.browser()
+	b.signIn()
+	_, page := b.get("/")
+	require.Contains(t, page, `id="none-limited"`)
+	e.ask("/start")
+	for range 20 {
+		_, err := e.emu.InjectMessage(tgemu.TextMessage{ChatID: 801, Text: "/help"})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		_, page = b.get("/")
+		return strings.Contains(page, `<td><a href="/chat?id=801">801</a></td>`)
+	}, wait, 50*time.Millisecond, "the flooder is listed")
+	require.NotContains(t, page, `href="/chat?id=9001"`, "the quiet admin is not")
+	require.Contains(t, e.ask("/lanes"), "• chat 801 limited, listed until ")
 }

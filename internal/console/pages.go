@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/flood"
 )
 
 func (c *Console) routes() {
@@ -112,6 +113,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, sid string) {
 // overviewData is the Overview page.
 type overviewData struct {
 	Queues     []app.QueueView
+	Limited    []flood.LimitedChat
 	Backlog    oldest
 	Last       Point
 	GlobalRate int
@@ -133,7 +135,12 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, sid string, s
 		c.fail(w, r, err)
 		return
 	}
-	d := overviewData{Queues: qs, GlobalRate: c.b.GlobalRate(),
+	limited, err := c.b.LimitedChats(r.Context(), topLanes)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d := overviewData{Queues: qs, Limited: limited, GlobalRate: c.b.GlobalRate(),
 		Backlog: oldest{Pending: bl.Pending, InFlight: bl.InFlight, Dead: bl.Dead, Age: ago(bl.Oldest)}}
 	if pts := c.samples.points(); len(pts) > 0 {
 		d.Last = pts[len(pts)-1]

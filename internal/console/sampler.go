@@ -15,6 +15,7 @@ const (
 	metricSent    = "codemojex_worker_sent_total"
 	metricEdited  = "codemojex_worker_edited_total"
 	metric429     = "codemojex_worker_too_many_requests_total"
+	metricDropped = "codemojex_flood_dropped_total"
 )
 
 // counters is one reading of the registry's counters.
@@ -23,6 +24,7 @@ type counters struct {
 	handled float64
 	sent    map[string]float64 // by queue (each queue is a budget class: reply, notify)
 	tooMany float64
+	dropped float64
 }
 
 // Point is one sample of the Overview's chart: rates over the sampling
@@ -32,6 +34,7 @@ type Point struct {
 	Updates   float64            `json:"updates"`
 	Messages  map[string]float64 `json:"messages"` // messages/s by queue
 	TooMany   float64            `json:"too_many"` // 429s/s
+	Dropped   float64            `json:"dropped"`  // updates/s dropped by the flood limits
 	InFlight  int                `json:"in_flight"`
 	OldestAge float64            `json:"oldest_s"` // age of the oldest unhandled update, s
 	Depth     map[string]int     `json:"depth"`    // pending by queue
@@ -86,6 +89,10 @@ func (s *sampler) read() (*counters, error) {
 			for _, m := range mf.GetMetric() {
 				c.tooMany += m.GetCounter().GetValue()
 			}
+		case metricDropped:
+			for _, m := range mf.GetMetric() {
+				c.dropped += m.GetCounter().GetValue()
+			}
 		}
 	}
 	return c, nil
@@ -125,6 +132,7 @@ func (s *sampler) sample(ctx context.Context) {
 		if dt > 0 {
 			p.Updates = max(cur.handled-prev.handled, 0) / dt
 			p.TooMany = max(cur.tooMany-prev.tooMany, 0) / dt
+			p.Dropped = max(cur.dropped-prev.dropped, 0) / dt
 			for q, v := range cur.sent {
 				p.Messages[q] = max(v-prev.sent[q], 0) / dt
 			}

@@ -71,6 +71,7 @@ async function overview() {
   document.getElementById("v-per-queue").textContent = per.join(" · ");
   document.getElementById("v-budget").textContent = Math.round((100 * msgs) / d.global_rate) + "%";
   document.getElementById("v-429").textContent = fmt(last.too_many);
+  document.getElementById("v-dropped").textContent = fmt(last.dropped || 0);
   document.getElementById("v-inflight").textContent = last.in_flight;
   document.getElementById("v-oldest").textContent = ageText(last.oldest_s);
   const series = [{ name: "updates/s", values: pts.map((p) => p.updates) }];
