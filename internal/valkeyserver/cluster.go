@@ -199,7 +199,7 @@ func (s *Server) waitReady(ctx context.Context, clients []valkey.Client) error {
 				linked++
 			}
 		}
-		if linked == len(s.cluster)/(1+s.replicas)*s.replicas {
+		if linked == len(s.cluster)/(1+s.replicas)*s.replicas && s.shardsAgree(ctx, clients) {
 			return nil
 		}
 		select {
@@ -208,6 +208,34 @@ func (s *Server) waitReady(ctx context.Context, clients []valkey.Client) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// shardsAgree reports whether every node sees every shard whole (CLUSTER
+// SHARDS: one shard per primary, each with its replicas). A replica's
+// shard id reaches the others by gossip after CLUSTER REPLICATE; a node
+// restarted before they agree may find its nodes.conf "corrupted" (a
+// replica's shard id differing from its primary's: valkey-io/valkey#774),
+// so StartClusterWith and Restart wait for this too.
+func (s *Server) shardsAgree(ctx context.Context, clients []valkey.Client) bool {
+	primaries := len(s.cluster) / (1 + s.replicas)
+	for _, c := range clients {
+		shards, err := c.Do(ctx, c.B().Arbitrary("CLUSTER", "SHARDS").Build()).ToArray()
+		if err != nil || len(shards) != primaries {
+			return false
+		}
+		for _, sh := range shards {
+			m, err := sh.AsMap()
+			if err != nil {
+				return false
+			}
+			n := m["nodes"]
+			nodes, err := n.ToArray()
+			if err != nil || len(nodes) != 1+s.replicas {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Cluster reports whether the server is a Valkey Cluster.
