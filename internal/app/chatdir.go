@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-telegram/bot/models"
 	"github.com/valkey-io/valkey-go"
@@ -20,6 +21,36 @@ type chatDir struct {
 	c      valkey.Client
 	keys   keyspace
 	script string // chatname.lua's source, sent with EVAL in the update's pipeline
+
+	// known caches the names this process recorded (chat id -> shown
+	// name), so a chat's later updates send nothing: an EVAL on every
+	// update cost the server 7.0 µs per update, 21 times the 0.33 µs of
+	// the rest of the chat bookkeeping; sent only on a change it is 0.34
+	// (BenchmarkChatBookkeeping, commandstats, median of 7 windows). At most knownMax entries (then emptied:
+	// only a cache, refilled on the next update of each chat).
+	mu    sync.Mutex
+	known map[int64]string
+}
+
+// knownMax bounds chatDir.known (about 100 bytes an entry).
+const knownMax = 20_000
+
+// unchanged reports whether this process already recorded chat as named n.
+func (d *chatDir) unchanged(chat int64, n chatName) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok := d.known[chat]
+	return ok && v == n.shown()
+}
+
+// remember notes that chat is recorded as named n.
+func (d *chatDir) remember(chat int64, n chatName) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.known == nil || len(d.known) >= knownMax {
+		d.known = make(map[int64]string)
+	}
+	d.known[chat] = n.shown()
 }
 
 // chatName is a chat as the directory knows it.

@@ -583,7 +583,8 @@ func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 }
 
 // chatMiddleware records the chat as known (the broadcast audience) and
-// how it is named (the chat directory, written only when the name changed),
+// how it is named (the chat directory: sent only when this process has not
+// recorded that name yet, written only when it changed),
 // and marks it active in the notifier (a chat that blocked the bot and talks to
 // it again gets notifications again) before any handler runs: the SADD
 // and the name's EVAL ride in MarkActive's pipeline, one round trip for all (a migrated
@@ -592,12 +593,16 @@ func (a *App) chatMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
 		if chat := chatOf(u); chat != 0 {
 			also := []valkey.Completed{a.audience.addChat(chat)}
-			if id, n, ok := nameOf(u); ok && id == chat {
+			id, n, named := nameOf(u)
+			if named = named && id == chat && !a.chatDir.unchanged(chat, n); named {
 				also = append(also, a.chatDir.record(chat, n))
 			}
 			if err := a.notifier.Chats().MarkActiveWith(ctx, chat, also...); err != nil {
 				runOf(ctx).fail(fmt.Errorf("record chat %d: %w", chat, err))
 				return
+			}
+			if named {
+				a.chatDir.remember(chat, n)
 			}
 		}
 		next(ctx, b, u)
