@@ -3,7 +3,10 @@ package console_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,4 +261,85 @@ func TestOverviewListsTheChatsBeingLimited(t *testing.T) {
 	}, wait, 50*time.Millisecond, "the flooder is listed")
 	require.NotContains(t, page, `href="/chat?id=9001"`, "the quiet admin is not")
 	require.Contains(t, e.ask("/lanes"), "• chat 801 limited, listed until ")
+}
+
+// TestDeadLettersPageAndActOnOneOrAllMatching: 30 dead letters of two
+// reasons page 25 at a time (newest first, older/newer links); purging one
+// by id deletes only it; requeue-all-matching a reason requeues exactly
+// that reason's letters; each action is audited as /dlq's with who console.
+func TestDeadLettersPageAndActOnOneOrAllMatching(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	in := e.app.Store().Inspector()
+	// Two chats' lanes dead-lettered whole: 20 "gone" letters of chat 51
+	// and 10 "moved" of chat 52 (their lanes parked, so nothing is sent first).
+	for _, l := range []struct {
+		chat   int64
+		n      int
+		reason string
+	}{{51, 20, "gone"}, {52, 10, "moved"}} {
+		_, err := in.Park(ctx, tgjob.QueueNotify, tgjob.Group(l.chat), time.Hour)
+		require.NoError(t, err)
+		for i := range l.n {
+			_, err := e.app.Notifier().Notify(ctx, l.chat, notifier.Message{Text: "m" + strconv.Itoa(i), Class: notifier.Notification})
+			require.NoError(t, err)
+		}
+		ids, err := in.DeadLane(ctx, tgjob.QueueNotify, tgjob.Group(l.chat), l.reason)
+		require.NoError(t, err)
+		require.Len(t, ids, l.n)
+	}
+	rows := func(page string) int { return strings.Count(page, `<tr data-id="`) }
+	_, page := b.get("/dead?queue=notify")
+	require.Equal(t, 25, rows(page), "a page of 25")
+	require.Contains(t, page, "30 dead letters in notify")
+	require.Contains(t, page, `skip=25">older →</a>`)
+	_, page = b.get("/dead?queue=notify&skip=25")
+	require.Equal(t, 5, rows(page), "the last 5")
+	require.Contains(t, page, `skip=0">← newer</a>`)
+	require.NotContains(t, page, "older →")
+	_, page = b.get("/dead?queue=notify&reason=moved")
+	require.Equal(t, 10, rows(page))
+
+	one := regexp.MustCompile(`<tr data-id="(job_\w+)">`).FindStringSubmatch(page)[1]
+	page = b.post("/dead/purge", url.Values{"queue": {"notify"}, "id": {one}})
+	text, ok := flash(t, page)
+	require.True(t, ok, text)
+	require.Equal(t, "🗑 Purged 1 dead letters (notify 1).", text)
+	page = b.post("/dead/requeue", url.Values{"queue": {"notify"}, "reason": {"moved"}})
+	text, _ = flash(t, page)
+	require.True(t, strings.HasPrefix(text, "✅ Requeued 9 dead letters (notify 9)."), text)
+	_, page = b.get("/dead?queue=notify")
+	require.Equal(t, 20, rows(page), "the 20 gone letters are left")
+	require.NotContains(t, page, "moved")
+	st, err := in.Stats(ctx, tgjob.QueueNotify, 0)
+	require.NoError(t, err)
+	require.Equal(t, 9, st.Pending, "the requeued letters are back on their (parked) lane")
+	_, audit := b.get("/audit")
+	require.Contains(t, audit, "<td>console</td><td>dead letters purged</td><td>1 (notify 1)</td>")
+	require.Contains(t, audit, "<td>console</td><td>dead letters requeued</td><td>9 (notify 9)</td>")
+	resp, _ := b.get("/dead?queue=nope")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}
+
+// TestSessionCookieIsSecureOverTLS: served over TLS, the session cookie is
+// Secure.
+func TestSessionCookieIsSecureOverTLS(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	con, err := console.New(e.app.Admin(), console.Config{Token: token})
+	require.NoError(t, err)
+	srv := httptest.NewTLSServer(con.Handler())
+	defer srv.Close()
+	client := srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.PostForm(srv.URL+"/login", url.Values{"token": {token}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Len(t, resp.Cookies(), 1)
+	require.True(t, resp.Cookies()[0].Secure)
+	require.True(t, resp.Cookies()[0].HttpOnly)
 }
