@@ -33,6 +33,7 @@ func run() int {
 	race := flag.Bool("race", false, "build the bot with the race detector")
 	plain := flag.Bool("plain", false, "print plain progress lines even on a terminal")
 	verbose := flag.Bool("v", false, "log the demo's and the emulator's debug output to stderr")
+	consoleAddr := flag.String("console", "", "serve the bot's operator console on this address (e.g. 127.0.0.1:8081), with a token printed at start")
 	flag.Parse()
 
 	level := slog.LevelWarn
@@ -53,12 +54,13 @@ func run() int {
 		buildFlags = []string{"-race"}
 	}
 	sum, err := demo.Run(ctx, log, demo.Options{
-		Scene:      scene,
-		BotBinary:  *bot,
-		BuildFlags: buildFlags,
-		ValkeyURL:  *valkeyURL,
-		Out:        os.Stdout,
-		TTY:        !*plain && demo.IsTerminal(os.Stdout),
+		Scene:       scene,
+		BotBinary:   *bot,
+		BuildFlags:  buildFlags,
+		ValkeyURL:   *valkeyURL,
+		ConsoleAddr: *consoleAddr,
+		Out:         os.Stdout,
+		TTY:         !*plain && demo.IsTerminal(os.Stdout),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

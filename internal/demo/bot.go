@@ -2,6 +2,8 @@ package demo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -31,6 +33,13 @@ func buildBot(ctx context.Context, dir string, flags []string) (string, error) {
 		return "", fmt.Errorf("demo: go build %s: %w\n%s", botPackage, err, strings.TrimSpace(string(msg)))
 	}
 	return out, nil
+}
+
+// consoleToken is a fresh console sign-in token: 32 random bytes, base64url.
+func consoleToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // botEnv is the bot's whole environment: PATH and HOME from ours, then every

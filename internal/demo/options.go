@@ -39,6 +39,10 @@ type Options struct {
 	// ValkeyURL uses an existing, empty Valkey/Redis database instead of a
 	// throwaway server ("" starts one).
 	ValkeyURL string
+	// ConsoleAddr, when set, has the bot serve its operator console there
+	// (CONSOLE_ADDR) with a fresh random token, printed with the address, to
+	// watch the scene in a browser (docs/console.md).
+	ConsoleAddr string
 	// LanesTag is the hash tag of the bot's lanes store, read for the
 	// "queued" column (default lanes.DefaultTag, the bot's).
 	LanesTag string

@@ -62,7 +62,13 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 	defer emu.Close()
 	fmt.Fprintf(out, "valkey %s, Bot API emulator %s (30 msg/s, 1 msg/s per chat, 20/min per group)\n", valkeyURL, emu.URL())
 
-	bot, err := startBot(bin, tmp, botEnv(emu.URL(), valkeyURL))
+	env := botEnv(emu.URL(), valkeyURL)
+	if opts.ConsoleAddr != "" {
+		token := consoleToken()
+		env = append(env, "CONSOLE_ADDR="+opts.ConsoleAddr, "CONSOLE_TOKEN="+token)
+		fmt.Fprintf(out, "console http://%s (sign in with %s)\n", opts.ConsoleAddr, token)
+	}
+	bot, err := startBot(bin, tmp, env)
 	if err != nil {
 		return Summary{}, err
 	}
