@@ -47,8 +47,12 @@ func testPrimaryFailover(t *testing.T, bin, how string) {
 	b := startBot(t, bin, "bot", "all", srv, emu)
 	waitDelivered(ctx, t, emu, 80)
 
-	primary, replica, err := srv.Owner(ctx, p.c, inboxOffset)
-	require.NoError(t, err, "the primary of the bot's slot and its replica")
+	var primary, replica *valkeyserver.Server
+	var err error
+	require.NoError(t, poll(ctx, func() bool {
+		primary, replica, err = srv.Owner(ctx, p.c, inboxOffset)
+		return err == nil
+	}), "the primary of the bot's slot and its replica: %v", err)
 	rc := valkeytest.NodeClient(t, replica)
 	// From now on Telegram answers each message 500 ms after taking it, so
 	// the failover lands while sends are in flight: delivered, not yet

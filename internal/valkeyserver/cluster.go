@@ -286,7 +286,7 @@ func (s *Server) Owner(ctx context.Context, c valkey.Client, key string) (primar
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	for _, line := range lines {
 		f := strings.Fields(line)
-		if len(f) < 8 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
+		if len(f) < 8 || !hasFlag(f[2], "master") || hasFlag(f[2], "fail") {
 			continue
 		}
 		for _, r := range f[8:] {
@@ -306,13 +306,21 @@ func (s *Server) Owner(ctx context.Context, c valkey.Client, key string) (primar
 	}
 	for _, line := range lines {
 		f := strings.Fields(line)
-		if len(f) >= 8 && strings.Contains(f[2], "slave") && !strings.Contains(f[2], "fail") && f[3] == primaryID {
+		if len(f) >= 8 && hasFlag(f[2], "slave") && !hasFlag(f[2], "fail") && f[3] == primaryID {
 			if r := s.Node(nodeAddr(f[1])); r != nil {
 				return primary, r, nil
 			}
 		}
 	}
 	return primary, nil, fmt.Errorf("%w (slot %d, primary %s)", ErrNoReplica, slot, primary.Addr)
+}
+
+// hasFlag reports whether a CLUSTER NODES flags field (e.g.
+// "myself,master") holds flag. "fail" is a node the cluster agreed has
+// failed; "fail?" (PFAIL, one node's suspicion, common under load) is not
+// "fail".
+func hasFlag(flags, flag string) bool {
+	return slices.Contains(strings.Split(flags, ","), flag)
 }
 
 // nodeAddr is the host:port of a CLUSTER NODES address field

@@ -119,3 +119,21 @@ func TestSharedBinDirIsBesideTheRepositoryTop(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterNodeFlagsTellFailFromSuspectedFail: in CLUSTER NODES flags a
+// node is failed only on "fail" (agreed), not on "fail?" (one node's
+// suspicion, which Owner must not treat as gone).
+func TestClusterNodeFlagsTellFailFromSuspectedFail(t *testing.T) {
+	for _, tc := range []struct {
+		flags, flag string
+		want        bool
+	}{
+		{"myself,master", "master", true},
+		{"master,fail?", "fail", false},
+		{"master,fail", "fail", true},
+		{"slave", "master", false},
+		{"myself,slave", "slave", true},
+	} {
+		require.Equal(t, tc.want, valkeyserver.HasFlag(tc.flags, tc.flag), "%q has %q", tc.flags, tc.flag)
+	}
+}

@@ -82,8 +82,12 @@ func TestClusterReplicaTakesOverAKilledPrimary(t *testing.T) {
 	c := srv.Client(t)
 	const key = "{failover}:k"
 	require.NoError(t, c.Do(ctx, c.B().Set().Key(key).Value("before").Build()).Error())
-	primary, replica, err := srv.Owner(ctx, c, key)
-	require.NoError(t, err)
+	var primary, replica *valkeyserver.Server
+	var err error
+	require.Eventually(t, func() bool {
+		primary, replica, err = srv.Owner(ctx, c, key)
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "the key's primary and replica: %v", err)
 	require.NotEqual(t, primary.Addr, replica.Addr)
 	// The write reached the replica (READONLY, then GET on the replica).
 	rc := valkeytest.NodeClient(t, replica)
