@@ -210,6 +210,10 @@ func TestEveryPageRendersTheBotsState(t *testing.T) {
 	_, page = b.get("/chat?id=9001")
 	require.Contains(t, page, "Chat 9001 · Admin")
 	require.Contains(t, page, `name="weight" id="weight" value="1"`)
+	require.Contains(t, page, "No game running.")
+	require.True(t, strings.HasPrefix(e.ask("/play"), "🔐 New code"), "a game starts")
+	_, page = b.get("/chat?id=9001")
+	require.Contains(t, page, `<pre class="board">10 of 10 attempts left.</pre>`, "its game's board")
 	_, page = b.get("/chat?id=abc")
 	require.Contains(t, page, "Chat id &#34;abc&#34; is not a number.")
 
