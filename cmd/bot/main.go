@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -24,6 +25,7 @@ import (
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/console"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/redact"
 )
 
 // Exit codes.
@@ -50,7 +52,9 @@ func run() int {
 	}
 	if cfg.ConsoleAddr != "" {
 		// The console (CONSOLE_ADDR): config.Load has checked CONSOLE_TOKEN.
-		con, err := console.New(a.Admin(), console.Config{Token: cfg.ConsoleToken, Log: app.NewLogger(cfg).With("component", "console")})
+		// Its log lines go through the token redactor, as the app's do.
+		log := slog.New(redact.New(cfg.Token).Handler(app.NewLogger(cfg).Handler())).With("component", "console")
+		con, err := console.New(a.Admin(), console.Config{Token: cfg.ConsoleToken, Log: log})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
 			return exitConfig
