@@ -130,6 +130,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#chart polyline")))
 	time.Sleep(1500 * time.Millisecond) // a live refresh or two
 	shot("overview")
+	run("queues", chromedp.Navigate(base+"/queues"), chromedp.WaitVisible(chromedp.CSS("#queue-notify")))
+	shot("queues")
 	run("back to broadcasts", chromedp.Navigate(base+"/broadcasts"), chromedp.WaitVisible(chromedp.CSS(`.bc[data-id="`+id+`"] progress`)))
 	run("stop", chromedp.Click(chromedp.CSS(`.bc[data-id="`+id+`"] button.stop`)), chromedp.WaitVisible(chromedp.CSS("#flash")))
 	require.True(t, strings.HasPrefix(text("#flash"), "🛑 Broadcast "+id+" stopped: "), text("#flash"))
@@ -138,8 +140,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.True(t, p.Stopped, "the broadcast is stopped")
 	require.Greater(t, p.Cancelled, 0, "copies were still queued at the stop")
 
-	run("queues", chromedp.Navigate(base+"/queues"), chromedp.WaitVisible(chromedp.CSS("#queue-notify")))
-	shot("queues")
 
 	// A weight: found by id, set on the Chat page; /weight agrees; 0 says
 	// what /weight says.
