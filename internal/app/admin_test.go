@@ -393,6 +393,7 @@ func TestAdminAPIFindsChatsByNameAndAuditsTheConsoleAsConsole(t *testing.T) {
 		return cs
 	}
 	require.Equal(t, []ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("rust"))
+	require.Equal(t, []ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("LOV"), "by a later word of the title")
 	require.Equal(t, []ChatRef{{ID: 5151, Name: "Ann Lee (@annlee)"}}, names("@ANN"))
 	require.Equal(t, []ChatRef{{ID: 5151, Name: "Ann Lee (@annlee)"}}, names("ann l"))
 	require.Equal(t, []ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("-100555"))
@@ -402,6 +403,7 @@ func TestAdminAPIFindsChatsByNameAndAuditsTheConsoleAsConsole(t *testing.T) {
 	require.NoError(t, err)
 	h.texts(-100555, 2)
 	require.Empty(t, names("rust"), "the old title is out of the index")
+	require.Equal(t, []ChatRef{{ID: -100555, Name: "Go Lovers"}}, names("lovers"), "only once, by its new title")
 	require.Equal(t, []ChatRef{{ID: -100555, Name: "Go Lovers"}}, names("go"))
 
 	_, err = ad.SetWeight(ctx, WhoConsole, "42", "0")

@@ -16,7 +16,8 @@ import (
 // @username), and a lexicographic index of those names for the console's
 // search ({T}:app:chatname and {T}:app:chatidx, written by chatname.lua
 // only when a name changes). It is as large as the audience, one entry per
-// known chat (two index members at most).
+// known chat (five index members at most: four starts of its title and its
+// username).
 type chatDir struct {
 	c      valkey.Client
 	keys   keyspace
@@ -101,16 +102,33 @@ func searchKey(s string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), "\x00", ""))
 }
 
+// maxTitleWords is how many words of a title are searchable as a start
+// (the title from each of its first maxTitleWords words on).
+const maxTitleWords = 4
+
+// searchKeys are the index forms chat n is found by: its title from each
+// of its first words on ("rust lovers club", "lovers club", "club"), and its
+// username.
+func searchKeys(n chatName) []string {
+	var out []string
+	words := strings.Fields(searchKey(n.Title))
+	for i := range min(len(words), maxTitleWords) {
+		out = append(out, strings.Join(words[i:], " "))
+	}
+	if k := searchKey(n.Username); k != "" {
+		out = append(out, k)
+	}
+	return out
+}
+
 // record is the command recording chat's name n, for the pipeline of the
 // update's chat bookkeeping (chatMiddleware): EVAL, so it needs no script
 // load first (it writes only when the name changed).
 func (d *chatDir) record(chat int64, n chatName) valkey.Completed {
 	id := strconv.FormatInt(chat, 10)
 	args := []string{id, n.shown()}
-	for _, s := range []string{n.Title, n.Username} {
-		if k := searchKey(s); k != "" {
-			args = append(args, k+"\x00"+id)
-		}
+	for _, k := range searchKeys(n) {
+		args = append(args, k+"\x00"+id)
 	}
 	return d.c.B().Eval().Script(d.script).Numkeys(2).Key(d.keys.chatName(), d.keys.chatIndex()).Arg(args...).Build()
 }
@@ -127,9 +145,10 @@ func (d *chatDir) Name(ctx context.Context, chat int64) (string, error) {
 	return v, nil
 }
 
-// Find returns up to n chats whose title or username starts with prefix
-// (case-insensitive; a leading @ is ignored), in name order, with their
-// names: one ZRANGE BYLEX and one HMGET, O(log chats + n).
+// Find returns up to n chats whose title, a word of its title on, or
+// username starts with prefix (case-insensitive; a leading @ is ignored),
+// in name order, with their names: one ZRANGE BYLEX and one HMGET, O(log
+// chats + n).
 func (d *chatDir) Find(ctx context.Context, prefix string, n int) ([]ChatRef, error) {
 	k := searchKey(strings.TrimPrefix(strings.TrimSpace(prefix), "@"))
 	if k == "" || n < 1 {

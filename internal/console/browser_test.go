@@ -140,7 +140,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.True(t, p.Stopped, "the broadcast is stopped")
 	require.Greater(t, p.Cancelled, 0, "copies were still queued at the stop")
 
-
 	// A weight: found by id, set on the Chat page; /weight agrees; 0 says
 	// what /weight says.
 	chat := strconv.FormatInt(chats[1], 10)
