@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/console"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
@@ -346,4 +348,28 @@ func TestSessionCookieIsSecureOverTLS(t *testing.T) {
 	require.Len(t, resp.Cookies(), 1)
 	require.True(t, resp.Cookies()[0].Secure)
 	require.True(t, resp.Cookies()[0].HttpOnly)
+}
+
+// TestQueuesPageReadsABoundedNumberOfLanes: with more lanes than
+// app.LaneScan in a queue the Queues page still answers, from the first
+// LaneScan lanes read, and says so (the store is paused so the lanes stay).
+func TestQueuesPageReadsABoundedNumberOfLanes(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	m := lanes.NewMinter()
+	items := make([]lanes.Item, 0, app.LaneScan+100)
+	for i := range app.LaneScan + 100 {
+		items = append(items, lanes.Item{Group: strconv.Itoa(-100_000 - i), ID: m.New(), Payload: []byte(`{"v":1,"chat":1,"text":"x"}`)})
+	}
+	in := e.app.Store().Inspector()
+	require.NoError(t, in.Pause(ctx, time.Hour))
+	_, err := e.app.Store().Enqueue(ctx, tgjob.QueueNotify, items)
+	require.NoError(t, err)
+	_, page := b.get("/queues")
+	require.Contains(t, page, fmt.Sprintf("The deepest of the first %d lanes read.", app.LaneScan))
+	require.Contains(t, page, fmt.Sprintf("%d pending", app.LaneScan+100))
+	require.NoError(t, in.Resume(ctx))
 }
