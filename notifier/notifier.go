@@ -71,10 +71,22 @@ type Message struct {
 	// handler that may run again after a crash derives its keys from the
 	// update it handles (e.g. "upd:<update_id>:<reply index>").
 	Key string
+	// Editable keeps the Telegram message id of the message once sent
+	// (Chats().SentMessageID, for Config.SentTTL), so it can be edited
+	// later through its job id (EditLatest's ref: a game board, a
+	// progress message). A message never edited needs none and leaves
+	// nothing behind once delivered (false, the default).
+	Editable bool
 }
 
 // MaxKeyBytes is the longest Message.Key.
 const MaxKeyBytes = 256
+
+// KeyName returns the Valkey key under which Notify and Edit remember
+// Message.Key key (on the store's tag): a caller that knows a key will
+// never be used again (the update it guards was marked handled) may
+// delete it before Config.KeyTTL.
+func (n *Notifier) KeyName(key string) string { return n.keys.once(key) }
 
 // Config tunes a Notifier; zero fields take the defaults.
 type Config struct {
@@ -89,9 +101,9 @@ type Config struct {
 	// MaxUnits is the part size of Split in UTF-16 units (default
 	// tgtext.MaxTextUnits; lower only in tests).
 	MaxUnits int
-	// SentTTL is how long the Telegram message id of a sent job is kept
-	// for Chats().SentMessageID (default 24 h): a message older than that can no
-	// longer be edited through its job id.
+	// SentTTL is how long the Telegram message id of a sent job of an
+	// Editable message is kept for Chats().SentMessageID (default 24 h): a
+	// message older than that can no longer be edited through its job id.
 	SentTTL time.Duration
 	// KeyTTL is how long a Message.Key is remembered (default 24 h): a
 	// call repeated later enqueues again.
@@ -199,7 +211,7 @@ func (n *Notifier) jobs(chatID int64, msg Message) ([]tgjob.Job, error) {
 	parts := Split(msg.Text, n.cfg.MaxUnits)
 	out := make([]tgjob.Job, len(parts))
 	for i, p := range parts {
-		out[i] = tgjob.Job{Chat: chatID, Text: p, ParseMode: msg.ParseMode, Silent: msg.Silent}
+		out[i] = tgjob.Job{Chat: chatID, Text: p, ParseMode: msg.ParseMode, Silent: msg.Silent, Track: msg.Editable}
 		if len(parts) > 1 {
 			out[i].Part, out[i].Parts = i+1, len(parts)
 		}

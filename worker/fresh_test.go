@@ -21,7 +21,7 @@ func TestEditLatestSendsOnlyTheLatestFrame(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	const chat = int64(81)
-	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "frame 0", Markup: kb1})
+	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "frame 0", Markup: kb1, Editable: true})
 	require.NoError(t, err)
 	var carrier string
 	for i, text := range []string{"frame 1", "frame 2", "frame 3"} {
@@ -57,7 +57,7 @@ func TestEditLatestOfUneditableMessageSendsItAfresh(t *testing.T) {
 	for name, chat := range map[string]int64{"deleted": 82, "too old": -83} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, envOpts{})
-			ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "board v0", Markup: kb1})
+			ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "board v0", Markup: kb1, Editable: true})
 			require.NoError(t, err)
 			e.start(e.config())
 			old := e.waitMsgs(chat, 1)[0]

@@ -388,11 +388,12 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 }
 
 // delivered settles a job Telegram accepted: it records the message id of
-// a send (for chatstate.Store.SentMessageID), acks the job and counts it
-// (see settleDelivered).
+// a send that asks for it (tgjob.Job.Track: a message edited later, for
+// chatstate.Store.SentMessageID), acks the job and counts it (see
+// settleDelivered).
 func (w *Worker) delivered(ctx context.Context, job lanes.Job, p tgjob.Job, msgID int) {
 	var record func(ctx context.Context) error
-	if !p.IsEdit() && msgID > 0 {
+	if !p.IsEdit() && p.Track && msgID > 0 {
 		record = func(ctx context.Context) error { return w.chats.RecordMessageID(ctx, job.ID, msgID) }
 	}
 	w.settleDelivered(ctx, job, p, record)

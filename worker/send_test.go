@@ -17,13 +17,15 @@ import (
 	"github.com/codemojex/codemojex/worker"
 )
 
-// The worker records each sent job's message id; an edit through the queue
-// replaces the text, in order with the chat's other messages.
+// The worker records the message id of each sent Editable message (and of
+// no other: a message never edited leaves nothing once delivered); an edit
+// through the queue replaces the text, in order with the chat's other
+// messages.
 func TestEditThroughQueue(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	const chat = int64(77)
-	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "progress 0/3"})
+	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "progress 0/3", Editable: true})
 	require.NoError(t, err)
 	_, ok, err := e.n.Chats().SentMessageID(e.ctx, ids[0])
 	require.NoError(t, err)
@@ -36,7 +38,8 @@ func TestEditThroughQueue(t *testing.T) {
 	eids, err := e.n.Edit(e.ctx, chat, first.ID, notifier.Message{Text: "progress <b>3/3</b>", ParseMode: "HTML"})
 	require.NoError(t, err)
 	require.Len(t, eids, 1)
-	e.notify(chat, "after", notifier.Reply)
+	after, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "after", Class: notifier.Reply})
+	require.NoError(t, err)
 	msgs := e.waitMsgs(chat, 2)
 	require.Equal(t, []string{"progress 0/3", "after"}, texts(msgs))
 	require.Len(t, msgs[0].Edits, 1)
@@ -48,6 +51,9 @@ func TestEditThroughQueue(t *testing.T) {
 	require.False(t, ok, "an edit records no message id of its own")
 	e.requireMetric(1, "codemojex_worker_edited_total", "queue", "reply")
 	e.requireMetric(2, "codemojex_worker_sent_total", "queue", "reply")
+	_, ok, err = e.n.Chats().SentMessageID(e.ctx, after[0]) // counted as sent: settled
+	require.NoError(t, err)
+	require.False(t, ok, "a message not Editable records no message id")
 }
 
 // 400 "message is not modified" counts as success; 400 "message to edit not
@@ -57,7 +63,7 @@ func TestEditErrorRows(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	const chat = int64(78)
-	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "same"})
+	ids, err := e.n.Notify(e.ctx, chat, notifier.Message{Text: "same", Editable: true})
 	require.NoError(t, err)
 	e.start(e.config())
 	msg := e.waitMsgs(chat, 1)[0]

@@ -127,7 +127,7 @@ func (a *App) boardMessage(chat int64, st game.State, comps []composition, group
 			ready++
 		}
 	}
-	msg := notifier.Message{Text: st.BoardText(gc, group), Class: notifier.Reply}
+	msg := notifier.Message{Text: st.BoardText(gc, group), Class: notifier.Reply, Editable: true}
 	if st.Over() {
 		return msg, nil
 	}
@@ -193,7 +193,7 @@ func (a *App) sendBoard(ctx context.Context, chat int64, st game.State, group bo
 		return err
 	}
 	run := runOf(ctx)
-	msg.Key = updateKey(run.epoch, run.id, "board")
+	msg.Key = run.key("board")
 	msg.ReplyTo = replyTo
 	ids, err := a.notifier.Notify(ctx, chat, msg)
 	if err != nil {

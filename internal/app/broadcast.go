@@ -106,7 +106,7 @@ func (a *App) previewBroadcast(ctx context.Context, u *models.Update, text strin
 	// Threaded under the command (also in the private chat): the preview
 	// quotes the text, and must not read as a copy of the broadcast.
 	msg := notifier.Message{Text: previewText(text, len(chats), a.cfg.GlobalRate), Class: notifier.Reply,
-		ReplyTo: m.ID, Markup: kb, Key: updateKey(run.epoch, run.id, "preview")}
+		ReplyTo: m.ID, Markup: kb, Key: run.key("preview")}
 	afterReplies(ctx, func(ctx context.Context) error {
 		_, err := a.notifier.Notify(ctx, m.Chat.ID, msg)
 		if errors.Is(err, notifier.ErrInvalid) {
@@ -292,7 +292,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 			return toastRetry
 		}
 		// Keyed: a re-run after a crash gets the same progress message back.
-		jobs, err := a.notifier.Notify(ctx, p.Chat, notifier.Message{Text: txt, Class: notifier.Reply, Markup: kb, Key: "bcp:" + p.ID + ":progress"})
+		jobs, err := a.notifier.Notify(ctx, p.Chat, notifier.Message{Text: txt, Class: notifier.Reply, Markup: kb, Key: "bcp:" + p.ID + ":progress", Editable: true})
 		if err != nil {
 			run.fail(err)
 			return toastRetry

@@ -12,6 +12,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
 )
 
 // floodWindow is the window of the flood tests (FLOOD_WINDOW): short, so a
@@ -194,4 +195,44 @@ func TestNormalPlayIsNeverLimited(t *testing.T) {
 		notices, _ := h.countTexts(chat)
 		require.Zero(t, notices)
 	}
+}
+
+// A delivered reply that is never edited leaves no per-message key (no
+// message-id record, no idempotency key once its update is handled); a
+// game board, edited later, keeps its message id. The figures of a chat
+// at rest are logged (bytes of every key of the namespace per chat).
+func TestDeliveredMessagesLeaveOnlyWhatIsEditedLater(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.startWithSecret(0, 1, 2, 3)
+	ctx := context.Background()
+	const chats = 50
+	for c := range chats {
+		h.say(0, user(int64(30_000+c), "P"), "/start")
+	}
+	for c := range chats {
+		h.texts(int64(30_000+c), 1)
+	}
+	keysOf := func(pattern string) []string {
+		ks, err := valkeytest.Keys(ctx, h.c, "{"+h.tag+"}:"+pattern)
+		require.NoError(t, err)
+		return ks
+	}
+	require.Eventually(t, func() bool { return h.metric(r, `codemojex_worker_sent_total{queue="reply"}`) == fmt.Sprint(chats) },
+		wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(keysOf("n:once:m:*")) == 0 }, wait, 10*time.Millisecond,
+		"idempotency keys of handled updates: %v", keysOf("n:once:m:*"))
+	require.Empty(t, keysOf("n:msg:*"), "no message id kept for a message never edited")
+	var bytes int64
+	all := keysOf("*")
+	for _, k := range all {
+		n, err := h.c.Do(ctx, h.c.B().MemoryUsage().Key(k).Build()).AsInt64()
+		require.NoError(t, err)
+		bytes += n
+	}
+	t.Logf("%d chats after one /start each, delivered: %d keys, %d bytes (%d bytes/chat)", chats, len(all), bytes, bytes/chats)
+
+	ann := user(30_999, "Ann")
+	h.ask(0, ann, "/play")
+	require.Eventually(t, func() bool { return len(keysOf("n:msg:*")) == 1 }, wait, 10*time.Millisecond, "the board's message id is kept")
 }

@@ -39,6 +39,19 @@ type updateRun struct {
 	// after run once the replies are queued (board edits: afterReplies).
 	after []func(context.Context) error
 	panic string // the panic's value, when panicked
+	// keys are the notifier keys (Message.Key) of the messages it queued:
+	// deleted when it is marked handled, which makes them needless.
+	keys []string
+}
+
+// key returns the notifier key of the update's message what (updateKey)
+// and remembers it for the update's MarkHandled.
+func (r *updateRun) key(what string) string {
+	k := updateKey(r.epoch, r.id, what)
+	if k != "" {
+		r.keys = append(r.keys, k)
+	}
+	return k
 }
 
 type runKey struct{}
@@ -384,7 +397,7 @@ func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr err
 	}
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(a.opt.drain, a.cfg.HandlerLease/2))
 	t0 := time.Now()
-	result, err := a.handleOne(hctx, u)
+	result, keys, err := a.handleOne(hctx, u)
 	cancel()
 	a.m.latency.Observe(time.Since(t0).Seconds())
 	if err == nil {
@@ -395,7 +408,11 @@ func (a *App) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr err
 		// leave its recorded time behind, and a record of it again (a
 		// webhook resend) would run it again. Unmarked, its lease lapses and
 		// it is claimed again (its replies are queued once: lanes.Dedupe).
-		if !a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.MarkHandled(ctx, u) }) {
+		forget := make([]string, len(keys))
+		for i, k := range keys {
+			forget[i] = a.notifier.KeyName(k)
+		}
+		if !a.settle(ctx, u, "finish", func(ctx context.Context) error { return a.inbox.MarkHandled(ctx, u, forget...) }) {
 			return false, true
 		}
 		return true, false
@@ -479,48 +496,48 @@ var errPermanent = errors.New("permanent")
 // says it was handled before. It returns the result label (ok, duplicate,
 // panic, retry) and an error when u must be tried again (a panic, an
 // infrastructure failure) or never (errPermanent). Nothing is settled here.
-func (a *App) handleOne(ctx context.Context, u intake.Claimed) (string, error) {
+func (a *App) handleOne(ctx context.Context, u intake.Claimed) (string, []string, error) {
 	done, err := a.inbox.Handled(ctx, u)
 	if err != nil {
-		return "retry", err
+		return "retry", nil, err
 	}
 	if done {
 		a.m.duplicates.Inc()
 		a.log.Info("update already handled; skipped", slog.Int64("update_id", u.ID))
-		return "duplicate", nil
+		return "duplicate", nil, nil
 	}
 	var upd models.Update
 	if err := json.Unmarshal(u.JSON, &upd); err != nil {
-		return "malformed", fmt.Errorf("%w: update %d does not decode: %v", errPermanent, u.ID, err)
+		return "malformed", nil, fmt.Errorf("%w: update %d does not decode: %v", errPermanent, u.ID, err)
 	}
 	run := &updateRun{id: u.ID, epoch: u.Epoch}
 	a.bot.ProcessUpdate(context.WithValue(ctx, runKey{}, run), &upd)
 	if run.panicked {
-		return "panic", fmt.Errorf("panic: %s", run.panic)
+		return "panic", nil, fmt.Errorf("panic: %s", run.panic)
 	}
 	if run.err != nil {
-		return "retry", fmt.Errorf("update %d: %w", u.ID, run.err)
+		return "retry", nil, fmt.Errorf("update %d: %w", u.ID, run.err)
 	}
 	for i, o := range run.out {
 		// Keyed by update and reply index: handled again after a crash
 		// between here and Finish, the update does not enqueue a reply
 		// twice, even one already sent and acked.
 		_, err := a.notifier.Notify(ctx, o.Chat, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo,
-			Key: updateKey(u.Epoch, u.ID, strconv.Itoa(i))})
+			Key: run.key(strconv.Itoa(i))})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.log.Error("reply rejected by the notifier; dropped", slog.Int64("update_id", u.ID), slog.Any("err", err))
 			continue
 		}
 		if err != nil {
-			return "retry", fmt.Errorf("update %d: reply: %w", u.ID, err)
+			return "retry", nil, fmt.Errorf("update %d: reply: %w", u.ID, err)
 		}
 	}
 	for _, f := range run.after {
 		if err := f(context.WithValue(ctx, runKey{}, run)); err != nil {
-			return "retry", fmt.Errorf("update %d: %w", u.ID, err)
+			return "retry", nil, fmt.Errorf("update %d: %w", u.ID, err)
 		}
 	}
-	return "ok", nil
+	return "ok", run.keys, nil
 }
 
 // updateKey is the notifier idempotency key of an outbound message of

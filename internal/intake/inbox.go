@@ -477,13 +477,16 @@ func (in *Inbox) Finish(ctx context.Context, u Claimed) error {
 }
 
 // MarkHandled records that u was handled: raises its lane's handled mark,
-// adds it to the lane's finished set, forgets its recorded time and drops
-// its journal (done.lua). Its job is still to be acked (Ack, or
+// adds it to the lane's finished set, forgets its recorded time, drops
+// its journal and deletes the keys of forget (done.lua): keys under the
+// inbox's tag that only guarded against u being handled twice (the
+// notifier idempotency keys of its messages), which the mark makes
+// needless from then on. Its job is still to be acked (Ack, or
 // ClaimAndAck's acks): until then its lane's next update waits, and should
 // the ack never come (a crash), the job is claimed again after its lease
 // and skipped as handled. Errors: the server's.
-func (in *Inbox) MarkHandled(ctx context.Context, u Claimed) error {
-	return in.done(ctx, u, true)
+func (in *Inbox) MarkHandled(ctx context.Context, u Claimed, forget ...string) error {
+	return in.done(ctx, u, true, forget...)
 }
 
 // Ack acks u's job (after MarkHandled): nil also when it was acked already
@@ -498,12 +501,12 @@ func (in *Inbox) Ack(ctx context.Context, u Claimed) error {
 	return nil
 }
 
-func (in *Inbox) done(ctx context.Context, u Claimed, handled bool) error {
+func (in *Inbox) done(ctx context.Context, u Claimed, handled bool, forget ...string) error {
 	raise := "0"
 	if handled {
 		raise = "1"
 	}
-	keys := []string{in.keys.Done(), in.keys.Recorded(), in.keys.Journal(u.ID), in.keys.Seen(u.Lane), in.keys.Floor()}
+	keys := append([]string{in.keys.Done(), in.keys.Recorded(), in.keys.Journal(u.ID), in.keys.Seen(u.Lane), in.keys.Floor()}, forget...)
 	args := []string{u.Lane, strconv.FormatInt(u.Epoch, 10), strconv.FormatInt(u.ID, 10), string(u.Job.ID), raise,
 		seenMember(u.Epoch, u.ID), strconv.Itoa(SeenCap), strconv.Itoa(int(SeenTTL / time.Second))}
 	if err := in.fin.Exec(ctx, in.c, keys, args).Error(); err != nil {

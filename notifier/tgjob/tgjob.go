@@ -64,6 +64,10 @@ type Job struct {
 	// "message can't be edited", or Ref's message id is unknown), and
 	// records the new message id under Ref, so later edits go to it.
 	Fresh bool `json:"fresh,omitempty"`
+	// Track, on a send, has the worker record the message id it was
+	// sent as (chatstate.Store.RecordMessageID), for later edits by job
+	// id (Ref); a send without it leaves no record once delivered.
+	Track bool `json:"trk,omitempty"`
 	// Markup is the reply_markup as JSON (an inline keyboard), "" for
 	// none: an edit without Markup removes the message's keyboard.
 	Markup string `json:"rm,omitempty"`

@@ -20,6 +20,9 @@
 -- ARGV[6]  the update's padded member (as KEYS[4])
 -- ARGV[7]  the finished set's cap (members)
 -- ARGV[8]  the finished set's TTL (s)
+-- KEYS[6..] keys the update's handling no longer needs once it is over
+--          (the notifier idempotency keys of its messages: a handled update
+--          is never handled again), deleted
 --
 -- The mark only grows (epoch first, then update_id), so a late finish of an
 -- update whose lease expired never lowers it. The finished set keeps the
@@ -59,4 +62,5 @@ end
 redis.call('EXPIRE', KEYS[4], tonumber(ARGV[8]))
 redis.call('ZREM', KEYS[2], ARGV[4])
 redis.call('DEL', KEYS[3])
+for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
 return 1
