@@ -282,8 +282,9 @@ func onceKey(h *harness, id int64, what string) string {
 }
 
 // rewind puts update u back on the update queue and forgets that its lane
-// handled it (the handled mark, the finished set, the floor): the state
-// after a crash between enqueueing u's replies and finishing u.
+// handled it (the handled mark, the finished set, the floor), and puts back
+// the idempotency key of its first reply, which the mark deleted: the
+// state after a crash between enqueueing u's replies and finishing u.
 func (h *harness) rewind(a *App, u models.Update) {
 	h.t.Helper()
 	ctx := context.Background()
@@ -291,10 +292,13 @@ func (h *harness) rewind(a *App, u models.Update) {
 	require.NoError(h.t, err)
 	lane := strconv.FormatInt(chatOf(&u), 10)
 	k := a.inbox.Keys()
+	epoch, err := a.inbox.Epoch(ctx)
+	require.NoError(h.t, err)
 	for _, cmd := range []valkey.Completed{
 		h.c.B().Hdel().Key(k.Done()).Field(lane).Build(),
 		h.c.B().Del().Key(k.Seen(lane)).Build(),
 		h.c.B().Hdel().Key(k.Floor()).Field(lane).Build(),
+		h.c.B().Set().Key(a.notifier.KeyName(updateKey(epoch, u.ID, "0"))).Value(string(intake.JobID(epoch, u.ID))).Build(),
 	} {
 		require.NoError(h.t, h.c.Do(ctx, cmd).Error())
 	}
