@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,9 +18,9 @@ type Item struct {
 }
 
 // EnqueueResult says what one Enqueue call did with its items. On success
-// every item is counted exactly once:
+// (or ErrLaneFull) every item is counted exactly once:
 //
-//	Added + Duplicates + Refused + Coalesced + Deduped == len(items)
+//	Added + Duplicates + Refused + Full + Coalesced + Deduped == len(items)
 type EnqueueResult struct {
 	// Added items became new jobs (their id joined their lane).
 	Added int
@@ -29,6 +30,9 @@ type EnqueueResult struct {
 	// Refused items were not enqueued because the Unless stop key existed
 	// when their chunk ran (a whole chunk of up to 500 items at a time).
 	Refused int
+	// Full items were not enqueued because their lane held the queue's
+	// QueueConfig.MaxDepth pending jobs (Enqueue then returns ErrLaneFull).
+	Full int
 	// Coalesced is 1 when, with Coalesce, the item's payload replaced that
 	// of the pending job last enqueued under the name (IDs[0] is that
 	// job's id, not the item's).
@@ -161,14 +165,20 @@ func (s *Store) Enqueue(ctx context.Context, queue string, items []Item, opts ..
 	if err := s.validEnqueue(queue, items, cfg); err != nil {
 		return EnqueueResult{}, err
 	}
+	var res EnqueueResult
+	var err error
 	switch {
 	case cfg.coalesce:
 		return s.enqueueCoalesce(ctx, queue, cfg, items[0])
 	case cfg.dedupe:
-		return s.enqueueDedupe(ctx, queue, cfg, items)
+		res, err = s.enqueueDedupe(ctx, queue, cfg, items)
 	default:
-		return s.enqueueChunks(ctx, queue, cfg, items)
+		res, err = s.enqueueChunks(ctx, queue, cfg, items)
 	}
+	if err == nil && res.Full > 0 {
+		err = fmt.Errorf("%w: queue %q: %d of %d items refused (at most %d pending per lane)", ErrLaneFull, queue, res.Full, len(items), s.queueConfig(queue).MaxDepth)
+	}
+	return res, err
 }
 
 // validEnqueue checks queue, items and the options of one Enqueue call
@@ -223,7 +233,7 @@ func (s *Store) enqueueChunks(ctx context.Context, queue string, cfg enqueueConf
 	var res EnqueueResult
 	for i, r := range s.execMulti(ctx, s.scripts.enqueue, calls) {
 		v, err := r.AsIntSlice()
-		if err != nil || len(v) != 2 {
+		if err != nil || len(v) != 3 {
 			return res, fmt.Errorf("lanes: enqueue chunk %d of %d: %w", i+1, len(calls), errors.Join(err, errMalformed(len(v))))
 		}
 		if v[0] == -2 {
@@ -232,13 +242,14 @@ func (s *Store) enqueueChunks(ctx context.Context, queue string, cfg enqueueConf
 		}
 		res.Added += int(v[0])
 		res.Duplicates += int(v[1])
+		res.Full += int(v[2])
 	}
 	return res, nil
 }
 
-// errMalformed is nil for an enqueue reply of two integers.
+// errMalformed is nil for an enqueue reply of three integers.
 func errMalformed(n int) error {
-	if n == 2 {
+	if n == 3 {
 		return nil
 	}
 	return fmt.Errorf("malformed reply (%d integers)", n)
@@ -262,7 +273,7 @@ func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConf
 	if err != nil {
 		return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: %w", err)
 	}
-	if len(v) != 2 {
+	if len(v) != 3 {
 		return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: malformed reply")
 	}
 	code, err := v[0].AsInt64()
@@ -272,6 +283,8 @@ func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConf
 	switch code {
 	case -2:
 		return EnqueueResult{Refused: len(items)}, nil
+	case -3:
+		return EnqueueResult{Full: len(items)}, nil
 	case -1:
 		stored, err := v[1].ToString()
 		if err != nil {
@@ -296,7 +309,8 @@ func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConf
 
 // enqueueCall is one enqueue.lua call for items (at most batchChunk), with
 // the dedupe and stop keys of cfg (KEYS[2], KEYS[3] in that order, each
-// only when set; ARGV[7] is the dedupe ttl, "0" without one).
+// only when set; ARGV[7] is the dedupe ttl, "0" without one; ARGV[8] the
+// queue's MaxDepth, "0" for none).
 func (s *core) enqueueCall(queue string, cfg enqueueConfig, items []Item) valkeyExec {
 	keys, args := s.header(queue, 1+3*len(items))
 	var ttl time.Duration
@@ -307,7 +321,7 @@ func (s *core) enqueueCall(queue string, cfg enqueueConfig, items []Item) valkey
 	if cfg.unless {
 		keys = append(keys, cfg.stop)
 	}
-	args = append(args, ms(ttl))
+	args = append(args, ms(ttl), strconv.Itoa(s.queueConfig(queue).MaxDepth))
 	for _, it := range items {
 		args = append(args, it.Group, string(it.ID), string(it.Payload))
 	}

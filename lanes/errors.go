@@ -12,4 +12,8 @@ var (
 	// ErrNoJob is returned when the job does not exist (already acked, or never
 	// enqueued). Nothing was changed.
 	ErrNoJob = errors.New("lanes: no such job")
+	// ErrLaneFull is returned (wrapped) by Enqueue when an item's lane held
+	// its queue's QueueConfig.MaxDepth pending jobs: that item was not
+	// enqueued (EnqueueResult.Full counts them); items on other lanes were.
+	ErrLaneFull = errors.New("lanes: lane full")
 )

@@ -35,6 +35,16 @@ type QueueConfig struct {
 	// MaxAttempts: after this many failed attempts (Nack, or an expired
 	// lease) a job is dead-lettered; 0 means 25.
 	MaxAttempts int
+	// MaxDepth bounds each lane of the queue: an Enqueue item whose lane
+	// already holds MaxDepth pending jobs (waiting, not in flight) is
+	// refused, counted in EnqueueResult.Full, and Enqueue returns
+	// ErrLaneFull (wrapped) with the result; the other items of the call,
+	// on other lanes, are enqueued (with Dedupe the call is atomic: a full
+	// lane refuses every item and the key is not set). Coalesce replaces
+	// by key and is never refused. 0 means unbounded. A queue that carries
+	// fan-outs (one job per lane per broadcast) must not be bounded below
+	// the broadcasts that may be queued at once.
+	MaxDepth int
 }
 
 // Pace limits how fast one lane is served: at most Limit jobs in any Period
@@ -104,8 +114,8 @@ func WithQueue(name string, cfg QueueConfig) Option {
 		if err := validQueue(name); err != nil {
 			return err
 		}
-		if cfg.LaneLimit < 0 || cfg.MaxAttempts < 0 {
-			return fmt.Errorf("%w: queue %q: LaneLimit and MaxAttempts must be >= 0", ErrInvalid, name)
+		if cfg.LaneLimit < 0 || cfg.MaxAttempts < 0 || cfg.MaxDepth < 0 {
+			return fmt.Errorf("%w: queue %q: LaneLimit, MaxAttempts and MaxDepth must be >= 0", ErrInvalid, name)
 		}
 		o.queues[name] = cfg
 		return nil

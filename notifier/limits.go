@@ -23,6 +23,14 @@ type Limits struct {
 	// GroupPerMinute caps messages per minute to one group, supergroup or
 	// channel (chat id < 0: lanes whose group starts with "-").
 	GroupPerMinute int
+	// ReplyLaneDepth bounds each chat's lane of the reply queue
+	// (tgjob.QueueReply, lanes QueueConfig.MaxDepth): a reply to a chat
+	// that already has that many replies waiting is refused, and Notify
+	// returns lanes.ErrLaneFull (wrapped), so a chat flooding the bot
+	// cannot queue hours of answers; other chats are not affected. 0 means
+	// unbounded. The notify queue (notifications, broadcast copies: one per
+	// chat per broadcast, any number of broadcasts queued) is never bounded.
+	ReplyLaneDepth int
 	// Slack is added to every window (1 s becomes 1 s + Slack). The lanes
 	// budgets already bound arrivals, not claims: a send counts from its
 	// claim until one window after its ack, and Telegram received the
@@ -45,7 +53,8 @@ const DefaultMaxAttempts = 8
 
 // DefaultLimits returns Telegram's documented limits (30 messages/s overall,
 // 1 message/s per private chat, 20 messages/min per group) with
-// DefaultSlack.
+// DefaultSlack, and unbounded lanes (the program bounds its reply lanes
+// with REPLY_LANE_DEPTH).
 func DefaultLimits() Limits {
 	return Limits{GlobalPerSecond: 30, PrivatePerSecond: 1, GroupPerMinute: 20, Slack: DefaultSlack}
 }
@@ -64,8 +73,10 @@ func (l Limits) StoreOptions(maxAttempts int) []lanes.Option {
 		maxAttempts = DefaultMaxAttempts
 	}
 	qc := lanes.QueueConfig{Ordered: true, MaxAttempts: maxAttempts}
+	rc := qc
+	rc.MaxDepth = max(l.ReplyLaneDepth, 0)
 	opts := []lanes.Option{
-		lanes.WithQueue(tgjob.QueueReply, qc),
+		lanes.WithQueue(tgjob.QueueReply, rc),
 		lanes.WithQueue(tgjob.QueueNotify, qc),
 	}
 	if l.GlobalPerSecond > 0 {

@@ -133,6 +133,7 @@ func (a *App) init() error {
 	// margin on every window.
 	limits := notifier.DefaultLimits()
 	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.GroupPerMinute = cfg.GlobalRate, cfg.ChatRate, cfg.GroupRate
+	limits.ReplyLaneDepth = cfg.ReplyLaneDepth
 	var err error
 	if a.store, err = notifier.NewStore(a.c, limits, 0, lanes.WithTag(o.tag)); err != nil {
 		return fmt.Errorf("app: lanes store: %w", err)

@@ -30,6 +30,7 @@ type floods struct {
 	dropped *prometheus.CounterVec // updates dropped, by reason
 	notices *prometheus.CounterVec // notices, by result: queued, failed
 	skipped prometheus.Counter     // dropped taps left without a toast (too many being answered)
+	refused prometheus.Counter     // replies refused by a full reply lane (REPLY_LANE_DEPTH)
 	limited *prometheus.Desc       // chats being limited (read at scrape)
 }
 
@@ -55,8 +56,10 @@ func (a *App) initFloods() error {
 		Help: "\"Too many messages\" notices (at most one per chat per window), by result: queued, failed."}, []string{"result"})
 	f.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_flood_toasts_skipped_total",
 		Help: "Dropped taps left unanswered because maxFloodToasts toasts were being answered already."})
+	f.refused = prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_replies_refused_total",
+		Help: "Replies dropped because their chat already had REPLY_LANE_DEPTH replies waiting (lanes.ErrLaneFull)."})
 	f.limited = prometheus.NewDesc("codemojex_flood_limited_chats", "Chats with an update dropped by the intake limits within the last FLOOD_WINDOW.", nil, nil)
-	for _, c := range []prometheus.Collector{f.dropped, f.notices, f.skipped, f} {
+	for _, c := range []prometheus.Collector{f.dropped, f.notices, f.skipped, f.refused, f} {
 		if err := a.reg.Register(c); err != nil {
 			return fmt.Errorf("app: flood metrics: %w", err)
 		}

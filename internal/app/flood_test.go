@@ -236,3 +236,25 @@ func TestDeliveredMessagesLeaveOnlyWhatIsEditedLater(t *testing.T) {
 	h.ask(0, ann, "/play")
 	require.Eventually(t, func() bool { return len(keysOf("n:msg:*")) == 1 }, wait, 10*time.Millisecond, "the board's message id is kept")
 }
+
+// A chat's full reply lane (REPLY_LANE_DEPTH) refuses its further replies,
+// counted, while every other chat's replies still go out.
+func TestFullReplyLaneDropsThatChatsRepliesOnly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "REPLY_LANE_DEPTH=3", "FLOOD_USER_MESSAGES=0")
+	r := h.start(nil)
+	h.waitLeader(r)
+	ctx := context.Background()
+	require.NoError(t, r.app.Store().Inspector().Pause(ctx, -1)) // replies wait on their lanes
+	busy, calm := user(840, "Busy"), user(841, "Calm")
+	for range 6 {
+		h.say(0, busy, "/help")
+	}
+	h.say(0, calm, "/start")
+	require.Eventually(t, func() bool { return h.metric(r, "codemojex_replies_refused_total") == "3" }, wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return h.metric(r, `codemojex_updates_handled_total{result="ok"}`) == "7" }, wait, 10*time.Millisecond)
+	require.NoError(t, r.app.Store().Inspector().Resume(ctx))
+	require.Contains(t, h.texts(calm.ID, 1)[0], "Welcome")
+	require.Len(t, h.texts(busy.ID, 3), 3)
+	h.quiet(busy.ID, 300*time.Millisecond)
+}

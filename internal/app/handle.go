@@ -528,6 +528,12 @@ func (a *App) handleOne(ctx context.Context, u intake.Claimed) (string, []string
 			a.log.Error("reply rejected by the notifier; dropped", slog.Int64("update_id", u.ID), slog.Any("err", err))
 			continue
 		}
+		if errors.Is(err, lanes.ErrLaneFull) {
+			a.floods.refused.Inc()
+			a.log.Warn("reply dropped: the chat's reply lane is full (REPLY_LANE_DEPTH)", slog.Int64("update_id", u.ID),
+				slog.Int64("chat", o.Chat))
+			continue
+		}
 		if err != nil {
 			return "retry", nil, fmt.Errorf("update %d: reply: %w", u.ID, err)
 		}

@@ -106,7 +106,11 @@ type Config struct {
 	ConsoleToken string `env:"CONSOLE_TOKEN"`
 	// LogLevel is debug, info, warn or error (LOG_LEVEL).
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
-	// FloodWindow is the intake limits' fixed window (FLOOD_WINDOW, a Go
+	// ReplyLaneDepth is the most replies waiting per chat on the reply
+	// queue (REPLY_LANE_DEPTH; 0: unbounded): a reply beyond it is dropped
+	// and counted (notifier.Limits.ReplyLaneDepth).
+	ReplyLaneDepth int `env:"REPLY_LANE_DEPTH" envDefault:"100"`
+	// FloodWindow is the intake limits' window (FLOOD_WINDOW, a Go
 	// duration; 0 turns every intake limit off). See docs/floods.md.
 	FloodWindow time.Duration `env:"FLOOD_WINDOW" envDefault:"10s"`
 	// FloodUserMessages is the most messages one user may send per window
@@ -460,6 +464,9 @@ func (c Config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		return &Error{Var: "HTTP_ADDR", Want: fmt.Sprintf("host:port or :port, e.g. :8080; got %q", c.HTTPAddr)}
+	}
+	if c.ReplyLaneDepth < 0 || c.ReplyLaneDepth > 1_000_000 {
+		return &Error{Var: "REPLY_LANE_DEPTH", Want: fmt.Sprintf("replies waiting per chat, 0 (unbounded) to 1000000; got %d", c.ReplyLaneDepth)}
 	}
 	if c.FloodWindow < 0 || c.FloodWindow > time.Hour {
 		return &Error{Var: "FLOOD_WINDOW", Want: fmt.Sprintf("a duration from 0 (limits off) to 1h, e.g. 10s; got %v", c.FloodWindow)}

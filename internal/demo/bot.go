@@ -69,6 +69,7 @@ func botEnv(apiURL, valkeyURL string) []string {
 		"FLOOD_USER_TAPS=30",
 		"FLOOD_CHAT_MESSAGES=0",
 		"FLOOD_CHAT_TAPS=200",
+		"REPLY_LANE_DEPTH=100",
 	)
 }
 

@@ -10,23 +10,38 @@
 -- ARGV[1]  shared prefix "{tag}:s:"
 -- ARGV[2..6] queue config (see common.lua)
 -- ARGV[7]  the idempotency key's TTL (ms; "0" without an idempotency key)
--- ARGV[8..] triples: group, job id, payload
+-- ARGV[8]  the queue's max pending jobs per lane (QueueConfig.MaxDepth; "0":
+--          unbounded): a new job whose lane holds that many pending jobs is
+--          refused (counted as full); with an idempotency key a call that
+--          would put any lane over it refuses every job and sets no key
+-- ARGV[9..] triples: group, job id, payload
 -- Each job is written once: its hash "{tag}:q:<queue>:job:<id>" holds the
 -- lane (g) and payload (p) (attempts "a" and claim count "c" are absent
 -- until they leave 0); its lane
 -- "{tag}:q:<queue>:lane:<group>" gets ZADD 0 <id>, so the lane is FIFO by id.
 -- A job id that exists already is left as it is (no duplicate); of an id
 -- repeated within one call, the first job is the one written.
--- Returns {added, duplicates}, or {-1, ids} for an idempotency key that
--- exists, or {-2, 0} for a stop key that exists.
+-- Returns {added, duplicates, full}, or {-1, ids, 0} for an idempotency key
+-- that exists, {-2, 0, 0} for a stop key that exists, or {-3, 0, 0} for a
+-- call with an idempotency key that a full lane refused.
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local once, stop
 if ARGV[7] ~= '0' then once, stop = KEYS[2], KEYS[3] else stop = KEYS[2] end
-if stop and redis.call('EXISTS', stop) == 1 then return {-2, 0} end
+if stop and redis.call('EXISTS', stop) == 1 then return {-2, 0, 0} end
 if once then
   local prev = redis.call('GET', once)
-  if prev then return {-1, prev} end
+  if prev then return {-1, prev, 0} end
+end
+local depth = tonumber(ARGV[8])
+if depth > 0 and once then
+  -- Atomic with its key: every lane must take all of the call's jobs.
+  local want = {}
+  for i = 9, #ARGV, 3 do want[ARGV[i]] = (want[ARGV[i]] or 0) + 1 end
+  for g, n in pairs(want) do
+    if redis.call('ZCARD', q.p .. 'lane:' .. g) + n > depth then return {-3, 0, 0} end
+  end
+  depth = 0
 end
 -- Per job: HSET, ZADD. Per call, not per job: one EXISTS over every job key
 -- of the call (a job needs its own EXISTS only when some key exists
@@ -36,16 +51,16 @@ end
 -- queue has any parked lane, lane in flight or turn owed at all (one EXISTS
 -- each): a lane of a broadcast to new chats then costs no read beyond its
 -- own job.
-local added, dups, joined = 0, 0, 0
+local added, dups, full, joined = 0, 0, 0, 0
 local touched, order = {}, {}
 local call, jp, lp = redis.call, q.p .. 'job:', q.p .. 'lane:'
 local jks = {}
-for i = 9, #ARGV, 3 do jks[#jks + 1] = jp .. ARGV[i] end
+for i = 10, #ARGV, 3 do jks[#jks + 1] = jp .. ARGV[i] end
 -- The caller sends at most a few thousand jobs per call (unpack's limit).
 local check = #jks > 0 and call('EXISTS', unpack(jks)) > 0
 -- first_of(id, i): the ARGV index of the first job with id before index i
 -- (built only when a call repeats an id).
-local first, upto = nil, 5
+local first, upto = nil, 6
 local function first_of(id, i)
   first = first or {}
   for j = upto + 3, i - 3, 3 do
@@ -55,11 +70,15 @@ local function first_of(id, i)
   return first[id]
 end
 local n = 0
-for i = 8, #ARGV, 3 do
+for i = 9, #ARGV, 3 do
   n = n + 1
   local g, id, jk = ARGV[i], ARGV[i + 1], jks[n]
   local new
-  if check then
+  if depth > 0 and call('ZCARD', lp .. g) >= depth then
+    -- The lane is full: an id that exists is still a duplicate, else
+    -- the job is refused.
+    if call('EXISTS', jk) == 1 then dups = dups + 1 else full = full + 1 end
+  elseif check then
     new = call('EXISTS', jk) == 0
     if new then call('HSET', jk, 'g', g, 'p', ARGV[i + 2]) end
   else
@@ -79,7 +98,7 @@ for i = 8, #ARGV, 3 do
       touched[g] = true
       order[#order + 1] = g
     end
-  else
+  elseif new == false then
     dups = dups + 1
   end
 end
@@ -121,8 +140,8 @@ if #order > 0 then
 end
 if once then
   local ids = {}
-  for i = 8, #ARGV, 3 do ids[#ids + 1] = ARGV[i + 1] end
+  for i = 9, #ARGV, 3 do ids[#ids + 1] = ARGV[i + 1] end
   redis.call('SET', once, table.concat(ids, ','), 'PX', ARGV[7])
 end
 wake(S, joined)
-return {added, dups}
+return {added, dups, full}

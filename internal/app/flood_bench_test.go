@@ -1,0 +1,299 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/flood"
+	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/testkit"
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// BenchmarkFlood measures the intake limits and what delivered chats and
+// messages leave in Valkey (one run whatever b.N; figures reported as
+// metrics):
+//
+//   - flood: one user sends 3,000 /help in 3 s to a bot at Telegram's own
+//     limits (1 message/s per private chat; the emulator enforces them)
+//     with the default FLOOD_* limits: updates handled and dropped, replies
+//     queued for the chat, the bytes of the bot's keys (MEMORY USAGE over
+//     its namespace) at the end of the flood and once its window has
+//     passed, against the bytes before it; then, 10 s after the flood, the
+//     flooder's /start: the time until it is answered.
+//   - memory at rest: CODEMOJEX_BENCH_CHATS (default 100,000) chats each
+//     send one /start, every reply delivered (limits that do not bind):
+//     bytes and keys per chat right after delivery and 61 s later (the pace
+//     logs have expired); then 10,000 notifications, never edited, to those
+//     chats: bytes kept per delivered message.
+//   - the limit's cost: 20,000 updates from 2,000 chats (10 each: under the
+//     limits) recorded in getUpdates batches of 100, with the limits on and
+//     off (alternating, three runs each, medians): updates/s of the record
+//     and Valkey CPU per recorded update (INFO cpu).
+//
+// Run: go test -run '^$' -bench '^BenchmarkFlood$' -benchtime 1x ./internal/app/
+func BenchmarkFlood(b *testing.B) {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	type reported struct {
+		v    float64
+		unit string
+	}
+	var metrics []reported
+	metric := func(v float64, unit string) { metrics = append(metrics, reported{v, unit}) }
+
+	// run starts an app on its own server and emulator (env on top of the
+	// base), returning its client, tag and emulator.
+	run := func(emu *tgemu.Emulator, env ...string) (*App, valkey.Client, string, func()) {
+		srv := valkeytest.Start(b, valkeytest.Options{})
+		c := srv.Client(b)
+		tag := lanes.DefaultTag
+		cfg, err := config.FromEnv(append([]string{"TELEGRAM_BOT_TOKEN=" + emu.Token(), "TELEGRAM_API_URL=" + emu.URL(),
+			"VALKEY_URL=" + srv.URL, "LOG_LEVEL=error"}, env...))
+		require.NoError(b, err)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(b, err)
+		a, err := New(cfg, WithValkey(c), WithTag(tag), WithListener(ln), WithLogger(quiet), WithPollTimeout(time.Second))
+		require.NoError(b, err)
+		stop := testkit.RunInBackground(b, "app", wait, a.Run)
+		require.Eventually(b, func() bool { return a.leader.Load() && a.lastPoll.Load() != 0 }, wait, 10*time.Millisecond)
+		return a, c, tag, func() { require.NoError(b, stop()) }
+	}
+	bytesOf := func(c valkey.Client, tag string) (bytes int64, keys int) {
+		ks, err := valkeytest.Keys(ctx, c, "{"+tag+"}:*")
+		require.NoError(b, err)
+		cmds := make(valkey.Commands, len(ks))
+		for i, k := range ks {
+			cmds[i] = c.B().MemoryUsage().Key(k).Samples(0).Build()
+		}
+		for chunk := range slices.Chunk(cmds, 1000) {
+			for _, r := range c.DoMulti(ctx, chunk...) {
+				n, err := r.AsInt64()
+				if err == nil {
+					bytes += n
+				}
+			}
+		}
+		return bytes, len(ks)
+	}
+	handledOK := func(a *App) float64 { return gatherCounter(b, a, "codemojex_updates_handled_total", "ok") }
+	droppedAll := func(a *App) float64 { return gatherCounter(b, a, "codemojex_flood_dropped_total", "") }
+
+	// Flood.
+	{
+		emu := testkit.NewEmulator(b, tgemu.WithLimits(tgemu.DefaultLimits()))
+		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
+		flooder := models.User{ID: 777_001, FirstName: "Flooder"}
+		emu.AddChat(models.Chat{ID: flooder.ID, Type: models.ChatTypePrivate, FirstName: "Flooder"})
+		before, _ := bytesOf(c, tag)
+		const total = 3000
+		start := time.Now()
+		for i := range total {
+			time.Sleep(time.Until(start.Add(time.Duration(i) * time.Millisecond)))
+			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: flooder.ID, From: flooder, Text: "/help"})
+			require.NoError(b, err)
+		}
+		require.Eventually(b, func() bool { return len(emu.PendingUpdates()) == 0 }, wait, time.Millisecond)
+		floodEnd := time.Now()
+		require.Eventually(b, func() bool { return handledOK(a)+droppedAll(a) >= total }, wait, time.Millisecond)
+		after, afterKeys := bytesOf(c, tag)
+		handled, dropped := handledOK(a), droppedAll(a)
+		st, err := a.store.Inspector().Stats(ctx, tgjob.QueueReply, 0)
+		require.NoError(b, err)
+		queued := float64(len(emu.Messages(flooder.ID)) + st.Pending + st.InFlight)
+		metric(time.Since(start).Seconds(), "flood_s")
+		metric(handled, "flood_handled")
+		metric(dropped, "flood_dropped")
+		metric(queued, "flood_replies_queued")
+		metric(float64(before), "flood_bytes_before")
+		metric(float64(after), "flood_bytes_after")
+		metric(float64(after-before)/max(dropped, 1), "flood_bytes/dropped")
+		b.Logf("flood: %d /help in %v: %v handled, %v dropped, %v replies queued (notice included); keys %d bytes before, %d after (%d keys)",
+			total, floodEnd.Sub(start).Round(time.Millisecond), handled, dropped, queued, before, after, afterKeys)
+		// 10 s after the flood: the next command.
+		time.Sleep(time.Until(floodEnd.Add(10 * time.Second)))
+		n := len(emu.Messages(flooder.ID))
+		t0 := time.Now()
+		_, err = emu.InjectMessage(tgemu.TextMessage{ChatID: flooder.ID, From: flooder, Text: "/start"})
+		require.NoError(b, err)
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		var answered time.Duration
+		require.NoError(b, emu.WaitUntil(wctx, func() bool {
+			for _, m := range emu.Messages(flooder.ID)[n:] {
+				if strings.Contains(m.CurrentText(), "Welcome") {
+					answered = time.Since(t0)
+					return true
+				}
+			}
+			return false
+		}))
+		cancel()
+		metric(answered.Seconds()*1000, "flood_next_ms")
+		// Once the replies are delivered and the window has passed.
+		require.Eventually(b, func() bool {
+			st, err := a.store.Inspector().Stats(ctx, tgjob.QueueReply, 0)
+			return err == nil && st.Pending+st.InFlight == 0
+		}, 2*time.Minute, 10*time.Millisecond)
+		time.Sleep(time.Until(floodEnd.Add(flood.DefaultWindow + 12*time.Second)))
+		rest, restKeys := bytesOf(c, tag)
+		fl, err := valkeytest.Keys(ctx, c, "{"+tag+"}:app:fl:*")
+		require.NoError(b, err)
+		metric(float64(rest), "flood_bytes_rest")
+		metric(float64(len(fl)), "flood_keys_left")
+		b.Logf("flood: the flooder's /start 10 s later answered in %v; %d bytes (%d keys) once delivered and the window passed, %d keys of the limits left",
+			answered.Round(time.Millisecond), rest, restKeys, len(fl))
+		stop()
+	}
+
+	// Memory at rest.
+	{
+		chats := 100_000
+		if v, err := strconv.Atoi(os.Getenv("CODEMOJEX_BENCH_CHATS")); err == nil && v > 0 {
+			chats = v
+		}
+		emu := testkit.NewEmulator(b, testkit.Unlimited())
+		emu.SetAllowAnyChat(true)
+		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=10000", "TELEGRAM_CHAT_RATE=100", "TELEGRAM_GROUP_RATE=6000", "WORKERS=64")
+		before, beforeKeys := bytesOf(c, tag)
+		sent := func() float64 { return gatherCounter(b, a, "codemojex_worker_sent_total", "") }
+		for i := range chats {
+			id := int64(1_000_000 + i)
+			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: id, From: models.User{ID: id, FirstName: "U"}, Text: "/start"})
+			require.NoError(b, err)
+		}
+		require.Eventually(b, func() bool { return sent() >= float64(chats) }, 15*time.Minute, 50*time.Millisecond)
+		delivered := time.Now()
+		time.Sleep(time.Second) // the last acks
+		atOnce, keysOnce := bytesOf(c, tag)
+		time.Sleep(time.Until(delivered.Add(61 * time.Second)))
+		atMinute, keysMinute := bytesOf(c, tag)
+		metric(float64(chats), "rest_chats")
+		metric(float64(atOnce-before)/float64(chats), "rest_bytes/chat")
+		metric(float64(atMinute-before)/float64(chats), "rest_bytes/chat_1min")
+		metric(float64(keysMinute-beforeKeys)/float64(chats), "rest_keys/chat_1min")
+		b.Logf("at rest: %d chats, one /start each, delivered: %d bytes/chat (%.2f keys/chat) at once, %d bytes/chat (%.2f keys/chat) 61 s later",
+			chats, (atOnce-before)/int64(chats), float64(keysOnce-beforeKeys)/float64(chats),
+			(atMinute-before)/int64(chats), float64(keysMinute-beforeKeys)/float64(chats))
+		// Messages never edited.
+		const msgs = 10_000
+		base := sent()
+		for i := range msgs {
+			_, err := a.notifier.Notify(ctx, int64(1_000_000+i%chats), notifier.Message{Text: "news", Class: notifier.Notification})
+			require.NoError(b, err)
+		}
+		require.Eventually(b, func() bool { return sent() >= base+msgs }, 5*time.Minute, 50*time.Millisecond)
+		time.Sleep(time.Second)
+		msgBytes, _ := bytesOf(c, tag)
+		// Pace logs of the chats written again: compare a minute later too.
+		time.Sleep(61 * time.Second)
+		msgBytesMinute, _ := bytesOf(c, tag)
+		metric(float64(msgBytes-atMinute)/msgs, "msg_bytes/delivered")
+		metric(float64(msgBytesMinute-atMinute)/msgs, "msg_bytes/delivered_1min")
+		b.Logf("messages: %d delivered, never edited: %.1f bytes/message kept at once (pace logs included), %.1f a minute later",
+			msgs, float64(msgBytes-atMinute)/msgs, float64(msgBytesMinute-atMinute)/msgs)
+		stop()
+	}
+
+	// The limit's cost on the record path.
+	{
+		srv := valkeytest.Start(b, valkeytest.Options{})
+		c := srv.Client(b)
+		const chats, per = 2000, 10
+		ups := make([]intake.Update, 0, chats*per)
+		for i := range chats * per {
+			ups = append(ups, benchUpdate(int64(i+1), int64(100_000+i%chats), "🍎🍌🍇🍒"))
+		}
+		cpu := func() float64 {
+			info, err := c.Do(ctx, c.B().Info().Section("cpu").Build()).ToString()
+			require.NoError(b, err)
+			var s float64
+			for _, l := range strings.Split(info, "\r\n") {
+				k, v, _ := strings.Cut(l, ":")
+				if k == "used_cpu_user" || k == "used_cpu_sys" {
+					f, _ := strconv.ParseFloat(v, 64)
+					s += f
+				}
+			}
+			return s
+		}
+		once := func(on bool) (rate, us float64) {
+			require.NoError(b, c.Do(ctx, c.B().Flushall().Build()).Error())
+			tag := valkeytest.Namespace(b)
+			store, err := lanes.New(c, append(intake.StoreOptions(0), lanes.WithTag(tag))...)
+			require.NoError(b, err)
+			in := intake.NewInbox(c, store, tag)
+			if on {
+				in.WithLimits(flood.New(tag, flood.DefaultLimits(), nil), nil)
+			}
+			c0, t0 := cpu(), time.Now()
+			for chunk := range slices.Chunk(ups, 100) {
+				_, err := in.Accept(ctx, chunk)
+				require.NoError(b, err)
+			}
+			el := time.Since(t0)
+			return float64(len(ups)) / el.Seconds(), (cpu() - c0) * 1e6 / float64(len(ups))
+		}
+		var onRate, offRate, onUs, offUs []float64
+		for range 3 {
+			r, u := once(false)
+			offRate, offUs = append(offRate, r), append(offUs, u)
+			r, u = once(true)
+			onRate, onUs = append(onRate, r), append(onUs, u)
+		}
+		med := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
+		metric(med(onRate), "limit_on_updates/s")
+		metric(med(offRate), "limit_off_updates/s")
+		metric(med(onUs), "limit_on_valkey_us/update")
+		metric(med(offUs), "limit_off_valkey_us/update")
+		b.Logf("limit cost, record of %d updates (batches of 100): on %.0f/s, %.1f µs Valkey CPU/update; off %.0f/s, %.1f µs (runs on %v / off %v)",
+			len(ups), med(onRate), med(onUs), med(offRate), med(offUs), onRate, offRate)
+	}
+
+	for b.Loop() {
+	}
+	for _, m := range metrics {
+		b.ReportMetric(m.v, m.unit)
+	}
+}
+
+// gatherCounter sums the counter name of a's registry over the series
+// whose labels include value (every series when value is "").
+func gatherCounter(b *testing.B, a *App, name, value string) float64 {
+	mfs, err := a.reg.Gather()
+	require.NoError(b, err)
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			match := value == ""
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == value {
+					match = true
+				}
+			}
+			if match {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
