@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/codemojex/codemojex/internal/valkeyserver"
+)
+
+// floodBench is the go test command of the intake limits' benchmark
+// (internal/app BenchmarkFlood), run in the main module like the intake's.
+var floodBench = []string{"test", "-run", "^$", "-bench", "^BenchmarkFlood$", "-benchtime", "1x", "-count", "1", "-timeout", "30m", "./internal/app/"}
+
+// benchFloods runs BenchmarkFlood (its own servers) and turns its metrics
+// into rows; its log lines go into the report.
+func benchFloods(ctx context.Context, cfg config, _ *valkeyserver.Server, t *table) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", floodBench...)
+	cmd.Dir = cfg.repo
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go %s: %w\n%s", strings.Join(floodBench, " "), err, out)
+	}
+	m, logs, err := parseBenchOutput(out, "BenchmarkFlood")
+	if err != nil {
+		return err
+	}
+	cfg.log.Info("floods", "metrics", m)
+	for _, u := range []string{"flood_handled", "flood_dropped", "flood_replies_queued", "flood_bytes/dropped", "flood_next_ms",
+		"flood_keys_left", "rest_chats", "rest_bytes/chat", "rest_bytes/chat_1min", "msg_bytes/delivered",
+		"limit_on_updates/s", "limit_off_updates/s", "limit_on_valkey_us/update", "limit_off_valkey_us/update"} {
+		if _, ok := m[u]; !ok {
+			return fmt.Errorf("BenchmarkFlood reported no %q metric (it reported %v)", u, m)
+		}
+	}
+	n := func(v float64) string { return commas(int(v + 0.5)) }
+	t.add("flood: 3,000 `/help` from one user in 3 s, default `FLOOD_*`, Telegram's limits: handled / dropped / replies queued for the chat",
+		fmt.Sprintf("%s / %s / %s", n(m["flood_handled"]), n(m["flood_dropped"]), n(m["flood_replies_queued"])),
+		"none: a check (without the limits 3,000 / 0 / 3,000)", "—")
+	t.add("the flood's bytes in Valkey (MEMORY USAGE of the bot's keys, queued replies included) per dropped update while its window lasts; keys of the limits left once it has passed",
+		fmt.Sprintf("%.1f B; %s keys", m["flood_bytes/dropped"], n(m["flood_keys_left"])), "none: a check (goal < 100 B; 0 keys)", "—")
+	t.add("the flooder's `/start` 10 s after the flood: sent -> answered",
+		fmt.Sprintf("%.0f ms", m["flood_next_ms"]), "none: a check (goal < 2 s)", "—")
+	t.add(fmt.Sprintf("memory per known chat at rest: %s chats, one `/start` each, delivered: bytes/chat at once, and 61 s later (pace logs expired; the finished-update set stays 24 h)", n(m["rest_chats"])),
+		fmt.Sprintf("%s B; %s B", n(m["rest_bytes/chat"]), n(m["rest_bytes/chat_1min"])), "none: a check (goal <= 200 B within the first minute)", "—")
+	t.add("bytes kept per delivered message never edited (10,000 notifications; pace logs included)",
+		fmt.Sprintf("%.1f B", m["msg_bytes/delivered"]), "none: a check (goal <= 40 B)", "—")
+	t.add("the limit's cost on the record path: 20,000 updates from 2,000 chats (under the limits) recorded in batches of 100, updates/s, limits on vs off",
+		commas(int(m["limit_on_updates/s"]))+" updates/s", commas(int(m["limit_off_updates/s"]))+" updates/s", ratio(m["limit_on_updates/s"], m["limit_off_updates/s"]))
+	t.add("the same, Valkey CPU per recorded update (INFO cpu), limits on vs off (lower is better)",
+		fmt.Sprintf("%.1f µs", m["limit_on_valkey_us/update"]), fmt.Sprintf("%.1f µs", m["limit_off_valkey_us/update"]),
+		ratio(m["limit_on_valkey_us/update"], m["limit_off_valkey_us/update"]))
+	if len(logs) > 0 {
+		t.note("BenchmarkFlood's log of this run:\n\n```\n" + strings.Join(logs, "\n") + "\n```")
+	}
+	return nil
+}
