@@ -91,6 +91,16 @@ func TestConsoleInABrowser(t *testing.T) {
 		return strings.TrimSpace(s)
 	}
 	base := e.srv.URL
+	// submit clicks a form's button and waits for the answer of the page it
+	// lands on: the flash of a page shown before is removed first, so it is
+	// not taken for the new one.
+	submit := func(what, button string) string {
+		t.Helper()
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const f = document.getElementById("flash"); if (f) f.remove(); return true })()`))
+		require.NoError(t, err, what)
+		run(what, chromedp.Click(chromedp.CSS(button)), chromedp.WaitVisible(chromedp.CSS("#flash")))
+		return text("#flash")
+	}
 
 	// Sign in: a wrong token first.
 	run("wrong token", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token")),
@@ -133,8 +143,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("queues", chromedp.Navigate(base+"/queues"), chromedp.WaitVisible(chromedp.CSS("#queue-notify")))
 	shot("queues")
 	run("back to broadcasts", chromedp.Navigate(base+"/broadcasts"), chromedp.WaitVisible(chromedp.CSS(`.bc[data-id="`+id+`"] progress`)))
-	run("stop", chromedp.Click(chromedp.CSS(`.bc[data-id="`+id+`"] button.stop`)), chromedp.WaitVisible(chromedp.CSS("#flash")))
-	require.True(t, strings.HasPrefix(text("#flash"), "🛑 Broadcast "+id+" stopped: "), text("#flash"))
+	stopped := submit("stop", `.bc[data-id="`+id+`"] button.stop`)
+	require.True(t, strings.HasPrefix(stopped, "🛑 Broadcast "+id+" stopped: "), stopped)
 	p, err := e.app.Notifier().Progress(ctxB, id)
 	require.NoError(t, err)
 	require.True(t, p.Stopped, "the broadcast is stopped")
@@ -146,9 +156,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("find chat", chromedp.Navigate(base+"/chat"), chromedp.SendKeys(chromedp.CSS("#chat-q"), chat),
 		chromedp.Click(chromedp.CSS("#chat-find")), chromedp.WaitVisible(chromedp.CSS("#weight")))
 	setWeight := func(w string) string {
-		run("weight "+w, chromedp.SetValue(chromedp.CSS("#weight"), w), chromedp.Click(chromedp.CSS("#set-weight")),
-			chromedp.WaitVisible(chromedp.CSS("#flash")))
-		return text("#flash")
+		run("weight "+w, chromedp.SetValue(chromedp.CSS("#weight"), w))
+		return submit("set weight "+w, "#set-weight")
 	}
 	require.Equal(t, e.ask("/weight "+chat+" 0"), setWeight("0"))
 	require.Equal(t, "✅ Chat "+chat+": weight set to 7 (was 1), for replies and notifications alike.", setWeight("7"))
@@ -177,8 +186,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	row := `tr[data-id="` + string(dead) + `"]`
 	run("dead letters", chromedp.Navigate(base+"/dead?queue=notify"), chromedp.WaitVisible(chromedp.CSS(row)))
 	shot("dead")
-	run("requeue", chromedp.Click(chromedp.CSS(row+" button.requeue")), chromedp.WaitVisible(chromedp.CSS("#flash")))
-	require.True(t, strings.HasPrefix(text("#flash"), "✅ Requeued 1 dead letters (notify 1)."), text("#flash"))
+	requeued := submit("requeue", row+" button.requeue")
+	require.True(t, strings.HasPrefix(requeued, "✅ Requeued 1 dead letters (notify 1)."), requeued)
 	wctx, wcancel := context.WithTimeout(ctxB, wait)
 	defer wcancel()
 	msgs, err := e.emu.WaitForMessages(wctx, 4242, 1)
