@@ -36,6 +36,9 @@ const (
 	// DeadScan is how many dead letters of a queue a filtered read (by
 	// reason, or by chat) looks at, newest first.
 	DeadScan = 1_000
+	// chatDeadScan is how many of each queue's newest dead letters the
+	// Chat page looks through for the chat's.
+	chatDeadScan = 200
 )
 
 // InputError is an admin action refused for its input, before anything is
@@ -182,15 +185,15 @@ type ChatView struct {
 	Pace string
 	// Lanes are its lanes in the update, reply and notify queues.
 	Lanes []ChatLane
-	// Dead are its dead letters among the DeadScan newest of each queue.
+	// Dead are its dead letters among the 200 newest of each queue.
 	Dead []DeadView
 	// Game is its running game's board ("" when none), Playing its status.
 	Game       string
 	GameStatus string
 }
 
-// Chat returns chat id's view: O(queues + DeadScan), whatever the number of
-// lanes.
+// Chat returns chat id's view: O(queues x 200 dead letters read), whatever
+// the number of lanes.
 func (ad *Admin) Chat(ctx context.Context, id int64) (ChatView, error) {
 	a := ad.a
 	v := ChatView{ChatRef: ChatRef{ID: id}}
@@ -216,7 +219,7 @@ func (ad *Admin) Chat(ctx context.Context, id int64) (ChatView, error) {
 			return v, fmt.Errorf("app: chat %d lanes: %w", id, err)
 		}
 		v.Lanes = append(v.Lanes, ChatLane{Queue: src.q, LaneStats: rows[0]})
-		page, err := a.deadPage(ctx, DeadFilter{Queue: src.q, Chat: group, Limit: dlqShown})
+		page, err := a.deadPage(ctx, DeadFilter{Queue: src.q, Chat: group, Limit: dlqShown, Scan: chatDeadScan})
 		if err != nil {
 			return v, err
 		}
@@ -242,6 +245,9 @@ type DeadFilter struct {
 	Chat   string // only this chat's lane ("": any)
 	Skip   int    // a page: the Skip newest matching are left out
 	Limit  int    // at most this many (>= 1)
+	// Scan bounds how many letters a filtered read looks at from Skip on
+	// (0: DeadScan).
+	Scan int
 }
 
 // DeadView is one dead letter of a queue, with the text it carried when
@@ -329,7 +335,7 @@ func (a *App) deadPage(ctx context.Context, f DeadFilter) (DeadPage, error) {
 		if len(ds) < chunk {
 			return page, nil
 		}
-		if read >= DeadScan {
+		if read >= cmp.Or(f.Scan, DeadScan) {
 			page.Partial, page.Next = true, skip
 			return page, nil
 		}
