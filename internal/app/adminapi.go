@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -526,6 +527,7 @@ func (ad *Admin) StopBroadcast(ctx context.Context, who, id string) (string, err
 
 // AuditEntry is one recorded admin action.
 type AuditEntry struct {
+	ID     string    // its stream id (AuditBefore pages from it)
 	At     time.Time // when it was recorded (the stream id's time, server clock)
 	Who    string    // the admin's Telegram user id, or WhoConsole
 	Action string    // what was done, e.g. "weight set"
@@ -543,4 +545,17 @@ func (e AuditEntry) Actor() string {
 // Audit returns the last n admin actions, newest first (what /audit shows).
 func (ad *Admin) Audit(ctx context.Context, n int) ([]AuditEntry, error) {
 	return ad.a.auditLog.Last(ctx, n)
+}
+
+// auditIDRE is a stream entry id.
+var auditIDRE = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
+
+// AuditBefore returns the n admin actions before the one of id (an
+// AuditEntry.ID), newest first: the next page of Audit. Errors: an
+// *InputError for a malformed id; the server's.
+func (ad *Admin) AuditBefore(ctx context.Context, id string, n int) ([]AuditEntry, error) {
+	if !auditIDRE.MatchString(id) {
+		return nil, inputErr(fmt.Sprintf("❌ %q is not an audit entry's id.", id))
+	}
+	return ad.a.auditLog.before(ctx, "("+id, n)
 }

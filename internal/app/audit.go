@@ -58,7 +58,13 @@ func (l *auditLog) Record(ctx context.Context, who, action, detail string) error
 
 // Last returns up to n entries, newest first.
 func (l *auditLog) Last(ctx context.Context, n int) ([]AuditEntry, error) {
-	rs, err := l.c.Do(ctx, l.c.B().Xrevrange().Key(l.keys.audit()).End("+").Start("-").Count(int64(n)).Build()).AsXRange()
+	return l.before(ctx, "+", n)
+}
+
+// before returns up to n entries older than the entry of stream id end
+// (exclusive; "+": from the newest), newest first.
+func (l *auditLog) before(ctx context.Context, end string, n int) ([]AuditEntry, error) {
+	rs, err := l.c.Do(ctx, l.c.B().Xrevrange().Key(l.keys.audit()).End(end).Start("-").Count(int64(n)).Build()).AsXRange()
 	if err != nil {
 		return nil, fmt.Errorf("app: audit: %w", err)
 	}
@@ -66,7 +72,7 @@ func (l *auditLog) Last(ctx context.Context, n int) ([]AuditEntry, error) {
 	for _, r := range rs {
 		msStr, _, _ := strings.Cut(r.ID, "-")
 		ms, _ := strconv.ParseInt(msStr, 10, 64)
-		out = append(out, AuditEntry{At: time.UnixMilli(ms), Who: r.FieldValues[auditFieldAdmin],
+		out = append(out, AuditEntry{ID: r.ID, At: time.UnixMilli(ms), Who: r.FieldValues[auditFieldAdmin],
 			Action: r.FieldValues[auditFieldAction], Detail: r.FieldValues[auditFieldDetail]})
 	}
 	return out, nil

@@ -229,7 +229,7 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	last, err := r.app.auditLog.Last(ctx, 1)
 	require.NoError(t, err)
 	require.Len(t, last, 1)
-	require.Equal(t, AuditEntry{At: last[0].At, Who: adminWho(adminID), Action: actionBroadcastStop,
+	require.Equal(t, AuditEntry{ID: last[0].ID, At: last[0].At, Who: adminWho(adminID), Action: actionBroadcastStop,
 		Detail: fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent-inFlightAtStop(stopReply), p.Cancelled, inFlightAtStop(stopReply))}, last[0], "the stop is audited")
 	// The progress message says the same.
 	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d", p.Sent, p.Cancelled, chatsN)

@@ -60,6 +60,7 @@ type Backend interface {
 	Broadcasts(ctx context.Context, n int) ([]app.BroadcastView, error)
 	StopBroadcast(ctx context.Context, who, id string) (string, error)
 	Audit(ctx context.Context, n int) ([]app.AuditEntry, error)
+	AuditBefore(ctx context.Context, id string, n int) ([]app.AuditEntry, error)
 }
 
 var _ Backend = (*app.Admin)(nil)

@@ -373,3 +373,30 @@ func TestQueuesPageReadsABoundedNumberOfLanes(t *testing.T) {
 	require.Contains(t, page, fmt.Sprintf("%d pending", app.LaneScan+100))
 	require.NoError(t, in.Resume(ctx))
 }
+
+// TestAuditPagesThroughTheLog: the Audit page shows the 50 newest entries
+// (as /audit's log) and an older link to the next 50, until the oldest; a
+// malformed page id is refused.
+func TestAuditPagesThroughTheLog(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	for i := range 60 {
+		_, err := e.app.Admin().SetWeight(ctx, app.WhoConsole, strconv.Itoa(1000+i), "2")
+		require.NoError(t, err)
+	}
+	rows := func(page string) int { return strings.Count(page, "<td>console</td>") }
+	_, page := b.get("/audit")
+	require.Equal(t, 50, rows(page))
+	require.Contains(t, page, "chat 1059: weight 2 (was 1)", "the newest first")
+	older := regexp.MustCompile(`href="/audit\?before=([0-9-]+)" id="audit-older"`).FindStringSubmatch(page)
+	require.NotNil(t, older, "a link to older entries")
+	_, page = b.get("/audit?before=" + older[1])
+	require.Equal(t, 10, rows(page), "the 10 oldest")
+	require.Contains(t, page, "chat 1000: weight 2 (was 1)")
+	require.NotContains(t, page, `id="audit-older"`, "the last page")
+	resp, _ := b.get("/audit?before=x")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}

@@ -346,11 +346,34 @@ func (c *Console) stopBroadcast(w http.ResponseWriter, r *http.Request, sid stri
 	c.done(w, r, sid, "/broadcasts", ans, err)
 }
 
+// auditPage is how many audit entries a page shows.
+const auditPage = 50
+
 func (c *Console) audit(w http.ResponseWriter, r *http.Request, sid string, s session) {
-	es, err := c.b.Audit(r.Context(), 50)
+	var es []app.AuditEntry
+	var err error
+	before := r.URL.Query().Get("before")
+	if before == "" {
+		es, err = c.b.Audit(r.Context(), auditPage)
+	} else {
+		es, err = c.b.AuditBefore(r.Context(), before, auditPage)
+	}
+	var ie *app.InputError
+	if errors.As(err, &ie) {
+		http.Error(w, ie.Text, http.StatusBadRequest)
+		return
+	}
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	c.render(w, r, sid, s, "audit", "Audit", es)
+	d := struct {
+		Entries []app.AuditEntry
+		Older   string // the before= of the next page, "" when this one is the last
+		Paged   bool
+	}{Entries: es, Paged: before != ""}
+	if len(es) == auditPage {
+		d.Older = es[len(es)-1].ID
+	}
+	c.render(w, r, sid, s, "audit", "Audit", d)
 }
