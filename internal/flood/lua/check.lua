@@ -23,6 +23,11 @@
 --          may take the notice flag (a message), else "0"
 -- The chat id of item i is the part of its notice key after ":fl:n:".
 --
+-- The time is written first (ZADD NX, as the intake's own record did), so
+-- an update recorded before (a resend while it waits: its time is there)
+-- is told apart in the same command; a dropped update's time is removed
+-- again.
+--
 -- Returns one integer per item: 1 recorded (time written), 0 recorded
 -- before (its time is there: a resend while it waits; not counted), 2
 -- dropped by the user limit, 4 dropped by the chat limit; a drop that took
@@ -46,7 +51,7 @@ local trimmed = false
 for i = 1, n do
   local k, a = 3 * i, 2 + 4 * i - 3
   local member, ul, cl = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-  if redis.call('ZSCORE', KEYS[1], member) then
+  if redis.call('ZADD', KEYS[1], 'NX', now, member) == 0 then
     out[i] = 0
   else
     local code, wait, utat, ctat = 1, 0, nil, nil
@@ -61,8 +66,8 @@ for i = 1, n do
     if code == 1 then
       if utat then draw(KEYS[k], utat) end
       if ctat then draw(KEYS[k + 1], ctat) end
-      redis.call('ZADD', KEYS[1], 'NX', now, member)
     else
+      redis.call('ZREM', KEYS[1], member) -- dropped: not recorded
       local notice = KEYS[k + 2]
       local chat = string.sub(notice, (string.find(notice, ':fl:n:', 1, true)) + 6)
       redis.call('ZADD', KEYS[2], 'GT', now + win, chat)
