@@ -258,3 +258,32 @@ func TestFullReplyLaneDropsThatChatsRepliesOnly(t *testing.T) {
 	require.Len(t, h.texts(busy.ID, 3), 3)
 	h.quiet(busy.ID, 300*time.Millisecond)
 }
+
+// The limits live in Valkey: a process that takes over the intake (the
+// first one stopped, as in a restart or a failover) finds the flooder's
+// budget and the chat's notice where the first left them.
+func TestLimitsAreSharedByProcessesAndSurviveARestart(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "FLOOD_WINDOW=10m") // one message more per minute: none within the test
+	r1 := h.start(nil)
+	h.waitLeader(r1)
+	flooder := user(851, "Flooder")
+	for range flood.DefaultUserMessages + 5 {
+		h.say(0, flooder, "/help")
+	}
+	require.Eventually(t, func() bool { return h.metric(r1, `codemojex_flood_dropped_total{reason="user_messages"}`) == "5" }, wait, 10*time.Millisecond)
+	h.texts(flooder.ID, flood.DefaultUserMessages+1) // the replies and the notice
+	r1.stop()
+
+	r2 := h.start(nil)
+	h.waitLeader(r2)
+	for range 5 {
+		h.say(0, flooder, "/help")
+	}
+	require.Eventually(t, func() bool { return h.metric(r2, `codemojex_flood_dropped_total{reason="user_messages"}`) == "5" }, wait, 10*time.Millisecond,
+		"the second process drops what the first one's budget no longer allows")
+	h.quiet(flooder.ID, 300*time.Millisecond)
+	notices, others := h.countTexts(flooder.ID)
+	require.Equal(t, []int{1, flood.DefaultUserMessages}, []int{notices, others}, "no second notice within the window")
+	require.Contains(t, h.ask(0, user(852, "Other"), "/start"), "Welcome", "another user is not limited")
+}
