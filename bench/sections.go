@@ -149,6 +149,36 @@ limits on divided by the same with them off, medians of three alternating runs; 
 record (the handling path is unchanged), so this is the whole of their cost.`,
 			run: benchFloods,
 		},
+		{
+			name:  "delivery",
+			title: "Delivery at Telegram's latency: senders from the budget",
+			about: `The emulator answers every request after 0, 100, 300 or 1,000 ms (` + "`tgemu.WithLatency`" + `: half before
+it counts the message, half after), with a global limit of 30/s and of 1,000/s (per-chat limit 100/s
+so the global one binds; 3 chats per message/s of the limit, so one message in flight per chat never
+binds), one and two worker processes (this program re-run as ` + "`-role worker`" + `). codemojex: the worker
+sizing its senders from the budget (rate × measured hold time × 1.25 + 2, at most 512); baseline:
+the fixed pool of 8 senders the worker had before (` + "`Senders = MinSenders = 8`" + `), in the same run.
+Delivered ÷ limit is the least-squares slope of the deliveries over three steps of the budget (one
+window plus the latency each), from 1 s after the first delivery; the ratio column divides
+codemojex's rate by the baseline's. The ceiling of either at latency L is about
+window ÷ (window + L) (lanes counts a send from its claim until one window after its answer, so
+the limit is never exceeded): 0.91 at 100 ms, 0.77 at 300 ms, 0.50 at 1 s. CPU per delivered
+message: the worker processes' user+system time (whole run, warm-up included) plus the server's
+(INFO cpu), over every message delivered in the run (lower is better). Memory and sockets: the
+worker process's VmRSS and its open sockets (Valkey's included) at the end of the window.`,
+			run: benchDelivery,
+		},
+		{
+			name:  "replies",
+			title: "Replies during a broadcast: two budgets",
+			about: `A 10,000-chat broadcast at the bulk limit (30/s) while 100 chats each get a reply per second (100/s), for
+8 s, one worker process, the emulator enforcing 30/s for bulk, 100/s for replies (` + "`tgemu.Limits.Reply`" + `) and
+1/s per chat. Reply latency from its enqueue to the emulator's acceptance, p50 and p99 (a reply not delivered
+by the end counts as 8 s). codemojex: replies on a budget of their own (` + "`TELEGRAM_REPLY_RATE=100`" + `); baseline:
+one shared budget (` + "`TELEGRAM_REPLY_RATE=0`" + `, the bot before), in the same run; the ratio divides the p99s
+(lower is better).`,
+			run: benchReplyDuringBroadcast,
+		},
 	}
 }
 

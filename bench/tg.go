@@ -125,9 +125,16 @@ func workerMain(args []string) error {
 	api := fs.String("api", "", "Bot API URL")
 	token := fs.String("token", "", "bot token")
 	tag := fs.String("tag", "", "store tag")
+	global := fs.Int("global", benchGlobal, "global limit, messages/s (lanes side)")
+	chat := fs.Int("chat", benchChat, "per-chat limit, messages/s (lanes side)")
+	reply := fs.Int("reply", 0, "replies' own budget, messages/s (notifier.Limits.ReplyPerSecond; 0: replies share -global)")
+	maxSenders := fs.Int("senders", senders, "worker.Config.Senders (the cap)")
+	minSenders := fs.Int("min-senders", 0, "worker.Config.MinSenders (= -senders: a fixed pool)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	limits := benchLimits()
+	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.ReplyPerSecond = *global, *chat, *reply
 	opt, err := valkey.ParseURL(*addr)
 	if err != nil {
 		return fmt.Errorf("valkey url: %w", err)
@@ -138,7 +145,7 @@ func workerMain(args []string) error {
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer c.Close()
-	store, err := notifier.NewStore(c, benchLimits(), 0, lanes.WithTag(*tag))
+	store, err := notifier.NewStore(c, limits, 0, lanes.WithTag(*tag))
 	if err != nil {
 		return err
 	}
@@ -147,9 +154,8 @@ func workerMain(args []string) error {
 		return err
 	}
 	w, err := worker.New(n, worker.Config{
-		Token: *token, ServerURL: *api, Senders: senders, ClaimRate: benchGlobal,
-		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}},
-		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Token: *token, ServerURL: *api, Senders: *maxSenders, MinSenders: *minSenders, ClaimRate: *global + *reply,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err
@@ -173,11 +179,19 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return ctx, cancel
 }
 
-// startWorkerProcs starts n helper worker processes.
-func startWorkerProcs(ctx context.Context, n int, srv *valkeyserver.Server, emu *tgemu.Emulator, tag string) (stop func() error, err error) {
+// startWorkerProcs starts n helper worker processes (extra: more flags of
+// the worker role).
+func startWorkerProcs(ctx context.Context, n int, srv *valkeyserver.Server, emu *tgemu.Emulator, tag string, extra ...string) (stop func() error, err error) {
+	stop, _, err = startWorkerCmds(ctx, n, srv, emu, tag, extra...)
+	return stop, err
+}
+
+// startWorkerCmds is startWorkerProcs that also returns the processes (read
+// their CPU time once stop returned, their /proc entries before).
+func startWorkerCmds(ctx context.Context, n int, srv *valkeyserver.Server, emu *tgemu.Emulator, tag string, extra ...string) (stop func() error, procs []*exec.Cmd, err error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("own executable: %w", err)
+		return nil, nil, fmt.Errorf("own executable: %w", err)
 	}
 	var cmds []*exec.Cmd
 	stop = func() error {
@@ -193,16 +207,17 @@ func startWorkerProcs(ctx context.Context, n int, srv *valkeyserver.Server, emu 
 		return errors.Join(errs...)
 	}
 	for range n {
-		cmd := exec.CommandContext(ctx, self, "-role", "worker", "-valkey", srv.URL, "-api", emu.URL(), "-token", emu.Token(), "-tag", tag)
+		args := append([]string{"-role", "worker", "-valkey", srv.URL, "-api", emu.URL(), "-token", emu.Token(), "-tag", tag}, extra...)
+		cmd := exec.CommandContext(ctx, self, args...)
 		cmd.Stderr = os.Stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			_ = stop()
-			return nil, fmt.Errorf("start worker process: %w", err)
+			return nil, nil, fmt.Errorf("start worker process: %w", err)
 		}
 		cmds = append(cmds, cmd)
 	}
-	return stop, nil
+	return stop, cmds, nil
 }
 
 // fifo is the baseline: one Valkey list, popped in order by one loop that

@@ -132,6 +132,9 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	args = append(args, strconv.Itoa(len(req.Queues)))
 	for _, q := range req.Queues {
 		args = append(args, s.queueArgs(q)...)
+		// The queue's own budget (claim.lua only): rate and window (ms).
+		qc := s.opt.queues[q]
+		args = append(args, strconv.Itoa(qc.Rate), ms(qc.Window))
 	}
 	if len(req.Ack) > MaxClaim {
 		return Claimed{}, fmt.Errorf("%w: claim: %d acks: want at most %d", ErrInvalid, len(req.Ack), MaxClaim)

@@ -45,6 +45,15 @@ type QueueConfig struct {
 	// fan-outs (one job per lane per broadcast) must not be bounded below
 	// the broadcasts that may be queued at once.
 	MaxDepth int
+	// Rate and Window are the queue's own budget: at most Rate jobs of this
+	// queue claimed in any Window (a sliding window on the server clock,
+	// counted like WithGlobalRate: a send counts from its claim until one
+	// Window after it settles), shared by every claimer, in addition to the
+	// store's global rate and the lanes' paces. Rate 0 means none. So two
+	// queues can have budgets of their own (codemojex: replies and bulk
+	// notifications) while a lane's pace stays shared by both.
+	Rate   int
+	Window time.Duration
 }
 
 // Pace limits how fast one lane is served: at most Limit jobs in any Period
@@ -116,6 +125,9 @@ func WithQueue(name string, cfg QueueConfig) Option {
 		}
 		if cfg.LaneLimit < 0 || cfg.MaxAttempts < 0 || cfg.MaxDepth < 0 {
 			return fmt.Errorf("%w: queue %q: LaneLimit, MaxAttempts and MaxDepth must be >= 0", ErrInvalid, name)
+		}
+		if cfg.Rate < 0 || cfg.Window < 0 || (cfg.Rate > 0 && cfg.Window < time.Millisecond) {
+			return fmt.Errorf("%w: queue %q: rate %d per %v: want rate >= 0 and window >= 1ms", ErrInvalid, name, cfg.Rate, cfg.Window)
 		}
 		o.queues[name] = cfg
 		return nil

@@ -2,6 +2,7 @@ package lanes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -243,4 +244,56 @@ func (s *core) describe(ctx context.Context, queue string, groups []string) (Sta
 		rows = append(rows, ls)
 	}
 	return st, rows, nil
+}
+
+// Budget is how much of a send budget is in use now (BudgetUse).
+type Budget struct {
+	// Used counts the sends the budget holds now: in flight, or settled
+	// within the last Window (the sliding window a claim checks).
+	Used int
+	// Limit is the budget: at most Limit sends per Window (0: none).
+	Limit  int
+	Window time.Duration
+}
+
+// BudgetUse reports queue's send budget, shared by every claimer: the
+// queue's own (QueueConfig.Rate) when it has one, else the store's global
+// rate (WithGlobalRate), else a zero Budget. Used ÷ Limit is how full the
+// budget is (1: claims wait for it). Two round trips (the server's TIME,
+// then a ZCOUNT); errors: ErrInvalid for a bad queue name, the server's.
+func (in *Inspector) BudgetUse(ctx context.Context, queue string) (Budget, error) {
+	if err := validQueue(queue); err != nil {
+		return Budget{}, err
+	}
+	key, b := in.keys.rate(), Budget{Limit: in.opt.rate, Window: in.opt.window}
+	if qc := in.opt.queues[queue]; qc.Rate > 0 {
+		key, b = in.keys.queueKey(queue, "rate"), Budget{Limit: qc.Rate, Window: qc.Window}
+	}
+	if b.Limit <= 0 {
+		return Budget{}, nil
+	}
+	t, err := in.c.Do(ctx, in.c.B().Time().Build()).AsStrSlice()
+	if err != nil || len(t) != 2 {
+		return Budget{}, fmt.Errorf("lanes: budget use: time: %w", errors.Join(err, errTimeReply(len(t))))
+	}
+	sec, err1 := strconv.ParseInt(t[0], 10, 64)
+	usec, err2 := strconv.ParseInt(t[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return Budget{}, fmt.Errorf("lanes: budget use: time %q: %w", t, errors.Join(err1, err2))
+	}
+	from := sec*1000 + usec/1000 - b.Window.Milliseconds()
+	n, err := in.c.Do(ctx, in.c.B().Zcount().Key(key).Min("("+strconv.FormatInt(from, 10)).Max("+inf").Build()).AsInt64()
+	if err != nil {
+		return Budget{}, fmt.Errorf("lanes: budget use: %w", err)
+	}
+	b.Used = int(n)
+	return b, nil
+}
+
+// errTimeReply is nil for a TIME reply of 2 fields, else an error saying so.
+func errTimeReply(n int) error {
+	if n == 2 {
+		return nil
+	}
+	return fmt.Errorf("TIME answered %d fields, want 2", n)
 }

@@ -162,6 +162,11 @@ func (s *core) queueArgs(q string) []string {
 // scripts themselves).
 func (s *core) logTTL() time.Duration {
 	d := s.opt.window
+	for _, q := range s.opt.queues {
+		if q.Rate > 0 && q.Window > d {
+			d = q.Window
+		}
+	}
 	if s.opt.pace.Period > d {
 		d = s.opt.pace.Period
 	}

@@ -15,8 +15,19 @@ import (
 // private chat, 20 messages per minute in a group. A zero rate field means no
 // limit.
 type Limits struct {
-	// GlobalPerSecond caps the bot's messages per second, all chats together.
+	// GlobalPerSecond caps the bot's messages per second, all chats
+	// together; with ReplyPerSecond set, only the bulk ones (queue
+	// tgjob.QueueNotify: broadcast copies and other notifications), the
+	// budget Telegram's Bot FAQ puts at "about 30 messages per second".
 	GlobalPerSecond int
+	// ReplyPerSecond, when > 0, gives replies (queue tgjob.QueueReply) a
+	// budget of their own, apart from GlobalPerSecond: a broadcast at its
+	// bulk limit then never slows replies below this cap. Telegram
+	// publishes no figure for replies; grammY's "Scaling Up IV: Flood
+	// Limits" states that the 30/s applies to bulk notifications only, not
+	// to replies to users' messages. 0 means replies share
+	// GlobalPerSecond with everything else.
+	ReplyPerSecond int
 	// PrivatePerSecond caps messages per second to one private chat
 	// (chat id > 0).
 	PrivatePerSecond int
@@ -64,7 +75,9 @@ func (l Limits) stretch(d time.Duration) time.Duration { return d + max(l.Slack,
 // StoreOptions returns the lanes.Store options for these limits: both
 // queues (tgjob.QueueReply, tgjob.QueueNotify) Ordered with maxAttempts (0
 // means DefaultMaxAttempts), WithGlobalRate(GlobalPerSecond per 1 s +
-// Slack), and WithLanePace(PrivatePerSecond per 1 s + Slack, with a
+// Slack) (with ReplyPerSecond > 0 instead two queue budgets: reply
+// ReplyPerSecond, notify GlobalPerSecond, each per 1 s + Slack), and
+// WithLanePace(PrivatePerSecond per 1 s + Slack, with a
 // PaceRule for prefix "-": GroupPerMinute per 1 min + Slack). Pacing is
 // per group and shared by both queues, so a chat's replies and
 // notifications draw on one budget. Append WithTag and the like.
@@ -79,7 +92,16 @@ func (l Limits) StoreOptions(maxAttempts int) []lanes.Option {
 		lanes.WithQueue(tgjob.QueueReply, rc),
 		lanes.WithQueue(tgjob.QueueNotify, qc),
 	}
-	if l.GlobalPerSecond > 0 {
+	switch {
+	case l.ReplyPerSecond > 0:
+		// Two budgets, one per queue, each shared by every process.
+		reply, bulk := rc, qc // the reply lanes keep their depth bound
+		reply.Rate, reply.Window = l.ReplyPerSecond, l.stretch(time.Second)
+		if l.GlobalPerSecond > 0 {
+			bulk.Rate, bulk.Window = l.GlobalPerSecond, l.stretch(time.Second)
+		}
+		opts = []lanes.Option{lanes.WithQueue(tgjob.QueueReply, reply), lanes.WithQueue(tgjob.QueueNotify, bulk)}
+	case l.GlobalPerSecond > 0:
 		opts = append(opts, lanes.WithGlobalRate(l.GlobalPerSecond, l.stretch(time.Second)))
 	}
 	var private, group lanes.Pace

@@ -217,7 +217,9 @@ func weightedShare(t *testing.T, msgs []tgemu.Message, chats []int64, heavy int6
 func shareHarness(t *testing.T) (*harness, *running, []int64) {
 	// Each chat sends sharePerChat commands at once (a backlog per chat is
 	// what the weights share): over the default intake limits by design.
-	h := newHarness(t, "TELEGRAM_GLOBAL_RATE=60", "FLOOD_USER_MESSAGES=0")
+	// Both budgets at 60/s: the reply test's replies and the broadcast
+	// test's copies are each bound by theirs.
+	h := newHarness(t, "TELEGRAM_GLOBAL_RATE=60", "TELEGRAM_REPLY_RATE=60", "FLOOD_USER_MESSAGES=0")
 	r := h.start(nil)
 	h.waitLeader(r)
 	chats := make([]int64, shareChats)

@@ -134,6 +134,7 @@ func (a *App) init() error {
 	limits := notifier.DefaultLimits()
 	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.GroupPerMinute = cfg.GlobalRate, cfg.ChatRate, cfg.GroupRate
 	limits.ReplyLaneDepth = cfg.ReplyLaneDepth
+	limits.ReplyPerSecond = cfg.ReplyRate
 	var err error
 	if a.store, err = notifier.NewStore(a.c, limits, 0, lanes.WithTag(o.tag)); err != nil {
 		return fmt.Errorf("app: lanes store: %w", err)
@@ -187,7 +188,9 @@ func (a *App) init() error {
 	if cfg.Sends() {
 		a.worker, err = worker.New(a.notifier, worker.Config{
 			Token: cfg.Token, ServerURL: cfg.APIURL, Senders: cfg.Workers, Lease: cfg.WorkerLease,
-			ClaimRate:     cfg.GlobalRate,
+			// Both budgets: the claims' spreading must not hold replies
+			// back, and the senders are sized for both at once.
+			ClaimRate:     cfg.GlobalRate + cfg.ReplyRate,
 			ShutdownGrace: o.drain, Logger: o.log, Registerer: a.reg,
 		})
 		if err != nil {

@@ -21,8 +21,8 @@ func TestTapAnswersStayFastDuringBroadcastAtGlobalLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends a broadcast for about 10 s")
 	}
-	h := newHarness(t, "TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
-	h.emu.SetLimits(tgemu.DefaultLimits())
+	h := newHarness(t, telegramLimitsEnv...)
+	h.emu.SetLimits(telegramLimits())
 	h.emu.SetAllowAnyChat(true)
 	r := h.startWithSecret(0, 1, 2, 3)
 	ctx := context.Background()

@@ -50,6 +50,13 @@ func TestHealthzAndMetrics(t *testing.T) {
 		`codemojex_worker_sent_total{queue="reply"} 1`,
 		`codemojex_worker_send_duration_seconds_count`,
 		`codemojex_worker_claim_duration_seconds_count`,
+		`codemojex_worker_send_duration_seconds_count{method="sendMessage"} 1`,
+		`codemojex_worker_sends_in_flight 0`,
+		`codemojex_worker_senders `, // within 4..WORKERS (8), by the measured round trip
+		`codemojex_budget_limit{budget="reply"} 1000`,
+		`codemojex_budget_limit{budget="bulk"} 1000`,
+		`codemojex_budget_use{budget="bulk"} 0`,
+		`codemojex_budget_use{budget="reply"} `, // 0.001 while the reply is within the window
 	} {
 		require.Contains(t, body, want)
 	}

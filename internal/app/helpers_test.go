@@ -70,6 +70,7 @@ func newHarnessOn(t *testing.T, emu *tgemu.Emulator, env ...string) *harness {
 		"VALKEY_URL=" + srv.URL,
 		fmt.Sprintf("ADMIN_IDS=%d", adminID),
 		"TELEGRAM_GLOBAL_RATE=1000",
+		"TELEGRAM_REPLY_RATE=1000",
 		"TELEGRAM_CHAT_RATE=100",
 		"TELEGRAM_GROUP_RATE=6000",
 		"HTTP_ADDR=127.0.0.1:0",
@@ -419,11 +420,23 @@ func (h *harness) startWithSecret(idx ...byte) *running {
 	return r
 }
 
+// telegramLimitsEnv are Telegram's own limits for the bot (30 bulk
+// messages/s, 1/s per chat, 20/min per group) with the default reply
+// budget (100/s), as telegramLimits gives them to the emulator.
+var telegramLimitsEnv = []string{"TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20", "TELEGRAM_REPLY_RATE=100"}
+
+// telegramLimits are the emulator's side of telegramLimitsEnv.
+func telegramLimits() tgemu.Limits {
+	l := tgemu.DefaultLimits()
+	l.Reply = tgemu.Rate{Messages: 100, Per: time.Second}
+	return l
+}
+
 // newTelegramLimitsHarness starts a bot and an emulator both at Telegram's
-// own limits (30 messages/s overall, 1/s per chat, 20/min per group).
+// own limits (30 bulk messages/s, 1/s per chat, 20/min per group) and the
+// default reply budget (100/s).
 func newTelegramLimitsHarness(t *testing.T) (*harness, *running) {
-	h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(tgemu.DefaultLimits())),
-		"TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
+	h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(telegramLimits())), telegramLimitsEnv...)
 	r := h.start(nil)
 	h.waitLeader(r)
 	return h, r

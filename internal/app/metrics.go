@@ -75,6 +75,7 @@ type queueCollector struct {
 	a                                                      *App
 	depth, inFlight, delayed, dead, ready, parked, statsUp *prometheus.Desc
 	updates, updatesInFlight, updatesDead, oldest          *prometheus.Desc
+	budgetUse, budgetLimit                                 *prometheus.Desc
 }
 
 func newQueueCollector(a *App) *queueCollector {
@@ -91,11 +92,18 @@ func newQueueCollector(a *App) *queueCollector {
 		oldest: prometheus.NewDesc("codemojex_update_oldest_age_seconds",
 			"Age of the oldest update recorded and not yet handled (seconds; 0 when none).", nil, nil),
 		statsUp: prometheus.NewDesc("codemojex_queue_stats_up", "1 when the last read of queue stats from Valkey succeeded.", nil, nil),
+		budgetUse: prometheus.NewDesc("codemojex_budget_use",
+			"How full a send budget is now, shared by every process: sends in flight or sent within its window, divided by its limit (1: sends wait for it). budget: reply and bulk (TELEGRAM_REPLY_RATE > 0), or global.",
+			[]string{"budget"}, nil),
+		budgetLimit: prometheus.NewDesc("codemojex_budget_limit",
+			"A send budget's limit, messages per window of 1 s (plus the notifier's 10 ms slack): TELEGRAM_REPLY_RATE, TELEGRAM_GLOBAL_RATE. rate(codemojex_worker_sent_total) summed over processes, divided by it, is the budget's use over time.",
+			[]string{"budget"}, nil),
 	}
 }
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.statsUp, q.updates, q.updatesInFlight, q.updatesDead, q.oldest} {
+	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.statsUp, q.updates, q.updatesInFlight, q.updatesDead, q.oldest,
+		q.budgetUse, q.budgetLimit} {
 		ch <- d
 	}
 }
@@ -119,6 +127,27 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		g(q.dead, st.Dead)
 		g(q.ready, st.Ring)
 		g(q.parked, st.Parked)
+	}
+	for _, name := range tgjob.Queues() {
+		budget := "bulk"
+		switch {
+		case q.a.cfg.ReplyRate <= 0 && name == tgjob.QueueReply:
+			continue // one shared budget: reported once
+		case q.a.cfg.ReplyRate <= 0:
+			budget = "global"
+		case name == tgjob.QueueReply:
+			budget = "reply"
+		}
+		b, err := q.a.store.Inspector().BudgetUse(ctx, name)
+		if err != nil {
+			up = 0
+			continue
+		}
+		if b.Limit <= 0 || b.Window <= 0 {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(q.budgetUse, prometheus.GaugeValue, float64(b.Used)/float64(b.Limit), budget)
+		ch <- prometheus.MustNewConstMetric(q.budgetLimit, prometheus.GaugeValue, float64(b.Limit), budget)
 	}
 	if b, err := q.a.inbox.Backlog(ctx); err == nil {
 		g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }

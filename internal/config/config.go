@@ -53,6 +53,17 @@ type Config struct {
 	// GlobalRate is the bot's overall limit in messages/s (TELEGRAM_GLOBAL_RATE;
 	// Telegram Bot FAQ: about 30 messages/s).
 	GlobalRate int `env:"TELEGRAM_GLOBAL_RATE" envDefault:"30"`
+	// ReplyRate is the budget of replies to users' updates in messages/s,
+	// apart from GlobalRate, which then covers bulk messages only
+	// (broadcast copies, other notifications) (TELEGRAM_REPLY_RATE,
+	// 0..10000; 0: replies share GlobalRate). Telegram publishes no figure
+	// for replies: the Bot FAQ's "about 30 messages per second" is for bulk
+	// notifications, and grammY's "Scaling Up IV: Flood Limits" states that
+	// replies to users' messages are not held to it. The default 100 is a
+	// guess well above a popular bot's command rate; if Telegram answers
+	// 429s from many chats at once (codemojex_worker_global_pauses_total),
+	// lower it.
+	ReplyRate int `env:"TELEGRAM_REPLY_RATE" envDefault:"100"`
 	// ChatRate is the limit per private chat in messages/s (TELEGRAM_CHAT_RATE;
 	// Telegram Bot FAQ: about 1 message/s).
 	ChatRate int `env:"TELEGRAM_CHAT_RATE" envDefault:"1"`
@@ -435,6 +446,9 @@ func (c Config) validate() error {
 	}
 	if c.GlobalRate < 1 || c.GlobalRate > 10000 {
 		return &Error{Var: "TELEGRAM_GLOBAL_RATE", Want: fmt.Sprintf("messages/s for the whole bot, 1..10000 (Telegram allows about 30); got %d", c.GlobalRate)}
+	}
+	if c.ReplyRate < 0 || c.ReplyRate > 10000 {
+		return &Error{Var: "TELEGRAM_REPLY_RATE", Want: fmt.Sprintf("messages/s of replies, apart from the bulk rate, 0..10000 (0: replies share TELEGRAM_GLOBAL_RATE); got %d", c.ReplyRate)}
 	}
 	if c.ChatRate < 1 || c.ChatRate > 100 {
 		return &Error{Var: "TELEGRAM_CHAT_RATE", Want: fmt.Sprintf("messages/s per private chat, 1..100 (Telegram allows about 1); got %d", c.ChatRate)}

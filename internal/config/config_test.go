@@ -25,6 +25,7 @@ func TestFromEnvDefaults(t *testing.T) {
 	require.Equal(t, "https://api.telegram.org", c.APIURL)
 	require.Equal(t, "redis://127.0.0.1:6379/0", c.ValkeyURL)
 	require.Equal(t, 30, c.GlobalRate)
+	require.Equal(t, 100, c.ReplyRate)
 	require.Equal(t, 1, c.ChatRate)
 	require.Equal(t, 20, c.GroupRate)
 	require.Equal(t, "all", c.Role)
@@ -143,6 +144,8 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"role", []string{"BOT_ROLE=both"}, "BOT_ROLE"},
 		{"workers", []string{"WORKERS=0"}, "WORKERS"},
 		{"workers above the cap", []string{"WORKERS=1001"}, "WORKERS"},
+		{"reply rate negative", []string{"TELEGRAM_REPLY_RATE=-1"}, "TELEGRAM_REPLY_RATE"},
+		{"reply rate too high", []string{"TELEGRAM_REPLY_RATE=10001"}, "TELEGRAM_REPLY_RATE"},
 		{"workers text", []string{"WORKERS=many"}, "WORKERS"},
 		{"worker lease without unit", []string{"WORKER_LEASE=30"}, "WORKER_LEASE"},
 		{"worker lease text", []string{"WORKER_LEASE=soon"}, "WORKER_LEASE"},

@@ -57,6 +57,7 @@ func botEnv(apiURL, valkeyURL string) []string {
 		"TELEGRAM_GLOBAL_RATE=30",
 		"TELEGRAM_CHAT_RATE=1",
 		"TELEGRAM_GROUP_RATE=20",
+		fmt.Sprintf("TELEGRAM_REPLY_RATE=%d", demoReplyRate),
 		"BOT_ROLE=all",
 		"WORKERS=8",
 		"HTTP_ADDR=127.0.0.1:0",
@@ -163,3 +164,7 @@ func (t *tail) String() string {
 	defer t.mu.Unlock()
 	return string(t.buf)
 }
+
+// demoReplyRate is the replies' budget of the demo's bot and emulator
+// (messages/s): the bot's default TELEGRAM_REPLY_RATE.
+const demoReplyRate = 100

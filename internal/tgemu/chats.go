@@ -59,6 +59,10 @@ type chatState struct {
 	byID      map[int]*storedMessage
 	window    window
 	tooMany   int // 429s answered by the limiter
+	// heard is when a user last wrote or tapped in the chat (emulator
+	// clock): the bot's messages within ReplyWindow of it are replies
+	// (Limits.Reply).
+	heard time.Time
 }
 
 type storedMessage struct {

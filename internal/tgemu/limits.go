@@ -24,13 +24,27 @@ func (r Rate) unlimited() bool { return r.Messages <= 0 || r.Per <= 0 }
 // least 1). Rejected requests do not occupy the windows. The zero Limits is
 // unlimited.
 type Limits struct {
-	// Global limits all messages of the bot together.
+	// Global limits all messages of the bot together; with Reply set, all
+	// but replies (Telegram's Bot FAQ: "about 30 messages per second" for
+	// bulk notifications).
 	Global Rate
+	// Reply, when set, is a budget of its own for replies: a sendMessage
+	// with reply_parameters (or reply_to_message_id), or to a chat whose
+	// user wrote or tapped (an injected update) within ReplyWindow, counts
+	// against Reply instead of Global. Telegram publishes neither a figure
+	// nor its rule; grammY's flood-limits guide states that replies to
+	// users' messages are not held to the bulk limit. The zero Rate:
+	// replies count against Global like any message.
+	Reply Rate
 	// Private limits each private chat (chat_id > 0).
 	Private Rate
 	// Group limits each group, supergroup or channel (chat_id < 0).
 	Group Rate
 }
+
+// ReplyWindow is how long after a user's update the bot's messages to that
+// chat count as replies (Limits.Reply).
+const ReplyWindow = time.Minute
 
 // DefaultLimits are Telegram's documented limits (Telegram Bot FAQ, "My bot
 // is hitting limits, how do I avoid this?"): about 30 messages/s overall,
@@ -90,16 +104,24 @@ func retryAfterSeconds(d time.Duration) int {
 	return max(s, 1)
 }
 
-// admitLocked checks the global and per-chat windows for one message to
-// chatID at now. When it fits it is counted and 0 is returned; otherwise
-// nothing is counted and retry_after (seconds) is returned.
-func (e *Emulator) admitLocked(cs *chatState, now time.Time) int {
+// admitLocked checks the global (for a reply with Limits.Reply set: the
+// reply) and per-chat windows for one message to chatID at now. When it
+// fits it is counted and 0 is returned; otherwise nothing is counted and
+// retry_after (seconds) is returned.
+func (e *Emulator) admitLocked(cs *chatState, now time.Time, isReply bool) int {
 	chatRate := e.limits.forChat(cs.chat.ID)
-	wait := max(e.global.wait(now, e.limits.Global), cs.window.wait(now, chatRate))
+	w, r := &e.global, e.limits.Global
+	if !cs.heard.IsZero() && now.Sub(cs.heard) < ReplyWindow {
+		isReply = true
+	}
+	if isReply && !e.limits.Reply.unlimited() {
+		w, r = &e.reply, e.limits.Reply
+	}
+	wait := max(w.wait(now, r), cs.window.wait(now, chatRate))
 	if wait > 0 {
 		return retryAfterSeconds(wait)
 	}
-	e.global.add(now, e.limits.Global)
+	w.add(now, r)
 	cs.window.add(now, chatRate)
 	return 0
 }

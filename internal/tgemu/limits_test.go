@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
@@ -177,4 +178,49 @@ func TestConcurrentSendsStayWithinLimits(t *testing.T) {
 	require.Equal(t, limited, st.TooManyRequests)
 	require.LessOrEqual(t, st.MaxPerSecond, 30)
 	require.GreaterOrEqual(t, accepted, 30, "at least one full window was accepted")
+}
+
+// With Limits.Reply set, a reply (reply_parameters) counts against the
+// reply budget and anything else against Global: with Global spent, replies
+// still go through up to Reply, and the reverse.
+func TestReplyBudgetIsApartFromGlobal(t *testing.T) {
+	ctx := testCtx(t)
+	clock := newFakeClock()
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now),
+		tgemu.WithLimits(tgemu.Limits{Global: tgemu.Rate{Messages: 3, Per: time.Second}, Reply: tgemu.Rate{Messages: 5, Per: time.Second}}))
+	b := newBot(t, emu)
+	reply := func(chat int64) error {
+		_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: "r",
+			ReplyParameters: &models.ReplyParameters{MessageID: 1, AllowSendingWithoutReply: true}})
+		return err
+	}
+	for c := int64(1); c <= 3; c++ {
+		require.Equal(t, -1, send(ctx, t, b, c), "bulk %d", c)
+	}
+	require.Equal(t, 1, send(ctx, t, b, 4), "the fourth bulk message is over Global")
+	for c := int64(11); c <= 15; c++ {
+		require.NoError(t, reply(c), "reply %d while Global is spent", c)
+	}
+	var tm *bot.TooManyRequestsError
+	require.ErrorAs(t, reply(16), &tm, "the sixth reply is over Reply")
+	clock.Advance(time.Second)
+	require.Equal(t, -1, send(ctx, t, b, 5), "Global refilled")
+	require.NoError(t, reply(17), "Reply refilled")
+	require.Equal(t, 2, emu.Stats().TooManyRequests)
+
+	// A message to a chat whose user just wrote is a reply too, without
+	// reply_parameters; a minute later it is bulk again.
+	clock.Advance(time.Second)
+	for c := int64(21); c <= 23; c++ {
+		require.Equal(t, -1, send(ctx, t, b, c), "bulk %d", c)
+	}
+	_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: 30, Text: "/help"})
+	require.NoError(t, err)
+	require.Equal(t, -1, send(ctx, t, b, 30), "an answer to the chat that just wrote counts as a reply")
+	require.Equal(t, 1, send(ctx, t, b, 31), "a chat that did not write: bulk, over Global")
+	clock.Advance(tgemu.ReplyWindow)
+	for c := int64(41); c <= 43; c++ {
+		require.Equal(t, -1, send(ctx, t, b, c), "bulk %d", c)
+	}
+	require.Equal(t, 1, send(ctx, t, b, 30), "a minute after the user wrote: bulk again")
 }

@@ -169,7 +169,8 @@ func (e *Emulator) sendMessage(c *call) reply {
 		return *bad
 	}
 	var replyTo *models.Message
-	if id, allowMissing := replyToID(p); id != 0 {
+	id, allowMissing := replyToID(p)
+	if id != 0 {
 		if m := cs.byID[id]; m != nil {
 			cp := m.msg
 			cp.ReplyToMessage = nil
@@ -178,7 +179,7 @@ func (e *Emulator) sendMessage(c *call) reply {
 			return badRequest("message to be replied not found")
 		}
 	}
-	if retry := e.admitLocked(cs, c.at); retry > 0 {
+	if retry := e.admitLocked(cs, c.at, id != 0); retry > 0 {
 		cs.tooMany++
 		return tooManyRequests(retry)
 	}
@@ -260,7 +261,7 @@ func (e *Emulator) editMessageText(c *call) reply {
 	if curText == text && curMarkup == markup {
 		return badRequest(notModified)
 	}
-	if retry := e.admitLocked(cs, c.at); retry > 0 {
+	if retry := e.admitLocked(cs, c.at, false); retry > 0 {
 		cs.tooMany++
 		return tooManyRequests(retry)
 	}

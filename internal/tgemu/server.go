@@ -103,6 +103,7 @@ type Emulator struct {
 	limits       Limits
 	allowAnyChat bool
 	global       window
+	reply        window // Limits.Reply's
 	chats        map[int64]*chatState
 	chatOrder    []int64
 	updates      []models.Update // queued, not yet confirmed by an offset

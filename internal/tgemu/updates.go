@@ -173,6 +173,7 @@ func (e *Emulator) InjectMessage(m TextMessage) (models.Update, error) {
 		msg.ReplyToMessage = &cp
 	}
 	sm := &storedMessage{msg: msg, at: now, raw: m.Text}
+	cs.heard = now
 	cs.msgs = append(cs.msgs, sm)
 	cs.byID[msg.ID] = sm
 	return e.queueLocked(models.Update{Message: &msg}), nil
@@ -192,6 +193,7 @@ func (e *Emulator) InjectCallbackQuery(q CallbackQuery) (models.Update, error) {
 	if sm == nil || !sm.fromBot {
 		return models.Update{}, fmt.Errorf("tgemu: InjectCallbackQuery: chat %d has no bot message %d", q.ChatID, q.MessageID)
 	}
+	cs.heard = e.now()
 	from := q.From
 	if from.ID == 0 {
 		if q.ChatID < 0 {
@@ -235,6 +237,7 @@ func (e *Emulator) InjectUpdate(u models.Update) models.Update {
 			if m.ID > cs.nextMsgID {
 				cs.nextMsgID = m.ID
 			}
+			cs.heard = e.now()
 		}
 	}
 	return e.queueLocked(u)

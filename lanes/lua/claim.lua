@@ -19,7 +19,9 @@
 --            default lane pace period (ms)
 --            number R of pace rules
 -- ARGV[3..] R triples: group prefix, limit, period (ms)
--- then the number N of queues, then N queue configs (5 fields each, see common.lua),
+-- then the number N of queues, then N queue configs (5 fields each, see common.lua), each
+-- followed by the queue's own budget: max jobs of the queue claimed per window (0 = no
+-- budget of its own) and its window (ms); its send log is "<queue prefix>rate"
 -- then the number A of leases to ack first, then A triples: queue index (1..N),
 -- job id, lease token
 --
@@ -85,6 +87,12 @@ i = i + 1
 local queues = {}
 for n = 1, nq do
   queues[n], i = read_queue(ARGV, i)
+  if ARGV[i] ~= '0' then
+    queues[n].rate, queues[n].window = num(ARGV[i]), num(ARGV[i + 1])
+  else
+    queues[n].rate = 0
+  end
+  i = i + 2
 end
 local nacks = count(ARGV[i])
 i = i + 1
@@ -217,10 +225,30 @@ local function park_for_pace(pk, period, now)
   return now + period
 end
 
+-- A queue's own budget (its send log "<prefix>rate"): how many it may still
+-- hand out now (qavail), or, spent, when it refills (blocked[n], ms).
+local blocked = {}
 for n = 1, nq do
   local q = queues[n]
   local ring = q.p .. 'ring'
   local visits = 0
+  local qavail = avail
+  if q.rate > 0 then
+    local qk = q.p .. 'rate'
+    redis.call('ZREMRANGEBYSCORE', qk, '-inf', int(now - q.window))
+    local used = redis.call('ZCARD', qk)
+    if used >= q.rate then
+      local oldest = redis.call('ZRANGE', qk, 0, 0, 'WITHSCORES')
+      if oldest[2] == 'inf' then
+        blocked[n] = now + q.window
+      else
+        blocked[n] = math.max(now + 1, tonumber(oldest[2]) + q.window)
+      end
+      visits = visits_max -- skip this queue: the next one may be served
+    elseif q.rate - used < qavail then
+      qavail = q.rate - used
+    end
+  end
   while visits < visits_max do
     local g = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
     if not g then break end
@@ -247,7 +275,7 @@ for n = 1, nq do
     else
       local plim, pper = pace_of(S, g, pace_limit, pace_period, rules)
       local pk -- the lane's send log, named only when it is paced
-      local lavail = avail
+      local lavail = qavail
       if plim > 0 then
         pk = S .. 'pace:' .. g
         redis.call('ZREMRANGEBYSCORE', pk, '-inf', int(now - pper))
@@ -272,7 +300,7 @@ for n = 1, nq do
         if depth < k then k = depth end
         if k > 1 and not lim then lim = lane_limit(q, g) end
         if lim and lim - inf < k then k = lim - inf end
-        if avail < k then k = avail end
+        if qavail < k then k = qavail end
         if lavail < k then k = lavail end
         local heads = redis.call('ZPOPMIN', lane, k)
         local deadline = now + lease_ms
@@ -281,11 +309,13 @@ for n = 1, nq do
         local got = 0
         -- Which send logs get this claim's entries: the job's "s" field
         -- (see mark_settled), so its settle touches only those.
-        local logged = '0'
-        if rate > 0 then logged = '1' end
-        if plim > 0 then
-          if rate > 0 then logged = '3' else logged = '2' end
-        end
+        -- A digit of flags: 1 the global log, 2 the lane's pace log, 4 the
+        -- queue's own log.
+        local flags = 0
+        if rate > 0 then flags = 1 end
+        if plim > 0 then flags = flags + 2 end
+        if q.rate > 0 then flags = flags + 4 end
+        local logged = int(flags)
         -- One ZADD per set for all K jobs: score/member pairs.
         local leases, sends = {}, {}
         for j = 1, #heads, 2 do
@@ -316,6 +346,7 @@ for n = 1, nq do
           if not d or deadline < d then redis.call('SET', q.p .. 'due', dls) end
           if rate > 0 then redis.call('ZADD', KEYS[1], unpack(sends)) end
           if plim > 0 then redis.call('ZADD', pk, unpack(sends)) end
+          if q.rate > 0 then redis.call('ZADD', q.p .. 'rate', unpack(sends)) end
         end
         -- In-flight entries must outlive the lease; settling extends further.
         if rate > 0 then
@@ -323,6 +354,10 @@ for n = 1, nq do
         end
         if plim > 0 then
           if redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, int(pper + lease_ms)) end
+        end
+        if q.rate > 0 then
+          local qk = q.p .. 'rate'
+          if redis.call('PTTL', qk) < q.window + lease_ms then redis.call('PEXPIRE', qk, int(q.window + lease_ms)) end
         end
         redis.call('HINCRBY', q.p .. 'inflight', g, int(got))
         add_pending(q, -got)
@@ -366,7 +401,10 @@ local function consider(t)
 end
 for n = 1, nq do
   local q = queues[n]
-  if redis.call('LLEN', q.p .. 'ring') > 0 then
+  if blocked[n] and redis.call('LLEN', q.p .. 'ring') > 0 then
+    -- Lanes ready, the queue's own budget spent: when it refills.
+    consider(blocked[n])
+  elseif redis.call('LLEN', q.p .. 'ring') > 0 then
     hint = 0
   else
     -- Exact (the due time may lie before the earliest entry), and kept.

@@ -88,18 +88,27 @@ end
 -- A send settled at now: rescore its send-log entries from +inf (in flight)
 -- to now and keep the logs alive for the longest window they serve.
 -- logged is the job's "s" field, written by the claim that handed the send
--- out: "0" nothing logged, "1" the global log, "2" the lane's pace log, "3"
--- both; a log the claim did not write is not touched. (false, a job claimed
--- before the field existed: both are tried; a log without the member is
--- left untouched.)
+-- out: a digit of flags, 1 the global log, 2 the lane's pace log, 4 the
+-- queue's own log ("<queue prefix>rate"), so "0" nothing logged, "3" the
+-- global and pace logs; a log the claim did not write is not touched.
+-- (false, a job claimed before the field existed: the global and pace logs
+-- are tried; a log without the member is left untouched.)
 local function mark_settled(S, q, g, member, now, logged)
   if logged == '0' then return end
+  local flags = 3
+  if logged then flags = num(logged) end
   now = int(now)
+  if flags >= 4 then
+    flags = flags - 4
+    local qk = q.p .. 'rate'
+    if redis.call('ZADD', qk, 'XX', 'CH', now, member) == 1 then touch(qk, logttl(q)) end
+    if flags == 0 then return end
+  end
   -- No window configured (logttl 0) means no global rate: no global log.
-  if logged ~= '2' and logttl(q) > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
+  if flags ~= 2 and logttl(q) > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
     touch(S .. 'rate', logttl(q))
   end
-  if logged == '1' then return end
+  if flags == 1 then return end
   local pk = S .. 'pace:' .. g
   if redis.call('ZADD', pk, 'XX', 'CH', now, member) == 1 then
     local ttl = logttl(q)
