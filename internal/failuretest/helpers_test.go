@@ -58,6 +58,9 @@ func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu 
 		"TELEGRAM_GLOBAL_RATE=" + strconv.Itoa(globalRate),
 		"TELEGRAM_CHAT_RATE=" + strconv.Itoa(chatRate),
 		"TELEGRAM_GROUP_RATE=20",
+		// One shared budget, as the producer's store and the emulator
+		// (no reply budget) have it.
+		"TELEGRAM_REPLY_RATE=0",
 		"WORKERS=" + strconv.Itoa(senders),
 		"WORKER_LEASE=" + workerLease.String(),
 		"HANDLER_LEASE=" + handlerLease.String(),
