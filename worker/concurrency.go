@@ -94,17 +94,17 @@ func (h *holdEstimate) get() time.Duration {
 // TCP keep-alive, TLS handshake 10 s, idle connections closed after 90 s)
 // and its HTTP/2 attempt (used where the server offers h2 over TLS, as
 // api.telegram.org does: one connection then carries many sends), with
-// connection reuse sized for the senders: up to senders+2 connections to the
-// Bot API host, all of them kept alive when idle (DefaultTransport keeps 2
-// per host, so a busy worker would close and re-dial, paying a TLS
-// handshake, all the time). The +2 are for the warm-up and a request
-// arriving while a connection is being closed. A send beyond the cap waits
-// for a free connection instead of opening a socket.
+// connection reuse sized for the senders: senders+2 connections to the Bot
+// API host kept alive when idle (DefaultTransport keeps 2 per host, so a
+// busy worker would close and re-dial, paying a TLS handshake, all the
+// time). The +2 are for the warm-up and a request arriving while a
+// connection is being closed. The sockets in use are bounded by the
+// senders themselves (one request in flight per sender over HTTP/1.1), so
+// no MaxConnsPerHost is set: a send never waits for a connection slot.
 func NewTransport(senders int) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	n := max(senders, 1) + 2
 	tr.MaxIdleConns = n
 	tr.MaxIdleConnsPerHost = n
-	tr.MaxConnsPerHost = n
 	return tr
 }

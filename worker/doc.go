@@ -21,8 +21,8 @@
 // Ordered queues a chat's messages arrive in enqueue order with any number
 // of senders and workers (a chat's own rate is therefore at most one
 // message per round trip). The transport (NewTransport) keeps its
-// connections alive, speaks HTTP/2 where the server offers it and opens at
-// most Senders+2 connections to the Bot API host.
+// connections alive (Senders+2 idle per host), and speaks HTTP/2 where the
+// server offers it.
 //
 // Error table (one decision per row; sources: Telegram Bot API
 // "Making requests" / ResponseParameters, Bot FAQ on limits, and the error

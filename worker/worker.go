@@ -30,7 +30,7 @@ type Config struct {
 	// give the emulator's URL.
 	ServerURL string
 	// HTTPClient sends the requests [an http.Client on NewTransport(Senders):
-	// keep-alive, HTTP/2 where offered, Senders+2 connections per host];
+	// keep-alive, HTTP/2 where offered, Senders+2 idle connections per host];
 	// per-request timeouts come from SendTimeout.
 	HTTPClient *http.Client
 	// Senders is the most batches sent at once, each by one goroutine in
