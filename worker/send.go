@@ -172,7 +172,9 @@ func (w *Worker) extendLoop(ctx context.Context, jobs []lanes.Job, live []atomic
 				sctx, cancel := settleCtx(ctx)
 				_, err := w.store.Extend(sctx, jobs[i].Lease, w.cfg.Lease)
 				cancel()
-				if err != nil && live[i].Load() {
+				// ErrNoJob: the job was settled (its ack deletes it)
+				// between the live check and the extend; not a failure.
+				if err != nil && live[i].Load() && !errors.Is(err, lanes.ErrNoJob) {
 					w.log.Warn("lease extend failed", slog.String("job", string(jobs[i].ID)), slog.Any("err", w.redactor.Error(err)))
 				}
 			}
