@@ -425,10 +425,12 @@ func (h *harness) startWithSecret(idx ...byte) *running {
 // budget (100/s), as telegramLimits gives them to the emulator.
 var telegramLimitsEnv = []string{"TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20", "TELEGRAM_REPLY_RATE=100"}
 
-// telegramLimits are the emulator's side of telegramLimitsEnv.
+// telegramLimits are the emulator's side of telegramLimitsEnv: its reply
+// budget is the bot's plus the bulk one, since the emulator also counts a
+// bulk message to a chat that just wrote as a reply (tgemu.Limits.Reply).
 func telegramLimits() tgemu.Limits {
 	l := tgemu.DefaultLimits()
-	l.Reply = tgemu.Rate{Messages: 100, Per: time.Second}
+	l.Reply = tgemu.Rate{Messages: 100 + l.Global.Messages, Per: time.Second}
 	return l
 }
 

@@ -54,11 +54,7 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 	}
 	defer stopValkey()
 
-	// Telegram's limits, and a budget of its own for replies (the bot's
-	// TELEGRAM_REPLY_RATE, see bot.go).
-	limits := tgemu.DefaultLimits()
-	limits.Reply = tgemu.Rate{Messages: demoReplyRate, Per: time.Second}
-	emu, err := tgemu.New(tgemu.WithToken(Token), tgemu.WithLimits(limits),
+	emu, err := tgemu.New(tgemu.WithToken(Token), tgemu.WithLimits(tgemu.DefaultLimits()),
 		tgemu.WithLogger(log.With(slog.String("component", "tgemu"))))
 	if err != nil {
 		return Summary{}, fmt.Errorf("demo: emulator: %w", err)

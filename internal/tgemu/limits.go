@@ -31,10 +31,12 @@ type Limits struct {
 	// Reply, when set, is a budget of its own for replies: a sendMessage
 	// with reply_parameters (or reply_to_message_id), or to a chat whose
 	// user wrote or tapped (an injected update) within ReplyWindow, counts
-	// against Reply instead of Global. Telegram publishes neither a figure
-	// nor its rule; grammY's flood-limits guide states that replies to
-	// users' messages are not held to the bulk limit. The zero Rate:
-	// replies count against Global like any message.
+	// against Reply instead of Global (a broadcast copy to such a chat
+	// too: a bot whose own budgets are R for replies and G for bulk needs
+	// an emulator Reply of R + G to never see a 429). Telegram publishes
+	// neither a figure nor its rule; grammY's flood-limits guide states
+	// that replies to users' messages are not held to the bulk limit. The
+	// zero Rate: replies count against Global like any message.
 	Reply Rate
 	// Private limits each private chat (chat_id > 0).
 	Private Rate
