@@ -341,5 +341,3 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
-const notifierQueue = tgjob.QueueNotify

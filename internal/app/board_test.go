@@ -249,9 +249,10 @@ func TestForgedCallbackDataChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	otherKind, err := codec.encode('z', cur.ID, "p0", cy.ID)
 	require.NoError(t, err)
-	flipped := good[:len(good)-1] + string("AB"[strings.IndexByte("AB", good[len(good)-1])+1&1])
-	if good[len(good)-1] != 'A' && good[len(good)-1] != 'B' {
-		flipped = good[:len(good)-1] + "A"
+	// The same data with its last character changed (its checksum no longer matches).
+	flipped := good[:len(good)-1] + "A"
+	if good[len(good)-1] == 'A' {
+		flipped = good[:len(good)-1] + "B"
 	}
 	for _, tc := range []struct{ name, data, toast string }{
 		{"other game id", otherGame, toastGameOver},

@@ -122,13 +122,6 @@ func (a *App) poller() *intake.Poller {
 	}
 }
 
-func ignoreCanceled(err error) error {
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
 // getMe learns the bot's user (its username, for /cmd@botname) and retries
 // until it succeeds or ctx ends; until then /healthz reports the last
 // failure. A 401 (the token is wrong or revoked) is not retried: it returns

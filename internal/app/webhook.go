@@ -23,7 +23,7 @@ var allowedUpdates = []string{"message", "callback_query", "my_chat_member"}
 // errWebhookRefused is returned by Run when Telegram refuses
 // TELEGRAM_WEBHOOK_URL (setWebhook answered 400): no retry can help until
 // the URL is changed.
-var errWebhookRefused = errors.New("Telegram refused TELEGRAM_WEBHOOK_URL")
+var errWebhookRefused = errors.New("telegram refused TELEGRAM_WEBHOOK_URL")
 
 // setWebhook sets the webhook (TELEGRAM_WEBHOOK_URL with
 // TELEGRAM_WEBHOOK_SECRET and allowedUpdates), retrying transient failures
