@@ -72,6 +72,7 @@ type storedMessage struct {
 	raw     string // text as sent (before markup parsing)
 	mode    string
 	markup  string
+	paid    bool // sent with allow_paid_broadcast
 	edits   []Edit
 	// deleted: edits answer "message to edit not found" (DeleteMessage);
 	// uneditable: "message can't be edited" (MakeUneditable, e.g. a group

@@ -38,6 +38,14 @@ type Limits struct {
 	// that replies to users' messages are not held to the bulk limit. The
 	// zero Rate: replies count against Global like any message.
 	Reply Rate
+	// Paid is the window of paid broadcasts: a sendMessage with
+	// allow_paid_broadcast true counts against Paid instead of Global or
+	// Reply (Bot API, sendMessage: "up to 1000 messages per second,
+	// ignoring broadcasting limits for a fee of 0.1 Telegram Stars per
+	// message"); the per-chat limits still apply. The zero Rate: paid sends
+	// are not held to any global window. Each such send also costs 0.1
+	// Star of the emulator's balance (SetStarBalance).
+	Paid Rate
 	// Private limits each private chat (chat_id > 0).
 	Private Rate
 	// Group limits each group, supergroup or channel (chat_id < 0).
@@ -50,10 +58,12 @@ const ReplyWindow = time.Minute
 
 // DefaultLimits are Telegram's documented limits (Telegram Bot FAQ, "My bot
 // is hitting limits, how do I avoid this?"): about 30 messages/s overall,
-// 1 message/s per chat, 20 messages/min per group.
+// 1 message/s per chat, 20 messages/min per group; and 1,000 messages/s for
+// paid broadcasts (Bot API, sendMessage, allow_paid_broadcast).
 func DefaultLimits() Limits {
 	return Limits{
 		Global:  Rate{Messages: 30, Per: time.Second},
+		Paid:    Rate{Messages: 1000, Per: time.Second},
 		Private: Rate{Messages: 1, Per: time.Second},
 		Group:   Rate{Messages: 20, Per: time.Minute},
 	}
@@ -107,16 +117,19 @@ func retryAfterSeconds(d time.Duration) int {
 }
 
 // admitLocked checks the global (for a reply with Limits.Reply set: the
-// reply) and per-chat windows for one message to chatID at now. When it
-// fits it is counted and 0 is returned; otherwise nothing is counted and
-// retry_after (seconds) is returned.
-func (e *Emulator) admitLocked(cs *chatState, now time.Time, isReply bool) int {
+// reply; for a paid broadcast: Limits.Paid) and per-chat windows for one
+// message to chatID at now. When it fits it is counted and 0 is returned;
+// otherwise nothing is counted and retry_after (seconds) is returned.
+func (e *Emulator) admitLocked(cs *chatState, now time.Time, isReply, paid bool) int {
 	chatRate := e.limits.forChat(cs.chat.ID)
 	w, r := &e.global, e.limits.Global
 	if !cs.heard.IsZero() && now.Sub(cs.heard) < ReplyWindow {
 		isReply = true
 	}
-	if isReply && !e.limits.Reply.unlimited() {
+	switch {
+	case paid:
+		w, r = &e.paid, e.limits.Paid
+	case isReply && !e.limits.Reply.unlimited():
 		w, r = &e.reply, e.limits.Reply
 	}
 	wait := max(w.wait(now, r), cs.window.wait(now, chatRate))

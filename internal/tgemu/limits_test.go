@@ -16,6 +16,7 @@ import (
 func TestDefaultLimits(t *testing.T) {
 	require.Equal(t, tgemu.Limits{
 		Global:  tgemu.Rate{Messages: 30, Per: time.Second},
+		Paid:    tgemu.Rate{Messages: 1000, Per: time.Second},
 		Private: tgemu.Rate{Messages: 1, Per: time.Second},
 		Group:   tgemu.Rate{Messages: 20, Per: time.Minute},
 	}, tgemu.DefaultLimits())

@@ -27,6 +27,9 @@ type Message struct {
 	ReplyToMessageID int
 	// ReplyMarkup is the reply_markup parameter (JSON) as sent, "" if none.
 	ReplyMarkup string
+	// Paid: sent with allow_paid_broadcast true (a paid broadcast copy,
+	// charged 0.1 Star).
+	Paid bool
 	// Edits are the editMessageText calls accepted for this message, oldest
 	// first.
 	Edits []Edit
@@ -56,6 +59,7 @@ func (m *storedMessage) public() Message {
 		Text:        m.raw,
 		ParseMode:   m.mode,
 		ReplyMarkup: m.markup,
+		Paid:        m.paid,
 		Edits:       append([]Edit(nil), m.edits...),
 	}
 	if m.msg.ReplyToMessage != nil {
@@ -146,7 +150,8 @@ func replyToID(p map[string]string) (id int, allowMissing bool) {
 // sendMessage implements https://core.telegram.org/bots/api#sendmessage.
 // Checks, in order: chat_id present, text valid UTF-8, non-empty, at most
 // 4096 UTF-16 units, markup parses, chat known, bot allowed in chat,
-// replied-to message exists, flood limits.
+// replied-to message exists, for allow_paid_broadcast the Stars balance
+// (CannotPayDescription), flood limits.
 func (e *Emulator) sendMessage(c *call) reply {
 	p := c.params
 	chatRaw := strings.TrimSpace(p["chat_id"])
@@ -179,9 +184,19 @@ func (e *Emulator) sendMessage(c *call) reply {
 			return badRequest("message to be replied not found")
 		}
 	}
-	if retry := e.admitLocked(cs, c.at, id != 0); retry > 0 {
+	paid := p["allow_paid_broadcast"] == "true"
+	if paid && e.stars >= 0 && e.stars < StarTenthsPerPaidMessage {
+		return badRequest(CannotPayDescription)
+	}
+	if retry := e.admitLocked(cs, c.at, id != 0, paid); retry > 0 {
 		cs.tooMany++
 		return tooManyRequests(retry)
+	}
+	if paid {
+		e.paidSent++
+		if e.stars >= 0 {
+			e.stars -= StarTenthsPerPaidMessage
+		}
 	}
 
 	bu := e.botUser
@@ -199,7 +214,7 @@ func (e *Emulator) sendMessage(c *call) reply {
 			msg.ReplyMarkup = &kb
 		}
 	}
-	sm := &storedMessage{msg: msg, fromBot: true, at: c.at, raw: text, mode: mode, markup: p["reply_markup"]}
+	sm := &storedMessage{msg: msg, fromBot: true, at: c.at, raw: text, mode: mode, markup: p["reply_markup"], paid: paid}
 	cs.msgs = append(cs.msgs, sm)
 	cs.byID[msg.ID] = sm
 	e.broadcastLocked()
@@ -261,7 +276,7 @@ func (e *Emulator) editMessageText(c *call) reply {
 	if curText == text && curMarkup == markup {
 		return badRequest(notModified)
 	}
-	if retry := e.admitLocked(cs, c.at, false); retry > 0 {
+	if retry := e.admitLocked(cs, c.at, false, false); retry > 0 {
 		cs.tooMany++
 		return tooManyRequests(retry)
 	}

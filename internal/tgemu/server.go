@@ -104,6 +104,11 @@ type Emulator struct {
 	allowAnyChat bool
 	global       window
 	reply        window // Limits.Reply's
+	paid         window // Limits.Paid's
+	// stars is the Stars balance in tenths of a Star (-1: unlimited, the
+	// default); paidSent counts the accepted paid sends.
+	stars        int64
+	paidSent     int
 	chats        map[int64]*chatState
 	chatOrder    []int64
 	updates      []models.Update // queued, not yet confirmed by an offset
@@ -162,6 +167,7 @@ func New(opts ...Option) (*Emulator, error) {
 		closed:         make(chan struct{}),
 		changed:        make(chan struct{}),
 		limits:         cfg.limits,
+		stars:          -1,
 		allowAnyChat:   cfg.allowAnyChat,
 		localServer:    cfg.localServer,
 		webhookTimeout: cfg.webhookTimeout,
