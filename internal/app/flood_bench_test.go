@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -49,6 +50,7 @@ import (
 //     and Valkey CPU per recorded update (INFO cpu).
 //
 // Run: go test -run '^$' -bench '^BenchmarkFlood$' -benchtime 1x ./internal/app/
+// (CODEMOJEX_BENCH_FLOOD_PARTS=flood,rest,cost picks parts).
 func BenchmarkFlood(b *testing.B) {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -93,11 +95,66 @@ func BenchmarkFlood(b *testing.B) {
 		}
 		return bytes, len(ks)
 	}
+	// breakdown groups the bot's keys by pattern (digit runs as N) with
+	// their MEMORY USAGE bytes and key counts, to tell what a chat costs.
+	breakdown := func(c valkey.Client, tag string) map[string]keyGroup {
+		ks, err := valkeytest.Keys(ctx, c, "{"+tag+"}:*")
+		require.NoError(b, err)
+		out := map[string]keyGroup{}
+		for chunk := range slices.Chunk(ks, 1000) {
+			cmds := make(valkey.Commands, len(chunk))
+			for i, k := range chunk {
+				cmds[i] = c.B().MemoryUsage().Key(k).Samples(0).Build()
+			}
+			for i, r := range c.DoMulti(ctx, cmds...) {
+				n, err := r.AsInt64()
+				if err != nil {
+					continue
+				}
+				g := out[keyPattern(chunk[i])]
+				g.bytes += n
+				g.keys++
+				out[keyPattern(chunk[i])] = g
+			}
+		}
+		return out
+	}
+	logBreakdown := func(what string, before, after map[string]keyGroup, chats int) {
+		var pats []string
+		for p := range after {
+			pats = append(pats, p)
+		}
+		for p := range before {
+			if _, ok := after[p]; !ok {
+				pats = append(pats, p)
+			}
+		}
+		slices.SortFunc(pats, func(x, y string) int {
+			return int((after[y].bytes - before[y].bytes) - (after[x].bytes - before[x].bytes))
+		})
+		var sb strings.Builder
+		for _, p := range pats {
+			d := after[p].bytes - before[p].bytes
+			if d == 0 {
+				continue
+			}
+			fmt.Fprintf(&sb, "\n  %-40s %+8.1f B/chat  %+6.3f keys/chat  (%d keys, %d B)", p, float64(d)/float64(chats),
+				float64(after[p].keys-before[p].keys)/float64(chats), after[p].keys, after[p].bytes)
+		}
+		b.Logf("at rest, %s, by key pattern (growth over the empty bot):%s", what, sb.String())
+	}
 	handledOK := func(a *App) float64 { return gatherCounter(b, a, "codemojex_updates_handled_total", "ok") }
 	droppedAll := func(a *App) float64 { return gatherCounter(b, a, "codemojex_flood_dropped_total", "") }
 
+	// CODEMOJEX_BENCH_FLOOD_PARTS (comma-separated; default all) picks the
+	// parts run: flood, rest, cost.
+	part := func(name string) bool {
+		v := os.Getenv("CODEMOJEX_BENCH_FLOOD_PARTS")
+		return v == "" || slices.Contains(strings.Split(v, ","), name)
+	}
+
 	// Flood.
-	{
+	if part("flood") {
 		emu := testkit.NewEmulator(b, tgemu.WithLimits(tgemu.DefaultLimits()))
 		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
 		flooder := models.User{ID: 777_001, FirstName: "Flooder"}
@@ -163,7 +220,7 @@ func BenchmarkFlood(b *testing.B) {
 	}
 
 	// Memory at rest.
-	{
+	if part("rest") {
 		chats := 100_000
 		if v, err := strconv.Atoi(os.Getenv("CODEMOJEX_BENCH_CHATS")); err == nil && v > 0 {
 			chats = v
@@ -172,6 +229,7 @@ func BenchmarkFlood(b *testing.B) {
 		emu.SetAllowAnyChat(true)
 		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=10000", "TELEGRAM_CHAT_RATE=100", "TELEGRAM_GROUP_RATE=6000", "WORKERS=64")
 		before, beforeKeys := bytesOf(c, tag)
+		groupsBefore := breakdown(c, tag)
 		sent := func() float64 { return gatherCounter(b, a, "codemojex_worker_sent_total", "") }
 		for i := range chats {
 			id := int64(1_000_000 + i)
@@ -182,8 +240,10 @@ func BenchmarkFlood(b *testing.B) {
 		delivered := time.Now()
 		time.Sleep(time.Second) // the last acks
 		atOnce, keysOnce := bytesOf(c, tag)
+		logBreakdown("right after delivery", groupsBefore, breakdown(c, tag), chats)
 		time.Sleep(time.Until(delivered.Add(61 * time.Second)))
 		atMinute, keysMinute := bytesOf(c, tag)
+		logBreakdown("61 s after delivery", groupsBefore, breakdown(c, tag), chats)
 		metric(float64(chats), "rest_chats")
 		metric(float64(atOnce-before)/float64(chats), "rest_bytes/chat")
 		metric(float64(atMinute-before)/float64(chats), "rest_bytes/chat_1min")
@@ -212,7 +272,7 @@ func BenchmarkFlood(b *testing.B) {
 	}
 
 	// The limit's cost on the record path.
-	{
+	if part("cost") {
 		srv := valkeytest.Start(b, valkeytest.Options{})
 		c := srv.Client(b)
 		const chats, per = 2000, 10
@@ -271,6 +331,31 @@ func BenchmarkFlood(b *testing.B) {
 	for _, m := range metrics {
 		b.ReportMetric(m.v, m.unit)
 	}
+}
+
+// keyGroup is the keys of one pattern: their count and MEMORY USAGE bytes.
+type keyGroup struct {
+	keys  int
+	bytes int64
+}
+
+// keyPattern is k with every run of digits (a chat, user, update or job
+// id) written N, e.g. {T}:app:in:seen:N.
+func keyPattern(k string) string {
+	var sb strings.Builder
+	digits := false
+	for _, r := range k {
+		if r >= '0' && r <= '9' {
+			if !digits {
+				sb.WriteByte('N')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		sb.WriteRune(r)
+	}
+	return sb.String()
 }
 
 // gatherCounter sums the counter name of a's registry over the series

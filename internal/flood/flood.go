@@ -14,11 +14,11 @@
 // able to send again as soon as its budget refills. A dropped update
 // is confirmed to Telegram like any other (the offset moves past it; a
 // webhook answers 200), is not handled, and leaves nothing in Valkey but
-// the counters (one short string per user and kind, per group and kind,
-// expiring once its budget is full again, at most a window), the chat's
-// notice flag (one notice per chat per window) and its entry in the
-// limited-chats set (a window after its last drop; the set expires a
-// window after its last drop). See
+// the budgets (one member per user and kind, per group and kind, of one
+// sorted set, trimmed once the budget is full again, at most a window),
+// the chat's notice (one per chat per window, a member of one sorted set)
+// and its entry in the limited-chats set (a window after its last drop);
+// each set expires a window after its last write. See
 // docs/floods.md for the defaults and why.
 package flood
 
@@ -223,13 +223,22 @@ func (l *Limiter) Limits() Limits { return l.limits }
 // last dropped update's time plus a window (unix ms).
 func (l *Limiter) LimitedKey() string { return l.prefix + "limited" }
 
-func (l *Limiter) userKey(s Subject) string {
-	return l.prefix + "u:" + strconv.FormatInt(s.User, 10) + ":" + s.Kind.suffix()
+// BudgetsKey is the sorted set of budgets: "u:<user>:<m|t>" or
+// "c:<chat>:<m|t>" -> the budget's theoretical arrival time (unix ms),
+// trimmed of the full ones and expiring a window after its last write.
+func (l *Limiter) BudgetsKey() string { return l.prefix + "b" }
+
+func userBudget(s Subject) string {
+	return "u:" + strconv.FormatInt(s.User, 10) + ":" + s.Kind.suffix()
 }
-func (l *Limiter) chatKey(s Subject) string {
-	return l.prefix + "c:" + strconv.FormatInt(s.Chat, 10) + ":" + s.Kind.suffix()
+func chatBudget(s Subject) string {
+	return "c:" + strconv.FormatInt(s.Chat, 10) + ":" + s.Kind.suffix()
 }
-func (l *Limiter) noticeKey(s Subject) string { return l.prefix + "n:" + strconv.FormatInt(s.Chat, 10) }
+
+// NoticesKey is the sorted set of chats that got their notice: chat id ->
+// the notice's time plus a window (unix ms), trimmed of the passed ones
+// and expiring a window after its last write.
+func (l *Limiter) NoticesKey() string { return l.prefix + "n" }
 
 // limitsOf returns the user and chat limits that apply to s (0: none).
 func (l *Limiter) limitsOf(s Subject) (user, chat int) {
@@ -258,18 +267,23 @@ func (l *Limiter) Record(ctx context.Context, c valkey.Client, recorded string, 
 	if len(subjects) != len(members) {
 		return nil, fmt.Errorf("flood: %d subjects for %d members", len(subjects), len(members))
 	}
-	keys := make([]string, 0, 2+3*len(subjects))
-	keys = append(keys, recorded, l.LimitedKey())
-	args := make([]string, 0, 2+4*len(subjects))
+	keys := []string{recorded, l.LimitedKey(), l.BudgetsKey(), l.NoticesKey()}
+	args := make([]string, 0, 2+6*len(subjects))
 	args = append(args, strconv.FormatInt(l.limits.Window.Milliseconds(), 10), strconv.FormatInt(now.UnixMilli(), 10))
 	for i, s := range subjects {
 		ul, cl := l.limitsOf(s)
-		keys = append(keys, l.userKey(s), l.chatKey(s), l.noticeKey(s))
-		notice := "0"
-		if s.Kind == Message {
-			notice = "1"
+		ub, cb := "", ""
+		if ul > 0 {
+			ub = userBudget(s)
 		}
-		args = append(args, members[i], strconv.Itoa(ul), strconv.Itoa(cl), notice)
+		if cl > 0 {
+			cb = chatBudget(s)
+		}
+		who := "t" + strconv.FormatInt(s.Chat, 10)
+		if s.Kind == Message {
+			who = "m" + who[1:]
+		}
+		args = append(args, members[i], ub, strconv.Itoa(ul), cb, strconv.Itoa(cl), who)
 	}
 	codes, err := l.check.Exec(ctx, c, keys, args).AsIntSlice()
 	if err == nil && len(codes) != len(subjects) {
