@@ -139,6 +139,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// The Overview while it runs: the chart has points, the rates move.
 	run("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#chart polyline")))
 	time.Sleep(1500 * time.Millisecond) // a live refresh or two
+	require.Regexp(t, `^bulk \d+% of \d+/s · reply \d+% of \d+/s$`, text("#v-budgets"), "each send budget's use, live")
 	shot("overview")
 	run("queues", chromedp.Navigate(base+"/queues"), chromedp.WaitVisible(chromedp.CSS("#queue-notify")))
 	shot("queues")

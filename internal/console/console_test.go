@@ -237,10 +237,12 @@ func TestEveryPageRendersTheBotsState(t *testing.T) {
 	_, audit := b.get("/audit")
 	require.Contains(t, audit, "<td>console</td><td>broadcast stopped</td>")
 
+	var js string
 	require.Eventually(t, func() bool {
-		_, js := b.get("/api/overview")
+		_, js = b.get("/api/overview")
 		return strings.Contains(js, `"points":[{`)
 	}, wait, 50*time.Millisecond, "the overview samples")
+	require.Contains(t, js, `"budgets":["bulk","reply"]`, "the two send budgets (TELEGRAM_REPLY_RATE > 0), from the app's codemojex_budget_limit")
 	resp, page = b.get("/")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, page, `id="v-oldest"`)

@@ -77,7 +77,7 @@ func start(t *testing.T, extra ...string) *env {
 	require.NoError(t, err)
 	stop := testkit.RunInBackground(t, "app", wait, e.app.Run)
 	t.Cleanup(func() { require.NoError(t, stop()) })
-	con, err := console.New(e.app.Admin(), console.Config{Token: cfg.ConsoleToken, Log: e.logs.Logger(), Sample: 200 * time.Millisecond})
+	con, err := console.New(e.app.Admin(), console.Config{Token: cfg.ConsoleToken, Log: e.logs.Logger()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -142,7 +142,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, sid string, s
 	}
 	d := overviewData{Queues: qs, Limited: limited, GlobalRate: c.b.GlobalRate(),
 		Backlog: oldest{Pending: bl.Pending, InFlight: bl.InFlight, Dead: bl.Dead, Age: ago(bl.Oldest)}}
-	if pts := c.samples.points(); len(pts) > 0 {
+	if pts, _ := c.samples.points(); len(pts) > 0 {
 		d.Last = pts[len(pts)-1]
 	}
 	c.render(w, r, sid, s, "overview", "Overview", d)
@@ -151,14 +151,17 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, sid string, s
 // overviewJSON is the Overview's live data: the chart's points and the
 // global budget.
 func (c *Console) overviewJSON(w http.ResponseWriter, r *http.Request, _ string, _ session) {
-	pts := c.samples.points()
+	pts, limits := c.samples.points()
 	queues := map[string]bool{}
 	for _, p := range pts {
 		for q := range p.Messages {
 			queues[q] = true
 		}
 	}
-	writeJSON(w, map[string]any{"global_rate": c.b.GlobalRate(), "points": pts, "queues": sortedKeys(queues)})
+	if len(limits) == 0 {
+		limits = map[string]float64{"global": float64(c.b.GlobalRate())}
+	}
+	writeJSON(w, map[string]any{"points": pts, "queues": sortedKeys(queues), "budgets": sortedKeys(limits), "limits": limits})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -63,15 +63,30 @@ async function overview() {
   const pts = d.points || [];
   if (pts.length === 0) return;
   const last = pts[pts.length - 1];
+  // The cards show rates averaged over the last 5 samples (sends leave in
+  // bursts, a budget's window at a time); the chart shows every sample.
+  const recent = pts.slice(-5);
+  const avg = (f) => recent.reduce((a, p) => a + (f(p) || 0), 0) / recent.length;
   let msgs = 0;
   const per = [];
-  for (const q of d.queues) { const v = last.messages[q] || 0; msgs += v; per.push(q + " " + fmt(v)); }
-  document.getElementById("v-updates").textContent = fmt(last.updates);
+  for (const q of d.queues) { const v = avg((p) => p.messages[q]); msgs += v; per.push(q + " " + fmt(v)); }
+  document.getElementById("v-updates").textContent = fmt(avg((p) => p.updates));
   document.getElementById("v-messages").textContent = fmt(msgs);
   document.getElementById("v-per-queue").textContent = per.join(" · ");
-  document.getElementById("v-budget").textContent = Math.round((100 * msgs) / d.global_rate) + "%";
-  document.getElementById("v-429").textContent = fmt(last.too_many);
-  document.getElementById("v-dropped").textContent = fmt(last.dropped || 0);
+  // Budget use: messages/s sent against each send budget's limit (reply
+  // and bulk, or one global budget); the card shows the fullest.
+  let fullest = 0;
+  const uses = [];
+  for (const b of d.budgets) {
+    const limit = d.limits[b] || 0;
+    const use = limit > 0 ? (100 * avg((p) => (p.budgets || {})[b])) / limit : 0;
+    fullest = Math.max(fullest, use);
+    uses.push(b + " " + Math.round(use) + "% of " + limit + "/s");
+  }
+  document.getElementById("v-budget").textContent = Math.round(fullest) + "%";
+  document.getElementById("v-budgets").textContent = uses.join(" · ");
+  document.getElementById("v-429").textContent = fmt(avg((p) => p.too_many));
+  document.getElementById("v-dropped").textContent = fmt(avg((p) => p.dropped));
   document.getElementById("v-inflight").textContent = last.in_flight;
   document.getElementById("v-oldest").textContent = ageText(last.oldest_s);
   const series = [{ name: "updates/s", values: pts.map((p) => p.updates) }];
