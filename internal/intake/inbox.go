@@ -138,7 +138,7 @@ func (in *Inbox) Record(ctx context.Context, token string, ups []Update) (int, i
 	if len(fresh) == 0 {
 		return 0, off, nil
 	}
-	added, err := in.enqueue(ctx, epoch, fresh)
+	added, err := in.enqueue(ctx, epoch, true, fresh)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -185,7 +185,7 @@ func (in *Inbox) Rebase(ctx context.Context, token string, ups []Update) (int64,
 	if err != nil {
 		return 0, 0, fmt.Errorf("intake: begin re-base: %w", leaseErr(err))
 	}
-	if _, err := in.enqueue(ctx, epoch, ups); err != nil {
+	if _, err := in.enqueue(ctx, epoch, true, ups); err != nil {
 		return 0, 0, err
 	}
 	next, err := in.setOffset(ctx, token, "rebase", ups[len(ups)-1].ID+1)
@@ -205,11 +205,12 @@ func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return in.enqueue(ctx, epoch, ups)
+	return in.enqueue(ctx, epoch, false, ups)
 }
 
 // enqueue puts ups on the update queue in epoch (one job per update, its
-// id JobID(epoch, update_id), on lane LaneOf) and records their recorded
+// id JobID(epoch, update_id), on lane LaneOf; inOrder when they were
+// fetched by getUpdates, see Claimed.InOrder) and records their recorded
 // times (ZADD NX: a repeat keeps the first). The times are written first:
 // a job is claimable as soon as it is enqueued, and its handler's finish
 // (done.lua) forgets its time, so a time written after the job could
@@ -223,12 +224,12 @@ func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
 // offset not moved; a webhook answers 500 and Telegram resends) and they
 // are handled; an update too large for the queue is refused before
 // anything is written.
-func (in *Inbox) enqueue(ctx context.Context, epoch int64, ups []Update) (int, error) {
+func (in *Inbox) enqueue(ctx context.Context, epoch int64, inOrder bool, ups []Update) (int, error) {
 	now := in.now()
 	items := make([]lanes.Item, len(ups))
 	var zadds valkey.Commands // the plain record of the times, without limits
 	for i, u := range ups {
-		items[i] = lanes.Item{Group: LaneOf(u.JSON), ID: JobID(epoch, u.ID), Payload: payload(now, u.JSON)}
+		items[i] = lanes.Item{Group: LaneOf(u.JSON), ID: JobID(epoch, u.ID), Payload: payload(now, inOrder, u.JSON)}
 		if len(items[i].Payload) > maxPayload {
 			return 0, fmt.Errorf("intake: record updates: %w: update %d of %d bytes: at most %d", lanes.ErrInvalid, u.ID, len(u.JSON), MaxUpdateBytes)
 		}
@@ -340,6 +341,11 @@ type Claimed struct {
 	JSON json.RawMessage
 	// Recorded is when it was recorded (the recording process's clock, ms).
 	Recorded time.Time
+	// InOrder: it was fetched by getUpdates (Record, Rebase), which hands
+	// out a chat's updates in update_id order, so no earlier update of its
+	// lane can be recorded after it; its finish then keeps no finished set
+	// for its lane (see MarkHandled). False for a webhook's (Accept).
+	InOrder bool
 }
 
 // ErrMalformed is wrapped by Claim's per-update error for a job that is
@@ -396,6 +402,8 @@ func (in *Inbox) ClaimAndAck(ctx context.Context, lease time.Duration, max int, 
 		}
 		out.Updates[i].Epoch, out.Updates[i].ID = epoch, id
 		head, body, ok := bytes.Cut(j.Payload, []byte("\n"))
+		head, inOrder := bytes.CutSuffix(head, []byte(inOrderMark))
+		out.Updates[i].InOrder = inOrder
 		ms, perr := strconv.ParseInt(string(head), 10, 64)
 		if !ok || perr != nil {
 			out.Errs[i] = fmt.Errorf("%w: job %s: no recorded time", ErrMalformed, j.ID)
@@ -425,12 +433,13 @@ func seenMember(epoch, id int64) string { return fmt.Sprintf("%020d:%020d", epoc
 
 // Handled reports whether u was handled (or dead-lettered) already: its id
 // is in its lane's finished set, or it is at or below its lane's handled
-// mark and either at or below the lane's floor or the lane's set has
-// expired. An id below the mark that is in none of these was not handled:
-// a webhook update that arrived after a newer one of its chat (it is then
-// handled after it). Under getUpdates, updates arrive in order, so an id
-// below the mark is always in the set or below the floor. Errors: the
-// server's.
+// mark and either at or below the lane's floor or the lane has no set
+// (expired, or never kept: a lane only getUpdates fed). An id below the
+// mark that is in none of these was not handled: a webhook update that
+// arrived after a newer one of its chat (it is then handled after it).
+// Under getUpdates, updates arrive in order, so an id below the mark is
+// always in the set or below the floor, or its lane has no set. Errors:
+// the server's.
 func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
 	member := seenMember(u.Epoch, u.ID)
 	rs := in.c.DoMulti(ctx,
@@ -477,7 +486,10 @@ func (in *Inbox) Finish(ctx context.Context, u Claimed) error {
 }
 
 // MarkHandled records that u was handled: raises its lane's handled mark,
-// adds it to the lane's finished set, forgets its recorded time, drops
+// adds it to the lane's finished set (unless u is InOrder and the lane has
+// no set: then every update of the lane at or below the mark is finished,
+// which the mark alone says, as for a lane whose set expired; a lane that
+// only getUpdates feeds keeps no set), forgets its recorded time, drops
 // its journal and deletes the keys of forget (done.lua): keys under the
 // inbox's tag that only guarded against u being handled twice (the
 // notifier idempotency keys of its messages), which the mark makes
@@ -502,13 +514,16 @@ func (in *Inbox) Ack(ctx context.Context, u Claimed) error {
 }
 
 func (in *Inbox) done(ctx context.Context, u Claimed, handled bool, forget ...string) error {
-	raise := "0"
+	raise, inOrder := "0", "0"
 	if handled {
 		raise = "1"
 	}
+	if u.InOrder {
+		inOrder = "1"
+	}
 	keys := append([]string{in.keys.Done(), in.keys.Recorded(), in.keys.Journal(u.ID), in.keys.Seen(u.Lane), in.keys.Floor()}, forget...)
 	args := []string{u.Lane, strconv.FormatInt(u.Epoch, 10), strconv.FormatInt(u.ID, 10), string(u.Job.ID), raise,
-		seenMember(u.Epoch, u.ID), strconv.Itoa(SeenCap), strconv.Itoa(int(SeenTTL / time.Second))}
+		seenMember(u.Epoch, u.ID), strconv.Itoa(SeenCap), strconv.Itoa(int(SeenTTL / time.Second)), inOrder}
 	if err := in.fin.Exec(ctx, in.c, keys, args).Error(); err != nil {
 		return fmt.Errorf("intake: finish update %d: %w", u.ID, err)
 	}

@@ -3,6 +3,7 @@ package intake
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -79,9 +80,19 @@ func parseJobID(j lanes.JobID) (epoch, id int64, err error) {
 	return int64(binary.BigEndian.Uint64(t[:])), int64(binary.BigEndian.Uint64(u[8:16])), nil
 }
 
-// payload is a job's payload: the recorded time (unix ms, decimal), a
-// newline, the update's JSON as Telegram sent it.
-func payload(recorded time.Time, raw []byte) []byte {
-	b := fmt.Appendf(nil, "%d\n", recorded.UnixMilli())
+// payload is a job's payload: the recorded time (unix ms, decimal),
+// followed by " o" when the update was fetched by getUpdates (inOrder:
+// no earlier update of its chat can be recorded after it), a newline, the
+// update's JSON as Telegram sent it.
+func payload(recorded time.Time, inOrder bool, raw []byte) []byte {
+	b := strconv.AppendInt(nil, recorded.UnixMilli(), 10)
+	if inOrder {
+		b = append(b, inOrderMark...)
+	}
+	b = append(b, '\n')
 	return append(b, raw...)
 }
+
+// inOrderMark follows the recorded time in the payload of an update
+// fetched by getUpdates.
+const inOrderMark = " o"

@@ -20,6 +20,8 @@
 -- ARGV[6]  the update's padded member (as KEYS[4])
 -- ARGV[7]  the finished set's cap (members)
 -- ARGV[8]  the finished set's TTL (s)
+-- ARGV[9]  "1" when the update was fetched by getUpdates (in order: no
+--          earlier update of the lane can be recorded after it), else "0"
 -- KEYS[6..] keys the update's handling no longer needs once it is over
 --          (the notifier idempotency keys of its messages: a handled update
 --          is never handled again), deleted
@@ -29,9 +31,15 @@
 -- lane's last ARGV[7] finished ids (webhook updates may arrive out of order,
 -- so an id below the mark is not necessarily finished); the ids trimmed from
 -- it, and the mark when the set is created beside an existing mark (a set
--- expired, or a lane from before the set), raise the lane's floor. Returns 1.
+-- expired, or a lane from before the set), raise the lane's floor. A
+-- handled in-order update on a lane without a set adds none: every update
+-- of the lane at or below the mark is then finished, which is what a lane
+-- without a set means (a set is only needed where updates can arrive out
+-- of order: webhook deliveries). Returns 1.
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if redis.call('EXISTS', KEYS[4]) == 0 and cur then
+local exists = redis.call('EXISTS', KEYS[4]) == 1
+local keep = exists or ARGV[5] ~= '1' or ARGV[9] ~= '1'
+if keep and not exists and cur then
   local ce, cid = string.match(cur, '^(%d+):(%d+)$')
   if ce then
     local seed = string.format('%020d:%020d', tonumber(ce), tonumber(cid))
@@ -49,17 +57,19 @@ if ARGV[5] == '1' then
   end
   if raise then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. ARGV[3]) end
 end
-redis.call('ZADD', KEYS[4], 0, ARGV[6])
-local cap = tonumber(ARGV[7])
-local n = redis.call('ZCARD', KEYS[4])
-if n > cap then
-  local gone = redis.call('ZRANGE', KEYS[4], 0, n - cap - 1)
-  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, n - cap - 1)
-  local top = gone[#gone]
-  local fl = redis.call('HGET', KEYS[5], ARGV[1])
-  if not fl or fl < top then redis.call('HSET', KEYS[5], ARGV[1], top) end
+if keep then
+  redis.call('ZADD', KEYS[4], 0, ARGV[6])
+  local cap = tonumber(ARGV[7])
+  local n = redis.call('ZCARD', KEYS[4])
+  if n > cap then
+    local gone = redis.call('ZRANGE', KEYS[4], 0, n - cap - 1)
+    redis.call('ZREMRANGEBYRANK', KEYS[4], 0, n - cap - 1)
+    local top = gone[#gone]
+    local fl = redis.call('HGET', KEYS[5], ARGV[1])
+    if not fl or fl < top then redis.call('HSET', KEYS[5], ARGV[1], top) end
+  end
+  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[8]))
 end
-redis.call('EXPIRE', KEYS[4], tonumber(ARGV[8]))
 redis.call('ZREM', KEYS[2], ARGV[4])
 redis.call('DEL', KEYS[3])
 for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
