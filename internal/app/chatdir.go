@@ -126,7 +126,7 @@ func searchKeys(n chatName) []string {
 // load first (it writes only when the name changed).
 func (d *chatDir) record(chat int64, n chatName) valkey.Completed {
 	id := strconv.FormatInt(chat, 10)
-	args := []string{id, n.shown()}
+	args := []string{id, strings.ReplaceAll(n.shown(), "\x1f", "")}
 	for _, k := range searchKeys(n) {
 		args = append(args, k+"\x00"+id)
 	}
@@ -142,7 +142,14 @@ func (d *chatDir) Name(ctx context.Context, chat int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("app: chat %d name: %w", chat, err)
 	}
-	return v, nil
+	return shownOf(v), nil
+}
+
+// shownOf is the name as shown of a chatname field's value (chatname.lua:
+// the name, \x1f, its search members; the name alone before that format).
+func shownOf(v string) string {
+	name, _, _ := strings.Cut(v, "\x1f")
+	return name
 }
 
 // Find returns up to n chats whose title, a word of its title on, or
@@ -181,7 +188,7 @@ func (d *chatDir) Find(ctx context.Context, prefix string, n int) ([]ChatRef, er
 			continue
 		}
 		name, _ := names[i].ToString()
-		out = append(out, ChatRef{ID: chat, Name: name})
+		out = append(out, ChatRef{ID: chat, Name: shownOf(name)})
 	}
 	return out, nil
 }
