@@ -227,7 +227,7 @@ func BenchmarkFlood(b *testing.B) {
 		}
 		emu := testkit.NewEmulator(b, testkit.Unlimited())
 		emu.SetAllowAnyChat(true)
-		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=10000", "TELEGRAM_CHAT_RATE=100", "TELEGRAM_GROUP_RATE=6000", "WORKERS=64")
+		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=10000", "TELEGRAM_REPLY_RATE=10000", "TELEGRAM_CHAT_RATE=100", "TELEGRAM_GROUP_RATE=6000", "WORKERS=64")
 		before, beforeKeys := bytesOf(c, tag)
 		groupsBefore := breakdown(c, tag)
 		sent := func() float64 { return gatherCounter(b, a, "codemojex_worker_sent_total", "") }
