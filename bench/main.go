@@ -129,9 +129,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	cfg.log.Info("server up", "addr", srv.Addr, "version", meta.machine.server, "binary", meta.machine.serverBin, "load", meta.loadStart)
-	results, err := runSections(ctx, cfg, srv)
-	if err != nil {
-		return err
+	results, runErr := runSections(ctx, cfg, srv)
+	if len(results) == 0 {
+		return runErr
 	}
 	meta.took, meta.loadEnd = time.Since(meta.started), loadAverage()
 	var b bytes.Buffer
@@ -143,7 +143,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "\n%s, %s; load average %s at the start, %s at the end\n\n", meta.machine.server, meta.machine.model, meta.loadStart, meta.loadEnd)
 	writeTable(out, results)
 	fmt.Fprintf(out, "\nReport: %s\nTotal run time: %s\n", path, meta.took.Round(time.Second))
-	return nil
+	return runErr
 }
 
 // flagArgs is the flags set on the command line that change what is

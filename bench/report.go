@@ -31,6 +31,7 @@ type sectionResult struct {
 	took      time.Duration
 	loadStart string
 	loadEnd   string
+	err       error // the section failed: no rows, the error in the report
 }
 
 // runMeta is what the report says about the run as a whole.
@@ -96,6 +97,9 @@ func writeReport(w io.Writer, meta runMeta, results []sectionResult) {
 		fmt.Fprintf(w, "`-only %s`: %s, load average %s at its start, %s at its end.\n\n",
 			r.name, r.took.Round(100*time.Millisecond), first(r.loadStart), first(r.loadEnd))
 		fmt.Fprintln(w, strings.TrimSpace(r.about))
+		if r.err != nil {
+			fmt.Fprintf(w, "\n**This section failed in this run**, so it has no rows above:\n\n```\n%s\n```\n", strings.TrimSpace(r.err.Error()))
+		}
 		for _, n := range r.table.notes {
 			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(n))
 		}
@@ -125,25 +129,38 @@ and 100/s per chat (Telegram: about 1).
 `
 
 // runSections runs every wanted section in order on srv (flushed before
-// each) and returns their results.
+// each) and returns their results. A section that fails is kept, with
+// its error and without rows, and the others still run (one scenario's
+// failure does not throw away the rest of a run of several minutes); the
+// error returned names the failed sections. Errors: also a flush failing,
+// or ctx ending (both stop the run).
 func runSections(ctx context.Context, cfg config, srv *valkeyserver.Server) ([]sectionResult, error) {
 	var results []sectionResult
+	var failed []string
 	for _, s := range sections() {
 		if !cfg.want(s.name) {
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			return results, err
+		}
 		if err := flush(ctx, srv); err != nil {
-			return nil, err
+			return results, err
 		}
 		r := sectionResult{section: s, table: &table{}, loadStart: loadAverage()}
 		start := time.Now()
 		cfg.log.Info("section", "name", s.name)
 		if err := s.run(ctx, cfg, srv, r.table); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.name, err)
+			cfg.log.Error("section failed", "name", s.name, "err", err)
+			r.err, r.table = err, &table{}
+			failed = append(failed, s.name)
 		}
 		r.took, r.loadEnd = time.Since(start), loadAverage()
 		cfg.log.Info("section done", "name", s.name, "took", r.took.Round(time.Millisecond))
 		results = append(results, r)
+	}
+	if len(failed) > 0 {
+		return results, fmt.Errorf("sections failed: %s (the report says why)", strings.Join(failed, ", "))
 	}
 	return results, nil
 }

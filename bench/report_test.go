@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +100,21 @@ func TestServerVersionPrefersValkeysOwnVersion(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, serverVersion(tc.info)) })
 	}
+}
+
+// TestReportSaysWhichSectionFailedAndWhy: a failed section keeps its
+// heading and explanation, has no rows, and the report shows its error.
+func TestReportSaysWhichSectionFailedAndWhy(t *testing.T) {
+	ok := &table{}
+	ok.add("fine", "1", "1", ratio(1, 1))
+	var buf bytes.Buffer
+	writeReport(&buf, runMeta{}, []sectionResult{
+		{section: section{name: "alpha", title: "Alpha", about: "A."}, table: ok},
+		{section: section{name: "beta", title: "Beta", about: "B."}, table: &table{}, err: errors.New("beta: the bench timed out")},
+	})
+	r := buf.String()
+	require.Contains(t, r, "| 1 | fine | 1 | 1 | 1.00× |")
+	require.NotContains(t, r, "| 2 |")
+	require.Contains(t, r, "### 2. Beta\n")
+	require.Contains(t, r, "B.\n\n**This section failed in this run**, so it has no rows above:\n\n```\nbeta: the bench timed out\n```\n")
 }
