@@ -26,7 +26,8 @@ func validBroadcastID(id string) bool {
 }
 
 // Broadcast enqueues msg to every chat of chatIDs on the notification queue
-// (msg.Class is ignored: a broadcast is always a Notification), in batches of
+// (with msg.Paid, on the paid queue tgjob.QueuePaid: Progress.Paid; msg.Class
+// is ignored: a broadcast is always a Notification), in batches of
 // Config.BatchSize chats per lanes Enqueue call. Chat ids are resolved through
 // migration aliases and deduplicated (first occurrence wins); chats marked
 // inactive are skipped and counted as failed "inactive". It returns the
@@ -44,6 +45,10 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		return "", invalid("broadcast to no chat")
 	}
 	msg.Class = Notification
+	queue := tgjob.QueueNotify
+	if msg.Paid {
+		queue = tgjob.QueuePaid
+	}
 	tmpl, err := n.jobs(chatIDs[0], msg)
 	if err != nil {
 		return "", err
@@ -76,6 +81,9 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	fields := []string{fieldTotal, strconv.Itoa(len(targets) * parts), fieldQueued, "0", fieldSent, "0"}
 	if skipped > 0 {
 		fields = append(fields, fieldFailed+reasonSkip, strconv.Itoa(skipped*parts))
+	}
+	if msg.Paid {
+		fields = append(fields, fieldPaid, "1")
 	}
 	if msg.Key != "" {
 		// Record the key and create the progress in one atomic call: a
@@ -203,7 +211,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 				jobIDs = append(jobIDs, it.ID)
 			}
 		}
-		if _, err := n.store.Cancel(ctx, tgjob.QueueNotify, jobIDs, tally); err != nil {
+		if _, err := n.store.Cancel(ctx, queue, jobIDs, tally); err != nil {
 			return fmt.Errorf("notifier: broadcast %s: cancel after a stop: %w", bc, err)
 		}
 		var cmds valkey.Commands
@@ -247,7 +255,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		// Unless stopped: a chunk that runs after StopBroadcast set the
 		// stop key adds nothing, so no copy reaches a lane after the stop's
 		// cancel read the recorded ids.
-		res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, cur, lanes.Unless(stopKey))
+		res, err := n.store.Enqueue(ctx, queue, cur, lanes.Unless(stopKey))
 		done += len(cur) - res.Refused
 		t := <-ch
 		if err != nil || t.err != nil {
@@ -329,12 +337,22 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 		for i, s := range ids {
 			jobIDs[i] = lanes.JobID(s)
 		}
-		if _, err := n.store.Cancel(ctx, tgjob.QueueNotify, jobIDs, tally); err != nil {
-			return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+		// A paid broadcast's copies are on the paid queue, and on the
+		// notify queue once ContinueFree moved them (both are cancelled:
+		// an id not on a queue is counted gone there).
+		for _, q := range []string{tgjob.QueuePaid, tgjob.QueueNotify} {
+			if _, err := n.store.Cancel(ctx, q, jobIDs, tally); err != nil {
+				return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+			}
 		}
 		if len(ids) < chunk {
 			break
 		}
+	}
+	// A stop ends a halted paid part too: the paid queue runs again for
+	// the next paid broadcast.
+	if err := n.clearHalt(ctx, id); err != nil {
+		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 	}
 	return n.Progress(ctx, id)
 }

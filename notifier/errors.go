@@ -18,6 +18,10 @@ var (
 	// ErrUnknownBroadcast: no progress is stored under the id (never
 	// created, or expired after its TTL).
 	ErrUnknownBroadcast = errors.New("notifier: unknown broadcast")
+	// ErrPaidInFlight: ContinueFree found paid copies still in flight
+	// (being sent when the paid part halted); nothing was moved, try again
+	// once they settle (seconds).
+	ErrPaidInFlight = errors.New("notifier: paid copies still in flight")
 )
 
 // InactiveError is returned by Notify for a notification to a chat that

@@ -5,9 +5,11 @@ import "github.com/codemojex/codemojex/lanes"
 // Every key the notifier keeps lives under the lanes store's hash tag, so it
 // shares the store's cluster slot. Layout (T = tag):
 //
-//	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed), c (cancelled), x (stopped); PEXPIRE ttl
+//	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed), c (cancelled), x (stopped),
+//	                                 p (paid), ps (paid copies sent), h (paid part halted: cannot pay), fr (continued free), mv (copies moved to free); PEXPIRE ttl
 //	{T}:n:bc:<id>:seen       set     job ids already counted as failed (dedupe); PEXPIRE ttl
 //	{T}:n:bc:<id>:jobs       list    the broadcast's job ids, in fan-out order (what StopBroadcast cancels); PEXPIRE ttl
+//	{T}:n:paidhalt           string  the paid queue is halted (the bot could not pay): the broadcast id; PX ProgressTTL
 //	{T}:n:once:m:<key>       string  Notify/Edit idempotency key: the job ids, comma-separated (written by lanes.Enqueue with lanes.Dedupe); PX KeyTTL
 //	{T}:n:once:bc:<key>      string  Broadcast idempotency key: the broadcast id; PX KeyTTL
 //
@@ -22,6 +24,7 @@ func (k keyspace) seen(id string) string     { return k.prefix() + "bc:" + id + 
 func (k keyspace) jobs(id string) string     { return k.prefix() + "bc:" + id + ":jobs" }
 func (k keyspace) stop(id string) string     { return k.prefix() + "bc:" + id + ":stop" }
 func (k keyspace) once(key string) string    { return k.prefix() + "once:m:" + key }
+func (k keyspace) paidHalt() string          { return k.prefix() + "paidhalt" }
 func (k keyspace) onceBC(key string) string  { return k.prefix() + "once:bc:" + key }
 
 // latest is the lanes coalesce name of EditLatest's edits of the message
@@ -36,5 +39,10 @@ const (
 	fieldFailed = "f:" // + reason
 	fieldCancel = "c"  // copies removed from their lanes by StopBroadcast
 	fieldStop   = "x"  // set once StopBroadcast was called
+	fieldPaid   = "p"  // "1": a paid broadcast (copies on tgjob.QueuePaid)
+	fieldPaidN  = "ps" // paid copies delivered (each 0.1 Star)
+	fieldHalt   = "h"  // "1": the paid part halted, the bot could not pay
+	fieldFree   = "fr" // "1": the rest continued free (ContinueFree)
+	fieldMoved  = "mv" // copies ContinueFree moved to tgjob.QueueNotify
 	reasonSkip  = "inactive"
 )

@@ -28,6 +28,13 @@ type Limits struct {
 	// to replies to users' messages. 0 means replies share
 	// GlobalPerSecond with everything else.
 	ReplyPerSecond int
+	// PaidPerSecond, when > 0, is the budget of paid broadcast copies
+	// (queue tgjob.QueuePaid, sent with allow_paid_broadcast: Telegram
+	// allows up to 1,000 messages/s for 0.1 Star each). It needs
+	// ReplyPerSecond > 0: with one shared GlobalPerSecond the store's global
+	// rate would hold paid copies to it too. 0: the paid queue exists but
+	// has no budget of its own (nothing should be enqueued there).
+	PaidPerSecond int
 	// PrivatePerSecond caps messages per second to one private chat
 	// (chat id > 0).
 	PrivatePerSecond int
@@ -72,8 +79,9 @@ func DefaultLimits() Limits {
 
 func (l Limits) stretch(d time.Duration) time.Duration { return d + max(l.Slack, 0) }
 
-// StoreOptions returns the lanes.Store options for these limits: both
-// queues (tgjob.QueueReply, tgjob.QueueNotify) Ordered with maxAttempts (0
+// StoreOptions returns the lanes.Store options for these limits: the
+// queues (tgjob.QueueReply, tgjob.QueuePaid with PaidPerSecond per 1 s +
+// Slack as its own budget, tgjob.QueueNotify) Ordered with maxAttempts (0
 // means DefaultMaxAttempts), WithGlobalRate(GlobalPerSecond per 1 s +
 // Slack) (with ReplyPerSecond > 0 instead two queue budgets: reply
 // ReplyPerSecond, notify GlobalPerSecond, each per 1 s + Slack), and
@@ -88,8 +96,13 @@ func (l Limits) StoreOptions(maxAttempts int) []lanes.Option {
 	qc := lanes.QueueConfig{Ordered: true, MaxAttempts: maxAttempts}
 	rc := qc
 	rc.MaxDepth = max(l.ReplyLaneDepth, 0)
+	pc := qc
+	if l.PaidPerSecond > 0 {
+		pc.Rate, pc.Window = l.PaidPerSecond, l.stretch(time.Second)
+	}
 	opts := []lanes.Option{
 		lanes.WithQueue(tgjob.QueueReply, rc),
+		lanes.WithQueue(tgjob.QueuePaid, pc),
 		lanes.WithQueue(tgjob.QueueNotify, qc),
 	}
 	switch {
@@ -100,7 +113,7 @@ func (l Limits) StoreOptions(maxAttempts int) []lanes.Option {
 		if l.GlobalPerSecond > 0 {
 			bulk.Rate, bulk.Window = l.GlobalPerSecond, l.stretch(time.Second)
 		}
-		opts = []lanes.Option{lanes.WithQueue(tgjob.QueueReply, reply), lanes.WithQueue(tgjob.QueueNotify, bulk)}
+		opts = []lanes.Option{lanes.WithQueue(tgjob.QueueReply, reply), lanes.WithQueue(tgjob.QueuePaid, pc), lanes.WithQueue(tgjob.QueueNotify, bulk)}
 	case l.GlobalPerSecond > 0:
 		opts = append(opts, lanes.WithGlobalRate(l.GlobalPerSecond, l.stretch(time.Second)))
 	}

@@ -71,6 +71,11 @@ type Message struct {
 	// handler that may run again after a crash derives its keys from the
 	// update it handles (e.g. "upd:<update_id>:<reply index>").
 	Key string
+	// Paid, on a Broadcast, enqueues the copies on tgjob.QueuePaid: the
+	// worker sends them with allow_paid_broadcast (0.1 Telegram Star each,
+	// under the paid queue's own budget, Limits.PaidPerSecond). Ignored by
+	// Notify and Edit.
+	Paid bool
 	// Editable keeps the Telegram message id of the message once sent
 	// (Chats().SentMessageID, for Config.SentTTL), so it can be edited
 	// later through its job id (EditLatest's ref: a game board, a
@@ -131,6 +136,8 @@ type Notifier struct {
 	recordScript *valkey.Lua
 	// startScript begins a broadcast (lua/start.lua).
 	startScript *valkey.Lua
+	// haltScript halts and resumes the paid queue (lua/halt.lua).
+	haltScript *valkey.Lua
 }
 
 // New returns a Notifier enqueueing on store (built with
@@ -164,6 +171,7 @@ func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
 		store: store, c: c, keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
 		chats:        chatstate.New(c, store.Tag(), cfg.SentTTL),
 		recordScript: luascript.Must(luaFS, "record"), startScript: luascript.Must(luaFS, "start"),
+		haltScript: luascript.Must(luaFS, "halt"),
 	}, nil
 }
 

@@ -29,11 +29,28 @@ type Progress struct {
 	Cancelled int
 	// Stopped is set once StopBroadcast was called.
 	Stopped bool
+	// Paid: a paid broadcast (copies sent with allow_paid_broadcast).
+	Paid bool
+	// PaidSent is the copies delivered paid, each 0.1 Telegram Star
+	// (StarTenths).
+	PaidSent int
+	// Halted: the paid part stopped because the bot could not pay (the
+	// copies not sent wait on the paid queue, which is halted: see
+	// HaltPaid, ContinueFree).
+	Halted bool
+	// Free: the copies left when the paid part halted continued free
+	// (ContinueFree); Moved counts them.
+	Free  bool
+	Moved int
 	// Remaining is Total - Sent - the sum of Failed - Cancelled: messages
 	// still in the lanes or in flight (or not yet enqueued). After a stop
 	// it is the copies that were in flight at the stop, until they settle.
 	Remaining int
 }
+
+// StarTenths is the Stars spent so far, in tenths of a Star (one per paid
+// copy delivered).
+func (p Progress) StarTenths() int { return p.PaidSent }
 
 // Done reports whether nothing remains.
 func (p Progress) Done() bool { return p.Remaining <= 0 }
@@ -67,6 +84,16 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 			p.Cancelled = x
 		case k == fieldStop:
 			p.Stopped = true
+		case k == fieldPaid:
+			p.Paid = v == "1"
+		case k == fieldPaidN:
+			p.PaidSent = x
+		case k == fieldHalt:
+			p.Halted = v == "1"
+		case k == fieldFree:
+			p.Free = v == "1"
+		case k == fieldMoved:
+			p.Moved = x
 		case strings.HasPrefix(k, fieldFailed):
 			p.Failed[k[len(fieldFailed):]] = x
 			failed += x
@@ -76,13 +103,13 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 	return p, nil
 }
 
-func (n *Notifier) record(ctx context.Context, broadcast, field, jobID string) error {
+func (n *Notifier) record(ctx context.Context, broadcast, field, jobID string, also ...string) error {
 	if !validBroadcastID(broadcast) {
 		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
 	}
 	err := n.recordScript.Exec(ctx, n.c,
 		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast)},
-		[]string{field, jobID, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10)}).Error()
+		append([]string{field, jobID, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10)}, also...)).Error()
 	if err != nil {
 		return fmt.Errorf("notifier: progress %s: %w", broadcast, err)
 	}
@@ -93,6 +120,12 @@ func (n *Notifier) record(ctx context.Context, broadcast, field, jobID string) e
 // worker after a successful Ack, so at most once per job).
 func (n *Notifier) RecordSent(ctx context.Context, broadcast string) error {
 	return n.record(ctx, broadcast, fieldSent, "")
+}
+
+// RecordPaidSent counts one message of broadcast delivered paid (sent with
+// allow_paid_broadcast): Sent and PaidSent, in one atomic call.
+func (n *Notifier) RecordPaidSent(ctx context.Context, broadcast string) error {
+	return n.record(ctx, broadcast, fieldSent, "", fieldPaidN)
 }
 
 // RecordFailed counts job of broadcast as failed with reason, at most once

@@ -23,6 +23,9 @@ type metrics struct {
 	unknown       prometheus.Counter
 	settleRetries prometheus.Counter
 	freshBoards   prometheus.Counter // edits sent as a new message (message gone or too old)
+	paidSent      prometheus.Counter // paid broadcast copies delivered (allow_paid_broadcast)
+	starsSpent    prometheus.Counter // Telegram Stars those cost (0.1 each)
+	paidHalts     prometheus.Counter // cannot-pay answers that halted the paid queue
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -77,6 +80,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		freshBoards: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_edits_sent_fresh_total", Help: "Edits sent as a new message because the message could no longer be edited.",
 		}),
+		paidSent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_paid_sent_total", Help: "Paid broadcast copies delivered (sent with allow_paid_broadcast).",
+		}),
+		starsSpent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_stars_spent_total", Help: "Telegram Stars spent on paid broadcast copies (0.1 per copy delivered).",
+		}),
+		paidHalts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_paid_halts_total", Help: "Paid sends answered that the bot cannot pay: the paid queue was halted.",
+		}),
 	}
 	var err error
 	reg1 := func(c prometheus.Collector) prometheus.Collector {
@@ -103,6 +115,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.unknown = reg1(m.unknown).(prometheus.Counter)
 	m.settleRetries = reg1(m.settleRetries).(prometheus.Counter)
 	m.freshBoards = reg1(m.freshBoards).(prometheus.Counter)
+	m.paidSent = reg1(m.paidSent).(prometheus.Counter)
+	m.starsSpent = reg1(m.starsSpent).(prometheus.Counter)
+	m.paidHalts = reg1(m.paidHalts).(prometheus.Counter)
 	if err != nil {
 		return nil, err
 	}

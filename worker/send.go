@@ -70,7 +70,8 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 			ChatID: chat, MessageID: p.MessageID, Text: p.Text, ParseMode: models.ParseMode(parseMode), ReplyMarkup: markup,
 		})
 	} else {
-		params := &bot.SendMessageParams{ChatID: chat, Text: p.Text, ParseMode: models.ParseMode(parseMode), DisableNotification: p.Silent, ReplyMarkup: markup}
+		params := &bot.SendMessageParams{ChatID: chat, Text: p.Text, ParseMode: models.ParseMode(parseMode), DisableNotification: p.Silent, ReplyMarkup: markup,
+			AllowPaidBroadcast: p.Paid}
 		if p.ReplyTo != 0 {
 			params.ReplyParameters = &models.ReplyParameters{MessageID: p.ReplyTo, AllowSendingWithoutReply: true}
 		}
@@ -194,6 +195,8 @@ func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 		w.dead(drain, job, p, ReasonMalformed, ReasonMalformed)
 		return next{}
 	}
+	// Only the paid queue's copies are sent with allow_paid_broadcast.
+	p.Paid = job.Queue == tgjob.QueuePaid && !p.IsEdit()
 	if p.IsEdit() && p.Ref != "" {
 		var (
 			nx   *next
@@ -250,6 +253,9 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 		return next{stop: true}
 	}
 	attrs := []any{slog.Int64("chat", chat), slog.String("job", string(job.ID)), slog.String("queue", job.Queue), slog.Any("err", rerr)}
+	if d.act == actCannotPay && (!p.Paid || p.Broadcast == "") {
+		d = decision{act: actDead, reason: ReasonBadRequest} // not a paid copy: an ordinary 400
+	}
 	if unknown && d.act == actRetry {
 		// Written, no answer: Telegram may have delivered it. Sent again
 		// at most once (a duplicate is better than a lost reply, two are
@@ -324,6 +330,19 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 		w.release(drain, job)
 		to := d.migrateTo
 		return next{stop: true, after: func(ctx context.Context) { w.migrate(ctx, job.Group, chat, to) }}
+	case actCannotPay:
+		// The bot cannot pay for paid copies: halt the paid queue (halt
+		// first, so this worker claims nothing more from it) and give the
+		// copy back, unsent and without using an attempt; the admin
+		// continues free or stops.
+		w.m.paidHalts.Inc()
+		w.paid.set(p.Broadcast)
+		if herr := w.n.HaltPaid(sctx, p.Broadcast); herr != nil {
+			w.log.Error("halt paid queue failed", append(attrs, slog.Any("halt_err", w.redactor.Error(herr)))...)
+		}
+		w.release(drain, job)
+		w.log.Warn("paid broadcast: the bot cannot pay; paid queue halted", append(attrs, slog.String("broadcast", p.Broadcast))...)
+		return next{stop: true}
 	case actPauseAll:
 		w.release(drain, job)
 		w.pauseAll(sctx, w.cfg.UnauthorizedPause, "401 unauthorized")
@@ -439,8 +458,14 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 		return
 	}
 	w.m.sent.WithLabelValues(job.Queue).Inc()
+	recordBC := w.n.RecordSent
+	if p.Paid {
+		w.m.paidSent.Inc()
+		w.m.starsSpent.Add(0.1)
+		recordBC = w.n.RecordPaidSent
+	}
 	if p.Broadcast != "" {
-		if err := w.n.RecordSent(sctx, p.Broadcast); err != nil {
+		if err := recordBC(sctx, p.Broadcast); err != nil {
 			w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
 		}
 	}

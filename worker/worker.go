@@ -173,6 +173,8 @@ type Worker struct {
 	freed    chan struct{}
 	// hold estimates how long one message holds its sender (concurrency.go).
 	hold holdEstimate
+	// paid caches whether the paid queue is halted (paid.go).
+	paid paidHalt
 }
 
 // New returns a worker for n's store. Errors: a missing token or notifier,
@@ -294,7 +296,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		cctx, cancel := context.WithTimeout(drain, 10*time.Second)
 		t0 := time.Now()
-		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: queues, Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
+		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
 		cancel()
 		w.m.claimLatency.Observe(time.Since(t0).Seconds())
 		if err != nil {

@@ -7,6 +7,8 @@
 -- ARGV[1]  field to increment (s, or f:<reason>)
 -- ARGV[2]  job id, or "" (no dedupe)
 -- ARGV[3]  TTL (ms) of both keys
+-- ARGV[4]  optional second field to increment with it ("" or absent: none;
+--          ps for a paid copy sent)
 --
 -- Returns 1 when counted. An expired (or unknown) broadcast is not
 -- resurrected.
@@ -16,5 +18,6 @@ if ARGV[2] ~= '' then
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
 end
 redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+if ARGV[4] and ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1

@@ -1,0 +1,175 @@
+package notifier
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// Paid broadcasts put their copies on tgjob.QueuePaid (Message.Paid). When
+// Telegram answers that the bot cannot pay (its Stars balance is too low),
+// the worker halts the paid queue (HaltPaid): it claims nothing more from
+// it, so the copies not yet sent stay on their lanes, nothing lost. The
+// admin then continues the rest free (ContinueFree: the copies move to the
+// notify queue) or stops the broadcast (StopBroadcast, which also lifts the
+// halt).
+
+// HaltPaid halts the paid queue because a copy of broadcast could not be
+// paid for: PaidHalted returns broadcast from now on (for ProgressTTL, or
+// until ContinueFree or StopBroadcast of broadcast), and its Progress shows
+// Halted. A later halt for another broadcast replaces it. Errors:
+// ErrInvalid for a malformed id; the server's error.
+func (n *Notifier) HaltPaid(ctx context.Context, broadcast string) error {
+	if !validBroadcastID(broadcast) {
+		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
+	}
+	if err := n.haltScript.Exec(ctx, n.c, []string{n.keys.paidHalt(), n.keys.progress(broadcast)},
+		[]string{"halt", broadcast, ms(n.cfg.ProgressTTL)}).Error(); err != nil {
+		return fmt.Errorf("notifier: halt paid %s: %w", broadcast, err)
+	}
+	return nil
+}
+
+// PaidHalted returns the broadcast the paid queue is halted for ("" when it
+// is not halted). Errors: the server's.
+func (n *Notifier) PaidHalted(ctx context.Context) (string, error) {
+	v, err := n.c.Do(ctx, n.c.B().Get().Key(n.keys.paidHalt()).Build()).ToString()
+	if valkey.IsValkeyNil(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("notifier: paid halt: %w", err)
+	}
+	return v, nil
+}
+
+// clearHalt lifts the paid queue's halt when it is broadcast's.
+func (n *Notifier) clearHalt(ctx context.Context, broadcast string) error {
+	return n.haltScript.Exec(ctx, n.c, []string{n.keys.paidHalt(), n.keys.progress(broadcast)},
+		[]string{"clear", broadcast, ms(n.cfg.ProgressTTL)}).Error()
+}
+
+// ContinueFree moves the copies of paid broadcast id still waiting on the
+// paid queue to the notify queue (sent free, at the bulk budget, without
+// allow_paid_broadcast), keeping their job ids, so StopBroadcast still finds
+// them; msg must be the message the broadcast was started with (its parts
+// are rebuilt for each chat). It then lifts the paid queue's halt. It
+// returns how many copies moved (Progress.Moved; Progress.Free is set).
+//
+// Per chunk of the broadcast's recorded job ids the copies are first
+// enqueued on the notify queue (lanes.Unless the stop key: nothing moves
+// after a stop), then cancelled on the paid queue: a crash in between
+// leaves a copy on both queues (sent twice) rather than on none.
+//
+// Errors: ErrInvalid for a malformed id, a broadcast that is not paid or
+// not halted, or a stopped one; ErrPaidInFlight when paid copies are still
+// being sent (nothing moved: try again once they settle);
+// ErrUnknownBroadcast; the store's errors (chunks before the failing one
+// stay moved; calling again moves the rest).
+func (n *Notifier) ContinueFree(ctx context.Context, id string, msg Message) (int, error) {
+	p, err := n.Progress(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case !p.Paid:
+		return 0, invalid("continue free: broadcast " + id + " is not paid")
+	case p.Stopped:
+		return 0, invalid("continue free: broadcast " + id + " was stopped")
+	case !p.Halted:
+		return 0, invalid("continue free: broadcast " + id + " is not halted")
+	}
+	st, err := n.store.Inspector().Stats(ctx, tgjob.QueuePaid, 0)
+	if err != nil {
+		return 0, fmt.Errorf("notifier: continue free %s: %w", id, err)
+	}
+	if st.InFlight > 0 {
+		return 0, fmt.Errorf("%w: %d", ErrPaidInFlight, st.InFlight)
+	}
+	msg.Class, msg.Paid = Notification, false
+	tmpl, err := n.jobs(1, msg)
+	if err != nil {
+		return 0, err
+	}
+	encs := make([]func(int64) []byte, len(tmpl))
+	for i, j := range tmpl {
+		j.Broadcast = id
+		if encs[i], err = j.ChatEncoder(); err != nil {
+			return 0, err
+		}
+	}
+	moved := 0
+	tally := lanes.Tally{Key: n.keys.progress(id), Field: fieldMoved}
+	const chunk = 2000
+	for start := int64(0); ; start += chunk {
+		raw, err := n.c.Do(ctx, n.c.B().Lrange().Key(n.keys.jobs(id)).Start(start).Stop(start+chunk-1).Build()).AsStrSlice()
+		if err != nil {
+			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+		}
+		if len(raw) == 0 {
+			break
+		}
+		ids := make([]lanes.JobID, len(raw))
+		for i, s := range raw {
+			ids[i] = lanes.JobID(s)
+		}
+		groups, err := n.store.Inspector().Waiting(ctx, tgjob.QueuePaid, ids)
+		if err != nil {
+			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+		}
+		var items []lanes.Item
+		var move []lanes.JobID
+		for i, g := range groups {
+			if g == "" {
+				continue
+			}
+			chat, err := tgjob.ChatID(g)
+			if err != nil {
+				return moved, fmt.Errorf("notifier: continue free %s: lane %q: %w", id, g, err)
+			}
+			// The recorded ids are in fan-out order: a chat's parts in turn.
+			part := int((start + int64(i)) % int64(len(encs)))
+			items = append(items, lanes.Item{Group: g, ID: ids[i], Payload: encs[part](chat)})
+			move = append(move, ids[i])
+		}
+		if len(items) > 0 {
+			res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, items, lanes.Unless(n.keys.stop(id)))
+			if err != nil {
+				return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+			}
+			if res.Refused > 0 {
+				return moved, invalid("continue free: broadcast " + id + " was stopped")
+			}
+			c, err := n.store.Cancel(ctx, tgjob.QueuePaid, move, tally)
+			if err != nil {
+				return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+			}
+			moved += c.Cancelled
+		}
+		if len(raw) < chunk {
+			break
+		}
+	}
+	key := n.keys.progress(id)
+	if err := n.c.Do(ctx, n.c.B().Hset().Key(key).FieldValue().FieldValue(fieldFree, "1").FieldValue(fieldHalt, "0").Build()).Error(); err != nil {
+		return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+	}
+	if err := n.clearHalt(ctx, id); err != nil {
+		return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+	}
+	return moved, nil
+}
+
+// StarTenthsPerCopy is the fee of one paid broadcast copy in tenths of a
+// Telegram Star (Bot API, sendMessage, allow_paid_broadcast: 0.1 Star).
+const StarTenthsPerCopy = 1
+
+// FormatStars renders tenths of a Star as "12.3".
+func FormatStars(tenths int) string {
+	return strconv.Itoa(tenths/10) + "." + strconv.Itoa(tenths%10)
+}

@@ -1,0 +1,169 @@
+package worker_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/worker"
+)
+
+// A paid broadcast whose Stars run out: only its copies are sent with
+// allow_paid_broadcast (a free broadcast and a reply running beside it are
+// not); the emulator's cannot-pay answer halts the paid queue with the
+// copies not yet sent kept on it (none lost, none sent while halted, the
+// paid and Stars metrics count what was paid); then the admin's choice
+// either moves the rest to the free queue, delivered without the parameter
+// (every chat gets its copy once), or stops the broadcast like a free one
+// (the rest cancelled, the halt lifted).
+func TestPaidBroadcastCannotPayHaltsThenContinuesFreeOrStops(t *testing.T) {
+	for _, choice := range []string{"continue free", "stop"} {
+		t.Run(choice, func(t *testing.T) {
+			const chats, balance = 80, 30 // 3 Stars: 30 paid copies
+			e := newEnv(t, envOpts{
+				limits: notifier.Limits{GlobalPerSecond: 100, ReplyPerSecond: 100, PaidPerSecond: 400, Slack: notifier.DefaultSlack},
+				emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 100, Per: time.Second}, Reply: tgemu.Rate{Messages: 100, Per: time.Second},
+					Paid: tgemu.Rate{Messages: 1000, Per: time.Second}},
+			})
+			e.emu.SetStarBalance(balance)
+			var audience []int64
+			for c := int64(5000); c < 5000+chats; c++ {
+				audience = append(audience, c)
+			}
+			msg := notifier.Message{Text: "paid news", Paid: true}
+			bc, err := e.n.Broadcast(e.ctx, audience, msg)
+			require.NoError(t, err)
+			free, err := e.n.Broadcast(e.ctx, []int64{7001, 7002, 7003}, notifier.Message{Text: "free news"})
+			require.NoError(t, err)
+			_, err = e.n.Notify(e.ctx, 42, notifier.Message{Text: "a reply", Class: notifier.Reply})
+			require.NoError(t, err)
+			e.start(e.config())
+
+			var p notifier.Progress
+			require.Eventually(t, func() bool {
+				p, err = e.n.Progress(e.ctx, bc)
+				require.NoError(t, err)
+				fp, err := e.n.Progress(e.ctx, free)
+				require.NoError(t, err)
+				return p.Halted && fp.Done() && len(e.emu.Messages(42)) == 1
+			}, 20*time.Second, 10*time.Millisecond)
+			halted, err := e.n.PaidHalted(e.ctx)
+			require.NoError(t, err)
+			require.Equal(t, bc, halted)
+			time.Sleep(300 * time.Millisecond) // a halted queue sends nothing more
+			p, err = e.n.Progress(e.ctx, bc)
+			require.NoError(t, err)
+			require.True(t, p.Paid)
+			require.Equal(t, balance, p.Sent, "as many copies as the balance pays for")
+			require.Equal(t, balance, p.PaidSent)
+			require.Equal(t, balance, p.StarTenths())
+			require.Equal(t, chats-balance, p.Remaining, "the rest is kept")
+			require.Equal(t, balance, e.emu.PaidSent())
+			require.Zero(t, e.emu.StarBalance())
+			st, err := e.store.Inspector().Stats(e.ctx, tgjob.QueuePaid, 0)
+			require.NoError(t, err)
+			require.Equal(t, chats-balance, st.Pending, "the unsent copies wait on the paid queue")
+			require.Empty(t, e.dead(tgjob.QueuePaid), "nothing dead-lettered")
+			e.requireMetric(balance, "codemojex_worker_paid_sent_total", "", "")
+			stars := 0.0
+			mfs, err := e.reg.Gather()
+			require.NoError(t, err)
+			for _, mf := range mfs {
+				if mf.GetName() == "codemojex_worker_stars_spent_total" {
+					stars = mf.GetMetric()[0].GetCounter().GetValue()
+				}
+			}
+			require.InDelta(t, float64(balance)/10, stars, 1e-9, "0.1 Star per paid copy")
+
+			switch choice {
+			case "continue free":
+				var moved int
+				require.Eventually(t, func() bool {
+					moved, err = e.n.ContinueFree(e.ctx, bc, msg)
+					if errors.Is(err, notifier.ErrPaidInFlight) {
+						return false
+					}
+					require.NoError(t, err)
+					return true
+				}, 5*time.Second, 20*time.Millisecond)
+				require.Equal(t, chats-balance, moved)
+				require.Eventually(t, func() bool {
+					p, err = e.n.Progress(e.ctx, bc)
+					require.NoError(t, err)
+					return p.Done()
+				}, 20*time.Second, 10*time.Millisecond)
+				require.Equal(t, chats, p.Sent)
+				require.Equal(t, balance, p.PaidSent, "the free rest costs nothing")
+				require.True(t, p.Free)
+				require.Equal(t, chats-balance, p.Moved)
+				for _, c := range audience {
+					require.Equal(t, 1, e.copiesOf(c, "paid news"), "chat %d gets its copy once", c)
+				}
+			case "stop":
+				p, err = e.n.StopBroadcast(e.ctx, bc)
+				require.NoError(t, err)
+				require.Equal(t, chats-balance, p.Cancelled)
+				require.Equal(t, balance, p.Sent)
+				require.Zero(t, p.Remaining)
+				st, err := e.store.Inspector().Stats(e.ctx, tgjob.QueuePaid, 0)
+				require.NoError(t, err)
+				require.Zero(t, st.Pending+st.InFlight, "the paid queue is empty")
+				time.Sleep(200 * time.Millisecond)
+				sent := 0
+				for _, c := range audience {
+					sent += e.copiesOf(c, "paid news")
+				}
+				require.Equal(t, balance, sent, "nothing sent after the stop")
+			}
+			halted, err = e.n.PaidHalted(e.ctx)
+			require.NoError(t, err)
+			require.Empty(t, halted, "the halt is lifted")
+			require.Equal(t, balance, e.emu.PaidSent(), "no paid send after the halt")
+
+			// Only paid copies carry the parameter: every request with it
+			// is a paid-queue copy, and every accepted one was charged.
+			withParam, accepted := 0, 0
+			for _, r := range e.emu.SendRequests() {
+				if r.Params["allow_paid_broadcast"] == "true" {
+					withParam++
+					require.Equal(t, "paid news", r.Params["text"])
+					if r.Accepted() {
+						accepted++
+					}
+				}
+				if r.Params["text"] != "paid news" {
+					require.NotEqual(t, "true", r.Params["allow_paid_broadcast"], "%q is not a paid copy", r.Params["text"])
+				}
+			}
+			require.Equal(t, balance, accepted)
+			require.Greater(t, withParam, balance, "the refused paid sends carried it too")
+			if choice == "continue free" {
+				require.Equal(t, withParam+chats-balance+3+1, len(e.emu.SendRequests()), "the moved copies went without it")
+			}
+		})
+	}
+}
+
+// IsCannotPay matches the documented stand-in and the wordings around it,
+// not other 400s.
+func TestIsCannotPayMatchesTheDocumentedPattern(t *testing.T) {
+	for _, tc := range []struct {
+		desc string
+		want bool
+	}{
+		{"Bad Request: BALANCE_TOO_LOW", true},
+		{"bad request, Bad Request: " + tgemu.CannotPayDescription, true},
+		{"Bad Request: not enough Stars to send paid broadcast", true},
+		{"Bad Request: insufficient stars", true},
+		{"Bad Request: the bot's Stars balance is too low", true},
+		{"Bad Request: chat not found", false},
+		{"Bad Request: message is too long", false},
+	} {
+		require.Equal(t, tc.want, worker.IsCannotPay(tc.desc), tc.desc)
+	}
+}
