@@ -36,7 +36,7 @@ func Test429ParksLaneForRetryAfter(t *testing.T) {
 	require.NoError(t, stop())
 
 	require.Empty(t, e.emu.Messages(x))
-	for _, q := range tgjob.Queues() {
+	for _, q := range []string{tgjob.QueueReply, tgjob.QueueNotify} { // the queues that hold a job for x
 		ls := e.laneStats(q, "5000")
 		require.Equal(t, 1, ls.Depth, "queue %s: the job is back on its lane", q)
 		require.False(t, ls.ParkedUntil.IsZero(), "queue %s parked", q)

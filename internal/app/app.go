@@ -135,6 +135,7 @@ func (a *App) init() error {
 	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.GroupPerMinute = cfg.GlobalRate, cfg.ChatRate, cfg.GroupRate
 	limits.ReplyLaneDepth = cfg.ReplyLaneDepth
 	limits.ReplyPerSecond = cfg.ReplyRate
+	limits.PaidPerSecond = cfg.PaidBroadcastRate
 	var err error
 	if a.store, err = notifier.NewStore(a.c, limits, 0, lanes.WithTag(o.tag)); err != nil {
 		return fmt.Errorf("app: lanes store: %w", err)

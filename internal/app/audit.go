@@ -19,6 +19,7 @@ const (
 	actionWeightSet     = "weight set"
 	actionBroadcastSent = "broadcast sent"
 	actionBroadcastStop = "broadcast stopped"
+	actionBroadcastFree = "broadcast continued free"
 	actionDeadRequeued  = "dead letters requeued"
 	actionDeadPurged    = "dead letters purged"
 	auditShown          = 20 // entries /audit shows

@@ -16,25 +16,34 @@ import (
 
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // tracked is a broadcast whose progress message is kept up to date, as
 // stored in {T}:app:bc (field: broadcast id).
 type tracked struct {
-	Chat    int64       `json:"chat"`        // the admin chat
-	Job     lanes.JobID `json:"job"`         // the progress message's job
-	Message int         `json:"msg"`         // its Telegram message id, once known
-	Last    string      `json:"last"`        // the text it shows
-	Edited  time.Time   `json:"at,omitzero"` // when it was last edited
+	Chat    int64  `json:"chat"`         // the admin chat
+	Preview string `json:"pv,omitempty"` // the preview it was sent from (its text, for ContinueFree)
+	// HaltShown: the admin was told the paid part halted (cannot pay),
+	// with the Continue free and Stop buttons.
+	HaltShown bool        `json:"hs,omitempty"`
+	Job       lanes.JobID `json:"job"`         // the progress message's job
+	Message   int         `json:"msg"`         // its Telegram message id, once known
+	Last      string      `json:"last"`        // the text it shows
+	Edited    time.Time   `json:"at,omitzero"` // when it was last edited
 }
 
-// Broadcast buttons (callbackBroadcast): on a preview, Send and Cancel
-// (scope: the preview id); on a progress message, Stop (scope: the
+// Broadcast buttons (callbackBroadcast): on a preview, Send, Send paid
+// (with TELEGRAM_PAID_BROADCAST_RATE set) and Cancel (scope: the preview
+// id); on a progress message, Stop; on the notice that a paid broadcast
+// halted (the bot cannot pay), Continue free and Stop (scope: the
 // broadcast id).
 const (
-	btnSend   = "s"
-	btnCancel = "c"
-	btnStop   = "x"
+	btnSend     = "s"
+	btnSendPaid = "sp"
+	btnCancel   = "c"
+	btnStop     = "x"
+	btnFree     = "f"
 )
 
 // Toasts of the broadcast buttons.
@@ -92,7 +101,14 @@ func (a *App) previewBroadcast(ctx context.Context, u *models.Update, text strin
 		return
 	}
 	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: len(chats), At: a.now(), State: previewPending}
-	kb, err := a.broadcastKeyboard(m.Chat.ID, p.ID, [][2]string{{"✅ Send", btnSend}, {"❌ Cancel", btnCancel}})
+	buttons := [][2]string{{"✅ Send", btnSend}, {"❌ Cancel", btnCancel}}
+	ptext := previewText(text, len(chats), a.cfg.GlobalRate)
+	if a.cfg.PaidBroadcastRate > 0 {
+		buttons = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}, {"❌ Cancel", btnCancel}}
+		copies := len(chats) * len(notifier.Split(text, tgtext.MaxTextUnits))
+		ptext = paidPreviewText(text, len(chats), copies, a.cfg.GlobalRate, a.cfg.PaidBroadcastRate)
+	}
+	kb, err := a.broadcastKeyboard(m.Chat.ID, p.ID, buttons)
 	if err != nil {
 		run.fail(err)
 		return
@@ -105,7 +121,7 @@ func (a *App) previewBroadcast(ctx context.Context, u *models.Update, text strin
 	// message is the one shown (the second preview made is never used).
 	// Threaded under the command (also in the private chat): the preview
 	// quotes the text, and must not read as a copy of the broadcast.
-	msg := notifier.Message{Text: previewText(text, len(chats), a.cfg.GlobalRate), Class: notifier.Reply,
+	msg := notifier.Message{Text: ptext, Class: notifier.Reply,
 		ReplyTo: m.ID, Markup: kb, Key: run.key("preview")}
 	afterReplies(ctx, func(ctx context.Context) error {
 		_, err := a.notifier.Notify(ctx, m.Chat.ID, msg)
@@ -143,9 +159,17 @@ func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d cal
 	if !a.cfg.IsAdmin(q.From.ID) || !isPrivate(m) || m.Chat.ID != q.From.ID {
 		return toastAdminOnly
 	}
+	paid := false
 	switch d.Arg {
 	case btnStop:
 		return a.stopBroadcast(ctx, adminWho(q.From.ID), d.Scope)
+	case btnFree:
+		return a.continueFree(ctx, adminWho(q.From.ID), d.Scope)
+	case btnSendPaid:
+		if a.cfg.PaidBroadcastRate <= 0 {
+			return "💫 Paid broadcasts are off (TELEGRAM_PAID_BROADCAST_RATE=0): nothing was sent."
+		}
+		paid = true
 	case btnSend, btnCancel:
 	default:
 		return toastInvalidButton
@@ -153,7 +177,11 @@ func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d cal
 	if !validPreviewID(d.Scope) {
 		return toastInvalidButton
 	}
-	out, st, err := a.previews.Decide(ctx, d.Scope, d.Arg, a.now())
+	what := d.Arg
+	if paid {
+		what = btnSend // decided as sent; the mode goes to sendPreview
+	}
+	out, st, err := a.previews.Decide(ctx, d.Scope, what, a.now())
 	if err != nil {
 		a.log.Error("broadcast preview: decision failed", slog.String("preview", d.Scope), slog.Any("err", err))
 		return toastRetry
@@ -183,7 +211,7 @@ func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d cal
 	if p.Broadcast != "" {
 		return "Already sent (broadcast " + p.Broadcast + ")."
 	}
-	return a.sendPreview(ctx, q.From.ID, m, p)
+	return a.sendPreview(ctx, q.From.ID, m, p, paid)
 }
 
 // editPreview replaces the preview message m's text and removes its
@@ -206,7 +234,11 @@ func (a *App) editPreview(ctx context.Context, m *models.Message, pid, text stri
 // and the progress message carry idempotency keys derived from the preview
 // id ("bcp:<id>"), and the update's journal keeps the broadcast id (field
 // bc), so a run again after a crash, or a second tap, fans out nothing more.
-func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p preview) string {
+//
+// With paid, the copies go out as a paid broadcast (notifier.Message.Paid:
+// the paid queue, allow_paid_broadcast, 0.1 Star each); a re-run keeps the
+// mode of the run that started the broadcast.
+func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p preview, paid bool) string {
 	run := runOf(ctx)
 	j, err := a.loadJournal(ctx, run.id)
 	if err != nil {
@@ -232,7 +264,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 		// The key (the preview id) makes a second tap, or a re-run after a
 		// crash, get the first call's broadcast id back instead of fanning
 		// out again.
-		id, err = a.notifier.Broadcast(ctx, all, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID})
+		id, err = a.notifier.Broadcast(ctx, all, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: paid})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.editPreview(ctx, m, p.ID, "❌ This text cannot be sent: "+err.Error())
 			return "❌ This text cannot be sent."
@@ -259,7 +291,12 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 		}
 		// Recorded before the journal keeps the id: a re-run after a
 		// failure here records it again rather than not at all.
-		if err := a.auditLog.Record(ctx, adminWho(admin), actionBroadcastSent, fmt.Sprintf("%s to %d chats", id, chats)); err != nil {
+		detail := fmt.Sprintf("%s to %d chats", id, chats)
+		if paid {
+			copies := chats * len(notifier.Split(p.Text, tgtext.MaxTextUnits))
+			detail += fmt.Sprintf(", paid (about %s Stars)", notifier.FormatStars(copies*notifier.StarTenthsPerCopy))
+		}
+		if err := a.auditLog.Record(ctx, adminWho(admin), actionBroadcastSent, detail); err != nil {
 			run.fail(err)
 			return toastRetry
 		}
@@ -273,7 +310,11 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 		run.fail(err)
 		return toastRetry
 	}
-	a.editPreview(ctx, m, p.ID, fmt.Sprintf("✅ Sent to %d chats: broadcast %s.", p.Chats, id))
+	mode := ""
+	if paid {
+		mode = " (paid)"
+	}
+	a.editPreview(ctx, m, p.ID, fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, mode, id))
 	exists, err := a.audience.IsTracked(ctx, id)
 	if err != nil {
 		run.fail(err)
@@ -297,7 +338,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 			run.fail(err)
 			return toastRetry
 		}
-		if err := a.audience.Track(ctx, id, tracked{Chat: p.Chat, Job: jobs[0], Last: txt}); err != nil {
+		if err := a.audience.Track(ctx, id, tracked{Chat: p.Chat, Preview: p.ID, Job: jobs[0], Last: txt}); err != nil {
 			run.fail(err)
 			return toastRetry
 		}
@@ -306,7 +347,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 	case a.bcWake <- struct{}{}:
 	default:
 	}
-	return fmt.Sprintf("📣 Sending to %d chats.", p.Chats)
+	return fmt.Sprintf("📣 Sending to %d chats%s.", p.Chats, mode)
 }
 
 // stopKeyboard is the progress message's Stop button while broadcast id
@@ -357,7 +398,7 @@ func (a *App) stopBroadcastErr(ctx context.Context, who, id string) (string, err
 		return "", err
 	}
 	if err := a.auditLog.Record(ctx, who, actionBroadcastStop,
-		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent, p.Cancelled, max(p.Remaining, 0))); err != nil {
+		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight%s", id, p.Sent, p.Cancelled, max(p.Remaining, 0), paidNote(p))); err != nil {
 		return "", err
 	}
 	select {
@@ -398,10 +439,37 @@ func progressText(p notifier.Progress) string {
 		head = "✅ Broadcast done"
 	}
 	txt := fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
+	if p.Paid {
+		txt += "\n" + modeText(p)
+	}
 	if !p.Done() {
 		txt += "\nTo stop it: 🛑 Stop, or /broadcast stop " + p.ID
 	}
 	return txt
+}
+
+// modeText is a paid broadcast's mode and cost so far, e.g. "💫 Paid: 30
+// copies, 3.0 Stars so far", "💫 Paid, halted (the bot cannot pay): …",
+// "💫 Paid, then free: 30 copies paid (3.0 Stars), 50 moved to free".
+func modeText(p notifier.Progress) string {
+	stars := notifier.FormatStars(p.StarTenths())
+	switch {
+	case p.Free:
+		return fmt.Sprintf("💫 Paid, then free: %d copies paid (%s Stars), %d moved to free", p.PaidSent, stars, p.Moved)
+	case p.Halted && !p.Stopped:
+		return fmt.Sprintf("💫 Paid, halted (the bot cannot pay): %d copies paid, %s Stars so far", p.PaidSent, stars)
+	default:
+		return fmt.Sprintf("💫 Paid: %d copies, %s Stars so far", p.PaidSent, stars)
+	}
+}
+
+// paidNote is ", paid: N copies, X Stars" for a paid broadcast (audit
+// details), "" for a free one.
+func paidNote(p notifier.Progress) string {
+	if !p.Paid {
+		return ""
+	}
+	return fmt.Sprintf(", paid: %d copies, %s Stars", p.PaidSent, notifier.FormatStars(p.StarTenths()))
 }
 
 // trackBroadcasts keeps the progress message of every tracked broadcast up
@@ -449,6 +517,12 @@ func (a *App) trackOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if p.Halted && !p.Stopped && !p.Free && !t.HaltShown {
+			if err := a.noticeHalt(ctx, id, t.Chat, p); err != nil {
+				return err
+			}
+			t.HaltShown = true
+		}
 		txt := progressText(p)
 		done := p.Done()
 		if txt != t.Last {
@@ -490,4 +564,88 @@ func (a *App) trackOnce(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// noticeHalt tells the admin in chat that paid broadcast id halted because
+// the bot cannot pay, with Continue free and Stop buttons (keyed: once per
+// broadcast).
+func (a *App) noticeHalt(ctx context.Context, id string, chat int64, p notifier.Progress) error {
+	kb, err := a.broadcastKeyboard(chat, id, [][2]string{{"▶️ Continue free", btnFree}, {"🛑 Stop", btnStop}})
+	if err != nil {
+		return err
+	}
+	rest := max(p.Remaining, 0)
+	txt := fmt.Sprintf("⚠️ Paid broadcast %s halted: Telegram answered that the bot cannot pay for more copies (its Stars balance is too low). "+
+		"%d copies were sent paid (%s Stars); %d are not sent and kept.\n"+
+		"▶️ Continue free sends them at the free rate of %d messages/s (about %s), 🛑 Stop cancels them. "+
+		"To go on paid instead, top up the bot's Stars balance and send a new broadcast to the chats that did not get it.",
+		id, p.PaidSent, notifier.FormatStars(p.StarTenths()), rest, a.cfg.GlobalRate, humanDuration(estimate(rest, a.cfg.GlobalRate)))
+	if _, err := a.notifier.Notify(ctx, chat, notifier.Message{Text: txt, Class: notifier.Reply, Markup: kb, Key: "bch:" + id}); err != nil {
+		return err
+	}
+	a.log.Warn("paid broadcast halted: the bot cannot pay", slog.String("broadcast", id), slog.Int("paid", p.PaidSent), slog.Int("kept", rest))
+	return nil
+}
+
+// continueFree moves the copies a halted paid broadcast id did not send to
+// the free queue (notifier.ContinueFree) for who and returns the answer;
+// the move is audited. A store error fails the update (handled again).
+func (a *App) continueFree(ctx context.Context, who, id string) string {
+	ans, err := a.continueFreeErr(ctx, who, id)
+	if err != nil {
+		runOf(ctx).fail(err)
+		return toastRetry
+	}
+	return ans
+}
+
+func (a *App) continueFreeErr(ctx context.Context, who, id string) (string, error) {
+	p, err := a.notifier.Progress(ctx, id)
+	switch {
+	case errors.Is(err, notifier.ErrInvalid), errors.Is(err, notifier.ErrUnknownBroadcast):
+		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id), nil
+	case err != nil:
+		return "", err
+	case p.Stopped:
+		return "Broadcast " + id + " was stopped: nothing to continue.", nil
+	case p.Free:
+		return "Broadcast " + id + " already continues free.", nil
+	case !p.Halted:
+		return "Broadcast " + id + " is not halted: nothing to continue.", nil
+	}
+	all, err := a.audience.Tracked(ctx)
+	if err != nil {
+		return "", err
+	}
+	var t tracked
+	if raw, ok := all[id]; !ok || json.Unmarshal([]byte(raw), &t) != nil || t.Preview == "" {
+		return "❌ Broadcast " + id + "'s text is no longer known: stop it and send it again.", nil
+	}
+	pv, ok, err := a.previews.Get(ctx, t.Preview)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "❌ Broadcast " + id + "'s text is no longer known: stop it and send it again.", nil
+	}
+	moved, err := a.notifier.ContinueFree(ctx, id, notifier.Message{Text: pv.Text})
+	if errors.Is(err, notifier.ErrPaidInFlight) {
+		return "⌛ Some paid copies are still being sent: tap again in a few seconds.", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	after, err := a.notifier.Progress(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if err := a.auditLog.Record(ctx, who, actionBroadcastFree,
+		fmt.Sprintf("%s: %d copies moved to free%s", id, moved, paidNote(after))); err != nil {
+		return "", err
+	}
+	select {
+	case a.bcWake <- struct{}{}:
+	default:
+	}
+	return fmt.Sprintf("▶️ Broadcast %s continues free: %d copies at %d messages/s.", id, moved, a.cfg.GlobalRate), nil
 }

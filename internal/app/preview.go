@@ -12,6 +12,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/luascript"
+	"github.com/codemojex/codemojex/notifier"
 )
 
 // PreviewLifetime is how long a broadcast preview can be confirmed (Send)
@@ -168,6 +169,24 @@ func humanDuration(d time.Duration) string {
 		}
 		return fmt.Sprintf("%d h %d min", s/3600, (s%3600)/60)
 	}
+}
+
+// paidPreviewText is the preview message when paid broadcasts are on
+// (TELEGRAM_PAID_BROADCAST_RATE > 0): the text, the number of chats, and
+// both ways to send it, each with its estimated time; the paid one with its
+// estimated cost, copies x 0.1 Star (a text split in parts is one copy per
+// part).
+func paidPreviewText(text string, chats, copies, rate, paidRate int) string {
+	noun := "chats"
+	if chats == 1 {
+		noun = "chat"
+	}
+	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s:\n"+
+		"• ✅ Send free: in about %s at the current rate of %d messages/s, no fee.\n"+
+		"• 💫 Send paid: in about %s at %d messages/s, for about %s Telegram Stars (%d copies × 0.1 Star, from the bot's balance).\n"+
+		"Choose, or Cancel, within %d minutes.", text, chats, noun, humanDuration(estimate(copies, rate)), rate,
+		humanDuration(estimate(copies, paidRate)), paidRate, notifier.FormatStars(copies*notifier.StarTenthsPerCopy), copies,
+		int(PreviewLifetime/time.Minute))
 }
 
 // previewText is the preview message: the text as the chats will see it,

@@ -64,6 +64,16 @@ type Config struct {
 	// 429s from many chats at once (codemojex_worker_global_pauses_total),
 	// lower it.
 	ReplyRate int `env:"TELEGRAM_REPLY_RATE" envDefault:"100"`
+	// PaidBroadcastRate is the budget of paid broadcast copies in
+	// messages/s (TELEGRAM_PAID_BROADCAST_RATE, 0..1000; 0, the default:
+	// paid broadcasts off). With it set, the broadcast preview offers a
+	// paid send: copies sent with allow_paid_broadcast, which Telegram
+	// allows "up to 1000 messages per second, ignoring broadcasting limits
+	// for a fee of 0.1 Telegram Stars per message" (Bot API, sendMessage),
+	// withdrawn from the bot's balance. It needs TELEGRAM_REPLY_RATE > 0
+	// (two budgets): with one shared budget, paid copies would be held to
+	// TELEGRAM_GLOBAL_RATE too.
+	PaidBroadcastRate int `env:"TELEGRAM_PAID_BROADCAST_RATE" envDefault:"0"`
 	// ChatRate is the limit per private chat in messages/s (TELEGRAM_CHAT_RATE;
 	// Telegram Bot FAQ: about 1 message/s).
 	ChatRate int `env:"TELEGRAM_CHAT_RATE" envDefault:"1"`
@@ -449,6 +459,12 @@ func (c Config) validate() error {
 	}
 	if c.ReplyRate < 0 || c.ReplyRate > 10000 {
 		return &Error{Var: "TELEGRAM_REPLY_RATE", Want: fmt.Sprintf("messages/s of replies, apart from the bulk rate, 0..10000 (0: replies share TELEGRAM_GLOBAL_RATE); got %d", c.ReplyRate)}
+	}
+	if c.PaidBroadcastRate < 0 || c.PaidBroadcastRate > 1000 {
+		return &Error{Var: "TELEGRAM_PAID_BROADCAST_RATE", Want: fmt.Sprintf("messages/s of paid broadcasts, 0..1000 (0: off; Telegram allows up to 1000 for 0.1 Star each); got %d", c.PaidBroadcastRate)}
+	}
+	if c.PaidBroadcastRate > 0 && c.ReplyRate == 0 {
+		return &Error{Var: "TELEGRAM_PAID_BROADCAST_RATE", Want: fmt.Sprintf("0 while TELEGRAM_REPLY_RATE=0 (paid broadcasts need two budgets: set TELEGRAM_REPLY_RATE > 0); got %d", c.PaidBroadcastRate)}
 	}
 	if c.ChatRate < 1 || c.ChatRate > 100 {
 		return &Error{Var: "TELEGRAM_CHAT_RATE", Want: fmt.Sprintf("messages/s per private chat, 1..100 (Telegram allows about 1); got %d", c.ChatRate)}

@@ -26,6 +26,7 @@ func TestFromEnvDefaults(t *testing.T) {
 	require.Equal(t, "redis://127.0.0.1:6379/0", c.ValkeyURL)
 	require.Equal(t, 30, c.GlobalRate)
 	require.Equal(t, 100, c.ReplyRate)
+	require.Zero(t, c.PaidBroadcastRate, "paid broadcasts are off by default")
 	require.Equal(t, 1, c.ChatRate)
 	require.Equal(t, 20, c.GroupRate)
 	require.Equal(t, "all", c.Role)
@@ -146,6 +147,9 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"workers above the cap", []string{"WORKERS=1001"}, "WORKERS"},
 		{"reply rate negative", []string{"TELEGRAM_REPLY_RATE=-1"}, "TELEGRAM_REPLY_RATE"},
 		{"reply rate too high", []string{"TELEGRAM_REPLY_RATE=10001"}, "TELEGRAM_REPLY_RATE"},
+		{"paid broadcast rate negative", []string{"TELEGRAM_PAID_BROADCAST_RATE=-1"}, "TELEGRAM_PAID_BROADCAST_RATE"},
+		{"paid broadcast rate over Telegram's 1000", []string{"TELEGRAM_PAID_BROADCAST_RATE=1001"}, "TELEGRAM_PAID_BROADCAST_RATE"},
+		{"paid broadcasts with one shared budget", []string{"TELEGRAM_PAID_BROADCAST_RATE=1000", "TELEGRAM_REPLY_RATE=0"}, "TELEGRAM_PAID_BROADCAST_RATE"},
 		{"workers text", []string{"WORKERS=many"}, "WORKERS"},
 		{"worker lease without unit", []string{"WORKER_LEASE=30"}, "WORKER_LEASE"},
 		{"worker lease text", []string{"WORKER_LEASE=soon"}, "WORKER_LEASE"},

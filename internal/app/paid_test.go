@@ -1,0 +1,159 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/testkit"
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop: with
+// TELEGRAM_PAID_BROADCAST_RATE set, the preview offers both modes, each
+// with its estimated time, the paid one with its cost in Stars (copies x
+// 0.1); sent paid, only the broadcast's copies carry allow_paid_broadcast
+// (the preview, the notices and the replies do not). The bot's balance pays
+// for 10 copies: the cannot-pay answer halts the paid part with the rest
+// kept (nothing sent while halted), the progress message shows the mode
+// and the cost so far, and the admin gets Continue free and Stop. Continue
+// free delivers the rest once to every chat, without the parameter; Stop
+// cancels the rest as for a free broadcast. /audit shows the mode and the
+// cost.
+func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
+	for _, choice := range []string{"▶️ Continue free", "🛑 Stop"} {
+		t.Run(choice, func(t *testing.T) {
+			t.Parallel()
+			h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(telegramLimits())),
+				append(append([]string{}, telegramLimitsEnv...), "TELEGRAM_PAID_BROADCAST_RATE=1000")...)
+			r := h.start(nil)
+			h.waitLeader(r)
+			ctx := context.Background()
+			const chatsN, balance = 40, 10 // and the admin's chat; 1 Star: 10 paid copies
+			h.addKnownChats(r, 40_000, chatsN)
+			h.emu.SetStarBalance(balance)
+			const text = "💫 the paid news"
+			copies := func() int {
+				n := 0
+				for _, m := range h.emu.AllMessages() {
+					if m.Text == text {
+						n++
+					}
+				}
+				return n
+			}
+
+			pv, buttons := h.broadcastPreview(text)
+			require.Equal(t, "📣 Broadcast preview. The chats will see:\n\n"+text+"\n\nIt will reach 41 chats:\n"+
+				"• ✅ Send free: in about 2 s at the current rate of 30 messages/s, no fee.\n"+
+				"• 💫 Send paid: in about 1 s at 1000 messages/s, for about 4.1 Telegram Stars (41 copies × 0.1 Star, from the bot's balance).\n"+
+				"Choose, or Cancel, within 10 minutes.", pv.Text)
+			rows, _ := keyboardOf(t, pv.ReplyMarkup)
+			require.Equal(t, [][]string{{"✅ Send free", "💫 Send paid", "❌ Cancel"}}, rows)
+			_, toast := h.tapAdmin(pv.ID, buttons["💫 Send paid"])
+			require.Equal(t, "📣 Sending to 41 chats (paid).", toast)
+
+			// The halt: the notice with its buttons, the progress message
+			// with the mode and the cost so far.
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			var notice tgemu.Message
+			require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
+				for _, m := range h.emu.Messages(adminID) {
+					if strings.HasPrefix(m.Text, "⚠️ Paid broadcast") {
+						notice = m
+						return true
+					}
+				}
+				return false
+			}), "the admin is told the paid part halted")
+			m := regexp.MustCompile(`^⚠️ Paid broadcast (bc_\w+) halted: Telegram answered that the bot cannot pay for more copies \(its Stars balance is too low\)\. ` +
+				`10 copies were sent paid \(1\.0 Stars\); 31 are not sent and kept\.`).FindStringSubmatch(notice.Text)
+			require.NotNil(t, m, notice.Text)
+			id := m[1]
+			rows, noticeButtons := keyboardOf(t, notice.ReplyMarkup)
+			require.Equal(t, [][]string{{"▶️ Continue free", "🛑 Stop"}}, rows)
+			halted := "📣 Broadcast: 10 sent, 0 failed, 31 remaining of 41\n💫 Paid, halted (the bot cannot pay): 10 copies paid, 1.0 Stars so far\nTo stop it: 🛑 Stop, or /broadcast stop " + id
+			require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
+				p := h.progressMsgs()
+				return len(p) == 1 && p[0].CurrentText() == halted
+			}), "the progress message shows the mode and the cost so far")
+			time.Sleep(500 * time.Millisecond)
+			require.Equal(t, balance, copies(), "nothing sent while halted")
+			require.Equal(t, balance, h.emu.PaidSent())
+			p, err := r.app.Notifier().Progress(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, chatsN+1-balance, p.Remaining, "the rest is kept")
+
+			_, toast = h.tapAdmin(notice.ID, noticeButtons[choice])
+			var final string
+			switch choice {
+			case "▶️ Continue free":
+				require.Equal(t, fmt.Sprintf("▶️ Broadcast %s continues free: 31 copies at 30 messages/s.", id), toast)
+				final = "✅ Broadcast done: 41 sent, 0 failed, 0 remaining of 41\n💫 Paid, then free: 10 copies paid (1.0 Stars), 31 moved to free"
+			case "🛑 Stop":
+				require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: 10 sent before the stop, 31 cancelled, 0 in flight (counted as they settle).", id), toast)
+				final = "🛑 Broadcast stopped: 10 sent before the stop, 0 failed, 31 cancelled of 41"
+			}
+			require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
+				return h.progressMsgs()[0].CurrentText() == final
+			}), "the progress message ends with %q", final)
+			time.Sleep(300 * time.Millisecond)
+			if choice == "▶️ Continue free" {
+				audience := []int64{adminID}
+				for i := range int64(chatsN) {
+					audience = append(audience, 40_000+i)
+				}
+				for _, c := range audience {
+					n := 0
+					for _, m := range h.emu.Messages(c) {
+						if m.Text == text {
+							n++
+						}
+					}
+					require.Equal(t, 1, n, "chat %d gets the broadcast once", c)
+				}
+			} else {
+				require.Equal(t, balance, copies(), "nothing sent after the stop")
+			}
+			require.Equal(t, balance, h.emu.PaidSent(), "the rest was not paid")
+
+			// Only the paid copies carried the parameter.
+			for _, rq := range h.emu.SendRequests() {
+				if rq.Params["allow_paid_broadcast"] == "true" {
+					require.Equal(t, text, rq.Params["text"])
+				}
+			}
+			paidAccepted := 0
+			for _, msg := range h.emu.AllMessages() {
+				if msg.Paid {
+					paidAccepted++
+					require.Equal(t, text, msg.Text)
+				}
+			}
+			require.Equal(t, balance, paidAccepted)
+
+			es, err := r.app.auditLog.Last(ctx, auditShown)
+			require.NoError(t, err)
+			require.Len(t, es, 2)
+			require.Equal(t, actionBroadcastSent, es[1].Action)
+			require.Equal(t, id+" to 41 chats, paid (about 4.1 Stars)", es[1].Detail)
+			switch choice {
+			case "▶️ Continue free":
+				require.Equal(t, actionBroadcastFree, es[0].Action)
+				require.Equal(t, id+": 31 copies moved to free, paid: 10 copies, 1.0 Stars", es[0].Detail)
+			case "🛑 Stop":
+				require.Equal(t, actionBroadcastStop, es[0].Action)
+				require.Equal(t, id+": 10 sent before the stop, 31 cancelled, 0 in flight, paid: 10 copies, 1.0 Stars", es[0].Detail)
+			}
+			halt, err := r.app.Notifier().PaidHalted(ctx)
+			require.NoError(t, err)
+			require.Empty(t, halt, "the paid queue runs again")
+		})
+	}
+}
