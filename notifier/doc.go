@@ -1,11 +1,13 @@
 // Package notifier is the front of the bot's outbound messages: it validates
 // a message, splits a long text, mints job ids and enqueues one lanes job per
 // message on the destination chat's lane (group = chat id in decimal), in
-// one of two queues of one lanes.Store: tgjob.QueueReply for answers to a
-// user's command and tgjob.QueueNotify for notifications and broadcasts.
-// Workers (package worker) claim both with strict priority to replies; both
-// queues are Ordered, so a chat's messages arrive in enqueue order, and both
-// share the global and per-chat budgets (Limits.StoreOptions).
+// one of the queues of one lanes.Store: tgjob.QueueReply for answers to a
+// user's command, tgjob.QueueNotify for notifications and broadcasts, and
+// tgjob.QueuePaid for the copies of paid broadcasts (Message.Paid; see
+// paid.go for the halt when the bot cannot pay). Workers (package worker)
+// claim them with strict priority to replies; the queues are Ordered, so a
+// chat's messages arrive in enqueue order, and they share the per-chat
+// budgets (Limits.StoreOptions).
 //
 // Edit enqueues an editMessageText of a message the bot sent (a job of kind
 // tgjob.KindEdit) on the chat's lane the same way, so an edit is ordered

@@ -1,6 +1,8 @@
-// Package worker delivers the bot's messages: it claims jobs from the two
-// queues of a notifier's lanes.Store (tgjob.QueueReply before
-// tgjob.QueueNotify, strict priority), sends each with go-telegram/bot's
+// Package worker delivers the bot's messages: it claims jobs from the
+// queues of a notifier's lanes.Store (tgjob.QueueReply, then
+// tgjob.QueuePaid, whose jobs alone are sent with allow_paid_broadcast and
+// which it skips while halted because the bot cannot pay, then
+// tgjob.QueueNotify: strict priority), sends each with go-telegram/bot's
 // sendMessage (editMessageText for a job of kind tgjob.KindEdit) and
 // settles it in the store. After a successful sendMessage it records the
 // message id Telegram gave the job (chatstate.Store.RecordMessageID), so a
@@ -45,6 +47,11 @@
 //     and the rest of the batch, with the reason; no retry.
 //   - 400 chat not found, 400 message is too long, any other 400:
 //     dead-letter, no retry.
+//   - 400 that says the bot cannot pay (IsCannotPay) for a job of the
+//     paid queue: halt the paid queue (notifier.HaltPaid) and Release the
+//     job (no attempt used); the copies not sent stay until the admin
+//     continues free (notifier.ContinueFree) or stops the broadcast. On
+//     any other queue it is an ordinary 400.
 //   - Edits (editMessageText, sent with the job's reply_markup) follow the
 //     same table, with more 400 rows: "message is not modified" (the
 //     message shows that text and keyboard already) counts as success and

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // metrics are the worker's Prometheus collectors. Several workers given the
@@ -22,10 +23,10 @@ type metrics struct {
 	senders       prometheus.Gauge // batches the worker sends at once now (concurrency from the budget)
 	unknown       prometheus.Counter
 	settleRetries prometheus.Counter
-	freshBoards   prometheus.Counter // edits sent as a new message (message gone or too old)
-	paidSent      prometheus.Counter // paid broadcast copies delivered (allow_paid_broadcast)
-	starsSpent    prometheus.Counter // Telegram Stars those cost (0.1 each)
-	paidHalts     prometheus.Counter // cannot-pay answers that halted the paid queue
+	freshBoards   prometheus.Counter   // edits sent as a new message (message gone or too old)
+	paidSent      prometheus.Counter   // paid broadcast copies delivered (allow_paid_broadcast)
+	starsSpent    prometheus.Collector // Telegram Stars those cost: paidSent / 10, exact (a CounterFunc)
+	paidHalts     prometheus.Counter   // cannot-pay answers that halted the paid queue
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -83,9 +84,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		paidSent: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_paid_sent_total", Help: "Paid broadcast copies delivered (sent with allow_paid_broadcast).",
 		}),
-		starsSpent: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "codemojex_worker_stars_spent_total", Help: "Telegram Stars spent on paid broadcast copies (0.1 per copy delivered).",
-		}),
 		paidHalts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_paid_halts_total", Help: "Paid sends answered that the bot cannot pay: the paid queue was halted.",
 		}),
@@ -116,7 +114,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.settleRetries = reg1(m.settleRetries).(prometheus.Counter)
 	m.freshBoards = reg1(m.freshBoards).(prometheus.Counter)
 	m.paidSent = reg1(m.paidSent).(prometheus.Counter)
-	m.starsSpent = reg1(m.starsSpent).(prometheus.Counter)
+	// Stars spent is derived from the (shared) paid copies counter, so it
+	// is exact: 0.1 added up in floating point drifts (10 x 0.1 != 1).
+	paid := m.paidSent
+	m.starsSpent = reg1(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "codemojex_worker_stars_spent_total", Help: "Telegram Stars spent on paid broadcast copies (0.1 per copy delivered).",
+	}, func() float64 {
+		var d dto.Metric
+		if paid.Write(&d) != nil {
+			return 0
+		}
+		return d.GetCounter().GetValue() / 10
+	}))
 	m.paidHalts = reg1(m.paidHalts).(prometheus.Counter)
 	if err != nil {
 		return nil, err

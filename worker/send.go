@@ -274,7 +274,7 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 		w.m.tooMany.Inc()
 		// Park before Release, so no claimer serves the lane in between.
 		var until time.Time
-		for _, q := range tgjob.Queues() {
+		for _, q := range tgjob.AllQueues() {
 			perr := w.settle(drain, job, "park", func(ctx context.Context) error {
 				u, err := w.inspector.Park(ctx, q, job.Group, d.retryAfter)
 				until = u
@@ -298,7 +298,7 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 		if merr := w.chats.MarkInactive(sctx, chat); merr != nil {
 			w.log.Error("mark inactive failed", append(attrs, slog.Any("mark_err", w.redactor.Error(merr)))...)
 		}
-		for _, q := range tgjob.Queues() {
+		for _, q := range tgjob.AllQueues() {
 			ids, derr := w.inspector.DeadLane(sctx, q, job.Group, reason)
 			if derr != nil {
 				w.log.Error("dead lane failed", append(attrs, slog.Any("lane_err", w.redactor.Error(derr)))...)
@@ -318,7 +318,7 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 		// Hold the old lane (both queues) so nobody claims it between the
 		// release and the move; the move is done once the rest of the
 		// batch is released too, then the hold is lifted.
-		for _, q := range tgjob.Queues() {
+		for _, q := range tgjob.AllQueues() {
 			perr := w.settle(drain, job, "park", func(ctx context.Context) error {
 				_, err := w.inspector.Park(ctx, q, job.Group, migrateHold)
 				return err
@@ -381,7 +381,7 @@ func (w *Worker) migrate(ctx context.Context, oldGroup string, from, to int64) {
 	if err := w.chats.SetAlias(ctx, from, to); err != nil {
 		w.log.Error("record alias failed", append(attrs, slog.Any("err", w.redactor.Error(err)))...)
 	}
-	for _, q := range tgjob.Queues() {
+	for _, q := range tgjob.AllQueues() {
 		n, err := w.inspector.MoveLane(ctx, q, oldGroup, tgjob.Group(to))
 		if err != nil {
 			w.log.Error("move lane failed", append(attrs, slog.String("queue", q), slog.Any("err", w.redactor.Error(err)))...)
@@ -461,7 +461,6 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 	recordBC := w.n.RecordSent
 	if p.Paid {
 		w.m.paidSent.Inc()
-		w.m.starsSpent.Add(0.1)
 		recordBC = w.n.RecordPaidSent
 	}
 	if p.Broadcast != "" {

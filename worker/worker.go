@@ -276,7 +276,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	w.warmUp(ctx)
 	var wg sync.WaitGroup
-	queues := tgjob.Queues()
+	queues := tgjob.AllQueues()
 	zeros := 0
 	var next time.Time // earliest next claim (ClaimRate)
 	w.log.Info("worker started", slog.Int("senders_max", w.cfg.Senders), slog.Int("senders_min", w.cfg.MinSenders),

@@ -112,7 +112,7 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	up := 1.0
-	for _, name := range tgjob.Queues() {
+	for _, name := range tgjob.AllQueues() {
 		st, err := q.a.store.Inspector().Stats(ctx, name, 0)
 		if err != nil {
 			up = 0
@@ -128,9 +128,13 @@ func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		g(q.ready, st.Ring)
 		g(q.parked, st.Parked)
 	}
-	for _, name := range tgjob.Queues() {
+	for _, name := range tgjob.AllQueues() {
 		budget := "bulk"
 		switch {
+		case name == tgjob.QueuePaid && q.a.cfg.PaidBroadcastRate <= 0:
+			continue // paid broadcasts off: no budget of its own
+		case name == tgjob.QueuePaid:
+			budget = "paid"
 		case q.a.cfg.ReplyRate <= 0 && name == tgjob.QueueReply:
 			continue // one shared budget: reported once
 		case q.a.cfg.ReplyRate <= 0:

@@ -151,6 +151,12 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 				require.Equal(t, actionBroadcastStop, es[0].Action)
 				require.Equal(t, id+": 10 sent before the stop, 31 cancelled, 0 in flight, paid: 10 copies, 1.0 Stars", es[0].Detail)
 			}
+			code, body := h.get(r, "/metrics")
+			require.Equal(t, 200, code)
+			require.Contains(t, body, `codemojex_budget_limit{budget="paid"} 1000`)
+			require.Contains(t, body, `codemojex_budget_limit{budget="bulk"} 30`)
+			require.Contains(t, body, "codemojex_worker_paid_sent_total 10")
+			require.Contains(t, body, "codemojex_worker_stars_spent_total 1")
 			halt, err := r.app.Notifier().PaidHalted(ctx)
 			require.NoError(t, err)
 			require.Empty(t, halt, "the paid queue runs again")

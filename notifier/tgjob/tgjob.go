@@ -31,8 +31,13 @@ const (
 	QueueNotify = "notify"
 )
 
-// Queues lists the queues in claim priority order.
-func Queues() []string { return []string{QueueReply, QueuePaid, QueueNotify} }
+// Queues lists the queues of the message classes (notifier.Class) in claim
+// priority order: reply, notify.
+func Queues() []string { return []string{QueueReply, QueueNotify} }
+
+// AllQueues lists every queue the worker claims, in claim priority order:
+// reply, paid, notify (the paid queue holds only paid broadcast copies).
+func AllQueues() []string { return []string{QueueReply, QueuePaid, QueueNotify} }
 
 // Version is the payload format version written by Encode.
 const Version = 1
