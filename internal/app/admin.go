@@ -328,7 +328,10 @@ func (a *App) deadSources(updates bool) []deadSource {
 	if updates {
 		out = append(out, deadSource{a.inbox.Store().Inspector(), intake.QueueName})
 	}
-	for _, q := range tgjob.Queues() {
+	for _, q := range tgjob.AllQueues() {
+		if q == tgjob.QueuePaid && a.cfg.PaidBroadcastRate <= 0 {
+			continue // paid broadcasts off: the paid queue holds nothing
+		}
 		out = append(out, deadSource{a.store.Inspector(), q})
 	}
 	return out
