@@ -58,9 +58,13 @@ type sampler struct {
 
 // budgetOf is the send budget queue q's messages count against: "global"
 // when replies share it (TELEGRAM_REPLY_RATE 0), else "reply" for the
-// reply queue and "bulk" for the others (the app's codemojex_budget_*).
+// reply queue, "paid" for the paid broadcasts' queue (its own budget,
+// TELEGRAM_PAID_BROADCAST_RATE) and "bulk" for the others (the app's
+// codemojex_budget_*).
 func budgetOf(q string, limits map[string]float64) string {
 	switch _, shared := limits["global"]; {
+	case q == "paid":
+		return "paid"
 	case shared:
 		return "global"
 	case q == "reply":
