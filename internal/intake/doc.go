@@ -25,7 +25,9 @@
 // so an update below its lane's handled mark is skipped only when its id
 // is in the lane's bounded set of recently finished ids or at or below
 // the lane's floor (Handled, done.lua): a late older update is handled
-// after the newer one.
+// after the newer one. Updates fetched by getUpdates come in order, so
+// their lanes keep no such set (Claimed.InOrder): the mark alone says
+// what is finished.
 //
 // Handling. Any number of handlers in any number of processes claim the
 // queue with lanes' weighted rotation (Claim). The queue is ordered: a
