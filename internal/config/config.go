@@ -349,6 +349,14 @@ func FromEnv(environ []string) (Config, error) {
 			vars[k] = v
 		}
 	}
+	if ids, ok := vars["ADMIN_IDS"]; ok {
+		// "12, 13" is how people write a list: spaces around the commas are not part of an id.
+		parts := strings.Split(ids, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		vars["ADMIN_IDS"] = strings.Join(parts, ",")
+	}
 	var c Config
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
 		return Config{}, redactError(redact.New(vars["TELEGRAM_BOT_TOKEN"]), translate(err))

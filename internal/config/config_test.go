@@ -84,7 +84,7 @@ func TestWebhookURLAndPath(t *testing.T) {
 
 func TestFromEnvValues(t *testing.T) {
 	c, err := config.FromEnv([]string{
-		"TELEGRAM_BOT_TOKEN=" + token, "ADMIN_IDS=11,22", "BOT_ROLE=worker", "WORKERS=3",
+		"TELEGRAM_BOT_TOKEN=" + token, "ADMIN_IDS=11, 22", "BOT_ROLE=worker", "WORKERS=3",
 		"TELEGRAM_API_URL=http://127.0.0.1:9000", "LOG_LEVEL=debug",
 	})
 	require.NoError(t, err)
