@@ -430,7 +430,10 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "📣 Sending to 4 chats.", h.answerOf(q1.CallbackQuery.ID))
 	require.Regexp(t, `^Already sent \(broadcast bc_\w+\)\.$`, h.answerOf(q2.CallbackQuery.ID))
-	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
+	// A wait of its own: the cancel part above spent part of wctx's.
+	dctx, dcancel := context.WithTimeout(ctx, wait)
+	defer dcancel()
+	require.NoError(t, h.emu.WaitUntil(dctx, func() bool {
 		for _, m := range h.progressMsgs() {
 			if m.CurrentText() == "✅ Broadcast done: 4 sent, 0 failed, 0 remaining of 4" {
 				return true
