@@ -229,11 +229,12 @@ func TestEveryPageRendersTheBotsState(t *testing.T) {
 	id := e.broadcast("parked")
 	_, page = b.get("/broadcasts")
 	require.Contains(t, page, `class="bc" data-id="`+id+`"`)
+	require.Contains(t, page, "by admin 9001 · free</div>", "who sent it and its mode")
 	page = b.post("/broadcasts/stop", url.Values{"id": {id}})
 	text, ok := flash(t, page)
 	require.True(t, ok, text)
 	require.Equal(t, "🛑 Broadcast "+id+" stopped: 0 sent before the stop, 21 cancelled, 0 in flight (counted as they settle).", text)
-	require.Contains(t, page, "<td>stopped</td>")
+	require.Contains(t, page, "<td>free</td>\n<td>stopped</td>")
 	_, audit := b.get("/audit")
 	require.Contains(t, audit, "<td>console</td><td>broadcast stopped</td>")
 

@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/flood"
+	"github.com/codemojex/codemojex/notifier"
 )
 
 func (c *Console) routes() {
@@ -295,6 +297,20 @@ type broadcastRow struct {
 	Known     bool   `json:"known"`
 	Text      string `json:"text"`
 	Percent   int    `json:"percent"`
+	Mode      string `json:"mode"` // free, or paid with its Stars spent so far (0.1 a copy)
+}
+
+// modeOf is how the Broadcasts page names p's mode.
+func modeOf(p notifier.Progress) string {
+	switch {
+	case !p.Paid:
+		return "free"
+	case p.Halted:
+		return fmt.Sprintf("paid, halted (%.1f Stars)", float64(p.PaidSent)/10)
+	case p.Free:
+		return fmt.Sprintf("paid, then free (%.1f Stars)", float64(p.PaidSent)/10)
+	}
+	return fmt.Sprintf("paid (%.1f Stars)", float64(p.PaidSent)/10)
 }
 
 func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
@@ -310,6 +326,7 @@ func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
 			row.Failed += n
 		}
 		row.Running = b.Known && !b.Stopped && !b.Done()
+		row.Mode = modeOf(b.Progress)
 		if b.Total > 0 {
 			row.Percent = 100 * (b.Total - row.Remaining) / b.Total
 		}
