@@ -288,7 +288,9 @@ func (h *harness) tapAdmin(id int, d string) (models.Update, string) {
 func (h *harness) progressMsgs() []tgemu.Message {
 	var out []tgemu.Message
 	for _, m := range h.emu.Messages(adminID) {
-		if strings.HasPrefix(m.Text, "📣 Broadcast:") {
+		// A broadcast that finishes before its progress message is first
+		// sent starts with the final text (done, or stopped).
+		if strings.HasPrefix(m.Text, "📣 Broadcast:") || strings.HasPrefix(m.Text, "✅ Broadcast done:") || strings.HasPrefix(m.Text, "🛑 Broadcast stopped:") {
 			out = append(out, m)
 		}
 	}
