@@ -134,6 +134,12 @@ func TestChangesNeedTheCSRFTokenAndAreAuditedAsConsole(t *testing.T) {
 	require.Equal(t, e.ask("/weight 42 0"), text, "the form's weight 0 says what /weight 42 0 says")
 	require.Equal(t, 1, weight())
 
+	page = b.post("/chat/weight", url.Values{"chat": {"x42"}, "weight": {"5"}})
+	text, ok = flash(t, page)
+	require.False(t, ok)
+	require.Equal(t, e.ask("/weight x42 5"), text, "a wrong chat id in the form says what /weight x42 5 says")
+	require.Equal(t, 1, strings.Count(page, `class="flash bad"`), "and says it once")
+
 	page = b.post("/chat/weight", url.Values{"chat": {"42"}, "weight": {"5"}})
 	text, ok = flash(t, page)
 	require.True(t, ok)

@@ -227,7 +227,11 @@ func (c *Console) chat(w http.ResponseWriter, r *http.Request, sid string, s ses
 func (c *Console) setWeight(w http.ResponseWriter, r *http.Request, sid string) {
 	chat := r.PostForm.Get("chat")
 	ans, err := c.b.SetWeight(r.Context(), app.WhoConsole, chat, r.PostForm.Get("weight"))
-	c.done(w, r, sid, "/chat?id="+url.QueryEscape(chat), ans, err)
+	back := "/chat?id=" + url.QueryEscape(chat)
+	if _, perr := c.b.ParseChat(chat); perr != nil {
+		back = "/chat" // the answer says what is wrong with the id; the chat page would say it again
+	}
+	c.done(w, r, sid, back, ans, err)
 }
 
 // deadData is the Dead letters page.
