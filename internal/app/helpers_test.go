@@ -77,12 +77,7 @@ func newHarnessOn(t *testing.T, emu *tgemu.Emulator, env ...string) *harness {
 		"WORKERS=8",
 		"LOG_LEVEL=debug",
 	}, env...)
-	t.Cleanup(func() {
-		testkit.RequireNoToken(t, h.logs.String(), emu.Token(), "a log line")
-		if t.Failed() {
-			t.Logf("app logs:\n%s", h.logs.String())
-		}
-	})
+	testkit.CheckLogsAtEnd(t, h.logs, emu.Token())
 	return h
 }
 

@@ -86,12 +86,7 @@ func start(t *testing.T, extra ...string) *env {
 	go func() { done <- con.Run(ctx, cln) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 	e.srv = &httptest.Server{URL: "http://" + cln.Addr().String()}
-	t.Cleanup(func() {
-		testkit.RequireNoToken(t, e.logs.String(), emu.Token(), "a log line")
-		if t.Failed() {
-			t.Logf("logs:\n%s", e.logs.String())
-		}
-	})
+	testkit.CheckLogsAtEnd(t, e.logs, emu.Token())
 	return e
 }
 

@@ -61,8 +61,14 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, sid string, s s
 	}
 }
 
-// fail answers an error reading the bot: 500, logged.
+// fail answers an error reading the bot: 400 with its text for an
+// *app.InputError (a wrong filter or page), else 500, logged.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ie *app.InputError
+	if errors.As(err, &ie) {
+		http.Error(w, ie.Text, http.StatusBadRequest)
+		return
+	}
 	c.log.Error("console: page failed", slog.String("path", r.URL.Path), slog.Any("err", err))
 	http.Error(w, "the console could not read the bot's state: "+err.Error(), http.StatusInternalServerError)
 }
@@ -252,11 +258,6 @@ func (c *Console) dead(w http.ResponseWriter, r *http.Request, sid string, s ses
 	d.Skip, _ = strconv.Atoi(q.Get("skip"))
 	d.Skip = max(d.Skip, 0)
 	page, err := c.b.DeadLetters(r.Context(), app.DeadFilter{Queue: d.Queue, Reason: d.Reason, Skip: d.Skip, Limit: pageSize})
-	var ie *app.InputError
-	if errors.As(err, &ie) {
-		http.Error(w, ie.Text, http.StatusBadRequest)
-		return
-	}
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -381,11 +382,6 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, sid string, s se
 		es, err = c.b.Audit(r.Context(), auditPage)
 	} else {
 		es, err = c.b.AuditBefore(r.Context(), before, auditPage)
-	}
-	var ie *app.InputError
-	if errors.As(err, &ie) {
-		http.Error(w, ie.Text, http.StatusBadRequest)
-		return
 	}
 	if err != nil {
 		c.fail(w, r, err)

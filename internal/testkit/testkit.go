@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -63,6 +64,19 @@ func RequireNoToken(t testing.TB, text, token, what string) {
 	if _, secret, ok := strings.Cut(token, ":"); ok && secret != "" {
 		require.NotContains(t, text, secret, "%s leaks the token", what)
 	}
+}
+
+// CheckLogsAtEnd registers a cleanup that fails t when the logs written so
+// far show token (RequireNoToken) and prints them when t failed; logs is
+// read at the end (a *bytes.Buffer or a locked buffer of the test's).
+func CheckLogsAtEnd(t testing.TB, logs fmt.Stringer, token string) {
+	t.Helper()
+	t.Cleanup(func() {
+		RequireNoToken(t, logs.String(), token, "a log line")
+		if t.Failed() {
+			t.Logf("app logs:\n%s", logs.String())
+		}
+	})
 }
 
 // NewEmulator starts the Bot API emulator with opts (its own limits unless
