@@ -130,11 +130,17 @@ func workerMain(args []string) error {
 	reply := fs.Int("reply", 0, "replies' own budget, messages/s (notifier.Limits.ReplyPerSecond; 0: replies share -global)")
 	maxSenders := fs.Int("senders", senders, "worker.Config.Senders (the cap)")
 	minSenders := fs.Int("min-senders", 0, "worker.Config.MinSenders (= -senders: a fixed pool)")
+	paid := fs.Int("paid", 0, "paid broadcasts' budget, messages/s (notifier.Limits.PaidPerSecond, TELEGRAM_PAID_BROADCAST_RATE; 0: off)")
+	claimRate := fs.Int("claim-rate", 0, "worker.Config.ClaimRate (0: -global + -reply, as internal/app sets it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	limits := benchLimits()
 	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.ReplyPerSecond = *global, *chat, *reply
+	limits.PaidPerSecond = *paid
+	if *claimRate <= 0 {
+		*claimRate = *global + *reply
+	}
 	opt, err := valkey.ParseURL(*addr)
 	if err != nil {
 		return fmt.Errorf("valkey url: %w", err)
@@ -154,7 +160,7 @@ func workerMain(args []string) error {
 		return err
 	}
 	w, err := worker.New(n, worker.Config{
-		Token: *token, ServerURL: *api, Senders: *maxSenders, MinSenders: *minSenders, ClaimRate: *global + *reply,
+		Token: *token, ServerURL: *api, Senders: *maxSenders, MinSenders: *minSenders, ClaimRate: *claimRate,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// A paid broadcast (docs/delivery.md, "Paid broadcasts"; issue 20): one
+// worker process with TELEGRAM_PAID_BROADCAST_RATE=1000 sends a paid
+// broadcast to 20,000 chats, enqueued with notifier.Broadcast (Paid) as the
+// app does, while 50 other chats each get a reply once a second. The
+// emulator enforces Telegram's limits (30/s bulk, 1/s per chat, 1,000/s for
+// sends with allow_paid_broadcast; replies on a window of their own of
+// reply + bulk, see tgemu.Limits.Reply) and answers every request after
+// paidLatency. Measured twice: the worker as internal/app configures it
+// (ClaimRate = TELEGRAM_GLOBAL_RATE + TELEGRAM_REPLY_RATE), and with the
+// paid rate added to ClaimRate; the replies' baseline is the same replies
+// without a broadcast.
+const (
+	paidRate, paidBulk, paidReply = 1000, 30, 100
+	paidAudience                  = 20_000
+	paidReplyChats                = 50 // each gets a reply once a second
+	paidLatency                   = 300 * time.Millisecond
+	paidIdeal                     = time.Duration(paidAudience / paidRate * int(time.Second))
+	// paidAfter is how long replies go on after the last copy (their own
+	// way out), and how late a reply may be delivered to be counted.
+	paidAfter = 2 * time.Second
+	// paidReplyWindow is how long after the enqueue's start the replies
+	// are measured, in every run (the baseline, without a broadcast, runs
+	// that long).
+	paidReplyWindow = 10 * time.Second
+)
+
+// paidResult is one run's figures.
+type paidResult struct {
+	last      time.Duration // enqueue start to the last paid copy (projected when not all arrived by the cap)
+	done      bool          // every copy arrived before the cap
+	copies    int           // paid copies delivered (to the audience)
+	unflagged int           // copies to the audience without allow_paid_broadcast
+	flagged   int           // replies sent with allow_paid_broadcast (must be 0)
+	tooMany   int           // the emulator's 429s
+	p50, p99  time.Duration // reply latency, enqueue to acceptance, replies enqueued during the broadcast
+	replies   int           // replies enqueued in the reply window
+	late      int           // of those, not delivered by the end of the run
+}
+
+func benchPaidBroadcast(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
+	appRate := paidBulk + paidReply
+	runs := []struct {
+		claimRate int
+		limit     time.Duration
+	}{
+		{appRate, paidReplyWindow},             // as internal/app: projected from its rate when it cannot finish
+		{appRate + paidRate, 30 * time.Second}, // the paid rate added to the claims' spreading
+	}
+	var res [2]paidResult
+	for i, r := range runs {
+		pr, err := paidRunOnce(ctx, cfg, srv, r.claimRate, r.limit, true)
+		if err != nil {
+			return err
+		}
+		res[i] = pr
+	}
+	// The replies' baseline: the same replies, no broadcast.
+	base, err := paidRunOnce(ctx, cfg, srv, appRate, paidReplyWindow, false)
+	if err != nil {
+		return err
+	}
+	for i, r := range runs {
+		pr := res[i]
+		how := "all arrived"
+		if !pr.done {
+			how = fmt.Sprintf("not finished: %s copies by %v, the time projected at that rate", commas(pr.copies), runs[i].limit)
+		}
+		t.add(fmt.Sprintf("paid broadcast to %s chats at %d/s, Telegram answering after %v, one worker process with ClaimRate %d/s (%s): time from the enqueue to the last copy vs the ideal %v (%s; %s copies delivered, %d 429s, %d copies without allow_paid_broadcast, %d replies with it)",
+			commas(paidAudience), paidRate, paidLatency, r.claimRate, claimRateName(r.claimRate, appRate), paidIdeal, how, commas(pr.copies), pr.tooMany, pr.unflagged, pr.flagged),
+			fmt.Sprintf("%.1f s", pr.last.Seconds()), fmt.Sprintf("%.0f s", paidIdeal.Seconds()), ratio(pr.last.Seconds(), paidIdeal.Seconds()))
+	}
+	for i, r := range runs {
+		pr := res[i]
+		t.add(fmt.Sprintf("reply latency p50 / p99 (enqueue to Telegram), %d chats × 1 reply/s, the first %v of the paid broadcast, ClaimRate %d/s vs the same replies without a broadcast (replies enqueued %s / %s, not delivered by the run's end %d / %d)",
+			paidReplyChats, paidReplyWindow, r.claimRate, commas(pr.replies), commas(base.replies), pr.late, base.late),
+			fmt.Sprintf("%v / %v", pr.p50.Round(time.Millisecond), pr.p99.Round(time.Millisecond)),
+			fmt.Sprintf("%v / %v", base.p50.Round(time.Millisecond), base.p99.Round(time.Millisecond)),
+			ratio(pr.p99.Seconds(), base.p99.Seconds()))
+	}
+	return nil
+}
+
+func claimRateName(rate, appRate int) string {
+	if rate == appRate {
+		return "as internal/app sets it: TELEGRAM_GLOBAL_RATE + TELEGRAM_REPLY_RATE"
+	}
+	return "TELEGRAM_GLOBAL_RATE + TELEGRAM_REPLY_RATE + TELEGRAM_PAID_BROADCAST_RATE"
+}
+
+// paidRunOnce runs one paid broadcast (without broadcast: the replies
+// alone, the baseline of their latency) with the worker's ClaimRate set to claimRate, for at most
+// limit after the enqueue starts (at least paidReplyWindow).
+func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, claimRate int, limit time.Duration, broadcast bool) (paidResult, error) {
+	var res paidResult
+	if err := flush(ctx, srv); err != nil {
+		return res, err
+	}
+	limits := tgemu.DefaultLimits() // Telegram's: 30/s, 1/s per chat, 1,000/s paid
+	limits.Reply = tgemu.Rate{Messages: paidReply + paidBulk, Per: time.Second}
+	emu, err := tgemu.New(tgemu.WithLimits(limits), tgemu.WithAllowAnyChat(), tgemu.WithLatency(paidLatency))
+	if err != nil {
+		return res, err
+	}
+	defer emu.Close()
+	tag := "paid" + strconv.Itoa(claimRate) + strconv.FormatBool(broadcast)
+	p, err := newPipeline(srv, tag)
+	if err != nil {
+		return res, err
+	}
+	defer p.Close()
+	stop, _, err := startWorkerCmds(ctx, 1, srv, emu, tag, "-global", strconv.Itoa(paidBulk), "-chat", "1",
+		"-reply", strconv.Itoa(paidReply), "-paid", strconv.Itoa(paidRate), "-claim-rate", strconv.Itoa(claimRate),
+		"-senders", strconv.Itoa(deliveryCap))
+	if err != nil {
+		return res, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = stop()
+		}
+	}()
+
+	// Replies: chat 1 + i%paidReplyChats, paidReplyChats per second in all.
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	var mu sync.Mutex
+	sent := map[string]time.Time{}
+	var rwg sync.WaitGroup
+	var rerr error
+	rwg.Go(func() {
+		tick := time.NewTicker(time.Second / paidReplyChats)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-tick.C:
+			case <-rctx.Done():
+				return
+			}
+			text := fmt.Sprintf("reply %d", i)
+			at := time.Now()
+			if _, err := p.n.Notify(rctx, int64(1+i%paidReplyChats), notifier.Message{Text: text, Class: notifier.Reply, ReplyTo: 1}); err != nil {
+				if rctx.Err() == nil {
+					rerr = fmt.Errorf("reply: %w", err)
+				}
+				return
+			}
+			mu.Lock()
+			sent[text] = at
+			mu.Unlock()
+		}
+	})
+	// The worker is up once it delivered a reply.
+	if _, err := emu.WaitForTotalMessages(ctx, 1); err != nil {
+		return res, err
+	}
+	sleepCtx(ctx, 2*time.Second) // replies in their steady state
+
+	audience := make([]int64, paidAudience)
+	chat := map[int64]bool{}
+	for i := range audience {
+		audience[i] = int64(200_001 + i)
+		chat[audience[i]] = true
+	}
+	t0 := time.Now()
+	var enqueued time.Duration
+	if broadcast {
+		if _, err := p.n.Broadcast(ctx, audience, notifier.Message{Text: "paid announcement", Paid: true}); err != nil {
+			return res, fmt.Errorf("paid broadcast: %w", err)
+		}
+		enqueued = time.Since(t0)
+	}
+	deadline := t0.Add(max(limit, paidReplyWindow))
+	for time.Now().Before(deadline) && (!broadcast || emu.PaidSent() < paidAudience) && ctx.Err() == nil {
+		sleepCtx(ctx, 50*time.Millisecond)
+	}
+	end := time.Now()
+	for time.Now().Before(t0.Add(paidReplyWindow)) && ctx.Err() == nil { // the replies' window
+		sleepCtx(ctx, 50*time.Millisecond)
+	}
+	sleepCtx(ctx, paidAfter)
+	rcancel()
+	stopAt := time.Now()
+	rwg.Wait()
+	stopped = true
+	if err := stop(); err != nil {
+		return res, fmt.Errorf("worker process: %w", err)
+	}
+	if rerr != nil {
+		return res, rerr
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+
+	var lastCopy time.Time
+	var lat []time.Duration
+	delivered := map[string]bool{}
+	for _, m := range emu.AllMessages() {
+		switch {
+		case chat[m.ChatID]:
+			if !m.Time.After(end) {
+				res.copies++
+			}
+			if !m.Paid {
+				res.unflagged++
+			}
+			if m.Time.After(lastCopy) {
+				lastCopy = m.Time
+			}
+		default:
+			if m.Paid {
+				res.flagged++
+			}
+			if at, ok := sent[m.Text]; ok && inWindow(at, t0) && !delivered[m.Text] {
+				delivered[m.Text] = true
+				lat = append(lat, m.Time.Sub(at))
+			}
+		}
+	}
+	// A reply not delivered counts as late as the end of the run.
+	for text, at := range sent {
+		if inWindow(at, t0) {
+			res.replies++
+			if !delivered[text] {
+				res.late++
+				lat = append(lat, stopAt.Sub(at))
+			}
+		}
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		pct := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+		res.p50, res.p99 = pct(0.50), pct(0.99)
+	}
+	res.done = res.copies >= paidAudience || !broadcast
+	switch {
+	case res.done:
+		res.last = lastCopy.Sub(t0)
+	case res.copies > 0:
+		// Projected at the rate of the copies so far.
+		res.last = time.Duration(float64(end.Sub(t0)) * paidAudience / float64(res.copies))
+	}
+	res.tooMany = emu.Stats().TooManyRequests
+	if !broadcast {
+		cfg.log.Info("replies without a broadcast", "429s", res.tooMany, "replies", res.replies, "p50", res.p50, "p99", res.p99, "late", res.late)
+		return res, nil
+	}
+	cfg.log.Info("paid broadcast", "claim rate", claimRate, "enqueue", enqueued.Round(time.Millisecond), "copies", res.copies, "done", res.done,
+		"last", res.last.Round(time.Millisecond), "ratio", fmt.Sprintf("%.2f", res.last.Seconds()/paidIdeal.Seconds()), "429s", res.tooMany,
+		"unflagged", res.unflagged, "flagged replies", res.flagged, "replies", res.replies, "p50", res.p50, "p99", res.p99, "late", res.late)
+	return res, nil
+}
+
+// inWindow reports whether a reply enqueued at at falls in the replies'
+// measured window, paidReplyWindow from t0.
+func inWindow(at, t0 time.Time) bool {
+	return !at.Before(t0) && at.Before(t0.Add(paidReplyWindow))
+}
