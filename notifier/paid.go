@@ -54,6 +54,18 @@ func (n *Notifier) clearHalt(ctx context.Context, broadcast string) error {
 		[]string{"clear", broadcast, ms(n.cfg.ProgressTTL)}).Error()
 }
 
+// PaidInFlight is the number of paid copies being sent now (claimed from
+// the paid queue, not yet settled), of every paid broadcast. Once a halt
+// is seen, it falls to 0 as those sends settle: a paid broadcast's counts
+// are final then. Errors: the store's.
+func (n *Notifier) PaidInFlight(ctx context.Context) (int, error) {
+	st, err := n.store.Inspector().Stats(ctx, tgjob.QueuePaid, 0)
+	if err != nil {
+		return 0, fmt.Errorf("notifier: paid in flight: %w", err)
+	}
+	return st.InFlight, nil
+}
+
 // ContinueFree moves the copies of paid broadcast id still waiting on the
 // paid queue to the notify queue (sent free, at the bulk budget, without
 // allow_paid_broadcast), keeping their job ids, so StopBroadcast still finds
@@ -84,12 +96,12 @@ func (n *Notifier) ContinueFree(ctx context.Context, id string, msg Message) (in
 	case !p.Halted:
 		return 0, invalid("continue free: broadcast " + id + " is not halted")
 	}
-	st, err := n.store.Inspector().Stats(ctx, tgjob.QueuePaid, 0)
+	fl, err := n.PaidInFlight(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("notifier: continue free %s: %w", id, err)
 	}
-	if st.InFlight > 0 {
-		return 0, fmt.Errorf("%w: %d", ErrPaidInFlight, st.InFlight)
+	if fl > 0 {
+		return 0, fmt.Errorf("%w: %d", ErrPaidInFlight, fl)
 	}
 	msg.Class, msg.Paid = Notification, false
 	tmpl, err := n.jobs(1, msg)

@@ -518,10 +518,21 @@ func (a *App) trackOnce(ctx context.Context) error {
 			return err
 		}
 		if p.Halted && !p.Stopped && !p.Free && !t.HaltShown {
-			if err := a.noticeHalt(ctx, id, t.Chat, p); err != nil {
+			// The notice's counts are final only once the paid copies in
+			// flight at the halt have settled: until then, wait.
+			fl, err := a.notifier.PaidInFlight(ctx)
+			if err != nil {
 				return err
 			}
-			t.HaltShown = true
+			if fl == 0 {
+				if p, err = a.notifier.Progress(ctx, id); err != nil {
+					return err
+				}
+				if err := a.noticeHalt(ctx, id, t.Chat, p); err != nil {
+					return err
+				}
+				t.HaltShown = true
+			}
 		}
 		txt := progressText(p)
 		done := p.Done()
