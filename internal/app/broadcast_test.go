@@ -284,6 +284,18 @@ func (h *harness) tapAdmin(id int, d string) (models.Update, string) {
 	return u, h.answerOf(u.CallbackQuery.ID)
 }
 
+// copiesOf counts the messages of every chat whose text is text (a
+// broadcast's copies).
+func (h *harness) copiesOf(text string) int {
+	n := 0
+	for _, m := range h.emu.AllMessages() {
+		if m.Text == text {
+			n++
+		}
+	}
+	return n
+}
+
 // progressMsgs are the broadcast progress messages in the admin's chat.
 func (h *harness) progressMsgs() []tgemu.Message {
 	var out []tgemu.Message
@@ -309,15 +321,7 @@ func TestBroadcastStopButton(t *testing.T) {
 	const chatsN = 300
 	h.addKnownChats(r, 30_000, chatsN-1)
 	const text = "📣 stopped by its button"
-	sent := func() int {
-		n := 0
-		for _, m := range h.emu.AllMessages() {
-			if m.Text == text {
-				n++
-			}
-		}
-		return n
-	}
+	sent := func() int { return h.copiesOf(text) }
 	pv, buttons := h.broadcastPreview(text)
 	h.tapAdmin(pv.ID, buttons["✅ Send"])
 	var progress tgemu.Message

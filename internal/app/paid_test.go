@@ -38,15 +38,7 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			h.addKnownChats(r, 40_000, chatsN)
 			h.emu.SetStarBalance(balance)
 			const text = "💫 the paid news"
-			copies := func() int {
-				n := 0
-				for _, m := range h.emu.AllMessages() {
-					if m.Text == text {
-						n++
-					}
-				}
-				return n
-			}
+			copies := func() int { return h.copiesOf(text) }
 
 			pv, buttons := h.broadcastPreview(text)
 			require.Equal(t, "📣 Broadcast preview. The chats will see:\n\n"+text+"\n\nIt will reach 41 chats:\n"+
