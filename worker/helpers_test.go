@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,6 +156,24 @@ func (e *env) waitMsgs(chat int64, n int) []tgemu.Message {
 	msgs, err := e.emu.WaitForMessages(e.ctx, chat, n)
 	require.NoError(e.t, err)
 	return msgs
+}
+
+// orderedText is the text of chat c's i-th message in the order tests:
+// "c<chat>-<i, two digits>".
+func orderedText(c, i int) string { return fmt.Sprintf("c%d-%02d", c, i) }
+
+// requireEachChatInOrder waits for chats 1..chats to receive per messages
+// each and requires them in enqueue order (orderedText).
+func (e *env) requireEachChatInOrder(chats, per int) {
+	e.t.Helper()
+	for c := 1; c <= chats; c++ {
+		msgs := e.waitMsgs(int64(c), per)
+		want := make([]string, per)
+		for i := range want {
+			want[i] = orderedText(c, i)
+		}
+		require.Equal(e.t, want, texts(msgs), "chat %d", c)
+	}
 }
 
 func texts(ms []tgemu.Message) []string {

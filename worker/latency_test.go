@@ -43,20 +43,13 @@ func TestOrderAndLimitsHoldAtHighLatency(t *testing.T) {
 			if c%2 == 0 {
 				class = notifier.Notification
 			}
-			e.notify(int64(c), fmt.Sprintf("c%d-%02d", c, i), class)
+			e.notify(int64(c), orderedText(c, i), class)
 		}
 	}
 	cfg := e.config()
 	cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, global
 	e.start(cfg)
-	for c := 1; c <= chats; c++ {
-		msgs := e.waitMsgs(int64(c), per)
-		want := make([]string, per)
-		for i := range want {
-			want[i] = fmt.Sprintf("c%d-%02d", c, i)
-		}
-		require.Equal(t, want, texts(msgs), "chat %d", c)
-	}
+	e.requireEachChatInOrder(chats, per)
 	senders := e.gauge("codemojex_worker_senders")
 	require.GreaterOrEqual(t, senders, 16.0, "senders sized for 40/s at 300 ms")
 	st := e.emu.Stats()

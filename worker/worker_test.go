@@ -44,7 +44,7 @@ func TestOrderPerChatWithEightSenders(t *testing.T) {
 			if c%2 == 0 {
 				class = notifier.Notification
 			}
-			e.notify(int64(c), fmt.Sprintf("c%d-%02d", c, i), class)
+			e.notify(int64(c), orderedText(c, i), class)
 		}
 	}
 	for range 4 {
@@ -53,14 +53,7 @@ func TestOrderPerChatWithEightSenders(t *testing.T) {
 		cfg.Registerer = e.reg // shared: collectors are reused
 		e.start(cfg)
 	}
-	for c := 1; c <= chats; c++ {
-		msgs := e.waitMsgs(int64(c), per)
-		want := make([]string, per)
-		for i := range want {
-			want[i] = fmt.Sprintf("c%d-%02d", c, i)
-		}
-		require.Equal(t, want, texts(msgs), "chat %d", c)
-	}
+	e.requireEachChatInOrder(chats, per)
 	require.Empty(t, e.dead(tgjob.QueueReply))
 	require.Empty(t, e.dead(tgjob.QueueNotify))
 }
