@@ -43,7 +43,24 @@ type Lease struct {
 	Token string
 	// Deadline is the lease's end on the server clock (ms precision).
 	Deadline time.Time
+	// Floor is the claimer's round-trip floor for the send made under this
+	// lease: the shortest time (whole ms; 0..MaxFloor) it recently saw
+	// between writing a request to the receiver and reading its answer.
+	// The claimer sets it before settling a lease whose send was answered
+	// (Ack, Release, Nack, Dead, ClaimRequest.Ack); Claim hands out 0. A
+	// settled send then counts against its budgets (global rate, the
+	// queue's own, the lane's pace) until max(claim, settle - Floor) +
+	// window, its latest possible arrival plus one window, instead of
+	// settle + window; so with a steady round trip a send holds its budget
+	// for about one window, not one window plus the round trip. Safe when
+	// each leg of a round trip (request out, answer back) takes at least
+	// half the floor; see "Delivery control" in the package doc. 0 (no
+	// answer, nothing known) counts from the settle, with no assumption.
+	Floor time.Duration
 }
+
+// MaxFloor is the highest Lease.Floor.
+const MaxFloor = time.Minute
 
 // Job is a claimed job.
 type Job struct {
@@ -148,7 +165,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 		if qi < 0 {
 			return Claimed{}, fmt.Errorf("%w: claim: ack of %s: queue %q is not claimed", ErrInvalid, l.ID, l.Queue)
 		}
-		args = append(args, strconv.Itoa(qi+1), string(l.ID), l.Token)
+		args = append(args, strconv.Itoa(qi+1), string(l.ID), l.Token, ms(l.Floor))
 	}
 	arr, err := s.scripts.claim.Exec(ctx, s.c, keys, args).ToArray()
 	if err != nil {

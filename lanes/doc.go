@@ -110,10 +110,27 @@
 // WithGlobalRate caps the jobs all claimers of the store together take in
 // any window (a sliding window on the server clock), however many processes
 // claim. Budgets bound arrivals, not just claims: a send counts from its
-// claim (while in flight) until one window after it settles (ack, release,
-// nack, dead-letter or lease expiry). The receiver got the request before
-// the claimer got the answer it settles on, so however long the network or
-// the claimer took, no window of the receiver's holds more than the limit. WithLanePace paces each lane (with rules by group
+// claim c (while in flight) until one window after its latest possible
+// arrival, max(c, r - F), where r is its settle (ack, release, nack,
+// dead-letter or lease expiry) and F the round-trip floor the claimer passes
+// with the settle (Lease.Floor: the shortest request-to-answer time it
+// recently saw; 0 for a lease expiry). The receiver got the request before
+// the claimer got the answer it settles on, so with F = 0 no window of the
+// receiver's holds more than the limit however long the network or the
+// claimer took. With F > 0 the send left the receiver's count at r minus its
+// answer's return leg, and a send claimed later arrives its forward leg after
+// its claim: when each leg takes at least F/2 (an assumption about the
+// receiver's network, exact for codemojex's emulator, which holds half its
+// latency before counting a request and half after), a claim allowed at
+// t >= max(c, r - F) + window arrives at least one window after this send
+// did, so the limit holds; claimers at different distances from the receiver
+// must share the assumption (each leg at least half of every claimer's
+// floor). A wrong guess (a sudden drop in latency, an asymmetric route) lets
+// the sends then settling count early: the receiver's rate error, honoured
+// by the claimer, is its cost. What F buys: with a steady round trip a send
+// holds its budget for about one window, where counting from r held it for
+// a window plus the round trip (at most window ÷ (window + round trip) of
+// the limit used). Pace and a queue's own budget count the same way. WithLanePace paces each lane (with rules by group
 // prefix and per-lane overrides); pace state is shared by every queue of the
 // store, so a chat's replies and notifications draw on one budget. A lane out
 // of pace budget is parked until its next token; Inspector.Park parks a

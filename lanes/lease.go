@@ -16,6 +16,9 @@ func (s *core) checkLease(l Lease) error {
 	if l.Token == "" {
 		return fmt.Errorf("%w: empty lease token", ErrInvalid)
 	}
+	if l.Floor < 0 || l.Floor > MaxFloor {
+		return fmt.Errorf("%w: lease floor %v: want 0..%v", ErrInvalid, l.Floor, MaxFloor)
+	}
 	return nil
 }
 
@@ -30,15 +33,16 @@ func leaseErr(op string, l Lease, code int64) error {
 }
 
 // Ack settles a delivered job: its lease ends, its lane's in-flight count
-// drops and its payload is deleted. Errors: ErrStaleLease (the lease was
+// drops, its send counts against its budgets until one window after its
+// latest possible arrival (see Lease.Floor) and its payload is deleted. Errors: ErrStaleLease (the lease was
 // reclaimed: the job may be held by another claimer now; nothing changed),
 // ErrNoJob, ErrInvalid, or the server's error.
 func (s *Store) Ack(ctx context.Context, l Lease) error {
 	if err := s.checkLease(l); err != nil {
 		return err
 	}
-	keys, args := s.header(l.Queue, 2)
-	args = append(args, string(l.ID), l.Token)
+	keys, args := s.header(l.Queue, 3)
+	args = append(args, string(l.ID), l.Token, ms(l.Floor))
 	code, err := s.scripts.ack.Exec(ctx, s.c, keys, args).AsInt64()
 	if err != nil {
 		return fmt.Errorf("lanes: ack %s: %w", l.ID, err)
@@ -90,8 +94,8 @@ func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Dura
 	if delay < 0 {
 		return "", fmt.Errorf("%w: %s: negative delay %v", ErrInvalid, mode, delay)
 	}
-	keys, args := s.header(l.Queue, 5)
-	args = append(args, string(l.ID), l.Token, mode, ms(delay), reason)
+	keys, args := s.header(l.Queue, 6)
+	args = append(args, string(l.ID), l.Token, mode, ms(delay), reason, ms(l.Floor))
 	arr, err := s.scripts.settle.Exec(ctx, s.c, keys, args).ToArray()
 	if err != nil {
 		return "", fmt.Errorf("lanes: %s %s: %w", mode, l.ID, err)

@@ -48,7 +48,8 @@ type QueueConfig struct {
 	// Rate and Window are the queue's own budget: at most Rate jobs of this
 	// queue claimed in any Window (a sliding window on the server clock,
 	// counted like WithGlobalRate: a send counts from its claim until one
-	// Window after it settles), shared by every claimer, in addition to the
+	// Window after its latest possible arrival, see Lease.Floor), shared by
+	// every claimer, in addition to the
 	// store's global rate and the lanes' paces. Rate 0 means none. So two
 	// queues can have budgets of their own (codemojex: replies and bulk
 	// notifications) while a lane's pace stays shared by both.

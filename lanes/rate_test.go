@@ -157,10 +157,11 @@ func TestGlobalRateRetryInIsExact(t *testing.T) {
 	require.GreaterOrEqual(t, claimedAt(c2.Jobs[0], lease), ackLo+window.Milliseconds())
 }
 
-// Sends in flight hold the global budget until they settle, and a settled
-// send holds it for one window after its settle time: a request that reached
-// Telegram late (a slow network, a stalled worker) still counts in the
-// window Telegram sees it in.
+// Sends in flight hold the global budget until they settle, and a send
+// settled with no round-trip floor (Lease.Floor 0) holds it for one window
+// after its settle time: a request that reached Telegram late (a slow
+// network, a stalled worker) still counts in the window Telegram sees it in.
+// (With a floor: TestSettledSendCountsFromItsLatestArrival.)
 func TestInFlightSendsHoldTheGlobalBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -1,6 +1,6 @@
 -- claim.lua: wclaim, the weighted rotation over the ring of ready lanes.
 -- KEYS[1]  "{tag}:s:rate"   global send log: sorted set, member "<id>:<claim>" -> +inf while
---          in flight, then its settle time (ms); see common.lua
+--          in flight, then its latest possible arrival (ms); see common.lua
 -- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry ("{tag}:s:nopause", a key
 --          nobody writes, for a store WithoutSendLimits)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
@@ -22,8 +22,9 @@
 -- then the number N of queues, then N queue configs (5 fields each, see common.lua), each
 -- followed by the queue's own budget: max jobs of the queue claimed per window (0 = no
 -- budget of its own) and its window (ms); its send log is "<queue prefix>rate"
--- then the number A of leases to ack first, then A triples: queue index (1..N),
--- job id, lease token
+-- then the number A of leases to ack first, then A quadruples: queue index (1..N),
+-- job id, lease token, the claimer's round-trip floor for its send (ms, 0 = none;
+-- see common.lua: the send counts from max(claim, ack - floor))
 --
 -- A turn: a lane of weight w is owed up to w jobs per turn of the ring. When
 -- the claimer's max, the global budget or the lane's own in-flight limit
@@ -104,11 +105,11 @@ local now = now_ms()
 local codes, acked, tidy = {}, 0, {}
 for a = 1, nacks do
   local n = count(ARGV[i])
-  local code, joined = ack_job(S, queues[n], ARGV[i + 1], ARGV[i + 2], now, true)
+  local code, joined = ack_job(S, queues[n], ARGV[i + 1], ARGV[i + 2], now, true, num(ARGV[i + 3]))
   codes[a] = code
   if code == 1 then tidy[n] = true end
   acked = acked + joined
-  i = i + 3
+  i = i + 4
 end
 wake(S, acked)
 
@@ -149,7 +150,8 @@ for n = 1, nq do
       local g = v[1]
       redis.call('ZREM', q.p .. 'leases', id)
       if g then
-        local inf = end_lease(S, q, id, g, v[2] or '0', now, v[3])
+        -- Nothing is known of the send's round trip: counted from now.
+        local inf = end_lease(S, q, id, g, v[2] or '0', now, v[3], 0, false)
         local a = redis.call('HINCRBY', jk, 'a', '1')
         local depth -- > 0 once the job is back on its lane
         if maxatt(q) > 0 and a >= maxatt(q) then
@@ -305,10 +307,12 @@ for n = 1, nq do
         local heads = redis.call('ZPOPMIN', lane, k)
         local deadline = now + lease_ms
         local dls = int(deadline)
+        local nows = int(now)
         local out = {1, n, g, deadline, 0}
         local got = 0
         -- Which send logs get this claim's entries: the job's "s" field
-        -- (see mark_settled), so its settle touches only those.
+        -- (see mark_settled), so its settle touches only those; with any,
+        -- the claim time goes in its "t" field (see arrival).
         -- A digit of flags: 1 the global log, 2 the lane's pace log, 4 the
         -- queue's own log.
         local flags = 0
@@ -326,7 +330,11 @@ for n = 1, nq do
           local v = redis.call('HMGET', jk, 'a', 'p', 'c')
           local c = (v[3] and num(v[3]) or 0) + 1
           local tok = int(c)
-          redis.call('HSET', jk, 'c', tok, 's', logged)
+          if logged ~= '0' then
+            redis.call('HSET', jk, 'c', tok, 's', logged, 't', nows)
+          else
+            redis.call('HSET', jk, 'c', tok, 's', logged)
+          end
           leases[#leases + 1] = dls
           leases[#leases + 1] = id
           if logged ~= '0' then

@@ -16,14 +16,40 @@
 --   logttl  how long a settled send must stay in the send logs (ms): the
 --           longest of the global window and the configured pace periods
 --
--- Send logs ("{tag}:s:rate" and "{tag}:s:pace:<g>") are sorted sets of
--- "<id>:<claim>" members. A claim writes its members at +inf (in flight:
--- counted against every window until settled); settling (ack, release, nack,
--- dead, lease expiry) rescores them to the settle time. Telegram received a
--- request before its reply reached the worker, so a send's arrival lies
--- between its claim and its settle, and counting in-flight sends plus sends
--- settled within the window bounds arrivals in any window, however long the
--- network or the worker took.
+-- Send logs ("{tag}:s:rate", "{tag}:s:pace:<g>" and a queue's own
+-- "<queue prefix>rate") are sorted sets of "<id>:<claim>" members. A claim
+-- writes its members at +inf (in flight: counted against every window until
+-- settled) and the claim time into the job's "t" field; settling (ack,
+-- release, nack, dead, lease expiry) rescores them to the send's latest
+-- possible arrival
+--
+--   a = max(c, r - F)
+--
+-- with c the claim time, r the settle time (both server TIME, ms) and F the
+-- claimer's round-trip floor (ms, passed with the settle: the shortest time
+-- it recently saw between writing a request and reading its answer; 0 when
+-- nothing is known, always for a lease expiry). A budget of limit L per
+-- window W then blocks a later claim at t while t < a + W.
+--
+-- Why that bounds arrivals in any window of the receiver's: the receiver
+-- counts a request when it arrives. This send arrived no later than r minus
+-- its answer's return leg; a send claimed at t arrives no earlier than t
+-- plus its forward leg. With each leg at least F/2 (F the shortest round
+-- trip), the two arrivals are at least (t + F/2) - (r - F/2) = t - (r - F)
+-- >= W apart whenever the claim at t was allowed, and the claim time caps a
+-- at c (a request never arrives before its claim). F = 0 gives a = r: the
+-- arrival lies between claim and settle, so counting in-flight sends plus
+-- sends settled within the window bounds arrivals in any window however
+-- long the network or the claimer took, with no assumption at all. With
+-- F > 0 the assumption is that legs are at least half the floor: true of
+-- the in-repo emulator (it holds half its latency before it counts a
+-- request, half after), assumed of a real server (a sudden drop of its
+-- latency, or an asymmetric route, can let up to the sends then settling
+-- count early: the receiver then answers a rate error, which the claimer
+-- must honour). With a steady round trip a send holds the budget for about
+-- one window from its claim, however long the round trip, where counting
+-- from r held it for window + round trip (throughput ceiling
+-- W / (W + round trip)).
 
 -- An integer as a command argument. Given a Lua number, the server formats
 -- it with "%.17g" (printf's costly floating-point path); "%d" is cheap.
@@ -85,32 +111,45 @@ local function override_period(S, g)
   return tonumber(p) or 0
 end
 
--- A send settled at now: rescore its send-log entries from +inf (in flight)
--- to now and keep the logs alive for the longest window they serve.
+-- The score a settled send gets in its send logs (ms): its latest possible
+-- arrival max(claimed, now - floor) (see the header); now when floor is 0
+-- or the claim time is unknown (false: a job claimed before the "t" field
+-- existed).
+local function arrival(now, floor, claimed)
+  if floor <= 0 or not claimed then return now end
+  local a = now - floor
+  local c = num(claimed)
+  if a < c then return c end
+  return a
+end
+
+-- A send settled: rescore its send-log entries from +inf (in flight) to at
+-- (ms, see arrival) and keep the logs alive for the longest window they
+-- serve (from the settle: at is never later).
 -- logged is the job's "s" field, written by the claim that handed the send
 -- out: a digit of flags, 1 the global log, 2 the lane's pace log, 4 the
 -- queue's own log ("<queue prefix>rate"), so "0" nothing logged, "3" the
 -- global and pace logs; a log the claim did not write is not touched.
 -- (false, a job claimed before the field existed: the global and pace logs
 -- are tried; a log without the member is left untouched.)
-local function mark_settled(S, q, g, member, now, logged)
+local function mark_settled(S, q, g, member, at, logged)
   if logged == '0' then return end
   local flags = 3
   if logged then flags = num(logged) end
-  now = int(now)
+  at = int(at)
   if flags >= 4 then
     flags = flags - 4
     local qk = q.p .. 'rate'
-    if redis.call('ZADD', qk, 'XX', 'CH', now, member) == 1 then touch(qk, logttl(q)) end
+    if redis.call('ZADD', qk, 'XX', 'CH', at, member) == 1 then touch(qk, logttl(q)) end
     if flags == 0 then return end
   end
   -- No window configured (logttl 0) means no global rate: no global log.
-  if flags ~= 2 and logttl(q) > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', now, member) == 1 then
+  if flags ~= 2 and logttl(q) > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', at, member) == 1 then
     touch(S .. 'rate', logttl(q))
   end
   if flags == 1 then return end
   local pk = S .. 'pace:' .. g
-  if redis.call('ZADD', pk, 'XX', 'CH', now, member) == 1 then
+  if redis.call('ZADD', pk, 'XX', 'CH', at, member) == 1 then
     local ttl = logttl(q)
     local op = override_period(S, g)
     if op > ttl then ttl = op end
@@ -285,28 +324,32 @@ end
 
 -- check_lease, and on success also drops the lease from the lease set (its
 -- ZREM is the liveness check; on an error nothing changed). The caller must
--- then end_lease with the third value (the job's send-log flag, see
--- mark_settled).
+-- then end_lease with the third and fourth values (the job's send-log flag,
+-- see mark_settled, and its claim time, see arrival).
 local function take_lease(q, id, tok)
-  local v = redis.call('HMGET', q.p .. 'job:' .. id, 'g', 'c', 's')
+  local v = redis.call('HMGET', q.p .. 'job:' .. id, 'g', 'c', 's', 't')
   if not v[1] then return nil, -2 end
   if v[2] ~= tok then return nil, -1 end
   if redis.call('ZREM', q.p .. 'leases', id) == 0 then return nil, -1 end
-  return v[1], 0, v[3]
+  return v[1], 0, v[3], v[4]
 end
 
 -- Ends a lease already removed from the lease set (take_lease, or a
 -- reclaimed expiry): drops it from the lane's in-flight count and settles its
--- send-log entries at now (logged: see mark_settled). Returns the lane's
--- jobs in flight afterwards.
-local function end_lease(S, q, id, g, tok, now, logged)
+-- send-log entries at the send's latest possible arrival (logged: see
+-- mark_settled; floor and claimed: see arrival). Returns the lane's jobs in
+-- flight afterwards.
+local function end_lease(S, q, id, g, tok, now, logged, floor, claimed)
   local inf = dec_inflight(q, g)
   -- (The member is not even built when the claim logged nothing.)
-  if logged ~= '0' then mark_settled(S, q, g, id .. ':' .. tok, now, logged) end
+  if logged ~= '0' then
+    mark_settled(S, q, g, id .. ':' .. tok, arrival(now, floor, claimed), logged)
+  end
   return inf
 end
 
--- Acks a delivered job: ends its lease and deletes the job. Returns 1, or
+-- Acks a delivered job: ends its lease (floor: the claimer's round-trip
+-- floor, ms, see arrival) and deletes the job. Returns 1, or
 -- -1 (stale token) / -2 (no such job) with nothing changed; and how many
 -- lanes joined the ring (0 or 1; the caller wakes claimers for them).
 -- keep_due (the claim's acks) leaves the queue's due time for the caller to
@@ -318,10 +361,10 @@ end
 -- lane ready only by freeing in-flight room: an ordered lane with none left
 -- in flight, or an unordered one that was at its glimit. Otherwise the
 -- lane's place in (or out of) the ring is already right and is not read.
-local function ack_job(S, q, id, tok, now, keep_due)
-  local g, code, logged = take_lease(q, id, tok)
+local function ack_job(S, q, id, tok, now, keep_due, floor)
+  local g, code, logged, claimed = take_lease(q, id, tok)
   if not g then return code, 0 end
-  local inf = end_lease(S, q, id, g, tok, now, logged)
+  local inf = end_lease(S, q, id, g, tok, now, logged, floor, claimed)
   redis.call('DEL', q.p .. 'job:' .. id)
   if not keep_due then tidy_due(q) end
   if q.ordered then

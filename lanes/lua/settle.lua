@@ -11,6 +11,9 @@
 --          parked until then, so later jobs cannot overtake this one; on an
 --          unordered queue the job waits in the delayed set
 -- ARGV[11] reason (nack, dead)
+-- ARGV[12] the claimer's round-trip floor for the job's send (ms, 0 = none: no send
+--          was answered): its send-log entries count from max(claim, now - floor),
+--          see common.lua
 -- A retry that becomes the queue's earliest delayed job (or parked lane)
 -- publishes a wake-up, so idle claimers learn its due time.
 -- Returns {1, outcome, attempts}: outcome "queued", "delayed" or "dead";
@@ -19,11 +22,11 @@ local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local id, tok, mode = ARGV[7], ARGV[8], ARGV[9]
 local delay, reason = tonumber(ARGV[10]), ARGV[11]
-local g, code, logged = take_lease(q, id, tok)
+local g, code, logged, claimed = take_lease(q, id, tok)
 if not g then return {code} end
 local now = now_ms()
 local jk = q.p .. 'job:' .. id
-local inf = end_lease(S, q, id, g, tok, now, logged)
+local inf = end_lease(S, q, id, g, tok, now, logged, num(ARGV[12]), claimed)
 local depth -- > 0 once the job is back on its lane
 local a = tonumber(redis.call('HGET', jk, 'a') or '0')
 local outcome = 'queued'
