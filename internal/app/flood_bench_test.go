@@ -44,10 +44,19 @@ import (
 //     bytes and keys per chat right after delivery and 61 s later (the pace
 //     logs have expired); then 10,000 notifications, never edited, to those
 //     chats: bytes kept per delivered message.
-//   - the limit's cost: 20,000 updates from 2,000 chats (10 each: under the
-//     limits) recorded in getUpdates batches of 100, with the limits on and
-//     off (alternating, three runs each, medians): updates/s of the record
-//     and Valkey CPU per recorded update (INFO cpu).
+//   - the limit's cost, with the limits on (the defaults) and off
+//     (FLOOD_WINDOW=0), alternating runs, medians: over the whole normal
+//     path, 6,000 /help from 2,000 private chats (3 each: under the limits)
+//     injected into the emulator, fetched by a BOT_ROLE=poller app,
+//     recorded, claimed and handled by a BOT_ROLE=handler app (default
+//     HANDLERS; both in process, on a server of their own, no worker),
+//     replies enqueued, done marks written, from the first injection to
+//     the last mark: updates/s, Valkey CPU per update (INFO cpu) and this
+//     process's CPU per update (both apps and the emulator), five runs
+//     each, each run's commandstats logged; and the record step alone,
+//     20,000 updates from 2,000 chats (10 each) recorded in getUpdates
+//     batches of 100 (Inbox.Accept: the record and the enqueue), three
+//     runs each: updates/s and Valkey CPU per recorded update.
 //
 // Run: go test -run '^$' -bench '^BenchmarkFlood$' -benchtime 1x ./internal/app/
 // (CODEMOJEX_BENCH_FLOOD_PARTS=flood,rest,cost picks parts).
@@ -271,7 +280,106 @@ func BenchmarkFlood(b *testing.B) {
 		stop()
 	}
 
-	// The limit's cost on the record path.
+	// The limit's cost on the whole normal path: updates fetched from the
+	// emulator by the poller, recorded (with the limits' check or the plain
+	// ZADD NX), claimed, handled, their replies enqueued and their done
+	// marks written, by the real app in process: a BOT_ROLE=poller app and
+	// a BOT_ROLE=handler app (default HANDLERS) on one server of their own,
+	// no worker (the replies stay queued: sending them is the worker's
+	// cost, which the limits do not touch).
+	if part("cost") {
+		srv := valkeytest.Start(b, valkeytest.Options{})
+		c := srv.Client(b)
+		tin := intake.NewInbox(c, nil, lanes.DefaultTag)
+		const chats, per = 2000, 3
+		type pathRun struct {
+			rate, valkeyUs, goUs float64
+			run                  intakeRun
+		}
+		pathOnce := func(on bool) pathRun {
+			require.NoError(b, c.Do(ctx, c.B().Flushall().Build()).Error())
+			emu := testkit.NewEmulator(b, testkit.Unlimited())
+			env := []string{"TELEGRAM_BOT_TOKEN=" + emu.Token(), "TELEGRAM_API_URL=" + emu.URL(), "VALKEY_URL=" + srv.URL,
+				"TELEGRAM_GLOBAL_RATE=10000", "TELEGRAM_CHAT_RATE=100", "TELEGRAM_GROUP_RATE=6000", "LOG_LEVEL=error"}
+			if !on {
+				env = append(env, "FLOOD_WINDOW=0")
+			}
+			start := func(role string) (*App, func()) {
+				cfg, err := config.FromEnv(append(slices.Clone(env), "BOT_ROLE="+role))
+				require.NoError(b, err)
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				require.NoError(b, err)
+				a, err := New(cfg, WithListener(ln), WithLogger(quiet), WithPollTimeout(time.Second))
+				require.NoError(b, err)
+				stop := testkit.RunInBackground(b, role, wait, a.Run)
+				return a, func() { require.NoError(b, stop()) }
+			}
+			poller, stopPoller := start(config.RolePoller)
+			handler, stopHandler := start(config.RoleHandler)
+			require.Equal(b, on, poller.floods != nil && poller.floods.limiter != nil, "the limits on only when asked")
+			handled := func() float64 { return gatherCounter(b, handler, "codemojex_updates_handled_total", "ok") }
+			// Warm up: one update through the whole path (getMe, scripts
+			// loaded, connections open).
+			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: 99, From: models.User{ID: 99, FirstName: "U"}, Text: "/help"})
+			require.NoError(b, err)
+			require.Eventually(b, func() bool { return handled() == 1 }, wait, 5*time.Millisecond)
+			require.Eventually(b, func() bool { return poller.lastPoll.Load() != 0 && emu.Polling() }, wait, time.Millisecond)
+			total := int64(chats * per)
+			from := takeSample(ctx, b, tin, c, nil)
+			for i := range total {
+				id := int64(100_000 + i%chats)
+				_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: id, From: models.User{ID: id, FirstName: "U"}, Text: "/help"})
+				require.NoError(b, err)
+			}
+			// Done once every update is counted handled and its done mark
+			// written (the counter moves just before the mark).
+			unmarked := func() int64 { n, err := tin.Unhandled(ctx); require.NoError(b, err); return n }
+			for deadline := time.Now().Add(2 * time.Minute); handled() < float64(total+1) || unmarked() > 0; time.Sleep(2 * time.Millisecond) {
+				require.True(b, time.Now().Before(deadline), "%v of %d updates handled", handled()-1, total)
+			}
+			to := takeSample(ctx, b, tin, c, nil)
+			require.Zero(b, droppedAll(poller), "no update over the limits")
+			stopHandler()
+			stopPoller()
+			from.left = total
+			r := intakeRunOf(from, to)
+			// A run's line names this process's CPU "handler processes":
+			// both apps and the emulator run here.
+			r.goUs = (to.benchCPU - from.benchCPU) * 1e6 / float64(total)
+			return pathRun{rate: r.rate, valkeyUs: r.valkeyUs, goUs: r.goUs, run: r}
+		}
+		var onP, offP []pathRun
+		for range 5 {
+			offP = append(offP, pathOnce(false))
+			onP = append(onP, pathOnce(true))
+		}
+		medOf := func(rs []pathRun, f func(pathRun) float64) float64 {
+			v := make([]float64, len(rs))
+			for i, r := range rs {
+				v[i] = f(r)
+			}
+			slices.Sort(v)
+			return v[len(v)/2]
+		}
+		rate := func(r pathRun) float64 { return r.rate }
+		vus := func(r pathRun) float64 { return r.valkeyUs }
+		gus := func(r pathRun) float64 { return r.goUs }
+		metric(medOf(onP, rate), "path_on_updates/s")
+		metric(medOf(offP, rate), "path_off_updates/s")
+		metric(medOf(onP, vus), "path_on_valkey_us/update")
+		metric(medOf(offP, vus), "path_off_valkey_us/update")
+		metric(medOf(onP, gus), "path_on_go_us/update")
+		metric(medOf(offP, gus), "path_off_go_us/update")
+		b.Logf("limit cost, whole path (getUpdates -> recorded -> claimed -> handled -> reply enqueued -> done mark), %d /help from %d chats, poller + handler app in process, medians of %d alternating runs: "+
+			"on %.0f/s, %.1f µs Valkey CPU/update, %.1f µs this process's CPU/update; off %.0f/s, %.1f µs, %.1f µs",
+			chats*per, chats, len(onP), medOf(onP, rate), medOf(onP, vus), medOf(onP, gus), medOf(offP, rate), medOf(offP, vus), medOf(offP, gus))
+		for i := range onP {
+			b.Logf("  off run %d: %s", i+1, offP[i].run)
+			b.Logf("  on  run %d: %s", i+1, onP[i].run)
+		}
+	}
+
+	// The limit's cost on the record step alone.
 	if part("cost") {
 		srv := valkeytest.Start(b, valkeytest.Options{})
 		c := srv.Client(b)
