@@ -13,6 +13,7 @@ import (
 	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/worker"
 )
 
 // Delivery at Telegram's real speed (issue 20, docs/delivery.md): the
@@ -22,9 +23,9 @@ import (
 // the worker had before, in the same run. Per-chat limits are set out of
 // the way (100/s) so the global limit is what binds.
 const (
-	deliveryChat   = 100                     // per-chat limit, messages/s (not binding)
-	deliverySettle = 1 * time.Second         // after the first delivery, before the window
-	deliveryCap    = 512                     // worker.DefaultSenders
+	deliveryChat   = 100             // per-chat limit, messages/s (not binding)
+	deliverySettle = 1 * time.Second // after the first delivery, before the window
+	deliveryCap    = worker.DefaultSenders
 	deliveryFixed  = 8                       // the baseline's fixed pool
 	deliveryMaxLat = 1000 * time.Millisecond // the slowest cell
 )

@@ -34,12 +34,19 @@ const (
 
 // DefaultSenders is Config.Senders' default: the most sends one worker has
 // in flight. At Telegram's paid-broadcast ceiling (1,000 messages/s) it
-// covers a 400 ms round trip (1,000 × 0.4 × 1.25 + 2 = 502); a longer one
-// then caps the rate at DefaultSenders ÷ round trip. Cost at the cap: one
-// goroutine (a few KiB of stack) and one keep-alive connection (socket,
-// buffers, about 40 KiB with TLS) per sender, so about 25 MiB and 514
-// file descriptors.
-const DefaultSenders = 512
+// covers a 1.2 s round trip (1,000 × 1.2 × 1.25 + 2 = 1,502); a longer one
+// then caps the rate at DefaultSenders ÷ round trip. Only the senders the
+// budget needs are started (a bot at 30/s and 300 ms runs 14), so the cap
+// costs nothing until it is used. Cost at the cap: one goroutine (a few
+// KiB of stack) and one keep-alive connection (socket, buffers, about
+// 40 KiB with TLS) per sender over HTTP/1.1 (HTTP/2, as api.telegram.org
+// offers, carries many sends per connection), so about 60 MiB and 1,538
+// file descriptors; measured with the emulator (HTTP/1.1, no TLS) at
+// 1,000/s and 1 s: see docs/delivery.md.
+const DefaultSenders = 1536
+
+// MaxSenders is the highest Config.Senders (WORKERS).
+const MaxSenders = 4096
 
 // DefaultMinSenders is Config.MinSenders' default.
 const DefaultMinSenders = 4

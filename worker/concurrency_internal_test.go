@@ -22,6 +22,8 @@ func TestSendersFollowRateTimesHold(t *testing.T) {
 		{"30/s at 1 s", 30, time.Second, 4, 512, 40},
 		{"1000/s at 300 ms", 1000, 300 * time.Millisecond, 4, 512, 377},
 		{"1000/s at 1 s is capped", 1000, time.Second, 4, 512, 512},
+		{"1000/s at 1 s fits the default cap", 1000, time.Second, 4, DefaultSenders, 1252},
+		{"1000/s at 1.2 s fits the default cap", 1000, 1200 * time.Millisecond, 4, DefaultSenders, 1502},
 		{"fixed pool ignores the hold", 30, time.Second, 8, 8, 8},
 		{"unknown rate uses the cap", 0, time.Millisecond, 4, 64, 64},
 		{"no measurement yet", 30, 0, 4, 512, 4},

@@ -16,8 +16,9 @@
 // law): ClaimRate × the measured time one message holds its sender (the Bot
 // API round trip and the settle) × 1.25 + 2, at least Config.MinSenders and
 // at most Config.Senders (the cap that bounds goroutines and connections,
-// DefaultSenders 512): so a bot 300 ms away from Telegram keeps about 14
-// sends in flight at 30/s and about 377 at 1,000/s, and the number follows
+// DefaultSenders 1,536, MaxSenders 4,096): so a bot 300 ms away from
+// Telegram keeps about 14 sends in flight at 30/s and about 377 at
+// 1,000/s, and the number follows
 // Telegram's latency as it changes. A claim returns heads of one lane; they
 // are sent one after another, and a failure releases the rest, so with
 // Ordered queues a chat's messages arrive in enqueue order with any number
@@ -117,7 +118,9 @@
 // codemojex_worker_claim_duration_seconds, codemojex_worker_in_flight
 // (jobs claimed, not settled), codemojex_worker_sends_in_flight (Bot API
 // calls awaiting their answer), codemojex_worker_senders (batches sent at
-// once now),
+// once now), codemojex_worker_rtt_floor_seconds (the round-trip floor the
+// last answered send was settled with: lanes counts a send from its settle
+// minus it, its latest possible arrival),
 // codemojex_worker_unknown_outcome_total (sends written but not answered),
 // codemojex_worker_settle_retries_total (settling calls retried),
 // codemojex_worker_edits_sent_fresh_total (edits sent as a new message).

@@ -45,6 +45,7 @@ func (w *Worker) resolveRef(drain context.Context, job lanes.Job, p tgjob.Job) (
 // delivered (deliveredFresh) or by the error table.
 func (w *Worker) sendFresh(workCtx, drain context.Context, job lanes.Job, chat int64, p tgjob.Job) next {
 	status, msgID, unknown, err := w.call(workCtx, chat, freshSend(p), p.ParseMode)
+	w.answered(&job, status)
 	if err == nil {
 		w.deliveredFresh(drain, job, p, msgID)
 		return next{}

@@ -7,11 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/worker"
 )
 
 // farLatency is a bot hosted far from Telegram's data centres: every Bot
@@ -148,4 +153,69 @@ func TestRepliesAheadOfBroadcastAtHighLatency(t *testing.T) {
 	t.Logf("slowest reply %v; broadcast copies delivered by then %d of %d", worst, got, len(audience))
 	require.LessOrEqual(t, worst, 2*time.Second, "slowest reply")
 	require.Less(t, got, len(audience), "copies were still waiting when the replies went")
+}
+
+// At 300 ms latency with two worker processes (two stores, notifiers and
+// workers on clients of their own, one tag) each settling its sends with its
+// round-trip floor (lanes counts a send from settle minus the floor, its
+// latest possible arrival, not from its settle): the emulator, enforcing
+// exactly the limits lanes applies (20/s overall, 2/s per chat, both
+// binding), never answers 429, no 1 s window holds more than either limit,
+// and every chat gets its messages in enqueue order. The floor in use is
+// about the latency (the emulator holds half of it before counting a
+// request and half after, so the legs are exactly half the floor).
+func TestArrivalCountingKeepsLimitsAndOrderWithTwoProcessesAtHighLatency(t *testing.T) {
+	// Not parallel: both limits must bind, against the emulator's clock.
+	const global, perChat = 20, 2
+	limits := notifier.Limits{GlobalPerSecond: global, PrivatePerSecond: perChat, Slack: notifier.DefaultSlack}
+	e := newEnv(t, envOpts{limits: limits, emuLimits: tgemu.ScaledLimits(global, perChat, 20), latency: farLatency})
+	const chats, per = 16, 8
+	for i := range per {
+		for c := 1; c <= chats; c++ {
+			class := notifier.Notification
+			if c%3 == 0 {
+				class = notifier.Reply
+			}
+			e.notify(int64(c), orderedText(c, i), class)
+		}
+	}
+	cfg := e.config()
+	cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, global
+	e.start(cfg)
+	c := valkeytest.Shared(t).Client(t)
+	store, err := notifier.NewStore(c, limits, 0, lanes.WithTag(e.store.Tag()))
+	require.NoError(t, err)
+	n, err := notifier.New(c, store, notifier.Config{})
+	require.NoError(t, err)
+	cfg2 := cfg
+	reg2 := prometheus.NewRegistry()
+	cfg2.Registerer = reg2
+	w2, err := worker.New(n, cfg2)
+	require.NoError(t, err)
+	testkit.RunInBackground(t, "second worker", 20*time.Second, w2.Run)
+
+	e.requireEachChatInOrder(chats, per)
+	st := e.emu.Stats()
+	require.Zero(t, st.TooManyRequests, "429s answered by the emulator")
+	require.LessOrEqual(t, e.emu.MaxAccepted(time.Second), global)
+	for c := 1; c <= chats; c++ {
+		require.LessOrEqual(t, e.emu.MaxAcceptedChat(int64(c), time.Second), perChat, "chat %d", c)
+	}
+	floor := e.gauge("codemojex_worker_rtt_floor_seconds")
+	require.GreaterOrEqual(t, floor, 0.25, "sends settled with a round-trip floor near the latency")
+	require.Less(t, floor, 0.6)
+	mfs, err := reg2.Gather()
+	require.NoError(t, err)
+	sent2 := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == "codemojex_worker_sent_total" {
+			for _, m := range mf.GetMetric() {
+				sent2 += m.GetCounter().GetValue()
+			}
+		}
+	}
+	require.Positive(t, sent2, "the second process delivered too")
+	require.Empty(t, e.dead(tgjob.QueueReply))
+	require.Empty(t, e.dead(tgjob.QueueNotify))
+	t.Logf("floor %.3f s, second process sent %.0f of %d, max/s overall %d", floor, sent2, chats*per, e.emu.MaxAccepted(time.Second))
 }

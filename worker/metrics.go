@@ -21,6 +21,7 @@ type metrics struct {
 	inFlight      prometheus.Gauge
 	sendsInFlight prometheus.Gauge // Bot API calls of sends waiting for their answer
 	senders       prometheus.Gauge // batches the worker sends at once now (concurrency from the budget)
+	rttFloor      prometheus.Gauge // the round-trip floor last settled with a send (floor.go)
 	unknown       prometheus.Counter
 	settleRetries prometheus.Counter
 	freshBoards   prometheus.Counter   // edits sent as a new message (message gone or too old)
@@ -70,6 +71,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "codemojex_worker_senders",
 			Help: "Batches the worker sends at once now: rate x measured hold time x 1.25 + 2, within MinSenders..Senders.",
 		}),
+		rttFloor: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "codemojex_worker_rtt_floor_seconds",
+			Help: "Round-trip floor settled with the last answered send: the shortest Bot API round trip of the last 30 s, seconds (lanes counts the send from settle minus it).",
+		}),
 		unknown: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_unknown_outcome_total",
 			Help: "Sends whose request was written but got no answer (timeout, connection closed): maybe delivered; retried at most once.",
@@ -110,6 +115,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.inFlight = reg1(m.inFlight).(prometheus.Gauge)
 	m.sendsInFlight = reg1(m.sendsInFlight).(prometheus.Gauge)
 	m.senders = reg1(m.senders).(prometheus.Gauge)
+	m.rttFloor = reg1(m.rttFloor).(prometheus.Gauge)
 	m.unknown = reg1(m.unknown).(prometheus.Counter)
 	m.settleRetries = reg1(m.settleRetries).(prometheus.Counter)
 	m.freshBoards = reg1(m.freshBoards).(prometheus.Counter)

@@ -40,8 +40,9 @@ func (s statusClient) Do(req *http.Request) (*http.Response, error) {
 }
 
 // call makes the Bot API call of job p in chat (sendMessage, or
-// editMessageText for an edit) with parseMode; it returns the HTTP status
-// (0 when no reply came), the message id of the reply (0 when none),
+// editMessageText for an edit) with parseMode; a call that got an answer
+// adds its round trip to the round-trip floor (floor.go). It returns the
+// HTTP status (0 when no reply came), the message id of the reply (0 when none),
 // whether the outcome is unknown (the request was written but no response
 // came: Telegram may have delivered it) and the (unredacted) error.
 func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode string) (int, int, bool, error) {
@@ -77,13 +78,29 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 		}
 		m, err = w.bot.SendMessage(ctx, params)
 	}
-	w.m.apiLatency.WithLabelValues(method).Observe(time.Since(t0).Seconds())
+	rtt := time.Since(t0)
+	w.m.apiLatency.WithLabelValues(method).Observe(rtt.Seconds())
 	id := 0
 	if err == nil && m != nil {
 		id = m.ID
 	}
 	status := int(box.code.Load())
+	if status != 0 {
+		w.floor.observe(rtt, time.Now())
+	}
 	return status, id, err != nil && status == 0 && wrote.Load(), err
+}
+
+// answered sets the round-trip floor on job's lease for its settle
+// (lanes.Lease.Floor) after a send answered with HTTP status (0: no answer,
+// which leaves the floor 0: the request may have reached Telegram at any
+// time until the settle, so lanes counts it from the settle).
+func (w *Worker) answered(job *lanes.Job, status int) {
+	job.Floor = 0
+	if status != 0 {
+		job.Floor = w.floor.get(time.Now())
+		w.m.rttFloor.Set(job.Floor.Seconds())
+	}
 }
 
 // next says how a batch goes on after one job.
@@ -210,6 +227,7 @@ func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 		}
 	}
 	status, msgID, unknown, err := w.call(workCtx, chat, p, p.ParseMode)
+	w.answered(&job, status)
 	// The outcome is known from here: settling gets contexts of its own
 	// (the send may have used up any deadline set before it), see settle.
 	sctx, cancel := settleCtx(drain)
@@ -222,7 +240,9 @@ func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 	if d.act == actPlain {
 		// Telegram could not parse the markup: resend once as plain text.
 		w.log.Info("markup rejected, resending as plain text", slog.Int64("chat", chat), slog.String("job", string(job.ID)))
-		if status, msgID, unknown, err = w.call(workCtx, chat, p, ""); err == nil {
+		status, msgID, unknown, err = w.call(workCtx, chat, p, "")
+		w.answered(&job, status)
+		if err == nil {
 			w.delivered(drain, job, p, msgID)
 			return next{}
 		}

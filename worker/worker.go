@@ -35,7 +35,7 @@ type Config struct {
 	HTTPClient *http.Client
 	// Senders is the most batches sent at once, each by one goroutine in
 	// order: the upper bound of the worker's concurrency [DefaultSenders,
-	// 512; at most lanes.MaxClaim]. A batch is one lane's turn of the ring:
+	// 1,536; at most MaxSenders, 4,096]. A batch is one lane's turn of the ring:
 	// up to min(weight, BatchMax) consecutive messages of one chat, sent one
 	// after another. How many are used follows the budget (see Run):
 	// ClaimRate × the measured time a message holds its sender, with
@@ -119,7 +119,7 @@ func (c *Config) defaults() {
 	if c.Senders <= 0 {
 		c.Senders = DefaultSenders
 	}
-	c.Senders = min(c.Senders, lanes.MaxClaim)
+	c.Senders = min(c.Senders, MaxSenders)
 	if c.MinSenders <= 0 {
 		c.MinSenders = DefaultMinSenders
 	}
@@ -173,6 +173,9 @@ type Worker struct {
 	freed    chan struct{}
 	// hold estimates how long one message holds its sender (concurrency.go).
 	hold holdEstimate
+	// floor is the shortest recent Bot API round trip, settled with each
+	// answered send (floor.go).
+	floor rttFloor
 	// paid caches whether the paid queue is halted (paid.go).
 	paid paidHalt
 }
@@ -236,9 +239,13 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 // answers fast again (Little's law, see concurrency.go); metrics
 // codemojex_worker_senders and codemojex_worker_sends_in_flight. The limits
 // never depend on it: lanes counts every send against the global and
-// per-chat budgets from its claim until one window after its settle, and an
-// ordered lane with a job in flight is not served, so neither the limits nor
-// a chat's order change with the number of senders.
+// per-chat budgets from its claim until one window after its latest
+// possible arrival at Telegram (its settle minus the round-trip floor the
+// worker passes with it, lanes.Lease.Floor, see floor.go), and an ordered
+// lane with a job in flight is not served, so neither the limits nor a
+// chat's order change with the number of senders. Since a send no longer
+// holds the budget past its arrival, the budget does not cap the rate below
+// the limit at any latency: the senders (rate × hold) are what it takes.
 //
 // One claim loop feeds the senders: while a sender is free it claims with
 // Max = BatchMax (a claim returns up to min(weight, BatchMax) heads of one
@@ -377,6 +384,7 @@ func (w *Worker) warmUp(ctx context.Context) {
 					return
 				}
 				w.hold.observe(time.Since(t0))
+				w.floor.observe(time.Since(t0), time.Now())
 			})
 		}
 		wg.Wait()

@@ -104,13 +104,14 @@ type Config struct {
 	// a request without it in X-Telegram-Bot-Api-Secret-Token is refused.
 	WebhookSecret string `env:"TELEGRAM_WEBHOOK_SECRET"`
 	// Workers is the most sends one process has in flight at once
-	// (WORKERS, 1..1000): the upper bound of its concurrency, which
-	// otherwise follows the budget (worker.Config.Senders: the global
-	// rate × the measured Bot API round trip × 1.25 + 2, at least 4). The
-	// default 512 covers 1,000 messages/s at a 400 ms round trip; each
-	// sender in use costs a goroutine and a kept-alive connection (about
-	// 40 KiB with TLS, one file descriptor).
-	Workers int `env:"WORKERS" envDefault:"512"`
+	// (WORKERS, 1..4096, worker.MaxSenders): the upper bound of its
+	// concurrency, which otherwise follows the budget (worker.Config.Senders:
+	// the rates × the measured Bot API round trip × 1.25 + 2, at least 4).
+	// The default 1536 (worker.DefaultSenders) covers 1,000 messages/s at a
+	// 1.2 s round trip; only the senders in use cost anything: a goroutine
+	// and, over HTTP/1.1, a kept-alive connection each (about 40 KiB with
+	// TLS, one file descriptor; docs/delivery.md has the measured cost).
+	Workers int `env:"WORKERS" envDefault:"1536"`
 	// WorkerLease is how long a worker holds a claimed message before
 	// another worker may take it over (WORKER_LEASE, a Go duration): after a
 	// worker process dies, its in-flight messages (and, queues being
@@ -494,8 +495,8 @@ func (c Config) validate() error {
 	if err := c.validWebhook(); err != nil {
 		return err
 	}
-	if c.Workers < 1 || c.Workers > 1000 {
-		return &Error{Var: "WORKERS", Want: fmt.Sprintf("most sends in flight per process, 1..1000; got %d", c.Workers)}
+	if c.Workers < 1 || c.Workers > 4096 {
+		return &Error{Var: "WORKERS", Want: fmt.Sprintf("most sends in flight per process, 1..4096; got %d", c.Workers)}
 	}
 	if c.WorkerLease < time.Second || c.WorkerLease > time.Hour {
 		return &Error{Var: "WORKER_LEASE", Want: fmt.Sprintf("a duration from 1s to 1h, e.g. 30s; got %v", c.WorkerLease)}

@@ -30,7 +30,7 @@ func TestFromEnvDefaults(t *testing.T) {
 	require.Equal(t, 1, c.ChatRate)
 	require.Equal(t, 20, c.GroupRate)
 	require.Equal(t, "all", c.Role)
-	require.Equal(t, 512, c.Workers)
+	require.Equal(t, 1536, c.Workers)
 	require.Equal(t, ":8080", c.HTTPAddr)
 	require.Empty(t, c.AdminIDs)
 	require.False(t, c.IsAdmin(1))
@@ -144,7 +144,7 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"group rate", []string{"TELEGRAM_GROUP_RATE=-1"}, "TELEGRAM_GROUP_RATE"},
 		{"role", []string{"BOT_ROLE=both"}, "BOT_ROLE"},
 		{"workers", []string{"WORKERS=0"}, "WORKERS"},
-		{"workers above the cap", []string{"WORKERS=1001"}, "WORKERS"},
+		{"workers above the cap", []string{"WORKERS=4097"}, "WORKERS"},
 		{"reply rate negative", []string{"TELEGRAM_REPLY_RATE=-1"}, "TELEGRAM_REPLY_RATE"},
 		{"reply rate too high", []string{"TELEGRAM_REPLY_RATE=10001"}, "TELEGRAM_REPLY_RATE"},
 		{"paid broadcast rate negative", []string{"TELEGRAM_PAID_BROADCAST_RATE=-1"}, "TELEGRAM_PAID_BROADCAST_RATE"},
