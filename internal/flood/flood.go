@@ -261,39 +261,70 @@ func (l *Limiter) limitsOf(s Subject) (user, chat int) {
 // id members[i] in the sorted set recorded (ZADD NX), in one script call
 // (check.lua): the intake's record of the batch's times, with the limits
 // in it. subjects[i] is update i's subject (SubjectOf). It returns one
-// Result per update. Errors: the server's (nothing is known to be
-// written: the caller records the batch again).
+// Result per update; a member given twice is Present the second time.
+// Errors: the server's (nothing is known to be written: the caller
+// records the batch again).
 func (l *Limiter) Record(ctx context.Context, c valkey.Client, recorded string, now time.Time, subjects []Subject, members []string) ([]Result, error) {
 	if len(subjects) != len(members) {
 		return nil, fmt.Errorf("flood: %d subjects for %d members", len(subjects), len(members))
 	}
+	out := make([]Result, len(subjects))
+	if len(subjects) == 0 {
+		return out, nil
+	}
+	// The script's items: the messages, then the taps (a budget is of one
+	// kind, so this order decides nothing), each member once (a repeat in
+	// the batch is Present, as ZADD NX would have it).
+	dup := make([]bool, len(subjects))
+	seen := make(map[string]struct{}, len(subjects))
+	for i, m := range members {
+		if _, ok := seen[m]; ok {
+			dup[i], out[i] = true, Result{Outcome: Present}
+		}
+		seen[m] = struct{}{}
+	}
+	order := make([]int, 0, len(subjects))
+	messages := 0
+	for pass, tap := range []bool{false, true} {
+		for i, s := range subjects {
+			if !dup[i] && (s.Kind == Tap) == tap {
+				order = append(order, i)
+			}
+		}
+		if pass == 0 {
+			messages = len(order)
+		}
+	}
 	keys := []string{recorded, l.LimitedKey(), l.BudgetsKey(), l.NoticesKey()}
-	args := make([]string, 0, 2+6*len(subjects))
-	args = append(args, strconv.FormatInt(l.limits.Window.Milliseconds(), 10), strconv.FormatInt(now.UnixMilli(), 10))
-	for i, s := range subjects {
+	args := make([]string, 0, 7+3*len(order))
+	args = append(args, strconv.FormatInt(l.limits.Window.Milliseconds(), 10), strconv.FormatInt(now.UnixMilli(), 10),
+		strconv.Itoa(messages), strconv.Itoa(max(l.limits.UserMessages, 0)), strconv.Itoa(max(l.limits.UserTaps, 0)),
+		strconv.Itoa(max(l.limits.ChatMessages, 0)), strconv.Itoa(max(l.limits.ChatTaps, 0)))
+	for _, i := range order {
+		args = append(args, members[i])
+	}
+	args = args[:7+3*len(order)]
+	for k, i := range order {
+		s := subjects[i]
 		ul, cl := l.limitsOf(s)
-		ub, cb := "", ""
+		ub, cb := "", strconv.FormatInt(s.Chat, 10) // no chat budget: the chat id
 		if ul > 0 {
 			ub = userBudget(s)
 		}
 		if cl > 0 {
 			cb = chatBudget(s)
 		}
-		who := "t" + strconv.FormatInt(s.Chat, 10)
-		if s.Kind == Message {
-			who = "m" + who[1:]
-		}
-		args = append(args, members[i], ub, strconv.Itoa(ul), cb, strconv.Itoa(cl), who)
+		args[7+len(order)+k], args[7+2*len(order)+k] = ub, cb
 	}
 	codes, err := l.check.Exec(ctx, c, keys, args).AsIntSlice()
-	if err == nil && len(codes) != len(subjects) {
-		err = fmt.Errorf("check.lua answered %d results for %d updates", len(codes), len(subjects))
+	if err == nil && len(codes) != len(order) {
+		err = fmt.Errorf("check.lua answered %d results for %d updates", len(codes), len(order))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("flood: record updates: %w", err)
 	}
-	out := make([]Result, len(codes))
-	for i, code := range codes {
+	for k, code := range codes {
+		i := order[k]
 		switch code {
 		case 1:
 			out[i] = Result{Outcome: Recorded}

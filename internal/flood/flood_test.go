@@ -184,6 +184,45 @@ func TestResentUpdateIsNotCountedTwice(t *testing.T) {
 		[]flood.Outcome{res[0].Outcome, res[1].Outcome, res[2].Outcome, res[3].Outcome})
 }
 
+// In a batch that mixes one user's messages and taps, in a private chat
+// and in a group, each update's result is at its own position: the
+// messages draw on the user's and the group's message budgets and the taps
+// on the tap budgets, each in batch order, and the one notice goes with
+// the first message dropped.
+func TestMixedBatchAnswersEachUpdateInPlace(t *testing.T) {
+	r := newRig(t, flood.Limits{Window: time.Minute, UserMessages: 3, UserTaps: 2, ChatMessages: 2, ChatTaps: 1}, nil)
+	rec, pre := flood.Result{Outcome: flood.Recorded}, flood.Result{Outcome: flood.Present}
+	drop := func(reason flood.Reason, notice bool) flood.Result {
+		return flood.Result{Outcome: flood.Dropped, Reason: reason, Notice: notice}
+	}
+	batch := []flood.Subject{
+		tap(7, -9), // the group's one tap
+		msg(7, 7),  // user message 1
+		tap(7, -9), // over the group's taps
+		msg(7, -9), // user message 2, group message 1
+		tap(7, 7),  // user tap 2 (the first drawn by the group tap)
+		msg(8, -9), // group message 2
+		msg(7, -9), // over the group's messages (draws nothing): the group's notice
+		tap(7, 7),  // over the user's taps
+		msg(7, 7),  // user message 3
+		msg(7, 7),  // over the user's messages: the private chat's notice
+		msg(8, 8),  // another user's private chat
+	}
+	members := make([]string, 0, len(batch)+1)
+	for i := range batch {
+		members = append(members, fmt.Sprintf("m-%02d", i))
+	}
+	// The second update once more in the batch: Present, not counted.
+	batch, members = append(batch, msg(7, 7)), append(members, "m-01")
+	res, err := r.l.Record(context.Background(), r.c, r.recorded(), time.Now(), batch, members)
+	require.NoError(t, err)
+	require.Equal(t, []flood.Result{
+		rec, rec, drop(flood.ChatTaps, false), rec, rec, rec,
+		drop(flood.ChatMessages, true), drop(flood.UserTaps, false),
+		rec, drop(flood.UserMessages, true), rec, pre,
+	}, res)
+}
+
 // A window after a flood, the user's budget is full again (the limit at
 // once, and a new notice for the next drop); the limited-chats set has
 // forgotten the chat, and every key the flood left has expired.
