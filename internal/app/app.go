@@ -150,7 +150,7 @@ func (a *App) init() error {
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}
-	a.audience = &audience{c: a.c, keys: a.keys}
+	a.audience = &audience{c: a.c, keys: a.keys, move: luascript.Must(luaFS, "movechats")}
 	src, err := luaFS.ReadFile("lua/chatname.lua")
 	if err != nil {
 		return fmt.Errorf("app: chatname.lua: %w", err)
@@ -261,6 +261,7 @@ func (a *App) Run(ctx context.Context) error {
 			}
 		})
 	}
+	wg.Go(func() { a.migrateToBuckets(runCtx) })
 	if a.cfg.Polls() {
 		run("poller", a.runPoller)
 	}

@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
@@ -27,12 +27,14 @@ func TestTapAnswersStayFastDuringBroadcastAtGlobalLimit(t *testing.T) {
 	r := h.startWithSecret(0, 1, 2, 3)
 	ctx := context.Background()
 	const audience = 10_000
-	members := make([]string, 0, 1000)
+	adds := make(valkey.Commands, 0, 1000)
 	for i := range audience {
-		members = append(members, strconv.Itoa(2_000_000+i))
-		if len(members) == cap(members) {
-			require.NoError(t, h.c.Do(ctx, h.c.B().Sadd().Key(r.app.keys.chats()).Member(members...).Build()).Error())
-			members = members[:0]
+		adds = append(adds, r.app.audience.addChat(int64(2_000_000+i)))
+		if len(adds) == cap(adds) {
+			for _, res := range h.c.DoMulti(ctx, adds...) {
+				require.NoError(t, res.Error())
+			}
+			adds = adds[:0]
 		}
 	}
 	player := user(751, "Pat")

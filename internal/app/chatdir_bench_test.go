@@ -13,6 +13,7 @@ import (
 
 	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/luascript"
 )
 
 // BenchmarkChatBookkeeping measures what recording a chat's name (the
@@ -35,7 +36,7 @@ func BenchmarkChatBookkeeping(b *testing.B) {
 	src, err := luaFS.ReadFile("lua/chatname.lua")
 	require.NoError(b, err)
 	dir := &chatDir{c: c, keys: keys, script: string(src)}
-	aud := &audience{c: c, keys: keys}
+	aud := &audience{c: c, keys: keys, move: luascript.Must(luaFS, "movechats")}
 	chats := chatstate.New(c, "bench", time.Hour)
 	const perWindow, nChats, windows = 2000, 200, 7
 	usec := func() float64 {

@@ -291,7 +291,7 @@ func (h *harness) rewind(a *App, u models.Update) {
 	epoch, err := a.inbox.Epoch(ctx)
 	require.NoError(h.t, err)
 	for _, cmd := range []valkey.Completed{
-		h.c.B().Hdel().Key(k.Done()).Field(lane).Build(),
+		h.c.B().Hdel().Key(k.Done(lane)).Field(lane).Build(),
 		h.c.B().Del().Key(k.Seen(lane)).Build(),
 		h.c.B().Hdel().Key(k.Floor()).Field(lane).Build(),
 		h.c.B().Set().Key(a.notifier.KeyName(updateKey(epoch, u.ID, "0"))).Value(string(intake.JobID(epoch, u.ID))).Build(),

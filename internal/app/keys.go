@@ -1,19 +1,35 @@
 package app
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/codemojex/codemojex/internal/intake"
+)
 
 // keyspace builds the keys the app itself keeps (the audience's, the
 // /healthz probe's, the boards', the audit stream and the broadcast
 // previews; the intake's are intake.Keys; docs/keys.md lists every key).
 type keyspace struct{ tag string }
 
-func (k keyspace) prefix() string     { return "{" + k.tag + "}:app:" }
-func (k keyspace) chats() string      { return k.prefix() + "chats" }
-func (k keyspace) broadcasts() string { return k.prefix() + "bc" }
-func (k keyspace) health() string     { return k.prefix() + "health" }
-func (k keyspace) audit() string      { return k.prefix() + "audit" }
-func (k keyspace) chatName() string   { return k.prefix() + "chatname" }
-func (k keyspace) chatIndex() string  { return k.prefix() + "chatidx" }
+func (k keyspace) prefix() string      { return "{" + k.tag + "}:app:" }
+func (k keyspace) legacyChats() string { return k.prefix() + "chats" }
+func (k keyspace) broadcasts() string  { return k.prefix() + "bc" }
+func (k keyspace) health() string      { return k.prefix() + "health" }
+func (k keyspace) audit() string       { return k.prefix() + "audit" }
+func (k keyspace) chatName() string    { return k.prefix() + "chatname" }
+func (k keyspace) chatIndex() string   { return k.prefix() + "chatidx" }
+
+// chats is the audience bucket of chat (intake.ChatBucket: chat mod
+// intake.ChatBuckets): a set of decimal chat ids, an intset while it holds
+// at most set-max-intset-entries (512) of them. legacyChats is the one set
+// of every chat kept before the buckets (read, and moved to the buckets by
+// audience.Migrate).
+func (k keyspace) chats(chat int64) string { return k.chatsBucket(intake.ChatBucket(chat)) }
+
+// chatsBucket is audience bucket b (0..intake.ChatBuckets-1).
+func (k keyspace) chatsBucket(b int64) string {
+	return k.prefix() + "chats:" + strconv.FormatInt(b, 10)
+}
 
 // board is chat's game board: hash g (game id), j (job id of its send).
 func (k keyspace) board(chat int64) string {

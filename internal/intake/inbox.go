@@ -55,6 +55,7 @@ type Inbox struct {
 	store                       *lanes.Store
 	keys                        Keys
 	offset, rebase, fin, forget *valkey.Lua
+	moveMarks                   *valkey.Lua
 	now                         func() time.Time
 	limiter                     *flood.Limiter
 	dropped                     func(context.Context, []flood.Drop)
@@ -65,7 +66,7 @@ type Inbox struct {
 func NewInbox(c valkey.Client, store *lanes.Store, tag string) *Inbox {
 	return &Inbox{c: c, store: store, keys: Keys{tag: tag}, offset: luascript.Must(luaFS, "offset"),
 		rebase: luascript.Must(luaFS, "rebase"), fin: luascript.Must(luaFS, "done"),
-		forget: luascript.Must(luaFS, "forget"), now: time.Now}
+		forget: luascript.Must(luaFS, "forget"), moveMarks: luascript.Must(luaFS, "movemarks"), now: time.Now}
 }
 
 // WithLimits makes the inbox's records apply the intake limits of l
@@ -264,10 +265,10 @@ func (in *Inbox) enqueue(ctx context.Context, epoch int64, inOrder bool, ups []U
 		return 0, fmt.Errorf("intake: record updates: %w", err)
 	}
 	if res.Added < len(items) && len(added) > 0 {
-		keys := []string{in.keys.Recorded(), in.keys.Done(), in.keys.Floor()}
+		keys := []string{in.keys.Recorded(), in.keys.LegacyDone(), in.keys.Floor()}
 		args := make([]string, 0, 5*len(added))
 		for _, i := range added {
-			keys = append(keys, in.keys.Seen(items[i].Group))
+			keys = append(keys, in.keys.Seen(items[i].Group), in.keys.Done(items[i].Group))
 			args = append(args, string(items[i].ID), items[i].Group, strconv.FormatInt(epoch, 10),
 				strconv.FormatInt(ups[i].ID, 10), seenMember(epoch, ups[i].ID))
 		}
@@ -446,7 +447,8 @@ func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
 		in.c.B().Zscore().Key(in.keys.Seen(u.Lane)).Member(member).Build(),
 		in.c.B().Exists().Key(in.keys.Seen(u.Lane)).Build(),
 		in.c.B().Hget().Key(in.keys.Floor()).Field(u.Lane).Build(),
-		in.c.B().Hget().Key(in.keys.Done()).Field(u.Lane).Build(),
+		in.c.B().Hget().Key(in.keys.Done(u.Lane)).Field(u.Lane).Build(),
+		in.c.B().Hget().Key(in.keys.LegacyDone()).Field(u.Lane).Build(),
 	)
 	if err := rs[0].Error(); err == nil {
 		return true, nil
@@ -461,7 +463,7 @@ func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
 	if err != nil && !valkey.IsValkeyNil(err) {
 		return false, fmt.Errorf("intake: floor of lane %s: %w", u.Lane, err)
 	}
-	e, id, err := parseMark(u.Lane, rs[3])
+	e, id, err := higherMark(u.Lane, rs[3], rs[4])
 	if err != nil {
 		return false, err
 	}
@@ -521,7 +523,7 @@ func (in *Inbox) done(ctx context.Context, u Claimed, handled bool, forget ...st
 	if u.InOrder {
 		inOrder = "1"
 	}
-	keys := append([]string{in.keys.Done(), in.keys.Recorded(), in.keys.Journal(u.ID), in.keys.Seen(u.Lane), in.keys.Floor()}, forget...)
+	keys := append([]string{in.keys.Done(u.Lane), in.keys.Recorded(), in.keys.Journal(u.ID), in.keys.Seen(u.Lane), in.keys.Floor(), in.keys.LegacyDone()}, forget...)
 	args := []string{u.Lane, strconv.FormatInt(u.Epoch, 10), strconv.FormatInt(u.ID, 10), string(u.Job.ID), raise,
 		seenMember(u.Epoch, u.ID), strconv.Itoa(SeenCap), strconv.Itoa(int(SeenTTL / time.Second)), inOrder}
 	if err := in.fin.Exec(ctx, in.c, keys, args).Error(); err != nil {
@@ -611,7 +613,69 @@ func (in *Inbox) PollerState(ctx context.Context) (holder, polled string, err er
 // Mark returns lane's handled mark: the epoch and update_id of the last
 // update handled on it (id -1 when none). Errors: the server's.
 func (in *Inbox) Mark(ctx context.Context, lane string) (epoch, id int64, err error) {
-	return parseMark(lane, in.c.Do(ctx, in.c.B().Hget().Key(in.keys.Done()).Field(lane).Build()))
+	rs := in.c.DoMulti(ctx,
+		in.c.B().Hget().Key(in.keys.Done(lane)).Field(lane).Build(),
+		in.c.B().Hget().Key(in.keys.LegacyDone()).Field(lane).Build())
+	return higherMark(lane, rs[0], rs[1])
+}
+
+// migrateStep is how many lanes' marks one step of MigrateMarks moves.
+const migrateStep = 500
+
+// MigrateMarks moves the handled marks the intake kept in one hash before
+// the buckets ({T}:app:in:done, see Keys.LegacyDone) into their buckets,
+// in steps of about migrateStep lanes (one HSCAN and one movemarks.lua
+// call each), and returns how many it moved. Safe to run while updates
+// are handled, and by several processes at once: a step keeps the higher
+// of two marks of a lane, and until a lane's mark is moved the readers
+// (Handled, Mark, done.lua, forget.lua) take the higher of its old and
+// its bucket's mark, so nothing is lost at any point. One pass over the
+// old hash; a mark written there after the pass (by a process of a
+// version before the buckets) is still read, and moved by done.lua when
+// the lane's next update finishes, or by the next start. Errors: the
+// server's (the marks moved before it stay moved).
+func (in *Inbox) MigrateMarks(ctx context.Context) (int, error) {
+	moved := 0
+	var cursor uint64
+	for {
+		e, err := in.c.Do(ctx, in.c.B().Hscan().Key(in.keys.LegacyDone()).Cursor(cursor).Count(migrateStep).Build()).AsScanEntry()
+		if err != nil {
+			return moved, fmt.Errorf("intake: move handled marks: %w", err)
+		}
+		keys := []string{in.keys.LegacyDone()}
+		var laneIDs []string
+		for i := 0; i+1 < len(e.Elements); i += 2 {
+			keys = append(keys, in.keys.Done(e.Elements[i]))
+			laneIDs = append(laneIDs, e.Elements[i])
+		}
+		if len(laneIDs) > 0 {
+			n, err := in.moveMarks.Exec(ctx, in.c, keys, laneIDs).AsInt64()
+			if err != nil {
+				return moved, fmt.Errorf("intake: move handled marks: %w", err)
+			}
+			moved += int(n)
+		}
+		if cursor = e.Cursor; cursor == 0 {
+			return moved, nil
+		}
+	}
+}
+
+// higherMark is the higher of a lane's handled marks in its bucket (r)
+// and in the hash kept before the buckets (old), as parseMark reads them.
+func higherMark(lane string, r, old valkey.ValkeyResult) (epoch, id int64, err error) {
+	e, n, err := parseMark(lane, r)
+	if err != nil {
+		return 0, 0, err
+	}
+	oe, on, err := parseMark(lane, old)
+	if err != nil {
+		return 0, 0, err
+	}
+	if oe > e || (oe == e && on > n) {
+		return oe, on, nil
+	}
+	return e, n, nil
 }
 
 // parseMark reads a lane's handled mark "<epoch>:<update_id>" from the

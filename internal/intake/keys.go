@@ -12,10 +12,36 @@ import "strconv"
 //	{T}:app:in:offset     string  next getUpdates offset (last recorded update_id + 1)
 //	{T}:app:in:rebases    string  re-bases begun (integer: the current epoch E)
 //	{T}:app:in:rebasing   string  the epoch of a re-base begun and not yet ended (absent otherwise)
-//	{T}:app:in:done       hash    lane -> "<epoch>:<update_id>" of the last update handled on it
+//	{T}:app:in:done:<b>   hash    lane -> "<epoch>:<update_id>" of the last update handled on it, for the
+//	                              lanes of bucket b = ChatBucket(lane) (0..ChatBuckets-1)
+//	{T}:app:in:done       hash    the same marks as one hash (before the buckets): read, and moved to the
+//	                              buckets (MigrateMarks, and done.lua for a lane it finishes)
 //	{T}:app:in:rec        sorted set  job id -> recorded time (ms) of each update not yet handled
 //	{T}:app:j:<update_id> hash    journal of an update being handled: pre, out, bc, bcs (deleted when handled)
 type Keys struct{ tag string }
+
+// ChatBuckets is how many buckets a per-chat structure kept for good is
+// split into (the intake's handled marks here, the app's audience and chat
+// directory): Valkey keeps a small hash or set as a listpack or intset, a
+// few bytes per entry, where one hash of every chat is a hash table of
+// 40-100 bytes per entry. 1,024 keeps a bucket under Valkey 8's defaults
+// (hash-max-listpack-entries 512, set-max-intset-entries 512) up to about
+// 500,000 chats (docs/floods.md, the retention rule; beyond, raise them).
+const ChatBuckets = 1024
+
+// ChatBucket is chat's bucket: chat mod ChatBuckets, 0..ChatBuckets-1
+// (a negative group id too).
+func ChatBucket(chat int64) int64 { return (chat%ChatBuckets + ChatBuckets) % ChatBuckets }
+
+// laneBucket is lane's bucket: its chat's (lanes are decimal chat ids,
+// LaneOf); a lane that is not one (none is made) goes to bucket 0.
+func laneBucket(lane string) int64 {
+	id, err := strconv.ParseInt(lane, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return ChatBucket(id)
+}
 
 func (k Keys) prefix() string { return "{" + k.tag + "}:app:" }
 
@@ -34,8 +60,19 @@ func (k Keys) Rebases() string { return k.prefix() + "in:rebases" }
 // Rebasing is the epoch of a re-base begun and not yet ended.
 func (k Keys) Rebasing() string { return k.prefix() + "in:rebasing" }
 
-// Done is the hash of per-lane handled marks.
-func (k Keys) Done() string { return k.prefix() + "in:done" }
+// Done is the hash of the handled marks of lane's bucket (ChatBucket).
+func (k Keys) Done(lane string) string {
+	return k.prefix() + "in:done:" + strconv.FormatInt(laneBucket(lane), 10)
+}
+
+// DoneBucket is the hash of the handled marks of bucket b (0..ChatBuckets-1).
+func (k Keys) DoneBucket(b int64) string { return k.prefix() + "in:done:" + strconv.FormatInt(b, 10) }
+
+// LegacyDone is the one hash of every lane's handled mark that the intake
+// kept before the buckets: still read, and emptied into the buckets
+// (MigrateMarks; done.lua moves a lane's mark when it finishes an update
+// of it).
+func (k Keys) LegacyDone() string { return k.prefix() + "in:done" }
 
 // Seen is the sorted set of lane's recently finished update ids (done.lua).
 func (k Keys) Seen(lane string) string { return k.prefix() + "in:seen:" + lane }

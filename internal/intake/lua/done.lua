@@ -4,7 +4,8 @@
 -- the update queue, so an update enqueued again (a getUpdates batch fetched
 -- again after a crash, a webhook resend) is recognised as handled.
 --
--- KEYS[1]  handled marks   {T}:app:in:done      hash lane -> "<epoch>:<update_id>"
+-- KEYS[1]  handled marks   {T}:app:in:done:<b>  hash lane -> "<epoch>:<update_id>"
+--                          (the lane's bucket)
 -- KEYS[2]  recorded times  {T}:app:in:rec       sorted set job id -> recorded (ms)
 -- KEYS[3]  journal         {T}:app:j:<update_id>
 -- KEYS[4]  finished set    {T}:app:in:seen:<lane> sorted set, all scores 0,
@@ -22,7 +23,10 @@
 -- ARGV[8]  the finished set's TTL (s)
 -- ARGV[9]  "1" when the update was fetched by getUpdates (in order: no
 --          earlier update of the lane can be recorded after it), else "0"
--- KEYS[6..] keys the update's handling no longer needs once it is over
+-- KEYS[6]  old marks       {T}:app:in:done      hash lane -> mark, kept before
+--                          the buckets: its mark of the lane, if any, counts
+--                          (the higher of the two) and moves to KEYS[1]
+-- KEYS[7..] keys the update's handling no longer needs once it is over
 --          (the notifier idempotency keys of its messages: a handled update
 --          is never handled again), deleted
 --
@@ -36,7 +40,24 @@
 -- of the lane at or below the mark is then finished, which is what a lane
 -- without a set means (a set is only needed where updates can arrive out
 -- of order: webhook deliveries). Returns 1.
+-- mark returns the (epoch, id) of a mark "<epoch>:<update_id>", nil for none.
+local function mark(v)
+  if not v then return nil end
+  local e, id = string.match(v, '^(%d+):(%d+)$')
+  if not e then return nil end
+  return tonumber(e), tonumber(id)
+end
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
+local old = redis.call('HGET', KEYS[6], ARGV[1])
+if old then
+  local oe, oid = mark(old)
+  local ce, cid = mark(cur)
+  if oe and (not ce or oe > ce or (oe == ce and oid > cid)) then
+    cur = old
+    redis.call('HSET', KEYS[1], ARGV[1], old)
+  end
+  redis.call('HDEL', KEYS[6], ARGV[1])
+end
 local exists = redis.call('EXISTS', KEYS[4]) == 1
 local keep = exists or ARGV[5] ~= '1' or ARGV[9] ~= '1'
 if keep and not exists and cur then
@@ -72,5 +93,5 @@ if keep then
 end
 redis.call('ZREM', KEYS[2], ARGV[4])
 redis.call('DEL', KEYS[3])
-for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
+for i = 7, #KEYS do redis.call('DEL', KEYS[i]) end
 return 1

@@ -7,9 +7,11 @@
 -- forgets the time itself when it runs after this.
 --
 -- KEYS[1]  recorded times  {T}:app:in:rec     sorted set job id -> recorded (ms)
--- KEYS[2]  handled marks   {T}:app:in:done    hash lane -> "<epoch>:<update_id>"
+-- KEYS[2]  old marks       {T}:app:in:done    hash lane -> "<epoch>:<update_id>",
+--                          kept before the buckets (read: the higher mark counts)
 -- KEYS[3]  floors          {T}:app:in:floor   hash lane -> padded member
--- KEYS[3+i] item i's finished set {T}:app:in:seen:<lane>
+-- KEYS[2+2i] item i's finished set {T}:app:in:seen:<lane>
+-- KEYS[3+2i] item i's handled marks {T}:app:in:done:<b> (its lane's bucket)
 -- ARGV     per item i, five fields: job id, lane, epoch, update_id, padded
 --          member "<epoch>:<update_id>" (20 digits each, as done.lua)
 --
@@ -17,25 +19,27 @@
 -- it is at or below the lane's handled mark and either at or below the
 -- lane's floor or the lane's set has expired (Inbox.Handled's rule).
 -- Returns how many times were forgotten.
+-- marked reports whether (e, u) is at or below mark v ("<epoch>:<update_id>",
+-- or false for none).
+local function marked(v, e, u)
+  if not v then return false end
+  local ce, cid = string.match(v, '^(%d+):(%d+)$')
+  ce, cid = tonumber(ce), tonumber(cid)
+  return ce ~= nil and (ce > e or (ce == e and cid >= u))
+end
 local n = 0
-for i = 1, #KEYS - 3 do
+for i = 1, (#KEYS - 3) / 2 do
   local b = (i - 1) * 5
   local id, lane, e, u, member = ARGV[b + 1], ARGV[b + 2], tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), ARGV[b + 5]
-  local seen = KEYS[3 + i]
+  local seen = KEYS[2 + 2 * i]
   local finished = redis.call('ZSCORE', seen, member) ~= false
-  if not finished then
-    local cur = redis.call('HGET', KEYS[2], lane)
-    if cur then
-      local ce, cid = string.match(cur, '^(%d+):(%d+)$')
-      ce, cid = tonumber(ce), tonumber(cid)
-      if ce and (ce > e or (ce == e and cid >= u)) then
-        if redis.call('EXISTS', seen) == 0 then
-          finished = true
-        else
-          local fl = redis.call('HGET', KEYS[3], lane)
-          finished = fl ~= false and member <= fl
-        end
-      end
+  if not finished and (marked(redis.call('HGET', KEYS[3 + 2 * i], lane), e, u) or
+      marked(redis.call('HGET', KEYS[2], lane), e, u)) then
+    if redis.call('EXISTS', seen) == 0 then
+      finished = true
+    else
+      local fl = redis.call('HGET', KEYS[3], lane)
+      finished = fl ~= false and member <= fl
     end
   end
   if finished then n = n + redis.call('ZREM', KEYS[1], id) end

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/intake"
+)
+
+// A deployment of before the buckets (one audience set, one hash of
+// handled marks) loses nothing on the upgrade: before the move the
+// readers read the old keys (the audience, a chat's mark), and a start
+// moves every entry to its bucket in steps, after which the old keys are
+// gone and the readers answer as before.
+func TestStartMovesTheOldAudienceAndMarksToTheBucketsLosingNothing(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	const many = 1200 // three steps of the migration, an old set too large for an intset
+	k := keyspace{tag: h.tag}
+	ik := intake.NewInbox(h.c, nil, h.tag).Keys()
+	var want []int64
+	members := make([]string, 0, many)
+	marks := valkey.Commands{}
+	for i := range many {
+		chat := int64(3_000_000 + i)
+		if i%3 == 0 {
+			chat = -1_001_000_000_000 - int64(i) // groups too
+		}
+		want = append(want, chat)
+		members = append(members, strconv.FormatInt(chat, 10))
+		marks = append(marks, h.c.B().Hset().Key(ik.LegacyDone()).FieldValue().FieldValue(strconv.FormatInt(chat, 10), "0:"+strconv.Itoa(i)).Build())
+	}
+	require.NoError(t, h.c.Do(ctx, h.c.B().Sadd().Key(k.legacyChats()).Member(members...).Build()).Error())
+	for _, r := range h.c.DoMulti(ctx, marks...) {
+		require.NoError(t, r.Error())
+	}
+
+	a, _ := h.newApp(nil)
+	requireAsBefore := func(a *App) {
+		t.Helper()
+		got, err := a.audience.Chats(ctx)
+		require.NoError(t, err)
+		require.ElementsMatch(t, want, got)
+		for _, i := range []int{0, 1, many - 1} {
+			known, err := a.audience.IsKnown(ctx, want[i])
+			require.NoError(t, err)
+			require.True(t, known, "chat %d", want[i])
+			_, id, err := a.inbox.Mark(ctx, strconv.FormatInt(want[i], 10))
+			require.NoError(t, err)
+			require.EqualValues(t, i, id, "chat %d's mark", want[i])
+		}
+		known, err := a.audience.IsKnown(ctx, 42)
+		require.NoError(t, err)
+		require.False(t, known, "never wrote")
+	}
+	requireAsBefore(a) // not started: read from the old keys
+	a.Close()
+
+	r := h.start(nil)
+	require.Eventually(t, func() bool {
+		n, err := h.c.Do(ctx, h.c.B().Exists().Key(k.legacyChats(), ik.LegacyDone()).Build()).AsInt64()
+		return err == nil && n == 0
+	}, wait, 10*time.Millisecond, "the old keys are emptied")
+	requireAsBefore(r.app)
+	b := intake.ChatBucket(want[0])
+	for _, key := range []string{k.chatsBucket(b), ik.DoneBucket(b)} {
+		enc, err := h.c.Do(ctx, h.c.B().ObjectEncoding().Key(key).Build()).ToString()
+		require.NoError(t, err)
+		require.Contains(t, []string{"intset", "listpack"}, enc, "%s is compact", key)
+	}
+	require.Contains(t, h.logs.String(), "moved to the buckets")
+}
