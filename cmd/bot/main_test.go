@@ -38,7 +38,7 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		{"chat rate", "TELEGRAM_CHAT_RATE=fast", "TELEGRAM_CHAT_RATE: a whole number"},
 		{"group rate", "TELEGRAM_GROUP_RATE=7000", "TELEGRAM_GROUP_RATE: messages/min per group, 1..6000"},
 		{"role", "BOT_ROLE=leader", `BOT_ROLE: one of all, poller, handler, worker; got "leader"`},
-		{"workers", "WORKERS=0", "WORKERS: most sends in flight per process, 1..1000"},
+		{"workers", "WORKERS=0", "WORKERS: most sends in flight per process, 1..4096"},
 		{"console without a token", "CONSOLE_ADDR=127.0.0.1:8081", "CONSOLE_TOKEN: required with CONSOLE_ADDR: at least 32 random characters"},
 		{"workers text", "WORKERS=many", "WORKERS: a whole number;"},
 		{"worker lease without unit", "WORKER_LEASE=30", `WORKER_LEASE: a Go duration such as 30s (a number with a unit: ms, s, m, h); the value set is not: unable to parse duration: time: missing unit in duration "30"`},
