@@ -285,7 +285,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	queues := tgjob.AllQueues()
 	zeros := 0
-	var next time.Time // earliest next claim (ClaimRate)
+	pace := newClaimPacer(w.cfg.ClaimRate)
 	w.log.Info("worker started", slog.Int("senders_max", w.cfg.Senders), slog.Int("senders_min", w.cfg.MinSenders),
 		slog.Int("senders", w.senders()), slog.Duration("hold", w.hold.get()))
 	for ctx.Err() == nil {
@@ -297,7 +297,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		if d := time.Until(next); d > 0 {
+		if d := pace.wait(time.Now()); d > 0 {
 			sleep(ctx, d)
 			continue
 		}
@@ -313,13 +313,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if len(c.Jobs) > 0 {
 			zeros = 0
-			if w.cfg.ClaimRate > 0 {
-				per := time.Second / time.Duration(w.cfg.ClaimRate)
-				if earliest := t0.Add(-claimCredit * per); next.Before(earliest) {
-					next = earliest
-				}
-				next = next.Add(time.Duration(len(c.Jobs)) * per)
-			}
+			pace.claimed(t0, len(c.Jobs))
 			w.inflight.Add(int64(len(c.Jobs)))
 			w.m.inFlight.Add(float64(len(c.Jobs)))
 			w.batches.Add(1)
@@ -400,6 +394,49 @@ func (w *Worker) warmUp(ctx context.Context) {
 // loop may catch up (timer and scheduling delays), so the spreading costs
 // no throughput, yet never allows more than a few claims at once.
 const claimCredit = 4
+
+// claimPacer spreads the claim loop's claims at ClaimRate messages per
+// second (a GCRA on the claim loop's clock): a claim may start once the
+// time of the previous claims has passed, and a claim that starts late
+// moves that time to at most claimCredit messages before its own start.
+// So a claim that starts after m messages were claimed starts no earlier
+// than (m - claimCredit) / rate after the first claim, and the claims that
+// start within any interval of length d take at most d × rate + claimCredit
+// messages besides the last of them (a claim takes one lane's turn: up to
+// BatchMax messages, one for a lane of weight 1). The zero rate spreads
+// nothing.
+type claimPacer struct {
+	per  time.Duration // one message's share of a second; 0: no spreading
+	next time.Time     // earliest start of the next claim
+}
+
+// newClaimPacer returns the pacer of rate messages per second (0: none).
+func newClaimPacer(rate int) claimPacer {
+	if rate <= 0 {
+		return claimPacer{}
+	}
+	return claimPacer{per: time.Second / time.Duration(rate)}
+}
+
+// wait returns how long a claim about to start at now must wait first (0
+// or less: none).
+func (p *claimPacer) wait(now time.Time) time.Duration {
+	if p.per == 0 {
+		return 0
+	}
+	return p.next.Sub(now)
+}
+
+// claimed records a claim started at t0 that took k messages.
+func (p *claimPacer) claimed(t0 time.Time, k int) {
+	if p.per == 0 || k <= 0 {
+		return
+	}
+	if earliest := t0.Add(-claimCredit * p.per); p.next.Before(earliest) {
+		p.next = earliest
+	}
+	p.next = p.next.Add(time.Duration(k) * p.per)
+}
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
