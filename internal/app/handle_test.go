@@ -263,6 +263,9 @@ func TestTwoHandlerProcessesKeepEachChatsOrder(t *testing.T) {
 			h.say(0, user(int64(20_000+c), "P"), text)
 		}
 	}
+	// 1,000 replies: the whole takes 5 s on an idle machine and over 20 s
+	// at load 10, so the wait fails on a stall, not on the machine's speed.
+	h.waitProgress("replies", chats*(guesses+1), func() int { return len(h.emu.AllMessages()) })
 	for c := range chats {
 		got := h.texts(int64(20_000+c), guesses+1)
 		require.Contains(t, got[0], "New code", "chat %d", c)

@@ -176,6 +176,34 @@ func (h *harness) texts(chat int64, n int) []string {
 	return out
 }
 
+// stallCap bounds a wait that follows a big batch of work (see
+// waitProgress): its total time depends on the machine's speed, which a
+// loaded CI machine divides by four or more, so only the absence of progress
+// fails it; the cap keeps a wait that progresses forever finite.
+const stallCap = 10 * wait
+
+// waitProgress waits until count() reaches n: it fails when wait passes
+// with no change of count() (the app stalled), or after stallCap in all,
+// however the machine's load stretches the whole (a batch of 1,000 replies
+// takes 5 s on an idle machine, over 20 s at load 10).
+func (h *harness) waitProgress(what string, n int, count func() int) {
+	h.t.Helper()
+	start := time.Now()
+	last := -1
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		got := 0
+		err := h.emu.WaitUntil(ctx, func() bool { got = count(); return got >= n || got != last })
+		cancel()
+		require.NoError(h.t, err, "%s: %d of %d, no progress for %v", what, got, n, wait)
+		if got >= n {
+			return
+		}
+		require.Less(h.t, time.Since(start), stallCap, "%s: %d of %d after %v", what, got, n, stallCap)
+		last = got
+	}
+}
+
 // ask sends text in chat and returns the one reply it gets.
 func (h *harness) ask(chat int64, from models.User, text string) string {
 	h.t.Helper()
