@@ -35,7 +35,8 @@ func benchFloods(ctx context.Context, cfg config, _ *valkeyserver.Server, t *tab
 	for _, u := range []string{"flood_handled", "flood_dropped", "flood_replies_queued", "flood_bytes/dropped", "flood_next_ms",
 		"flood_keys_left", "rest_chats", "rest_bytes/chat", "rest_bytes/chat_1min", "msg_bytes/delivered",
 		"limit_on_updates/s", "limit_off_updates/s", "limit_on_valkey_us/update", "limit_off_valkey_us/update",
-		"path_on_updates/s", "path_off_updates/s", "path_on_valkey_us/update", "path_off_valkey_us/update"} {
+		"path_on_updates/s", "path_off_updates/s", "path_on_valkey_us/update", "path_off_valkey_us/update",
+		"path_valkey_us_ratio", "path_updates_ratio", "limit_valkey_us_ratio"} {
 		if _, ok := m[u]; !ok {
 			return fmt.Errorf("BenchmarkFlood reported no %q metric (it reported %v)", u, m)
 		}
@@ -53,15 +54,16 @@ func benchFloods(ctx context.Context, cfg config, _ *valkeyserver.Server, t *tab
 	t.add("bytes kept per delivered message never edited (10,000 notifications; pace logs included)",
 		fmt.Sprintf("%.1f B", m["msg_bytes/delivered"]), "none: a check (goal <= 40 B)", "—")
 	t.add("the limit's cost on the whole normal path: 6,000 `/help` from 2,000 chats (under the limits) fetched by getUpdates, recorded, claimed, handled, replies enqueued, done marks written (a poller and a handler app in process), updates/s, limits on vs off",
-		commas(int(m["path_on_updates/s"]))+" updates/s", commas(int(m["path_off_updates/s"]))+" updates/s", ratio(m["path_on_updates/s"], m["path_off_updates/s"]))
-	t.add("the same, Valkey CPU per update over the whole path (INFO cpu), limits on vs off (lower is better)",
+		commas(int(m["path_on_updates/s"]))+" updates/s", commas(int(m["path_off_updates/s"]))+" updates/s",
+		fmt.Sprintf("%.2f× (pairs' median; of the medians %s)", m["path_updates_ratio"], ratio(m["path_on_updates/s"], m["path_off_updates/s"])))
+	t.add("the same, Valkey CPU per update over the whole path (INFO cpu), limits on vs off (lower is better; the issue's goal: within 5%)",
 		fmt.Sprintf("%.1f µs", m["path_on_valkey_us/update"]), fmt.Sprintf("%.1f µs", m["path_off_valkey_us/update"]),
-		ratio(m["path_on_valkey_us/update"], m["path_off_valkey_us/update"]))
+		fmt.Sprintf("%.2f× (pairs' median; of the medians %s)", m["path_valkey_us_ratio"], ratio(m["path_on_valkey_us/update"], m["path_off_valkey_us/update"])))
 	t.add("the record step alone: 20,000 updates from 2,000 chats (under the limits) recorded in batches of 100 (Inbox.Accept: record and enqueue), updates/s, limits on vs off",
 		commas(int(m["limit_on_updates/s"]))+" updates/s", commas(int(m["limit_off_updates/s"]))+" updates/s", ratio(m["limit_on_updates/s"], m["limit_off_updates/s"]))
 	t.add("the record step alone, Valkey CPU per recorded update (INFO cpu), limits on vs off (lower is better)",
 		fmt.Sprintf("%.1f µs", m["limit_on_valkey_us/update"]), fmt.Sprintf("%.1f µs", m["limit_off_valkey_us/update"]),
-		ratio(m["limit_on_valkey_us/update"], m["limit_off_valkey_us/update"]))
+		fmt.Sprintf("%.2f× (pairs' median; of the medians %s)", m["limit_valkey_us_ratio"], ratio(m["limit_on_valkey_us/update"], m["limit_off_valkey_us/update"])))
 	if len(logs) > 0 {
 		t.note("BenchmarkFlood's log of this run:\n\n```\n" + strings.Join(logs, "\n") + "\n```")
 	}

@@ -150,8 +150,10 @@ alternating runs in the same sitting. The whole normal path (the issue's goal, w
 private chats (3 each, under the limits) are injected into the emulator, fetched by getUpdates, recorded (the limits'
 check rides in that call), claimed, handled, their replies enqueued and their done marks written; the window runs from
 the first injection to the last done mark, and Valkey's CPU (INFO cpu, used_cpu_user + used_cpu_sys) over it is
-divided by the 6,000 updates; five runs each. The record step alone: 20,000 updates (10 per chat) recorded in batches
-of 100 by ` + "`Inbox.Accept`" + ` (the record and the enqueue on the update queue, nothing handled), three runs each. The limits
+divided by the 6,000 updates; seven runs each, and the ratio column is the median of each on run's ratio to the off
+run just before it (the same moment's load), the ratio of the medians beside it. The record step alone: 20,000 updates
+(10 per chat) recorded in batches of 100 by ` + "`Inbox.Accept`" + ` (the record and the enqueue on the update queue, nothing
+handled), seven runs each, the same ratios. The limits
 add work to the record only, so the record step's ratio is theirs on that step and the whole path's is what they cost
 an update end to end. On the shared 2-CPU machine the whole path's updates/s move with the load by tens of per cent
 between runs (the log lists each run): its CPU per update is the steadier figure.`,

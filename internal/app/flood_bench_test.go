@@ -52,11 +52,13 @@ import (
 //     HANDLERS; both in process, on a server of their own, no worker),
 //     replies enqueued, done marks written, from the first injection to
 //     the last mark: updates/s, Valkey CPU per update (INFO cpu) and this
-//     process's CPU per update (both apps and the emulator), five runs
-//     each, each run's commandstats logged; and the record step alone,
-//     20,000 updates from 2,000 chats (10 each) recorded in getUpdates
-//     batches of 100 (Inbox.Accept: the record and the enqueue), three
-//     runs each: updates/s and Valkey CPU per recorded update.
+//     process's CPU per update (both apps and the emulator), seven runs
+//     each, each run's commandstats logged, and the median of each on
+//     run's ratio to the off run just before it; and the record step
+//     alone, 20,000 updates from 2,000 chats (10 each) recorded in
+//     getUpdates batches of 100 (Inbox.Accept: the record and the
+//     enqueue), seven runs each: updates/s and Valkey CPU per recorded
+//     update.
 //
 // Run: go test -run '^$' -bench '^BenchmarkFlood$' -benchtime 1x ./internal/app/
 // (CODEMOJEX_BENCH_FLOOD_PARTS=flood,rest,cost picks parts).
@@ -160,6 +162,16 @@ func BenchmarkFlood(b *testing.B) {
 	part := func(name string) bool {
 		v := os.Getenv("CODEMOJEX_BENCH_FLOOD_PARTS")
 		return v == "" || slices.Contains(strings.Split(v, ","), name)
+	}
+
+	// CODEMOJEX_BENCH_FLOOD_SIDE=on or off runs the cost part's runs of
+	// that side only, once each (no ratios): for the server's instruction
+	// count, with VALKEY_BIN_DIR naming a valkey-server that runs the real
+	// one under valgrind --tool=callgrind (docs/floods.md).
+	side := os.Getenv("CODEMOJEX_BENCH_FLOOD_SIDE")
+	costPairs := 7
+	if side != "" {
+		costPairs = 1
 	}
 
 	// Flood.
@@ -349,33 +361,43 @@ func BenchmarkFlood(b *testing.B) {
 			return pathRun{rate: r.rate, valkeyUs: r.valkeyUs, goUs: r.goUs, run: r}
 		}
 		var onP, offP []pathRun
-		for range 5 {
-			offP = append(offP, pathOnce(false))
-			onP = append(onP, pathOnce(true))
-		}
-		medOf := func(rs []pathRun, f func(pathRun) float64) float64 {
-			v := make([]float64, len(rs))
-			for i, r := range rs {
-				v[i] = f(r)
+		for range costPairs {
+			if side != "on" {
+				offP = append(offP, pathOnce(false))
 			}
-			slices.Sort(v)
-			return v[len(v)/2]
+			if side != "off" {
+				onP = append(onP, pathOnce(true))
+			}
 		}
 		rate := func(r pathRun) float64 { return r.rate }
 		vus := func(r pathRun) float64 { return r.valkeyUs }
 		gus := func(r pathRun) float64 { return r.goUs }
-		metric(medOf(onP, rate), "path_on_updates/s")
-		metric(medOf(offP, rate), "path_off_updates/s")
-		metric(medOf(onP, vus), "path_on_valkey_us/update")
-		metric(medOf(offP, vus), "path_off_valkey_us/update")
-		metric(medOf(onP, gus), "path_on_go_us/update")
-		metric(medOf(offP, gus), "path_off_go_us/update")
-		b.Logf("limit cost, whole path (getUpdates -> recorded -> claimed -> handled -> reply enqueued -> done mark), %d /help from %d chats, poller + handler app in process, medians of %d alternating runs: "+
-			"on %.0f/s, %.1f µs Valkey CPU/update, %.1f µs this process's CPU/update; off %.0f/s, %.1f µs, %.1f µs",
-			chats*per, chats, len(onP), medOf(onP, rate), medOf(onP, vus), medOf(onP, gus), medOf(offP, rate), medOf(offP, vus), medOf(offP, gus))
-		for i := range onP {
-			b.Logf("  off run %d: %s", i+1, offP[i].run)
-			b.Logf("  on  run %d: %s", i+1, onP[i].run)
+		for _, sd := range []struct {
+			name string
+			rs   []pathRun
+		}{{"on", onP}, {"off", offP}} {
+			if len(sd.rs) == 0 {
+				continue
+			}
+			metric(median(sd.rs, rate), "path_"+sd.name+"_updates/s")
+			metric(median(sd.rs, vus), "path_"+sd.name+"_valkey_us/update")
+			metric(median(sd.rs, gus), "path_"+sd.name+"_go_us/update")
+			for i, r := range sd.rs {
+				// A run's "handler processes" is this process: both apps
+				// and the emulator.
+				b.Logf("  whole path, %-3s run %d: %s", sd.name, i+1, r.run)
+			}
+		}
+		if len(onP) > 0 && len(offP) > 0 {
+			// Each on run against the off run just before it (the same
+			// moment's load), the median of those ratios.
+			cpuRatio, rateRatio := pairRatios(onP, offP, vus), pairRatios(onP, offP, rate)
+			metric(median(cpuRatio, ident), "path_valkey_us_ratio")
+			metric(median(rateRatio, ident), "path_updates_ratio")
+			b.Logf("limit cost, whole path (getUpdates -> recorded -> claimed -> handled -> reply enqueued -> done mark), %d /help from %d chats, poller + handler app in process, %d alternating runs each: "+
+				"on %.0f/s, %.1f µs Valkey CPU/update, %.1f µs this process's CPU/update; off %.0f/s, %.1f µs, %.1f µs (medians); on/off per pair: Valkey CPU/update %.3f (%.3f-%.3f), updates/s %.3f (%.3f-%.3f)",
+				chats*per, chats, len(onP), median(onP, rate), median(onP, vus), median(onP, gus), median(offP, rate), median(offP, vus), median(offP, gus),
+				median(cpuRatio, ident), slices.Min(cpuRatio), slices.Max(cpuRatio), median(rateRatio, ident), slices.Min(rateRatio), slices.Max(rateRatio))
 		}
 	}
 
@@ -419,19 +441,28 @@ func BenchmarkFlood(b *testing.B) {
 			return float64(len(ups)) / el.Seconds(), (cpu() - c0) * 1e6 / float64(len(ups))
 		}
 		var onRate, offRate, onUs, offUs []float64
-		for range 3 {
-			r, u := once(false)
-			offRate, offUs = append(offRate, r), append(offUs, u)
-			r, u = once(true)
-			onRate, onUs = append(onRate, r), append(onUs, u)
+		for range costPairs {
+			if side != "on" {
+				r, u := once(false)
+				offRate, offUs = append(offRate, r), append(offUs, u)
+			}
+			if side != "off" {
+				r, u := once(true)
+				onRate, onUs = append(onRate, r), append(onUs, u)
+			}
 		}
-		med := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
-		metric(med(onRate), "limit_on_updates/s")
-		metric(med(offRate), "limit_off_updates/s")
-		metric(med(onUs), "limit_on_valkey_us/update")
-		metric(med(offUs), "limit_off_valkey_us/update")
-		b.Logf("limit cost, record of %d updates (batches of 100): on %.0f/s, %.1f µs Valkey CPU/update; off %.0f/s, %.1f µs (runs on %v / off %v)",
-			len(ups), med(onRate), med(onUs), med(offRate), med(offUs), onRate, offRate)
+		if side != "" {
+			b.Logf("record step, limits %s only: %v updates/s, %v µs Valkey CPU/update", side, append(onRate, offRate...), append(onUs, offUs...))
+		} else {
+			med := func(v []float64) float64 { return median(v, ident) }
+			metric(med(pairRatios(onUs, offUs, ident)), "limit_valkey_us_ratio")
+			metric(med(onRate), "limit_on_updates/s")
+			metric(med(offRate), "limit_off_updates/s")
+			metric(med(onUs), "limit_on_valkey_us/update")
+			metric(med(offUs), "limit_off_valkey_us/update")
+			b.Logf("limit cost, record of %d updates (batches of 100): on %.0f/s, %.1f µs Valkey CPU/update; off %.0f/s, %.1f µs (medians; runs on %.0f / off %.0f updates/s, on %.1f / off %.1f µs)",
+				len(ups), med(onRate), med(onUs), med(offRate), med(offUs), onRate, offRate, onUs, offUs)
+		}
 	}
 
 	for b.Loop() {
@@ -489,4 +520,25 @@ func gatherCounter(b *testing.B, a *App, name, value string) float64 {
 		}
 	}
 	return sum
+}
+
+// median is the median of f over vs (the upper one of an even count).
+func median[T any](vs []T, f func(T) float64) float64 {
+	v := make([]float64, len(vs))
+	for i, x := range vs {
+		v[i] = f(x)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+func ident(v float64) float64 { return v }
+
+// pairRatios is f(on[i]) / f(off[i]) for each pair of runs.
+func pairRatios[T any](on, off []T, f func(T) float64) []float64 {
+	out := make([]float64, min(len(on), len(off)))
+	for i := range out {
+		out[i] = f(on[i]) / f(off[i])
+	}
+	return out
 }
