@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-telegram/bot/models"
 	"github.com/valkey-io/valkey-go"
@@ -14,10 +16,15 @@ import (
 // chatDir owns the chat directory: how each chat that wrote to the bot is
 // named, as the bot last saw it (a group's title, a user's name and
 // @username), and a lexicographic index of those names for the console's
-// search ({T}:app:chatname and {T}:app:chatidx, written by chatname.lua
-// only when a name changes). It is as large as the audience, one entry per
-// known chat (five index members at most: four starts of its title and its
-// username).
+// search ({T}:app:chatname:<b> and {T}:app:chatidx:<b>, intake.ChatBuckets
+// buckets each by chat id, written by chatname.lua only when a name
+// changes), and the one hash and sorted set kept before the buckets
+// ({T}:app:chatname, {T}:app:chatidx: read, and moved by Migrate). It is
+// as large as the audience, one entry per known chat (five index members
+// at most: four starts of its title and its username). A bucket stays a
+// listpack, a few bytes an entry, while it holds at most 512 names (hash)
+// and 128 index members (sorted set) of at most 64 bytes: the name as
+// shown is cut to maxShown bytes, a search key to maxKey.
 type chatDir struct {
 	c      valkey.Client
 	keys   keyspace
@@ -121,74 +128,217 @@ func searchKeys(n chatName) []string {
 	return out
 }
 
-// record is the command recording chat's name n, for the pipeline of the
-// update's chat bookkeeping (chatMiddleware): EVAL, so it needs no script
-// load first (it writes only when the name changed).
-func (d *chatDir) record(chat int64, n chatName) valkey.Completed {
-	id := strconv.FormatInt(chat, 10)
-	args := []string{id, strings.ReplaceAll(n.shown(), "\x1f", "")}
-	for _, k := range searchKeys(n) {
-		args = append(args, k+"\x00"+id)
+// maxShown is the most bytes of a name as shown the directory keeps (a
+// longer one is cut, with "…"): Valkey keeps a hash bucket as a listpack
+// only while every value is at most hash-max-listpack-value (64) bytes.
+const maxShown = 64
+
+// maxKey is the most bytes of a search key (a longer one is cut, and so is
+// a query): "<key>\0<chat id>" then stays within zset-max-listpack-value
+// (64 bytes) for chat ids of up to 17 characters.
+const maxKey = 46
+
+// clip returns s cut to at most n bytes, at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return d.c.B().Eval().Script(d.script).Numkeys(2).Key(d.keys.chatName(), d.keys.chatIndex()).Arg(args...).Build()
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
-// Name returns how chat is named ("" when the bot never saw it named).
-func (d *chatDir) Name(ctx context.Context, chat int64) (string, error) {
-	v, err := d.c.Do(ctx, d.c.B().Hget().Key(d.keys.chatName()).Field(strconv.FormatInt(chat, 10)).Build()).ToString()
-	if valkey.IsValkeyNil(err) {
-		return "", nil
+// shownValue is the name as shown that the directory keeps for n: at most
+// maxShown bytes, without \x1f (the separator of the format before).
+func shownValue(n chatName) string {
+	v := strings.ReplaceAll(n.shown(), "\x1f", "")
+	if len(v) > maxShown {
+		v = clip(v, maxShown-len("…")) + "…"
 	}
+	return v
+}
+
+// member is the index member of search key k of chat id.
+func member(k, id string) string { return clip(k, maxKey) + "\x00" + id }
+
+// record is the command recording chat's name n, for the pipeline of the
+// update's chat bookkeeping (chatMiddleware): EVAL, so it needs no script
+// load first (it writes only when the name changed, and moves the chat's
+// entry of before the buckets if there is one).
+func (d *chatDir) record(chat int64, n chatName) valkey.Completed {
+	id := strconv.FormatInt(chat, 10)
+	args := []string{id, shownValue(n)}
+	for _, k := range searchKeys(n) {
+		args = append(args, member(k, id))
+	}
+	return d.recordCmd(chat, args)
+}
+
+// recordCmd is chatname.lua's EVAL for chat with ARGV args.
+func (d *chatDir) recordCmd(chat int64, args []string) valkey.Completed {
+	return d.c.B().Eval().Script(d.script).Numkeys(4).
+		Key(d.keys.chatName(chat), d.keys.chatIndex(chat), d.keys.legacyChatName(), d.keys.legacyChatIndex()).
+		Arg(args...).Build()
+}
+
+// Name returns how chat is named ("" when the bot never saw it named): its
+// bucket's entry, else the entry kept before the buckets (one round trip).
+func (d *chatDir) Name(ctx context.Context, chat int64) (string, error) {
+	names, err := d.names(ctx, []int64{chat})
 	if err != nil {
 		return "", fmt.Errorf("app: chat %d name: %w", chat, err)
 	}
-	return shownOf(v), nil
+	return names[0], nil
 }
 
-// shownOf is the name as shown of a chatname field's value (chatname.lua:
-// the name, \x1f, its search members; the name alone before that format).
+// names returns how each of chats is named ("" for none), in one round
+// trip: HGET of its bucket and of the hash kept before the buckets.
+func (d *chatDir) names(ctx context.Context, chats []int64) ([]string, error) {
+	cmds := make(valkey.Commands, 0, 2*len(chats))
+	for _, chat := range chats {
+		id := strconv.FormatInt(chat, 10)
+		cmds = append(cmds, d.c.B().Hget().Key(d.keys.chatName(chat)).Field(id).Build(),
+			d.c.B().Hget().Key(d.keys.legacyChatName()).Field(id).Build())
+	}
+	rs := d.c.DoMulti(ctx, cmds...)
+	out := make([]string, len(chats))
+	for i := range chats {
+		for _, r := range rs[2*i : 2*i+2] {
+			v, err := r.ToString()
+			if valkey.IsValkeyNil(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			out[i] = shownOf(v)
+			break
+		}
+	}
+	return out, nil
+}
+
+// shownOf is the name as shown of a chatname field's value (the name; in
+// the hash kept before the buckets, the name, \x1f, its search members, or
+// the name alone before that format).
 func shownOf(v string) string {
 	name, _, _ := strings.Cut(v, "\x1f")
 	return name
 }
 
+// indexPerRead is how many index buckets one round trip of Find searches.
+const indexPerRead = 128
+
 // Find returns up to n chats whose title, a word of its title on, or
-// username starts with prefix (case-insensitive; a leading @ is ignored),
-// in name order, with their names: one ZRANGE BYLEX and one HMGET, O(log
-// chats + n).
+// username starts with prefix (case-insensitive; a leading @ is ignored;
+// only the first maxKey bytes count), in name order, with their names: a
+// ZRANGE BYLEX LIMIT n of every index bucket (indexPerRead a round trip)
+// and of the index kept before the buckets, then one round trip for the
+// names; O(buckets + n) commands, each O(its bucket) while the buckets are
+// listpacks (128 members at most), O(log bucket + n) beyond.
 func (d *chatDir) Find(ctx context.Context, prefix string, n int) ([]ChatRef, error) {
-	k := searchKey(strings.TrimPrefix(strings.TrimSpace(prefix), "@"))
+	k := clip(searchKey(strings.TrimPrefix(strings.TrimSpace(prefix), "@")), maxKey)
 	if k == "" || n < 1 {
 		return nil, nil
 	}
-	ms, err := d.c.Do(ctx, d.c.B().Zrange().Key(d.keys.chatIndex()).Min("["+k).Max("["+k+"\xff").Bylex().Limit(0, int64(n)).Build()).AsStrSlice()
-	if err != nil {
-		return nil, fmt.Errorf("app: find chat %q: %w", prefix, err)
+	search := func(key string) valkey.Completed {
+		return d.c.B().Zrange().Key(key).Min("["+k).Max("["+k+"\xff").Bylex().Limit(0, int64(n)).Build()
 	}
-	var ids []string
-	seen := map[string]bool{}
-	for _, m := range ms {
-		_, id, ok := strings.Cut(m, "\x00")
-		if ok && !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
+	var ms []string
+	for first := int64(0); first < chatIndexBuckets; first += indexPerRead {
+		cmds := make(valkey.Commands, 0, indexPerRead+1)
+		for b := first; b < min(first+indexPerRead, chatIndexBuckets); b++ {
+			cmds = append(cmds, search(d.keys.chatIndexBucket(b)))
+		}
+		if first == 0 {
+			cmds = append(cmds, search(d.keys.legacyChatIndex()))
+		}
+		for _, r := range d.c.DoMulti(ctx, cmds...) {
+			got, err := r.AsStrSlice()
+			if err != nil {
+				return nil, fmt.Errorf("app: find chat %q: %w", prefix, err)
+			}
+			ms = append(ms, got...)
 		}
 	}
-	if len(ids) == 0 {
+	slices.Sort(ms)
+	var chats []int64
+	seen := map[string]bool{}
+	for _, m := range ms[:min(len(ms), n)] {
+		_, id, ok := strings.Cut(m, "\x00")
+		chat, err := strconv.ParseInt(id, 10, 64)
+		if ok && err == nil && !seen[id] {
+			seen[id] = true
+			chats = append(chats, chat)
+		}
+	}
+	if len(chats) == 0 {
 		return nil, nil
 	}
-	names, err := d.c.Do(ctx, d.c.B().Hmget().Key(d.keys.chatName()).Field(ids...).Build()).ToArray()
+	names, err := d.names(ctx, chats)
 	if err != nil {
 		return nil, fmt.Errorf("app: find chat %q: %w", prefix, err)
 	}
-	out := make([]ChatRef, 0, len(ids))
-	for i, id := range ids {
-		chat, err := strconv.ParseInt(id, 10, 64)
-		if err != nil {
-			continue
-		}
-		name, _ := names[i].ToString()
-		out = append(out, ChatRef{ID: chat, Name: shownOf(name)})
+	out := make([]ChatRef, 0, len(chats))
+	for i, chat := range chats {
+		out = append(out, ChatRef{ID: chat, Name: names[i]})
 	}
 	return out, nil
+}
+
+// Migrate moves the chat directory kept before the buckets (the one hash
+// {T}:app:chatname and sorted set {T}:app:chatidx) into the buckets, in
+// steps of about migrateStep chats (HSCAN, then one pipeline of
+// chatname.lua per chat, its members those of the old entry cut to maxKey,
+// its name cut to maxShown), and returns how many chats it moved. A chat
+// recorded in its bucket since keeps that (newer) name; its old entry is
+// dropped. Safe while the bot runs and from several processes at once:
+// each chat moves atomically, and the readers read both. Errors: the
+// server's (what was moved stays moved).
+func (d *chatDir) Migrate(ctx context.Context) (int, error) {
+	moved := 0
+	var cursor uint64
+	for {
+		e, err := d.c.Do(ctx, d.c.B().Hscan().Key(d.keys.legacyChatName()).Cursor(cursor).Count(migrateStep).Build()).AsScanEntry()
+		if err != nil {
+			return moved, fmt.Errorf("app: move the chat directory to its buckets: %w", err)
+		}
+		fields := map[string]string{}
+		for i := 0; i+1 < len(e.Elements); i += 2 {
+			fields[e.Elements[i]] = e.Elements[i+1]
+		}
+		var cmds valkey.Commands
+		for id, v := range fields {
+			chat, err := strconv.ParseInt(id, 10, 64)
+			if err != nil {
+				continue // an "<id>:i" field: read with its chat's
+			}
+			name, ms, ok := strings.Cut(v, "\x1f")
+			if !ok { // the format before: the members in "<id>:i"
+				if ms, ok = fields[id+":i"]; !ok {
+					ms, err = d.c.Do(ctx, d.c.B().Hget().Key(d.keys.legacyChatName()).Field(id+":i").Build()).ToString()
+					if err != nil && !valkey.IsValkeyNil(err) {
+						return moved, fmt.Errorf("app: move the chat directory to its buckets: %w", err)
+					}
+				}
+			}
+			args := []string{id, shownValue(chatName{Title: name}), "\x01"}
+			for m := range strings.SplitSeq(ms, "\x1e") {
+				if k, mid, ok := strings.Cut(m, "\x00"); ok && mid == id {
+					args = append(args, member(k, id))
+				}
+			}
+			cmds = append(cmds, d.recordCmd(chat, args))
+		}
+		for _, r := range d.c.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return moved, fmt.Errorf("app: move the chat directory to its buckets: %w", err)
+			}
+		}
+		moved += len(cmds)
+		if cursor = e.Cursor; cursor == 0 {
+			return moved, nil
+		}
+	}
 }

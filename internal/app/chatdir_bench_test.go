@@ -97,3 +97,100 @@ func BenchmarkChatBookkeeping(b *testing.B) {
 	b.Logf("chat bookkeeping, server µs per update (median of %d windows of %d): without the name %.2f; EVAL on every update %.2f (x%.1f); as chatMiddleware sends it %.2f (x%.2f)",
 		windows, perWindow, med[none], med[always], med[always]/med[none], med[cached], med[cached]/med[none])
 }
+
+// BenchmarkChatFind measures the console's search by name (chatDir.Find,
+// 10 results) over 100,000 chats named "Player <n>" (@p<n>): the server
+// time per search (INFO commandstats usec of zrange and hget), with the
+// index in chatIndexBuckets buckets as Find reads it, and, as the
+// baseline in the same run, with the same members in the one sorted set
+// kept before the buckets (a skiplist, searched alone: O(log chats + n));
+// the median of 7 alternated windows of 20 searches, and their bytes per
+// chat (MEMORY USAGE of the index keys).
+//
+// Run: go test -run '^$' -bench ChatFind -benchtime 1x ./internal/app/
+func BenchmarkChatFind(b *testing.B) {
+	ctx := context.Background()
+	srv := valkeytest.Start(b, valkeytest.Options{})
+	c := srv.Client(b)
+	src, err := luaFS.ReadFile("lua/chatname.lua")
+	require.NoError(b, err)
+	buckets := &chatDir{c: c, keys: keyspace{tag: "bench"}, script: string(src)}
+	one := &chatDir{c: c, keys: keyspace{tag: "one"}, script: string(src)}
+	const chats, perWindow, windows = 100_000, 20, 7
+	for first := 0; first < chats; first += 1000 {
+		cmds := make(valkey.Commands, 0, 2000)
+		for i := first; i < first+1000; i++ {
+			chat := int64(1_000_000 + i)
+			n := chatName{Title: "Player " + strconv.Itoa(i), Username: "p" + strconv.Itoa(i)}
+			cmds = append(cmds, buckets.record(chat, n))
+			id := strconv.FormatInt(chat, 10)
+			z := c.B().Zadd().Key(one.keys.legacyChatIndex()).ScoreMember()
+			for _, k := range searchKeys(n) {
+				z = z.ScoreMember(0, member(k, id))
+			}
+			cmds = append(cmds, z.Build(), c.B().Hset().Key(one.keys.legacyChatName()).FieldValue().FieldValue(id, n.shown()).Build())
+		}
+		for _, r := range c.DoMulti(ctx, cmds...) {
+			require.NoError(b, r.Error())
+		}
+	}
+	usec := func() float64 {
+		info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
+		require.NoError(b, err)
+		total := 0.0
+		for line := range strings.Lines(info) {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok || (k != "cmdstat_zrange" && k != "cmdstat_hget") {
+				continue
+			}
+			for kv := range strings.SplitSeq(v, ",") {
+				if name, val, _ := strings.Cut(kv, "="); name == "usec" {
+					f, _ := strconv.ParseFloat(val, 64)
+					total += f
+				}
+			}
+		}
+		return total
+	}
+	q := 0
+	window := func(d *chatDir) float64 {
+		before := usec()
+		for range perWindow {
+			q++
+			found, err := d.Find(ctx, "player "+strconv.Itoa(q%1000), 10)
+			require.NoError(b, err)
+			require.NotEmpty(b, found)
+		}
+		return (usec() - before) / perWindow
+	}
+	window(buckets)
+	var inBuckets, inOne []float64
+	for range windows {
+		inOne = append(inOne, window(one))
+		inBuckets = append(inBuckets, window(buckets))
+	}
+	slices.Sort(inBuckets)
+	slices.Sort(inOne)
+	mb, mo := inBuckets[windows/2], inOne[windows/2]
+	bytesOf := func(keys ...string) float64 {
+		total := 0.0
+		for _, k := range keys {
+			n, err := c.Do(ctx, c.B().MemoryUsage().Key(k).Samples(0).Build()).AsInt64()
+			if err == nil {
+				total += float64(n)
+			}
+		}
+		return total / chats
+	}
+	var idx []string
+	for bk := range int64(chatIndexBuckets) {
+		idx = append(idx, buckets.keys.chatIndexBucket(bk))
+	}
+	bb, bo := bytesOf(idx...), bytesOf(one.keys.legacyChatIndex())
+	b.ReportMetric(mo, "server-us/search-one-set")
+	b.ReportMetric(mb, "server-us/search-buckets")
+	b.ReportMetric(bo, "index-B/chat-one-set")
+	b.ReportMetric(bb, "index-B/chat-buckets")
+	b.Logf("chat search over %d chats (3 members each), server µs per search (median of %d windows of %d): one sorted set %.1f, %d buckets %.1f (x%.1f); index bytes per chat %.1f vs %.1f",
+		chats, windows, perWindow, mo, chatIndexBuckets, mb, mb/mo, bo, bb)
+}

@@ -11,10 +11,12 @@ import (
 	"github.com/codemojex/codemojex/internal/valkeytest"
 )
 
-// A chat's directory entry is one field (name and search members), and an
-// entry written in the format before (the name alone, its members in
-// "<id>:i") is read as it is and replaced whole by the chat's next name:
-// its old index members and its second field go.
+// A chat's directory entry is one field of its bucket (the name as shown),
+// its search members in its index bucket, and an entry written before the
+// buckets (in the one hash: the name and its members in one field, or, in
+// the format before that, the name alone and its members in "<id>:i") is
+// read as it is and replaced whole by the chat's next name: its old index
+// members and its fields of before go.
 func TestChatDirectoryKeepsOneFieldAChatAndReplacesTheFormatBefore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -24,15 +26,26 @@ func TestChatDirectoryKeepsOneFieldAChatAndReplacesTheFormatBefore(t *testing.T)
 	src, err := luaFS.ReadFile("lua/chatname.lua")
 	require.NoError(t, err)
 	dir := &chatDir{c: c, keys: keys, script: string(src)}
-	fields := func() map[string]string {
-		m, err := c.Do(ctx, c.B().Hgetall().Key(keys.chatName()).Build()).AsStrMap()
+	// fields are chat's fields in its bucket and in the hash of before.
+	fields := func(chat int64) map[string]string {
+		m, err := c.Do(ctx, c.B().Hgetall().Key(keys.legacyChatName()).Build()).AsStrMap()
 		require.NoError(t, err)
+		b, err := c.Do(ctx, c.B().Hgetall().Key(keys.chatName(chat)).Build()).AsStrMap()
+		require.NoError(t, err)
+		for f, v := range b {
+			m["bucket "+f] = v
+		}
 		return m
 	}
-	index := func() []string {
-		ms, err := c.Do(ctx, c.B().Zrange().Key(keys.chatIndex()).Min("0").Max("-1").Build()).AsStrSlice()
-		require.NoError(t, err)
-		return ms
+	// index is chat's index bucket and the index of before.
+	index := func(chat int64) []string {
+		var out []string
+		for _, k := range []string{keys.chatIndex(chat), keys.legacyChatIndex()} {
+			ms, err := c.Do(ctx, c.B().Zrange().Key(k).Min("0").Max("-1").Build()).AsStrSlice()
+			require.NoError(t, err)
+			out = append(out, ms...)
+		}
+		return out
 	}
 
 	for _, tc := range []struct {
@@ -49,27 +62,49 @@ func TestChatDirectoryKeepsOneFieldAChatAndReplacesTheFormatBefore(t *testing.T)
 			shown: "Bo", members: []string{"bo\x007"}},
 		{name: "format before", before: []string{"8", "Old Club", "8:i", "old club\x008\x1eclub\x008"}, chat: 8,
 			named: chatName{Title: "New"}, shown: "New", members: []string{"new\x008"}},
+		{name: "one hash before the buckets", before: []string{"9", "Old Club\x1fold club\x009\x1eclub\x009"}, chat: 9,
+			named: chatName{Title: "Newer", Username: "nw"}, shown: "Newer (@nw)", members: []string{"newer\x009", "nw\x009"}},
+		{name: "a long name is cut to a listpack value", chat: 10,
+			named:   chatName{Title: strings.Repeat("Ünïcode ", 12), Username: "long"},
+			shown:   clip(strings.Repeat("Ünïcode ", 12), maxShown-len("…")) + "…",
+			members: []string{clip(strings.TrimSpace(strings.Repeat("ünïcode ", 12)), maxKey) + "\x0010", "long\x0010"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.before != nil {
-				require.NoError(t, c.Do(ctx, c.B().Hset().Key(keys.chatName()).FieldValue().
-					FieldValue(tc.before[0], tc.before[1]).FieldValue(tc.before[2], tc.before[3]).Build()).Error())
-				require.NoError(t, c.Do(ctx, c.B().Zadd().Key(keys.chatIndex()).ScoreMember().
-					ScoreMember(0, "old club\x008").ScoreMember(0, "club\x008").Build()).Error())
+				fv := c.B().Hset().Key(keys.legacyChatName()).FieldValue()
+				for i := 0; i < len(tc.before); i += 2 {
+					fv = fv.FieldValue(tc.before[i], tc.before[i+1])
+				}
+				require.NoError(t, c.Do(ctx, fv.Build()).Error())
+				id := valkeyField(tc.chat)
+				require.NoError(t, c.Do(ctx, c.B().Zadd().Key(keys.legacyChatIndex()).ScoreMember().
+					ScoreMember(0, "old club\x00"+id).ScoreMember(0, "club\x00"+id).Build()).Error())
 				name, err := dir.Name(ctx, tc.chat)
 				require.NoError(t, err)
-				require.Equal(t, tc.before[1], name, "the format before is read as it is")
+				require.Equal(t, "Old Club", name, "the format before is read as it is")
+				found, err := dir.Find(ctx, "clu", 10)
+				require.NoError(t, err)
+				require.Contains(t, found, ChatRef{ID: tc.chat, Name: "Old Club"}, "and found")
 			}
 			require.NoError(t, c.Do(ctx, dir.record(tc.chat, tc.named)).Error())
 			name, err := dir.Name(ctx, tc.chat)
 			require.NoError(t, err)
 			require.Equal(t, tc.shown, name)
-			f := fields()
+			f := fields(tc.chat)
 			require.NotContains(t, f, valkeyField(tc.chat)+":i", "one field a chat")
+			require.NotContains(t, f, valkeyField(tc.chat), "none in the hash of before")
+			require.Equal(t, tc.shown, f["bucket "+valkeyField(tc.chat)], "the name alone in the bucket")
+			require.LessOrEqual(t, len(tc.shown), maxShown)
 			for _, m := range tc.members {
-				require.Contains(t, index(), m)
+				require.Contains(t, index(tc.chat), m)
+				require.LessOrEqual(t, len(m), 64, "a listpack member")
 			}
-			for _, m := range index() {
+			for _, k := range []string{keys.chatName(tc.chat), keys.chatIndex(tc.chat)} {
+				enc, err := c.Do(ctx, c.B().ObjectEncoding().Key(k).Build()).ToString()
+				require.NoError(t, err)
+				require.Equal(t, "listpack", enc, k)
+			}
+			for _, m := range index(tc.chat) {
 				if strings.HasSuffix(m, "\x00"+valkeyField(tc.chat)) {
 					require.Contains(t, tc.members, m, "no member of an old name is left")
 				}

@@ -8,7 +8,7 @@ import (
 // migrateToBuckets moves what a deployment of before the buckets kept in
 // one key per whole-bot structure into the buckets that replace it (the
 // intake's handled marks, intake.Inbox.MigrateMarks; the audience,
-// audience.Migrate), in bounded steps, once per start, while the bot runs:
+// audience.Migrate; the chat directory, chatDir.Migrate), in bounded steps, once per start, while the bot runs:
 // until an entry is moved its readers read the old key too, so nothing is
 // lost and nothing waits for it. It logs what it moved; an error is logged
 // and left (the old keys stay read; the next start moves the rest).
@@ -19,6 +19,7 @@ func (a *App) migrateToBuckets(ctx context.Context) {
 	}{
 		{"handled marks", a.inbox.MigrateMarks},
 		{"audience", a.audience.Migrate},
+		{"chat directory", a.chatDir.Migrate},
 	} {
 		n, err := m.move(ctx)
 		if err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,11 +14,12 @@ import (
 )
 
 // A deployment of before the buckets (one audience set, one hash of
-// handled marks) loses nothing on the upgrade: before the move the
-// readers read the old keys (the audience, a chat's mark), and a start
-// moves every entry to its bucket in steps, after which the old keys are
-// gone and the readers answer as before.
-func TestStartMovesTheOldAudienceAndMarksToTheBucketsLosingNothing(t *testing.T) {
+// handled marks, one chat directory hash and index, in both of its
+// formats) loses nothing on the upgrade: before the move the readers read
+// the old keys (the audience, a chat's mark, its name, the search), and a
+// start moves every entry to its bucket in steps, after which the old keys
+// are gone and the readers answer as before.
+func TestStartMovesTheOldKeysToTheBucketsLosingNothing(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	const many = 1200 // three steps of the migration, an old set too large for an intset
@@ -25,18 +27,26 @@ func TestStartMovesTheOldAudienceAndMarksToTheBucketsLosingNothing(t *testing.T)
 	ik := intake.NewInbox(h.c, nil, h.tag).Keys()
 	var want []int64
 	members := make([]string, 0, many)
-	marks := valkey.Commands{}
+	old := valkey.Commands{}
 	for i := range many {
 		chat := int64(3_000_000 + i)
 		if i%3 == 0 {
 			chat = -1_001_000_000_000 - int64(i) // groups too
 		}
 		want = append(want, chat)
-		members = append(members, strconv.FormatInt(chat, 10))
-		marks = append(marks, h.c.B().Hset().Key(ik.LegacyDone()).FieldValue().FieldValue(strconv.FormatInt(chat, 10), "0:"+strconv.Itoa(i)).Build())
+		id := strconv.FormatInt(chat, 10)
+		members = append(members, id)
+		n := "c" + strconv.Itoa(i) // the search key of the chat named Chat i: "c<i>" and "chat <i>", "<i>"
+		ms := []string{n + "\x00" + id, "chat " + strconv.Itoa(i) + "\x00" + id}
+		name := h.c.B().Hset().Key(k.legacyChatName()).FieldValue().FieldValue(id, "Chat "+strconv.Itoa(i)+"\x1f"+strings.Join(ms, "\x1e"))
+		if i%5 == 0 { // the format before: the members in "<id>:i"
+			name = h.c.B().Hset().Key(k.legacyChatName()).FieldValue().FieldValue(id, "Chat "+strconv.Itoa(i)).FieldValue(id+":i", strings.Join(ms, "\x1e"))
+		}
+		old = append(old, h.c.B().Hset().Key(ik.LegacyDone()).FieldValue().FieldValue(id, "0:"+strconv.Itoa(i)).Build(),
+			name.Build(), h.c.B().Zadd().Key(k.legacyChatIndex()).ScoreMember().ScoreMember(0, ms[0]).ScoreMember(0, ms[1]).Build())
 	}
 	require.NoError(t, h.c.Do(ctx, h.c.B().Sadd().Key(k.legacyChats()).Member(members...).Build()).Error())
-	for _, r := range h.c.DoMulti(ctx, marks...) {
+	for _, r := range h.c.DoMulti(ctx, old...) {
 		require.NoError(t, r.Error())
 	}
 
@@ -53,7 +63,18 @@ func TestStartMovesTheOldAudienceAndMarksToTheBucketsLosingNothing(t *testing.T)
 			_, id, err := a.inbox.Mark(ctx, strconv.FormatInt(want[i], 10))
 			require.NoError(t, err)
 			require.EqualValues(t, i, id, "chat %d's mark", want[i])
+			name, err := a.chatDir.Name(ctx, want[i])
+			require.NoError(t, err)
+			require.Equal(t, "Chat "+strconv.Itoa(i), name)
+			found, err := a.chatDir.Find(ctx, "c"+strconv.Itoa(i), 1)
+			require.NoError(t, err)
+			require.Equal(t, []ChatRef{{ID: want[i], Name: "Chat " + strconv.Itoa(i)}}, found)
 		}
+		found, err := a.chatDir.Find(ctx, "chat 12", 20)
+		require.NoError(t, err)
+		require.Len(t, found, 11, "chat 12 and 120-129 (of 0-1199)")
+		require.Equal(t, ChatRef{ID: want[12], Name: "Chat 12"}, found[0], "in name order")
+		require.Equal(t, ChatRef{ID: want[129], Name: "Chat 129"}, found[10])
 		known, err := a.audience.IsKnown(ctx, 42)
 		require.NoError(t, err)
 		require.False(t, known, "never wrote")
@@ -63,12 +84,12 @@ func TestStartMovesTheOldAudienceAndMarksToTheBucketsLosingNothing(t *testing.T)
 
 	r := h.start(nil)
 	require.Eventually(t, func() bool {
-		n, err := h.c.Do(ctx, h.c.B().Exists().Key(k.legacyChats(), ik.LegacyDone()).Build()).AsInt64()
+		n, err := h.c.Do(ctx, h.c.B().Exists().Key(k.legacyChats(), ik.LegacyDone(), k.legacyChatName(), k.legacyChatIndex()).Build()).AsInt64()
 		return err == nil && n == 0
 	}, wait, 10*time.Millisecond, "the old keys are emptied")
 	requireAsBefore(r.app)
 	b := intake.ChatBucket(want[0])
-	for _, key := range []string{k.chatsBucket(b), ik.DoneBucket(b)} {
+	for _, key := range []string{k.chatsBucket(b), ik.DoneBucket(b), k.chatName(want[0]), k.chatIndex(want[0])} {
 		enc, err := h.c.Do(ctx, h.c.B().ObjectEncoding().Key(key).Build()).ToString()
 		require.NoError(t, err)
 		require.Contains(t, []string{"intset", "listpack"}, enc, "%s is compact", key)
