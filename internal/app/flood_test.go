@@ -44,6 +44,20 @@ func (h *harness) metric(r *running, series string) string {
 	return ""
 }
 
+// droppedTotal is the sum of r's codemojex_flood_dropped_total over the
+// reasons.
+func (h *harness) droppedTotal(r *running) int {
+	h.t.Helper()
+	total := 0
+	for _, reason := range flood.Reasons() {
+		var n int
+		_, err := fmt.Sscan(h.metric(r, fmt.Sprintf(`codemojex_flood_dropped_total{reason=%q}`, reason)), &n)
+		require.NoError(h.t, err)
+		total += n
+	}
+	return total
+}
+
 // Floods are dropped at intake, in private and in groups, by one user or by
 // 50 accounts together: the chat gets the replies of the updates within
 // the limit and one notice per window, the drops are counted by reason in
@@ -97,31 +111,74 @@ func TestFloodsAreDroppedAndTheFloodersNextCommandIsAnswered(t *testing.T) {
 			_, err := fmt.Sscan(h.metric(r, fmt.Sprintf(`codemojex_flood_dropped_total{reason=%q}`, tc.reason)), &dropped)
 			require.NoError(t, err)
 			kept := total - dropped
+			droppedBefore := h.droppedTotal(r)
+			require.Equal(t, dropped, droppedBefore, "every drop of the flood by %s", tc.reason)
 			// The budget: the limit at once, then limit per window.
 			refill := int(elapsed*time.Duration(tc.kept)/floodWindow) + 1
 			t.Logf("%d updates in %v: %d handled, %d dropped", total, elapsed.Round(time.Millisecond), kept, dropped)
 			require.GreaterOrEqual(t, kept, tc.kept)
 			require.LessOrEqual(t, kept, tc.kept+refill)
+			// The chat is listed until a window after its last drop: the
+			// server's score, on the app's clock. Each listing check is
+			// judged against it, on the clock read before and after the
+			// check: listed if it ended before, unlisted if it began after
+			// (either across), so a loaded machine changes which answer is
+			// right, not whether the check holds. They run right after the
+			// flood, the cheapest first, which must run within the window.
+			untilMS, err := h.c.Do(ctx, h.c.B().Zscore().Key(r.app.floods.limiter.LimitedKey()).Member(fmt.Sprint(tc.chat)).Build()).AsInt64()
+			require.NoError(t, err)
+			until := time.UnixMilli(untilMS)
+			listed := func(what string, check func() bool) {
+				t.Helper()
+				before := time.Now()
+				got := check()
+				after := time.Now()
+				t.Logf("%s checked from %v to %v before the listing's end", what, until.Sub(before).Round(time.Millisecond), until.Sub(after).Round(time.Millisecond))
+				switch {
+				case after.Before(until):
+					require.True(t, got, "%s: listed (checked %v before the listing's end)", what, until.Sub(after))
+				case !before.Before(until):
+					require.False(t, got, "%s: no longer listed (checked %v after the listing's end)", what, before.Sub(until))
+				}
+			}
+			require.Less(t, time.Now(), until, "the first listing check runs within a window of the last drop")
+			listed("metric", func() bool {
+				v := h.metric(r, "codemojex_flood_limited_chats")
+				require.Contains(t, []string{"0", "1"}, v)
+				return v == "1"
+			})
+			listed("LimitedChats", func() bool {
+				ls, err := r.app.LimitedChats(context.Background(), 0)
+				require.NoError(t, err)
+				if len(ls) == 0 {
+					return false
+				}
+				require.Len(t, ls, 1)
+				require.Equal(t, tc.chat, ls[0].Chat)
+				require.True(t, until.Equal(ls[0].Until), "listed until %v, not %v", until, ls[0].Until)
+				return true
+			})
+			listed("/lanes", func() bool {
+				return strings.Contains(h.ask(0, user(adminID, "Admin"), "/lanes"), fmt.Sprintf("• chat %d limited, listed until", tc.chat))
+			})
 			require.NoError(t, h.emu.WaitUntil(ctx, func() bool {
 				n, o := h.countTexts(tc.chat)
 				return n+o >= kept+1
 			}))
-			require.Equal(t, "1", h.metric(r, "codemojex_flood_limited_chats"))
-			require.Contains(t, h.ask(0, user(adminID, "Admin"), "/lanes"), fmt.Sprintf("• chat %d limited, listed until", tc.chat))
-			ls, err := r.app.LimitedChats(context.Background(), 0)
-			require.NoError(t, err)
-			require.Len(t, ls, 1)
-			require.Equal(t, tc.chat, ls[0].Chat)
 			notices, others := h.countTexts(tc.chat)
 			require.Equal(t, []int{1, kept}, []int{notices, others}, "one notice per window, one reply per update within the limit")
 			require.Equal(t, "0", h.metric(r, "codemojex_update_queue_depth"), "nothing dropped waits on the update queue")
 
-			// A window after the flood, the flooder's next command is
-			// answered within 2 s, and no second notice came.
+			// A window after the flood (its last update was recorded by
+			// start + elapsed, so its budgets are full again and its
+			// listing has ended), the flooder's next command is recorded,
+			// not dropped, and answered, and no second notice came.
 			time.Sleep(time.Until(start.Add(elapsed + floodWindow)))
-			t0 := time.Now()
+			ls, err := r.app.LimitedChats(context.Background(), 0)
+			require.NoError(t, err)
+			require.Empty(t, ls, "the listing ends a window after the last drop")
 			require.Contains(t, h.ask(tc.chat, sender(0), "/start"), "Welcome")
-			require.Less(t, time.Since(t0), 2*time.Second)
+			require.Equal(t, droppedBefore, h.droppedTotal(r), "the command after the window is not dropped")
 			notices, _ = h.countTexts(tc.chat)
 			require.Equal(t, 1, notices)
 		})
