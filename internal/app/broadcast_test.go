@@ -129,8 +129,25 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	pid := strings.Split(u.CallbackQuery.Data, "|")[1]
 	require.NoError(t, h.c.Do(ctx, h.c.B().Hdel().Key(a.keys.preview(pid)).Field("bc").Build()).Error())
 
-	h.waitHandledAgain(h.start(nil), u)
-	time.Sleep(500 * time.Millisecond)
+	r2 := h.start(nil)
+	h.waitHandledAgain(r2, u)
+	// Handled again: whatever the replay enqueued is enqueued. Wait (no
+	// fixed sleep) until no queue holds a message and every progress
+	// message shows the final text: nothing more can be sent after that.
+	require.Eventually(t, func() bool {
+		for _, q := range tgjob.Queues() {
+			st, err := r2.app.Store().Inspector().Stats(ctx, q, 0)
+			if err != nil || st.Pending+st.InFlight+st.Delayed > 0 {
+				return false
+			}
+		}
+		for _, m := range progressMsgs() {
+			if m.CurrentText() != final {
+				return false
+			}
+		}
+		return true
+	}, wait, 20*time.Millisecond, "the replay settles")
 	for _, c := range chats {
 		n := 0
 		for _, m := range h.emu.Messages(c) {
