@@ -19,7 +19,8 @@ import (
 // Delivery at Telegram's real speed (issue 20, docs/delivery.md): the
 // emulator answers every send after a latency; the worker processes size
 // their senders from the budget (rate × measured round trip × 1.25 + 2, at
-// most worker.DefaultSenders), the baseline is the fixed pool of 8 senders
+// most worker.DefaultSenders) and settle each send with their round-trip
+// floor (lanes counts it from its latest possible arrival), the baseline is the fixed pool of 8 senders
 // the worker had before, in the same run. Per-chat limits are set out of
 // the way (100/s) so the global limit is what binds.
 const (
@@ -122,8 +123,9 @@ func deliveryRun(ctx context.Context, cfg config, srv *valkeyserver.Server, rate
 		return cell, err
 	}
 	first := time.Now()
-	// Deliveries come in steps of one window plus the latency (the budget
-	// counts a send until one window after its answer): three are measured.
+	// Measured over three steps of one window plus the latency (what a
+	// budget step was when a send counted until one window after its
+	// answer; the fixed pool still delivers in such steps).
 	sleepCtx(ctx, deliverySettle+measure)
 	from, to := first.Add(deliverySettle), time.Now()
 	for _, c := range cmds {

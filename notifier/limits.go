@@ -51,11 +51,13 @@ type Limits struct {
 	ReplyLaneDepth int
 	// Slack is added to every window (1 s becomes 1 s + Slack). The lanes
 	// budgets already bound arrivals, not claims: a send counts from its
-	// claim until one window after its ack, and Telegram received the
-	// request before the worker got the reply it acks on, so no network
-	// delay or stalled worker can put more than the limit into one of
-	// Telegram's windows. The slack only covers the millisecond rounding
-	// of the server clock. Negative means 0.
+	// claim until one window after its latest possible arrival at Telegram
+	// (its ack minus the worker's round-trip floor, lanes.Lease.Floor; the
+	// ack itself for a send with no answer), so no stalled worker can put
+	// more than the limit into one of Telegram's windows, given each leg of
+	// a round trip takes at least half the floor (docs/delivery.md). The
+	// slack only covers the millisecond rounding of the server clock.
+	// Negative means 0.
 	Slack time.Duration
 }
 

@@ -63,7 +63,9 @@ func sendersFor(rate int, hold time.Duration, lo, hi int) int {
 }
 
 // holdEstimate is the running estimate of how long one message holds its
-// sender (from the batch's start to its settle, divided by its messages).
+// sender (from the start of the claim that fetched its batch to the batch's
+// last settle, divided by its messages: at a low latency the claim is a
+// good part of it).
 // Safe for concurrent use.
 type holdEstimate struct {
 	mu   sync.Mutex

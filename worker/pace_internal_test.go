@@ -96,3 +96,33 @@ func TestClaimPacerWithoutARateNeverWaits(t *testing.T) {
 		p.claimed(now, 16)
 	}
 }
+
+// At a high rate the credit is claimCreditTime of the rate, not 4
+// messages: at 1,000/s a loop late by 100 ms catches up 20 messages at
+// once (4 ms would lose the rest of a timer's lateness on a busy host for
+// good), then claims one per share; at 40/s it stays claimCredit.
+func TestClaimPacerCreditIsTimeAtHighRates(t *testing.T) {
+	tests := []struct {
+		rate, credit int
+	}{
+		{40, claimCredit},
+		{200, claimCredit},
+		{1000, 20},
+		{1130, 23},
+	}
+	for _, tc := range tests {
+		p := newClaimPacer(tc.rate)
+		require.Equal(t, tc.credit, p.credit, "rate %d", tc.rate)
+	}
+	p := newClaimPacer(1000)
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	p.claimed(now, 1)
+	now = now.Add(100 * time.Millisecond) // late
+	prompt := 0
+	for p.wait(now) <= 0 {
+		p.claimed(now, 1)
+		prompt++
+	}
+	require.Equal(t, 1+20, prompt, "claims at once after the late wake")
+	require.Equal(t, time.Millisecond, p.wait(now))
+}
