@@ -182,3 +182,47 @@ func TestLeaseFloorIsValidated(t *testing.T) {
 	l.Floor = lanes.MaxFloor
 	require.NoError(t, s.Ack(ctx, l))
 }
+
+// A claim that finds the budget spent by sends all in flight cannot know
+// when it refills: the first settle may free it at once (a send counted
+// from its arrival, a window ago). That settle wakes idle claimers, so one
+// waiting for a wake-up only (a broadcast's copies: no lane rejoins the
+// ring at the settle) claims at once instead of a window later.
+func TestSettleWakesClaimersBlockedByInFlightSends(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const window = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		opts []lanes.Option
+	}{
+		{"global budget", []lanes.Option{lanes.WithGlobalRate(1, window)}},
+		{"a queue's own budget", []lanes.Option{lanes.WithQueue("q", lanes.QueueConfig{Rate: 1, Window: window})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t, tc.opts...)
+			m := lanes.NewMinter()
+			enqueueN(t, s, m, "q", "a", 1)
+			enqueueN(t, s, m, "q", "b", 1) // another lane: the settle of a's job makes no lane join the ring
+			j := claimOne(t, s, time.Minute, "q")
+			time.Sleep(window + 50*time.Millisecond) // in flight for more than a window
+			c := claim(t, s, 1, time.Minute, "q")
+			require.Empty(t, c.Jobs, "the budget is spent by the send in flight")
+			w, err := s.NewWaiter(t.Context())
+			require.NoError(t, err)
+			w.Wait(ctx, 20*time.Millisecond) // nothing pending before the settle
+			l := j.Lease
+			l.Floor = window + 50*time.Millisecond
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				_ = s.Ack(ctx, l)
+			}()
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			require.True(t, w.Wait(wctx, -1), "the settle woke the claimer")
+			c = claim(t, s, 1, time.Minute, "q")
+			require.Len(t, c.Jobs, 1, "the settle refilled the budget at once (counted from the claim)")
+		})
+	}
+}

@@ -3,6 +3,9 @@
 --          in flight, then its latest possible arrival (ms); see common.lua
 -- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry ("{tag}:s:nopause", a key
 --          nobody writes, for a store WithoutSendLimits)
+-- (also written: "{tag}:s:budgetwait", a flag with a PX expiry of one window, set when the
+-- global budget or a queue's own is spent by sends all in flight; the next settle of a logged
+-- send deletes it and publishes a wake-up, see common.lua end_lease)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
 -- ARGV[1]  shared prefix "{tag}:s:"
 -- ARGV[2]  the call's numbers: one string of 9 decimal integers separated by single spaces
@@ -192,8 +195,11 @@ if rate > 0 then
   if used >= rate then
     local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
     if oldest[2] == 'inf' then
-      -- Every counted send is still in flight: the budget refills one window
-      -- after the first of them settles, at the earliest.
+      -- Every counted send is still in flight: the budget refills when the
+      -- first of them settles (its arrival may already be a window ago),
+      -- at a time nobody knows; the settle wakes claimers (budgetwait,
+      -- see end_lease), the hint is the latest it can be.
+      redis.call('SET', S .. 'budgetwait', '1', 'PX', int(window))
       return reply({0, window})
     end
     return reply({0, math.max(1, tonumber(oldest[2]) + window - now)})
@@ -243,6 +249,7 @@ for n = 1, nq do
       local oldest = redis.call('ZRANGE', qk, 0, 0, 'WITHSCORES')
       if oldest[2] == 'inf' then
         blocked[n] = now + q.window
+        redis.call('SET', S .. 'budgetwait', '1', 'PX', int(q.window))
       else
         blocked[n] = math.max(now + 1, tonumber(oldest[2]) + q.window)
       end

@@ -344,6 +344,9 @@ local function end_lease(S, q, id, g, tok, now, logged, floor, claimed)
   -- (The member is not even built when the claim logged nothing.)
   if logged ~= '0' then
     mark_settled(S, q, g, id .. ':' .. tok, arrival(now, floor, claimed), logged)
+    -- A claimer found a budget spent by sends all in flight: this settle
+    -- may refill it at once (counted from its arrival), so wake claimers.
+    if redis.call('DEL', S .. 'budgetwait') == 1 then redis.call('PUBLISH', S .. 'wake', 0) end
   end
   return inf
 end
