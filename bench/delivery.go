@@ -92,12 +92,13 @@ func deliveryRun(ctx context.Context, cfg config, srv *valkeyserver.Server, rate
 		return cell, err
 	}
 	defer p.Close()
-	// Enough chats that one message in flight per chat (ordered lanes)
-	// never binds, enough messages for the whole run.
-	nchats := max(rate*3, 60)
+	// One message per chat, as a broadcast's copies (so no settle makes
+	// its lane rejoin the ring and wake the claimers: the settle's own
+	// wake-up must, lanes budgetwait), enough for the whole run.
 	measure := 3 * (time.Second + lat)
 	need := int(float64(rate) * (deliverySettle + measure + lat + 2*time.Second).Seconds())
-	per := max(1, (need+nchats-1)/nchats)
+	nchats := max(need, 60)
+	per := 1
 	chats := make([]int64, nchats)
 	for i := range chats {
 		chats[i] = int64(5001 + i)

@@ -164,8 +164,7 @@ between runs (the log lists each run): its CPU per update is the steadier figure
 			title: "Delivery at Telegram's latency: senders from the budget",
 			about: `The emulator answers every request after 0, 100, 300 or 1,000 ms (` + "`tgemu.WithLatency`" + `: half before
 it counts the message, half after), with a global limit of 30/s and of 1,000/s (per-chat limit 100/s
-so the global one binds; 3 chats per message/s of the limit, so one message in flight per chat never
-binds), one and two worker processes (this program re-run as ` + "`-role worker`" + `). codemojex: the worker
+so the global one binds; one message per chat, as a broadcast's copies), one and two worker processes (this program re-run as ` + "`-role worker`" + `). codemojex: the worker
 sizing its senders from the budget (rate × measured hold time × 1.25 + 2, at most ` + "`worker.DefaultSenders`" + `,
 1,536) and settling each answered send with its round-trip floor (the shortest round trip of the last 30 s), so
 lanes counts a send from its latest possible arrival (settle − floor) until one window later; baseline:

@@ -10,9 +10,11 @@ import (
 
 // Waiter lets an idle claimer block without polling: the store's scripts
 // publish on the store's wake channel whenever a lane joins the ring (an
-// enqueue, a settled job freeing headroom, a resumed lane or pause) or a
+// enqueue, a settled job freeing headroom, a resumed lane or pause), a
 // park or retry becomes a queue's earliest (so claimers learn the new due
-// time), and a Waiter turns those messages into wake-ups. Wake-ups by time
+// time), or a send settles after a claim found a budget spent by sends all
+// in flight (counted from its arrival, the settle may refill it at once),
+// and a Waiter turns those messages into wake-ups. Wake-ups by time
 // alone (a lease expiring, a parked lane or retry falling due, the global
 // budget refilling) come from the RetryIn a claim returns. After a lost
 // connection the Waiter resubscribes and wakes its owner once, in case a
