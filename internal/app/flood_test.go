@@ -106,27 +106,17 @@ func TestFloodsAreDroppedAndTheFloodersNextCommandIsAnswered(t *testing.T) {
 			// Every update confirmed by the poller is recorded or dropped.
 			require.NoError(t, h.emu.WaitUntil(ctx, func() bool { return len(h.emu.PendingUpdates()) == 0 }))
 			elapsed := time.Since(start)
-			require.Less(t, elapsed, floodWindow, "the flood fits one window")
-			var dropped int
-			_, err := fmt.Sscan(h.metric(r, fmt.Sprintf(`codemojex_flood_dropped_total{reason=%q}`, tc.reason)), &dropped)
-			require.NoError(t, err)
-			kept := total - dropped
-			droppedBefore := h.droppedTotal(r)
-			require.Equal(t, dropped, droppedBefore, "every drop of the flood by %s", tc.reason)
-			// The budget: the limit at once, then limit per window.
-			refill := int(elapsed*time.Duration(tc.kept)/floodWindow) + 1
-			t.Logf("%d updates in %v: %d handled, %d dropped", total, elapsed.Round(time.Millisecond), kept, dropped)
-			require.GreaterOrEqual(t, kept, tc.kept)
-			require.LessOrEqual(t, kept, tc.kept+refill)
 			// The chat is listed until a window after its last drop: the
 			// server's score, on the app's clock. Each listing check is
 			// judged against it, on the clock read before and after the
 			// check: listed if it ended before, unlisted if it began after
 			// (either across), so a loaded machine changes which answer is
 			// right, not whether the check holds. They run right after the
-			// flood, the cheapest first, which must run within the window.
+			// flood (before the counts: a /metrics scrape takes up to 0.5 s
+			// under load), the cheapest first, which must run within the
+			// window.
 			untilMS, err := h.c.Do(ctx, h.c.B().Zscore().Key(r.app.floods.limiter.LimitedKey()).Member(fmt.Sprint(tc.chat)).Build()).AsInt64()
-			require.NoError(t, err)
+			require.NoError(t, err, "the chat is listed right after the flood (its listing ends a window after its last drop)")
 			until := time.UnixMilli(untilMS)
 			listed := func(what string, check func() bool) {
 				t.Helper()
@@ -161,12 +151,28 @@ func TestFloodsAreDroppedAndTheFloodersNextCommandIsAnswered(t *testing.T) {
 			listed("/lanes", func() bool {
 				return strings.Contains(h.ask(0, user(adminID, "Admin"), "/lanes"), fmt.Sprintf("• chat %d limited, listed until", tc.chat))
 			})
+			var dropped int
+			_, err = fmt.Sscan(h.metric(r, fmt.Sprintf(`codemojex_flood_dropped_total{reason=%q}`, tc.reason)), &dropped)
+			require.NoError(t, err)
+			kept := total - dropped
+			droppedBefore := h.droppedTotal(r)
+			require.Equal(t, dropped, droppedBefore, "every drop of the flood by %s", tc.reason)
+			// The budget: the limit at once, then limit per window.
+			refill := int(elapsed*time.Duration(tc.kept)/floodWindow) + 1
+			t.Logf("%d updates in %v: %d handled, %d dropped", total, elapsed.Round(time.Millisecond), kept, dropped)
+			require.GreaterOrEqual(t, kept, tc.kept)
+			require.LessOrEqual(t, kept, tc.kept+refill)
 			require.NoError(t, h.emu.WaitUntil(ctx, func() bool {
 				n, o := h.countTexts(tc.chat)
-				return n+o >= kept+1
+				return n >= 1 && o >= kept
 			}))
+			// One notice per window: the flood's updates were recorded
+			// within elapsed, which spans 1 + elapsed/window windows at most
+			// (one, unless a loaded machine stretched the flood past 3 s).
 			notices, others := h.countTexts(tc.chat)
-			require.Equal(t, []int{1, kept}, []int{notices, others}, "one notice per window, one reply per update within the limit")
+			require.Equal(t, kept, others, "one reply per update within the limit")
+			require.GreaterOrEqual(t, notices, 1, "a notice")
+			require.LessOrEqual(t, notices, 1+int(elapsed/floodWindow), "one notice per window")
 			require.Equal(t, "0", h.metric(r, "codemojex_update_queue_depth"), "nothing dropped waits on the update queue")
 
 			// A window after the flood (its last update was recorded by
@@ -179,8 +185,8 @@ func TestFloodsAreDroppedAndTheFloodersNextCommandIsAnswered(t *testing.T) {
 			require.Empty(t, ls, "the listing ends a window after the last drop")
 			require.Contains(t, h.ask(tc.chat, sender(0), "/start"), "Welcome")
 			require.Equal(t, droppedBefore, h.droppedTotal(r), "the command after the window is not dropped")
-			notices, _ = h.countTexts(tc.chat)
-			require.Equal(t, 1, notices)
+			after, _ := h.countTexts(tc.chat)
+			require.Equal(t, notices, after, "no notice for the command after the window")
 		})
 	}
 }
