@@ -120,8 +120,9 @@
 // claimer took. With F > 0 the send left the receiver's count at r minus its
 // answer's return leg, and a send claimed later arrives its forward leg after
 // its claim: when each leg takes at least F/2 (an assumption about the
-// receiver's network, exact for codemojex's emulator, which holds half its
-// latency before counting a request and half after), a claim allowed at
+// receiver's network, exact for codemojex's emulator while its latency
+// holds or rises, as it holds half its latency before counting a request
+// and half after), a claim allowed at
 // t >= max(c, r - F) + window arrives at least one window after this send
 // did, so the limit holds; claimers at different distances from the receiver
 // must share the assumption (each leg at least half of every claimer's

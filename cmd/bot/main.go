@@ -45,7 +45,9 @@ func run() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a, err := app.New(cfg, app.WithLogger(app.NewLogger(cfg)))
+	logger := app.NewLogger(cfg)
+	warnFileLimit(logger, cfg)
+	a, err := app.New(cfg, app.WithLogger(logger))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
 		return exitFail

@@ -42,11 +42,13 @@
 -- sends settled within the window bounds arrivals in any window however
 -- long the network or the claimer took, with no assumption at all. With
 -- F > 0 the assumption is that legs are at least half the floor: true of
--- the in-repo emulator (it holds half its latency before it counts a
--- request, half after), assumed of a real server (a sudden drop of its
--- latency, or an asymmetric route, can let up to the sends then settling
--- count early: the receiver then answers a rate error, which the claimer
--- must honour). With a steady round trip a send holds the budget for about
+-- the in-repo emulator while its latency holds or rises (it holds half its
+-- latency before it counts a request, half after), assumed of a real server.
+-- A sudden drop of the latency (sends settled with the old, higher floor
+-- count early by up to the drop: at 1 s -> 0 ms a chat's next message can
+-- arrive half a second after the previous one, one 429 at a 1/s chat pace),
+-- or an asymmetric route, breaks it: the receiver then answers a rate
+-- error, which the claimer must honour. With a steady round trip a send holds the budget for about
 -- one window from its claim, however long the round trip, where counting
 -- from r held it for window + round trip (throughput ceiling
 -- W / (W + round trip)).
