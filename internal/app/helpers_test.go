@@ -321,7 +321,7 @@ func (h *harness) rewind(a *App, u models.Update) {
 	for _, cmd := range []valkey.Completed{
 		h.c.B().Hdel().Key(k.Done(lane)).Field(lane).Build(),
 		h.c.B().Del().Key(k.Seen(lane)).Build(),
-		h.c.B().Hdel().Key(k.Floor()).Field(lane).Build(),
+		h.c.B().Hdel().Key(k.LegacyFloor()).Field(lane).Build(),
 		h.c.B().Set().Key(a.notifier.KeyName(updateKey(epoch, u.ID, "0"))).Value(string(intake.JobID(epoch, u.ID))).Build(),
 	} {
 		require.NoError(h.t, h.c.Do(ctx, cmd).Error())

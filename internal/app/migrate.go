@@ -7,7 +7,8 @@ import (
 
 // migrateToBuckets moves what a deployment of before the buckets kept in
 // one key per whole-bot structure into the buckets that replace it (the
-// intake's handled marks, intake.Inbox.MigrateMarks; the audience,
+// intake's handled marks, intake.Inbox.MigrateMarks, and its floors, which
+// now live in each lane's finished set, intake.Inbox.MigrateFloors; the audience,
 // audience.Migrate; the chat directory, chatDir.Migrate), in bounded steps, once per start, while the bot runs:
 // until an entry is moved its readers read the old key too, so nothing is
 // lost and nothing waits for it. It logs what it moved; an error is logged
@@ -18,6 +19,7 @@ func (a *App) migrateToBuckets(ctx context.Context) {
 		move func(context.Context) (int, error)
 	}{
 		{"handled marks", a.inbox.MigrateMarks},
+		{"floors", a.inbox.MigrateFloors},
 		{"audience", a.audience.Migrate},
 		{"chat directory", a.chatDir.Migrate},
 	} {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 )
 
 // A deployment of before the buckets (one audience set, one hash of
-// handled marks, one chat directory hash and index, in both of its
+// handled marks, one hash of floors, one chat directory hash and index, in both of its
 // formats) loses nothing on the upgrade: before the move the readers read
 // the old keys (the audience, a chat's mark, its name, the search), and a
 // start moves every entry to its bucket in steps, after which the old keys
@@ -43,6 +44,7 @@ func TestStartMovesTheOldKeysToTheBucketsLosingNothing(t *testing.T) {
 			name = h.c.B().Hset().Key(k.legacyChatName()).FieldValue().FieldValue(id, "Chat "+strconv.Itoa(i)).FieldValue(id+":i", strings.Join(ms, "\x1e"))
 		}
 		old = append(old, h.c.B().Hset().Key(ik.LegacyDone()).FieldValue().FieldValue(id, "0:"+strconv.Itoa(i)).Build(),
+			h.c.B().Hset().Key(ik.LegacyFloor()).FieldValue().FieldValue(id, fmt.Sprintf("%020d:%020d", 0, i)).Build(),
 			name.Build(), h.c.B().Zadd().Key(k.legacyChatIndex()).ScoreMember().ScoreMember(0, ms[0]).ScoreMember(0, ms[1]).Build())
 	}
 	require.NoError(t, h.c.Do(ctx, h.c.B().Sadd().Key(k.legacyChats()).Member(members...).Build()).Error())
@@ -84,7 +86,7 @@ func TestStartMovesTheOldKeysToTheBucketsLosingNothing(t *testing.T) {
 
 	r := h.start(nil)
 	require.Eventually(t, func() bool {
-		n, err := h.c.Do(ctx, h.c.B().Exists().Key(k.legacyChats(), ik.LegacyDone(), k.legacyChatName(), k.legacyChatIndex()).Build()).AsInt64()
+		n, err := h.c.Do(ctx, h.c.B().Exists().Key(k.legacyChats(), ik.LegacyDone(), ik.LegacyFloor(), k.legacyChatName(), k.legacyChatIndex()).Build()).AsInt64()
 		return err == nil && n == 0
 	}, wait, 10*time.Millisecond, "the old keys are emptied")
 	requireAsBefore(r.app)

@@ -55,7 +55,7 @@ type Inbox struct {
 	store                       *lanes.Store
 	keys                        Keys
 	offset, rebase, fin, forget *valkey.Lua
-	moveMarks                   *valkey.Lua
+	moveMarks, moveFloors       *valkey.Lua
 	now                         func() time.Time
 	limiter                     *flood.Limiter
 	dropped                     func(context.Context, []flood.Drop)
@@ -66,7 +66,8 @@ type Inbox struct {
 func NewInbox(c valkey.Client, store *lanes.Store, tag string) *Inbox {
 	return &Inbox{c: c, store: store, keys: Keys{tag: tag}, offset: luascript.Must(luaFS, "offset"),
 		rebase: luascript.Must(luaFS, "rebase"), fin: luascript.Must(luaFS, "done"),
-		forget: luascript.Must(luaFS, "forget"), moveMarks: luascript.Must(luaFS, "movemarks"), now: time.Now}
+		forget: luascript.Must(luaFS, "forget"), moveMarks: luascript.Must(luaFS, "movemarks"),
+		moveFloors: luascript.Must(luaFS, "movefloors"), now: time.Now}
 }
 
 // WithLimits makes the inbox's records apply the intake limits of l
@@ -265,7 +266,7 @@ func (in *Inbox) enqueue(ctx context.Context, epoch int64, inOrder bool, ups []U
 		return 0, fmt.Errorf("intake: record updates: %w", err)
 	}
 	if res.Added < len(items) && len(added) > 0 {
-		keys := []string{in.keys.Recorded(), in.keys.LegacyDone(), in.keys.Floor()}
+		keys := []string{in.keys.Recorded(), in.keys.LegacyDone(), in.keys.LegacyFloor()}
 		args := make([]string, 0, 5*len(added))
 		for _, i := range added {
 			keys = append(keys, in.keys.Seen(items[i].Group), in.keys.Done(items[i].Group))
@@ -422,7 +423,10 @@ func (in *Inbox) ClaimAndAck(ctx context.Context, lease time.Duration, max int, 
 // number of receivers), so an id below the lane's handled mark is looked
 // up here instead of assumed handled; ids trimmed from the set, or older
 // than an expired set, count as handled (a late arrival that far behind is
-// a resend). Memory: at most SeenCap members per chat active within SeenTTL.
+// a resend). The lane's floor (the highest id trimmed, or its mark when the
+// set was created beside one) is one more member of the set (score 1), so
+// it expires with it: a floor only counts while the set exists. Memory: at
+// most SeenCap+1 members per chat active within SeenTTL, nothing after.
 const (
 	SeenCap = 64
 	SeenTTL = 24 * time.Hour
@@ -432,9 +436,16 @@ const (
 // zero-padded, so lexical order is (epoch, update_id) order.
 func seenMember(epoch, id int64) string { return fmt.Sprintf("%020d:%020d", epoch, id) }
 
+// floorPrefix starts the member of a finished set holding its floor: "f" and
+// the floor's padded member (seenMember), score 1, so it ranks after every
+// finished id (score 0) and never collides with one.
+const floorPrefix = "f"
+
 // Handled reports whether u was handled (or dead-lettered) already: its id
 // is in its lane's finished set, or it is at or below its lane's handled
-// mark and either at or below the lane's floor or the lane has no set
+// mark and either at or below the lane's floor (the set's floor member,
+// or the lane's field of the hash of floors of before, the higher) or the
+// lane has no set
 // (expired, or never kept: a lane only getUpdates fed). An id below the
 // mark that is in none of these was not handled: a webhook update that
 // arrived after a newer one of its chat (it is then handled after it).
@@ -446,9 +457,10 @@ func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
 	rs := in.c.DoMulti(ctx,
 		in.c.B().Zscore().Key(in.keys.Seen(u.Lane)).Member(member).Build(),
 		in.c.B().Exists().Key(in.keys.Seen(u.Lane)).Build(),
-		in.c.B().Hget().Key(in.keys.Floor()).Field(u.Lane).Build(),
+		in.c.B().Hget().Key(in.keys.LegacyFloor()).Field(u.Lane).Build(),
 		in.c.B().Hget().Key(in.keys.Done(u.Lane)).Field(u.Lane).Build(),
 		in.c.B().Hget().Key(in.keys.LegacyDone()).Field(u.Lane).Build(),
+		in.c.B().Zrange().Key(in.keys.Seen(u.Lane)).Min("1").Max("1").Byscore().Build(),
 	)
 	if err := rs[0].Error(); err == nil {
 		return true, nil
@@ -462,6 +474,15 @@ func (in *Inbox) Handled(ctx context.Context, u Claimed) (bool, error) {
 	floor, err := rs[2].ToString()
 	if err != nil && !valkey.IsValkeyNil(err) {
 		return false, fmt.Errorf("intake: floor of lane %s: %w", u.Lane, err)
+	}
+	fs, err := rs[5].AsStrSlice()
+	if err != nil {
+		return false, fmt.Errorf("intake: floor of lane %s: %w", u.Lane, err)
+	}
+	if len(fs) > 0 {
+		if f := strings.TrimPrefix(fs[0], floorPrefix); f > floor {
+			floor = f
+		}
 	}
 	e, id, err := higherMark(u.Lane, rs[3], rs[4])
 	if err != nil {
@@ -523,7 +544,7 @@ func (in *Inbox) done(ctx context.Context, u Claimed, handled bool, forget ...st
 	if u.InOrder {
 		inOrder = "1"
 	}
-	keys := append([]string{in.keys.Done(u.Lane), in.keys.Recorded(), in.keys.Journal(u.ID), in.keys.Seen(u.Lane), in.keys.Floor(), in.keys.LegacyDone()}, forget...)
+	keys := append([]string{in.keys.Done(u.Lane), in.keys.Recorded(), in.keys.Journal(u.ID), in.keys.Seen(u.Lane), in.keys.LegacyFloor(), in.keys.LegacyDone()}, forget...)
 	args := []string{u.Lane, strconv.FormatInt(u.Epoch, 10), strconv.FormatInt(u.ID, 10), string(u.Job.ID), raise,
 		seenMember(u.Epoch, u.ID), strconv.Itoa(SeenCap), strconv.Itoa(int(SeenTTL / time.Second)), inOrder}
 	if err := in.fin.Exec(ctx, in.c, keys, args).Error(); err != nil {
@@ -652,6 +673,43 @@ func (in *Inbox) MigrateMarks(ctx context.Context) (int, error) {
 			n, err := in.moveMarks.Exec(ctx, in.c, keys, laneIDs).AsInt64()
 			if err != nil {
 				return moved, fmt.Errorf("intake: move handled marks: %w", err)
+			}
+			moved += int(n)
+		}
+		if cursor = e.Cursor; cursor == 0 {
+			return moved, nil
+		}
+	}
+}
+
+// MigrateFloors empties the hash of per-lane floors the intake kept before
+// the floor lived in the lane's finished set ({T}:app:in:floor, see
+// Keys.LegacyFloor), in steps of about migrateStep lanes (one HSCAN and
+// one movefloors.lua call each): a lane whose set exists gets the higher
+// floor in its set, a lane whose set expired needs none (its field is
+// dropped). It returns how many fields it moved or dropped. Safe while
+// updates are handled and by several processes at once: until a lane's
+// field is gone, Handled, done.lua and forget.lua take the higher of the
+// two floors, so no handled update counts as new at any point. Errors:
+// the server's (the fields moved before it stay moved).
+func (in *Inbox) MigrateFloors(ctx context.Context) (int, error) {
+	moved := 0
+	var cursor uint64
+	for {
+		e, err := in.c.Do(ctx, in.c.B().Hscan().Key(in.keys.LegacyFloor()).Cursor(cursor).Count(migrateStep).Build()).AsScanEntry()
+		if err != nil {
+			return moved, fmt.Errorf("intake: move floors: %w", err)
+		}
+		keys := []string{in.keys.LegacyFloor()}
+		var laneIDs []string
+		for i := 0; i+1 < len(e.Elements); i += 2 {
+			keys = append(keys, in.keys.Seen(e.Elements[i]))
+			laneIDs = append(laneIDs, e.Elements[i])
+		}
+		if len(laneIDs) > 0 {
+			n, err := in.moveFloors.Exec(ctx, in.c, keys, laneIDs).AsInt64()
+			if err != nil {
+				return moved, fmt.Errorf("intake: move floors: %w", err)
 			}
 			moved += int(n)
 		}

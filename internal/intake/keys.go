@@ -16,6 +16,10 @@ import "strconv"
 //	                              lanes of bucket b = ChatBucket(lane) (0..ChatBuckets-1)
 //	{T}:app:in:done       hash    the same marks as one hash (before the buckets): read, and moved to the
 //	                              buckets (MigrateMarks, and done.lua for a lane it finishes)
+//	{T}:app:in:seen:<g>   sorted set  lane g's last SeenCap finished updates (score 0) and its floor
+//	                              (one member of score 1, "f" + padded member); EXPIRE SeenTTL
+//	{T}:app:in:floor      hash    lane -> floor, as kept before the floor lived in the set: read, and
+//	                              emptied (MigrateFloors, and done.lua for a lane it finishes)
 //	{T}:app:in:rec        sorted set  job id -> recorded time (ms) of each update not yet handled
 //	{T}:app:j:<update_id> hash    journal of an update being handled: pre, out, bc, bcs (deleted when handled)
 type Keys struct{ tag string }
@@ -77,9 +81,12 @@ func (k Keys) LegacyDone() string { return k.prefix() + "in:done" }
 // Seen is the sorted set of lane's recently finished update ids (done.lua).
 func (k Keys) Seen(lane string) string { return k.prefix() + "in:seen:" + lane }
 
-// Floor is the hash of per-lane floors: updates at or below a lane's floor
-// count as finished (done.lua).
-func (k Keys) Floor() string { return k.prefix() + "in:floor" }
+// LegacyFloor is the one hash of per-lane floors (updates at or below a
+// lane's floor count as finished) that the intake kept before the floor
+// lived in the lane's finished set (Seen, the member of score 1, expiring
+// with it): still read (the higher floor counts), and emptied (MigrateFloors;
+// done.lua moves or drops a lane's field when it finishes an update of it).
+func (k Keys) LegacyFloor() string { return k.prefix() + "in:floor" }
 
 // Recorded is the sorted set of unhandled updates' recorded times.
 func (k Keys) Recorded() string { return k.prefix() + "in:rec" }

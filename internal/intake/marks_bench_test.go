@@ -81,7 +81,7 @@ func BenchmarkMarkHandled(b *testing.B) {
 			if !buckets {
 				done = one
 			}
-			keys := []string{done, in.keys.Recorded(), in.keys.Journal(id), in.keys.Seen(lane), in.keys.Floor(), in.keys.LegacyDone()}
+			keys := []string{done, in.keys.Recorded(), in.keys.Journal(id), in.keys.Seen(lane), in.keys.LegacyFloor(), in.keys.LegacyDone()}
 			args := []string{lane, "0", strconv.FormatInt(id, 10), "job", "1", seenMember(0, id),
 				strconv.Itoa(SeenCap), strconv.Itoa(int(SeenTTL / time.Second)), "1"}
 			require.NoError(b, in.fin.Exec(ctx, c, keys, args).Error())

@@ -9,15 +9,19 @@
 -- KEYS[1]  recorded times  {T}:app:in:rec     sorted set job id -> recorded (ms)
 -- KEYS[2]  old marks       {T}:app:in:done    hash lane -> "<epoch>:<update_id>",
 --                          kept before the buckets (read: the higher mark counts)
--- KEYS[3]  floors          {T}:app:in:floor   hash lane -> padded member
--- KEYS[2+2i] item i's finished set {T}:app:in:seen:<lane>
+-- KEYS[3]  old floors      {T}:app:in:floor   hash lane -> padded member, kept
+--                          before the floor lived in the finished set (read:
+--                          the higher floor counts)
+-- KEYS[2+2i] item i's finished set {T}:app:in:seen:<lane> (its floor: the
+--          member of score 1, "f" .. a padded member, see done.lua)
 -- KEYS[3+2i] item i's handled marks {T}:app:in:done:<b> (its lane's bucket)
 -- ARGV     per item i, five fields: job id, lane, epoch, update_id, padded
 --          member "<epoch>:<update_id>" (20 digits each, as done.lua)
 --
 -- An update is finished when its member is in its lane's finished set, or
 -- it is at or below the lane's handled mark and either at or below the
--- lane's floor or the lane's set has expired (Inbox.Handled's rule).
+-- lane's floor (the set's, or the old hash's) or the lane's set has
+-- expired (Inbox.Handled's rule).
 -- Returns how many times were forgotten.
 -- marked reports whether (e, u) is at or below mark v ("<epoch>:<update_id>",
 -- or false for none).
@@ -39,6 +43,8 @@ for i = 1, (#KEYS - 3) / 2 do
       finished = true
     else
       local fl = redis.call('HGET', KEYS[3], lane)
+      local f = redis.call('ZRANGE', seen, 1, 1, 'BYSCORE')
+      if f[1] and (not fl or string.sub(f[1], 2) > fl) then fl = string.sub(f[1], 2) end
       finished = fl ~= false and member <= fl
     end
   end
