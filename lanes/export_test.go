@@ -2,6 +2,7 @@ package lanes
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
@@ -60,3 +61,6 @@ func (k Keys) Job(q string, id JobID) string { return k.k.job(q, id) }
 
 // Coalesce is coalesce key name of queue q.
 func (k Keys) Coalesce(q, name string) string { return k.k.coalesce(q, name) }
+
+// Floor is the shared round-trip floor's set of epoch e (ShareFloor).
+func (k Keys) Floor(e int64) string { return k.k.floor() + strconv.FormatInt(e, 10) }

@@ -13,6 +13,8 @@ package lanes
 //	{T}:s:pacecfg       hash        g -> "limit:period_ms" per-lane pace override
 //	{T}:s:weight        hash        g -> weight (only non-default), read by every queue's claim
 //	{T}:s:wake          channel     Pub/Sub wake-ups (not a key)
+//	{T}:s:floor:<e>     sorted set  claimer -> round-trip floor (ms) published in epoch e (server ms / epoch);
+//	                                expires at the end of epoch e+1 (ShareFloor, floor.lua appends e)
 //	{T}:q:Q:ring        list        lanes ready to be served, each at most once
 //	{T}:q:Q:inring      set         the lanes in the ring (O(1) membership)
 //	{T}:q:Q:lane:<g>    sorted set  pending job ids at score 0 (FIFO by id)
@@ -51,3 +53,7 @@ func (k keyspace) coalesce(q, name string) string { return k.queue(q) + "co:" + 
 // lane helpers); Go reads them only in tests.
 func (k keyspace) pace(g string) string    { return k.shared() + "pace:" + g }
 func (k keyspace) lane(q, g string) string { return k.queueKey(q, "lane:"+g) }
+
+// floor is the prefix of the shared floor's epoch sets: floor.lua appends
+// the epoch number (ShareFloor).
+func (k keyspace) floor() string { return k.shared() + "floor:" }

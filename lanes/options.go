@@ -84,6 +84,7 @@ type options struct {
 	maintenance int
 	visits      int
 	unpaced     bool
+	floorEpoch  time.Duration
 }
 
 // Option configures a Store.
@@ -188,6 +189,21 @@ func WithBudgets(maintenance, visits int) Option {
 			return fmt.Errorf("%w: budgets must be >= 1", ErrInvalid)
 		}
 		o.maintenance, o.visits = maintenance, visits
+		return nil
+	}
+}
+
+// WithFloorEpoch sets the epoch of the shared round-trip floor (ShareFloor,
+// default DefaultFloorEpoch): a floor published counts for the rest of its
+// epoch and the next, so a claimer that stops publishing stops counting
+// between one and two epochs after its last call. 100 ms..1 h; every
+// claimer of the store must use the same epoch.
+func WithFloorEpoch(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 100*time.Millisecond || d > time.Hour {
+			return fmt.Errorf("%w: floor epoch %v: want 100ms..1h", ErrInvalid, d)
+		}
+		o.floorEpoch = d.Truncate(time.Millisecond)
 		return nil
 	}
 }

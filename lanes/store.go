@@ -25,6 +25,8 @@ type scripts struct {
 	coalesce *valkey.Lua
 	// cancel removes waiting jobs by id (cancel.go).
 	cancel *valkey.Lua
+	// floor publishes and reads the claimers' round-trip floors (floor.go).
+	floor *valkey.Lua
 	// sha maps each script to the SHA1 of its body, for pipelined EVALSHA.
 	sha map[*valkey.Lua]string
 }
@@ -53,7 +55,7 @@ func loadScripts() (*scripts, error) {
 	for name, dst := range map[string]**valkey.Lua{
 		"enqueue": &s.enqueue, "claim": &s.claim, "ack": &s.ack, "extend": &s.extend,
 		"settle": &s.settle, "lane": &s.lane, "drain": &s.drain, "requeue": &s.requeue,
-		"pause": &s.pause, "stats": &s.stats, "cancel": &s.cancel,
+		"pause": &s.pause, "stats": &s.stats, "cancel": &s.cancel, "floor": &s.floor,
 	} {
 		if *dst, err = load(name); err != nil {
 			return nil, err
@@ -103,6 +105,7 @@ func New(c valkey.Client, opts ...Option) (*Store, error) {
 		queues:      map[string]QueueConfig{},
 		maintenance: 16,
 		visits:      16,
+		floorEpoch:  DefaultFloorEpoch,
 	}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
