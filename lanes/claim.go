@@ -54,8 +54,10 @@ type Lease struct {
 	// settle + window; so with a steady round trip a send holds its budget
 	// for about one window, not one window plus the round trip. Safe when
 	// each leg of a round trip (request out, answer back) takes at least
-	// half the floor; see "Delivery control" in the package doc. 0 (no
-	// answer, nothing known) counts from the settle, with no assumption.
+	// half the floor; see "Delivery control" in the package doc. Claimers
+	// at different distances from the receiver should pass the smallest
+	// floor of all of them (Store.ShareFloor). 0 (no answer, nothing
+	// known) counts from the settle, with no assumption.
 	Floor time.Duration
 }
 

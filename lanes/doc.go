@@ -126,7 +126,8 @@
 // t >= max(c, r - F) + window arrives at least one window after this send
 // did, so the limit holds; claimers at different distances from the receiver
 // must share the assumption (each leg at least half of every claimer's
-// floor). A wrong guess (a sudden drop in latency, an asymmetric route) lets
+// floor): Store.ShareFloor publishes a claimer's floor and answers the
+// smallest any live claimer published, the floor each should settle with. A wrong guess (a sudden drop in latency, an asymmetric route) lets
 // the sends then settling count early: the receiver's rate error, honoured
 // by the claimer, is its cost. What F buys: with a steady round trip a send
 // holds its budget for about one window, where counting from r held it for

@@ -119,8 +119,11 @@
 // (jobs claimed, not settled), codemojex_worker_sends_in_flight (Bot API
 // calls awaiting their answer), codemojex_worker_senders (batches sent at
 // once now), codemojex_worker_rtt_floor_seconds (the round-trip floor the
-// last answered send was settled with: lanes counts a send from its settle
-// minus it, its latest possible arrival),
+// last answered send was settled with: the smaller of this process's own
+// and the store's, the smallest any live worker published; lanes counts a
+// send from its settle minus it, its latest possible arrival),
+// codemojex_worker_rtt_floor_own_seconds (this process's own floor, which
+// it publishes),
 // codemojex_worker_unknown_outcome_total (sends written but not answered),
 // codemojex_worker_settle_retries_total (settling calls retried),
 // codemojex_worker_edits_sent_fresh_total (edits sent as a new message).

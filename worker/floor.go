@@ -1,6 +1,11 @@
 package worker
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
 	"sync"
 	"time"
 
@@ -16,7 +21,8 @@ import (
 // answer has left the period, so a rise of latency never makes a send count
 // later than it could have arrived. Safety rests on each leg of a round trip
 // (request out, answer back) taking at least half the floor; see
-// docs/delivery.md.
+// docs/delivery.md. The worker settles with the smaller of this floor and
+// the store's (floorShare below).
 const (
 	floorSlots  = 30 // seconds kept
 	floorPeriod = floorSlots * time.Second
@@ -85,4 +91,101 @@ func (f *rttFloor) get(now time.Time) time.Duration {
 		}
 	}
 	return min(lo, lanes.MaxFloor)
+}
+
+// The store-wide floor. A process's own floor is safe only if every other
+// process's legs are at least half of it: a process far from Telegram
+// (its own floor long) whose sends counted from settle - its floor would
+// let a near process send a chat's next message before the far one's had
+// left Telegram's window. So each process publishes its own floor to the
+// store about once a second (lanes.Store.ShareFloor: one script call, not
+// per send) and settles with min(own floor, the smallest floor any live
+// process published): every process assumes the nearest one's legs. A
+// process that died stops counting one to two lanes floor epochs (10-20 s
+// by default) after its last publish.
+const (
+	// floorShareEvery is how often the worker publishes its floor and
+	// reads the store's.
+	floorShareEvery = time.Second
+	// floorShareStale is how long a store floor read counts: with no
+	// successful read for that long (Valkey unreachable), sends settle
+	// with floor 0 (from their settle, no assumption), since a nearer
+	// process may have started meanwhile.
+	floorShareStale = 3 * time.Second
+)
+
+// floorShare is the store floor last read (see above). Safe for
+// concurrent use; the zero value has read nothing (floor 0).
+type floorShare struct {
+	mu    sync.Mutex
+	id    string        // the id this worker publishes under (claimer)
+	floor time.Duration // the store's floor at the last read
+	at    time.Time     // when it was read; zero: never
+}
+
+// claimer returns the id the worker publishes its floor under, made on
+// first use: host, pid and 8 random hex digits (several workers may run in
+// one process).
+func (s *floorShare) claimer() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "unknown"
+		}
+		s.id = fmt.Sprintf("%.64s:%d:%08x", host, os.Getpid(), rand.Uint32())
+	}
+	return s.id
+}
+
+// set records a store floor read at now.
+func (s *floorShare) set(floor time.Duration, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.floor, s.at = floor, now
+}
+
+// settle returns the floor to settle an answered send with at now: the
+// smaller of own and the store floor last read, or 0 when that read is
+// older than floorShareStale (or none was made).
+func (s *floorShare) settle(own time.Duration, now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at.IsZero() || now.Sub(s.at) > floorShareStale {
+		return 0
+	}
+	return min(own, s.floor)
+}
+
+// shareFloor publishes the worker's own floor and reads the store's (one
+// call); a failed call is logged and keeps the last read (see
+// floorShare.settle).
+func (w *Worker) shareFloor(ctx context.Context) {
+	own := w.floor.get(time.Now())
+	w.m.rttFloorOwn.Set(own.Seconds())
+	cctx, cancel := context.WithTimeout(ctx, floorShareEvery)
+	defer cancel()
+	f, err := w.store.ShareFloor(cctx, w.shared.claimer(), own)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("round-trip floor: share failed", slog.Any("err", w.redactor.Error(err)))
+		}
+		return
+	}
+	w.shared.set(f, time.Now())
+}
+
+// shareFloors calls shareFloor every floorShareEvery until ctx ends.
+func (w *Worker) shareFloors(ctx context.Context) {
+	t := time.NewTicker(floorShareEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.shareFloor(ctx)
+		}
+	}
 }

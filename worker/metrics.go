@@ -21,7 +21,8 @@ type metrics struct {
 	inFlight      prometheus.Gauge
 	sendsInFlight prometheus.Gauge // Bot API calls of sends waiting for their answer
 	senders       prometheus.Gauge // batches the worker sends at once now (concurrency from the budget)
-	rttFloor      prometheus.Gauge // the round-trip floor last settled with a send (floor.go)
+	rttFloor      prometheus.Gauge // the round-trip floor last settled with a send: min(own, the store's) (floor.go)
+	rttFloorOwn   prometheus.Gauge // this process's own floor, last published to the store
 	unknown       prometheus.Counter
 	settleRetries prometheus.Counter
 	freshBoards   prometheus.Counter   // edits sent as a new message (message gone or too old)
@@ -73,7 +74,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		rttFloor: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "codemojex_worker_rtt_floor_seconds",
-			Help: "Round-trip floor settled with the last answered send: the shortest Bot API round trip of the last 30 s, seconds (lanes counts the send from settle minus it).",
+			Help: "Round-trip floor settled with the last answered send, seconds: the smaller of this process's own (codemojex_worker_rtt_floor_own_seconds) and the smallest any live worker process published to the store (lanes counts the send from settle minus it; 0 when the store was not read for 3 s).",
+		}),
+		rttFloorOwn: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "codemojex_worker_rtt_floor_own_seconds",
+			Help: "This process's own round-trip floor, last published to the store: the shortest Bot API round trip it saw in the last 30 s, seconds.",
 		}),
 		unknown: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_unknown_outcome_total",
@@ -116,6 +121,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.sendsInFlight = reg1(m.sendsInFlight).(prometheus.Gauge)
 	m.senders = reg1(m.senders).(prometheus.Gauge)
 	m.rttFloor = reg1(m.rttFloor).(prometheus.Gauge)
+	m.rttFloorOwn = reg1(m.rttFloorOwn).(prometheus.Gauge)
 	m.unknown = reg1(m.unknown).(prometheus.Counter)
 	m.settleRetries = reg1(m.settleRetries).(prometheus.Counter)
 	m.freshBoards = reg1(m.freshBoards).(prometheus.Counter)

@@ -92,13 +92,16 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 }
 
 // answered sets the round-trip floor on job's lease for its settle
-// (lanes.Lease.Floor) after a send answered with HTTP status (0: no answer,
-// which leaves the floor 0: the request may have reached Telegram at any
-// time until the settle, so lanes counts it from the settle).
+// (lanes.Lease.Floor) after a send answered with HTTP status: the smaller
+// of this process's floor and the store's (floor.go; 0 when the store's
+// was not read for floorShareStale). No answer (status 0) leaves the floor
+// 0: the request may have reached Telegram at any time until the settle,
+// so lanes counts it from the settle.
 func (w *Worker) answered(job *lanes.Job, status int) {
 	job.Floor = 0
 	if status != 0 {
-		job.Floor = w.floor.get(time.Now())
+		now := time.Now()
+		job.Floor = w.shared.settle(w.floor.get(now), now)
 		w.m.rttFloor.Set(job.Floor.Seconds())
 	}
 }

@@ -177,6 +177,9 @@ type Worker struct {
 	// floor is the shortest recent Bot API round trip, settled with each
 	// answered send (floor.go).
 	floor rttFloor
+	// shared is the store-wide floor: the smallest any worker process
+	// published (floor.go).
+	shared floorShare
 	// paid caches whether the paid queue is halted (paid.go).
 	paid paidHalt
 }
@@ -284,7 +287,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer stopAfter()
 
 	w.warmUp(ctx)
+	w.shareFloor(ctx) // published before the first claim
 	var wg sync.WaitGroup
+	wg.Go(func() { w.shareFloors(ctx) })
 	queues := tgjob.AllQueues()
 	zeros := 0
 	pace := newClaimPacer(w.cfg.ClaimRate)

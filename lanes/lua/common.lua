@@ -27,8 +27,9 @@
 --
 -- with c the claim time, r the settle time (both server TIME, ms) and F the
 -- claimer's round-trip floor (ms, passed with the settle: the shortest time
--- it recently saw between writing a request and reading its answer; 0 when
--- nothing is known, always for a lease expiry). A budget of limit L per
+-- it, or the nearest claimer of the store, recently saw between writing a
+-- request and reading its answer, see floor.lua; 0 when nothing is known,
+-- always for a lease expiry). A budget of limit L per
 -- window W then blocks a later claim at t while t < a + W.
 --
 -- Why that bounds arrivals in any window of the receiver's: the receiver
