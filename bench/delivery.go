@@ -41,13 +41,48 @@ type deliveryCell struct {
 	workerCPU, vCPU time.Duration
 }
 
+// deliveryRatesEnv narrows the delivery section to some limits (comma-
+// separated messages/s, e.g. "1000"; empty: 30 and 1000), and
+// deliveryBaselineEnv=0 skips the fixed pool's cells (its columns then read
+// 0): for paired runs of two builds of the worker.
+const (
+	deliveryRatesEnv    = "CODEMOJEX_BENCH_DELIVERY_RATES"
+	deliveryBaselineEnv = "CODEMOJEX_BENCH_DELIVERY_BASELINE"
+)
+
+// deliveryRates is the limits the delivery section measures (see
+// deliveryRatesEnv).
+func deliveryRates() ([]int, error) {
+	v := strings.TrimSpace(os.Getenv(deliveryRatesEnv))
+	if v == "" {
+		return []int{30, 1000}, nil
+	}
+	var rates []int
+	for _, f := range strings.Split(v, ",") {
+		r, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || r <= 0 {
+			return nil, fmt.Errorf("%s=%q: want positive messages/s, comma-separated", deliveryRatesEnv, v)
+		}
+		rates = append(rates, r)
+	}
+	return rates, nil
+}
+
 func benchDelivery(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
 	lats := []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, deliveryMaxLat}
-	for _, rate := range []int{30, 1000} {
+	rates, err := deliveryRates()
+	if err != nil {
+		return err
+	}
+	modes := []bool{false, true}
+	if os.Getenv(deliveryBaselineEnv) == "0" {
+		modes = modes[:1]
+	}
+	for _, rate := range rates {
 		for _, lat := range lats {
 			for _, procs := range []int{1, 2} {
 				var cells [2]deliveryCell
-				for i, fixed := range []bool{false, true} {
+				for i, fixed := range modes {
 					c, err := deliveryRun(ctx, cfg, srv, rate, lat, procs, fixed)
 					if err != nil {
 						return err

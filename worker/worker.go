@@ -56,7 +56,8 @@ type Config struct {
 	// moves the next claim K/ClaimRate s later; a late or idle claim loop
 	// catches up by at most claimCredit (4) messages or claimCreditTime
 	// (20 ms) of ClaimRate, whichever is more, so no burst of more than 5
-	// messages, or 20 ms of the rate, builds up)
+	// messages, or 20 ms of the rate, builds up; claims in flight at once,
+	// see Run, are spaced at their issue)
 	// [0: no spreading].
 	// It is also the rate the concurrency is sized for (Senders): 0 means
 	// unknown, and the worker then keeps Senders batches at once.
@@ -254,11 +255,23 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 //
 // One claim loop feeds the senders: while a sender is free it claims with
 // Max = BatchMax (a claim returns up to min(weight, BatchMax) heads of one
-// lane), hands the batch to a goroutine that sends it in order, and, with no slot free or nothing
-// claimable, blocks on a freed slot, the lanes Waiter or RetryIn: it never
-// polls. One loop keeps Valkey traffic at one claim per batch; N loops would
-// multiply idle claims for no throughput gain (a claim is one short script,
-// far faster than a send).
+// lane), hands the batch to a goroutine that sends it in order, and, with
+// no slot free or nothing claimable, blocks on a freed slot, the lanes
+// Waiter or RetryIn: it never polls. The loop keeps up to
+// claimsFor(ClaimRate, claim round trip) claims in flight (ClaimRate × the
+// measured round trip × 2, 1 to 8, claims.go): at a high rate one claim at a
+// time cannot keep up (a broadcast at 1,000/s is 1,000 claims of one message
+// each per second, 0.5-0.8 ms each on a loaded 2-CPU host), while at the
+// bulk rate (30/s) it stays 1. A claim in flight holds a sender's slot and
+// one message of the pace from its issue, so claims never oversubscribe the
+// senders and their starts are spaced at ClaimRate; the rest of a claim's
+// messages are paced at its answer (so while P claims are in flight, the
+// claims may take up to (P - 1) × (BatchMax - 1) messages more than the
+// pacer's bound; the limits never depend on it). An answer that claimed
+// nothing stops new claims until those in flight are back; the loop then
+// waits on it (RetryIn, the Waiter) as one loop would, unless a later
+// answer claimed jobs. So idle Valkey traffic stays one claim per wake-up:
+// N independent loops would multiply idle claims for no throughput gain.
 func (w *Worker) Run(ctx context.Context) error {
 	if !w.running.CompareAndSwap(false, true) {
 		return errors.New("worker: already running")
@@ -293,62 +306,112 @@ func (w *Worker) Run(ctx context.Context) error {
 	queues := tgjob.AllQueues()
 	zeros := 0
 	pace := newClaimPacer(w.cfg.ClaimRate)
+	var rtt claimRTT
+	// Claims in flight answer on results; each holds one sender's slot
+	// (w.batches) and one message of the pacer from its issue on.
+	results := make(chan claimAnswer, maxClaimsInFlight)
+	claiming := 0
+	// empty is the last answer that claimed nothing: no claim is issued
+	// after it until the claims in flight are back; then the loop acts on
+	// it (RetryIn, the Waiter) as the one loop did, unless an answer that
+	// came back after it claimed jobs (the store changed: claim again).
+	var empty *lanes.Claimed
+	take := func(a claimAnswer) {
+		claiming--
+		rtt.observe(time.Since(a.t0))
+		w.m.claimLatency.Observe(a.took.Seconds())
+		if a.err != nil {
+			pace.answered(0)
+			w.batches.Add(-1)
+			w.log.Error("claim failed", slog.Any("err", w.redactor.Error(a.err)))
+			sleep(ctx, time.Second)
+			return
+		}
+		if len(a.c.Jobs) == 0 {
+			pace.answered(0)
+			w.batches.Add(-1)
+			empty = &a.c
+			return
+		}
+		zeros, empty = 0, nil
+		pace.answered(len(a.c.Jobs))
+		w.inflight.Add(int64(len(a.c.Jobs)))
+		w.m.inFlight.Add(float64(len(a.c.Jobs)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.batchDone()
+			// From the claim's start: a sender's slot is taken while
+			// the loop claims for it, too.
+			if sent := w.runBatch(ctx, workCtx, drain, a.c.Jobs); sent > 0 {
+				w.hold.observe(time.Since(a.t0) / time.Duration(sent))
+			}
+		}()
+	}
 	w.log.Info("worker started", slog.Int("senders_max", w.cfg.Senders), slog.Int("senders_min", w.cfg.MinSenders),
 		slog.Int("senders", w.senders()), slog.Duration("hold", w.hold.get()))
-	for ctx.Err() == nil {
+	for ctx.Err() == nil || claiming > 0 {
+		if ctx.Err() != nil || (empty != nil && claiming > 0) {
+			take(<-results)
+			continue
+		}
+		if empty != nil {
+			c := *empty
+			empty = nil
+			switch {
+			case c.RetryIn == 0:
+				// The ring has lanes this call's visit budget did not reach.
+				if zeros++; zeros > 3 {
+					sleep(ctx, 5*time.Millisecond)
+				}
+			case c.RetryIn < 0:
+				zeros = 0
+				waiter.Wait(ctx, -1)
+			default:
+				zeros = 0
+				waiter.Wait(ctx, c.RetryIn)
+			}
+			continue
+		}
 		free := w.senders() - int(w.batches.Load())
-		if free <= 0 {
+		if free <= 0 || claiming >= claimsFor(w.cfg.ClaimRate, rtt.est) {
 			select {
 			case <-w.freed:
+			case a := <-results:
+				take(a)
 			case <-ctx.Done():
 			}
 			continue
 		}
-		if d := pace.wait(time.Now()); d > 0 {
-			sleep(ctx, d)
-			continue
-		}
-		cctx, cancel := context.WithTimeout(drain, 10*time.Second)
-		t0 := time.Now()
-		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
-		cancel()
-		w.m.claimLatency.Observe(time.Since(t0).Seconds())
-		if err != nil {
-			w.log.Error("claim failed", slog.Any("err", w.redactor.Error(err)))
-			sleep(ctx, time.Second)
-			continue
-		}
-		if len(c.Jobs) > 0 {
-			zeros = 0
-			pace.claimed(t0, len(c.Jobs))
-			w.inflight.Add(int64(len(c.Jobs)))
-			w.m.inFlight.Add(float64(len(c.Jobs)))
-			w.batches.Add(1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer w.batchDone()
-				// From the claim's start: a sender's slot is taken while
-				// the loop claims for it, too.
-				if sent := w.runBatch(ctx, workCtx, drain, c.Jobs); sent > 0 {
-					w.hold.observe(time.Since(t0) / time.Duration(sent))
-				}
-			}()
-			continue
-		}
-		switch {
-		case c.RetryIn == 0:
-			// The ring has lanes this call's visit budget did not reach.
-			if zeros++; zeros > 3 {
-				sleep(ctx, 5*time.Millisecond)
+		now := time.Now()
+		if d := pace.wait(now); d > 0 {
+			if claiming == 0 {
+				sleep(ctx, d)
+				continue
 			}
-		case c.RetryIn < 0:
-			zeros = 0
-			waiter.Wait(ctx, -1)
-		default:
-			zeros = 0
-			waiter.Wait(ctx, c.RetryIn)
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case a := <-results:
+				take(a)
+			case <-ctx.Done():
+			}
+			t.Stop()
+			continue
 		}
+		// The claim's slot and its first message of the pace are taken
+		// before it is issued, so claims in flight never oversubscribe
+		// the senders and the pacer spaces their starts.
+		pace.claimed(now, 1)
+		w.batches.Add(1)
+		claiming++
+		go func() {
+			cctx, cancel := context.WithTimeout(drain, 10*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
+			results <- claimAnswer{c: c, err: err, t0: now, took: time.Since(t0)}
+		}()
 	}
 	wg.Wait()
 	w.log.Info("worker stopped")
@@ -438,7 +501,9 @@ func (p *claimPacer) wait(now time.Time) time.Duration {
 	return p.next.Sub(now)
 }
 
-// claimed records a claim started at t0 that took k messages.
+// claimed records a claim started at t0 that took k messages; the claim
+// loop records 1 when it issues a claim (before its answer, so claims in
+// flight are spaced too) and the rest with answered.
 func (p *claimPacer) claimed(t0 time.Time, k int) {
 	if p.per == 0 || k <= 0 {
 		return
@@ -447,6 +512,23 @@ func (p *claimPacer) claimed(t0 time.Time, k int) {
 		p.next = earliest
 	}
 	p.next = p.next.Add(time.Duration(k) * p.per)
+}
+
+// answered records the answer of a claim recorded with claimed(t0, 1) at
+// its issue: it took k messages (0 gives its one message back).
+func (p *claimPacer) answered(k int) {
+	if p.per == 0 {
+		return
+	}
+	p.next = p.next.Add(time.Duration(k-1) * p.per)
+}
+
+// claimAnswer is a claim's answer, handed to the claim loop.
+type claimAnswer struct {
+	c    lanes.Claimed
+	err  error
+	t0   time.Time     // when the loop issued it
+	took time.Duration // the store call alone
 }
 
 // claimCreditTime is the least ClaimRate time a late claim loop may catch

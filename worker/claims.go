@@ -1,0 +1,59 @@
+package worker
+
+import (
+	"math"
+	"time"
+)
+
+// Concurrent claims (see Run). A claim is one short script in Valkey, but
+// its round trip (0.5-0.8 ms on a loaded 2-CPU host, more under heavier
+// load) is paid in full by a loop that waits for each answer before the
+// next claim: at 1,000 claims/s (a broadcast at 1,000/s, one message per
+// claim) one loop spends most of its time waiting, and any further delay
+// of the host is rate lost for good. So the claim loop keeps up to
+//
+//	claimsFor(ClaimRate, claim round trip) = clamp(ceil(ClaimRate × rtt × claimsHeadroom), 1, maxClaimsInFlight)
+//
+// claims in flight (Little's law again): 1 at 30/s (30 × 1 ms × 2 = 0.06),
+// 2-4 at 1,000/s. With one in flight the loop behaves as it did before.
+const (
+	// claimsHeadroom covers the variation of the claim's round trip and the
+	// loop's own scheduling delays: twice what the mean needs.
+	claimsHeadroom = 2.0
+	// maxClaimsInFlight caps the claims one worker process has in flight:
+	// each holds a sender's slot (and a Valkey connection's pipeline) until
+	// it is answered.
+	maxClaimsInFlight = 8
+	// claimRTTWeight is the weight of a new claim round trip in its running
+	// estimate.
+	claimRTTWeight = 0.1
+)
+
+// claimsFor is how many claims to keep in flight at rate messages/s (0:
+// unknown, then 1) when a claim's round trip is rtt.
+func claimsFor(rate int, rtt time.Duration) int {
+	if rate <= 0 || rtt <= 0 {
+		return 1
+	}
+	n := int(math.Ceil(float64(rate) * rtt.Seconds() * claimsHeadroom))
+	return min(max(n, 1), maxClaimsInFlight)
+}
+
+// claimRTT is the running estimate of a claim's round trip, from its issue
+// by the claim loop to the loop taking its answer (so the loop's own
+// delays count). Used by the claim loop only: not safe for concurrent use.
+type claimRTT struct {
+	est time.Duration
+}
+
+// observe adds one measurement d.
+func (c *claimRTT) observe(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if c.est == 0 {
+		c.est = d
+		return
+	}
+	c.est += time.Duration(claimRTTWeight * float64(d-c.est))
+}
