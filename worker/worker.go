@@ -270,8 +270,10 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 // pacer's bound; the limits never depend on it). An answer that claimed
 // nothing stops new claims until those in flight are back; the loop then
 // waits on it (RetryIn, the Waiter) as one loop would, unless a later
-// answer claimed jobs. So idle Valkey traffic stays one claim per wake-up:
-// N independent loops would multiply idle claims for no throughput gain.
+// answer claimed jobs, and after it keeps one claim in flight until an
+// answer claims jobs again. So idle Valkey traffic stays one claim per
+// wake-up: N independent loops would multiply idle claims for no
+// throughput gain.
 func (w *Worker) Run(ctx context.Context) error {
 	if !w.running.CompareAndSwap(false, true) {
 		return errors.New("worker: already running")
@@ -316,6 +318,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	// it (RetryIn, the Waiter) as the one loop did, unless an answer that
 	// came back after it claimed jobs (the store changed: claim again).
 	var empty *lanes.Claimed
+	// probe keeps one claim in flight until an answer claims jobs: at the
+	// start and after every answer that claimed nothing, so a wake-up with
+	// nothing claimable costs one claim, not claimsFor of them.
+	probe := true
 	take := func(a claimAnswer) {
 		claiming--
 		rtt.observe(time.Since(a.t0))
@@ -333,7 +339,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			empty = &a.c
 			return
 		}
-		zeros, empty = 0, nil
+		zeros, empty, probe = 0, nil, false
 		pace.answered(len(a.c.Jobs))
 		w.inflight.Add(int64(len(a.c.Jobs)))
 		w.m.inFlight.Add(float64(len(a.c.Jobs)))
@@ -357,7 +363,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if empty != nil {
 			c := *empty
-			empty = nil
+			empty, probe = nil, true
 			switch {
 			case c.RetryIn == 0:
 				// The ring has lanes this call's visit budget did not reach.
@@ -374,7 +380,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			continue
 		}
 		free := w.senders() - int(w.batches.Load())
-		if free <= 0 || claiming >= claimsFor(w.cfg.ClaimRate, rtt.est) {
+		most := claimsFor(w.cfg.ClaimRate, rtt.est)
+		if probe {
+			most = 1
+		}
+		if free <= 0 || claiming >= most {
 			select {
 			case <-w.freed:
 			case a := <-results:
