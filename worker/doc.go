@@ -11,7 +11,9 @@
 // next job, claimable at the ack, may be an edit of this message), but a
 // failing record never holds the ack back: it is retried after the ack.
 //
-// Concurrency: one claim loop feeds the senders (see Run). How many
+// Concurrency: one claim loop feeds the senders, with up to
+// ClaimRate × the claim's round trip × 2 claims in flight (1 to 8: 1 at
+// the bulk rate, a few at 1,000/s; see Run). How many
 // batches are sent at once follows the budget, not a constant (Little's
 // law): ClaimRate × the measured time one message holds its sender (the Bot
 // API round trip and the settle) × 1.25 + 2, at least Config.MinSenders and

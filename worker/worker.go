@@ -270,10 +270,10 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 // pacer's bound; the limits never depend on it). An answer that claimed
 // nothing stops new claims until those in flight are back; the loop then
 // waits on it (RetryIn, the Waiter) as one loop would, unless a later
-// answer claimed jobs, and after it keeps one claim in flight until an
-// answer claims jobs again. So idle Valkey traffic stays one claim per
-// wake-up: N independent loops would multiply idle claims for no
-// throughput gain.
+// answer claimed jobs; after an answer that found nothing scheduled (an
+// idle store) it keeps one claim in flight until an answer claims jobs
+// again. So an idle worker's Valkey traffic stays one claim per wake-up:
+// N independent loops would multiply idle claims for no throughput gain.
 func (w *Worker) Run(ctx context.Context) error {
 	if !w.running.CompareAndSwap(false, true) {
 		return errors.New("worker: already running")
@@ -319,8 +319,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	// came back after it claimed jobs (the store changed: claim again).
 	var empty *lanes.Claimed
 	// probe keeps one claim in flight until an answer claims jobs: at the
-	// start and after every answer that claimed nothing, so a wake-up with
-	// nothing claimable costs one claim, not claimsFor of them.
+	// start and after an answer that found nothing scheduled (RetryIn < 0:
+	// an idle store), so a wake-up with nothing claimable costs one claim,
+	// not claimsFor of them. After a budget's or a lane's wait (RetryIn >
+	// 0: jobs are there, held by time) the claims go out at once, as the
+	// budget refills.
 	probe := true
 	take := func(a claimAnswer) {
 		claiming--
@@ -363,7 +366,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if empty != nil {
 			c := *empty
-			empty, probe = nil, true
+			empty, probe = nil, c.RetryIn < 0
 			switch {
 			case c.RetryIn == 0:
 				// The ring has lanes this call's visit budget did not reach.
