@@ -13,7 +13,7 @@ import (
 
 // floodBench is the go test command of the intake limits' benchmark
 // (internal/app BenchmarkFlood), run in the main module like the intake's.
-var floodBench = []string{"test", "-run", "^$", "-bench", "^BenchmarkFlood$", "-benchtime", "1x", "-count", "1", "-timeout", "30m", "./internal/app/"}
+var floodBench = []string{"test", "-v", "-run", "^$", "-bench", "^BenchmarkFlood$", "-benchtime", "1x", "-count", "1", "-timeout", "30m", "./internal/app/"}
 
 // benchFloods runs BenchmarkFlood (its own servers) and turns its metrics
 // into rows; its log lines go into the report.
@@ -33,7 +33,7 @@ func benchFloods(ctx context.Context, cfg config, _ *valkeyserver.Server, t *tab
 	}
 	cfg.log.Info("floods", "metrics", m)
 	for _, u := range []string{"flood_handled", "flood_dropped", "flood_replies_queued", "flood_bytes/dropped", "flood_next_ms",
-		"flood_keys_left", "rest_chats", "rest_bytes/chat", "rest_bytes/chat_1min", "msg_bytes/delivered",
+		"flood_keys_left", "rest_chats", "rest_bytes/chat", "rest_bytes/chat_1min", "msg_bytes/delivered", "msg_bytes/delivered_1min",
 		"limit_on_updates/s", "limit_off_updates/s", "limit_on_valkey_us/update", "limit_off_valkey_us/update",
 		"path_on_updates/s", "path_off_updates/s", "path_on_valkey_us/update", "path_off_valkey_us/update",
 		"path_valkey_us_ratio", "path_updates_ratio", "limit_valkey_us_ratio"} {
@@ -51,8 +51,8 @@ func benchFloods(ctx context.Context, cfg config, _ *valkeyserver.Server, t *tab
 		fmt.Sprintf("%.0f ms", m["flood_next_ms"]), "none: a check (goal < 2 s)", "—")
 	t.add(fmt.Sprintf("memory per known chat at rest: %s chats, one `/start` each, delivered: bytes/chat at once, and 61 s later (pace logs expired; the finished-update set stays 24 h)", n(m["rest_chats"])),
 		fmt.Sprintf("%s B; %s B", n(m["rest_bytes/chat"]), n(m["rest_bytes/chat_1min"])), "none: a check (goal <= 200 B within the first minute)", "—")
-	t.add("bytes kept per delivered message never edited (10,000 notifications; pace logs included)",
-		fmt.Sprintf("%.1f B", m["msg_bytes/delivered"]), "none: a check (goal <= 40 B)", "—")
+	t.add("bytes kept per delivered message never edited (10,000 notifications): 1 s after delivery (the limiter's own send logs: each chat's pace log lives one pace period), and 61 s later",
+		fmt.Sprintf("%.1f B; %.1f B", m["msg_bytes/delivered"], m["msg_bytes/delivered_1min"]), "none: a check (goal <= 40 B kept; was about 208 B for 24 h)", "—")
 	t.add("the limit's cost on the whole normal path: 6,000 `/help` from 2,000 chats (under the limits) fetched by getUpdates, recorded, claimed, handled, replies enqueued, done marks written (a poller and a handler app in process), updates/s, limits on vs off",
 		commas(int(m["path_on_updates/s"]))+" updates/s", commas(int(m["path_off_updates/s"]))+" updates/s",
 		fmt.Sprintf("%.2f× (pairs' median; of the medians %s)", m["path_updates_ratio"], ratio(m["path_on_updates/s"], m["path_off_updates/s"])))
