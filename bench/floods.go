@@ -13,7 +13,7 @@ import (
 
 // floodBench is the go test command of the intake limits' benchmark
 // (internal/app BenchmarkFlood), run in the main module like the intake's.
-var floodBench = []string{"test", "-v", "-run", "^$", "-bench", "^BenchmarkFlood$", "-benchtime", "1x", "-count", "1", "-timeout", "30m", "./internal/app/"}
+var floodBench = []string{"test", "-run", "^$", "-bench", "^BenchmarkFlood$", "-benchtime", "1x", "-count", "1", "-timeout", "30m", "./internal/app/"}
 
 // benchFloods runs BenchmarkFlood (its own servers) and turns its metrics
 // into rows; its log lines go into the report.
