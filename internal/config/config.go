@@ -495,8 +495,8 @@ func (c Config) validate() error {
 	if err := c.validWebhook(); err != nil {
 		return err
 	}
-	if c.Workers < 1 || c.Workers > 4096 {
-		return &Error{Var: "WORKERS", Want: fmt.Sprintf("most sends in flight per process, 1..4096; got %d", c.Workers)}
+	if c.Workers < 1 || c.Workers > MaxWorkers {
+		return &Error{Var: "WORKERS", Want: fmt.Sprintf("most sends in flight per process, 1..%d; got %d", MaxWorkers, c.Workers)}
 	}
 	if c.WorkerLease < time.Second || c.WorkerLease > time.Hour {
 		return &Error{Var: "WORKER_LEASE", Want: fmt.Sprintf("a duration from 1s to 1h, e.g. 30s; got %v", c.WorkerLease)}
@@ -530,6 +530,12 @@ func (c Config) validate() error {
 
 // MinConsoleToken is the shortest CONSOLE_TOKEN accepted (characters).
 const MinConsoleToken = 32
+
+// MaxWorkers is the highest WORKERS: worker.MaxSenders, the cap the worker
+// applies (written here too so config does not import the worker; a test in
+// internal/app holds the two equal). At the cap a process holds about 63 KiB
+// and, over HTTP/1.1, one socket per sender in use (docs/delivery.md).
+const MaxWorkers = 4096
 
 // validConsole checks CONSOLE_ADDR (host:port) and, with it, CONSOLE_TOKEN:
 // at least MinConsoleToken characters, not the bot token, not one
