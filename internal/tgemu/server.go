@@ -386,6 +386,8 @@ func (e *Emulator) dispatch(ctx context.Context, c *call) reply {
 		return e.getWebhookInfo()
 	case "answercallbackquery":
 		return e.answerCallbackQuery(c)
+	case "getmystarbalance":
+		return e.getMyStarBalance()
 	default:
 		return errReply(http.StatusNotFound, "Not Found", nil)
 	}

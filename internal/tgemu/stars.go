@@ -1,5 +1,7 @@
 package tgemu
 
+import "github.com/go-telegram/bot/models"
+
 // Paid broadcasts (Bot API, sendMessage, allow_paid_broadcast: "Pass True to
 // allow up to 1000 messages per second, ignoring broadcasting limits for a
 // fee of 0.1 Telegram Stars per message. The relevant Stars will be
@@ -48,4 +50,19 @@ func (e *Emulator) PaidSent() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.paidSent
+}
+
+// UnlimitedStars is the whole Stars getMyStarBalance reports while the
+// balance is unlimited (the default).
+const UnlimitedStars = 1_000_000_000
+
+// getMyStarBalance answers the balance as a StarAmount: whole Stars in
+// amount, the tenths in nanostar_amount (10^8 nanostars per tenth);
+// UnlimitedStars while the balance is unlimited.
+func (e *Emulator) getMyStarBalance() reply {
+	tenths := e.StarBalance()
+	if tenths < 0 {
+		return okReply(models.StarAmount{Amount: UnlimitedStars})
+	}
+	return okReply(models.StarAmount{Amount: int(tenths / 10), NanostarAmount: int(tenths%10) * 100_000_000})
 }

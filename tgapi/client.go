@@ -1,0 +1,204 @@
+package tgapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/codemojex/codemojex/redact"
+)
+
+// DefaultServerURL is Telegram's Bot API server.
+const DefaultServerURL = "https://api.telegram.org"
+
+// Config configures a Client. Zero fields take the defaults in brackets.
+type Config struct {
+	// Token is the bot token (required; "<bot id>:<secret>"). It goes into
+	// every request URL and never into an error (see redact).
+	Token string
+	// ServerURL is the Bot API server [DefaultServerURL]; tests give the
+	// emulator's (internal/tgemu) URL, a local Bot API server its own.
+	ServerURL string
+	// HTTPClient sends the requests [a client of its own on a clone of
+	// http.DefaultTransport, no timeout of its own].
+	HTTPClient *http.Client
+	// Timeout bounds each call but getUpdates (whose bound is its
+	// long-poll timeout + PollMargin) [0: only the caller's context and
+	// HTTPClient's Timeout bound a call].
+	Timeout time.Duration
+}
+
+// PollMargin is how much longer than its long-poll timeout a getUpdates
+// call may take before it is cut: the answer of a poll that found nothing
+// comes at the timeout, plus the round trip.
+const PollMargin = 15 * time.Second
+
+// maxAnswer bounds the answer read (getUpdates' 100 updates are far less).
+const maxAnswer = 64 << 20
+
+// Client calls the Bot API: one request path (call) and one decoder
+// (decode) for every method, each failure one *Error. It sends JSON bodies
+// (application/json, which the Bot API accepts for every method without a
+// file upload). Safe for concurrent use.
+type Client struct {
+	hc      *http.Client
+	red     *redact.Redactor
+	prefix  string            // server URL + "/bot" + token + "/"
+	urls    map[string]string // prefix + method, for the methods of this package (read only)
+	timeout time.Duration
+}
+
+// methods are the Bot API methods of this package (their URLs are built
+// once in New).
+var methods = []string{
+	"getMe", "getUpdates", "setWebhook", "deleteWebhook", "getWebhookInfo", "sendMessage",
+	"editMessageText", "answerCallbackQuery", "setMyCommands", "getMyStarBalance",
+}
+
+// New returns a Client for cfg. Errors: an empty token. A ServerURL that
+// does not parse is not an error here: every call then fails with a
+// redacted *Error (Status 0).
+func New(cfg Config) (*Client, error) {
+	if strings.TrimSpace(cfg.Token) == "" {
+		return nil, errors.New("tgapi: empty bot token")
+	}
+	if cfg.ServerURL == "" {
+		cfg.ServerURL = DefaultServerURL
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	c := &Client{
+		hc: cfg.HTTPClient, red: redact.New(cfg.Token), timeout: cfg.Timeout,
+		prefix: strings.TrimRight(cfg.ServerURL, "/") + "/bot" + cfg.Token + "/",
+		urls:   make(map[string]string, len(methods)),
+	}
+	for _, m := range methods {
+		c.urls[m] = c.prefix + m
+	}
+	return c, nil
+}
+
+// Redactor returns the redactor of the client's token.
+func (c *Client) Redactor() *redact.Redactor { return c.red }
+
+// jsonType is the Content-Type of every request with parameters.
+var jsonType = []string{"application/json"}
+
+// call is the one request path: it POSTs params (nil: none) as JSON to
+// method, bounded by timeout (0: ctx alone), and decodes the answer's
+// result into result (nil: ignored). It returns the HTTP status of the
+// answer (0 when none came) and nil or an *Error.
+func (c *Client) call(ctx context.Context, method string, params, result any, timeout time.Duration) (int, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	var body io.Reader = http.NoBody
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return 0, &Error{Method: method, Err: c.red.Error(fmt.Errorf("encode parameters: %w", err))}
+		}
+		body = bytes.NewReader(b)
+	}
+	u, ok := c.urls[method]
+	if !ok {
+		u = c.prefix + method
+	}
+	var written atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) { written.Store(i.Err == nil) },
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
+	if err != nil {
+		return 0, c.transportError(method, err, false)
+	}
+	if params != nil {
+		req.Header["Content-Type"] = jsonType
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, c.transportError(method, err, written.Load())
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := readAnswer(resp)
+	if err != nil {
+		// The answer began (a status came) but its body was cut.
+		return resp.StatusCode, &Error{Method: method, Status: resp.StatusCode, Err: c.red.Error(fmt.Errorf("read answer: %w", err))}
+	}
+	return resp.StatusCode, c.decode(method, resp.StatusCode, raw, result)
+}
+
+// readAnswer reads resp's body (at most maxAnswer bytes), in one
+// allocation when its length is announced.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxAnswer {
+		b := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, b)
+		return b, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+}
+
+// answer is a Bot API answer (https://core.telegram.org/bots/api#making-requests).
+type answer struct {
+	OK          bool            `json:"ok"`
+	Result      json.RawMessage `json:"result"`
+	ErrorCode   int             `json:"error_code"`
+	Description string          `json:"description"`
+	Parameters  struct {
+		RetryAfter      int   `json:"retry_after"`
+		MigrateToChatID int64 `json:"migrate_to_chat_id"`
+	} `json:"parameters"`
+}
+
+// decode is the one decoder: it turns the answer (HTTP status, body) of
+// method into result (nil: ignored) or an *Error: an ok=false answer with
+// its error_code (the HTTP status when error_code is missing),
+// description and parameters; a body that is not Bot API JSON, or a
+// result that does not fit result, with Err set.
+func (c *Client) decode(method string, status int, body []byte, result any) error {
+	var a answer
+	if err := json.Unmarshal(body, &a); err != nil {
+		return &Error{Method: method, Status: status, Err: c.red.Error(err)}
+	}
+	if !a.OK {
+		code := a.ErrorCode
+		if code == 0 {
+			code = status
+		}
+		return &Error{
+			Method: method, Status: status, Code: code, Description: c.red.String(a.Description),
+			RetryAfter: a.Parameters.RetryAfter, MigrateToChatID: a.Parameters.MigrateToChatID,
+		}
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(a.Result, result); err != nil {
+		return &Error{Method: method, Status: status, Err: c.red.Error(fmt.Errorf("unexpected result: %w", err))}
+	}
+	return nil
+}
+
+// transportError is the *Error of a call that got no answer: err's
+// *url.Error has its URL redacted (the URL holds the token), and its text
+// is redacted too (errors.Is and errors.As still see the causes).
+func (c *Client) transportError(method string, err error, written bool) *Error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = c.red.String(ue.URL)
+	}
+	return &Error{Method: method, Written: written, Err: c.red.Error(err)}
+}
