@@ -365,7 +365,7 @@ func TestAdminCommandsInAGroupAnswerOnlyAHint(t *testing.T) {
 		require.Equal(t, before[i].Pending, after[i].Pending, "no broadcast was queued")
 		require.Equal(t, before[i].Dead, after[i].Dead)
 	}
-	tracked, err := r.app.audience.Tracked(ctx)
+	tracked, err := r.app.tracking.Tracked(ctx)
 	require.NoError(t, err)
 	require.Empty(t, tracked, "no broadcast is tracked")
 }

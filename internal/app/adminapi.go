@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/intake"
@@ -151,10 +152,7 @@ func (a *App) setWeight(ctx context.Context, who string, chat int64, w int) (str
 
 // ChatRef is a chat as the bot knows it: its id and name (title, or the
 // user's name and @username; "" when never seen named).
-type ChatRef struct {
-	ID   int64
-	Name string
-}
+type ChatRef = chats.Ref
 
 // FindChats finds chats by id (a number: that chat) or by the start of
 // their title or username (at most n, in name order).

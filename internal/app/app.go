@@ -18,6 +18,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/intake"
@@ -41,8 +42,9 @@ type App struct {
 	store     *lanes.Store
 	notifier  *notifier.Notifier
 	games     *gamestore.Store
-	audience  *audience
-	chatDir   *chatDir
+	audience  *chats.Audience
+	chatDir   *chats.Directory
+	tracking  *tracking
 	auditLog  *auditLog
 	previews  *previews
 	inbox     *intake.Inbox
@@ -150,12 +152,11 @@ func (a *App) init() error {
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}
-	a.audience = &audience{c: a.c, keys: a.keys, move: luascript.Must(luaFS, "movechats")}
-	src, err := luaFS.ReadFile("lua/chatname.lua")
-	if err != nil {
-		return fmt.Errorf("app: chatname.lua: %w", err)
+	a.audience = chats.NewAudience(a.c, o.tag)
+	if a.chatDir, err = chats.NewDirectory(a.c, o.tag); err != nil {
+		return fmt.Errorf("app: %w", err)
 	}
-	a.chatDir = &chatDir{c: a.c, keys: a.keys, script: string(src)}
+	a.tracking = &tracking{c: a.c, keys: a.keys}
 	a.previews = newPreviews(a.c, a.keys)
 	a.auditLog = &auditLog{c: a.c, keys: a.keys, max: o.auditCap, log: a.log.With(slog.String("component", "audit"))}
 	// The update queue: a store of its own on the same tag (so a chat's

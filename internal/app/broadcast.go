@@ -315,7 +315,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 		mode = " (paid)"
 	}
 	a.editPreview(ctx, m, p.ID, fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, mode, id))
-	exists, err := a.audience.IsTracked(ctx, id)
+	exists, err := a.tracking.IsTracked(ctx, id)
 	if err != nil {
 		run.fail(err)
 		return toastRetry
@@ -338,7 +338,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 			run.fail(err)
 			return toastRetry
 		}
-		if err := a.audience.Track(ctx, id, tracked{Chat: p.Chat, Preview: p.ID, Job: jobs[0], Last: txt}); err != nil {
+		if err := a.tracking.Track(ctx, id, tracked{Chat: p.Chat, Preview: p.ID, Job: jobs[0], Last: txt}); err != nil {
 			run.fail(err)
 			return toastRetry
 		}
@@ -495,21 +495,21 @@ func (a *App) trackBroadcasts(ctx context.Context) {
 }
 
 func (a *App) trackOnce(ctx context.Context) error {
-	all, err := a.audience.Tracked(ctx)
+	all, err := a.tracking.Tracked(ctx)
 	if err != nil {
 		return err
 	}
 	for id, raw := range all {
 		var t tracked
 		if err := json.Unmarshal([]byte(raw), &t); err != nil {
-			if err := a.audience.Untrack(ctx, id); err != nil {
+			if err := a.tracking.Untrack(ctx, id); err != nil {
 				return err
 			}
 			continue
 		}
 		p, err := a.notifier.Progress(ctx, id)
 		if errors.Is(err, notifier.ErrUnknownBroadcast) {
-			if err := a.audience.Untrack(ctx, id); err != nil {
+			if err := a.tracking.Untrack(ctx, id); err != nil {
 				return err
 			}
 			continue
@@ -564,13 +564,13 @@ func (a *App) trackOnce(ctx context.Context) error {
 			t.Last, t.Edited = txt, time.Now()
 		}
 		if done && t.Last == txt {
-			if err := a.audience.Untrack(ctx, id); err != nil {
+			if err := a.tracking.Untrack(ctx, id); err != nil {
 				return err
 			}
 			a.log.Info("broadcast finished", slog.String("broadcast", id), slog.Int("sent", p.Sent), slog.Int("total", p.Total))
 			continue
 		}
-		if err := a.audience.Track(ctx, id, t); err != nil {
+		if err := a.tracking.Track(ctx, id, t); err != nil {
 			return err
 		}
 	}
@@ -624,7 +624,7 @@ func (a *App) continueFreeErr(ctx context.Context, who, id string) (string, erro
 	case !p.Halted:
 		return "Broadcast " + id + " is not halted: nothing to continue.", nil
 	}
-	all, err := a.audience.Tracked(ctx)
+	all, err := a.tracking.Tracked(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -199,7 +199,7 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	require.Equal(t, "📣 Sending to 2000 chats.", toast)
 	var id string
 	require.Eventually(t, func() bool {
-		all, err := r.app.audience.Tracked(ctx)
+		all, err := r.app.tracking.Tracked(ctx)
 		for k := range all {
 			id = k
 		}

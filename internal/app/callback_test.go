@@ -29,7 +29,7 @@ func TestTapAnswersStayFastDuringBroadcastAtGlobalLimit(t *testing.T) {
 	const audience = 10_000
 	adds := make(valkey.Commands, 0, 1000)
 	for i := range audience {
-		adds = append(adds, r.app.audience.addChat(int64(2_000_000+i)))
+		adds = append(adds, r.app.audience.AddCmd(int64(2_000_000+i)))
 		if len(adds) == cap(adds) {
 			for _, res := range h.c.DoMulti(ctx, adds...) {
 				require.NoError(t, res.Error())

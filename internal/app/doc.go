@@ -36,11 +36,12 @@
 //
 // Every key starts with the store's hash tag {T} (default lanes.DefaultTag),
 // shared with lanes, notifier, chatstate, gamestore and intake, so every
-// script runs on Valkey Cluster. The app itself keeps these (audience.go,
-// health.go, board.go, audit.go); docs/keys.md lists every key of the program:
+// script runs on Valkey Cluster. The broadcast audience and the chat
+// directory ({T}:app:chats..., {T}:app:chatname..., {T}:app:chatidx...) are
+// package internal/chats'. The app itself keeps these (tracking.go,
+// health.go, board.go, audit.go, preview.go); docs/keys.md lists every key
+// of the program:
 //
-//	{T}:app:chats:<b>             set     the chat ids of bucket b (chat mod 1,024) that sent the bot an update (broadcast audience)
-//	{T}:app:chats                 set     the audience as one set, before the buckets (read, moved to them at start)
 //	{T}:app:bc                    hash    broadcasts whose progress message is being kept up to date
 //	{T}:app:health                string  /healthz write probe ("1", PX 1 min)
 //	{T}:app:board:<chat_id>       hash    the chat's game board: g (game id), j (job id of its sendMessage)

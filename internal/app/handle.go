@@ -615,17 +615,21 @@ func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 func (a *App) chatMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
 		if chat := chatOf(u); chat != 0 {
-			also := []valkey.Completed{a.audience.addChat(chat)}
-			id, n, named := nameOf(u)
-			if named = named && id == chat && !a.chatDir.unchanged(chat, n); named {
-				also = append(also, a.chatDir.record(chat, n))
+			also := []valkey.Completed{a.audience.AddCmd(chat)}
+			id, n, ok := nameOf(u)
+			rec, named := valkey.Completed{}, false
+			if ok && id == chat {
+				rec, named = a.chatDir.Record(chat, n)
+			}
+			if named {
+				also = append(also, rec)
 			}
 			if err := a.notifier.Chats().MarkActiveWith(ctx, chat, also...); err != nil {
 				runOf(ctx).fail(fmt.Errorf("record chat %d: %w", chat, err))
 				return
 			}
 			if named {
-				a.chatDir.remember(chat, n)
+				a.chatDir.Recorded(chat, n)
 			}
 		}
 		next(ctx, b, u)

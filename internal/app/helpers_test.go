@@ -474,6 +474,6 @@ func (h *harness) addKnownChats(r *running, first int64, n int) {
 	for i := range n {
 		chat := first + int64(i)
 		h.emu.AddChat(models.Chat{ID: chat, Type: models.ChatTypePrivate, FirstName: "U"})
-		require.NoError(h.t, r.app.audience.AddChat(context.Background(), chat))
+		require.NoError(h.t, r.app.audience.Add(context.Background(), chat))
 	}
 }

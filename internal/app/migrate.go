@@ -9,7 +9,7 @@ import (
 // one key per whole-bot structure into the buckets that replace it (the
 // intake's handled marks, intake.Inbox.MigrateMarks, and its floors, which
 // now live in each lane's finished set, intake.Inbox.MigrateFloors; the audience,
-// audience.Migrate; the chat directory, chatDir.Migrate), in bounded steps, once per start, while the bot runs:
+// chats.Audience.Migrate; the chat directory, chats.Directory.Migrate), in bounded steps, once per start, while the bot runs:
 // until an entry is moved its readers read the old key too, so nothing is
 // lost and nothing waits for it. It logs what it moved; an error is logged
 // and left (the old keys stay read; the next start moves the rest).

@@ -11,12 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/intake"
 )
 
 // A deployment of before the buckets (one audience set, one hash of
 // handled marks, one hash of floors, one chat directory hash and index, in both of its
-// formats) loses nothing on the upgrade: before the move the readers read
+// formats) loses nothing on the upgrade (the moves themselves: intake's
+// and internal/chats' tests): before the move the readers read
 // the old keys (the audience, a chat's mark, its name, the search), and a
 // start moves every entry to its bucket in steps, after which the old keys
 // are gone and the readers answer as before.
@@ -24,7 +26,7 @@ func TestStartMovesTheOldKeysToTheBucketsLosingNothing(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	const many = 1200 // three steps of the migration, an old set too large for an intset
-	k := keyspace{tag: h.tag}
+	k := chats.NewKeys(h.tag)
 	ik := intake.NewInbox(h.c, nil, h.tag).Keys()
 	var want []int64
 	members := make([]string, 0, many)
@@ -39,15 +41,15 @@ func TestStartMovesTheOldKeysToTheBucketsLosingNothing(t *testing.T) {
 		members = append(members, id)
 		n := "c" + strconv.Itoa(i) // the search key of the chat named Chat i: "c<i>" and "chat <i>", "<i>"
 		ms := []string{n + "\x00" + id, "chat " + strconv.Itoa(i) + "\x00" + id}
-		name := h.c.B().Hset().Key(k.legacyChatName()).FieldValue().FieldValue(id, "Chat "+strconv.Itoa(i)+"\x1f"+strings.Join(ms, "\x1e"))
+		name := h.c.B().Hset().Key(k.LegacyName()).FieldValue().FieldValue(id, "Chat "+strconv.Itoa(i)+"\x1f"+strings.Join(ms, "\x1e"))
 		if i%5 == 0 { // the format before: the members in "<id>:i"
-			name = h.c.B().Hset().Key(k.legacyChatName()).FieldValue().FieldValue(id, "Chat "+strconv.Itoa(i)).FieldValue(id+":i", strings.Join(ms, "\x1e"))
+			name = h.c.B().Hset().Key(k.LegacyName()).FieldValue().FieldValue(id, "Chat "+strconv.Itoa(i)).FieldValue(id+":i", strings.Join(ms, "\x1e"))
 		}
 		old = append(old, h.c.B().Hset().Key(ik.LegacyDone()).FieldValue().FieldValue(id, "0:"+strconv.Itoa(i)).Build(),
 			h.c.B().Hset().Key(ik.LegacyFloor()).FieldValue().FieldValue(id, fmt.Sprintf("%020d:%020d", 0, i)).Build(),
-			name.Build(), h.c.B().Zadd().Key(k.legacyChatIndex()).ScoreMember().ScoreMember(0, ms[0]).ScoreMember(0, ms[1]).Build())
+			name.Build(), h.c.B().Zadd().Key(k.LegacyIndex()).ScoreMember().ScoreMember(0, ms[0]).ScoreMember(0, ms[1]).Build())
 	}
-	require.NoError(t, h.c.Do(ctx, h.c.B().Sadd().Key(k.legacyChats()).Member(members...).Build()).Error())
+	require.NoError(t, h.c.Do(ctx, h.c.B().Sadd().Key(k.LegacyAudience()).Member(members...).Build()).Error())
 	for _, r := range h.c.DoMulti(ctx, old...) {
 		require.NoError(t, r.Error())
 	}
@@ -86,12 +88,12 @@ func TestStartMovesTheOldKeysToTheBucketsLosingNothing(t *testing.T) {
 
 	r := h.start(nil)
 	require.Eventually(t, func() bool {
-		n, err := h.c.Do(ctx, h.c.B().Exists().Key(k.legacyChats(), ik.LegacyDone(), ik.LegacyFloor(), k.legacyChatName(), k.legacyChatIndex()).Build()).AsInt64()
+		n, err := h.c.Do(ctx, h.c.B().Exists().Key(k.LegacyAudience(), ik.LegacyDone(), ik.LegacyFloor(), k.LegacyName(), k.LegacyIndex()).Build()).AsInt64()
 		return err == nil && n == 0
 	}, wait, 10*time.Millisecond, "the old keys are emptied")
 	requireAsBefore(r.app)
 	b := intake.ChatBucket(want[0])
-	for _, key := range []string{k.chatsBucket(b), ik.DoneBucket(b), k.chatName(want[0]), k.chatIndex(want[0])} {
+	for _, key := range []string{k.Audience(want[0]), ik.DoneBucket(b), k.Name(want[0]), k.Index(want[0])} {
 		enc, err := h.c.Do(ctx, h.c.B().ObjectEncoding().Key(key).Build()).ToString()
 		require.NoError(t, err)
 		require.Contains(t, []string{"intset", "listpack"}, enc, "%s is compact", key)

@@ -1,4 +1,4 @@
-package app
+package chats
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/codemojex/codemojex/chatstate"
 	"github.com/codemojex/codemojex/internal/valkeytest"
-	"github.com/codemojex/codemojex/luascript"
 )
 
 // BenchmarkChatBookkeeping measures what recording a chat's name (the
@@ -27,16 +26,15 @@ import (
 // a dedicated server; the median of 7 windows each and the ratios to the
 // baseline without. The round trips are the same (one pipeline).
 //
-// Run: go test -run '^$' -bench ChatBookkeeping -benchtime 1x ./internal/app/
+// Run: go test -run '^$' -bench ChatBookkeeping -benchtime 1x ./internal/chats/
 func BenchmarkChatBookkeeping(b *testing.B) {
 	ctx := context.Background()
 	srv := valkeytest.Start(b, valkeytest.Options{})
 	c := srv.Client(b)
-	keys := keyspace{tag: "bench"}
-	src, err := luaFS.ReadFile("lua/chatname.lua")
+	keys := NewKeys("bench")
+	dir, err := NewDirectory(c, keys.tag)
 	require.NoError(b, err)
-	dir := &chatDir{c: c, keys: keys, script: string(src)}
-	aud := &audience{c: c, keys: keys, move: luascript.Must(luaFS, "movechats")}
+	aud := NewAudience(c, keys.tag)
 	chats := chatstate.New(c, "bench", time.Hour)
 	const perWindow, nChats, windows = 2000, 200, 7
 	usec := func() float64 {
@@ -66,8 +64,8 @@ func BenchmarkChatBookkeeping(b *testing.B) {
 		before := usec()
 		for i := range perWindow {
 			chat := int64(1000 + i%nChats)
-			n := chatName{Title: "Player " + strconv.FormatInt(chat, 10), Username: "p" + strconv.FormatInt(chat, 10)}
-			also := []valkey.Completed{aud.addChat(chat)}
+			n := Name{Title: "Player " + strconv.FormatInt(chat, 10), Username: "p" + strconv.FormatInt(chat, 10)}
+			also := []valkey.Completed{aud.AddCmd(chat)}
 			send := mode == always || (mode == cached && !dir.unchanged(chat, n))
 			if send {
 				also = append(also, dir.record(chat, n))
@@ -98,37 +96,37 @@ func BenchmarkChatBookkeeping(b *testing.B) {
 		windows, perWindow, med[none], med[always], med[always]/med[none], med[cached], med[cached]/med[none])
 }
 
-// BenchmarkChatFind measures the console's search by name (chatDir.Find,
+// BenchmarkChatFind measures the console's search by name (Directory.Find,
 // 10 results) over 100,000 chats named "Player <n>" (@p<n>): the server
 // time per search (INFO commandstats usec of zrange and hget), with the
-// index in chatIndexBuckets buckets as Find reads it, and, as the
+// index in IndexBuckets buckets as Find reads it, and, as the
 // baseline in the same run, with the same members in the one sorted set
 // kept before the buckets (a skiplist, searched alone: O(log chats + n));
 // the median of 7 alternated windows of 20 searches, and their bytes per
 // chat (MEMORY USAGE of the index keys).
 //
-// Run: go test -run '^$' -bench ChatFind -benchtime 1x ./internal/app/
+// Run: go test -run '^$' -bench ChatFind -benchtime 1x ./internal/chats/
 func BenchmarkChatFind(b *testing.B) {
 	ctx := context.Background()
 	srv := valkeytest.Start(b, valkeytest.Options{})
 	c := srv.Client(b)
-	src, err := luaFS.ReadFile("lua/chatname.lua")
+	buckets, err := NewDirectory(c, "bench")
 	require.NoError(b, err)
-	buckets := &chatDir{c: c, keys: keyspace{tag: "bench"}, script: string(src)}
-	one := &chatDir{c: c, keys: keyspace{tag: "one"}, script: string(src)}
+	one, err := NewDirectory(c, "one")
+	require.NoError(b, err)
 	const chats, perWindow, windows = 100_000, 20, 7
 	for first := 0; first < chats; first += 1000 {
 		cmds := make(valkey.Commands, 0, 2000)
 		for i := first; i < first+1000; i++ {
 			chat := int64(1_000_000 + i)
-			n := chatName{Title: "Player " + strconv.Itoa(i), Username: "p" + strconv.Itoa(i)}
+			n := Name{Title: "Player " + strconv.Itoa(i), Username: "p" + strconv.Itoa(i)}
 			cmds = append(cmds, buckets.record(chat, n))
 			id := strconv.FormatInt(chat, 10)
-			z := c.B().Zadd().Key(one.keys.legacyChatIndex()).ScoreMember()
+			z := c.B().Zadd().Key(one.keys.LegacyIndex()).ScoreMember()
 			for _, k := range searchKeys(n) {
 				z = z.ScoreMember(0, member(k, id))
 			}
-			cmds = append(cmds, z.Build(), c.B().Hset().Key(one.keys.legacyChatName()).FieldValue().FieldValue(id, n.shown()).Build())
+			cmds = append(cmds, z.Build(), c.B().Hset().Key(one.keys.LegacyName()).FieldValue().FieldValue(id, n.shown()).Build())
 		}
 		for _, r := range c.DoMulti(ctx, cmds...) {
 			require.NoError(b, r.Error())
@@ -153,7 +151,7 @@ func BenchmarkChatFind(b *testing.B) {
 		return total
 	}
 	q := 0
-	window := func(d *chatDir) float64 {
+	window := func(d *Directory) float64 {
 		before := usec()
 		for range perWindow {
 			q++
@@ -183,14 +181,14 @@ func BenchmarkChatFind(b *testing.B) {
 		return total / chats
 	}
 	var idx []string
-	for bk := range int64(chatIndexBuckets) {
-		idx = append(idx, buckets.keys.chatIndexBucket(bk))
+	for bk := range int64(IndexBuckets) {
+		idx = append(idx, buckets.keys.IndexBucket(bk))
 	}
-	bb, bo := bytesOf(idx...), bytesOf(one.keys.legacyChatIndex())
+	bb, bo := bytesOf(idx...), bytesOf(one.keys.LegacyIndex())
 	b.ReportMetric(mo, "server-us/search-one-set")
 	b.ReportMetric(mb, "server-us/search-buckets")
 	b.ReportMetric(bo, "index-B/chat-one-set")
 	b.ReportMetric(bb, "index-B/chat-buckets")
 	b.Logf("chat search over %d chats (3 members each), server µs per search (median of %d windows of %d): one sorted set %.1f, %d buckets %.1f (x%.1f); index bytes per chat %.1f vs %.1f",
-		chats, windows, perWindow, mo, chatIndexBuckets, mb, mb/mo, bo, bb)
+		chats, windows, perWindow, mo, IndexBuckets, mb, mb/mo, bo, bb)
 }

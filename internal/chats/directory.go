@@ -1,4 +1,4 @@
-package app
+package chats
 
 import (
 	"context"
@@ -9,25 +9,24 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/go-telegram/bot/models"
 	"github.com/valkey-io/valkey-go"
 )
 
-// chatDir owns the chat directory: how each chat that wrote to the bot is
+// Directory owns the chat directory: how each chat that wrote to the bot is
 // named, as the bot last saw it (a group's title, a user's name and
 // @username), and a lexicographic index of those names for the console's
-// search ({T}:app:chatname:<b> and {T}:app:chatidx:<b>, intake.ChatBuckets
-// buckets each by chat id, written by chatname.lua only when a name
-// changes), and the one hash and sorted set kept before the buckets
+// search ({T}:app:chatname:<b>, Buckets buckets by chat id, and
+// {T}:app:chatidx:<i>, IndexBuckets; written by chatname.lua only when a
+// name changes), and the one hash and sorted set kept before the buckets
 // ({T}:app:chatname, {T}:app:chatidx: read, and moved by Migrate). It is
 // as large as the audience, one entry per known chat (five index members
 // at most: four starts of its title and its username). A bucket stays a
 // listpack, a few bytes an entry, while it holds at most 512 names (hash)
 // and 128 index members (sorted set) of at most 64 bytes: the name as
 // shown is cut to maxShown bytes, a search key to maxKey.
-type chatDir struct {
+type Directory struct {
 	c      valkey.Client
-	keys   keyspace
+	keys   Keys
 	script string // chatname.lua's source, sent with EVAL in the update's pipeline
 
 	// known caches the names this process recorded (chat id -> shown
@@ -40,11 +39,21 @@ type chatDir struct {
 	known map[int64]string
 }
 
-// knownMax bounds chatDir.known (about 100 bytes an entry).
+// NewDirectory returns the chat directory kept in c under hash tag tag.
+// Errors: chatname.lua missing from the embedded files (a build error).
+func NewDirectory(c valkey.Client, tag string) (*Directory, error) {
+	src, err := luaFS.ReadFile("lua/chatname.lua")
+	if err != nil {
+		return nil, fmt.Errorf("chats: chatname.lua: %w", err)
+	}
+	return &Directory{c: c, keys: NewKeys(tag), script: string(src)}, nil
+}
+
+// knownMax bounds Directory.known (about 100 bytes an entry).
 const knownMax = 20_000
 
 // unchanged reports whether this process already recorded chat as named n.
-func (d *chatDir) unchanged(chat int64, n chatName) bool {
+func (d *Directory) unchanged(chat int64, n Name) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	v, ok := d.known[chat]
@@ -52,7 +61,7 @@ func (d *chatDir) unchanged(chat int64, n chatName) bool {
 }
 
 // remember notes that chat is recorded as named n.
-func (d *chatDir) remember(chat int64, n chatName) {
+func (d *Directory) remember(chat int64, n Name) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.known == nil || len(d.known) >= knownMax {
@@ -61,40 +70,14 @@ func (d *chatDir) remember(chat int64, n chatName) {
 	d.known[chat] = n.shown()
 }
 
-// chatName is a chat as the directory knows it.
-type chatName struct {
+// Name is a chat's name as the directory knows it.
+type Name struct {
 	Title    string // a group's title, or a user's first and last name
 	Username string // without the @, "" when none
 }
 
-// nameOf returns how the chat of update u is named, ok false when u names
-// no chat.
-func nameOf(u *models.Update) (int64, chatName, bool) {
-	var c *models.Chat
-	switch {
-	case u.Message != nil:
-		c = &u.Message.Chat
-	case u.EditedMessage != nil:
-		c = &u.EditedMessage.Chat
-	case u.CallbackQuery != nil && u.CallbackQuery.Message.Message != nil:
-		c = &u.CallbackQuery.Message.Message.Chat
-	case u.MyChatMember != nil:
-		c = &u.MyChatMember.Chat
-	case u.ChatMember != nil:
-		c = &u.ChatMember.Chat
-	}
-	if c == nil || c.ID == 0 {
-		return 0, chatName{}, false
-	}
-	title := c.Title
-	if title == "" {
-		title = strings.TrimSpace(c.FirstName + " " + c.LastName)
-	}
-	return c.ID, chatName{Title: title, Username: c.Username}, true
-}
-
 // shown is how the console shows n: "Title (@username)".
-func (n chatName) shown() string {
+func (n Name) shown() string {
 	switch {
 	case n.Username == "":
 		return n.Title
@@ -116,7 +99,7 @@ const maxTitleWords = 4
 // searchKeys are the index forms chat n is found by: its title from each
 // of its first words on ("rust lovers club", "lovers club", "club"), and its
 // username.
-func searchKeys(n chatName) []string {
+func searchKeys(n Name) []string {
 	var out []string
 	words := strings.Fields(searchKey(n.Title))
 	for i := range min(len(words), maxTitleWords) {
@@ -151,7 +134,7 @@ func clip(s string, n int) string {
 
 // shownValue is the name as shown that the directory keeps for n: at most
 // maxShown bytes, without \x1f (the separator of the format before).
-func shownValue(n chatName) string {
+func shownValue(n Name) string {
 	v := strings.ReplaceAll(n.shown(), "\x1f", "")
 	if len(v) > maxShown {
 		v = clip(v, maxShown-len("…")) + "…"
@@ -162,11 +145,27 @@ func shownValue(n chatName) string {
 // member is the index member of search key k of chat id.
 func member(k, id string) string { return clip(k, maxKey) + "\x00" + id }
 
-// record is the command recording chat's name n, for the pipeline of the
-// update's chat bookkeeping (chatMiddleware): EVAL, so it needs no script
-// load first (it writes only when the name changed, and moves the chat's
-// entry of before the buckets if there is one).
-func (d *chatDir) record(chat int64, n chatName) valkey.Completed {
+// Record returns the command recording chat as named n, for the pipeline
+// of an update's chat bookkeeping (the app's chatMiddleware), and ok false
+// (send nothing) when this process already recorded that name. Call
+// Recorded(chat, n) once the command succeeded. The command is an EVAL of
+// chatname.lua, so it needs no script load first; it writes only when the
+// name changed, and moves the chat's entry of before the buckets if there
+// is one.
+func (d *Directory) Record(chat int64, n Name) (cmd valkey.Completed, ok bool) {
+	if d.unchanged(chat, n) {
+		return valkey.Completed{}, false
+	}
+	return d.record(chat, n), true
+}
+
+// Recorded notes that chat is recorded as named n (its Record command
+// succeeded), so its later updates send nothing.
+func (d *Directory) Recorded(chat int64, n Name) { d.remember(chat, n) }
+
+// record is the command recording chat's name n, whether this process
+// recorded it already or not.
+func (d *Directory) record(chat int64, n Name) valkey.Completed {
 	id := strconv.FormatInt(chat, 10)
 	args := []string{id, shownValue(n)}
 	for _, k := range searchKeys(n) {
@@ -176,30 +175,30 @@ func (d *chatDir) record(chat int64, n chatName) valkey.Completed {
 }
 
 // recordCmd is chatname.lua's EVAL for chat with ARGV args.
-func (d *chatDir) recordCmd(chat int64, args []string) valkey.Completed {
+func (d *Directory) recordCmd(chat int64, args []string) valkey.Completed {
 	return d.c.B().Eval().Script(d.script).Numkeys(4).
-		Key(d.keys.chatName(chat), d.keys.chatIndex(chat), d.keys.legacyChatName(), d.keys.legacyChatIndex()).
+		Key(d.keys.Name(chat), d.keys.Index(chat), d.keys.LegacyName(), d.keys.LegacyIndex()).
 		Arg(args...).Build()
 }
 
 // Name returns how chat is named ("" when the bot never saw it named): its
 // bucket's entry, else the entry kept before the buckets (one round trip).
-func (d *chatDir) Name(ctx context.Context, chat int64) (string, error) {
+func (d *Directory) Name(ctx context.Context, chat int64) (string, error) {
 	names, err := d.names(ctx, []int64{chat})
 	if err != nil {
-		return "", fmt.Errorf("app: chat %d name: %w", chat, err)
+		return "", fmt.Errorf("chats: chat %d name: %w", chat, err)
 	}
 	return names[0], nil
 }
 
 // names returns how each of chats is named ("" for none), in one round
 // trip: HGET of its bucket and of the hash kept before the buckets.
-func (d *chatDir) names(ctx context.Context, chats []int64) ([]string, error) {
+func (d *Directory) names(ctx context.Context, chats []int64) ([]string, error) {
 	cmds := make(valkey.Commands, 0, 2*len(chats))
 	for _, chat := range chats {
 		id := strconv.FormatInt(chat, 10)
-		cmds = append(cmds, d.c.B().Hget().Key(d.keys.chatName(chat)).Field(id).Build(),
-			d.c.B().Hget().Key(d.keys.legacyChatName()).Field(id).Build())
+		cmds = append(cmds, d.c.B().Hget().Key(d.keys.Name(chat)).Field(id).Build(),
+			d.c.B().Hget().Key(d.keys.LegacyName()).Field(id).Build())
 	}
 	rs := d.c.DoMulti(ctx, cmds...)
 	out := make([]string, len(chats))
@@ -230,6 +229,13 @@ func shownOf(v string) string {
 // indexPerRead is how many index buckets one round trip of Find searches.
 const indexPerRead = 128
 
+// Ref is a chat as the bot knows it: its id and name (title, or the
+// user's name and @username; "" when never seen named).
+type Ref struct {
+	ID   int64
+	Name string
+}
+
 // Find returns up to n chats whose title, a word of its title on, or
 // username starts with prefix (case-insensitive; a leading @ is ignored;
 // only the first maxKey bytes count), in name order, with their names: a
@@ -237,7 +243,7 @@ const indexPerRead = 128
 // and of the index kept before the buckets, then one round trip for the
 // names; O(buckets + n) commands, each O(its bucket) while the buckets are
 // listpacks (128 members at most), O(log bucket + n) beyond.
-func (d *chatDir) Find(ctx context.Context, prefix string, n int) ([]ChatRef, error) {
+func (d *Directory) Find(ctx context.Context, prefix string, n int) ([]Ref, error) {
 	k := clip(searchKey(strings.TrimPrefix(strings.TrimSpace(prefix), "@")), maxKey)
 	if k == "" || n < 1 {
 		return nil, nil
@@ -246,18 +252,18 @@ func (d *chatDir) Find(ctx context.Context, prefix string, n int) ([]ChatRef, er
 		return d.c.B().Zrange().Key(key).Min("["+k).Max("["+k+"\xff").Bylex().Limit(0, int64(n)).Build()
 	}
 	var ms []string
-	for first := int64(0); first < chatIndexBuckets; first += indexPerRead {
+	for first := int64(0); first < IndexBuckets; first += indexPerRead {
 		cmds := make(valkey.Commands, 0, indexPerRead+1)
-		for b := first; b < min(first+indexPerRead, chatIndexBuckets); b++ {
-			cmds = append(cmds, search(d.keys.chatIndexBucket(b)))
+		for b := first; b < min(first+indexPerRead, IndexBuckets); b++ {
+			cmds = append(cmds, search(d.keys.IndexBucket(b)))
 		}
 		if first == 0 {
-			cmds = append(cmds, search(d.keys.legacyChatIndex()))
+			cmds = append(cmds, search(d.keys.LegacyIndex()))
 		}
 		for _, r := range d.c.DoMulti(ctx, cmds...) {
 			got, err := r.AsStrSlice()
 			if err != nil {
-				return nil, fmt.Errorf("app: find chat %q: %w", prefix, err)
+				return nil, fmt.Errorf("chats: find chat %q: %w", prefix, err)
 			}
 			ms = append(ms, got...)
 		}
@@ -278,11 +284,11 @@ func (d *chatDir) Find(ctx context.Context, prefix string, n int) ([]ChatRef, er
 	}
 	names, err := d.names(ctx, chats)
 	if err != nil {
-		return nil, fmt.Errorf("app: find chat %q: %w", prefix, err)
+		return nil, fmt.Errorf("chats: find chat %q: %w", prefix, err)
 	}
-	out := make([]ChatRef, 0, len(chats))
+	out := make([]Ref, 0, len(chats))
 	for i, chat := range chats {
-		out = append(out, ChatRef{ID: chat, Name: names[i]})
+		out = append(out, Ref{ID: chat, Name: names[i]})
 	}
 	return out, nil
 }
@@ -296,13 +302,13 @@ func (d *chatDir) Find(ctx context.Context, prefix string, n int) ([]ChatRef, er
 // dropped. Safe while the bot runs and from several processes at once:
 // each chat moves atomically, and the readers read both. Errors: the
 // server's (what was moved stays moved).
-func (d *chatDir) Migrate(ctx context.Context) (int, error) {
+func (d *Directory) Migrate(ctx context.Context) (int, error) {
 	moved := 0
 	var cursor uint64
 	for {
-		e, err := d.c.Do(ctx, d.c.B().Hscan().Key(d.keys.legacyChatName()).Cursor(cursor).Count(migrateStep).Build()).AsScanEntry()
+		e, err := d.c.Do(ctx, d.c.B().Hscan().Key(d.keys.LegacyName()).Cursor(cursor).Count(migrateStep).Build()).AsScanEntry()
 		if err != nil {
-			return moved, fmt.Errorf("app: move the chat directory to its buckets: %w", err)
+			return moved, fmt.Errorf("chats: move the chat directory to its buckets: %w", err)
 		}
 		fields := map[string]string{}
 		for i := 0; i+1 < len(e.Elements); i += 2 {
@@ -317,13 +323,13 @@ func (d *chatDir) Migrate(ctx context.Context) (int, error) {
 			name, ms, ok := strings.Cut(v, "\x1f")
 			if !ok { // the format before: the members in "<id>:i"
 				if ms, ok = fields[id+":i"]; !ok {
-					ms, err = d.c.Do(ctx, d.c.B().Hget().Key(d.keys.legacyChatName()).Field(id+":i").Build()).ToString()
+					ms, err = d.c.Do(ctx, d.c.B().Hget().Key(d.keys.LegacyName()).Field(id+":i").Build()).ToString()
 					if err != nil && !valkey.IsValkeyNil(err) {
-						return moved, fmt.Errorf("app: move the chat directory to its buckets: %w", err)
+						return moved, fmt.Errorf("chats: move the chat directory to its buckets: %w", err)
 					}
 				}
 			}
-			args := []string{id, shownValue(chatName{Title: name}), "\x01"}
+			args := []string{id, shownValue(Name{Title: name}), "\x01"}
 			for m := range strings.SplitSeq(ms, "\x1e") {
 				if k, mid, ok := strings.Cut(m, "\x00"); ok && mid == id {
 					args = append(args, member(k, id))
@@ -333,7 +339,7 @@ func (d *chatDir) Migrate(ctx context.Context) (int, error) {
 		}
 		for _, r := range d.c.DoMulti(ctx, cmds...) {
 			if err := r.Error(); err != nil {
-				return moved, fmt.Errorf("app: move the chat directory to its buckets: %w", err)
+				return moved, fmt.Errorf("chats: move the chat directory to its buckets: %w", err)
 			}
 		}
 		moved += len(cmds)

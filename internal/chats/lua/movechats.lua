@@ -1,5 +1,5 @@
 -- movechats.lua: move chats from the one audience set kept before the
--- buckets into their buckets (audience.Migrate, one bounded step).
+-- buckets into their buckets (Audience.Migrate, one bounded step).
 --
 -- KEYS[1]    old audience  {T}:app:chats       set of decimal chat ids
 -- KEYS[1+i]  chat i's bucket {T}:app:chats:<b>
