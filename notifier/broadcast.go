@@ -2,13 +2,10 @@ package notifier
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -45,42 +42,98 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		return "", invalid("broadcast to no chat")
 	}
 	msg.Class = Notification
-	queue := tgjob.QueueNotify
-	if msg.Paid {
-		queue = tgjob.QueuePaid
-	}
 	tmpl, err := n.jobs(chatIDs[0], msg)
 	if err != nil {
 		return "", err
 	}
+	uniq, err := distinctChats(chatIDs)
+	if err != nil {
+		return "", err
+	}
+	aud, err := n.resolveAudience(ctx, uniq)
+	if err != nil {
+		return "", fmt.Errorf("notifier: broadcast: %w", err)
+	}
+	bc := BroadcastIDPrefix + strings.TrimPrefix(string(n.minter.New()), lanes.JobIDPrefix)
+	parts := len(tmpl)
+	prev, err := n.startProgress(ctx, bc, msg, len(aud.targets)*parts, aud.skipped*parts)
+	if err != nil || prev != "" {
+		return prev, err
+	}
+	encs, err := copyEncoders(tmpl, bc)
+	if err != nil {
+		return bc, err
+	}
+	return bc, n.newFanout(bc, broadcastQueue(msg), aud.active()*parts).run(ctx, aud, encs)
+}
+
+// broadcastQueue is the queue of msg's copies: tgjob.QueuePaid with
+// msg.Paid, else tgjob.QueueNotify.
+func broadcastQueue(msg Message) string {
+	if msg.Paid {
+		return tgjob.QueuePaid
+	}
+	return tgjob.QueueNotify
+}
+
+// distinctChats returns chatIDs without repeats, in their order (the first
+// occurrence wins). Errors: ErrInvalid for a chat id 0.
+func distinctChats(chatIDs []int64) ([]int64, error) {
 	seen := make(map[int64]bool, len(chatIDs))
 	uniq := make([]int64, 0, len(chatIDs))
 	for _, id := range chatIDs {
 		if id == 0 {
-			return "", invalid("broadcast: chat id 0")
+			return nil, invalid("broadcast: chat id 0")
 		}
 		if !seen[id] {
 			seen[id] = true
 			uniq = append(uniq, id)
 		}
 	}
-	targets, inactive, err := n.chats.ResolveMany(ctx, uniq)
+	return uniq, nil
+}
+
+// audience is a broadcast's chats as they are sent to: targets[i] is a
+// chat after its migration aliases (deduplicated), inactive[i] reports it
+// marked inactive (skipped: no copy, counted as failed "inactive"), skipped
+// counts the inactive ones.
+type audience struct {
+	targets  []int64
+	inactive []bool
+	skipped  int
+}
+
+// active is the number of chats that get copies.
+func (a audience) active() int { return len(a.targets) - a.skipped }
+
+// resolveAudience resolves chat ids (distinct, none 0) through migration
+// aliases and marks the inactive ones (chatstate Store.ResolveMany).
+// Errors: the store's.
+func (n *Notifier) resolveAudience(ctx context.Context, ids []int64) (audience, error) {
+	targets, inactive, err := n.chats.ResolveMany(ctx, ids)
 	if err != nil {
-		return "", fmt.Errorf("notifier: broadcast: %w", err)
+		return audience{}, err
 	}
-	bc := BroadcastIDPrefix + strings.TrimPrefix(string(n.minter.New()), lanes.JobIDPrefix)
-	parts := len(tmpl)
-	skipped := 0
+	a := audience{targets: targets, inactive: inactive}
 	for _, in := range inactive {
 		if in {
-			skipped++
+			a.skipped++
 		}
 	}
-	key := n.keys.progress(bc)
-	ttl := n.cfg.ProgressTTL
-	fields := []string{fieldTotal, strconv.Itoa(len(targets) * parts), fieldQueued, "0", fieldSent, "0"}
+	return a, nil
+}
+
+// startProgress creates broadcast bc's progress hash ({T}:n:bc:<bc>, for
+// Config.ProgressTTL) with total copies planned and skipped copies counted
+// as failed "inactive" (both copies: chats × parts). With msg.Key it records
+// the key in the same atomic call (lua/start.lua) and returns the id of the
+// broadcast that recorded it first, or "" when bc is that one. Errors: the
+// server's, wrapped.
+func (n *Notifier) startProgress(ctx context.Context, bc string, msg Message, total, skipped int) (string, error) {
+	key, ttl := n.keys.progress(bc), n.cfg.ProgressTTL
+	fields := []string{fieldTotal, strconv.Itoa(total), fieldQueued, "0", fieldSent, "0"}
 	if skipped > 0 {
-		fields = append(fields, fieldFailed+reasonSkip, strconv.Itoa(skipped*parts))
+		fields = append(fields, fieldFailed+reasonSkip, strconv.Itoa(skipped))
 	}
 	if msg.Paid {
 		fields = append(fields, fieldPaid, "1")
@@ -93,190 +146,45 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 		if err != nil {
 			return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 		}
-		if prev != "" {
-			return prev, nil
-		}
-	} else {
-		init := n.c.B().Hset().Key(key).FieldValue()
-		for i := 0; i < len(fields); i += 2 {
-			init = init.FieldValue(fields[i], fields[i+1])
-		}
-		for _, r := range n.c.DoMulti(ctx, init.Build(), n.c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()) {
-			if err := r.Error(); err != nil {
-				return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
-			}
+		return prev, nil
+	}
+	init := n.c.B().Hset().Key(key).FieldValue()
+	for i := 0; i < len(fields); i += 2 {
+		init = init.FieldValue(fields[i], fields[i+1])
+	}
+	for _, r := range n.c.DoMulti(ctx, init.Build(), n.c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()) {
+		if err := r.Error(); err != nil {
+			return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 		}
 	}
-	jobsKey, stopKey := n.keys.jobs(bc), n.keys.stop(bc)
-	active := (len(targets) - skipped) * parts // copies to enqueue
-	// The template's JSON is encoded once per part; each chat only splices
-	// in its id.
+	return "", nil
+}
+
+// copyEncoders returns one encoder per part of tmpl (Notifier.jobs) for the
+// copies of broadcast bc: the template's JSON is encoded once per part and
+// each chat only splices in its id (tgjob Job.ChatEncoder). Errors: as
+// tgjob Job.Encode.
+func copyEncoders(tmpl []tgjob.Job, bc string) ([]func(int64) []byte, error) {
 	encs := make([]func(int64) []byte, len(tmpl))
 	for i, j := range tmpl {
 		j.Broadcast = bc
-		if encs[i], err = j.ChatEncoder(); err != nil {
-			return bc, err
+		enc, err := j.ChatEncoder()
+		if err != nil {
+			return nil, err
 		}
+		encs[i] = enc
 	}
-	// A goroutine encodes the batches (one ahead) while this one enqueues
-	// them in order, one at a time, so a stop or a store error ends the
-	// fan-out within a batch.
-	batches := make(chan []lanes.Item, 1)
-	quit := make(chan struct{})
-	defer close(quit)
-	go func() {
-		defer close(batches)
-		items := make([]lanes.Item, 0, n.cfg.BatchSize*len(tmpl))
-		chats := 0
-		for i, chat := range targets {
-			if inactive[i] {
-				continue
-			}
-			group := tgjob.Group(chat)
-			for _, enc := range encs {
-				items = append(items, lanes.Item{Group: group, ID: n.minter.New(), Payload: enc(chat)})
-			}
-			if chats++; chats%n.cfg.BatchSize == 0 {
-				select {
-				case batches <- items:
-				case <-quit:
-					return
-				}
-				items = make([]lanes.Item, 0, n.cfg.BatchSize*len(tmpl))
-			}
-		}
-		if len(items) > 0 {
-			select {
-			case batches <- items:
-			case <-quit:
-			}
-		}
-	}()
-	// Between two batches' enqueues one round trip checks the earlier batch
-	// for a stop, counts its copies as queued and records the job ids of
-	// the next batch (before they are enqueued: a stop must find every
-	// copy that can reach a lane). It runs while the batch in between is
-	// being enqueued, so the server always has work: a batch's check runs
-	// during the next batch's enqueue, and a stop found there cancels both.
-	var (
-		done   int // copies handed to Enqueue
-		ttlMS  = ttl.Milliseconds()
-		tally  = lanes.Tally{Key: key, Field: fieldCancel}
-		queued = func(added int) valkey.Completed {
-			return n.c.B().Hincrby().Key(key).Field(fieldQueued).Increment(int64(added)).Build()
-		}
-	)
-	// trip is that round trip: the stop check when check is set, queued
-	// copies counted, rec's ids recorded (each part only when there is
-	// one). It reports whether the broadcast was stopped.
-	trip := func(check bool, added int, rec []lanes.Item) (bool, error) {
-		var cmds valkey.Commands
-		if check {
-			cmds = append(cmds, n.c.B().Hexists().Key(key).Field(fieldStop).Build())
-		}
-		if added > 0 {
-			cmds = append(cmds, queued(added))
-		}
-		if rec != nil {
-			ids := make([]string, len(rec))
-			for i, it := range rec {
-				ids[i] = string(it.ID)
-			}
-			cmds = append(cmds, n.c.B().Rpush().Key(jobsKey).Element(ids...).Build(),
-				n.c.B().Pexpire().Key(jobsKey).Milliseconds(ttlMS).Build())
-		}
-		if len(cmds) == 0 {
-			return false, nil
-		}
-		out := n.c.DoMulti(ctx, cmds...)
-		for _, r := range out {
-			if err := r.Error(); err != nil {
-				return false, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
-			}
-		}
-		if !check {
-			return false, nil
-		}
-		return out[0].AsBool()
+	return encs, nil
+}
+
+// appendCopies appends chat's copies (one per encoder of copyEncoders, in
+// part order, each with a new job id) on chat's lane to items.
+func (n *Notifier) appendCopies(items []lanes.Item, chat int64, encs []func(int64) []byte) []lanes.Item {
+	group := tgjob.Group(chat)
+	for _, enc := range encs {
+		items = append(items, lanes.Item{Group: group, ID: n.minter.New(), Payload: enc(chat)})
 	}
-	// stop ends a stopped fan-out: it cancels the enqueued batches whose
-	// check came too late (StopBroadcast may have read their ids before
-	// they reached their lanes), counts added copies not yet counted as
-	// queued, and counts the copies that will not be enqueued as
-	// cancelled.
-	stop := func(added int, enqueued ...[]lanes.Item) error {
-		var jobIDs []lanes.JobID
-		for _, b := range enqueued {
-			for _, it := range b {
-				jobIDs = append(jobIDs, it.ID)
-			}
-		}
-		if _, err := n.store.Cancel(ctx, queue, jobIDs, tally); err != nil {
-			return fmt.Errorf("notifier: broadcast %s: cancel after a stop: %w", bc, err)
-		}
-		var cmds valkey.Commands
-		if added > 0 {
-			cmds = append(cmds, queued(added))
-		}
-		if rest := active - done; rest > 0 {
-			cmds = append(cmds, n.c.B().Hincrby().Key(key).Field(fieldCancel).Increment(int64(rest)).Build())
-		}
-		if len(cmds) == 0 {
-			return nil
-		}
-		for _, r := range n.c.DoMulti(ctx, cmds...) {
-			if err := r.Error(); err != nil {
-				return fmt.Errorf("notifier: broadcast %s: %w", bc, err)
-			}
-		}
-		return nil
-	}
-	cur, ok := <-batches
-	if !ok {
-		return bc, nil
-	}
-	if _, err := trip(false, 0, cur); err != nil {
-		return bc, err
-	}
-	type tripped struct {
-		next    []lanes.Item
-		stopped bool
-		err     error
-	}
-	var prev []lanes.Item // enqueued before cur
-	added := 0            // prev's new copies, not yet counted as queued
-	for cur != nil {
-		ch := make(chan tripped, 1)
-		go func(check bool, added int) {
-			next := <-batches // nil once the last batch was taken
-			stopped, err := trip(check, added, next)
-			ch <- tripped{next, stopped, err}
-		}(prev != nil, added)
-		// Unless stopped: a chunk that runs after StopBroadcast set the
-		// stop key adds nothing, so no copy reaches a lane after the stop's
-		// cancel read the recorded ids.
-		res, err := n.store.Enqueue(ctx, queue, cur, lanes.Unless(stopKey))
-		done += len(cur) - res.Refused
-		t := <-ch
-		if err != nil || t.err != nil {
-			if err != nil {
-				err = fmt.Errorf("notifier: broadcast %s: %w", bc, err)
-			}
-			if res.Added > 0 { // what reached the lanes stays counted
-				err = errors.Join(err, n.c.Do(ctx, queued(res.Added)).Error())
-			}
-			return bc, errors.Join(err, t.err)
-		}
-		if t.stopped || res.Refused > 0 {
-			return bc, stop(res.Added, prev, cur)
-		}
-		prev, cur, added = cur, t.next, res.Added
-	}
-	stopped, err := trip(true, added, nil)
-	if err != nil || !stopped {
-		return bc, err
-	}
-	return bc, stop(0, prev)
+	return items
 }
 
 // StopBroadcast stops broadcast id: every copy still waiting on its lane
@@ -324,18 +232,13 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 		}
 	}
 	tally := lanes.Tally{Key: key, Field: fieldCancel}
-	const chunk = 2000
-	for start := int64(0); ; start += chunk {
-		ids, err := n.c.Do(ctx, n.c.B().Lrange().Key(n.keys.jobs(id)).Start(start).Stop(start+chunk-1).Build()).AsStrSlice()
+	for start := int64(0); ; start += recordedChunk {
+		jobIDs, err := n.recordedJobs(ctx, id, start)
 		if err != nil {
 			return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 		}
-		if len(ids) == 0 {
+		if len(jobIDs) == 0 {
 			break
-		}
-		jobIDs := make([]lanes.JobID, len(ids))
-		for i, s := range ids {
-			jobIDs[i] = lanes.JobID(s)
 		}
 		// A paid broadcast's copies are on the paid queue, and on the
 		// notify queue once ContinueFree moved them (both are cancelled:
@@ -345,7 +248,7 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 				return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 			}
 		}
-		if len(ids) < chunk {
+		if len(jobIDs) < recordedChunk {
 			break
 		}
 	}
@@ -355,6 +258,25 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 	}
 	return n.Progress(ctx, id)
+}
+
+// recordedChunk is how many of a broadcast's recorded job ids
+// StopBroadcast and ContinueFree read per round trip.
+const recordedChunk = 2000
+
+// recordedJobs returns at most recordedChunk of broadcast id's recorded job
+// ids ({T}:n:bc:<id>:jobs, in fan-out order: a chat's parts in turn) from
+// index start; none past the end. Errors: the server's.
+func (n *Notifier) recordedJobs(ctx context.Context, id string, start int64) ([]lanes.JobID, error) {
+	raw, err := n.c.Do(ctx, n.c.B().Lrange().Key(n.keys.jobs(id)).Start(start).Stop(start+recordedChunk-1).Build()).AsStrSlice()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]lanes.JobID, len(raw))
+	for i, s := range raw {
+		ids[i] = lanes.JobID(s)
+	}
+	return ids, nil
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -108,27 +108,19 @@ func (n *Notifier) ContinueFree(ctx context.Context, id string, msg Message) (in
 	if err != nil {
 		return 0, err
 	}
-	encs := make([]func(int64) []byte, len(tmpl))
-	for i, j := range tmpl {
-		j.Broadcast = id
-		if encs[i], err = j.ChatEncoder(); err != nil {
-			return 0, err
-		}
+	encs, err := copyEncoders(tmpl, id)
+	if err != nil {
+		return 0, err
 	}
 	moved := 0
 	tally := lanes.Tally{Key: n.keys.progress(id), Field: fieldMoved}
-	const chunk = 2000
-	for start := int64(0); ; start += chunk {
-		raw, err := n.c.Do(ctx, n.c.B().Lrange().Key(n.keys.jobs(id)).Start(start).Stop(start+chunk-1).Build()).AsStrSlice()
+	for start := int64(0); ; start += recordedChunk {
+		ids, err := n.recordedJobs(ctx, id, start)
 		if err != nil {
 			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
 		}
-		if len(raw) == 0 {
+		if len(ids) == 0 {
 			break
-		}
-		ids := make([]lanes.JobID, len(raw))
-		for i, s := range raw {
-			ids[i] = lanes.JobID(s)
 		}
 		groups, err := n.store.Inspector().Waiting(ctx, tgjob.QueuePaid, ids)
 		if err != nil {
@@ -163,7 +155,7 @@ func (n *Notifier) ContinueFree(ctx context.Context, id string, msg Message) (in
 			}
 			moved += c.Cancelled
 		}
-		if len(raw) < chunk {
+		if len(ids) < recordedChunk {
 			break
 		}
 	}
