@@ -257,7 +257,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 		if chats == 0 {
 			return "No known chats to broadcast to."
 		}
-		if err := a.inbox.SaveJournal(ctx, run.id, "bcs", "1"); err != nil {
+		if err := a.inbox.SaveJournal(ctx, run.id, journalBCStarted, "1"); err != nil {
 			run.fail(err)
 			return toastRetry
 		}
@@ -300,7 +300,7 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 			run.fail(err)
 			return toastRetry
 		}
-		if err := a.inbox.SaveJournal(ctx, run.id, "bc", id); err != nil {
+		if err := a.inbox.SaveJournal(ctx, run.id, journalBC, id); err != nil {
 			run.fail(err)
 			return toastRetry
 		}

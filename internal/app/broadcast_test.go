@@ -125,7 +125,7 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	// The crash: right after Broadcast returned, before the journal kept
 	// its id ("bcs" written, "bc" not), the update not finished.
 	h.rewind(a, u)
-	require.NoError(t, a.inbox.SaveJournal(ctx, u.ID, "bcs", "1"))
+	require.NoError(t, a.inbox.SaveJournal(ctx, u.ID, journalBCStarted, "1"))
 	pid := strings.Split(u.CallbackQuery.Data, "|")[1]
 	require.NoError(t, h.c.Do(ctx, h.c.B().Hdel().Key(a.keys.preview(pid)).Field("bc").Build()).Error())
 

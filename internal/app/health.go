@@ -108,14 +108,14 @@ func (a *App) health(ctx context.Context) Health {
 // N s: is any handler running?" (e.g. a poller and workers deployed with no
 // handler or all process). ok is false with that Health.
 func (a *App) updatesWaiting(ctx context.Context) (Health, bool) {
-	zs, err := a.c.Do(ctx, a.c.B().Zrange().Key(a.inbox.Keys().Recorded()).Min("0").Max("0").Withscores().Build()).AsZScores()
+	oldest, err := a.inbox.Oldest(ctx)
 	if err != nil {
 		return Health{Reason: "valkey: read the oldest unhandled update: " + a.redactor.String(err.Error())}, false
 	}
-	if len(zs) == 0 {
+	if oldest.IsZero() {
 		return Health{}, true
 	}
-	age := time.Since(time.UnixMilli(int64(zs[0].Score)))
+	age := time.Since(oldest)
 	if age <= a.opt.waitLimit {
 		return Health{}, true
 	}

@@ -9,7 +9,18 @@ import (
 	"github.com/codemojex/codemojex/game"
 )
 
-// journal is an update's intake.Journal with its replies decoded.
+// The fields of an update's journal (intake.Journal: the intake keeps them
+// in {T}:app:j:<update_id> and drops them when the update is handled; what
+// they mean is the app's). The names are those older processes wrote.
+const (
+	journalPre       = "pre" // the fingerprint of the chat's game before the move
+	journalOut       = "out" // the move's replies, JSON of []outMsg
+	journalBC        = "bc"  // the broadcast id, once the broadcast was enqueued
+	journalBCStarted = "bcs" // "1", written just before the broadcast is enqueued
+)
+
+// journal is an update's intake.Journal, interpreted, with its replies
+// decoded.
 type journal struct {
 	Exists bool
 	// Pre is the fingerprint of the chat's game before the move.
@@ -33,12 +44,12 @@ func fingerprint(st game.State, exists bool) string {
 
 func (a *App) loadJournal(ctx context.Context, id int64) (journal, error) {
 	raw, err := a.inbox.LoadJournal(ctx, id)
-	if err != nil || !raw.Exists {
+	if err != nil || len(raw) == 0 {
 		return journal{}, err
 	}
-	j := journal{Exists: true, Pre: raw.Pre, BC: raw.BC, BCStarted: raw.BCStarted}
-	if raw.Out != "" {
-		if err := json.Unmarshal([]byte(raw.Out), &j.Out); err != nil {
+	j := journal{Exists: true, Pre: raw[journalPre], BC: raw[journalBC], BCStarted: raw[journalBCStarted] == "1"}
+	if out := raw[journalOut]; out != "" {
+		if err := json.Unmarshal([]byte(out), &j.Out); err != nil {
 			return journal{}, fmt.Errorf("app: journal of update %d: %w", id, err)
 		}
 	}
@@ -52,5 +63,5 @@ func (a *App) planMove(ctx context.Context, id int64, pre string, out []outMsg) 
 	if err != nil {
 		return fmt.Errorf("app: journal: %w", err)
 	}
-	return a.inbox.SaveJournal(ctx, id, "pre", pre, "out", string(b))
+	return a.inbox.SaveJournal(ctx, id, journalPre, pre, journalOut, string(b))
 }

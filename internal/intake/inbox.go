@@ -605,14 +605,24 @@ func (in *Inbox) Backlog(ctx context.Context) (Backlog, error) {
 		return Backlog{}, fmt.Errorf("intake: update queue stats: %w", err)
 	}
 	b := Backlog{Pending: st.Pending, InFlight: st.InFlight, Dead: st.Dead}
-	zs, err := in.c.Do(ctx, in.c.B().Zrange().Key(in.keys.Recorded()).Min("0").Max("0").Withscores().Build()).AsZScores()
-	if err != nil {
-		return Backlog{}, fmt.Errorf("intake: oldest update: %w", err)
-	}
-	if len(zs) > 0 {
-		b.Oldest = time.UnixMilli(int64(zs[0].Score))
+	if b.Oldest, err = in.Oldest(ctx); err != nil {
+		return Backlog{}, err
 	}
 	return b, nil
+}
+
+// Oldest returns when the oldest update not yet handled (nor
+// dead-lettered) was recorded, the zero time when none: one ZRANGE of the
+// recorded times (Keys.Recorded). Errors: the server's.
+func (in *Inbox) Oldest(ctx context.Context) (time.Time, error) {
+	zs, err := in.c.Do(ctx, in.c.B().Zrange().Key(in.keys.Recorded()).Min("0").Max("0").Withscores().Build()).AsZScores()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("intake: oldest update: %w", err)
+	}
+	if len(zs) == 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(int64(zs[0].Score)), nil
 }
 
 // PollerState reads the poller lease's holder ("" when free) and the token

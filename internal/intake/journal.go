@@ -12,35 +12,24 @@ const journalTTL = 7 * 24 * time.Hour
 
 // Journal is what the handler of one update wrote before a move that
 // changes state outside the inbox (a game move, a broadcast), so the update
-// handled again after a crash does not apply it twice.
-type Journal struct {
-	Exists bool
-	// Pre is the fingerprint of the chat's game before the move.
-	Pre string
-	// Out is the replies the move produces, as the handler encoded them
-	// (JSON; "" when none).
-	Out string
-	// BC is the broadcast id, once the broadcast was enqueued; BCStarted
-	// is set just before.
-	BC        string
-	BCStarted bool
-}
+// handled again after a crash does not apply it twice: field name -> value,
+// as the handler wrote them with SaveJournal. The intake keeps the fields
+// and deletes them when the update is handled; what they mean is the
+// handler's (internal/app's journal.go). Empty when the update has none.
+type Journal map[string]string
 
-// LoadJournal reads update id's journal (Exists false when none).
+// LoadJournal reads update id's journal (empty when none).
 func (in *Inbox) LoadJournal(ctx context.Context, id int64) (Journal, error) {
 	m, err := in.c.Do(ctx, in.c.B().Hgetall().Key(in.keys.Journal(id)).Build()).AsStrMap()
 	if err != nil {
-		return Journal{}, fmt.Errorf("intake: journal of update %d: %w", id, err)
+		return nil, fmt.Errorf("intake: journal of update %d: %w", id, err)
 	}
-	if len(m) == 0 {
-		return Journal{}, nil
-	}
-	return Journal{Exists: true, Pre: m["pre"], Out: m["out"], BC: m["bc"], BCStarted: m["bcs"] == "1"}, nil
+	return Journal(m), nil
 }
 
-// SaveJournal writes fields (name, value pairs: pre, out, bc, bcs) of update
-// id's journal, which expires after journalTTL unless the update is handled
-// first (Finish deletes it).
+// SaveJournal writes fields (name, value pairs, the handler's own) of
+// update id's journal (one hash, Keys.Journal), which expires after
+// journalTTL unless the update is handled first (Finish deletes it).
 func (in *Inbox) SaveJournal(ctx context.Context, id int64, kv ...string) error {
 	cmd := in.c.B().Hset().Key(in.keys.Journal(id)).FieldValue()
 	for i := 0; i+1 < len(kv); i += 2 {

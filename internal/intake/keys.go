@@ -21,7 +21,7 @@ import "strconv"
 //	{T}:app:in:floor      hash    lane -> floor, as kept before the floor lived in the set: read, and
 //	                              emptied (MigrateFloors, and done.lua for a lane it finishes)
 //	{T}:app:in:rec        sorted set  job id -> recorded time (ms) of each update not yet handled
-//	{T}:app:j:<update_id> hash    journal of an update being handled: pre, out, bc, bcs (deleted when handled)
+//	{T}:app:j:<update_id> hash    journal of an update being handled: the fields its handler wrote (deleted when handled)
 type Keys struct{ tag string }
 
 // ChatBuckets is how many buckets a per-chat structure kept for good is
