@@ -289,6 +289,7 @@ func replyRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, rep
 	}
 	if reply > 0 {
 		limits.Reply = tgemu.Rate{Messages: reply, Per: time.Second}
+		limits.Replies = tgemu.RepliesApart // replies' own budget, apart from bulk
 	}
 	emu, err := tgemu.New(tgemu.WithLimits(limits), tgemu.WithAllowAnyChat())
 	if err != nil {

@@ -113,6 +113,7 @@ func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, clai
 	}
 	limits := tgemu.DefaultLimits() // Telegram's: 30/s, 1/s per chat, 1,000/s paid
 	limits.Reply = tgemu.Rate{Messages: paidReply + paidBulk, Per: time.Second}
+	limits.Replies = tgemu.RepliesApart // replies' own budget, apart from bulk
 	emu, err := tgemu.New(tgemu.WithLimits(limits), tgemu.WithAllowAnyChat(), tgemu.WithLatency(paidLatency))
 	if err != nil {
 		return res, err

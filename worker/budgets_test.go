@@ -38,6 +38,7 @@ func TestTwoBudgetsRepliesKeepTheirCapDuringABroadcast(t *testing.T) {
 					Global:  tgemu.Rate{Messages: bulk, Per: time.Second},
 					Reply:   tgemu.Rate{Messages: replies, Per: time.Second},
 					Private: tgemu.Rate{Messages: perChat, Per: time.Second},
+					Replies: tgemu.RepliesApart, // the bot's reply budget is apart from bulk
 				},
 			})
 			var audience []int64

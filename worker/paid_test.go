@@ -28,7 +28,7 @@ func TestPaidBroadcastCannotPayHaltsThenContinuesFreeOrStops(t *testing.T) {
 			e := newEnv(t, envOpts{
 				limits: notifier.Limits{GlobalPerSecond: 100, ReplyPerSecond: 100, PaidPerSecond: 400, Slack: notifier.DefaultSlack},
 				emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 100, Per: time.Second}, Reply: tgemu.Rate{Messages: 100, Per: time.Second},
-					Paid: tgemu.Rate{Messages: 1000, Per: time.Second}},
+					Paid: tgemu.Rate{Messages: 1000, Per: time.Second}, Replies: tgemu.RepliesApart},
 			})
 			e.emu.SetStarBalance(balance)
 			var audience []int64

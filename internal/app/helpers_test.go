@@ -454,6 +454,7 @@ var telegramLimitsEnv = []string{"TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=
 func telegramLimits() tgemu.Limits {
 	l := tgemu.DefaultLimits()
 	l.Reply = tgemu.Rate{Messages: 100 + l.Global.Messages, Per: time.Second}
+	l.Replies = tgemu.RepliesApart // the bot's reply budget is apart from bulk
 	return l
 }
 

@@ -116,6 +116,13 @@ func sendErr(ctx context.Context, b *bot.Bot, chatID int64) error {
 func send(ctx context.Context, t *testing.T, b *bot.Bot, chatID int64) int {
 	t.Helper()
 	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chatID, Text: "m"})
+	return retryOf(t, err)
+}
+
+// retryOf is -1 for a nil error, retry_after for a 429; any other error
+// fails the test.
+func retryOf(t *testing.T, err error) int {
+	t.Helper()
 	if err == nil {
 		return -1
 	}

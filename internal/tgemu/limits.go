@@ -21,23 +21,28 @@ func (r Rate) unlimited() bool { return r.Messages <= 0 || r.Per <= 0 }
 // and other methods are never throttled here). A request over any limit is
 // answered 429 "Too Many Requests: retry after N" with parameters.retry_after
 // N, the seconds until the tightest window has room again (rounded up, at
-// least 1). Rejected requests do not occupy the windows. The zero Limits is
-// unlimited.
+// least 1; longer with RetryAfterCap). Rejected requests do not occupy the
+// windows. The zero Limits is unlimited.
 type Limits struct {
-	// Global limits all messages of the bot together; with Reply set, all
-	// but replies (Telegram's Bot FAQ: "about 30 messages per second" for
-	// bulk notifications).
+	// Global limits all messages of the bot together (Telegram's Bot FAQ:
+	// "about 30 messages per second" for bulk notifications); replies too,
+	// unless Replies is RepliesApart and Reply is set.
 	Global Rate
-	// Reply, when set, is a budget of its own for replies: a sendMessage
+	// Reply, when set, is a window of its own for replies: a sendMessage
 	// with reply_parameters (or reply_to_message_id), or to a chat whose
 	// user wrote or tapped (an injected update) within ReplyWindow, counts
-	// against Reply instead of Global (a broadcast copy to such a chat
-	// too: a bot whose own budgets are R for replies and G for bulk needs
-	// an emulator Reply of R + G to never see a 429). Telegram publishes
-	// neither a figure nor its rule; grammY's flood-limits guide states
-	// that replies to users' messages are not held to the bulk limit. The
-	// zero Rate: replies count against Global like any message.
+	// against Reply (a broadcast copy to such a chat too: a bot whose own
+	// budgets are R for replies and G for bulk needs an emulator Reply of
+	// R + G to never see a 429). Whether it also counts against Global is
+	// Replies. The zero Rate: replies count against Global like any
+	// message, whatever Replies says.
 	Reply Rate
+	// Replies is the rule for replies when Reply is set. Telegram publishes
+	// neither a figure nor a rule for replies; grammY's flood-limits guide
+	// states that replies to users' messages are not held to the bulk
+	// limit, which is RepliesApart. The zero value, RepliesInGlobal, is the
+	// conservative reading: a reply counts against Global as well.
+	Replies ReplyRule
 	// Paid is the window of paid broadcasts: a sendMessage with
 	// allow_paid_broadcast true counts against Paid instead of Global or
 	// Reply (Bot API, sendMessage: "up to 1000 messages per second,
@@ -50,7 +55,32 @@ type Limits struct {
 	Private Rate
 	// Group limits each group, supergroup or channel (chat_id < 0).
 	Group Rate
+	// RetryAfterCap, when > 0, lengthens retry_after for a bot that keeps
+	// sending into it, as Telegram does (it publishes no rule; bots that
+	// ignore retry_after report waits growing from seconds to minutes).
+	// The model: each window (the bot's global, reply and paid ones, and
+	// each chat's) that answers a 429 holds a penalty until that 429's
+	// retry_after has run out; a request that reaches a window while its
+	// penalty runs is refused whether or not the window has room, and its
+	// retry_after is twice the previous one, at most RetryAfterCap (and
+	// never less than the window's own wait). A request after the penalty
+	// ran out is judged afresh. 0 (the default): retry_after is only the
+	// window's own wait and nothing is held after it.
+	RetryAfterCap time.Duration
 }
+
+// ReplyRule says whether replies count against Limits.Global when
+// Limits.Reply is set.
+type ReplyRule int
+
+const (
+	// RepliesInGlobal (the zero value): a reply counts against Reply and
+	// against Global, the one window of all the bot's messages.
+	RepliesInGlobal ReplyRule = iota
+	// RepliesApart: a reply counts against Reply instead of Global, so a
+	// bot can answer users at Reply while its broadcasts fill Global.
+	RepliesApart
+)
 
 // ReplyWindow is how long after a user's update the bot's messages to that
 // chat count as replies (Limits.Reply).
@@ -78,9 +108,13 @@ func (l Limits) forChat(chatID int64) Rate {
 }
 
 // window holds the acceptance times still inside a sliding window, oldest
-// first.
+// first, and the penalty of Limits.RetryAfterCap.
 type window struct {
 	times []time.Time
+	// penaltyUntil is when the last 429 this window answered has run out
+	// (only with Limits.RetryAfterCap); lastRetry is its retry_after (s).
+	penaltyUntil time.Time
+	lastRetry    int
 }
 
 // wait reports how long from now until one more event fits in r (0 when it
@@ -103,6 +137,35 @@ func (w *window) wait(now time.Time, r Rate) time.Duration {
 	return w.times[len(w.times)-r.Messages].Add(r.Per).Sub(now)
 }
 
+// refusal is the retry_after (s) this window answers a request at now, 0
+// when it admits it. With growth (capAfter > 0) a request inside the
+// penalty of the previous 429 is refused with twice that retry_after, at
+// most capAfter (never below the window's own wait), and each refusal
+// starts a new penalty; without, nothing is held.
+func (w *window) refusal(now time.Time, r Rate, capAfter time.Duration) int {
+	if r.unlimited() {
+		w.times = nil
+		return 0
+	}
+	wait := w.wait(now, r)
+	penalized := capAfter > 0 && now.Before(w.penaltyUntil)
+	if wait <= 0 && !penalized {
+		return 0
+	}
+	retry := 0
+	if wait > 0 {
+		retry = retryAfterSeconds(wait)
+	}
+	if penalized {
+		retry = max(retry, min(2*w.lastRetry, retryAfterSeconds(capAfter)))
+	}
+	if capAfter > 0 {
+		w.penaltyUntil = now.Add(time.Duration(retry) * time.Second)
+		w.lastRetry = retry
+	}
+	return retry
+}
+
 func (w *window) add(now time.Time, r Rate) {
 	if !r.unlimited() {
 		w.times = append(w.times, now)
@@ -116,28 +179,44 @@ func retryAfterSeconds(d time.Duration) int {
 	return max(s, 1)
 }
 
-// admitLocked checks the global (for a reply with Limits.Reply set: the
-// reply; for a paid broadcast: Limits.Paid) and per-chat windows for one
-// message to chatID at now. When it fits it is counted and 0 is returned;
+// held is one window a message counts against, with its rate.
+type held struct {
+	w *window
+	r Rate
+}
+
+// admitLocked checks the windows one message to chatID at now counts
+// against: the chat's, and the global (a paid broadcast: Limits.Paid; a
+// reply with Limits.Reply set: Reply, and Global too unless Limits.Replies
+// is RepliesApart). When it fits it is counted and 0 is returned;
 // otherwise nothing is counted and retry_after (seconds) is returned.
 func (e *Emulator) admitLocked(cs *chatState, now time.Time, isReply, paid bool) int {
-	chatRate := e.limits.forChat(cs.chat.ID)
-	w, r := &e.global, e.limits.Global
+	l := e.limits
 	if !cs.heard.IsZero() && now.Sub(cs.heard) < ReplyWindow {
 		isReply = true
 	}
+	windows := []held{{&cs.window, l.forChat(cs.chat.ID)}}
 	switch {
 	case paid:
-		w, r = &e.paid, e.limits.Paid
-	case isReply && !e.limits.Reply.unlimited():
-		w, r = &e.reply, e.limits.Reply
+		windows = append(windows, held{&e.paid, l.Paid})
+	case isReply && !l.Reply.unlimited():
+		windows = append(windows, held{&e.reply, l.Reply})
+		if l.Replies != RepliesApart {
+			windows = append(windows, held{&e.global, l.Global})
+		}
+	default:
+		windows = append(windows, held{&e.global, l.Global})
 	}
-	wait := max(w.wait(now, r), cs.window.wait(now, chatRate))
-	if wait > 0 {
-		return retryAfterSeconds(wait)
+	retry := 0
+	for _, h := range windows {
+		retry = max(retry, h.w.refusal(now, h.r, l.RetryAfterCap))
 	}
-	w.add(now, r)
-	cs.window.add(now, chatRate)
+	if retry > 0 {
+		return retry
+	}
+	for _, h := range windows {
+		h.w.add(now, h.r)
+	}
 	return 0
 }
 
@@ -183,10 +262,13 @@ func (e *Emulator) MaxAcceptedChat(chatID int64, d time.Duration) int {
 
 // ScaledLimits are Telegram's limits with other rates, to keep a test or a
 // benchmark short: global messages/s overall, chat messages/s per private
-// chat, group messages/min per group.
+// chat, group messages/min per group; paid broadcasts keep Telegram's own
+// global cap of 1,000 messages/s (Limits.Paid). Replies count against
+// Global (no Reply window).
 func ScaledLimits(global, chat, group int) Limits {
 	return Limits{
 		Global:  Rate{Messages: global, Per: time.Second},
+		Paid:    Rate{Messages: 1000, Per: time.Second},
 		Private: Rate{Messages: chat, Per: time.Second},
 		Group:   Rate{Messages: group, Per: time.Minute},
 	}

@@ -1,6 +1,7 @@
 package tgemu_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -132,15 +133,21 @@ func TestLimitStatsAndReplyShape(t *testing.T) {
 	require.Equal(t, map[string]any{"retry_after": float64(1)}, r.Parameters)
 }
 
-func TestLimitsRealClockAndDisabled(t *testing.T) {
+// Sub-second waits round up to 1 s, the window frees on the emulator's
+// clock (injected: no wall-clock window), and SetLimits(Limits{}) lifts
+// every limit at once.
+func TestLimitsSubSecondAndDisabled(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(),
+	clock := newFakeClock()
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now),
 		tgemu.WithLimits(tgemu.Limits{Private: tgemu.Rate{Messages: 2, Per: 400 * time.Millisecond}}))
 	b := newBot(t, emu)
 	require.Equal(t, -1, send(ctx, t, b, 1))
 	require.Equal(t, -1, send(ctx, t, b, 1))
 	require.Equal(t, 1, send(ctx, t, b, 1), "sub-second waits round up to 1 s")
-	time.Sleep(450 * time.Millisecond)
+	clock.Advance(399 * time.Millisecond)
+	require.Equal(t, 1, send(ctx, t, b, 1), "the window is still full 1 ms before its end")
+	clock.Advance(time.Millisecond)
 	require.Equal(t, -1, send(ctx, t, b, 1))
 
 	emu.SetLimits(tgemu.Limits{})
@@ -149,14 +156,15 @@ func TestLimitsRealClockAndDisabled(t *testing.T) {
 		wg.Go(func() { require.Equal(t, -1, send(ctx, t, b, int64(i%3+1))) })
 	}
 	wg.Wait()
-	require.Equal(t, 1, emu.Stats().TooManyRequests)
+	require.Equal(t, 2, emu.Stats().TooManyRequests)
 	require.Equal(t, 53, emu.Stats().Sent)
 	require.Greater(t, emu.MaxAccepted(time.Second), 30)
 }
 
 func TestConcurrentSendsStayWithinLimits(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat())
+	clock := newFakeClock() // stands still: every send falls in one window
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now))
 	b := newBot(t, emu)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -179,6 +187,7 @@ func TestConcurrentSendsStayWithinLimits(t *testing.T) {
 	require.Equal(t, limited, st.TooManyRequests)
 	require.LessOrEqual(t, st.MaxPerSecond, 30)
 	require.GreaterOrEqual(t, accepted, 30, "at least one full window was accepted")
+	require.Equal(t, 30, accepted, "one window, exactly the global limit")
 }
 
 // With Limits.Reply set, a reply (reply_parameters) counts against the
@@ -188,7 +197,8 @@ func TestReplyBudgetIsApartFromGlobal(t *testing.T) {
 	ctx := testCtx(t)
 	clock := newFakeClock()
 	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now),
-		tgemu.WithLimits(tgemu.Limits{Global: tgemu.Rate{Messages: 3, Per: time.Second}, Reply: tgemu.Rate{Messages: 5, Per: time.Second}}))
+		tgemu.WithLimits(tgemu.Limits{Global: tgemu.Rate{Messages: 3, Per: time.Second}, Reply: tgemu.Rate{Messages: 5, Per: time.Second},
+			Replies: tgemu.RepliesApart}))
 	b := newBot(t, emu)
 	reply := func(chat int64) error {
 		_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: "r",
@@ -224,4 +234,157 @@ func TestReplyBudgetIsApartFromGlobal(t *testing.T) {
 		require.Equal(t, -1, send(ctx, t, b, c), "bulk %d", c)
 	}
 	require.Equal(t, 1, send(ctx, t, b, 30), "a minute after the user wrote: bulk again")
+}
+
+// Limits.Replies: with Reply set, RepliesInGlobal (the zero value) counts a
+// reply against Reply and Global both, RepliesApart against Reply only. A
+// reply is a send with reply_parameters or to a chat whose user just wrote.
+func TestRepliesCountInGlobalUnlessApart(t *testing.T) {
+	tests := []struct {
+		name    string
+		rule    tgemu.ReplyRule
+		replies []int // retry_after of replies 1..6 after 3 bulk sends fill Global (-1 accepted)
+		bulk    int   // retry_after of a bulk send after those replies
+		heard   int   // retry_after of a send to a chat whose user just wrote
+	}{
+		{name: "in global (zero value)", rule: tgemu.RepliesInGlobal, replies: []int{1, 1, 1, 1, 1, 1}, bulk: 1, heard: 1},
+		{name: "apart", rule: tgemu.RepliesApart, replies: []int{-1, -1, -1, -1, -1, 1}, bulk: 1, heard: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			clock := newFakeClock()
+			emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now),
+				tgemu.WithLimits(tgemu.Limits{Global: tgemu.Rate{Messages: 3, Per: time.Second},
+					Reply: tgemu.Rate{Messages: 5, Per: time.Second}, Replies: tc.rule}))
+			b := newBot(t, emu)
+			for c := int64(1); c <= 3; c++ {
+				require.Equal(t, -1, send(ctx, t, b, c), "bulk %d", c)
+			}
+			for i, want := range tc.replies {
+				require.Equal(t, want, sendReply(ctx, t, b, int64(11+i)), "reply %d while Global is full", i+1)
+			}
+			require.Equal(t, tc.bulk, send(ctx, t, b, 4), "bulk while Global is full")
+			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: 30, Text: "/help"})
+			require.NoError(t, err)
+			require.Equal(t, tc.heard, send(ctx, t, b, 30), "the answer to a chat that just wrote")
+
+			// A second later both windows are empty: replies fill Reply (5)
+			// and, in Global, also take Global's room (3) from bulk.
+			clock.Advance(time.Second)
+			for c := int64(41); c <= 43; c++ {
+				require.Equal(t, -1, sendReply(ctx, t, b, c), "reply %d", c)
+			}
+			wantBulk := -1
+			if tc.rule == tgemu.RepliesInGlobal {
+				wantBulk = 1
+			}
+			require.Equal(t, wantBulk, send(ctx, t, b, 50), "bulk after 3 replies filled Global, or did not")
+		})
+	}
+	// Without a Reply window, the rule changes nothing: replies are bulk.
+	for _, rule := range []tgemu.ReplyRule{tgemu.RepliesInGlobal, tgemu.RepliesApart} {
+		ctx := testCtx(t)
+		clock := newFakeClock()
+		emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now),
+			tgemu.WithLimits(tgemu.Limits{Global: tgemu.Rate{Messages: 2, Per: time.Second}, Replies: rule}))
+		b := newBot(t, emu)
+		require.Equal(t, -1, sendReply(ctx, t, b, 1))
+		require.Equal(t, -1, send(ctx, t, b, 2))
+		require.Equal(t, 1, sendReply(ctx, t, b, 3), "rule %d", rule)
+	}
+}
+
+// Limits.RetryAfterCap: each 429 answered while the previous retry_after
+// runs doubles it, up to the cap; a send after it ran out is judged afresh.
+// Off (0), retry_after is the window's own wait and an early retry that
+// finds room is accepted.
+func TestRetryAfterGrowsForABotSendingIntoIt(t *testing.T) {
+	type step struct {
+		advance time.Duration
+		retry   int // -1 accepted
+	}
+	tests := []struct {
+		name  string
+		cap   time.Duration
+		steps []step
+	}{
+		{name: "growing, capped at 10 s", cap: 10 * time.Second, steps: []step{
+			{0, -1}, {0, 1}, // the window is full: its own wait, 1 s
+			{500 * time.Millisecond, 2}, // inside the 1 s penalty: doubled
+			{time.Second, 4},            // inside the 2 s one
+			{3 * time.Second, 8},
+			{7 * time.Second, 10}, // capped
+			{9 * time.Second, 10},
+			{10 * time.Second, -1}, // waited it out: judged afresh (the window has room)
+			{0, 1},                 // full again: back to its own wait
+			{time.Second, -1},
+		}},
+		{name: "off: the window's own wait", steps: []step{
+			{0, -1}, {0, 1},
+			{500 * time.Millisecond, 1},
+			{500 * time.Millisecond, -1}, // the window has room: accepted
+			{0, 1},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			clock := newFakeClock()
+			emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now),
+				tgemu.WithLimits(tgemu.Limits{Global: tgemu.Rate{Messages: 1, Per: time.Second}, RetryAfterCap: tc.cap}))
+			b := newBot(t, emu)
+			for i, s := range tc.steps {
+				clock.Advance(s.advance)
+				require.Equal(t, s.retry, send(ctx, t, b, int64(i+1)), "step %d", i)
+			}
+		})
+	}
+	// The penalty is the refusing window's: with a chat's window refusing,
+	// other chats are not held.
+	ctx := testCtx(t)
+	clock := newFakeClock()
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now),
+		tgemu.WithLimits(tgemu.Limits{Private: tgemu.Rate{Messages: 1, Per: time.Second}, RetryAfterCap: time.Minute}))
+	b := newBot(t, emu)
+	require.Equal(t, -1, send(ctx, t, b, 1))
+	require.Equal(t, 1, send(ctx, t, b, 1))
+	require.Equal(t, 2, send(ctx, t, b, 1))
+	require.Equal(t, -1, send(ctx, t, b, 2), "another chat")
+	clock.Advance(1500 * time.Millisecond)
+	require.Equal(t, 4, send(ctx, t, b, 1), "room in the window, but inside the 2 s penalty")
+}
+
+// ScaledLimits holds paid broadcasts to Telegram's 1,000 messages/s
+// (Limits.Paid), whatever the free global rate.
+func TestScaledLimitsCapPaidSends(t *testing.T) {
+	l := tgemu.ScaledLimits(30, 1, 20)
+	require.Equal(t, tgemu.Rate{Messages: 1000, Per: time.Second}, l.Paid)
+	ctx := testCtx(t)
+	clock := newFakeClock()
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now), tgemu.WithLimits(l))
+	b := newBot(t, emu)
+	for c := int64(1); c <= 1000; c++ {
+		require.Equal(t, -1, sendPaid(ctx, t, b, c), "paid %d", c)
+	}
+	require.Equal(t, 1, sendPaid(ctx, t, b, 1001), "the 1,001st paid send within 1 s")
+	require.Equal(t, -1, send(ctx, t, b, 2001), "free sends have a window of their own")
+	clock.Advance(time.Second)
+	require.Equal(t, -1, sendPaid(ctx, t, b, 1001))
+	require.Equal(t, 1001, emu.PaidSent())
+}
+
+// sendReply is send with reply_parameters.
+func sendReply(ctx context.Context, t *testing.T, b *bot.Bot, chatID int64) int {
+	t.Helper()
+	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chatID, Text: "r",
+		ReplyParameters: &models.ReplyParameters{MessageID: 1, AllowSendingWithoutReply: true}})
+	return retryOf(t, err)
+}
+
+// sendPaid is send with allow_paid_broadcast.
+func sendPaid(ctx context.Context, t *testing.T, b *bot.Bot, chatID int64) int {
+	t.Helper()
+	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chatID, Text: "p", AllowPaidBroadcast: true})
+	return retryOf(t, err)
 }
