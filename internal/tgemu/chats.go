@@ -73,7 +73,11 @@ type storedMessage struct {
 	mode    string
 	markup  string
 	paid    bool // sent with allow_paid_broadcast
-	edits   []Edit
+	// keyboard is the current inline keyboard in canonical form
+	// (checkReplyMarkup; "" when none), for editMessageText's "not
+	// modified".
+	keyboard string
+	edits    []Edit
 	// deleted: edits answer "message to edit not found" (DeleteMessage);
 	// uneditable: "message can't be edited" (MakeUneditable, e.g. a group
 	// message older than 48 h).

@@ -210,9 +210,15 @@ func (e *Emulator) getWebhookInfo() reply {
 // injected with InjectCallbackQuery or InjectUpdate; unknown or already
 // answered ids, and answers more than CallbackAnswerTimeout after the tap,
 // get Telegram's 400 "query is too old and response timeout expired or query
-// ID is invalid". An answer is not a chat message: no flood limit counts it.
+// ID is invalid"; a text over MaxCallbackAnswerText is 400 "MESSAGE_TOO_LONG"
+// (checked first, so the id is not used up; Telegram's order of the two
+// checks is unknown). An answer is not a chat message:
+// no flood limit counts it.
 func (e *Emulator) answerCallbackQuery(c *call) reply {
 	id := c.params["callback_query_id"]
+	if tgtext.UTF16Len(c.params["text"]) > MaxCallbackAnswerText {
+		return badRequest(errAnswerTooLong)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := e.callbacks[id]

@@ -163,7 +163,8 @@ func (e *Emulator) sendMessage(c *call) reply {
 	if bad != nil {
 		return *bad
 	}
-	if bad := checkReplyMarkup(p["reply_markup"]); bad != nil {
+	keyboard, bad := checkReplyMarkup(p["reply_markup"])
+	if bad != nil {
 		return *bad
 	}
 
@@ -214,7 +215,8 @@ func (e *Emulator) sendMessage(c *call) reply {
 			msg.ReplyMarkup = &kb
 		}
 	}
-	sm := &storedMessage{msg: msg, fromBot: true, at: c.at, raw: text, mode: mode, markup: p["reply_markup"], paid: paid}
+	sm := &storedMessage{msg: msg, fromBot: true, at: c.at, raw: text, mode: mode, markup: p["reply_markup"], paid: paid,
+		keyboard: keyboard}
 	cs.msgs = append(cs.msgs, sm)
 	cs.byID[msg.ID] = sm
 	e.broadcastLocked()
@@ -251,7 +253,8 @@ func (e *Emulator) editMessageText(c *call) reply {
 	if bad != nil {
 		return *bad
 	}
-	if bad := checkReplyMarkup(p["reply_markup"]); bad != nil {
+	keyboard, bad := checkReplyMarkup(p["reply_markup"])
+	if bad != nil {
 		return *bad
 	}
 
@@ -269,11 +272,11 @@ func (e *Emulator) editMessageText(c *call) reply {
 		return badRequest(errCantBeEdited)
 	}
 	markup := p["reply_markup"]
-	curText, curMarkup := sm.raw, sm.markup
+	curText := sm.raw
 	if n := len(sm.edits); n > 0 {
-		curText, curMarkup = sm.edits[n-1].Text, sm.edits[n-1].ReplyMarkup
+		curText = sm.edits[n-1].Text
 	}
-	if curText == text && curMarkup == markup {
+	if curText == text && sm.keyboard == keyboard {
 		return badRequest(notModified)
 	}
 	if retry := e.admitLocked(cs, c.at, false, false); retry > 0 {
@@ -284,6 +287,7 @@ func (e *Emulator) editMessageText(c *call) reply {
 	sm.msg.Text = plain
 	sm.msg.EditDate = int(c.at.Unix())
 	sm.msg.ReplyMarkup = nil
+	sm.keyboard = keyboard
 	if markup != "" {
 		var kb models.InlineKeyboardMarkup
 		if json.Unmarshal([]byte(markup), &kb) == nil && len(kb.InlineKeyboard) > 0 {
