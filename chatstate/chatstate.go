@@ -280,20 +280,32 @@ func follow(chatID int64, aliases map[string]string) int64 {
 	return cur
 }
 
+// lookupChunk is how many chats one command of resolveEach and
+// inactiveEach asks about.
+const lookupChunk = 1000
+
+// chunkCommands returns one command per lookupChunk chats of ids, in
+// order, each built by build from its chats' members (decimal ids).
+func chunkCommands(ids []int64, build func(members []string) valkey.Completed) valkey.Commands {
+	cmds := make(valkey.Commands, 0, (len(ids)+lookupChunk-1)/lookupChunk)
+	for start := 0; start < len(ids); start += lookupChunk {
+		part := ids[start:min(start+lookupChunk, len(ids))]
+		members := make([]string, len(part))
+		for i, id := range part {
+			members[i] = member(id)
+		}
+		cmds = append(cmds, build(members))
+	}
+	return cmds
+}
+
 // resolveEach resolves ids with HMGET, 1,000 chats per command in one
 // pipelined round trip (a chat with an alias then walks its chain with
 // Resolve), and dedupes the targets.
 func (s *Store) resolveEach(ctx context.Context, ids []int64) ([]int64, error) {
-	const chunk = 1000
-	cmds := make(valkey.Commands, 0, (len(ids)+chunk-1)/chunk)
-	for start := 0; start < len(ids); start += chunk {
-		part := ids[start:min(start+chunk, len(ids))]
-		fields := make([]string, len(part))
-		for i, id := range part {
-			fields[i] = member(id)
-		}
-		cmds = append(cmds, s.c.B().Hmget().Key(s.aliasKey()).Field(fields...).Build())
-	}
+	cmds := chunkCommands(ids, func(fields []string) valkey.Completed {
+		return s.c.B().Hmget().Key(s.aliasKey()).Field(fields...).Build()
+	})
 	out := make([]int64, 0, len(ids))
 	seen := make(map[int64]bool, len(ids))
 	for c, r := range s.c.DoMulti(ctx, cmds...) {
@@ -301,7 +313,7 @@ func (s *Store) resolveEach(ctx context.Context, ids []int64) ([]int64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chatstate: aliases: %w", err)
 		}
-		for i, id := range ids[c*chunk : min((c+1)*chunk, len(ids))] {
+		for i, id := range ids[c*lookupChunk : min((c+1)*lookupChunk, len(ids))] {
 			target := id
 			if v, err := vals[i].ToString(); err == nil && v != "" {
 				// Rare: follow the whole chain one by one.
@@ -321,23 +333,16 @@ func (s *Store) resolveEach(ctx context.Context, ids []int64) ([]int64, error) {
 // inactiveEach sets inactive[i] for each chat of ids marked inactive, with
 // SMISMEMBER, 1,000 chats per command in one pipelined round trip.
 func (s *Store) inactiveEach(ctx context.Context, ids []int64, inactive []bool) error {
-	const chunk = 1000
-	cmds := make(valkey.Commands, 0, (len(ids)+chunk-1)/chunk)
-	for start := 0; start < len(ids); start += chunk {
-		part := ids[start:min(start+chunk, len(ids))]
-		members := make([]string, len(part))
-		for i, id := range part {
-			members[i] = member(id)
-		}
-		cmds = append(cmds, s.c.B().Smismember().Key(s.inactiveKey()).Member(members...).Build())
-	}
+	cmds := chunkCommands(ids, func(members []string) valkey.Completed {
+		return s.c.B().Smismember().Key(s.inactiveKey()).Member(members...).Build()
+	})
 	for c, r := range s.c.DoMulti(ctx, cmds...) {
 		flags, err := r.AsIntSlice()
 		if err != nil {
 			return fmt.Errorf("chatstate: inactive chats: %w", err)
 		}
 		for i, f := range flags {
-			inactive[c*chunk+i] = f == 1
+			inactive[c*lookupChunk+i] = f == 1
 		}
 	}
 	return nil

@@ -46,13 +46,8 @@ const cancelChunk = 500
 // tally key outside the store's tag; the server's error (chunks before the
 // failing one may have been applied; the result counts them).
 func (s *Store) Cancel(ctx context.Context, queue string, ids []JobID, tally Tally) (CancelResult, error) {
-	if err := validQueue(queue); err != nil {
+	if err := validQueueAndIDs(queue, ids); err != nil {
 		return CancelResult{}, err
-	}
-	for _, id := range ids {
-		if err := id.Validate(); err != nil {
-			return CancelResult{}, err
-		}
 	}
 	if tally != (Tally{}) {
 		prefix := "{" + s.keys.tag + "}:"

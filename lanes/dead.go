@@ -77,13 +77,8 @@ func (s *core) deadNewest(ctx context.Context, queue string, skip, n int) ([]Dea
 // deadByID reads the dead letters of queue with the given ids, in the order
 // given, 1,000 per round trip; ids that are not dead letters are left out.
 func (s *core) deadByID(ctx context.Context, queue string, ids []JobID) ([]DeadLetter, error) {
-	if err := validQueue(queue); err != nil {
+	if err := validQueueAndIDs(queue, ids); err != nil {
 		return nil, err
-	}
-	for _, id := range ids {
-		if err := id.Validate(); err != nil {
-			return nil, err
-		}
 	}
 	const chunk = 1000
 	var out []DeadLetter
@@ -203,13 +198,8 @@ func (in *Inspector) PurgeDead(ctx context.Context, queue string, age time.Durat
 // deleted. Errors: ErrInvalid for a bad queue or id (nothing deleted); the
 // server's error, with the count deleted so far.
 func (in *Inspector) DeleteDead(ctx context.Context, queue string, ids ...JobID) (int, error) {
-	if err := validQueue(queue); err != nil {
+	if err := validQueueAndIDs(queue, ids); err != nil {
 		return 0, err
-	}
-	for _, id := range ids {
-		if err := id.Validate(); err != nil {
-			return 0, err
-		}
 	}
 	return in.deleteDead(ctx, queue, ids)
 }

@@ -225,6 +225,20 @@ func validQueue(name string) error {
 	return nil
 }
 
+// validQueueAndIDs checks queue (validQueue) and every id of ids
+// (JobID.Validate), in that order. Errors: ErrInvalid, the first found.
+func validQueueAndIDs(queue string, ids []JobID) error {
+	if err := validQueue(queue); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := id.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func validGroup(g string) error {
 	if g == "" {
 		return fmt.Errorf("%w: empty group", ErrInvalid)

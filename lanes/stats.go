@@ -147,37 +147,45 @@ func (s *core) collectLanes(ctx context.Context, queue string, limit int) (out [
 		}
 		return statsChunk
 	}
-	ring := s.keys.ring(queue)
-	for start := int64(0); ; {
-		if full() {
-			return out, false, nil
+	// byIndex adds the names of a list or sorted set read by index range
+	// (what names it in errors), chunk by chunk: false when it stopped
+	// full.
+	byIndex := func(what string, read func(start, stop int64) valkey.Completed) (bool, error) {
+		for start := int64(0); ; {
+			if full() {
+				return false, nil
+			}
+			n := chunk()
+			gs, err := s.c.Do(ctx, read(start, start+n-1)).AsStrSlice()
+			if err != nil {
+				return false, fmt.Errorf("lanes: stats: %s: %w", what, err)
+			}
+			add(gs)
+			if int64(len(gs)) < n {
+				return true, nil
+			}
+			start += n
 		}
-		n := chunk()
-		gs, err := s.c.Do(ctx, s.c.B().Lrange().Key(ring).Start(start).Stop(start+n-1).Build()).AsStrSlice()
-		if err != nil {
-			return nil, false, fmt.Errorf("lanes: stats: ring: %w", err)
-		}
-		add(gs)
-		if int64(len(gs)) < n {
-			break
-		}
-		start += n
 	}
-	parked := s.keys.queueKey(queue, "parked")
-	for start := int64(0); ; {
-		if full() {
+	ring, parked := s.keys.ring(queue), s.keys.queueKey(queue, "parked")
+	for _, src := range []struct {
+		what string
+		read func(start, stop int64) valkey.Completed
+	}{
+		{"ring", func(start, stop int64) valkey.Completed {
+			return s.c.B().Lrange().Key(ring).Start(start).Stop(stop).Build()
+		}},
+		{"parked", func(start, stop int64) valkey.Completed {
+			return s.c.B().Zrange().Key(parked).Min(strconv.FormatInt(start, 10)).Max(strconv.FormatInt(stop, 10)).Build()
+		}},
+	} {
+		whole, err := byIndex(src.what, src.read)
+		if err != nil {
+			return nil, false, err
+		}
+		if !whole {
 			return out, false, nil
 		}
-		n := chunk()
-		gs, err := s.c.Do(ctx, s.c.B().Zrange().Key(parked).Min(strconv.FormatInt(start, 10)).Max(strconv.FormatInt(start+n-1, 10)).Build()).AsStrSlice()
-		if err != nil {
-			return nil, false, fmt.Errorf("lanes: stats: parked: %w", err)
-		}
-		add(gs)
-		if int64(len(gs)) < n {
-			break
-		}
-		start += n
 	}
 	inflight := s.keys.queueKey(queue, "inflight")
 	var cursor uint64

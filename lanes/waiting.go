@@ -20,13 +20,8 @@ const waitingChunk = 1000
 // not atomic: a job claimed between the two reads is reported waiting.
 // Errors: ErrInvalid for a bad queue or a malformed id; the server's error.
 func (in *Inspector) Waiting(ctx context.Context, queue string, ids []JobID) ([]string, error) {
-	if err := validQueue(queue); err != nil {
+	if err := validQueueAndIDs(queue, ids); err != nil {
 		return nil, err
-	}
-	for _, id := range ids {
-		if err := id.Validate(); err != nil {
-			return nil, err
-		}
 	}
 	out := make([]string, len(ids))
 	for start := 0; start < len(ids); start += waitingChunk {

@@ -95,24 +95,23 @@ func (in *Inbox) Store() *lanes.Store { return in.store }
 // Offset returns the getUpdates offset to send: the last recorded update_id
 // + 1, or 0 when nothing was ever recorded.
 func (in *Inbox) Offset(ctx context.Context) (int64, error) {
-	v, err := in.c.Do(ctx, in.c.B().Get().Key(in.keys.Offset()).Build()).AsInt64()
-	if valkey.IsValkeyNil(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("intake: inbox offset: %w", err)
-	}
-	return v, nil
+	return in.readInt(ctx, in.keys.Offset(), "inbox offset")
 }
 
 // Epoch returns the current re-base epoch (0 before any re-base).
 func (in *Inbox) Epoch(ctx context.Context) (int64, error) {
-	v, err := in.c.Do(ctx, in.c.B().Get().Key(in.keys.Rebases()).Build()).AsInt64()
+	return in.readInt(ctx, in.keys.Rebases(), "update epoch")
+}
+
+// readInt reads the integer at key, 0 when key does not exist. Errors: the
+// server's (or a value that is not an integer), named what.
+func (in *Inbox) readInt(ctx context.Context, key, what string) (int64, error) {
+	v, err := in.c.Do(ctx, in.c.B().Get().Key(key).Build()).AsInt64()
 	if valkey.IsValkeyNil(err) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("intake: update epoch: %w", err)
+		return 0, fmt.Errorf("intake: %s: %w", what, err)
 	}
 	return v, nil
 }
@@ -666,30 +665,7 @@ const migrateStep = 500
 // the lane's next update finishes, or by the next start. Errors: the
 // server's (the marks moved before it stay moved).
 func (in *Inbox) MigrateMarks(ctx context.Context) (int, error) {
-	moved := 0
-	var cursor uint64
-	for {
-		e, err := in.c.Do(ctx, in.c.B().Hscan().Key(in.keys.LegacyDone()).Cursor(cursor).Count(migrateStep).Build()).AsScanEntry()
-		if err != nil {
-			return moved, fmt.Errorf("intake: move handled marks: %w", err)
-		}
-		keys := []string{in.keys.LegacyDone()}
-		var laneIDs []string
-		for i := 0; i+1 < len(e.Elements); i += 2 {
-			keys = append(keys, in.keys.Done(e.Elements[i]))
-			laneIDs = append(laneIDs, e.Elements[i])
-		}
-		if len(laneIDs) > 0 {
-			n, err := in.moveMarks.Exec(ctx, in.c, keys, laneIDs).AsInt64()
-			if err != nil {
-				return moved, fmt.Errorf("intake: move handled marks: %w", err)
-			}
-			moved += int(n)
-		}
-		if cursor = e.Cursor; cursor == 0 {
-			return moved, nil
-		}
-	}
+	return in.migrateLanes(ctx, in.keys.LegacyDone(), in.keys.Done, in.moveMarks, "move handled marks")
 }
 
 // MigrateFloors empties the hash of per-lane floors the intake kept before
@@ -703,23 +679,33 @@ func (in *Inbox) MigrateMarks(ctx context.Context) (int, error) {
 // two floors, so no handled update counts as new at any point. Errors:
 // the server's (the fields moved before it stay moved).
 func (in *Inbox) MigrateFloors(ctx context.Context) (int, error) {
+	return in.migrateLanes(ctx, in.keys.LegacyFloor(), in.keys.Seen, in.moveFloors, "move floors")
+}
+
+// migrateLanes empties legacy, a hash with a field per lane, in steps of
+// about migrateStep lanes: one HSCAN, then one call of script with KEYS
+// legacy and laneKey(lane) of each lane scanned, ARGV those lanes. It
+// returns the sum of the script's answers (how many fields it moved or
+// dropped). Errors: the server's, named what (the steps before it stay
+// done).
+func (in *Inbox) migrateLanes(ctx context.Context, legacy string, laneKey func(lane string) string, script *valkey.Lua, what string) (int, error) {
 	moved := 0
 	var cursor uint64
 	for {
-		e, err := in.c.Do(ctx, in.c.B().Hscan().Key(in.keys.LegacyFloor()).Cursor(cursor).Count(migrateStep).Build()).AsScanEntry()
+		e, err := in.c.Do(ctx, in.c.B().Hscan().Key(legacy).Cursor(cursor).Count(migrateStep).Build()).AsScanEntry()
 		if err != nil {
-			return moved, fmt.Errorf("intake: move floors: %w", err)
+			return moved, fmt.Errorf("intake: %s: %w", what, err)
 		}
-		keys := []string{in.keys.LegacyFloor()}
+		keys := []string{legacy}
 		var laneIDs []string
 		for i := 0; i+1 < len(e.Elements); i += 2 {
-			keys = append(keys, in.keys.Seen(e.Elements[i]))
+			keys = append(keys, laneKey(e.Elements[i]))
 			laneIDs = append(laneIDs, e.Elements[i])
 		}
 		if len(laneIDs) > 0 {
-			n, err := in.moveFloors.Exec(ctx, in.c, keys, laneIDs).AsInt64()
+			n, err := script.Exec(ctx, in.c, keys, laneIDs).AsInt64()
 			if err != nil {
-				return moved, fmt.Errorf("intake: move floors: %w", err)
+				return moved, fmt.Errorf("intake: %s: %w", what, err)
 			}
 			moved += int(n)
 		}

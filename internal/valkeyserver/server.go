@@ -250,13 +250,22 @@ func (s *Server) Stop() {
 	for _, n := range s.cluster {
 		n.Stop()
 	}
+	if s.killProcess() {
+		s.cmd = nil
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+// killProcess kills (SIGKILL) the server process this package started and
+// waits for it to end; false, doing nothing, for an external server or one
+// not running (stopped).
+func (s *Server) killProcess() bool {
 	if s.extern || s.cmd == nil {
-		return
+		return false
 	}
 	_ = s.cmd.Process.Kill()
 	<-s.stopped
-	s.cmd = nil
-	_ = os.RemoveAll(s.dir)
+	return true
 }
 
 // ErrExternal is returned by Restart for a server this package did not start.
@@ -296,11 +305,7 @@ func (s *Server) Kill() {
 	for _, n := range s.cluster {
 		n.Kill()
 	}
-	if s.extern || s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Kill()
-	<-s.stopped
+	s.killProcess()
 }
 
 // NewClient returns a new client connected to the server; the caller closes it.

@@ -131,16 +131,23 @@ func describe(s *valkeyserver.Server) string {
 	return v + " (" + s.Binary() + ")"
 }
 
-// Start starts a dedicated server for one test (for tests that restart or
-// flush a server), stopped when the test ends. It ignores VALKEY_URL.
-func Start(tb testing.TB, opts Options) *Server {
+// owned takes s, a dedicated server just started, for tb: a start's err
+// fails tb, and s is stopped when tb ends.
+func owned(tb testing.TB, s *valkeyserver.Server, err error) *Server {
 	tb.Helper()
-	s, err := valkeyserver.Start("standalone", opts)
 	if err != nil {
 		tb.Fatalf("valkeytest: %v", err)
 	}
 	tb.Cleanup(s.Stop)
 	return &Server{s}
+}
+
+// Start starts a dedicated server for one test (for tests that restart or
+// flush a server), stopped when the test ends. It ignores VALKEY_URL.
+func Start(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	s, err := valkeyserver.Start("standalone", opts)
+	return owned(tb, s, err)
 }
 
 // StartCluster starts a dedicated cluster of n primaries for one test (n = 1
@@ -150,11 +157,7 @@ func Start(tb testing.TB, opts Options) *Server {
 func StartCluster(tb testing.TB, n int) *Server {
 	tb.Helper()
 	s, err := valkeyserver.StartCluster(n)
-	if err != nil {
-		tb.Fatalf("valkeytest: %v", err)
-	}
-	tb.Cleanup(s.Stop)
-	return &Server{s}
+	return owned(tb, s, err)
 }
 
 // ClusterOptions shapes a dedicated cluster (see
@@ -167,11 +170,7 @@ type ClusterOptions = valkeyserver.ClusterOptions
 func StartClusterWith(tb testing.TB, o ClusterOptions) *Server {
 	tb.Helper()
 	s, err := valkeyserver.StartClusterWith(o)
-	if err != nil {
-		tb.Fatalf("valkeytest: %v", err)
-	}
-	tb.Cleanup(s.Stop)
-	return &Server{s}
+	return owned(tb, s, err)
 }
 
 // ClusterMode reports whether VALKEYTEST_MODE asks for a cluster.
@@ -216,8 +215,15 @@ func (s *Server) Restart(tb testing.TB) {
 func (s *Server) Client(tb testing.TB) valkey.Client {
 	tb.Helper()
 	c, err := s.NewClient()
+	return ownedClient(tb, s.Addr, c, err)
+}
+
+// ownedClient takes c, a client just connected to addr, for tb: a
+// connection's err fails tb, and c is closed when tb ends.
+func ownedClient(tb testing.TB, addr string, c valkey.Client, err error) valkey.Client {
+	tb.Helper()
 	if err != nil {
-		tb.Fatalf("valkeytest: connect %s: %v", s.Addr, err)
+		tb.Fatalf("valkeytest: connect %s: %v", addr, err)
 	}
 	tb.Cleanup(c.Close)
 	return c
@@ -228,11 +234,7 @@ func (s *Server) Client(tb testing.TB) valkey.Client {
 func NodeClient(tb testing.TB, node *valkeyserver.Server) valkey.Client {
 	tb.Helper()
 	c, err := node.NodeClient()
-	if err != nil {
-		tb.Fatalf("valkeytest: connect %s: %v", node.Addr, err)
-	}
-	tb.Cleanup(c.Close)
-	return c
+	return ownedClient(tb, node.Addr, c, err)
 }
 
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9]+`)
