@@ -486,39 +486,20 @@ func (t srvTimer) report(b *testing.B) {
 	if !t.on {
 		return
 	}
-	info, err := t.c.Do(context.Background(), t.c.B().Info().Section("commandstats").Build()).ToString()
-	require.NoError(b, err)
 	var scriptCalls, scriptUsec float64
 	type stat struct {
 		name        string
 		calls, usec float64
 	}
 	var cmds []stat
-	for _, line := range strings.Split(info, "\n") {
-		line = strings.TrimSpace(line)
-		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
-		if !ok || !strings.HasPrefix(line, "cmdstat_") {
-			continue
-		}
-		var st stat
-		st.name = name
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			f, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "calls":
-				st.calls = f
-			case "usec":
-				st.usec = f
-			}
-		}
+	for name, st := range valkeytest.CommandStats(context.Background(), b, t.c) {
 		switch name {
 		case "evalsha", "eval":
-			scriptCalls += st.calls
-			scriptUsec += st.usec
+			scriptCalls += st.Calls
+			scriptUsec += st.Usec
 		case "info", "config|resetstat", "flushall":
 		default:
-			cmds = append(cmds, st)
+			cmds = append(cmds, stat{name: name, calls: st.Calls, usec: st.Usec})
 		}
 	}
 	if scriptCalls > 0 {
@@ -543,26 +524,13 @@ func (t srvTimer) report(b *testing.B) {
 func serverCost(tb testing.TB, s *lanes.Store) (usec, cmds int64) {
 	tb.Helper()
 	for _, n := range s.Client().Nodes() {
-		info, err := n.Do(context.Background(), n.B().Info().Section("commandstats").Build()).ToString()
-		require.NoError(tb, err)
-		for _, line := range strings.Split(info, "\n") {
-			name, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || !strings.HasPrefix(name, "cmdstat_") {
-				continue
-			}
-			script := name == "cmdstat_evalsha" || name == "cmdstat_eval"
-			for _, f := range strings.Split(fields, ",") {
-				k, v, _ := strings.Cut(f, "=")
-				x, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					continue
-				}
-				switch {
-				case script && k == "usec":
-					usec += x
-				case !script && k == "calls" && name != "cmdstat_info":
-					cmds += x
-				}
+		for name, st := range valkeytest.CommandStats(context.Background(), tb, n) {
+			switch name {
+			case "evalsha", "eval":
+				usec += int64(st.Usec)
+			case "info":
+			default:
+				cmds += int64(st.Calls)
 			}
 		}
 	}

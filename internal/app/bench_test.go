@@ -356,18 +356,10 @@ func takeSample(ctx context.Context, b *testing.B, in *intake.Inbox, c valkey.Cl
 			s.serverCPU += f
 		case k == "total_reads_processed":
 			s.reads, _ = strconv.ParseFloat(v, 64)
-		case strings.HasPrefix(k, "cmdstat_"):
-			for kv := range strings.SplitSeq(v, ",") {
-				name, val, _ := strings.Cut(kv, "=")
-				f, _ := strconv.ParseFloat(val, 64)
-				switch name {
-				case "calls":
-					s.calls[strings.TrimPrefix(k, "cmdstat_")] = f
-				case "usec":
-					s.usec[strings.TrimPrefix(k, "cmdstat_")] = f
-				}
-			}
 		}
+	}
+	for name, st := range valkeytest.ParseCommandStats(info) {
+		s.calls[name], s.usec[name] = st.Calls, st.Usec
 	}
 	for _, p := range ps {
 		s.procCPU += procCPU(p.Cmd.Process.Pid)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,19 +37,10 @@ func BenchmarkChatBookkeeping(b *testing.B) {
 	chats := chatstate.New(c, "bench", time.Hour)
 	const perWindow, nChats, windows = 2000, 200, 7
 	usec := func() float64 {
-		info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
-		require.NoError(b, err)
 		total := 0.0
-		for line := range strings.Lines(info) {
-			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || !strings.HasPrefix(k, "cmdstat_") || k == "cmdstat_info" {
-				continue
-			}
-			for kv := range strings.SplitSeq(v, ",") {
-				if name, val, _ := strings.Cut(kv, "="); name == "usec" {
-					f, _ := strconv.ParseFloat(val, 64)
-					total += f
-				}
+		for name, st := range valkeytest.CommandStats(ctx, b, c) {
+			if name != "info" {
+				total += st.Usec
 			}
 		}
 		return total
@@ -133,22 +123,7 @@ func BenchmarkChatFind(b *testing.B) {
 		}
 	}
 	usec := func() float64 {
-		info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
-		require.NoError(b, err)
-		total := 0.0
-		for line := range strings.Lines(info) {
-			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || (k != "cmdstat_zrange" && k != "cmdstat_hget") {
-				continue
-			}
-			for kv := range strings.SplitSeq(v, ",") {
-				if name, val, _ := strings.Cut(kv, "="); name == "usec" {
-					f, _ := strconv.ParseFloat(val, 64)
-					total += f
-				}
-			}
-		}
-		return total
+		return valkeytest.UsecOf(valkeytest.CommandStats(ctx, b, c), "zrange", "hget")
 	}
 	q := 0
 	window := func(d *Directory) float64 {

@@ -64,19 +64,12 @@ func BenchmarkRecord(b *testing.B) {
 			if !ok {
 				continue
 			}
-			switch k {
-			case "used_cpu_user", "used_cpu_sys":
+			if k == "used_cpu_user" || k == "used_cpu_sys" {
 				f, _ := strconv.ParseFloat(v, 64)
 				out.cpu += f * 1e6
-			case "cmdstat_evalsha", "cmdstat_zadd":
-				for kv := range strings.SplitSeq(v, ",") {
-					if name, val, _ := strings.Cut(kv, "="); name == "usec" {
-						f, _ := strconv.ParseFloat(val, 64)
-						out.usec += f
-					}
-				}
 			}
 		}
+		out.usec = valkeytest.UsecOf(valkeytest.ParseCommandStats(s), "evalsha", "zadd")
 		return out
 	}
 	once := func(on bool) (cpuUs, srvUs float64) {

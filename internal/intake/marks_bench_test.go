@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -49,27 +48,8 @@ func BenchmarkMarkHandled(b *testing.B) {
 	require.NoError(b, err)
 	require.Equal(b, "listpack", enc)
 	usec := func() (float64, float64) {
-		info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
-		require.NoError(b, err)
-		for line := range strings.Lines(info) {
-			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || k != "cmdstat_evalsha" {
-				continue
-			}
-			var calls, us float64
-			for kv := range strings.SplitSeq(v, ",") {
-				name, val, _ := strings.Cut(kv, "=")
-				f, _ := strconv.ParseFloat(val, 64)
-				switch name {
-				case "calls":
-					calls = f
-				case "usec":
-					us = f
-				}
-			}
-			return calls, us
-		}
-		return 0, 0
+		st := valkeytest.CommandStats(ctx, b, c)["evalsha"]
+		return st.Calls, st.Usec
 	}
 	id := int64(1)
 	window := func(buckets bool) float64 {

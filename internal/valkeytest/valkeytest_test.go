@@ -121,3 +121,27 @@ func TestClusterReplicaTakesOverAKilledPrimary(t *testing.T) {
 	require.Equal(t, "before", v)
 	require.NoError(t, c.Do(ctx, c.B().Set().Key(key).Value("after").Build()).Error())
 }
+
+// CommandStats reads each command's calls and server time from INFO
+// commandstats, by name without the cmdstat_ prefix; ParseCommandStats
+// skips the lines of other sections.
+func TestCommandStatsCountsCallsAndTime(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.Start(t, valkeytest.Options{})
+	c := srv.Client(t)
+	ctx := context.Background()
+	before := valkeytest.CommandStats(ctx, t, c)
+	for range 3 {
+		require.NoError(t, c.Do(ctx, c.B().Set().Key("k").Value("1").Build()).Error())
+	}
+	after := valkeytest.CommandStats(ctx, t, c)
+	require.Equal(t, before["set"].Calls+3, after["set"].Calls)
+	require.GreaterOrEqual(t, after["set"].Usec, before["set"].Usec)
+	require.Positive(t, valkeytest.UsecOf(after, "set", "info"))
+
+	got := valkeytest.ParseCommandStats("# CPU\r\nused_cpu_sys:1.5\r\n# Commandstats\r\n" +
+		"cmdstat_evalsha:calls=4,usec=120,usec_per_call=30.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_config|resetstat:calls=1,usec=7,usec_per_call=7.00\r\n")
+	require.Equal(t, map[string]valkeytest.Stat{"evalsha": {Calls: 4, Usec: 120}, "config|resetstat": {Calls: 1, Usec: 7}}, got)
+	require.InDelta(t, 127, valkeytest.UsecOf(got, "evalsha", "config|resetstat", "zadd"), 0)
+}
