@@ -24,9 +24,9 @@ import "strconv"
 //	{T}:app:j:<update_id> hash    journal of an update being handled: the fields its handler wrote (deleted when handled)
 type Keys struct{ tag string }
 
-// ChatBuckets is how many buckets a per-chat structure kept for good is
-// split into (the intake's handled marks here, the app's audience and chat
-// directory): Valkey keeps a small hash or set as a listpack or intset, a
+// ChatBuckets is how many buckets the intake's handled marks, kept for
+// good per chat, are split into (internal/chats splits the audience and
+// the chat directory by the same rule, chats.Buckets): Valkey keeps a small hash or set as a listpack or intset, a
 // few bytes per entry, where one hash of every chat is a hash table of
 // 40-100 bytes per entry. 1,024 keeps a bucket under Valkey 8's defaults
 // (hash-max-listpack-entries 512, set-max-intset-entries 512) up to about
