@@ -46,13 +46,20 @@ func (n *Notifier) newFanout(bc, queue string, active int) *fanout {
 // Config.BatchSize chats per lanes Enqueue call, in a's order. A goroutine
 // encodes the batches (one ahead) while this one enqueues them in order,
 // one at a time, so a stop or a store error ends the fan-out within a
-// batch. Errors: the store's, wrapped; batches before the failing one stay
-// enqueued and counted.
+// batch; run returns once that goroutine has ended too (after a stop or an
+// error it ends at its next batch). Errors: the store's, wrapped; batches
+// before the failing one stay enqueued and counted.
 func (f *fanout) run(ctx context.Context, a audience, encs []func(int64) []byte) error {
 	batches := make(chan []lanes.Item, 1)
-	quit := make(chan struct{})
-	defer close(quit)
-	go f.n.encodeBatches(a, encs, batches, quit)
+	quit, encoded := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(encoded)
+		f.n.encodeBatches(a, encs, batches, quit)
+	}()
+	defer func() {
+		close(quit)
+		<-encoded
+	}()
 	return f.enqueueBatches(ctx, batches)
 }
 
