@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -34,19 +34,19 @@ const weightUsage = "Usage: /weight <chat_id> [<weight 1-1000>]"
 // admin answers carry other users' chat ids and delivery failures, so in a
 // group (or a channel) the admin gets privateOnlyText there, with no data,
 // and nothing else happens.
-func (a *App) admin(h bot.HandlerFunc) bot.HandlerFunc {
-	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
-		m := u.Message
-		c, _ := a.cmd(u)
+func (a *App) admin(h update.HandlerFunc) update.HandlerFunc {
+	return func(ctx context.Context, r *update.Request) (out update.Outcome) {
+		m := r.Update.Message
+		c, _ := a.cmd(r.Update)
 		if m.From == nil || !a.cfg.IsAdmin(m.From.ID) {
-			a.reply(ctx, m, "⛔ /"+c.Name+" is for bot admins only.")
-			return
+			a.reply(&out, m, "⛔ /"+c.Name+" is for bot admins only.")
+			return out
 		}
 		if !adminChat(m) {
-			a.reply(ctx, m, privateOnlyText(c.Name))
-			return
+			a.reply(&out, m, privateOnlyText(c.Name))
+			return out
 		}
-		h(ctx, b, u)
+		return h(ctx, r)
 	}
 }
 
@@ -144,43 +144,46 @@ func parseWeight(ws string) (int, string) {
 	return int(w), ""
 }
 
-func (a *App) onWeight(ctx context.Context, _ *bot.Bot, u *models.Update) {
+func (a *App) onWeight(ctx context.Context, r *update.Request) (out update.Outcome) {
+	u := r.Update
 	c, _ := a.cmd(u)
 	args, bad := parseWeightArgs(c.Args)
 	if bad != "" {
-		a.reply(ctx, u.Message, bad)
-		return
+		a.reply(&out, u.Message, bad)
+		return out
 	}
 	if !args.HasWeight {
 		old, err := a.store.Inspector().Weight(ctx, tgjob.Group(args.Chat))
 		if err != nil {
-			runOf(ctx).fail(err)
-			return
+			out.Fail(err)
+			return out
 		}
-		a.reply(ctx, u.Message, fmt.Sprintf("Chat %d: weight %d (default 1), for replies and notifications alike.", args.Chat, old))
-		return
+		a.reply(&out, u.Message, fmt.Sprintf("Chat %d: weight %d (default 1), for replies and notifications alike.", args.Chat, old))
+		return out
 	}
 	ans, err := a.setWeight(ctx, adminWho(u.Message.From.ID), args.Chat, args.Weight)
 	if err != nil {
-		runOf(ctx).fail(err)
-		return
+		out.Fail(err)
+		return out
 	}
-	a.reply(ctx, u.Message, ans)
+	a.reply(&out, u.Message, ans)
+	return out
 }
 
-func (a *App) onWeights(ctx context.Context, _ *bot.Bot, u *models.Update) {
+func (a *App) onWeights(ctx context.Context, r *update.Request) (out update.Outcome) {
+	u := r.Update
 	if c, _ := a.cmd(u); c.Args != "" {
-		a.reply(ctx, u.Message, "❌ /weights takes no arguments.")
-		return
+		a.reply(&out, u.Message, "❌ /weights takes no arguments.")
+		return out
 	}
 	ws, err := a.store.Inspector().Weights(ctx)
 	if err != nil {
-		runOf(ctx).fail(err)
-		return
+		out.Fail(err)
+		return out
 	}
 	if len(ws) == 0 {
-		a.reply(ctx, u.Message, "Every chat has the default weight 1.")
-		return
+		a.reply(&out, u.Message, "Every chat has the default weight 1.")
+		return out
 	}
 	groups := make([]string, 0, len(ws))
 	for g := range ws {
@@ -197,18 +200,20 @@ func (a *App) onWeights(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	for _, g := range groups {
 		fmt.Fprintf(&b, "\n• chat %s: %d", g, ws[g])
 	}
-	a.reply(ctx, u.Message, b.String())
+	a.reply(&out, u.Message, b.String())
+	return out
 }
 
-func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
+func (a *App) onLanes(ctx context.Context, r *update.Request) (out update.Outcome) {
+	u := r.Update
 	if c, _ := a.cmd(u); c.Args != "" {
-		a.reply(ctx, u.Message, "❌ /lanes takes no arguments.")
-		return
+		a.reply(&out, u.Message, "❌ /lanes takes no arguments.")
+		return out
 	}
 	qs, err := a.Admin().Queues(ctx, lanesTop)
 	if err != nil {
-		runOf(ctx).fail(err)
-		return
+		out.Fail(err)
+		return out
 	}
 	var b strings.Builder
 	// The update queue first (recorded updates waiting for a handler, per
@@ -236,11 +241,12 @@ func (a *App) onLanes(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	}
 	lim, err := a.limitedText(ctx)
 	if err != nil {
-		runOf(ctx).fail(err)
-		return
+		out.Fail(err)
+		return out
 	}
 	b.WriteString("\n\n" + lim)
-	a.reply(ctx, u.Message, b.String())
+	a.reply(&out, u.Message, b.String())
+	return out
 }
 
 // dlqUpdatesNote ends /dlq requeue's reply: dead updates stay dead on
@@ -253,31 +259,32 @@ const dlqUsage = "Usage: /dlq (list), /dlq requeue (put the dead letters back on
 // onDLQ lists the recent dead letters, or with "requeue" / "purge" acts on
 // the dead letters of every queue (at most dlqBatch per queue per command;
 // recorded in the audit stream).
-func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
+func (a *App) onDLQ(ctx context.Context, r *update.Request) (out update.Outcome) {
+	u := r.Update
 	switch c, _ := a.cmd(u); c.Args {
 	case "":
 	case "requeue":
-		a.dlqRequeue(ctx, u)
-		return
+		a.dlqRequeue(ctx, u, &out)
+		return out
 	case "purge":
-		a.dlqPurge(ctx, u)
-		return
+		a.dlqPurge(ctx, u, &out)
+		return out
 	default:
-		a.reply(ctx, u.Message, fmt.Sprintf("❌ Unknown argument %q. %s", c.Args, dlqUsage))
-		return
+		a.reply(&out, u.Message, fmt.Sprintf("❌ Unknown argument %q. %s", c.Args, dlqUsage))
+		return out
 	}
 	var all []DeadView
 	for _, src := range a.deadSources(true) {
 		page, err := a.deadPage(ctx, DeadFilter{Queue: src.q, Limit: dlqShown})
 		if err != nil {
-			runOf(ctx).fail(err)
-			return
+			out.Fail(err)
+			return out
 		}
 		all = append(all, page.Letters...)
 	}
 	if len(all) == 0 {
-		a.reply(ctx, u.Message, "No dead letters.")
-		return
+		a.reply(&out, u.Message, "No dead letters.")
+		return out
 	}
 	slices.SortStableFunc(all, func(x, y DeadView) int { return y.At.Compare(x.At) })
 	all = all[:min(len(all), dlqShown)]
@@ -286,7 +293,8 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	for _, d := range all {
 		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %d attempts", d.At.UTC().Format(time.DateTime), d.Group, d.Queue, d.Reason, d.Attempts)
 	}
-	a.reply(ctx, u.Message, b.String())
+	a.reply(&out, u.Message, b.String())
+	return out
 }
 
 // dlqRequeue puts the newest dlqBatch dead letters of each outbound queue
@@ -294,24 +302,24 @@ func (a *App) onDLQ(ctx context.Context, _ *bot.Bot, u *models.Update) {
 // chat's later updates have been handled since, and an update is applied
 // only in update_id order (its chat's handled mark has passed it); /dlq
 // shows them and /dlq purge removes them.
-func (a *App) dlqRequeue(ctx context.Context, u *models.Update) {
+func (a *App) dlqRequeue(ctx context.Context, u *models.Update, out *update.Outcome) {
 	ans, err := a.requeueDead(ctx, adminWho(u.Message.From.ID), a.deadSources(false), DeadFilter{}, nil)
 	if err != nil {
-		runOf(ctx).fail(err)
+		out.Fail(err)
 		return
 	}
-	a.reply(ctx, u.Message, ans)
+	a.reply(out, u.Message, ans)
 }
 
 // dlqPurge deletes up to dlqBatch dead letters of each queue, the update
 // queue included.
-func (a *App) dlqPurge(ctx context.Context, u *models.Update) {
+func (a *App) dlqPurge(ctx context.Context, u *models.Update, out *update.Outcome) {
 	ans, err := a.purgeDead(ctx, adminWho(u.Message.From.ID), a.deadSources(true), DeadFilter{}, nil)
 	if err != nil {
-		runOf(ctx).fail(err)
+		out.Fail(err)
 		return
 	}
-	a.reply(ctx, u.Message, ans)
+	a.reply(out, u.Message, ans)
 }
 
 // deadSource is one queue whose dead letters the admin commands read.

@@ -22,6 +22,7 @@ import (
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/notifier"
@@ -50,7 +51,8 @@ type App struct {
 	inbox     *intake.Inbox
 	lease     *intake.Lease
 	api       *intake.Client
-	bot       *bot.Bot // poller and handler roles
+	bot       *bot.Bot    // poller and handler roles
+	mux       *update.Mux // handler role: routes updates to the handlers (newMux)
 	worker    *worker.Worker
 	reg       *prometheus.Registry
 	m         *metrics
@@ -186,6 +188,9 @@ func (a *App) init() error {
 		if a.bot, err = a.newBot(); err != nil {
 			return err
 		}
+	}
+	if cfg.Handles() {
+		a.mux = a.newMux()
 	}
 	if cfg.Sends() {
 		a.worker, err = worker.New(a.notifier, worker.Config{

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-telegram/bot"
-	"github.com/go-telegram/bot/models"
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/update"
 )
 
 // Admin actions recorded in the audit stream: every admin action that
@@ -89,24 +89,26 @@ func (l *auditLog) Len(ctx context.Context) (int, error) {
 }
 
 // onAudit shows the last auditShown admin actions, newest first.
-func (a *App) onAudit(ctx context.Context, _ *bot.Bot, u *models.Update) {
+func (a *App) onAudit(ctx context.Context, r *update.Request) (out update.Outcome) {
+	u := r.Update
 	if c, _ := a.cmd(u); c.Args != "" {
-		a.reply(ctx, u.Message, "❌ /audit takes no arguments.")
-		return
+		a.reply(&out, u.Message, "❌ /audit takes no arguments.")
+		return out
 	}
 	es, err := a.Admin().Audit(ctx, auditShown)
 	if err != nil {
-		runOf(ctx).fail(err)
-		return
+		out.Fail(err)
+		return out
 	}
 	if len(es) == 0 {
-		a.reply(ctx, u.Message, "No admin actions recorded.")
-		return
+		a.reply(&out, u.Message, "No admin actions recorded.")
+		return out
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Last %d admin actions (newest first):", len(es))
 	for _, e := range es {
 		fmt.Fprintf(&b, "\n• %s %s: %s, %s", e.At.UTC().Format(time.DateTime), e.Actor(), e.Action, e.Detail)
 	}
-	a.reply(ctx, u.Message, b.String())
+	a.reply(&out, u.Message, b.String())
+	return out
 }

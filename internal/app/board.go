@@ -15,6 +15,7 @@ import (
 
 	"github.com/codemojex/codemojex/game"
 	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 )
@@ -183,7 +184,7 @@ func (a *App) keyboard(chat int64, st game.State, canSubmit bool) (models.Inline
 
 // sendBoard queues a new board for st in chat (idempotent per update),
 // threaded under message replyTo (0: none), and makes it the chat's board.
-func (a *App) sendBoard(ctx context.Context, chat int64, st game.State, group bool, replyTo int) error {
+func (a *App) sendBoard(ctx context.Context, r *update.Request, out *update.Outcome, chat int64, st game.State, group bool, replyTo int) error {
 	comps, err := a.compositions(ctx, chat, st)
 	if err != nil {
 		return err
@@ -192,8 +193,7 @@ func (a *App) sendBoard(ctx context.Context, chat int64, st game.State, group bo
 	if err != nil {
 		return err
 	}
-	run := runOf(ctx)
-	msg.Key = run.key("board")
+	msg.Key = out.Key(r, "board")
 	msg.ReplyTo = replyTo
 	ids, err := a.notifier.Notify(ctx, chat, msg)
 	if err != nil {
@@ -207,8 +207,9 @@ func (a *App) sendBoard(ctx context.Context, chat int64, st game.State, group bo
 // started before boards existed) is left alone, except that with ensure
 // (the /play message the board answers) a new board is sent for a game in
 // progress (threaded under ensure in a group, like any reply). Once the
-// game is over its compositions are dropped.
-func (a *App) refreshBoard(ctx context.Context, chat int64, st game.State, group bool, ensure *models.Message) error {
+// game is over its compositions are dropped. The keys it mints go to out
+// (it runs as an update.After hook, or in a callback handler).
+func (a *App) refreshBoard(ctx context.Context, r *update.Request, out *update.Outcome, chat int64, st game.State, group bool, ensure *models.Message) error {
 	ref, err := a.loadBoard(ctx, chat)
 	if err != nil {
 		return err
@@ -219,7 +220,7 @@ func (a *App) refreshBoard(ctx context.Context, chat int64, st game.State, group
 			if group {
 				replyTo = ensure.ID
 			}
-			return a.sendBoard(ctx, chat, st, group, replyTo)
+			return a.sendBoard(ctx, r, out, chat, st, group, replyTo)
 		}
 		return nil
 	}
@@ -242,19 +243,11 @@ func (a *App) refreshBoard(ctx context.Context, chat int64, st game.State, group
 	return nil
 }
 
-// afterReplies runs f once the update's replies are queued (so a board
-// edit goes out after the reply to the same update).
-func afterReplies(ctx context.Context, f func(context.Context) error) {
-	run := runOf(ctx)
-	run.after = append(run.after, f)
-}
-
 // onBoardTap handles a tap on a game board (callbackGame) and returns its
 // toast.
-func (a *App) onBoardTap(ctx context.Context, q *models.CallbackQuery, d callbackData) string {
+func (a *App) onBoardTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d callbackData) string {
 	m := q.Message.Message
 	chat, group := m.Chat.ID, !isPrivate(m)
-	run := runOf(ctx)
 	cur, err := a.games.Current(ctx, chat)
 	switch {
 	case errors.Is(err, gamestore.ErrNoGame), errors.Is(err, game.ErrInvalidState):
@@ -283,7 +276,7 @@ func (a *App) onBoardTap(ctx context.Context, q *models.CallbackQuery, d callbac
 			}
 			op, idx = "add", strconv.Itoa(i)
 		}
-		code, err := a.compose(ctx, chat, cur, q.From.ID, run.epoch, run.id, op, idx, name)
+		code, err := a.compose(ctx, chat, cur, q.From.ID, r.Epoch, r.ID, op, idx, name)
 		if err != nil {
 			return fail(err)
 		}
@@ -295,7 +288,7 @@ func (a *App) onBoardTap(ctx context.Context, q *models.CallbackQuery, d callbac
 		}
 	case d.Arg == actSubmit:
 		var err error
-		if next, toast, err = a.submitTap(ctx, chat, cur, q.From, name); err != nil {
+		if next, toast, err = a.submitTap(ctx, r, chat, cur, q.From, name); err != nil {
 			return fail(err)
 		}
 	case d.Arg == actGiveUp:
@@ -310,15 +303,15 @@ func (a *App) onBoardTap(ctx context.Context, q *models.CallbackQuery, d callbac
 	default:
 		return toastInvalidButton
 	}
-	if err := a.refreshBoard(ctx, chat, next, group, nil); err != nil {
+	if err := a.refreshBoard(ctx, r, out, chat, next, group, nil); err != nil {
 		return fail(err)
 	}
 	return toast
 }
 
 // compose runs compose.lua for one tap and returns its code.
-func (a *App) compose(ctx context.Context, chat int64, st game.State, user, epoch, update int64, op, idx, name string) (int64, error) {
-	args := []string{strconv.FormatInt(user, 10), strconv.FormatInt(update, 10), op, idx, name,
+func (a *App) compose(ctx context.Context, chat int64, st game.State, user, epoch, updateID int64, op, idx, name string) (int64, error) {
+	args := []string{strconv.FormatInt(user, 10), strconv.FormatInt(updateID, 10), op, idx, name,
 		strconv.Itoa(st.Config.CodeLength), strconv.FormatInt(compTTL.Milliseconds(), 10), strconv.FormatInt(epoch, 10)}
 	v, err := a.composeScript.Exec(ctx, a.c, []string{a.keys.comp(chat, st.ID)}, args).ToArray()
 	if err != nil || len(v) == 0 {
@@ -332,8 +325,7 @@ func (a *App) compose(ctx context.Context, chat int64, st game.State, user, epoc
 // journalled with the game's fingerprint first, so an update handled again
 // after a crash does not play it twice. It returns the game after the move
 // and the toast.
-func (a *App) submitTap(ctx context.Context, chat int64, cur game.State, from models.User, name string) (game.State, string, error) {
-	run := runOf(ctx)
+func (a *App) submitTap(ctx context.Context, r *update.Request, chat int64, cur game.State, from models.User, name string) (game.State, string, error) {
 	comps, err := a.compositions(ctx, chat, cur)
 	if err != nil {
 		return cur, "", err
@@ -349,14 +341,14 @@ func (a *App) submitTap(ctx context.Context, chat int64, cur game.State, from mo
 		return cur, fmt.Sprintf("Choose %d emojis first (%d/%d)", n, len(mine.Symbols), n), nil
 	}
 	pre := fingerprint(cur, true)
-	j, err := a.loadJournal(ctx, run.id)
+	j, err := a.loadJournal(ctx, r.ID)
 	if err != nil {
 		return cur, "", err
 	}
 	if j.Exists && j.Pre != pre {
 		return cur, "", nil // applied before a restart
 	}
-	if err := a.planMove(ctx, run.id, pre, nil); err != nil {
+	if err := a.planMove(ctx, r.ID, pre, nil); err != nil {
 		return cur, "", err
 	}
 	res, next, err := a.games.Guess(ctx, chat, from.ID, name, strings.Join(mine.Symbols, ""))

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgtext"
@@ -62,42 +62,43 @@ const (
 // not sent at once: the admin gets a preview (previewBroadcast) and only
 // its Send button starts the fan-out (onBroadcastTap), so a stop command
 // with a mistyped id costs a Cancel, not a broadcast.
-func (a *App) onBroadcast(ctx context.Context, _ *bot.Bot, u *models.Update) {
+func (a *App) onBroadcast(ctx context.Context, r *update.Request) (out update.Outcome) {
+	u := r.Update
 	m := u.Message
 	c, _ := a.cmd(u)
 	if c.Args == "" {
-		a.reply(ctx, m, "❌ Missing text. Usage: /broadcast <text>")
-		return
+		a.reply(&out, m, "❌ Missing text. Usage: /broadcast <text>")
+		return out
 	}
 	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
 		_, err := a.notifier.Progress(ctx, f[1])
 		switch {
 		case err == nil:
-			a.reply(ctx, m, a.stopBroadcast(ctx, adminWho(m.From.ID), f[1]))
-			return
+			a.reply(&out, m, a.stopBroadcast(ctx, &out, adminWho(m.From.ID), f[1]))
+			return out
 		case !errors.Is(err, notifier.ErrInvalid) && !errors.Is(err, notifier.ErrUnknownBroadcast):
-			runOf(ctx).fail(err)
-			return
+			out.Fail(err)
+			return out
 		}
 		// Not a broadcast's id: a text to broadcast.
 	}
-	a.previewBroadcast(ctx, u, strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):]))
+	a.previewBroadcast(ctx, r, &out, strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):]))
+	return out
 }
 
 // previewBroadcast answers /broadcast <text> with a preview: the text as
 // the chats will see it, how many chats it will reach and the estimated
 // time at the global rate, with Send and Cancel buttons valid for
 // PreviewLifetime. Nothing is sent to the chats.
-func (a *App) previewBroadcast(ctx context.Context, u *models.Update, text string) {
-	m := u.Message
-	run := runOf(ctx)
+func (a *App) previewBroadcast(ctx context.Context, r *update.Request, out *update.Outcome, text string) {
+	m := r.Update.Message
 	chats, err := a.audience.Chats(ctx)
 	if err != nil {
-		run.fail(err)
+		out.Fail(err)
 		return
 	}
 	if len(chats) == 0 {
-		a.reply(ctx, m, "No known chats to broadcast to.")
+		a.reply(out, m, "No known chats to broadcast to.")
 		return
 	}
 	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: len(chats), At: a.now(), State: previewPending}
@@ -110,11 +111,11 @@ func (a *App) previewBroadcast(ctx context.Context, u *models.Update, text strin
 	}
 	kb, err := a.broadcastKeyboard(m.Chat.ID, p.ID, buttons)
 	if err != nil {
-		run.fail(err)
+		out.Fail(err)
 		return
 	}
 	if err := a.previews.Create(ctx, p); err != nil {
-		run.fail(err)
+		out.Fail(err)
 		return
 	}
 	// Keyed by the update: handled again after a crash, the first preview
@@ -122,8 +123,8 @@ func (a *App) previewBroadcast(ctx context.Context, u *models.Update, text strin
 	// Threaded under the command (also in the private chat): the preview
 	// quotes the text, and must not read as a copy of the broadcast.
 	msg := notifier.Message{Text: ptext, Class: notifier.Reply,
-		ReplyTo: m.ID, Markup: kb, Key: run.key("preview")}
-	afterReplies(ctx, func(ctx context.Context) error {
+		ReplyTo: m.ID, Markup: kb, Key: out.Key(r, "preview")}
+	out.Then(func(ctx context.Context, _ *update.Outcome) error {
 		_, err := a.notifier.Notify(ctx, m.Chat.ID, msg)
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.log.Error("broadcast preview rejected by the notifier", slog.Any("err", err))
@@ -154,7 +155,7 @@ func (a *App) broadcastKeyboard(chat int64, scope string, buttons [][2]string) (
 // onBroadcastTap handles a tap on a broadcast button (callbackBroadcast)
 // and returns its toast. Only an admin, in the admin's private chat, may
 // tap: anyone else gets a refusal and nothing happens.
-func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d callbackData) string {
+func (a *App) onBroadcastTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d callbackData) string {
 	m := q.Message.Message
 	if !a.cfg.IsAdmin(q.From.ID) || !isPrivate(m) || m.Chat.ID != q.From.ID {
 		return toastAdminOnly
@@ -162,9 +163,9 @@ func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d cal
 	paid := false
 	switch d.Arg {
 	case btnStop:
-		return a.stopBroadcast(ctx, adminWho(q.From.ID), d.Scope)
+		return a.stopBroadcast(ctx, out, adminWho(q.From.ID), d.Scope)
 	case btnFree:
-		return a.continueFree(ctx, adminWho(q.From.ID), d.Scope)
+		return a.continueFree(ctx, out, adminWho(q.From.ID), d.Scope)
 	case btnSendPaid:
 		if a.cfg.PaidBroadcastRate <= 0 {
 			return "💫 Paid broadcasts are off (TELEGRAM_PAID_BROADCAST_RATE=0): nothing was sent."
@@ -181,19 +182,19 @@ func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d cal
 	if paid {
 		what = btnSend // decided as sent; the mode goes to sendPreview
 	}
-	out, st, err := a.previews.Decide(ctx, d.Scope, what, a.now())
+	dec, st, err := a.previews.Decide(ctx, d.Scope, what, a.now())
 	if err != nil {
 		a.log.Error("broadcast preview: decision failed", slog.String("preview", d.Scope), slog.Any("err", err))
 		return toastRetry
 	}
 	switch {
-	case out == decisionNoSuch:
+	case dec == decisionNoSuch:
 		return toastPreviewGone
-	case out == decisionLate, st == previewExpired:
+	case dec == decisionLate, st == previewExpired:
 		return toastPreviewLate
-	case st == previewCancelled && out == decided:
+	case st == previewCancelled && dec == decided:
 		a.log.Info("broadcast preview cancelled", slog.String("preview", d.Scope), slog.Int64("admin", q.From.ID))
-		a.editPreview(ctx, m, d.Scope, "❌ Broadcast cancelled: nobody received it.")
+		a.editPreview(out, m, d.Scope, "❌ Broadcast cancelled: nobody received it.")
 		return toastCancelled
 	case st == previewCancelled:
 		return toastWasCancelled
@@ -211,13 +212,13 @@ func (a *App) onBroadcastTap(ctx context.Context, q *models.CallbackQuery, d cal
 	if p.Broadcast != "" {
 		return "Already sent (broadcast " + p.Broadcast + ")."
 	}
-	return a.sendPreview(ctx, q.From.ID, m, p, paid)
+	return a.sendPreview(ctx, r, out, q.From.ID, m, p, paid)
 }
 
 // editPreview replaces the preview message m's text and removes its
 // buttons (keyed: once per preview).
-func (a *App) editPreview(ctx context.Context, m *models.Message, pid, text string) {
-	afterReplies(ctx, func(ctx context.Context) error {
+func (a *App) editPreview(out *update.Outcome, m *models.Message, pid, text string) {
+	out.Then(func(ctx context.Context, _ *update.Outcome) error {
 		_, err := a.notifier.Edit(ctx, m.Chat.ID, m.ID, notifier.Message{Text: text, Class: notifier.Reply, Key: "bcp:" + pid + ":edit"})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.log.Error("broadcast preview edit rejected by the notifier", slog.Any("err", err))
@@ -238,11 +239,10 @@ func (a *App) editPreview(ctx context.Context, m *models.Message, pid, text stri
 // With paid, the copies go out as a paid broadcast (notifier.Message.Paid:
 // the paid queue, allow_paid_broadcast, 0.1 Star each); a re-run keeps the
 // mode of the run that started the broadcast.
-func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p preview, paid bool) string {
-	run := runOf(ctx)
-	j, err := a.loadJournal(ctx, run.id)
+func (a *App) sendPreview(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, paid bool) string {
+	j, err := a.loadJournal(ctx, r.ID)
 	if err != nil {
-		run.fail(err)
+		out.Fail(err)
 		return toastRetry
 	}
 	id := j.BC
@@ -250,15 +250,15 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 	if id == "" {
 		all, err := a.audience.Chats(ctx)
 		if err != nil {
-			run.fail(err)
+			out.Fail(err)
 			return toastRetry
 		}
 		chats = len(all)
 		if chats == 0 {
 			return "No known chats to broadcast to."
 		}
-		if err := a.inbox.SaveJournal(ctx, run.id, journalBCStarted, "1"); err != nil {
-			run.fail(err)
+		if err := a.inbox.SaveJournal(ctx, r.ID, journalBCStarted, "1"); err != nil {
+			out.Fail(err)
 			return toastRetry
 		}
 		// The key (the preview id) makes a second tap, or a re-run after a
@@ -266,11 +266,11 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 		// out again.
 		id, err = a.notifier.Broadcast(ctx, all, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: paid})
 		if errors.Is(err, notifier.ErrInvalid) {
-			a.editPreview(ctx, m, p.ID, "❌ This text cannot be sent: "+err.Error())
+			a.editPreview(out, m, p.ID, "❌ This text cannot be sent: "+err.Error())
 			return "❌ This text cannot be sent."
 		}
 		if id == "" && err != nil {
-			run.fail(err)
+			out.Fail(err)
 			return toastRetry
 		}
 		if err != nil {
@@ -281,11 +281,11 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 			// (a repeat with the key does not resume it).
 			pr, err := a.notifier.Progress(ctx, id)
 			if err != nil && !errors.Is(err, notifier.ErrUnknownBroadcast) {
-				run.fail(err)
+				out.Fail(err)
 				return toastRetry
 			}
 			if err != nil || pr.Queued+pr.Failed["inactive"]+pr.Cancelled < pr.Total {
-				a.reply(ctx, m, "⚠️ A restart interrupted this broadcast while it was being queued; some chats may have it. Check /lanes before sending it again.")
+				a.reply(out, m, "⚠️ A restart interrupted this broadcast while it was being queued; some chats may have it. Check /lanes before sending it again.")
 				return "⚠️ Interrupted by a restart"
 			}
 		}
@@ -297,49 +297,49 @@ func (a *App) sendPreview(ctx context.Context, admin int64, m *models.Message, p
 			detail += fmt.Sprintf(", paid (about %s Stars)", notifier.FormatStars(copies*notifier.StarTenthsPerCopy))
 		}
 		if err := a.auditLog.Record(ctx, adminWho(admin), actionBroadcastSent, detail); err != nil {
-			run.fail(err)
+			out.Fail(err)
 			return toastRetry
 		}
-		if err := a.inbox.SaveJournal(ctx, run.id, journalBC, id); err != nil {
-			run.fail(err)
+		if err := a.inbox.SaveJournal(ctx, r.ID, journalBC, id); err != nil {
+			out.Fail(err)
 			return toastRetry
 		}
 		a.log.Info("broadcast queued", slog.String("broadcast", id), slog.Int("chats", chats), slog.String("preview", p.ID))
 	}
 	if err := a.previews.SetBroadcast(ctx, p.ID, id); err != nil {
-		run.fail(err)
+		out.Fail(err)
 		return toastRetry
 	}
 	mode := ""
 	if paid {
 		mode = " (paid)"
 	}
-	a.editPreview(ctx, m, p.ID, fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, mode, id))
+	a.editPreview(out, m, p.ID, fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, mode, id))
 	exists, err := a.tracking.IsTracked(ctx, id)
 	if err != nil {
-		run.fail(err)
+		out.Fail(err)
 		return toastRetry
 	}
 	if !exists {
 		pr, err := a.notifier.Progress(ctx, id)
 		if err != nil {
-			run.fail(err)
+			out.Fail(err)
 			return toastRetry
 		}
 		txt := progressText(pr)
 		kb, err := a.stopKeyboard(p.Chat, id, pr)
 		if err != nil {
-			run.fail(err)
+			out.Fail(err)
 			return toastRetry
 		}
 		// Keyed: a re-run after a crash gets the same progress message back.
 		jobs, err := a.notifier.Notify(ctx, p.Chat, notifier.Message{Text: txt, Class: notifier.Reply, Markup: kb, Key: "bcp:" + p.ID + ":progress", Editable: true})
 		if err != nil {
-			run.fail(err)
+			out.Fail(err)
 			return toastRetry
 		}
 		if err := a.tracking.Track(ctx, id, tracked{Chat: p.Chat, Preview: p.ID, Job: jobs[0], Last: txt}); err != nil {
-			run.fail(err)
+			out.Fail(err)
 			return toastRetry
 		}
 	}
@@ -362,10 +362,10 @@ func (a *App) stopKeyboard(chat int64, id string, p notifier.Progress) (string, 
 // stopBroadcast stops broadcast id for who ("/broadcast stop <id>" or
 // the progress message's Stop button) and returns the answer
 // (stopBroadcastErr); a store error fails the update (handled again).
-func (a *App) stopBroadcast(ctx context.Context, who, id string) string {
+func (a *App) stopBroadcast(ctx context.Context, out *update.Outcome, who, id string) string {
 	ans, err := a.stopBroadcastErr(ctx, who, id)
 	if err != nil {
-		runOf(ctx).fail(err)
+		out.Fail(err)
 		return toastRetry
 	}
 	return ans
@@ -601,10 +601,10 @@ func (a *App) noticeHalt(ctx context.Context, id string, chat int64, p notifier.
 // continueFree moves the copies a halted paid broadcast id did not send to
 // the free queue (notifier.ContinueFree) for who and returns the answer;
 // the move is audited. A store error fails the update (handled again).
-func (a *App) continueFree(ctx context.Context, who, id string) string {
+func (a *App) continueFree(ctx context.Context, out *update.Outcome, who, id string) string {
 	ans, err := a.continueFreeErr(ctx, who, id)
 	if err != nil {
-		runOf(ctx).fail(err)
+		out.Fail(err)
 		return toastRetry
 	}
 	return ans

@@ -15,6 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/update"
 )
 
 // Callback data (the callback_data of an inline keyboard button) is at most
@@ -125,14 +126,15 @@ const (
 
 // callbackHandler handles one verified tap of its kind and returns the
 // toast to answer it with ("" for none). It may queue messages (board
-// edits) like any handler; it must not answer the query itself.
-type callbackHandler func(ctx context.Context, q *models.CallbackQuery, d callbackData) string
+// edits, keyed on r) to out like any handler, or fail it there; it must
+// not answer the query itself.
+type callbackHandler func(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d callbackData) string
 
 // onCallbackQuery routes a callback_query update: it verifies the data,
 // runs the handler of its kind, and answers the query (answerCallback)
 // with the handler's toast, or with a toast saying why the tap was refused.
-func (a *App) onCallbackQuery(ctx context.Context, _ *bot.Bot, u *models.Update) {
-	q := u.CallbackQuery
+func (a *App) onCallbackQuery(ctx context.Context, r *update.Request) (out update.Outcome) {
+	q := r.Update.CallbackQuery
 	var chat int64
 	if q.Message.Message != nil {
 		chat = q.Message.Message.Chat.ID
@@ -150,13 +152,14 @@ func (a *App) onCallbackQuery(ctx context.Context, _ *bot.Bot, u *models.Update)
 			toast = toastInvalidButton
 			break
 		}
-		toast = h(ctx, q, d)
+		toast = h(ctx, r, &out, q, d)
 	}
 	if err != nil {
 		a.m.callbacks.WithLabelValues("refused").Inc()
 		a.log.Info("callback refused", slog.Int64("chat", chat), slog.Int64("user", q.From.ID), slog.String("why", err.Error()))
 	}
 	a.answerCallback(ctx, q.ID, toast)
+	return out
 }
 
 // Answering: answerCallbackQuery is not a chat message (no flood limit
@@ -205,6 +208,3 @@ func (a *App) answerCallback(ctx context.Context, id, text string) {
 	}
 	a.m.callbacks.WithLabelValues("answered").Inc()
 }
-
-// isCallbackQuery matches callback_query updates.
-func isCallbackQuery(u *models.Update) bool { return u.CallbackQuery != nil }

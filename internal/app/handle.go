@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -16,60 +16,10 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 )
-
-// outMsg is one reply a handler produced: sent through the notifier (class
-// Reply) once the handler returned.
-type outMsg struct {
-	Chat    int64  `json:"c"`
-	Text    string `json:"t"`
-	ReplyTo int    `json:"r,omitempty"`
-}
-
-// updateRun is the state of one update being handled, carried in the
-// handler's context (go-telegram/bot handlers return nothing).
-type updateRun struct {
-	id       int64
-	epoch    int64 // the re-base epoch of id (see updateKey)
-	out      []outMsg
-	err      error // infrastructure failure: the update is retried
-	panicked bool
-	// after run once the replies are queued (board edits: afterReplies).
-	after []func(context.Context) error
-	panic string // the panic's value, when panicked
-	// keys are the notifier keys (Message.Key) of the messages it queued:
-	// deleted when it is marked handled, which makes them needless.
-	keys []string
-}
-
-// key returns the notifier key of the update's message what (updateKey)
-// and remembers it for the update's MarkHandled.
-func (r *updateRun) key(what string) string {
-	k := updateKey(r.epoch, r.id, what)
-	if k != "" {
-		r.keys = append(r.keys, k)
-	}
-	return k
-}
-
-type runKey struct{}
-
-func runOf(ctx context.Context) *updateRun {
-	r, _ := ctx.Value(runKey{}).(*updateRun)
-	if r == nil {
-		return &updateRun{id: -1} // outside a handler (never in practice)
-	}
-	return r
-}
-
-// fail records an infrastructure error: the update will be handled again.
-func (r *updateRun) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-}
 
 // Handling defaults.
 const (
@@ -491,11 +441,13 @@ func (a *App) settle(ctx context.Context, u intake.Claimed, what string, f func(
 // decode): dead-lettered at once.
 var errPermanent = errors.New("permanent")
 
-// handleOne runs update u through the library's ProcessUpdate
-// (synchronously) and enqueues its replies, unless u's lane's handled mark
-// says it was handled before. It returns the result label (ok, duplicate,
-// panic, retry) and an error when u must be tried again (a panic, an
-// infrastructure failure) or never (errPermanent). Nothing is settled here.
+// handleOne runs update u through the handler mux (a.mux, synchronously)
+// and enqueues the replies of its Outcome, then runs its hooks, unless u's
+// lane's handled mark says it was handled before. It returns the result
+// label (ok, duplicate, panic, retry), the notifier keys the update used
+// (for MarkHandled's forget list), and an error when u must be tried
+// again (a panic, an infrastructure failure) or never (errPermanent).
+// Nothing is settled here.
 func (a *App) handleOne(ctx context.Context, u intake.Claimed) (string, []string, error) {
 	done, err := a.inbox.Handled(ctx, u)
 	if err != nil {
@@ -510,20 +462,20 @@ func (a *App) handleOne(ctx context.Context, u intake.Claimed) (string, []string
 	if err := json.Unmarshal(u.JSON, &upd); err != nil {
 		return "malformed", nil, fmt.Errorf("%w: update %d does not decode: %v", errPermanent, u.ID, err)
 	}
-	run := &updateRun{id: u.ID, epoch: u.Epoch}
-	a.bot.ProcessUpdate(context.WithValue(ctx, runKey{}, run), &upd)
-	if run.panicked {
-		return "panic", nil, fmt.Errorf("panic: %s", run.panic)
+	req := &update.Request{Update: &upd, ID: u.ID, Epoch: u.Epoch}
+	out := a.mux.Handle(ctx, req)
+	if _, ok := errors.AsType[*update.PanicError](out.Err); ok {
+		return "panic", nil, out.Err
 	}
-	if run.err != nil {
-		return "retry", nil, fmt.Errorf("update %d: %w", u.ID, run.err)
+	if out.Err != nil {
+		return "retry", nil, fmt.Errorf("update %d: %w", u.ID, out.Err)
 	}
-	for i, o := range run.out {
+	for i, o := range out.Replies {
 		// Keyed by update and reply index: handled again after a crash
 		// between here and Finish, the update does not enqueue a reply
 		// twice, even one already sent and acked.
-		_, err := a.notifier.Notify(ctx, o.Chat, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo,
-			Key: run.key(strconv.Itoa(i))})
+		_, err := a.notifier.Notify(ctx, o.ChatID, notifier.Message{Text: o.Text, Class: notifier.Reply, ReplyTo: o.ReplyTo,
+			Key: out.Key(req, strconv.Itoa(i))})
 		if errors.Is(err, notifier.ErrInvalid) {
 			a.log.Error("reply rejected by the notifier; dropped", slog.Int64("update_id", u.ID), slog.Any("err", err))
 			continue
@@ -531,39 +483,19 @@ func (a *App) handleOne(ctx context.Context, u intake.Claimed) (string, []string
 		if errors.Is(err, lanes.ErrLaneFull) {
 			a.floods.refused.Inc()
 			a.log.Warn("reply dropped: the chat's reply lane is full (REPLY_LANE_DEPTH)", slog.Int64("update_id", u.ID),
-				slog.Int64("chat", o.Chat))
+				slog.Int64("chat", o.ChatID))
 			continue
 		}
 		if err != nil {
 			return "retry", nil, fmt.Errorf("update %d: reply: %w", u.ID, err)
 		}
 	}
-	for _, f := range run.after {
-		if err := f(context.WithValue(ctx, runKey{}, run)); err != nil {
+	for _, f := range slices.Clone(out.After) {
+		if err := f(ctx, &out); err != nil {
 			return "retry", nil, fmt.Errorf("update %d: %w", u.ID, err)
 		}
 	}
-	return "ok", run.keys, nil
-}
-
-// updateKey is the notifier idempotency key of an outbound message of
-// update id of inbox epoch epoch: "upd:<id>" ("upd:<epoch>.<id>" after a
-// re-base, epoch > 0, so an id the server hands out again in a new id
-// space is not taken for the old one) plus ":<what>" when what is not ""
-// (the reply's index, "progress"); "" (no key) outside a handler
-// (id < 0).
-func updateKey(epoch, id int64, what string) string {
-	if id < 0 {
-		return ""
-	}
-	k := "upd:" + strconv.FormatInt(id, 10)
-	if epoch > 0 {
-		k = "upd:" + strconv.FormatInt(epoch, 10) + "." + strconv.FormatInt(id, 10)
-	}
-	if what != "" {
-		k += ":" + what
-	}
-	return k
+	return "ok", out.Keys, nil
 }
 
 // chatOf returns the chat an update comes from (0 when none).
@@ -583,26 +515,14 @@ func chatOf(u *models.Update) int64 {
 	return 0
 }
 
-// recoverMiddleware turns a handler panic into a log line and a metric: the
+// onPanic logs a handler's panic and counts it (update.Recover): the
 // update is retried a few times and then dead-lettered with the panic as
 // its reason (a poison update must not block its chat), and the process
 // goes on.
-func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
-	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
-		defer func() {
-			if p := recover(); p != nil {
-				run := runOf(ctx)
-				run.panicked = true
-				run.panic = fmt.Sprint(p)
-				run.out = nil
-				run.after = nil
-				a.m.panics.Inc()
-				a.log.Error("handler panicked; the update is retried, then dead-lettered", slog.Int64("update_id", u.ID),
-					slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
-			}
-		}()
-		next(ctx, b, u)
-	}
+func (a *App) onPanic(_ context.Context, r *update.Request, p *update.PanicError) {
+	a.m.panics.Inc()
+	a.log.Error("handler panicked; the update is retried, then dead-lettered", slog.Int64("update_id", r.Update.ID),
+		slog.String("panic", fmt.Sprint(p.Value)), slog.String("stack", string(p.Stack)))
 }
 
 // chatMiddleware records the chat as known (the broadcast audience) and
@@ -611,9 +531,11 @@ func (a *App) recoverMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 // and marks it active in the notifier (a chat that blocked the bot and talks to
 // it again gets notifications again) before any handler runs: the SADD
 // and the name's EVAL ride in MarkActive's pipeline, one round trip for all (a migrated
-// chat's alias target takes more).
-func (a *App) chatMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
-	return func(ctx context.Context, b *bot.Bot, u *models.Update) {
+// chat's alias target takes more). A failure is the update's Outcome (an
+// infrastructure error: retried); the handler does not run.
+func (a *App) chatMiddleware(next update.Handler) update.Handler {
+	return update.HandlerFunc(func(ctx context.Context, r *update.Request) update.Outcome {
+		u := r.Update
 		if chat := chatOf(u); chat != 0 {
 			also := []valkey.Completed{a.audience.AddCmd(chat)}
 			id, n, ok := nameOf(u)
@@ -625,27 +547,40 @@ func (a *App) chatMiddleware(next bot.HandlerFunc) bot.HandlerFunc {
 				also = append(also, rec)
 			}
 			if err := a.notifier.Chats().MarkActiveWith(ctx, chat, also...); err != nil {
-				runOf(ctx).fail(fmt.Errorf("record chat %d: %w", chat, err))
-				return
+				return update.Failed(fmt.Errorf("record chat %d: %w", chat, err))
 			}
 			if named {
 				a.chatDir.Recorded(chat, n)
 			}
 		}
-		next(ctx, b, u)
-	}
+		return next.Handle(ctx, r)
+	})
 }
 
-// newBot builds the go-telegram/bot client used for ProcessUpdate, getMe
-// and setMyCommands; it never polls (Start is not called) and never sends
-// chat messages (those go through the notifier).
+// newMux builds the update handlers' mux: the extra handlers (WithHandler)
+// first, then the commands and callback queries (registerHandlers), onOther
+// for the rest; every one under update.Recover (outermost) and
+// chatMiddleware.
+func (a *App) newMux() *update.Mux {
+	m := update.NewMux()
+	m.Use(update.Recover(a.onPanic), a.chatMiddleware)
+	for _, h := range a.opt.handlers {
+		m.RouteFunc(h.match, h.h)
+	}
+	a.registerHandlers(m)
+	m.Default(update.HandlerFunc(a.onOther))
+	return m
+}
+
+// newBot builds the go-telegram/bot client used for getMe, setMyCommands
+// and answerCallbackQuery; it never polls (Start is not called), never
+// dispatches updates (a.mux does) and never sends chat messages (those go
+// through the notifier).
 func (a *App) newBot() (*bot.Bot, error) {
 	opts := []bot.Option{
 		bot.WithSkipGetMe(),
 		bot.WithServerURL(a.cfg.APIURL),
 		bot.WithNotAsyncHandlers(),
-		bot.WithMiddlewares(a.recoverMiddleware, a.chatMiddleware),
-		bot.WithDefaultHandler(a.onOther),
 		bot.WithErrorsHandler(func(err error) {
 			a.log.Error("telegram client error", slog.Any("err", a.redactor.Error(err)))
 		}),
@@ -657,9 +592,5 @@ func (a *App) newBot() (*bot.Bot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app: telegram client: %w", err)
 	}
-	for _, h := range a.opt.handlers {
-		b.RegisterHandlerMatchFunc(h.match, h.h)
-	}
-	a.registerHandlers(b)
 	return b, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -108,7 +109,7 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	r.stop()
 	h.rewind(a, u)
 	require.NoError(t, a.planMove(ctx, u.ID, fingerprint(before, true),
-		[]outMsg{{Chat: ann.ID, Text: "🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 1/10"}}))
+		[]update.Reply{{ChatID: ann.ID, Text: "🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 1/10"}}))
 	// The crash came before the reply was enqueued: its idempotency key was
 	// never recorded.
 	require.NoError(t, h.c.Do(ctx, h.c.B().Del().Key(onceKey(h, u.ID, "0")).Build()).Error())
@@ -213,7 +214,7 @@ func TestPoisonUpdateIsDeadLetteredAndItsChatGoesOn(t *testing.T) {
 	poisoned, others := user(960, "Poison"), []models.User{user(961, "A"), user(962, "B"), user(963, "C")}
 	var tries atomic.Int32
 	boom := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "boom" }
-	r := h.start(nil, WithHandler(boom, func(context.Context, *botT, *models.Update) {
+	r := h.start(nil, WithHandler(boom, func(context.Context, *update.Request) update.Outcome {
 		tries.Add(1)
 		panic("boom handler")
 	}))
@@ -319,7 +320,8 @@ func TestSlowBatchIsHandledOnceInOrderWithinItsLease(t *testing.T) {
 		running, maxRun atomic.Int32
 	)
 	slow := func(u *models.Update) bool { return u.Message != nil && strings.HasPrefix(u.Message.Text, "slow ") }
-	h.start(env, WithHandler(slow, func(_ context.Context, _ *botT, u *models.Update) {
+	h.start(env, WithHandler(slow, func(_ context.Context, r *update.Request) update.Outcome {
+		u := r.Update
 		now := running.Add(1)
 		defer running.Add(-1)
 		for m := maxRun.Load(); now > m && !maxRun.CompareAndSwap(m, now); m = maxRun.Load() {
@@ -329,6 +331,7 @@ func TestSlowBatchIsHandledOnceInOrderWithinItsLease(t *testing.T) {
 		mu.Lock()
 		order = append(order, k)
 		mu.Unlock()
+		return update.Outcome{}
 	}))
 	require.Eventually(t, func() bool {
 		mu.Lock()
@@ -354,9 +357,10 @@ func TestStoppingHandlerAcksTheUpdateItFinished(t *testing.T) {
 	ann := user(975, "Ann")
 	started := make(chan struct{}, 1)
 	slow := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "slow" }
-	r := h.start(nil, WithHandler(slow, func(_ context.Context, _ *botT, _ *models.Update) {
+	r := h.start(nil, WithHandler(slow, func(context.Context, *update.Request) update.Outcome {
 		started <- struct{}{}
 		time.Sleep(300 * time.Millisecond)
+		return update.Outcome{}
 	}))
 	h.waitLeader(r)
 	u := h.say(0, ann, "slow")
@@ -390,10 +394,11 @@ func TestUpdateIsNotAckedUntilMarkedHandled(t *testing.T) {
 	var runs atomic.Int32
 	hold := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "/hold" }
 	r := h.start([]string{"HANDLERS=1", "HANDLER_LEASE=2s"}, WithUpdateWaitLimit(2*time.Second),
-		WithHandler(hold, func(context.Context, *botT, *models.Update) {
+		WithHandler(hold, func(context.Context, *update.Request) update.Outcome {
 			runs.Add(1)
 			entered <- struct{}{}
 			<-gate
+			return update.Outcome{}
 		}))
 	h.waitLeader(r)
 	h.say(0, user(990, "Holder"), "/hold")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/update"
 )
 
 func TestPlayerGetsRepliesToStartPlayAndGuesses(t *testing.T) {
@@ -86,7 +88,7 @@ func TestHandlerPanicDoesNotStopTheBot(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	boom := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "/boom" }
-	r := h.start(nil, WithHandler(boom, func(context.Context, *botT, *models.Update) { panic("kaboom") }))
+	r := h.start(nil, WithHandler(boom, func(context.Context, *update.Request) update.Outcome { panic("kaboom") }))
 	h.waitLeader(r)
 	ann := user(701, "Ann")
 	h.say(0, ann, "/boom")

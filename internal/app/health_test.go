@@ -15,6 +15,8 @@ import (
 
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
+
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -249,7 +251,7 @@ func TestOutOfMemoryLosesNothing(t *testing.T) {
 	// queued then): with one handler (HANDLERS=1) they wait behind it.
 	gate := make(chan struct{})
 	hold := func(u *models.Update) bool { return u.Message != nil && u.Message.Text == "/hold" }
-	r := h.start([]string{"HANDLERS=1"}, WithHandler(hold, func(context.Context, *botT, *models.Update) { <-gate }))
+	r := h.start([]string{"HANDLERS=1"}, WithHandler(hold, func(context.Context, *update.Request) update.Outcome { <-gate; return update.Outcome{} }))
 	h.waitLeader(r)
 	h.say(0, user(950, "Holder"), "/hold")
 	early := []int64{951, 952}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
@@ -23,6 +22,8 @@ import (
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
+
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/notifier"
 )
@@ -289,8 +290,6 @@ func (h *harness) runUntilError(env []string) error {
 	}
 }
 
-type botT = bot.Bot
-
 func notifyMsg(text string) notifier.Message {
 	return notifier.Message{Text: text, Class: notifier.Notification}
 }
@@ -302,7 +301,7 @@ func jsonOf(v any) (string, error) {
 
 // onceKey is the notifier's idempotency key of reply what of update id.
 func onceKey(h *harness, id int64, what string) string {
-	return "{" + h.tag + "}:n:once:m:" + updateKey(0, id, what)
+	return "{" + h.tag + "}:n:once:m:" + (&update.Request{ID: id}).Key(what)
 }
 
 // rewind puts update u back on the update queue and forgets that its lane
@@ -322,7 +321,7 @@ func (h *harness) rewind(a *App, u models.Update) {
 		h.c.B().Hdel().Key(k.Done(lane)).Field(lane).Build(),
 		h.c.B().Del().Key(k.Seen(lane)).Build(),
 		h.c.B().Hdel().Key(k.LegacyFloor()).Field(lane).Build(),
-		h.c.B().Set().Key(a.notifier.KeyName(updateKey(epoch, u.ID, "0"))).Value(string(intake.JobID(epoch, u.ID))).Build(),
+		h.c.B().Set().Key(a.notifier.KeyName((&update.Request{ID: u.ID, Epoch: epoch}).Key("0"))).Value(string(intake.JobID(epoch, u.ID))).Build(),
 	} {
 		require.NoError(h.t, h.c.Do(ctx, cmd).Error())
 	}

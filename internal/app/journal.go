@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/update"
 )
 
 // The fields of an update's journal (intake.Journal: the intake keeps them
@@ -26,7 +27,7 @@ type journal struct {
 	// Pre is the fingerprint of the chat's game before the move.
 	Pre string
 	// Out are the replies the move produces.
-	Out []outMsg
+	Out []update.Reply
 	// BC is the broadcast id, once the broadcast was enqueued; BCStarted
 	// is set just before.
 	BC        string
@@ -58,7 +59,7 @@ func (a *App) loadJournal(ctx context.Context, id int64) (journal, error) {
 
 // planMove journals a game move before it is applied: the game's
 // fingerprint now and the replies the move will produce.
-func (a *App) planMove(ctx context.Context, id int64, pre string, out []outMsg) error {
+func (a *App) planMove(ctx context.Context, id int64, pre string, out []update.Reply) error {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("app: journal: %w", err)

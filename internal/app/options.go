@@ -7,11 +7,11 @@ import (
 	"net"
 	"time"
 
-	"github.com/go-telegram/bot"
-
 	"github.com/codemojex/codemojex/game"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/update"
 )
 
 // Defaults of the options.
@@ -48,8 +48,8 @@ type options struct {
 }
 
 type extraHandler struct {
-	match bot.MatchFunc
-	h     bot.HandlerFunc
+	match update.MatchFunc
+	h     update.HandlerFunc
 }
 
 // Option configures an App (New).
@@ -94,7 +94,7 @@ func WithListener(ln net.Listener) Option { return func(o *options) { o.listener
 
 // WithHandler registers an extra update handler, tried before the built-in
 // ones; it runs under the same middleware (panic recovery, MarkActive).
-func WithHandler(match bot.MatchFunc, h bot.HandlerFunc) Option {
+func WithHandler(match update.MatchFunc, h update.HandlerFunc) Option {
 	return func(o *options) { o.handlers = append(o.handlers, extraHandler{match: match, h: h}) }
 }
 
