@@ -73,11 +73,12 @@ type storedMessage struct {
 	mode    string
 	markup  string
 	paid    bool // sent with allow_paid_broadcast
-	// keyboard is the current inline keyboard in canonical form
-	// (checkReplyMarkup; "" when none), for editMessageText's "not
-	// modified".
-	keyboard string
-	edits    []Edit
+	// content is the current text as Telegram keeps it (checkText: the
+	// FormattedText, JSON) and keyboard the current inline keyboard in
+	// canonical form (checkReplyMarkup; "" when none): an edit that
+	// changes neither is "message is not modified".
+	content, keyboard string
+	edits             []Edit
 	// deleted: edits answer "message to edit not found" (DeleteMessage);
 	// uneditable: "message can't be edited" (MakeUneditable, e.g. a group
 	// message older than 48 h).

@@ -108,27 +108,50 @@ func sortMessages(ms []Message) {
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Time.Before(ms[j].Time) })
 }
 
+// Telegram's answers to an empty text: the Bot API server refuses an empty
+// text parameter itself ("Message text is empty"); a text that is empty
+// once parsed and trimmed (only tags, spaces or newlines) is refused by
+// TDLib (fix_formatted_text: "Text must be non-empty").
+const (
+	errTextEmpty    = "message text is empty"
+	errTextNonEmpty = "text must be non-empty"
+)
+
 // checkText applies Telegram's text rules shared by sendMessage and
-// editMessageText and returns the text with markup removed.
-func checkText(text, parseMode string) (string, *reply) {
-	if !utf8.ValidString(text) {
-		r := badRequest("text must be encoded in UTF-8")
-		return "", &r
+// editMessageText and returns the text with markup removed (ParseMarkup)
+// and the content it parses to (ParseFormatted) as one comparable string.
+// Checks, in order: not empty (raw), valid UTF-8, at most 4096 UTF-16
+// units (raw), markup parses, not empty once parsed and trimmed.
+func checkText(text, parseMode string) (plain, content string, bad *reply) {
+	fail := func(desc string) (string, string, *reply) {
+		r := badRequest(desc)
+		return "", "", &r
 	}
-	if strings.TrimSpace(text) == "" {
-		r := badRequest("message text is empty")
-		return "", &r
+	if text == "" {
+		return fail(errTextEmpty)
+	}
+	if !utf8.ValidString(text) {
+		return fail("text must be encoded in UTF-8")
 	}
 	if tgtext.UTF16Len(text) > tgtext.MaxTextUnits {
-		r := badRequest("message is too long")
-		return "", &r
+		return fail("message is too long")
 	}
 	plain, err := ParseMarkup(parseMode, text)
 	if err != nil {
-		r := badRequest(err.Error())
-		return "", &r
+		return fail(err.Error())
 	}
-	return plain, nil
+	ft, err := ParseFormatted(parseMode, text)
+	if err != nil {
+		return fail(err.Error())
+	}
+	if ft.Text == "" {
+		return fail(errTextNonEmpty)
+	}
+	key, err := json.Marshal(ft)
+	if err != nil {
+		return fail(err.Error())
+	}
+	return plain, string(key), nil
 }
 
 // replyToID reads reply_parameters (JSON ReplyParameters) or the older
@@ -159,7 +182,7 @@ func (e *Emulator) sendMessage(c *call) reply {
 		return badRequest("chat_id is empty")
 	}
 	text, mode := p["text"], p["parse_mode"]
-	plain, bad := checkText(text, mode)
+	plain, content, bad := checkText(text, mode)
 	if bad != nil {
 		return *bad
 	}
@@ -216,7 +239,7 @@ func (e *Emulator) sendMessage(c *call) reply {
 		}
 	}
 	sm := &storedMessage{msg: msg, fromBot: true, at: c.at, raw: text, mode: mode, markup: p["reply_markup"], paid: paid,
-		keyboard: keyboard}
+		content: content, keyboard: keyboard}
 	cs.msgs = append(cs.msgs, sm)
 	cs.byID[msg.ID] = sm
 	e.broadcastLocked()
@@ -249,7 +272,7 @@ func (e *Emulator) editMessageText(c *call) reply {
 		return badRequest("message identifier is not specified")
 	}
 	text, mode := p["text"], p["parse_mode"]
-	plain, bad := checkText(text, mode)
+	plain, content, bad := checkText(text, mode)
 	if bad != nil {
 		return *bad
 	}
@@ -272,11 +295,7 @@ func (e *Emulator) editMessageText(c *call) reply {
 		return badRequest(errCantBeEdited)
 	}
 	markup := p["reply_markup"]
-	curText := sm.raw
-	if n := len(sm.edits); n > 0 {
-		curText = sm.edits[n-1].Text
-	}
-	if curText == text && sm.keyboard == keyboard {
+	if sm.content == content && sm.keyboard == keyboard {
 		return badRequest(notModified)
 	}
 	if retry := e.admitLocked(cs, c.at, false, false); retry > 0 {
@@ -287,7 +306,7 @@ func (e *Emulator) editMessageText(c *call) reply {
 	sm.msg.Text = plain
 	sm.msg.EditDate = int(c.at.Unix())
 	sm.msg.ReplyMarkup = nil
-	sm.keyboard = keyboard
+	sm.content, sm.keyboard = content, keyboard
 	if markup != "" {
 		var kb models.InlineKeyboardMarkup
 		if json.Unmarshal([]byte(markup), &kb) == nil && len(kb.InlineKeyboard) > 0 {

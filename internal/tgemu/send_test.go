@@ -1,7 +1,11 @@
 package tgemu_test
 
 import (
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +82,11 @@ func TestSendMessageErrors(t *testing.T) {
 	}{
 		{name: "chat_id missing", params: bot.SendMessageParams{Text: "x"}, is: bot.ErrorBadRequest, desc: "Bad Request: chat_id is empty"},
 		{name: "text empty", params: bot.SendMessageParams{ChatID: private}, is: bot.ErrorBadRequest, desc: "Bad Request: message text is empty"},
-		{name: "text blank", params: bot.SendMessageParams{ChatID: private, Text: " \n "}, is: bot.ErrorBadRequest, desc: "Bad Request: message text is empty"},
+		// Only an empty text parameter is the Bot API server's "message text is
+		// empty"; a blank one reaches TDLib, which refuses it as "text must be
+		// non-empty" (telegram-bot-api Client.cpp get_input_message_text; TDLib
+		// MessageEntity.cpp fix_formatted_text).
+		{name: "text blank", params: bot.SendMessageParams{ChatID: private, Text: " \n "}, is: bot.ErrorBadRequest, desc: "Bad Request: text must be non-empty"},
 		{name: "text too long", params: bot.SendMessageParams{ChatID: private, Text: strings.Repeat("a", 4097)}, is: bot.ErrorBadRequest, desc: "Bad Request: message is too long"},
 		{name: "unknown chat", params: bot.SendMessageParams{ChatID: 999, Text: "x"}, is: bot.ErrorBadRequest, desc: "Bad Request: chat not found"},
 		{name: "unknown username", params: bot.SendMessageParams{ChatID: "@nobody", Text: "x"}, is: bot.ErrorBadRequest, desc: "Bad Request: chat not found"},
@@ -252,4 +260,103 @@ func TestEditMessageText(t *testing.T) {
 	emu.SetChatStatus(7, tgemu.ChatBlocked)
 	_, err = b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: 7, MessageID: sent.ID, Text: "v4"})
 	require.ErrorIs(t, err, bot.ErrorForbidden)
+}
+
+// Emptiness is judged after parsing: an empty text parameter is the Bot API
+// server's "message text is empty"; a text of only tags, spaces or
+// newlines is TDLib's "text must be non-empty"; on sends and edits alike.
+func TestEmptyTextIsJudgedAfterParsing(t *testing.T) {
+	ctx := testCtx(t)
+	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu.AddChat(models.Chat{ID: 17})
+	b := newBot(t, emu)
+	m, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 17, Text: "x"})
+	require.NoError(t, err)
+	tests := []struct {
+		name, mode, text, want string
+	}{
+		{"empty", "", "", "Bad Request: message text is empty"},
+		{"empty with a parse_mode", "HTML", "", "Bad Request: message text is empty"},
+		{"blank", "", " \n\t\r", "Bad Request: text must be non-empty"},
+		{"only tags", "HTML", "<b></b><i></i>", "Bad Request: text must be non-empty"},
+		{"tags around blanks", "HTML", "<b> </b>\n<i>\n</i>", "Bad Request: text must be non-empty"},
+		{"only MarkdownV2 markers", "MarkdownV2", "**~~", "Bad Request: text must be non-empty"},
+		{"only Markdown markers", "Markdown", "** __", "Bad Request: text must be non-empty"},
+		{"an escaped character is text", "MarkdownV2", `\*`, ""},
+		{"a character reference is text", "HTML", "<b>&amp;</b>", ""},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, method := range []string{"sendMessage", "editMessageText"} {
+				form := url.Values{"chat_id": {"17"}, "text": {tc.text}, "parse_mode": {tc.mode}}
+				if method == "editMessageText" {
+					form.Set("message_id", strconv.Itoa(m.ID))
+					if tc.want == "" {
+						form.Set("text", tc.text+strings.Repeat(" x", i)) // a change each time
+					}
+				}
+				status, r := rawCall(ctx, t, emu, method, form)
+				if tc.want == "" {
+					require.Equal(t, http.StatusOK, status, "%s: %s", method, r.Description)
+					continue
+				}
+				require.Equal(t, http.StatusBadRequest, status, method)
+				require.Equal(t, tc.want, r.Description, method)
+			}
+		})
+	}
+}
+
+// "message is not modified" compares what Telegram keeps: the parsed text
+// and entities, and the inline keyboard as parsed; markup that differs in
+// its raw text but parses the same is not a change.
+func TestEditNotModifiedIsJudgedOnParsedContent(t *testing.T) {
+	ctx := testCtx(t)
+	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu.AddChat(models.Chat{ID: 18})
+	kb := func(buttons string) string { return `{"inline_keyboard":[[` + buttons + `]]}` }
+	type content struct{ text, mode, markup string }
+	tests := []struct {
+		name        string
+		sent, edit  content
+		notModified bool
+	}{
+		{"same raw text", content{"a", "", ""}, content{"a", "", ""}, true},
+		{"<b> and <strong>", content{"<b>a</b>", "HTML", ""}, content{"<strong>a</strong>", "HTML", ""}, true},
+		{"HTML and MarkdownV2 bold", content{"<b>a</b> b", "HTML", ""}, content{"*a* b", "MarkdownV2", ""}, true},
+		{"plain and HTML without tags", content{"a < b", "", ""}, content{"a &lt; b", "HTML", ""}, true},
+		{"trailing blanks", content{"a", "", ""}, content{"a \n", "", ""}, true},
+		{"bold dropped", content{"<b>a</b>", "HTML", ""}, content{"a", "", ""}, false},
+		{"bold added", content{"a", "", ""}, content{"*a*", "Markdown", ""}, false},
+		{"another link", content{`<a href="https://a.org">l</a>`, "HTML", ""}, content{`<a href="https://b.org">l</a>`, "HTML", ""}, false},
+		{"another text", content{"a", "", ""}, content{"b", "", ""}, false},
+		{"keyboard with its keys in another order", content{"a", "", kb(`{"text":"A","callback_data":"1"}`)},
+			content{"a", "", kb(`{"callback_data":"1","text":"A"}`)}, true},
+		{"keyboard as go-telegram/bot sends it", content{"a", "", kb(`{"text":"A","callback_data":"1"}`)},
+			content{"a", "", kb(`{"text":"A","callback_data":"1","copy_text":{"text":""}}`)}, true},
+		{"keyboard with an unknown field", content{"a", "", kb(`{"text":"A","callback_data":"1"}`)},
+			content{"a", "", kb(`{"text":"A","callback_data":"1","colour":"red"}`)}, true},
+		{"empty keyboard is none", content{"a", "", ""}, content{"a", "", `{"inline_keyboard":[]}`}, true},
+		{"keyboard removed", content{"a", "", kb(`{"text":"A","callback_data":"1"}`)}, content{"a", "", ""}, false},
+		{"other callback_data", content{"a", "", kb(`{"text":"A","callback_data":"1"}`)},
+			content{"a", "", kb(`{"text":"A","callback_data":"2"}`)}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, r := rawCall(ctx, t, emu, "sendMessage", url.Values{"chat_id": {"18"}, "text": {tc.sent.text},
+				"parse_mode": {tc.sent.mode}, "reply_markup": {tc.sent.markup}})
+			require.Equal(t, http.StatusOK, status, r.Description)
+			var m models.Message
+			require.NoError(t, json.Unmarshal(r.Result, &m))
+			status, r = rawCall(ctx, t, emu, "editMessageText", url.Values{"chat_id": {"18"}, "message_id": {strconv.Itoa(m.ID)},
+				"text": {tc.edit.text}, "parse_mode": {tc.edit.mode}, "reply_markup": {tc.edit.markup}})
+			if !tc.notModified {
+				require.Equal(t, http.StatusOK, status, r.Description)
+				return
+			}
+			require.Equal(t, http.StatusBadRequest, status)
+			require.Equal(t, "Bad Request: message is not modified: specified new message content and reply markup are "+
+				"exactly the same as a current content and reply markup of the message", r.Description)
+		})
+	}
 }
