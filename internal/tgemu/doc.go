@@ -26,10 +26,15 @@
 //
 // On top of that the emulator enforces Telegram's flood limits (see Limits;
 // an accepted editMessageText counts like a message, answerCallbackQuery
-// counts against nothing), validates sendMessage and editMessageText the
-// way Telegram does (length in UTF-16 code units, HTML/MarkdownV2/Markdown
-// markup, chat state, inline keyboards: callback_data 1-64 bytes, a
-// non-empty text and an action per button; see keyboard.go), lets tests
+// counts against nothing; where Telegram publishes no rule, a switch plays
+// it both ways: Limits.Replies, Limits.RetryAfterCap), validates
+// sendMessage and editMessageText the way Telegram does (length in UTF-16
+// code units, HTML/MarkdownV2/Markdown markup, emptiness and "message is
+// not modified" judged on the parsed text and entities (ParseFormatted),
+// chat state, inline keyboards read as the Bot API server reads them:
+// callback_data 1-64 bytes, a non-empty text, the first action field in
+// the server's order, unknown fields ignored; see keyboard.go) and
+// answerCallbackQuery (text at most 200 characters), lets tests
 // inject user updates, button taps (InjectCallbackQuery: the query must be
 // answered once, within CallbackAnswerTimeout of the tap, else 400 "query
 // is too old and response timeout expired or query ID is invalid") and
@@ -62,7 +67,9 @@
 // unconfirmed updates, editing inline messages (inline_message_id), the
 // "entities" parameter (markup is checked only through parse_mode), and
 // entities in returned messages (their text is returned with the markup
-// removed, but without entities).
+// removed, but without entities, and not trimmed); the entities Telegram
+// finds by itself (URLs, mentions, commands) and its merging of
+// overlapping entities are not computed.
 //
 // The emulator never writes to stdout or stderr: it logs (at Debug level, and
 // never the bot token) only to the *slog.Logger given with WithLogger.
