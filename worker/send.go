@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptrace"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/codemojex/codemojex/chatstate"
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -116,92 +116,69 @@ type next struct {
 	after func(ctx context.Context)
 }
 
-// runBatch sends a claimed batch (heads of one lane, in order) one by one.
-// On a failure the rest of the batch goes back to its lane (Release: no
-// attempt used), so later messages never overtake an earlier one; on
-// shutdown (runCtx done) the jobs not started are released. Sends use
-// workCtx (cut ShutdownGrace after runCtx ends); settling uses drain
-// (see settle), which ends at the shutdown's drain deadline. It returns how
-// many jobs it sent (the rest were released or dead-lettered unsent).
-func (w *Worker) runBatch(runCtx, workCtx, drain context.Context, jobs []lanes.Job) int {
-	live := make([]atomic.Bool, len(jobs))
-	for i := range live {
-		live[i].Store(true)
+// runBatch sends a claimed batch (heads of one lane, in order, claimed at
+// claimed) one by one under kept leases (consumer.RunBatch: renewed every
+// Lease/3). On a failure the rest of the batch goes back to its lane
+// (Release: no attempt used), so later messages never overtake an earlier
+// one; on shutdown (runCtx done), or when a job's lease is lost or has run
+// out on the local clock, the jobs not started are released. Sends use
+// workCtx (cut ShutdownGrace after runCtx ends); settling and lease
+// renewals use drain (see settle), which ends at the shutdown's drain
+// deadline. It returns how many jobs it sent (the rest were released or
+// dead-lettered unsent).
+func (w *Worker) runBatch(runCtx, workCtx, drain context.Context, claimed time.Time, jobs []lanes.Job) int {
+	leases := make([]lanes.Lease, len(jobs))
+	for i := range jobs {
+		leases[i] = jobs[i].Lease
 	}
-	done := func(i int) {
-		if live[i].CompareAndSwap(true, false) {
-			w.settled(1)
-		}
+	return consumer.RunBatch(runCtx, consumer.Batch{Leases: leases, Claimed: claimed, Length: w.cfg.Lease, Extender: w.store,
+		Keep: drain, Log: w.log}, &sendBatch{w: w, workCtx: workCtx, drain: drain, jobs: jobs})
+}
+
+// sendBatch is one batch being sent (consumer.Jobs).
+type sendBatch struct {
+	w              *Worker
+	workCtx, drain context.Context
+	jobs           []lanes.Job
+	nx             next // of the job that stopped the batch
+}
+
+// Handle sends job i and settles it.
+func (b *sendBatch) Handle(i int) consumer.Verdict {
+	nx := b.w.process(b.workCtx, b.drain, b.jobs[i])
+	b.w.settled(1)
+	if !nx.stop {
+		return consumer.Done
 	}
-	stopExtend := w.extendLoop(drain, jobs, live)
-	defer stopExtend()
-	for i := 0; i < len(jobs); i++ {
-		if runCtx.Err() != nil {
-			for j := i; j < len(jobs); j++ {
-				w.release(drain, jobs[j])
-				done(j)
-			}
-			return i
-		}
-		nx := w.process(workCtx, drain, jobs[i])
-		done(i)
-		if !nx.stop {
-			continue
-		}
-		for j := i + 1; j < len(jobs); j++ {
-			if nx.deadRest != "" {
-				w.dead(drain, jobs[j], decodeQuiet(jobs[j].Payload), nx.deadCode, nx.deadRest)
-			} else {
-				w.release(drain, jobs[j])
-			}
-			done(j)
-		}
-		if nx.after != nil {
-			sctx, cancel := settleCtx(drain)
-			nx.after(sctx)
-			cancel()
-		}
-		return i + 1
+	b.nx = nx
+	return consumer.Stop
+}
+
+// Rest releases jobs from on (dead-letters them after a 403: next.deadRest),
+// then runs the stopping job's after.
+func (b *sendBatch) Rest(from int, why consumer.Why) {
+	w, nx := b.w, b.nx
+	if why != consumer.StopHandled {
+		nx = next{}
 	}
-	return len(jobs)
+	for j := from; j < len(b.jobs); j++ {
+		if nx.deadRest != "" {
+			w.dead(b.drain, b.jobs[j], decodeQuiet(b.jobs[j].Payload), nx.deadCode, nx.deadRest)
+		} else {
+			w.release(b.drain, b.jobs[j])
+		}
+		w.settled(1)
+	}
+	if nx.after != nil {
+		sctx, cancel := settleCtx(b.drain)
+		nx.after(sctx)
+		cancel()
+	}
 }
 
 func decodeQuiet(p []byte) tgjob.Job {
 	j, _ := tgjob.Decode(p)
 	return j
-}
-
-// extendLoop renews the batch's live leases every Lease/3 while it runs.
-func (w *Worker) extendLoop(ctx context.Context, jobs []lanes.Job, live []atomic.Bool) func() {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(max(w.cfg.Lease/3, time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			for i := range jobs {
-				if !live[i].Load() {
-					continue
-				}
-				sctx, cancel := settleCtx(ctx)
-				_, err := w.store.Extend(sctx, jobs[i].Lease, w.cfg.Lease)
-				cancel()
-				// ErrNoJob: the job was settled (its ack deletes it)
-				// between the live check and the extend; not a failure.
-				if err != nil && live[i].Load() && !errors.Is(err, lanes.ErrNoJob) {
-					w.log.Warn("lease extend failed", slog.String("job", string(jobs[i].ID)), slog.Any("err", w.redactor.Error(err)))
-				}
-			}
-		}
-	}()
-	return func() { close(stop); wg.Wait() }
 }
 
 // process sends one job (a message or an edit) with workCtx and settles it
@@ -557,51 +534,34 @@ const (
 )
 
 // settle runs op, one call that settles job (ack, nack, release, park,
-// dead-letter, or a record that goes with them), until it succeeds: each
-// try gets a fresh context of its own (settleTry), never the one of the
-// send that decided the job's fate, and failed tries are retried after
-// 50 ms doubling to 1 s. ctx is the drain context (Run): it lives on past
-// Run's context and ends at the shutdown's drain deadline (ShutdownGrace +
-// settleAfterCut after shutdown begins), which cuts a try in progress and
-// ends the retries, so a shutdown never waits longer on an unreachable
-// store; the job's lease then expires and the job is claimed again
-// (at-least-once). settle also stops early when retrying cannot help:
-// lanes.ErrStaleLease or lanes.ErrNoJob (the lease is provably lost: the
-// fencing token no longer holds the job, another claimer has it or settled
-// it), an ErrInvalid (bad input), or after Config.SettleFor, so nothing
-// retries forever. The extend loop keeps the lease alive meanwhile. It
-// returns op's last error.
+// dead-letter, or a record that goes with them), until it succeeds, with
+// the runner's settler (consumer.Settler): each try gets a fresh context of
+// its own (settleTry), never the one of the send that decided the job's
+// fate, and failed tries are retried after 50 ms doubling to 1 s. ctx is
+// the drain context (Run): it lives on past Run's context and ends at the
+// shutdown's drain deadline (ShutdownGrace + settleAfterCut after shutdown
+// begins), which cuts a try in progress and ends the retries, so a
+// shutdown never waits longer on an unreachable store; the job's lease then
+// expires and the job is claimed again (at-least-once). settle also stops
+// early when retrying cannot help: the lease is provably lost
+// (lanes.ErrStaleLease, lanes.ErrNoJob: the fencing token no longer holds
+// the job, another claimer has it or settled it), bad input (lanes,
+// notifier or chatstate ErrInvalid), or after Config.SettleFor, so nothing
+// retries forever. The lease keeper renews the lease meanwhile while the
+// batch runs. It returns op's last error.
 func (w *Worker) settle(ctx context.Context, job lanes.Job, what string, op func(ctx context.Context) error) error {
-	giveUp := time.Now().Add(w.cfg.SettleFor)
-	wait := settleWaitMin
-	for try := 1; ; try++ {
-		tctx, cancel := context.WithTimeout(ctx, settleTry)
-		err := op(tctx)
-		cancel()
-		if err == nil {
-			if try > 1 {
-				w.log.Info(what+" succeeded after retries", slog.String("job", string(job.ID)), slog.Int("tries", try))
-			}
-			return nil
-		}
-		if errors.Is(err, lanes.ErrStaleLease) || errors.Is(err, lanes.ErrNoJob) || errors.Is(err, lanes.ErrInvalid) ||
-			errors.Is(err, notifier.ErrInvalid) || errors.Is(err, chatstate.ErrInvalid) {
-			return err
-		}
-		if time.Now().Add(wait).After(giveUp) {
-			w.log.Error(what+" failed; giving up after SettleFor", slog.String("job", string(job.ID)), slog.Int("tries", try),
-				slog.Any("err", w.redactor.Error(err)))
-			return err
-		}
-		if ctx.Err() != nil {
-			w.log.Error(what+" failed; giving up at the shutdown's drain deadline (the job is claimed again once its lease expires)",
-				slog.String("job", string(job.ID)), slog.Int("tries", try), slog.Any("err", w.redactor.Error(err)))
-			return err
-		}
-		w.m.settleRetries.Inc()
-		w.log.Warn(what+" failed; retrying with a fresh context", slog.String("job", string(job.ID)), slog.Int("try", try),
-			slog.Any("err", w.redactor.Error(err)), slog.Duration("retry_in", wait))
-		sleep(ctx, wait)
-		wait = min(wait*2, settleWaitMax)
+	s := consumer.Settler{Try: settleTry, For: w.cfg.SettleFor, Backoff: consumer.Backoff{Base: settleWaitMin, Max: settleWaitMax},
+		Final: func(err error) bool {
+			return errors.Is(err, notifier.ErrInvalid) || errors.Is(err, chatstate.ErrInvalid)
+		},
+		Log: w.log, Retried: w.m.settleRetries.Inc}
+	err := s.Settle(ctx, what, op, slog.String("job", string(job.ID)))
+	switch {
+	case errors.Is(err, consumer.ErrSettleDeadline):
+		w.log.Error(what+" failed; giving up after SettleFor", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
+	case errors.Is(err, consumer.ErrSettleStopped):
+		w.log.Error(what+" failed; giving up at the shutdown's drain deadline (the job is claimed again once its lease expires)",
+			slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 	}
+	return err
 }

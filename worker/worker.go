@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codemojex/codemojex/chatstate"
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -253,7 +253,8 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 // holds the budget past its arrival, the budget does not cap the rate below
 // the limit at any latency: the senders (rate × hold) are what it takes.
 //
-// One claim loop feeds the senders: while a sender is free it claims with
+// One claim loop (consumer.Run over claimLoop, loop.go) feeds the senders:
+// while a sender is free it claims with
 // Max = BatchMax (a claim returns up to min(weight, BatchMax) heads of one
 // lane), hands the batch to a goroutine that sends it in order, and, with
 // no slot free or nothing claimable, blocks on a freed slot, the lanes
@@ -305,127 +306,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.shareFloor(ctx) // published before the first claim
 	var wg sync.WaitGroup
 	wg.Go(func() { w.shareFloors(ctx) })
-	queues := tgjob.AllQueues()
-	zeros := 0
-	pace := newClaimPacer(w.cfg.ClaimRate)
-	var rtt claimRTT
-	// Claims in flight answer on results; each holds one sender's slot
-	// (w.batches) and one message of the pacer from its issue on.
-	results := make(chan claimAnswer, maxClaimsInFlight)
-	claiming := 0
-	// empty is the last answer that claimed nothing: no claim is issued
-	// after it until the claims in flight are back; then the loop acts on
-	// it (RetryIn, the Waiter) as the one loop did, unless an answer that
-	// came back after it claimed jobs (the store changed: claim again).
-	var empty *lanes.Claimed
-	// probe keeps one claim in flight until an answer claims jobs: at the
-	// start and after an answer that found nothing scheduled (RetryIn < 0:
-	// an idle store), so a wake-up with nothing claimable costs one claim,
-	// not claimsFor of them. After a budget's or a lane's wait (RetryIn >
-	// 0: jobs are there, held by time) the claims go out at once, as the
-	// budget refills.
-	probe := true
-	take := func(a claimAnswer) {
-		claiming--
-		rtt.observe(time.Since(a.t0))
-		w.m.claimLatency.Observe(a.took.Seconds())
-		if a.err != nil {
-			pace.answered(0)
-			w.batches.Add(-1)
-			w.log.Error("claim failed", slog.Any("err", w.redactor.Error(a.err)))
-			sleep(ctx, time.Second)
-			return
-		}
-		if len(a.c.Jobs) == 0 {
-			pace.answered(0)
-			w.batches.Add(-1)
-			empty = &a.c
-			return
-		}
-		zeros, empty, probe = 0, nil, false
-		pace.answered(len(a.c.Jobs))
-		w.inflight.Add(int64(len(a.c.Jobs)))
-		w.m.inFlight.Add(float64(len(a.c.Jobs)))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer w.batchDone()
-			// From the claim's start: a sender's slot is taken while
-			// the loop claims for it, too.
-			if sent := w.runBatch(ctx, workCtx, drain, a.c.Jobs); sent > 0 {
-				w.hold.observe(time.Since(a.t0) / time.Duration(sent))
-			}
-		}()
-	}
 	w.log.Info("worker started", slog.Int("senders_max", w.cfg.Senders), slog.Int("senders_min", w.cfg.MinSenders),
 		slog.Int("senders", w.senders()), slog.Duration("hold", w.hold.get()))
-	for ctx.Err() == nil || claiming > 0 {
-		if ctx.Err() != nil || (empty != nil && claiming > 0) {
-			take(<-results)
-			continue
-		}
-		if empty != nil {
-			c := *empty
-			empty, probe = nil, c.RetryIn < 0
-			switch {
-			case c.RetryIn == 0:
-				// The ring has lanes this call's visit budget did not reach.
-				if zeros++; zeros > 3 {
-					sleep(ctx, 5*time.Millisecond)
-				}
-			case c.RetryIn < 0:
-				zeros = 0
-				waiter.Wait(ctx, -1)
-			default:
-				zeros = 0
-				waiter.Wait(ctx, c.RetryIn)
-			}
-			continue
-		}
-		free := w.senders() - int(w.batches.Load())
-		most := claimsFor(w.cfg.ClaimRate, rtt.est)
-		if probe {
-			most = 1
-		}
-		if free <= 0 || claiming >= most {
-			select {
-			case <-w.freed:
-			case a := <-results:
-				take(a)
-			case <-ctx.Done():
-			}
-			continue
-		}
-		now := time.Now()
-		if d := pace.wait(now); d > 0 {
-			if claiming == 0 {
-				sleep(ctx, d)
-				continue
-			}
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case a := <-results:
-				take(a)
-			case <-ctx.Done():
-			}
-			t.Stop()
-			continue
-		}
-		// The claim's slot and its first message of the pace are taken
-		// before it is issued, so claims in flight never oversubscribe
-		// the senders and the pacer spaces their starts.
-		pace.claimed(now, 1)
-		w.batches.Add(1)
-		claiming++
-		go func() {
-			cctx, cancel := context.WithTimeout(drain, 10*time.Second)
-			defer cancel()
-			t0 := time.Now()
-			c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
-			results <- claimAnswer{c: c, err: err, t0: now, took: time.Since(t0)}
-		}()
-	}
+	// One claim loop (consumer.Run), its batches each on a sender's
+	// goroutine; a failed claim waits 1 s.
+	consumer.Run(ctx, consumer.Config{Async: true, Backoff: consumer.Backoff{Base: time.Second, Max: time.Second}, Log: w.log},
+		func(int) consumer.Source[claimAnswer] {
+			return &claimLoop{w: w, waiter: waiter, workCtx: workCtx, drain: drain, queues: tgjob.AllQueues(),
+				pace: newClaimPacer(w.cfg.ClaimRate), results: make(chan claimAnswer, maxClaimsInFlight), probe: true}
+		})
 	wg.Wait()
 	w.log.Info("worker stopped")
 	return nil
@@ -553,15 +442,6 @@ type claimAnswer struct {
 // window.
 const claimCreditTime = 20 * time.Millisecond
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
 // batchDone records that a sender finished its batch and is free.
 func (w *Worker) batchDone() {
 	w.batches.Add(-1)
@@ -600,12 +480,7 @@ const settleAfterCut = 2 * time.Second
 // backoff is the delay before retry number attempts+1: BackoffBase *
 // 2^attempts, capped at BackoffMax, with ±20% jitter.
 func (w *Worker) backoff(attempts int) time.Duration {
-	d := w.cfg.BackoffBase
-	for i := 0; i < attempts && d < w.cfg.BackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, w.cfg.BackoffMax)
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	return consumer.Backoff{Base: w.cfg.BackoffBase, Max: w.cfg.BackoffMax, Jitter: 0.2}.Delay(attempts)
 }
 
 // floodDetector decides when 429s are a global signal.

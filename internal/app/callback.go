@@ -14,7 +14,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/update"
 )
 
@@ -191,7 +191,7 @@ func (a *App) answerCallback(ctx context.Context, id, text string) {
 			if errors.As(err, &tm) && tm.RetryAfter > 0 {
 				wait = time.Duration(tm.RetryAfter) * time.Second
 			}
-			if intake.SleepCtx(ctx, wait) != nil {
+			if consumer.Sleep(ctx, wait) != nil {
 				break
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
@@ -32,14 +33,16 @@ const (
 	retryMax  = 5 * time.Second
 )
 
-// runHandlers runs HANDLERS handler goroutines until ctx ends. Each claims
-// recorded updates from the update queue itself (a batch of one lane, in
-// update_id order: one chat's updates are handled one at a time, in order,
-// and different chats concurrently) and handles them; claims are not
-// funnelled through one loop, so claiming scales with the handlers. Idle
-// handlers wait for a lanes wake-up (an update recorded) or the claim's
-// RetryIn; a handler that got work wakes one more idle handler, so a burst
-// wakes them all. When ctx ends the batches in progress finish (each
+// runHandlers runs HANDLERS handler loops (consumer.Run, one claim loop
+// each) until ctx ends. Each claims recorded updates from the update queue
+// itself (a batch of one lane, in update_id order: one chat's updates are
+// handled one at a time, in order, and different chats concurrently) and
+// handles them; claims are not funnelled through one loop, so claiming
+// scales with the handlers. Idle handlers wait for a lanes wake-up (an
+// update recorded) or the claim's RetryIn; a handler that got work wakes
+// one more idle handler, so a burst wakes them all. A failed claim, or a
+// batch that met an infrastructure failure, backs its handler off
+// (intake.ErrorBackoff). When ctx ends the batches in progress finish (each
 // update within the drain timeout) and the updates not started are
 // released. Any number of processes may run it.
 func (a *App) runHandlers(ctx context.Context) error {
@@ -68,55 +71,48 @@ func (a *App) runHandlers(ctx context.Context) error {
 		}
 	})
 	log.Info("handlers started", slog.Int("handlers", n), durationAttr("lease", a.cfg.HandlerLease))
-	for range n {
-		wg.Go(func() { a.handlerLoop(ctx, log, kick, wakeOne) })
-	}
+	consumer.Run(ctx, consumer.Config{Loops: n, Backoff: intake.ErrorBackoff(), Log: log},
+		func(int) consumer.Source[intake.Claims] { return &handlerLoop{a: a, kick: kick, wakeOne: wakeOne} })
 	wg.Wait()
 	return nil
 }
 
-// handlerLoop is one handler goroutine of runHandlers. The jobs of the
-// updates it finished are acked by its next claim, in the same atomic call
-// (intake ClaimAndAck): one round trip and one script per update fewer
-// than an ack of its own. Each finished update is marked handled
-// (MarkHandled) before its ack is sent, so an ack that never arrives
-// only makes the update be claimed again and skipped as handled. When a
-// claim fails, its acks may or may not have applied: they are settled on
-// their own (settleAcks), as are the acks still pending when the handler
-// stops or backs off.
-func (a *App) handlerLoop(ctx context.Context, log *slog.Logger, kick <-chan struct{}, wakeOne func()) {
-	var acks []intake.Claimed
-	defer func() { a.settleAcks(ctx, acks) }()
-	errWait := time.Duration(0)
+// handlerLoop is the claim policy of one handler loop of runHandlers. The
+// jobs of the updates it finished are acked by its next claim, in the same
+// atomic call (intake ClaimAndAck): one round trip and one script per
+// update fewer than an ack of its own. Each finished update is marked
+// handled (MarkHandled) before its ack is sent, so an ack that never
+// arrives only makes the update be claimed again and skipped as handled.
+// When a claim fails, its acks may or may not have applied: they are
+// settled on their own (settleAcks), as are the acks still pending when the
+// handler stops or backs off.
+type handlerLoop struct {
+	a       *App
+	kick    <-chan struct{}
+	wakeOne func()
+	acks    []intake.Claimed // finished updates whose acks ride on the next claim
+}
+
+// Claim claims a batch of updates, acking the last batch's finished ones;
+// with nothing claimable it waits for a wake-up or RetryIn (at most 1 s).
+// It returns consumer.ErrStopped once ctx ended, after settling the acks
+// left.
+func (h *handlerLoop) Claim(ctx context.Context) (intake.Claims, error) {
+	a := h.a
 	for ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		c, err := a.inbox.ClaimAndAck(cctx, a.cfg.HandlerLease, handlerBatch, acks)
+		c, err := a.inbox.ClaimAndAck(cctx, a.cfg.HandlerLease, handlerBatch, h.acks)
 		cancel()
 		if err != nil {
-			a.settleAcks(ctx, acks)
-			acks = nil
-			errWait = intake.NextBackoff(errWait)
-			log.Warn("claiming updates failed; retrying", slog.Any("err", err), durationAttr("retry_in", errWait))
-			_ = intake.SleepCtx(ctx, errWait)
-			continue
+			a.settleAcks(ctx, h.acks)
+			h.acks = nil
+			return c, fmt.Errorf("claiming updates: %w", err)
 		}
-		a.ackedOnClaim(acks, c.Acked)
-		acks = nil
+		a.ackedOnClaim(h.acks, c.Acked)
+		h.acks = nil
 		if len(c.Updates) > 0 {
-			wakeOne()
-			finished, backoff := a.handleBatch(ctx, c.Updates, c.Errs)
-			acks = finished
-			if !backoff {
-				errWait = 0
-				continue
-			}
-			// An infrastructure failure: settle what is known before
-			// waiting, so no finished update's lease runs out meanwhile.
-			a.settleAcks(ctx, acks)
-			acks = nil
-			errWait = intake.NextBackoff(errWait)
-			_ = intake.SleepCtx(ctx, errWait)
-			continue
+			h.wakeOne()
+			return c, nil
 		}
 		if c.RetryIn == 0 {
 			continue
@@ -127,12 +123,28 @@ func (a *App) handlerLoop(ctx context.Context, log *slog.Logger, kick <-chan str
 		}
 		t := time.NewTimer(retryIn)
 		select {
-		case <-kick:
+		case <-h.kick:
 		case <-t.C:
 		case <-ctx.Done():
 		}
 		t.Stop()
 	}
+	a.settleAcks(ctx, h.acks)
+	h.acks = nil
+	return intake.Claims{}, consumer.ErrStopped
+}
+
+// Handle handles a claimed batch; its finished updates are acked by the
+// next claim, or settled at once before a back-off (an infrastructure
+// failure: no finished update's lease may run out meanwhile).
+func (h *handlerLoop) Handle(ctx context.Context, c intake.Claims) bool {
+	finished, backoff := h.a.handleBatch(ctx, c.Updates, c.Errs)
+	if backoff {
+		h.a.settleAcks(ctx, finished)
+		return true
+	}
+	h.acks = finished
+	return false
 }
 
 // ackedOnClaim logs the acks a claim carried that did not apply: a lost
@@ -147,189 +159,98 @@ func (a *App) ackedOnClaim(acks []intake.Claimed, acked []error) {
 	}
 }
 
-// settleAcks acks the jobs of finished updates one by one (intake Ack),
-// each try with a fresh context, retrying the ones that failed until each
-// is acked or its lease is provably lost, or for at most a lease's length
-// (the leases have lapsed by then: the updates are claimed again and
+// settler is the handlers' settle policy (consumer.Settler): each try
+// bounded by 5 s, retried with intake.ErrorBackoff for at most a lease's
+// length (the lease has lapsed by then: the update is claimed again and
 // skipped as handled).
+func (a *App) settler() consumer.Settler {
+	return consumer.Settler{Try: 5 * time.Second, For: a.cfg.HandlerLease, Backoff: intake.ErrorBackoff(), Log: a.log}
+}
+
+// settleAcks acks the jobs of finished updates one by one (intake Ack),
+// each try with a fresh context, retrying the ones that failed together
+// until each is acked or its lease is provably lost, or for at most a
+// lease's length (the leases have lapsed by then: the updates are claimed
+// again and skipped as handled). Stopping does not cut it.
 func (a *App) settleAcks(ctx context.Context, acks []intake.Claimed) {
-	start, wait := time.Now(), time.Duration(0)
-	for len(acks) > 0 {
-		var left []intake.Claimed
-		var last error
-		for _, u := range acks {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			err := a.inbox.Ack(sctx, u)
-			cancel()
-			switch {
-			case err == nil:
-			case errors.Is(err, lanes.ErrStaleLease):
-				a.log.Warn("update's lease was lost before its ack; another handler takes it over (a no-op: it is marked handled)",
-					slog.Int64("update_id", u.ID), slog.Any("err", err))
-			default:
-				left, last = append(left, u), err
-			}
+	if len(acks) == 0 {
+		return
+	}
+	errs := a.settler().SettleAll(context.WithoutCancel(ctx), "ack", len(acks),
+		func(ctx context.Context, i int) error { return a.inbox.Ack(ctx, acks[i]) },
+		func(i int) []slog.Attr { return []slog.Attr{slog.Int64("update_id", acks[i].ID)} })
+	failed := 0
+	var last error
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, lanes.ErrStaleLease):
+			a.log.Warn("update's lease was lost before its ack; another handler takes it over (a no-op: it is marked handled)",
+				slog.Int64("update_id", acks[i].ID), slog.Any("err", err))
+		default:
+			failed, last = failed+1, err
 		}
-		acks = left
-		if len(acks) == 0 {
-			return
-		}
-		if time.Since(start) > a.cfg.HandlerLease {
-			a.log.Error("updates not acked within their lease; each is claimed again and skipped as handled",
-				slog.Int("updates", len(acks)), slog.Any("err", last))
-			return
-		}
-		wait = intake.NextBackoff(wait)
-		a.log.Warn("acking handled updates failed; retrying", slog.Int("updates", len(acks)), slog.Any("err", last), durationAttr("retry_in", wait))
-		time.Sleep(wait)
+	}
+	if failed > 0 {
+		a.log.Error("updates not acked within their lease; each is claimed again and skipped as handled",
+			slog.Int("updates", failed), slog.Any("err", last))
 	}
 }
 
 // handleBatch handles one lane's claimed updates in order and returns the
 // ones it finished (marked handled; their jobs are still to be acked, see
-// handlerLoop). A failure stops
-// the batch: the failed update is retried later (or dead-lettered) and the
-// rest are released, so the lane keeps its order. The batch's leases are
-// extended while it runs (see batchLeases), and an update whose lease is
-// lost or has less than half a lease left is not started: it and the rest
-// are released, so no other handler can be running the chat's next
-// updates while this one still works through them.
+// handlerLoop). A failure stops the batch: the failed update is retried
+// later (or dead-lettered) and the rest are released, so the lane keeps
+// its order. It runs under the runner (consumer.RunBatch): the batch's
+// leases are kept alive while it runs (each finished update's too: its ack
+// waits for the handler's next claim), and an update whose lease is lost
+// or has less than half a lease left is not started: it and the rest are
+// released, so no other handler can be running the chat's next updates
+// while this one still works through them.
 func (a *App) handleBatch(ctx context.Context, ups []intake.Claimed, errs []error) (finished []intake.Claimed, backoff bool) {
-	release := func(rest []intake.Claimed) {
-		for _, r := range rest {
-			a.settle(ctx, r, "release", func(ctx context.Context) error { return a.inbox.Release(ctx, r) })
-		}
-	}
-	leases := a.keepLeases(ctx, ups)
-	defer leases.stop()
-	for i, u := range ups {
-		if ctx.Err() != nil {
-			release(ups[i:]) // stopping: the updates not started go back
-			return finished, false
-		}
-		if !leases.startable(i, a.cfg.HandlerLease/2) {
-			a.log.Warn("update's lease lapses before it could be handled; released with the rest of its batch",
-				slog.Int64("update_id", u.ID), slog.String("lane", u.Lane), slog.Int("released", len(ups)-i))
-			release(ups[i:])
-			return finished, false
-		}
-		done, backoff := a.handleClaimed(ctx, u, errs[i])
-		if !done {
-			leases.settled(i + 1)
-			release(ups[i+1:])
-			return finished, backoff
-		}
-		leases.finished(i)
-		finished = append(finished, u)
-	}
-	return finished, false
-}
-
-// batchLeases keeps the leases of a claimed batch alive while it is
-// handled: every HandlerLease/3 it extends (lanes Store.Extend) the lease
-// of each update not yet settled, and of each finished one (its ack waits
-// for the handler's next claim), by another HandlerLease, as the worker
-// does for a slow send. It tracks each lease's deadline on the local clock
-// (the time an Extend was sent plus its length: never later than the
-// server's), and marks a lease lost when Extend fails.
-type batchLeases struct {
-	mu       sync.Mutex
-	next     int         // the first update not yet settled (updates before it are not extended unless finished)
-	done     []bool      // finished: extended until the batch ends (its ack rides on the next claim)
-	deadline []time.Time // local-clock lower bound of each lease's end
-	lost     []bool      // Extend failed: the lease may be held elsewhere
-	cancel   context.CancelFunc
-	stopped  chan struct{}
-}
-
-// keepLeases starts extending ups' leases until stop.
-func (a *App) keepLeases(ctx context.Context, ups []intake.Claimed) *batchLeases {
-	claimed := time.Now()
-	b := &batchLeases{deadline: make([]time.Time, len(ups)), lost: make([]bool, len(ups)), done: make([]bool, len(ups)), stopped: make(chan struct{})}
+	leases := make([]lanes.Lease, len(ups))
 	for i := range ups {
-		// The claim was sent before now, so now + lease overestimates by
-		// the claim's round trip at most; Extend corrects it at lease/3.
-		b.deadline[i] = claimed.Add(a.cfg.HandlerLease)
+		leases[i] = ups[i].Job.Lease
 	}
-	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b.cancel = cancel
-	go func() {
-		defer close(b.stopped)
-		every := a.cfg.HandlerLease / 3
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-kctx.Done():
-				return
-			case <-t.C:
-			}
-			b.mu.Lock()
-			from := b.next
-			b.mu.Unlock()
-			for i := range ups {
-				b.mu.Lock()
-				skip := i < from && !b.done[i]
-				b.mu.Unlock()
-				if skip {
-					continue
-				}
-				sent := time.Now()
-				ectx, ecancel := context.WithTimeout(kctx, every)
-				_, err := a.inbox.Store().Extend(ectx, ups[i].Job.Lease, a.cfg.HandlerLease)
-				ecancel()
-				if kctx.Err() != nil {
-					return
-				}
-				b.mu.Lock()
-				if i >= b.next || b.done[i] { // not settled meanwhile
-					if err != nil {
-						// A lost lease stops the batch at i (startable);
-						// another error leaves the deadline as it was, so
-						// the batch stops when too little of it is left.
-						b.lost[i] = errors.Is(err, lanes.ErrStaleLease)
-						a.log.Warn("extending an update's lease failed", slog.Int64("update_id", ups[i].ID), slog.Any("err", err))
-					} else {
-						b.deadline[i] = sent.Add(a.cfg.HandlerLease)
-					}
-				}
-				b.mu.Unlock()
-			}
-		}
-	}()
-	return b
+	b := &updateBatch{a: a, ctx: ctx, ups: ups, errs: errs}
+	// The claim was sent before now, so now + lease overestimates by the
+	// claim's round trip at most; the keeper's Extend corrects it at lease/3.
+	consumer.RunBatch(ctx, consumer.Batch{Leases: leases, Claimed: time.Now(), Length: a.cfg.HandlerLease,
+		Extender: a.inbox.Store(), Left: a.cfg.HandlerLease / 2, Log: a.log}, b)
+	return b.finished, b.backoff
 }
 
-// startable reports whether update i may be started: its lease is held
-// with at least left to run (an update's handling is bounded by
-// HandlerLease/2). It marks the updates before i settled.
-func (b *batchLeases) startable(i int, left time.Duration) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.next = i
-	return !b.lost[i] && time.Until(b.deadline[i]) >= left
+// updateBatch is one batch of updates being handled (consumer.Jobs).
+type updateBatch struct {
+	a        *App
+	ctx      context.Context
+	ups      []intake.Claimed
+	errs     []error
+	finished []intake.Claimed
+	backoff  bool
 }
 
-// settled marks the updates before next settled: their leases are no
-// longer extended.
-func (b *batchLeases) settled(next int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.next = next
+// Handle handles update i: finished (its ack waits for the next claim:
+// Held), or settled otherwise and the batch stops.
+func (b *updateBatch) Handle(i int) consumer.Verdict {
+	done, backoff := b.a.handleClaimed(b.ctx, b.ups[i], b.errs[i])
+	if !done {
+		b.backoff = backoff
+		return consumer.Stop
+	}
+	b.finished = append(b.finished, b.ups[i])
+	return consumer.Held
 }
 
-// finished marks update i finished: its lease is extended until stop
-// (its ack is sent with the handler's next claim).
-func (b *batchLeases) finished(i int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.done[i] = true
-}
-
-// stop ends the extensions and waits for the extender to return.
-func (b *batchLeases) stop() {
-	b.cancel()
-	<-b.stopped
+// Rest releases the updates from on.
+func (b *updateBatch) Rest(from int, why consumer.Why) {
+	if why == consumer.StopLease {
+		b.a.log.Warn("update's lease lapses before it could be handled; released with the rest of its batch",
+			slog.Int64("update_id", b.ups[from].ID), slog.String("lane", b.ups[from].Lane), slog.Int("released", len(b.ups)-from))
+	}
+	for _, r := range b.ups[from:] {
+		b.a.settle(b.ctx, r, "release", func(ctx context.Context) error { return b.a.inbox.Release(ctx, r) })
+	}
 }
 
 // handleClaimed handles u (decodeErr: Claim's decoding error of it) and
@@ -406,35 +327,25 @@ func (a *App) deadLetter(ctx context.Context, u intake.Claimed, reason string) {
 }
 
 // settle runs one settlement of u (finish, retry, release, dead-letter)
-// until it succeeds, each try with a fresh context: u's fate is known, so
-// it is not dropped after one failed try. It stops when u's lease is
-// provably lost (lanes.ErrStaleLease: another handler has it, and the
-// lane's handled mark makes a second run a no-op) or after a lease's
-// length of failures (the lease has lapsed by then). It reports whether
-// the settlement applied.
+// with the handlers' settler until it succeeds, each try with a fresh
+// context: u's fate is known, so it is not dropped after one failed try.
+// Stopping does not cut it. It stops when u's lease is provably lost
+// (lanes.ErrStaleLease: another handler has it, and the lane's handled mark
+// makes a second run a no-op) or after a lease's length of failures (the
+// lease has lapsed by then). It reports whether the settlement applied.
 func (a *App) settle(ctx context.Context, u intake.Claimed, what string, f func(context.Context) error) bool {
-	start, wait := time.Now(), time.Duration(0)
-	for {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		err := f(sctx)
-		cancel()
-		switch {
-		case err == nil:
-			return true
-		case errors.Is(err, lanes.ErrStaleLease):
-			a.log.Warn("update's lease was lost before it settled; another handler takes it over", slog.String("settle", what),
-				slog.Int64("update_id", u.ID), slog.Any("err", err))
-			return false
-		case time.Since(start) > a.cfg.HandlerLease:
-			a.log.Error("update not settled within its lease; it is handled again (a no-op if it was handled)", slog.String("settle", what),
-				slog.Int64("update_id", u.ID), slog.Any("err", err))
-			return false
-		}
-		wait = intake.NextBackoff(wait)
-		a.log.Warn("settling an update failed; retrying", slog.String("settle", what), slog.Int64("update_id", u.ID),
-			slog.Any("err", err), durationAttr("retry_in", wait))
-		time.Sleep(wait)
+	err := a.settler().Settle(context.WithoutCancel(ctx), what, f, slog.Int64("update_id", u.ID))
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, lanes.ErrStaleLease):
+		a.log.Warn("update's lease was lost before it settled; another handler takes it over", slog.String("settle", what),
+			slog.Int64("update_id", u.ID), slog.Any("err", err))
+	default:
+		a.log.Error("update not settled within its lease; it is handled again (a no-op if it was handled)", slog.String("settle", what),
+			slog.Int64("update_id", u.ID), slog.Any("err", err))
 	}
+	return false
 }
 
 // errPermanent marks an update that can never be handled (it does not

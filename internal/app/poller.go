@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-telegram/bot"
 
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/intake"
 )
 
@@ -75,7 +76,7 @@ func (a *App) runPoller(ctx context.Context) error {
 			return cause
 		}
 		log.Warn("poller stopped polling; waiting for the lease again", slog.Any("cause", context.Cause(lctx)))
-		if err := intake.SleepCtx(ctx, time.Second); err != nil {
+		if err := consumer.Sleep(ctx, time.Second); err != nil {
 			return nil
 		}
 	}
@@ -146,9 +147,9 @@ func (a *App) getMe(ctx context.Context) error {
 				"(copy the current token from @BotFather); stopping", slog.String("err", msg), slog.String("api", a.cfg.APIURL))
 			return fmt.Errorf("getMe: %w", intake.ErrTokenRejected)
 		}
-		wait = intake.NextBackoff(wait)
+		wait = intake.ErrorBackoff().Next(wait)
 		a.log.Warn("getMe failed; retrying", slog.Any("err", a.redactor.Error(err)), durationAttr("retry_in", wait))
-		if err := intake.SleepCtx(ctx, wait); err != nil {
+		if err := consumer.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}

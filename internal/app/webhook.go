@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
 )
@@ -50,9 +51,9 @@ func (a *App) setWebhook(ctx context.Context) error {
 			return fmt.Errorf("%w %s: %s (Telegram accepts https:// URLs on port 443, 80, 88 or 8443; "+
 				"http:// only through a local Bot API server)", errWebhookRefused, a.redactor.String(a.cfg.WebhookURL), ae.Description)
 		}
-		wait = intake.NextBackoff(wait)
+		wait = intake.ErrorBackoff().Next(wait)
 		a.log.Warn("setWebhook failed; retrying", slog.Any("err", err), durationAttr("retry_in", wait))
-		if err := intake.SleepCtx(ctx, wait); err != nil {
+		if err := consumer.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}

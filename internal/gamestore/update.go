@@ -3,17 +3,17 @@ package gamestore
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/game"
 )
 
-// Back-off between tries of a move: a random wait in [0, backoffBase·2^try),
-// at most backoffMax.
+// Back-off between tries of a move: a random wait in [0, min(1 ms · 2^try,
+// 50 ms)): full jitter (consumer.Backoff Jitter 1) around half of it.
 const (
-	backoffBase = time.Millisecond
-	backoffMax  = 50 * time.Millisecond
+	backoffBase = 500 * time.Microsecond
+	backoffMax  = 25 * time.Millisecond
 )
 
 // credit is the points a move awards (none when points is 0).
@@ -34,8 +34,8 @@ type transition func(cur game.State) (next game.State, c credit, err error)
 func (s *Store) update(ctx context.Context, chatID int64, fn transition) (game.State, error) {
 	for try := range s.maxTries {
 		if try > 0 {
-			if err := sleep(ctx, backoff(try)); err != nil {
-				return game.State{}, err
+			if err := consumer.Sleep(ctx, consumer.Backoff{Base: backoffBase, Max: backoffMax, Jitter: 1}.Delay(try)); err != nil {
+				return game.State{}, fmt.Errorf("waiting to retry: %w", err)
 			}
 		}
 		cur, rev, err := s.load(ctx, chatID)
@@ -65,22 +65,4 @@ func (s *Store) update(ctx context.Context, chatID int64, fn transition) (game.S
 		}
 	}
 	return game.State{}, fmt.Errorf("%w (%d tries)", ErrConflict, s.maxTries)
-}
-
-// backoff returns a random wait before the given retry (1-based).
-func backoff(try int) time.Duration {
-	ceil := min(backoffBase<<min(try, 16), backoffMax)
-	return rand.N(ceil) + 1
-}
-
-// sleep waits d or until ctx is done (then returns its error).
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("waiting to retry: %w", ctx.Err())
-	case <-t.C:
-		return nil
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/luascript"
 )
 
@@ -110,7 +111,7 @@ func (l *Lease) Acquire(ctx context.Context, waiting func(bool)) error {
 		if holder == "" && err == nil {
 			continue
 		}
-		if err := SleepCtx(ctx, l.ttl/3); err != nil {
+		if err := consumer.Sleep(ctx, l.ttl/3); err != nil {
 			return err
 		}
 	}
@@ -155,17 +156,5 @@ func (l *Lease) Release(ctx context.Context) {
 	err := l.script.Exec(ctx, l.c, []string{l.key}, []string{l.token, "release", "0"}).Error()
 	if err != nil {
 		l.log.Warn("poller lease: release failed; it lapses by itself", slog.Any("err", err))
-	}
-}
-
-// SleepCtx waits d or until ctx ends (then returns ctx.Err()).
-func SleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

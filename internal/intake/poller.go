@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/codemojex/codemojex/consumer"
 )
 
 // Back-offs of the intake.
@@ -21,11 +23,11 @@ const (
 	errorBackoffMax = 30 * time.Second
 )
 
-// NextBackoff is the wait after a failure that followed a wait of prev (0
-// for the first): doubled each time, between errorBackoffMin and
-// errorBackoffMax.
-func NextBackoff(prev time.Duration) time.Duration {
-	return min(max(prev*2, errorBackoffMin), errorBackoffMax)
+// ErrorBackoff is the wait after a failure of the intake and of the
+// handlers (its Next of the last wait, 0 for the first): doubled each
+// time, between errorBackoffMin and errorBackoffMax, no jitter.
+func ErrorBackoff() consumer.Backoff {
+	return consumer.Backoff{Base: errorBackoffMin, Max: errorBackoffMax}
 }
 
 // ErrTokenRejected is returned by Poller.Run (and the program's Run, errors.Is) when Telegram answered
@@ -73,9 +75,9 @@ func (p *Poller) Run(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return nil
 				}
-				errWait = NextBackoff(errWait)
+				errWait = ErrorBackoff().Next(errWait)
 				log.Warn("intake: webhook check failed; retrying", slog.Any("err", err), slog.String("retry_in", errWait.String()))
-				if SleepCtx(ctx, errWait) != nil {
+				if consumer.Sleep(ctx, errWait) != nil {
 					return nil
 				}
 				continue
@@ -191,11 +193,11 @@ func (p *Poller) Run(ctx context.Context) error {
 			wait = max(time.Duration(ae.RetryAfter)*time.Second, time.Second)
 			log.Warn("getUpdates: 429 Too Many Requests", slog.String("retry_in", wait.String()))
 		default:
-			errWait = NextBackoff(errWait)
+			errWait = ErrorBackoff().Next(errWait)
 			wait = errWait
 			log.Warn("intake: getUpdates or record failed; retrying", slog.Any("err", err), slog.String("retry_in", wait.String()))
 		}
-		if SleepCtx(ctx, wait) != nil {
+		if consumer.Sleep(ctx, wait) != nil {
 			return nil
 		}
 	}

@@ -1,0 +1,175 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/codemojex/codemojex/consumer"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// claimLoop is the worker's claim policy, the one Source of its
+// consumer.Run (see Run): claims in flight up to claimsFor, paced by the
+// claim pacer, waiting on a freed sender, the lanes Waiter or RetryIn. Its
+// state is the claim loop's own (not safe for concurrent use).
+type claimLoop struct {
+	w       *Worker
+	waiter  *lanes.Waiter
+	workCtx context.Context // sends: cut ShutdownGrace after Run's ctx ends
+	drain   context.Context // claims, settles, lease renewals: end at the drain deadline
+	queues  []string
+	zeros   int
+	pace    claimPacer
+	rtt     claimRTT
+	// results: claims in flight answer on it; each holds one sender's
+	// slot (w.batches) and one message of the pacer from its issue on.
+	results  chan claimAnswer
+	claiming int
+	// empty is the last answer that claimed nothing: no claim is issued
+	// after it until the claims in flight are back; then the loop acts on
+	// it (RetryIn, the Waiter) as the one loop did, unless an answer that
+	// came back after it claimed jobs (the store changed: claim again).
+	empty *lanes.Claimed
+	// probe keeps one claim in flight until an answer claims jobs: at the
+	// start and after an answer that found nothing scheduled (RetryIn < 0:
+	// an idle store), so a wake-up with nothing claimable costs one claim,
+	// not claimsFor of them. After a budget's or a lane's wait (RetryIn >
+	// 0: jobs are there, held by time) the claims go out at once, as the
+	// budget refills.
+	probe bool
+}
+
+// Claim returns the next answer that claimed jobs, a claim's error, or
+// consumer.ErrStopped once ctx ended and every claim in flight is back.
+func (l *claimLoop) Claim(ctx context.Context) (claimAnswer, error) {
+	w := l.w
+	for ctx.Err() == nil || l.claiming > 0 {
+		if ctx.Err() != nil || (l.empty != nil && l.claiming > 0) {
+			if a, ok := l.take(<-l.results); ok {
+				return a, a.err
+			}
+			continue
+		}
+		if l.empty != nil {
+			l.wait(ctx)
+			continue
+		}
+		free := w.senders() - int(w.batches.Load())
+		most := claimsFor(w.cfg.ClaimRate, l.rtt.est)
+		if l.probe {
+			most = 1
+		}
+		if free <= 0 || l.claiming >= most {
+			select {
+			case <-w.freed:
+			case a := <-l.results:
+				if a, ok := l.take(a); ok {
+					return a, a.err
+				}
+			case <-ctx.Done():
+			}
+			continue
+		}
+		now := time.Now()
+		if d := l.pace.wait(now); d > 0 {
+			if l.claiming == 0 {
+				_ = consumer.Sleep(ctx, d)
+				continue
+			}
+			if a, ok := l.waitAnswer(ctx, d); ok {
+				return a, a.err
+			}
+			continue
+		}
+		l.issue(now)
+	}
+	return claimAnswer{}, consumer.ErrStopped
+}
+
+// wait acts on the last empty answer (RetryIn, the Waiter), with no claim
+// in flight.
+func (l *claimLoop) wait(ctx context.Context) {
+	c := *l.empty
+	l.empty, l.probe = nil, c.RetryIn < 0
+	switch {
+	case c.RetryIn == 0:
+		// The ring has lanes this call's visit budget did not reach.
+		if l.zeros++; l.zeros > 3 {
+			_ = consumer.Sleep(ctx, 5*time.Millisecond)
+		}
+	case c.RetryIn < 0:
+		l.zeros = 0
+		l.waiter.Wait(ctx, -1)
+	default:
+		l.zeros = 0
+		l.waiter.Wait(ctx, c.RetryIn)
+	}
+}
+
+// waitAnswer waits d (the pacer's) or for an answer, which it takes.
+func (l *claimLoop) waitAnswer(ctx context.Context, d time.Duration) (claimAnswer, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case a := <-l.results:
+		return l.take(a)
+	case <-ctx.Done():
+	}
+	return claimAnswer{}, false
+}
+
+// issue sends a claim. The claim's slot and its first message of the pace
+// are taken before it is issued, so claims in flight never oversubscribe
+// the senders and the pacer spaces their starts.
+func (l *claimLoop) issue(now time.Time) {
+	w := l.w
+	l.pace.claimed(now, 1)
+	w.batches.Add(1)
+	l.claiming++
+	go func() {
+		cctx, cancel := context.WithTimeout(l.drain, 10*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, l.queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
+		l.results <- claimAnswer{c: c, err: err, t0: now, took: time.Since(t0)}
+	}()
+}
+
+// take records a claim's answer; it reports whether the answer is to be
+// handed out (jobs claimed, or a failed claim: a.err).
+func (l *claimLoop) take(a claimAnswer) (claimAnswer, bool) {
+	w := l.w
+	l.claiming--
+	l.rtt.observe(time.Since(a.t0))
+	w.m.claimLatency.Observe(a.took.Seconds())
+	if a.err != nil {
+		l.pace.answered(0)
+		w.batches.Add(-1)
+		a.err = w.redactor.Error(a.err)
+		return a, true
+	}
+	if len(a.c.Jobs) == 0 {
+		l.pace.answered(0)
+		w.batches.Add(-1)
+		l.empty = &a.c
+		return a, false
+	}
+	l.zeros, l.empty, l.probe = 0, nil, false
+	l.pace.answered(len(a.c.Jobs))
+	w.inflight.Add(int64(len(a.c.Jobs)))
+	w.m.inFlight.Add(float64(len(a.c.Jobs)))
+	return a, true
+}
+
+// Handle sends a claimed batch on the sender that claimed it (its slot was
+// taken at the claim's issue) and frees the sender.
+func (l *claimLoop) Handle(ctx context.Context, a claimAnswer) bool {
+	defer l.w.batchDone()
+	// From the claim's start: a sender's slot is taken while the loop
+	// claims for it, too.
+	if sent := l.w.runBatch(ctx, l.workCtx, l.drain, a.t0, a.c.Jobs); sent > 0 {
+		l.w.hold.observe(time.Since(a.t0) / time.Duration(sent))
+	}
+	return false
+}
