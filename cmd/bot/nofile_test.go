@@ -29,7 +29,7 @@ func TestFileLimitShortOnlyWhenASendingProcessCannotOpenWorkersConnections(t *te
 		{"limit unknown", config.RoleAll, 0, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config.Config{Role: tc.role, Workers: 1536}
+			cfg := config.Config{Intake: config.Intake{Role: tc.role}, Worker: config.Worker{Workers: 1536}}
 			require.Equal(t, tc.short, fileLimitShort(cfg, tc.limit, tc.ok))
 		})
 	}

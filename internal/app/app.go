@@ -101,7 +101,9 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	o.pollTimeout = max(o.pollTimeout.Truncate(time.Second), time.Second)
+	if err := errors.Join(o.errs...); err != nil {
+		return nil, err
+	}
 	red := redact.New(cfg.Token)
 	if o.log == nil {
 		o.log = NewLogger(cfg)
@@ -133,15 +135,8 @@ func (a *App) init() error {
 		}
 		a.ownClient = true
 	}
-	// Telegram's limits from the config; the notifier's default safety
-	// margin on every window.
-	limits := notifier.DefaultLimits()
-	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.GroupPerMinute = cfg.GlobalRate, cfg.ChatRate, cfg.GroupRate
-	limits.ReplyLaneDepth = cfg.ReplyLaneDepth
-	limits.ReplyPerSecond = cfg.ReplyRate
-	limits.PaidPerSecond = cfg.PaidBroadcastRate
 	var err error
-	if a.store, err = notifier.NewStore(a.c, limits, 0, lanes.WithTag(o.tag)); err != nil {
+	if a.store, err = notifier.NewStore(a.c, cfg.NotifierLimits(), 0, lanes.WithTag(o.tag)); err != nil {
 		return fmt.Errorf("app: lanes store: %w", err)
 	}
 	if a.notifier, err = notifier.New(a.c, a.store, notifier.Config{}); err != nil {
@@ -193,17 +188,9 @@ func (a *App) init() error {
 		a.mux = a.newMux()
 	}
 	if cfg.Sends() {
-		a.worker, err = worker.New(a.notifier, worker.Config{
-			Token: cfg.Token, ServerURL: cfg.APIURL, Senders: cfg.Workers, Lease: cfg.WorkerLease,
-			// Every budget: the claims' spreading must hold back neither
-			// replies nor paid copies, and the senders are sized for all
-			// at once (the paid rate is 0 when paid broadcasts are off;
-			// without it a paid broadcast went at the bulk + reply rate,
-			// about 130/s: bench -only paid).
-			ClaimRate:     cfg.GlobalRate + cfg.ReplyRate + cfg.PaidBroadcastRate,
-			ShutdownGrace: o.drain, Logger: o.log, Registerer: a.reg,
-		})
-		if err != nil {
+		wc := cfg.WorkerConfig() // every budget as the claim rate (config.Rates.ClaimRate)
+		wc.ShutdownGrace, wc.Logger, wc.Registerer = o.drain, o.log, a.reg
+		if a.worker, err = worker.New(a.notifier, wc); err != nil {
 			return fmt.Errorf("app: worker: %w", err)
 		}
 	}

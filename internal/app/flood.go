@@ -40,9 +40,7 @@ const maxFloodToasts = 8
 
 func (a *App) initFloods() error {
 	f := &floods{a: a, toasts: make(chan struct{}, maxFloodToasts)}
-	c := a.cfg
-	l := flood.Limits{Window: c.FloodWindow, UserMessages: c.FloodUserMessages, UserTaps: c.FloodUserTaps,
-		ChatMessages: c.FloodChatMessages, ChatTaps: c.FloodChatTaps}
+	l := a.cfg.Flood.Limits()
 	if l.On() {
 		f.limiter = flood.New(a.opt.tag, l, a.cfg.IsAdmin)
 		a.inbox.WithLimits(f.limiter, f.onDrops)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -45,6 +46,14 @@ type options struct {
 	gameCfg      *game.Config
 	waitLimit    time.Duration
 	httpTimeouts HTTPTimeouts
+	// errs are the options given bad values: New returns them, joined,
+	// rather than run with a value the caller did not ask for.
+	errs []error
+}
+
+// bad records that option name was given a bad value (want: what it takes).
+func (o *options) bad(name string, got any, want string) {
+	o.errs = append(o.errs, fmt.Errorf("app: %s(%v): %s", name, got, want))
 }
 
 type extraHandler struct {
@@ -68,18 +77,46 @@ func WithValkey(c valkey.Client) Option { return func(o *options) { o.client = c
 func WithTag(tag string) Option { return func(o *options) { o.tag = tag } }
 
 // WithPollTimeout sets getUpdates' long-poll timeout (whole seconds, at
-// least 1 s; default 25 s).
-func WithPollTimeout(d time.Duration) Option { return func(o *options) { o.pollTimeout = d } }
+// least 1 s; default 25 s). Anything else makes New fail.
+func WithPollTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d < time.Second || d%time.Second != 0 {
+			o.bad("WithPollTimeout", d, "whole seconds, at least 1s (getUpdates' timeout is in seconds)")
+			return
+		}
+		o.pollTimeout = d
+	}
+}
 
-// WithLeaseTTL sets the poller lease length (default 15 s).
-func WithLeaseTTL(d time.Duration) Option { return func(o *options) { o.leaseTTL = d } }
+// WithLeaseTTL sets the poller lease length (default 15 s; positive, or
+// New fails).
+func WithLeaseTTL(d time.Duration) Option {
+	return positive("WithLeaseTTL", d, func(o *options) *time.Duration { return &o.leaseTTL })
+}
 
-// WithDrainTimeout sets how long a graceful stop may take (default 10 s).
-func WithDrainTimeout(d time.Duration) Option { return func(o *options) { o.drain = d } }
+// WithDrainTimeout sets how long a graceful stop may take (default 10 s;
+// positive, or New fails).
+func WithDrainTimeout(d time.Duration) Option {
+	return positive("WithDrainTimeout", d, func(o *options) *time.Duration { return &o.drain })
+}
 
 // WithEditInterval sets the least time between progress edits of a
-// broadcast (default 2 s).
-func WithEditInterval(d time.Duration) Option { return func(o *options) { o.editInterval = d } }
+// broadcast (default 2 s; positive, or New fails).
+func WithEditInterval(d time.Duration) Option {
+	return positive("WithEditInterval", d, func(o *options) *time.Duration { return &o.editInterval })
+}
+
+// positive is an Option setting the duration field of o to d, or
+// recording a bad value when d <= 0.
+func positive(name string, d time.Duration, field func(*options) *time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			o.bad(name, d, "a positive duration")
+			return
+		}
+		*field(o) = d
+	}
+}
 
 // WithRegistry sets the Prometheus registry /metrics serves (default a new
 // one with the Go and process collectors).
@@ -108,22 +145,28 @@ func WithGameConfig(cfg game.Config) Option { return func(o *options) { o.gameCf
 func WithIntakeOnly() Option { return func(o *options) { o.intakeOnly = true } }
 
 // WithAuditCap sets how many admin actions the audit stream keeps
-// (approximately: XADD MAXLEN ~ n; default DefaultAuditCap; n >= 1).
+// (approximately: XADD MAXLEN ~ n; default DefaultAuditCap; n >= 1, or
+// New fails).
 func WithAuditCap(n int) Option {
 	return func(o *options) {
-		if n >= 1 {
-			o.auditCap = n
+		if n < 1 {
+			o.bad("WithAuditCap", n, "at least 1 entry")
+			return
 		}
+		o.auditCap = n
 	}
 }
 
 // WithClock sets the app's clock (default time.Now), which dates broadcast
-// previews and so decides when one expires (PreviewLifetime).
+// previews and so decides when one expires (PreviewLifetime). A nil
+// clock makes New fail.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) {
-		if now != nil {
-			o.now = now
+		if now == nil {
+			o.bad("WithClock", "nil", "a clock function")
+			return
 		}
+		o.now = now
 	}
 }
 
@@ -132,13 +175,10 @@ func WithClock(now func() time.Time) Option {
 const DefaultUpdateWaitLimit = 2 * time.Minute
 
 // WithUpdateWaitLimit sets how old the oldest unhandled update may be
-// before /healthz answers 503 [DefaultUpdateWaitLimit].
+// before /healthz answers 503 [DefaultUpdateWaitLimit]; positive, or New
+// fails.
 func WithUpdateWaitLimit(d time.Duration) Option {
-	return func(o *options) {
-		if d > 0 {
-			o.waitLimit = d
-		}
-	}
+	return positive("WithUpdateWaitLimit", d, func(o *options) *time.Duration { return &o.waitLimit })
 }
 
 // HTTPTimeouts bound the HTTP server's connections (webhook, /healthz,
@@ -164,9 +204,13 @@ func DefaultHTTPTimeouts() HTTPTimeouts {
 }
 
 // WithHTTPTimeouts sets the HTTP server's timeouts [DefaultHTTPTimeouts()];
-// zero fields keep their defaults.
+// zero fields keep their defaults, a negative one makes New fail.
 func WithHTTPTimeouts(t HTTPTimeouts) Option {
 	return func(o *options) {
+		if min(t.ReadHeader, t.Read, t.Write, t.Idle) < 0 {
+			o.bad("WithHTTPTimeouts", t, "durations >= 0 (0: the default)")
+			return
+		}
 		d := &o.httpTimeouts
 		d.ReadHeader, d.Read, d.Write, d.Idle = cmp.Or(t.ReadHeader, d.ReadHeader), cmp.Or(t.Read, d.Read), cmp.Or(t.Write, d.Write), cmp.Or(t.Idle, d.Idle)
 	}

@@ -243,12 +243,10 @@ func TestParseErrorsSayWhatTheFieldTakes(t *testing.T) {
 }
 
 // TestEveryParseErrorNamesItsVariable sets each non-string field's variable
-// (from Config's env tags) to garbage: the error names that variable, not
+// (from the env tags of Config's sections) to garbage: the error names that variable, not
 // the Go field.
 func TestEveryParseErrorNamesItsVariable(t *testing.T) {
-	typ := reflect.TypeFor[config.Config]()
-	for i := range typ.NumField() {
-		f := typ.Field(i)
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[config.Config]()) {
 		v, _, _ := strings.Cut(f.Tag.Get("env"), ",")
 		if v == "" || f.Type.Kind() == reflect.String {
 			continue

@@ -34,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/intake"
 )
@@ -105,7 +106,7 @@ type Console struct {
 // characters (the console must not start then), a template that does not
 // parse.
 func New(b Backend, cfg Config) (*Console, error) {
-	if len(cfg.Token) < 32 {
+	if len(cfg.Token) < config.MinConsoleToken {
 		return nil, errors.New("console: CONSOLE_TOKEN must be at least 32 random characters; the console is not started")
 	}
 	if cfg.Log == nil {

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+// Telegram is the bot's identity and its Bot API server.
+type Telegram struct {
+	// Token is the bot token from @BotFather (TELEGRAM_BOT_TOKEN).
+	Token string `env:"TELEGRAM_BOT_TOKEN"`
+	// APIURL is the Bot API server (TELEGRAM_API_URL), without the
+	// /bot<token> path the requests add.
+	APIURL string `env:"TELEGRAM_API_URL" envDefault:"https://api.telegram.org"`
+	// AdminIDs are the Telegram user ids allowed admin commands (ADMIN_IDS,
+	// comma-separated); empty means nobody.
+	AdminIDs []int64 `env:"ADMIN_IDS" envSeparator:","`
+}
+
+var tokenRE = regexp.MustCompile(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$`)
+
+// Validate checks the token's shape (never quoting it), the API URL (an
+// http(s) server without a /bot path) and the admin ids (positive).
+// Errors: *Error.
+func (t Telegram) Validate() error {
+	if t.Token == "" {
+		return &Error{Var: "TELEGRAM_BOT_TOKEN", Want: "the bot token from @BotFather (e.g. 123456789:AA...); it is empty"}
+	}
+	if !tokenRE.MatchString(t.Token) {
+		return &Error{Var: "TELEGRAM_BOT_TOKEN", Want: "a token shaped <digits>:<20-100 letters, digits, _ or ->; the value set is not (not shown)"}
+	}
+	u, err := url.Parse(t.APIURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &Error{Var: "TELEGRAM_API_URL", Want: fmt.Sprintf("an http(s) URL such as https://api.telegram.org, got %q", t.APIURL)}
+	}
+	if strings.Contains(u.Path, "/bot") {
+		// A pasted request URL (https://api.telegram.org/bot<token>):
+		// every request would go to /bot<token>/bot<token>/<method>. The
+		// value is not shown: it likely holds the token.
+		return &Error{Var: "TELEGRAM_API_URL", Want: "the Bot API server only, such as https://api.telegram.org: " +
+			"the bot adds /bot<token>/<method> itself; the URL set has a /bot... path (not shown: it may hold the token)"}
+	}
+	for _, id := range t.AdminIDs {
+		if id <= 0 {
+			return &Error{Var: "ADMIN_IDS", Want: fmt.Sprintf("positive Telegram user ids, comma-separated; got %d", id)}
+		}
+	}
+	return nil
+}
+
+// IsAdmin reports whether user id is in ADMIN_IDS.
+func (t Telegram) IsAdmin(id int64) bool { return slices.Contains(t.AdminIDs, id) }
+
+// Valkey is where the queues and the game state live.
+type Valkey struct {
+	// ValkeyURL is the Valkey/Redis URL (VALKEY_URL), e.g. redis://127.0.0.1:6379/0.
+	ValkeyURL string `env:"VALKEY_URL" envDefault:"redis://127.0.0.1:6379/0"`
+}
+
+// Validate checks that VALKEY_URL is a URL valkey-go dials. Errors: *Error.
+func (v Valkey) Validate() error {
+	if _, err := valkey.ParseURL(v.ValkeyURL); err != nil {
+		return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%v)", err)}
+	}
+	return nil
+}
