@@ -22,6 +22,7 @@ import (
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/luascript"
@@ -65,7 +66,7 @@ type App struct {
 	evictionRisk atomic.Pointer[string]
 	// codec signs and verifies callback data; callbacks routes verified
 	// taps by kind (callback.go).
-	codec         callbackCodec
+	codec         tapdata.Codec
 	callbacks     map[byte]callbackHandler
 	composeScript *valkey.Lua // compose.lua: a player's composition on a board
 
@@ -144,8 +145,8 @@ func (a *App) init() error {
 	}
 	a.ping = luascript.Must(luaFS, "health")
 	a.composeScript = luascript.Must(luaFS, "compose")
-	a.codec = newCallbackCodec(cfg.Token)
-	a.callbacks = map[byte]callbackHandler{callbackGame: a.onBoardTap, callbackBroadcast: a.onBroadcastTap}
+	a.codec = tapdata.New(cfg.Token)
+	a.callbacks = map[byte]callbackHandler{tapdata.KindGame: a.onBoardTap, tapdata.KindBroadcast: a.onBroadcastTap}
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}

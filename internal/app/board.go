@@ -15,6 +15,7 @@ import (
 
 	"github.com/codemojex/codemojex/game"
 	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
@@ -28,7 +29,7 @@ import (
 // the worker finds the message through it, also when the board had to be
 // sent afresh.
 
-// Board actions (the arg of a callbackGame button).
+// Board actions (the arg of a tapdata.KindGame button).
 const (
 	actBack   = "bk"
 	actSubmit = "ok"
@@ -149,7 +150,7 @@ func (a *App) boardMessage(chat int64, st game.State, comps []composition, group
 // has no disabled buttons, so a tap on it only answers a toast) and 🏳️.
 func (a *App) keyboard(chat int64, st game.State, canSubmit bool) (models.InlineKeyboardMarkup, error) {
 	btn := func(text, arg string) (models.InlineKeyboardButton, error) {
-		d, err := a.codec.encode(callbackGame, st.ID, arg, chat)
+		d, err := a.codec.Encode(tapdata.KindGame, st.ID, arg, chat)
 		return models.InlineKeyboardButton{Text: text, CallbackData: d}, err
 	}
 	var rows [][]models.InlineKeyboardButton
@@ -243,9 +244,9 @@ func (a *App) refreshBoard(ctx context.Context, r *update.Request, out *update.O
 	return nil
 }
 
-// onBoardTap handles a tap on a game board (callbackGame) and returns its
+// onBoardTap handles a tap on a game board (tapdata.KindGame) and returns its
 // toast.
-func (a *App) onBoardTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d callbackData) string {
+func (a *App) onBoardTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
 	m := q.Message.Message
 	chat, group := m.Chat.ID, !isPrivate(m)
 	cur, err := a.games.Current(ctx, chat)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
 )
@@ -241,13 +242,13 @@ func TestForgedCallbackDataChangesNothing(t *testing.T) {
 	cur, err := h.games().Current(context.Background(), cy.ID)
 	require.NoError(t, err)
 	codec := r.app.codec
-	otherGame, err := codec.encode(callbackGame, "00000000deadbeef", "p0", cy.ID)
+	otherGame, err := codec.Encode(tapdata.KindGame, "00000000deadbeef", "p0", cy.ID)
 	require.NoError(t, err)
-	otherChat, err := codec.encode(callbackGame, cur.ID, "p0", cy.ID+1)
+	otherChat, err := codec.Encode(tapdata.KindGame, cur.ID, "p0", cy.ID+1)
 	require.NoError(t, err)
-	badAction, err := codec.encode(callbackGame, cur.ID, "p9", cy.ID)
+	badAction, err := codec.Encode(tapdata.KindGame, cur.ID, "p9", cy.ID)
 	require.NoError(t, err)
-	otherKind, err := codec.encode('z', cur.ID, "p0", cy.ID)
+	otherKind, err := codec.Encode('z', cur.ID, "p0", cy.ID)
 	require.NoError(t, err)
 	// The same data with its last character changed (its checksum no longer matches).
 	flipped := good[:len(good)-1] + "A"
@@ -275,25 +276,6 @@ func TestForgedCallbackDataChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "no composition was written")
 	require.Empty(t, h.tap(cy.ID, cy, "🍎"), "the genuine button still works")
-}
-
-// Callback data fits Telegram's 64 bytes for the largest palette, and a
-// payload round-trips only for its chat.
-func TestCallbackDataIsSignedAndFits(t *testing.T) {
-	c := newCallbackCodec("123:secret-token-for-the-test_0000000")
-	d, err := c.encode(callbackGame, "0123456789abcdef", actPick+"9", -1001234567890)
-	require.NoError(t, err)
-	require.LessOrEqual(t, len(d), maxCallbackData)
-	got, err := c.decode(d, -1001234567890)
-	require.NoError(t, err)
-	require.Equal(t, callbackData{Kind: callbackGame, Scope: "0123456789abcdef", Arg: "p9"}, got)
-	_, err = c.decode(d, -1001234567891)
-	require.ErrorIs(t, err, errCallbackSignature)
-	_, err = newCallbackCodec("another token_0000000000000000000000").decode(d, -1001234567890)
-	require.ErrorIs(t, err, errCallbackSignature)
-	require.NotContains(t, d, "secret")
-	_, err = c.encode(callbackGame, "a|b", "x", 1)
-	require.Error(t, err)
 }
 
 // A burst of 10 taps by five players in a group costs at most one board

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
@@ -33,7 +34,7 @@ type tracked struct {
 	Edited    time.Time   `json:"at,omitzero"` // when it was last edited
 }
 
-// Broadcast buttons (callbackBroadcast): on a preview, Send, Send paid
+// Broadcast buttons (tapdata.KindBroadcast): on a preview, Send, Send paid
 // (with TELEGRAM_PAID_BROADCAST_RATE set) and Cancel (scope: the preview
 // id); on a progress message, Stop; on the notice that a paid broadcast
 // halted (the bot cannot pay), Continue free and Stop (scope: the
@@ -139,7 +140,7 @@ func (a *App) previewBroadcast(ctx context.Context, r *update.Request, out *upda
 func (a *App) broadcastKeyboard(chat int64, scope string, buttons [][2]string) (string, error) {
 	row := make([]models.InlineKeyboardButton, 0, len(buttons))
 	for _, b := range buttons {
-		d, err := a.codec.encode(callbackBroadcast, scope, b[1], chat)
+		d, err := a.codec.Encode(tapdata.KindBroadcast, scope, b[1], chat)
 		if err != nil {
 			return "", err
 		}
@@ -152,10 +153,10 @@ func (a *App) broadcastKeyboard(chat int64, scope string, buttons [][2]string) (
 	return string(raw), nil
 }
 
-// onBroadcastTap handles a tap on a broadcast button (callbackBroadcast)
+// onBroadcastTap handles a tap on a broadcast button (tapdata.KindBroadcast)
 // and returns its toast. Only an admin, in the admin's private chat, may
 // tap: anyone else gets a refusal and nothing happens.
-func (a *App) onBroadcastTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d callbackData) string {
+func (a *App) onBroadcastTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
 	m := q.Message.Message
 	if !a.cfg.IsAdmin(q.From.ID) || !isPrivate(m) || m.Chat.ID != q.From.ID {
 		return toastAdminOnly

@@ -2,121 +2,21 @@ package app
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
-	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
 	"github.com/codemojex/codemojex/consumer"
+	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 )
 
-// Callback data (the callback_data of an inline keyboard button) is at most
-// 64 bytes and comes back from the client: anyone can send any bytes. Every
-// button the bot makes carries
-//
-//	<version><kind>|<scope>|<arg>|<sig>
-//
-// version is callbackVersion ("1"); kind is one byte naming the handler
-// (callbackGame: a game board; a later feature, e.g. broadcast
-// preview/confirm buttons, registers its own); scope ties the tap to what
-// the button was made for (the game id: a button of a finished or replaced
-// game is refused); arg is the action; sig is the first 12 bytes of
-// HMAC-SHA256(key, "<version><kind>|<scope>|<arg>|<chat id>") in unpadded
-// base64url (16 characters). The chat id is signed but not carried (the
-// tap's message names it), so a button copied to another chat does not
-// verify. The key is HMAC-SHA256(bot token, callbackKeyLabel): derived, so
-// no extra secret to configure, domain-separated from any other use of the
-// token, and never logged (only the redacted token ever reaches a log).
-//
-// A replayed tap (the same update again) is handled once by the inbox;
-// a button of an earlier game fails the scope check; a forged, truncated,
-// re-versioned or re-signed one fails the signature check. Each gets a
-// toast and changes nothing.
-const (
-	callbackVersion  = '1'
-	callbackKeyLabel = "codemojex/callback_data/v1"
-	callbackSigBytes = 12
-	// maxCallbackData is Telegram's limit on callback_data, in bytes.
-	maxCallbackData = 64
-)
-
-// Callback kinds (the byte after the version).
-const (
-	callbackGame      byte = 'g'
-	callbackBroadcast byte = 'b' // broadcast preview (Send, Cancel) and progress (Stop) buttons
-)
-
-// Errors of decodeCallback; the router answers each with a toast.
-var (
-	errCallbackMalformed = errors.New("callback data malformed")
-	errCallbackVersion   = errors.New("callback data of another version")
-	errCallbackSignature = errors.New("callback data signature mismatch")
-)
-
-// callbackData is a verified button payload.
-type callbackData struct {
-	Kind  byte
-	Scope string
-	Arg   string
-}
-
-// callbackCodec signs and verifies callback data.
-type callbackCodec struct{ key []byte }
-
-func newCallbackCodec(token string) callbackCodec {
-	m := hmac.New(sha256.New, []byte(token))
-	m.Write([]byte(callbackKeyLabel))
-	return callbackCodec{key: m.Sum(nil)}
-}
-
-func (c callbackCodec) sig(body string, chat int64) string {
-	m := hmac.New(sha256.New, c.key)
-	fmt.Fprintf(m, "%s|%d", body, chat)
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:callbackSigBytes])
-}
-
-// encode returns the signed callback_data of a button for chat. scope and
-// arg must not contain '|'; the result must fit maxCallbackData (an error
-// otherwise: a programming error, caught by the tests).
-func (c callbackCodec) encode(kind byte, scope, arg string, chat int64) (string, error) {
-	if strings.ContainsRune(scope, '|') || strings.ContainsRune(arg, '|') {
-		return "", fmt.Errorf("callback data: '|' in scope %q or arg %q", scope, arg)
-	}
-	body := string([]byte{callbackVersion, kind}) + "|" + scope + "|" + arg
-	d := body + "|" + c.sig(body, chat)
-	if len(d) > maxCallbackData {
-		return "", fmt.Errorf("callback data of %d bytes: at most %d", len(d), maxCallbackData)
-	}
-	return d, nil
-}
-
-// decode verifies data from a tap in chat. Errors: errCallbackMalformed,
-// errCallbackVersion, errCallbackSignature.
-func (c callbackCodec) decode(data string, chat int64) (callbackData, error) {
-	if len(data) < 2 || len(data) > maxCallbackData {
-		return callbackData{}, errCallbackMalformed
-	}
-	parts := strings.Split(data, "|")
-	if len(parts) != 4 || len(parts[0]) != 2 {
-		return callbackData{}, errCallbackMalformed
-	}
-	if parts[0][0] != callbackVersion {
-		return callbackData{}, errCallbackVersion
-	}
-	body := strings.Join(parts[:3], "|")
-	if !hmac.Equal([]byte(parts[3]), []byte(c.sig(body, chat))) {
-		return callbackData{}, errCallbackSignature
-	}
-	return callbackData{Kind: parts[0][1], Scope: parts[1], Arg: parts[2]}, nil
-}
+// Callback data is signed and verified by internal/tapdata (its format
+// and the checks a tap passes are documented there); App.callbacks routes
+// a verified tap by its kind.
 
 // Toasts of the router.
 const (
@@ -128,7 +28,7 @@ const (
 // toast to answer it with ("" for none). It may queue messages (board
 // edits, keyed on r) to out like any handler, or fail it there; it must
 // not answer the query itself.
-type callbackHandler func(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d callbackData) string
+type callbackHandler func(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string
 
 // onCallbackQuery routes a callback_query update: it verifies the data,
 // runs the handler of its kind, and answers the query (answerCallback)
@@ -139,10 +39,10 @@ func (a *App) onCallbackQuery(ctx context.Context, r *update.Request) (out updat
 	if q.Message.Message != nil {
 		chat = q.Message.Message.Chat.ID
 	}
-	d, err := a.codec.decode(q.Data, chat)
+	d, err := a.codec.Decode(q.Data, chat)
 	toast := ""
 	switch {
-	case errors.Is(err, errCallbackVersion):
+	case errors.Is(err, tapdata.ErrVersion):
 		toast = toastOldButton
 	case err != nil || chat == 0:
 		toast = toastInvalidButton

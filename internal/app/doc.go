@@ -56,7 +56,7 @@
 // (notifier.EditLatest) after every tap, typed guess and give-up
 // (board.go). A tap is a callback_query update, handled like any update
 // (inbox, once per update_id): callback.go verifies its signed callback
-// data and routes it by kind (a game board's is callbackGame; another
+// data and routes it by kind (a game board's is tapdata.KindGame; another
 // feature registers its own kind in App.callbacks), then answers it with
 // answerCallbackQuery straight from the handler, not through the lanes: an
 // answer is not a chat message, no flood limit counts it, and the button
@@ -76,7 +76,7 @@
 // (audit.go), which /audit shows.
 //
 // /broadcast <text> does not send: it answers with a preview (preview.go)
-// carrying Send and Cancel buttons (callback kind callbackBroadcast). The
+// carrying Send and Cancel buttons (callback kind tapdata.KindBroadcast). The
 // first decision wins (decide.lua: a double tap or a tap delivered twice
 // starts one broadcast, whose notifier key is the preview id), a preview
 // expires after PreviewLifetime on the app's clock (WithClock), and the
