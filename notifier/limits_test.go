@@ -4,22 +4,133 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
+// StoreOptions maps each limit onto the store's budgets: BudgetUse reports
+// each queue's budget (its own, else the store's global rate, else none),
+// every window stretched by Slack. Source of the figures: Limits' doc.
 func TestStoreOptionsFromLimits(t *testing.T) {
 	t.Parallel()
-	// The options build a valid store; zero limits mean no rate options.
-	c := valkeytest.Shared(t).Client(t)
-	_, err := lanes.New(c, notifier.DefaultLimits().StoreOptions(3)...)
-	require.NoError(t, err)
-	_, err = lanes.New(c, notifier.Limits{}.StoreOptions(0)...)
-	require.NoError(t, err)
+	const w = time.Second + 10*time.Millisecond
+	type budgets struct{ reply, paid, notify lanes.Budget }
+	for _, tc := range []struct {
+		name   string
+		limits notifier.Limits
+		want   budgets
+	}{
+		{"default: one global rate over every queue", notifier.DefaultLimits(),
+			budgets{lanes.Budget{Limit: 30, Window: w}, lanes.Budget{Limit: 30, Window: w}, lanes.Budget{Limit: 30, Window: w}}},
+		{"two budgets and a paid one", notifier.Limits{GlobalPerSecond: 30, ReplyPerSecond: 100, PaidPerSecond: 1000, Slack: 10 * time.Millisecond},
+			budgets{lanes.Budget{Limit: 100, Window: w}, lanes.Budget{Limit: 1000, Window: w}, lanes.Budget{Limit: 30, Window: w}}},
+		{"replies' budget alone, no slack", notifier.Limits{ReplyPerSecond: 100},
+			budgets{reply: lanes.Budget{Limit: 100, Window: time.Second}}},
+		{"negative slack is none", notifier.Limits{GlobalPerSecond: 30, Slack: -time.Second},
+			budgets{lanes.Budget{Limit: 30, Window: time.Second}, lanes.Budget{Limit: 30, Window: time.Second}, lanes.Budget{Limit: 30, Window: time.Second}}},
+		{"zero limits: no budget", notifier.Limits{}, budgets{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := valkeytest.Shared(t).Client(t)
+			s, err := lanes.New(c, append(tc.limits.StoreOptions(0), lanes.WithTag(valkeytest.Namespace(t)))...)
+			require.NoError(t, err)
+			var got budgets
+			for q, b := range map[string]*lanes.Budget{tgjob.QueueReply: &got.reply, tgjob.QueuePaid: &got.paid, tgjob.QueueNotify: &got.notify} {
+				*b, err = s.Inspector().BudgetUse(t.Context(), q)
+				require.NoError(t, err, q)
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// The lanes' paces follow the limits: a private chat gets PrivatePerSecond
+// sends, a group (chat id < 0) GroupPerMinute, then each waits for its own
+// window while the global budget (30/s) still has room.
+func TestStoreOptionsPaceChats(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		chat  string
+		sends int           // what the chat gets before its pace stops it
+		least time.Duration // RetryIn then is over this (a group waits longer than the global window)
+		wait  time.Duration // and at most this plus DefaultSlack
+	}{
+		{"private chat: 1/s", "7", 1, 0, time.Second},
+		{"group: 20/min", "-7", 20, 30 * time.Second, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			c := valkeytest.Shared(t).Client(t)
+			s, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(valkeytest.Namespace(t)))
+			require.NoError(t, err)
+			m := lanes.NewMinter()
+			items := make([]lanes.Item, tc.sends+2)
+			for i := range items {
+				items[i] = lanes.Item{Group: tc.chat, ID: m.New(), Payload: []byte("x")}
+			}
+			_, err = s.Enqueue(ctx, tgjob.QueueNotify, items)
+			require.NoError(t, err)
+			req := lanes.ClaimRequest{Queues: []string{tgjob.QueueNotify}, Lease: time.Minute, Max: 10}
+			got := 0
+			for {
+				cl, err := s.Claim(ctx, req)
+				require.NoError(t, err)
+				if len(cl.Jobs) == 0 {
+					// The lane waits for its own pace's window.
+					require.Greater(t, cl.RetryIn, tc.least)
+					require.LessOrEqual(t, cl.RetryIn, tc.wait+notifier.DefaultSlack)
+					break
+				}
+				got += len(cl.Jobs)
+				req.Ack = nil
+				for _, j := range cl.Jobs {
+					req.Ack = append(req.Ack, j.Lease)
+				}
+				require.LessOrEqual(t, got, tc.sends+2)
+			}
+			require.Equal(t, tc.sends, got)
+		})
+	}
+}
+
+// maxAttempts is the attempts before a failing message is dead-lettered on
+// every queue: the argument, or DefaultMaxAttempts for 0.
+func TestStoreOptionsMaxAttempts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ arg, want int }{{3, 3}, {0, notifier.DefaultMaxAttempts}} {
+		for _, q := range []string{tgjob.QueueReply, tgjob.QueuePaid, tgjob.QueueNotify} {
+			t.Run(fmt.Sprintf("%s/%d", q, tc.arg), func(t *testing.T) {
+				t.Parallel()
+				ctx := t.Context()
+				c := valkeytest.Shared(t).Client(t)
+				s, err := lanes.New(c, append(notifier.Limits{}.StoreOptions(tc.arg), lanes.WithTag(valkeytest.Namespace(t)))...)
+				require.NoError(t, err)
+				_, err = s.Enqueue(ctx, q, []lanes.Item{{Group: "7", ID: lanes.NewMinter().New(), Payload: []byte("x")}})
+				require.NoError(t, err)
+				for attempt := 1; ; attempt++ {
+					cl, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{q}, Lease: time.Minute, Max: 1})
+					require.NoError(t, err)
+					require.Len(t, cl.Jobs, 1, "attempt %d", attempt)
+					out, err := s.Nack(ctx, cl.Jobs[0].Lease, 0, "failed")
+					require.NoError(t, err)
+					if out == lanes.DeadLettered {
+						require.Equal(t, tc.want, attempt, "dead-lettered after attempt %d", attempt)
+						return
+					}
+					require.Less(t, attempt, tc.want, "still %s after attempt %d", out, attempt)
+				}
+			})
+		}
+	}
 }
 
 // With two budgets (ReplyPerSecond > 0) the reply lanes keep their depth
