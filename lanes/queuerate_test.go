@@ -3,6 +3,7 @@ package lanes_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -15,34 +16,131 @@ import (
 )
 
 // Two queues with budgets of their own (reply 30/s, bulk 10/s), claimed in
-// priority order ["reply", "bulk"] by two claimers on two clients, with
-// both backlogs deep: by server time no 1 s window holds more than either
-// queue's budget, each queue uses at least 90% of its own (a spent reply
-// budget does not stop bulk claims, nor the reverse), and claimers sleep
-// RetryIn instead of polling once both are spent.
+// priority order ["reply", "bulk"] by two claimers on two clients, each
+// with three windows' worth of jobs: every job is claimed exactly once and
+// each lane's in mint order; by server time no 1 s window holds more than
+// either queue's budget, so draining each took at least two windows; bulk
+// jobs were claimed before the last reply one (a spent reply budget does
+// not stop bulk claims) and reply jobs after the first bulk one (nor the
+// reverse); claimers sleep RetryIn instead of polling. The test waits for
+// the work to be done (a minute at most), not for a time: how fully the
+// claimers use each budget is a throughput figure, which a loaded machine
+// stretches (BenchmarkQueueRatesUse).
 func TestQueueRatesAreBudgetsOfTheirOwn(t *testing.T) {
 	t.Parallel()
-	const replyRate, bulkRate = 30, 10
-	const dur = 4 * time.Second
-	opts := []lanes.Option{
-		lanes.WithQueue("reply", lanes.QueueConfig{Ordered: true, Rate: replyRate, Window: time.Second}),
-		lanes.WithQueue("bulk", lanes.QueueConfig{Ordered: true, Rate: bulkRate, Window: time.Second}),
+	const windows = 3
+	r := runQueueRates(t, windows, time.Minute)
+	if t.Failed() {
+		return
 	}
-	s0 := newStore(t, opts...)
-	stores := []*lanes.Store{s0, sibling(t, s0, opts...)}
+	require.Equal(t, r.total, r.claimed, "jobs claimed within a minute")
+	for q, limit := range map[string]int{"reply": queueRates["reply"], "bulk": queueRates["bulk"]} {
+		jobs := r.jobs[q]
+		ts := make([]int64, len(jobs))
+		for i, j := range jobs {
+			ts[i] = j.at
+		}
+		t.Logf("%s: %d claims, busiest 1 s window %d", q, len(jobs), maxInWindow(ts, 1000))
+		require.Len(t, jobs, windows*limit, "%s: every job claimed once", q)
+		seen := map[lanes.JobID]bool{}
+		last := map[string]lanes.JobID{}
+		for _, j := range jobs {
+			require.False(t, seen[j.id], "%s: %s claimed twice", q, j.id)
+			seen[j.id] = true
+			require.Less(t, last[j.group], j.id, "%s: lane %s out of mint order", q, j.group)
+			last[j.group] = j.id
+		}
+		require.LessOrEqual(t, maxInWindow(ts, 1000), limit, "%s: a 1 s window holds more than its budget", q)
+		require.GreaterOrEqual(t, ts[len(ts)-1]-ts[0], int64((windows-1)*1000), "%s: drained faster than its budget allows", q)
+	}
+	reply, bulk := r.jobs["reply"], r.jobs["bulk"]
+	require.Less(t, bulk[0].at, reply[len(reply)-1].at, "no bulk claim until the replies were drained")
+	require.Less(t, bulk[queueRates["bulk"]-1].at, reply[len(reply)-1].at, "no reply claim once bulk's budget was spent")
+	require.Less(t, r.calls, 3*(len(reply)+len(bulk))+100, "claimers sleep RetryIn instead of polling")
+}
+
+// BenchmarkQueueRatesUse: how fully two claimers use two queues' own
+// budgets (reply 30/s, bulk 10/s, both backlogs deep: twice the work the
+// budgets allow) over 4 s by server time: metrics reply_use and bulk_use,
+// the claims of the first 4 s ÷ (4 × the queue's rate), medians over b.N
+// runs (1 is the whole budget; below it, each refill waits for the ack round
+// trip and a claimer's wake-up, which a loaded machine stretches: the test
+// asserted 0.9 here until issue 32).
+// Run: go test -run '^$' -bench QueueRatesUse -benchtime 1x ./lanes/
+func BenchmarkQueueRatesUse(b *testing.B) {
+	const dur = 4 * time.Second
+	use := map[string][]float64{}
+	for range b.N {
+		r := runQueueRates(b, 2*int(dur/time.Second), dur)
+		first := min(r.jobs["reply"][0].at, r.jobs["bulk"][0].at)
+		for q, rate := range queueRates {
+			in := 0
+			for _, j := range r.jobs[q] {
+				if j.at < first+dur.Milliseconds() {
+					in++
+				}
+			}
+			use[q] = append(use[q], float64(in)/dur.Seconds()/float64(rate))
+		}
+	}
+	for q, u := range use {
+		sort.Float64s(u)
+		b.ReportMetric(u[len(u)/2], q+"_use")
+	}
+}
+
+// queueRates are runQueueRates' queues and their budgets (per 1 s).
+var queueRates = map[string]int{"reply": 30, "bulk": 10}
+
+// claimedJob is one claim runQueueRates saw: when (server ms), which job,
+// on which lane.
+type claimedJob struct {
+	at    int64
+	id    lanes.JobID
+	group string
+}
+
+// queueRatesRun is what runQueueRates saw: each queue's claims sorted by
+// time, the claim calls made, and the jobs claimed of the total enqueued.
+type queueRatesRun struct {
+	jobs           map[string][]claimedJob
+	calls          int
+	claimed, total int
+}
+
+// runQueueRates fills each queue of queueRates with windows × its rate
+// jobs over 60 lanes, then two claimers on two clients claim ["reply",
+// "bulk"] (Max 8), ack each job at once and sleep RetryIn when both budgets
+// are spent, until every job is claimed or limit has passed. Errors fail
+// tb.
+func runQueueRates(tb testing.TB, windows int, limit time.Duration) queueRatesRun {
+	tb.Helper()
+	opts := []lanes.Option{
+		lanes.WithQueue("reply", lanes.QueueConfig{Ordered: true, Rate: queueRates["reply"], Window: time.Second}),
+		lanes.WithQueue("bulk", lanes.QueueConfig{Ordered: true, Rate: queueRates["bulk"], Window: time.Second}),
+	}
+	s0 := newStore(tb, opts...)
+	stores := []*lanes.Store{s0, sibling(tb, s0, opts...)}
 	m := lanes.NewMinter()
-	fillLanes(t, s0, m, "reply", "r-", 60, 2*replyRate*int(dur/time.Second)/60+1)
-	fillLanes(t, s0, m, "bulk", "b-", 60, 2*bulkRate*int(dur/time.Second)/60+1)
+	run := queueRatesRun{jobs: map[string][]claimedJob{}}
+	for _, q := range []string{"reply", "bulk"} {
+		n := windows * queueRates[q]
+		items := make([]lanes.Item, n)
+		for i := range items {
+			items[i] = lanes.Item{Group: fmt.Sprintf("%s-%d", q, i%60), ID: m.New(), Payload: []byte("x")}
+		}
+		_, err := s0.Enqueue(context.Background(), q, items)
+		require.NoError(tb, err)
+		run.total += n
+	}
 
 	const lease = 30 * time.Second
 	req := lanes.ClaimRequest{Queues: []string{"reply", "bulk"}, Lease: lease, Max: 8}
-	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var (
-		mu    sync.Mutex
-		times = map[string][]int64{}
-		calls int
-		wg    sync.WaitGroup
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
 	for _, s := range stores {
 		wg.Go(func() {
@@ -52,26 +150,32 @@ func TestQueueRatesAreBudgetsOfTheirOwn(t *testing.T) {
 					return
 				}
 				if err != nil {
-					t.Errorf("claim: %v", err)
+					tb.Errorf("claim: %v", err)
 					return
 				}
 				mu.Lock()
-				calls++
+				run.calls++
 				for _, j := range c.Jobs {
-					times[j.Queue] = append(times[j.Queue], claimedAt(j, lease))
+					run.jobs[j.Queue] = append(run.jobs[j.Queue], claimedJob{claimedAt(j, lease), j.ID, j.Group})
 				}
+				run.claimed += len(c.Jobs)
+				done := run.claimed >= run.total
 				mu.Unlock()
 				for _, j := range c.Jobs {
 					if err := s.Ack(context.Background(), j.Lease); err != nil {
-						t.Errorf("ack: %v", err)
+						tb.Errorf("ack: %v", err)
 						return
 					}
+				}
+				if done {
+					cancel()
+					return
 				}
 				if len(c.Jobs) > 0 {
 					continue
 				}
 				if c.RetryIn <= 0 {
-					t.Errorf("RetryIn %v with both backlogs deep and both budgets spent", c.RetryIn)
+					tb.Errorf("RetryIn %v with both backlogs waiting and both budgets spent", c.RetryIn)
 					return
 				}
 				tm := time.NewTimer(c.RetryIn)
@@ -85,27 +189,10 @@ func TestQueueRatesAreBudgetsOfTheirOwn(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if t.Failed() {
-		return
+	for q := range run.jobs {
+		sort.SliceStable(run.jobs[q], func(i, j int) bool { return run.jobs[q][i].at < run.jobs[q][j].at })
 	}
-	first := min(times["reply"][0], times["bulk"][0])
-	total := 0
-	for q, limit := range map[string]int{"reply": replyRate, "bulk": bulkRate} {
-		ts := times[q]
-		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-		in := 0
-		for _, x := range ts {
-			if x < first+dur.Milliseconds() {
-				in++
-			}
-		}
-		total += len(ts)
-		perSec := float64(in) / dur.Seconds()
-		t.Logf("%s: %d claims (%.1f/s), busiest 1 s window %d", q, in, perSec, maxInWindow(ts, 1000))
-		require.LessOrEqual(t, maxInWindow(ts, 1000), limit, "%s: a 1 s window holds more than its budget", q)
-		require.GreaterOrEqual(t, perSec, 0.9*float64(limit), "%s: its budget is under-used", q)
-	}
-	require.Less(t, calls, 3*total+100, "claimers sleep RetryIn instead of polling")
+	return run
 }
 
 // A queue's budget is refused unless its window is at least 1 ms.
