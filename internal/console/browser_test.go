@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
@@ -24,14 +25,15 @@ import (
 // of each page to (make console-screenshots sets it to docs/console).
 const screenshotsEnv = "CONSOLE_SCREENSHOTS"
 
-// chromium finds Debian's chromium (scripts/ensure-chromium.sh installs it).
+// chromium finds Debian's chromium (scripts/ensure-chromium.sh installs it);
+// without it the test skips loudly, and fails in CI (testkit.SkipOrFail).
 func chromium(t *testing.T) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	t.Skip("no chromium on PATH: the console's browser test needs it (scripts/ensure-chromium.sh installs Debian's chromium as root; " +
+	testkit.SkipOrFail(t, "no chromium on PATH: the console's browser test needs it (scripts/ensure-chromium.sh installs Debian's chromium as root; "+
 		"elsewhere install chromium by hand)")
 	return ""
 }
