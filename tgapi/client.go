@@ -153,14 +153,33 @@ func readAnswer(resp *http.Response) ([]byte, error) {
 
 // answer is a Bot API answer (https://core.telegram.org/bots/api#making-requests).
 type answer struct {
-	OK          bool            `json:"ok"`
-	Result      json.RawMessage `json:"result"`
-	ErrorCode   int             `json:"error_code"`
-	Description string          `json:"description"`
-	Parameters  struct {
-		RetryAfter      int   `json:"retry_after"`
-		MigrateToChatID int64 `json:"migrate_to_chat_id"`
-	} `json:"parameters"`
+	OK          bool        `json:"ok"`
+	Result      resultInto  `json:"result"`
+	ErrorCode   int         `json:"error_code"`
+	Description string      `json:"description"`
+	Parameters  answerParms `json:"parameters"`
+}
+
+// answerParms are an answer's parameters
+// (https://core.telegram.org/bots/api#responseparameters).
+type answerParms struct {
+	RetryAfter      int   `json:"retry_after"`
+	MigrateToChatID int64 `json:"migrate_to_chat_id"`
+}
+
+// resultInto decodes an answer's result straight into dest (nil: skipped),
+// without a copy of its bytes; a result that does not fit dest is kept in
+// err, so decode tells it from a body that is not JSON.
+type resultInto struct {
+	dest any
+	err  error
+}
+
+func (r *resultInto) UnmarshalJSON(b []byte) error {
+	if r.dest != nil {
+		r.err = json.Unmarshal(b, r.dest)
+	}
+	return nil
 }
 
 // decode is the one decoder: it turns the answer (HTTP status, body) of
@@ -169,7 +188,7 @@ type answer struct {
 // description and parameters; a body that is not Bot API JSON, or a
 // result that does not fit result, with Err set.
 func (c *Client) decode(method string, status int, body []byte, result any) error {
-	var a answer
+	a := answer{Result: resultInto{dest: result}}
 	if err := json.Unmarshal(body, &a); err != nil {
 		return &Error{Method: method, Status: status, Err: c.red.Error(err)}
 	}
@@ -183,11 +202,8 @@ func (c *Client) decode(method string, status int, body []byte, result any) erro
 			RetryAfter: a.Parameters.RetryAfter, MigrateToChatID: a.Parameters.MigrateToChatID,
 		}
 	}
-	if result == nil {
-		return nil
-	}
-	if err := json.Unmarshal(a.Result, result); err != nil {
-		return &Error{Method: method, Status: status, Err: c.red.Error(fmt.Errorf("unexpected result: %w", err))}
+	if a.Result.err != nil {
+		return &Error{Method: method, Status: status, Err: c.red.Error(fmt.Errorf("unexpected result: %w", a.Result.err))}
 	}
 	return nil
 }

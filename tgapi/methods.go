@@ -147,3 +147,25 @@ func (c *Client) GetMyStarBalance(ctx context.Context) (*models.StarAmount, erro
 	}
 	return &s, nil
 }
+
+// messageID is the one field of a Message the send path reads.
+type messageID struct {
+	ID int `json:"message_id"`
+}
+
+// SendMessageID is SendMessage for a caller that needs only the sent
+// message's message_id: it decodes nothing else (a models.Message is a
+// struct of some 3 KB, decoded once per send otherwise; BenchmarkDecode).
+func (c *Client) SendMessageID(ctx context.Context, p *bot.SendMessageParams) (int, error) {
+	var m messageID
+	_, err := c.call(ctx, "sendMessage", p, &m, c.timeout)
+	return m.ID, err
+}
+
+// EditMessageTextID is EditMessageText for a caller that needs only the
+// edited message's message_id (see SendMessageID).
+func (c *Client) EditMessageTextID(ctx context.Context, p *bot.EditMessageTextParams) (int, error) {
+	var m messageID
+	_, err := c.call(ctx, "editMessageText", p, &m, c.timeout)
+	return m.ID, err
+}

@@ -1,12 +1,9 @@
 package worker
 
 import (
-	"errors"
-	"net/http"
-	"strings"
 	"time"
 
-	"github.com/go-telegram/bot"
+	"github.com/codemojex/codemojex/tgapi"
 )
 
 // Reason codes: the label of dead-letter metrics, the failure keys of
@@ -51,72 +48,56 @@ type decision struct {
 }
 
 // IsCannotPay reports whether a 400 description says the bot cannot pay
-// for a paid broadcast copy (allow_paid_broadcast). Telegram's real text is
-// not documented and was not found in public issues or code; this matches
-// BALANCE_TOO_LOW (the MTProto error Telegram documents for a Stars
-// payment the balance cannot cover, which the Bot API would pass through
-// as "Bad Request: BALANCE_TOO_LOW"; what internal/tgemu answers) and the
-// wordings "not enough stars", "insufficient stars" and "stars balance"
-// (any case). A real answer that differs is dead-lettered as "bad request"
-// instead: check the first real failure against this list.
-func IsCannotPay(description string) bool {
-	d := strings.ToLower(description)
-	for _, s := range []string{"balance_too_low", "not enough stars", "insufficient stars", "stars balance"} {
-		if strings.Contains(d, s) {
-			return true
-		}
-	}
-	return false
-}
+// for a paid broadcast copy (allow_paid_broadcast): tgapi.IsCannotPay,
+// whose table (tgapi.KindCannotPay) holds the wordings and their source.
+// Telegram's real text is not documented: a real answer that differs is
+// dead-lettered as "bad request" instead; check the first real failure
+// against that table.
+func IsCannotPay(description string) bool { return tgapi.IsCannotPay(description) }
 
-// classify maps a sendMessage or editMessageText error (and the HTTP status
-// seen, 0 when no response came) to a decision. It matches with errors.As / errors.Is, so
-// wrapping does not matter (bot.IsTooManyRequestsError only matches an
-// unwrapped error, so it is not used). go-telegram/bot v1.19.0 returns:
-// *bot.TooManyRequestsError for 429 (RetryAfter 0 when the reply had no
-// "parameters"), *bot.MigrateError for a 400 with migrate_to_chat_id,
-// bot.ErrorForbidden / ErrorBadRequest / ErrorUnauthorized wrapped with the
-// description, a plain error for other codes (5xx with a JSON body) and for
-// bodies that are not JSON (nginx's 502 page), and the http.Client's error
-// for transport failures.
-func classify(err error, status int, defaultRetryAfter time.Duration) decision {
-	var tm *bot.TooManyRequestsError
-	if errors.As(err, &tm) {
-		d := time.Duration(tm.RetryAfter) * time.Second
-		if tm.RetryAfter <= 0 {
+// classify maps a sendMessage or editMessageText error to a decision, by
+// the fields of its *tgapi.Error (errors.As, so wrapping does not matter):
+// a 429 parks for parameters.retry_after (defaultRetryAfter when the
+// answer had none), a 400 with parameters.migrate_to_chat_id moves the
+// lane, a 403 is the chat's end, a 401 (JSON or not) pauses everything,
+// and the other 400s by the kind of their description (tgapi.Kind, the
+// one table of texts). 5xx, 404 (a wrong server URL), bodies that are not
+// JSON (nginx's 502 page), transport failures and anything unknown are
+// retried.
+func classify(err error, defaultRetryAfter time.Duration) decision {
+	if d, ok := tgapi.IsRetryAfter(err); ok {
+		if d <= 0 {
 			d = defaultRetryAfter
 		}
 		return decision{act: actPark, retryAfter: d}
 	}
-	var me *bot.MigrateError
-	if errors.As(err, &me) && me.MigrateToChatID != 0 {
-		return decision{act: actMigrate, migrateTo: int64(me.MigrateToChatID)}
+	if to, ok := tgapi.MigrateTo(err); ok && tgapi.IsBadRequest(err) {
+		return decision{act: actMigrate, migrateTo: to}
 	}
-	if errors.Is(err, bot.ErrorForbidden) {
+	if tgapi.IsForbidden(err) {
 		return decision{act: actForbidden, reason: ReasonForbidden}
 	}
-	if errors.Is(err, bot.ErrorBadRequest) {
-		msg := strings.ToLower(err.Error())
-		switch {
-		case IsCannotPay(msg):
+	if tgapi.IsBadRequest(err) {
+		switch tgapi.AsError(err).Kind() {
+		case tgapi.KindCannotPay:
 			return decision{act: actCannotPay, reason: ReasonCannotPay}
-		case strings.Contains(msg, "message is not modified"):
+		case tgapi.KindNotModified:
 			return decision{act: actDone}
-		case strings.Contains(msg, "message to edit not found"):
+		case tgapi.KindEditNotFound:
 			return decision{act: actDead, reason: ReasonEditNotFound}
-		case strings.Contains(msg, "message can't be edited"):
+		case tgapi.KindCantEdit:
 			return decision{act: actDead, reason: ReasonCantEdit}
-		case strings.Contains(msg, "chat not found"):
+		case tgapi.KindChatNotFound:
 			return decision{act: actDead, reason: ReasonChatNotFound}
-		case strings.Contains(msg, "message is too long"):
+		case tgapi.KindTooLong:
 			return decision{act: actDead, reason: ReasonTooLong}
-		case strings.Contains(msg, "can't parse entities"):
+		case tgapi.KindParseEntities:
 			return decision{act: actPlain, reason: ReasonParse}
 		default:
 			return decision{act: actDead, reason: ReasonBadRequest}
 		}
 	}
-	if errors.Is(err, bot.ErrorUnauthorized) || status == http.StatusUnauthorized {
+	if tgapi.IsUnauthorized(err) {
 		return decision{act: actPauseAll}
 	}
 	// 5xx, 404 (wrong server URL), non-JSON bodies, transport errors and

@@ -2,8 +2,8 @@
 // queues of a notifier's lanes.Store (tgjob.QueueReply, then
 // tgjob.QueuePaid, whose jobs alone are sent with allow_paid_broadcast and
 // which it skips while halted because the bot cannot pay, then
-// tgjob.QueueNotify: strict priority), sends each with go-telegram/bot's
-// sendMessage (editMessageText for a job of kind tgjob.KindEdit) and
+// tgjob.QueueNotify: strict priority), sends each with the Bot API's
+// sendMessage (package tgapi) (editMessageText for a job of kind tgjob.KindEdit) and
 // settles it in the store. After a successful sendMessage it records the
 // message id Telegram gave the job (chatstate.Store.RecordMessageID), so a
 // later edit can target it (chatstate.Store.SentMessageID), and acks the
@@ -30,8 +30,9 @@
 // server offers it.
 //
 // Error table (one decision per row; sources: Telegram Bot API
-// "Making requests" / ResponseParameters, Bot FAQ on limits, and the error
-// types of go-telegram/bot v1.19.0, matched with errors.As / errors.Is):
+// "Making requests" / ResponseParameters, Bot FAQ on limits; decided by the
+// fields of *tgapi.Error, the 400 rows by tgapi's one table of
+// descriptions, tgapi.Kind):
 //
 //   - 429 Too Many Requests: Park the chat's lane in both queues for exactly
 //     parameters.retry_after seconds (Config.DefaultRetryAfter, 5 s, when

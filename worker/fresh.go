@@ -52,7 +52,7 @@ func (w *Worker) sendFresh(workCtx, drain context.Context, job lanes.Job, chat i
 	}
 	sctx, cancel := settleCtx(drain)
 	defer cancel()
-	return w.failed(workCtx, drain, sctx, job, chat, p, status, unknown, err, classify(err, status, w.cfg.DefaultRetryAfter))
+	return w.failed(workCtx, drain, sctx, job, chat, p, status, unknown, err, classify(err, w.cfg.DefaultRetryAfter))
 }
 
 // freshSend is the sendMessage that replaces edit p when its message can no

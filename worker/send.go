@@ -6,8 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/http/httptrace"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-telegram/bot"
@@ -18,47 +16,25 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/tgapi"
 )
-
-// statusKey carries a *statusBox in a request's context: the HTTP status
-// of the reply, which go-telegram/bot does not report for 5xx and non-JSON
-// bodies.
-type statusKey struct{}
-
-type statusBox struct{ code atomic.Int32 }
-
-// statusClient wraps the HTTP client given to go-telegram/bot and records
-// each reply's status in the request context's statusBox.
-type statusClient struct{ c *http.Client }
-
-func (s statusClient) Do(req *http.Request) (*http.Response, error) {
-	resp, err := s.c.Do(req)
-	if box, ok := req.Context().Value(statusKey{}).(*statusBox); ok && resp != nil {
-		box.code.Store(int32(resp.StatusCode))
-	}
-	return resp, err
-}
 
 // call makes the Bot API call of job p in chat (sendMessage, or
 // editMessageText for an edit) with parseMode; a call that got an answer
 // adds its round trip to the round-trip floor (floor.go). It returns the
 // HTTP status (0 when no reply came), the message id of the reply (0 when none),
 // whether the outcome is unknown (the request was written but no response
-// came: Telegram may have delivered it) and the (unredacted) error.
+// came: Telegram may have delivered it) and the error (a *tgapi.Error, its
+// texts redacted).
 func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode string) (int, int, bool, error) {
-	box := &statusBox{}
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) },
-	})
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, statusKey{}, box), w.cfg.SendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.SendTimeout)
 	defer cancel()
 	w.m.sendsInFlight.Inc()
 	defer w.m.sendsInFlight.Dec()
 	t0 := time.Now()
 	method := "sendMessage"
 	var (
-		m   *models.Message
+		id  int
 		err error
 	)
 	var markup models.ReplyMarkup
@@ -67,7 +43,7 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 	}
 	if p.IsEdit() {
 		method = "editMessageText"
-		m, err = w.bot.EditMessageText(ctx, &bot.EditMessageTextParams{
+		id, err = w.api.EditMessageTextID(ctx, &bot.EditMessageTextParams{
 			ChatID: chat, MessageID: p.MessageID, Text: p.Text, ParseMode: models.ParseMode(parseMode), ReplyMarkup: markup,
 		})
 	} else {
@@ -76,19 +52,21 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 		if p.ReplyTo != 0 {
 			params.ReplyParameters = &models.ReplyParameters{MessageID: p.ReplyTo, AllowSendingWithoutReply: true}
 		}
-		m, err = w.bot.SendMessage(ctx, params)
+		id, err = w.api.SendMessageID(ctx, params)
 	}
 	rtt := time.Since(t0)
 	w.m.apiLatency.WithLabelValues(method).Observe(rtt.Seconds())
-	id := 0
-	if err == nil && m != nil {
-		id = m.ID
+	status, unknown := http.StatusOK, false
+	if err != nil {
+		id, status = 0, tgapi.Status(err)
+		if e := tgapi.AsError(err); e != nil {
+			unknown = e.OutcomeUnknown()
+		}
 	}
-	status := int(box.code.Load())
 	if status != 0 {
 		w.floor.observe(rtt, time.Now())
 	}
-	return status, id, err != nil && status == 0 && wrote.Load(), err
+	return status, id, unknown, err
 }
 
 // answered sets the round-trip floor on job's lease for its settle
@@ -216,7 +194,7 @@ func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 		w.delivered(drain, job, p, msgID)
 		return next{}
 	}
-	d := classify(err, status, w.cfg.DefaultRetryAfter)
+	d := classify(err, w.cfg.DefaultRetryAfter)
 	if d.act == actPlain {
 		// Telegram could not parse the markup: resend once as plain text.
 		w.log.Info("markup rejected, resending as plain text", slog.Int64("chat", chat), slog.String("job", string(job.ID)))
@@ -226,7 +204,7 @@ func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 			w.delivered(drain, job, p, msgID)
 			return next{}
 		}
-		d = classify(err, status, w.cfg.DefaultRetryAfter)
+		d = classify(err, w.cfg.DefaultRetryAfter)
 		if d.act == actPlain {
 			d = decision{act: actDead, reason: ReasonParse}
 		}

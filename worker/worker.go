@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codemojex/codemojex/chatstate"
@@ -19,6 +18,7 @@ import (
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 	"github.com/codemojex/codemojex/redact"
+	"github.com/codemojex/codemojex/tgapi"
 )
 
 // Config tunes a Worker. Zero fields take the defaults in brackets.
@@ -151,7 +151,7 @@ func (c *Config) defaults() {
 }
 
 // Worker claims message jobs from both queues of a notifier's store and
-// sends them with go-telegram/bot. Create it with New and run it with Run.
+// sends them with the Bot API (tgapi). Create it with New and run it with Run.
 type Worker struct {
 	cfg   Config
 	n     *notifier.Notifier
@@ -163,7 +163,7 @@ type Worker struct {
 	// chats is the chats' delivery state (notifier.Chats): 403s mark a
 	// chat inactive, migrations record aliases, sends record message ids.
 	chats    *chatstate.Store
-	bot      *bot.Bot
+	api      *tgapi.Client // the Bot API (sendMessage, editMessageText, getMe)
 	log      *slog.Logger
 	redactor *redact.Redactor
 	m        *metrics
@@ -198,26 +198,12 @@ func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: metrics: %w", red.Error(err))
 	}
-	opts := []bot.Option{
-		bot.WithSkipGetMe(),
-		bot.WithHTTPClient(cfg.SendTimeout, statusClient{c: cfg.HTTPClient}),
-		// The library's defaults log with log.Printf, unredacted.
-		bot.WithErrorsHandler(func(err error) {
-			log.Error("telegram client error", slog.Any("err", red.Error(err)))
-		}),
-		bot.WithDebugHandler(func(format string, args ...any) {
-			log.Debug(red.String(fmt.Sprintf(format, args...)))
-		}),
-	}
-	if cfg.ServerURL != "" {
-		opts = append(opts, bot.WithServerURL(cfg.ServerURL))
-	}
-	b, err := bot.New(cfg.Token, opts...)
+	api, err := tgapi.New(tgapi.Config{Token: cfg.Token, ServerURL: cfg.ServerURL, HTTPClient: cfg.HTTPClient})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", red.Error(err))
 	}
 	return &Worker{
-		cfg: cfg, n: n, store: n.Store(), inspector: n.Store().Inspector(), chats: n.Chats(), bot: b, log: log, redactor: red, m: m,
+		cfg: cfg, n: n, store: n.Store(), inspector: n.Store().Inspector(), chats: n.Chats(), api: api, log: log, redactor: red, m: m,
 		flood: floodDetector{hits: map[int64]floodHit{}},
 		freed: make(chan struct{}, 1),
 	}, nil
@@ -343,7 +329,7 @@ func (w *Worker) warmUp(ctx context.Context) {
 		for range n {
 			wg.Go(func() {
 				t0 := time.Now()
-				_, err := w.bot.GetMe(ctx)
+				_, err := w.api.GetMe(ctx)
 				w.m.apiLatency.WithLabelValues("getMe").Observe(time.Since(t0).Seconds())
 				if err != nil {
 					failed.Add(1)

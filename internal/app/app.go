@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -28,8 +27,14 @@ import (
 	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/redact"
+	"github.com/codemojex/codemojex/tgapi"
 	"github.com/codemojex/codemojex/worker"
 )
+
+// apiTimeout bounds each Bot API call of the poller and handler roles but
+// getUpdates (go-telegram/bot's default client timeout, which bounded
+// getMe and setMyCommands before tgapi).
+const apiTimeout = time.Minute
 
 // App is one codemojex process. Create it with New, run it with Run.
 type App struct {
@@ -51,9 +56,8 @@ type App struct {
 	previews  *previews
 	inbox     *intake.Inbox
 	lease     *intake.Lease
-	api       *intake.Client
-	bot       *bot.Bot    // poller and handler roles
-	mux       *update.Mux // handler role: routes updates to the handlers (newMux)
+	api       *tgapi.Client // poller and handler roles: every Bot API call of the program but the worker's (its own)
+	mux       *update.Mux   // handler role: routes updates to the handlers (newMux)
 	worker    *worker.Worker
 	reg       *prometheus.Registry
 	m         *metrics
@@ -177,12 +181,12 @@ func (a *App) init() error {
 	if err := a.initFloods(); err != nil {
 		return err
 	}
-	if cfg.Polls() {
-		a.api = intake.NewClient(cfg.APIURL, cfg.Token, &http.Client{Timeout: o.pollTimeout + 15*time.Second}, a.redactor)
-	}
 	if cfg.Polls() || cfg.Handles() {
-		if a.bot, err = a.newBot(); err != nil {
-			return err
+		// Each call bounded by apiTimeout; getUpdates by its long poll +
+		// tgapi.PollMargin.
+		a.api, err = tgapi.New(tgapi.Config{Token: cfg.Token, ServerURL: cfg.APIURL, HTTPClient: &http.Client{}, Timeout: apiTimeout})
+		if err != nil {
+			return fmt.Errorf("app: telegram client: %w", a.redactor.Error(err))
 		}
 	}
 	if cfg.Handles() {

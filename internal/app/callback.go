@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/go-telegram/bot"
@@ -12,6 +13,7 @@ import (
 	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
+	"github.com/codemojex/codemojex/tgapi"
 )
 
 // Callback data is signed and verified by internal/tapdata (its format
@@ -87,16 +89,15 @@ func (a *App) answerCallback(ctx context.Context, id, text string) {
 	for try := 0; try < callbackAnswerTries; try++ {
 		if try > 0 {
 			wait := time.Duration(try) * 200 * time.Millisecond
-			var tm *bot.TooManyRequestsError
-			if errors.As(err, &tm) && tm.RetryAfter > 0 {
-				wait = time.Duration(tm.RetryAfter) * time.Second
+			if d, ok := tgapi.IsRetryAfter(err); ok && d > 0 {
+				wait = d
 			}
 			if consumer.Sleep(ctx, wait) != nil {
 				break
 			}
 		}
-		_, err = a.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text})
-		if err == nil || errors.Is(err, bot.ErrorBadRequest) || errors.Is(err, bot.ErrorForbidden) || errors.Is(err, bot.ErrorUnauthorized) {
+		err = a.api.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text})
+		if err == nil || tgapi.IsBadRequest(err) || tgapi.IsForbidden(err) || tgapi.IsCode(err, http.StatusUnauthorized) {
 			break
 		}
 	}

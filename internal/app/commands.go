@@ -60,7 +60,7 @@ func (a *App) registerHandlers(m *update.Mux) {
 // call: not a chat message.
 func (a *App) registerCommands(ctx context.Context) {
 	cmds := userCommands()
-	if _, err := a.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: cmds}); err != nil {
+	if err := a.api.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: cmds}); err != nil {
 		a.log.Warn("setMyCommands failed; the command menu is unchanged", slog.Any("err", a.redactor.Error(err)))
 	}
 }

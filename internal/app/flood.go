@@ -74,7 +74,7 @@ func (f *floods) onDrops(ctx context.Context, drops []flood.Drop) {
 	a := f.a
 	for _, d := range drops {
 		f.dropped.WithLabelValues(string(d.Result.Reason)).Inc()
-		if d.Subject.Kind == flood.Tap && d.Subject.QueryID != "" && a.bot != nil {
+		if d.Subject.Kind == flood.Tap && d.Subject.QueryID != "" && a.api != nil {
 			select {
 			case f.toasts <- struct{}{}:
 				f.bg.Go(func() {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/valkey-io/valkey-go"
 
@@ -481,27 +480,4 @@ func (a *App) newMux() *update.Mux {
 	a.registerHandlers(m)
 	m.Default(update.HandlerFunc(a.onOther))
 	return m
-}
-
-// newBot builds the go-telegram/bot client used for getMe, setMyCommands
-// and answerCallbackQuery; it never polls (Start is not called), never
-// dispatches updates (a.mux does) and never sends chat messages (those go
-// through the notifier).
-func (a *App) newBot() (*bot.Bot, error) {
-	opts := []bot.Option{
-		bot.WithSkipGetMe(),
-		bot.WithServerURL(a.cfg.APIURL),
-		bot.WithNotAsyncHandlers(),
-		bot.WithErrorsHandler(func(err error) {
-			a.log.Error("telegram client error", slog.Any("err", a.redactor.Error(err)))
-		}),
-		bot.WithDebugHandler(func(format string, args ...any) {
-			a.log.Debug(a.redactor.String(fmt.Sprintf(format, args...)))
-		}),
-	}
-	b, err := bot.New(a.cfg.Token, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("app: telegram client: %w", err)
-	}
-	return b, nil
 }

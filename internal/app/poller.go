@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
-	"github.com/go-telegram/bot"
-
 	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/tgapi"
 )
 
 // runPoller records updates: in polling mode it competes for the poller
@@ -130,7 +130,7 @@ func (a *App) poller() *intake.Poller {
 func (a *App) getMe(ctx context.Context) error {
 	wait := time.Duration(0)
 	for {
-		me, err := a.bot.GetMe(ctx)
+		me, err := a.api.GetMe(ctx)
 		if err == nil {
 			a.meErr.Store(nil)
 			a.me.Store(me)
@@ -142,7 +142,7 @@ func (a *App) getMe(ctx context.Context) error {
 		}
 		msg := a.redactor.String(err.Error())
 		a.meErr.Store(&msg)
-		if errors.Is(err, bot.ErrorUnauthorized) {
+		if tgapi.IsCode(err, http.StatusUnauthorized) {
 			a.log.Error("Telegram answered 401 Unauthorized to getMe: TELEGRAM_BOT_TOKEN is wrong or was revoked "+
 				"(copy the current token from @BotFather); stopping", slog.String("err", msg), slog.String("api", a.cfg.APIURL))
 			return fmt.Errorf("getMe: %w", intake.ErrTokenRejected)

@@ -11,9 +11,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-telegram/bot"
+
 	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/tgapi"
 )
 
 // allowedUpdates are the update types the handlers act on (setWebhook's
@@ -34,18 +37,17 @@ var errWebhookRefused = errors.New("telegram refused TELEGRAM_WEBHOOK_URL")
 func (a *App) setWebhook(ctx context.Context) error {
 	wait := time.Duration(0)
 	for {
-		err := a.api.SetWebhook(ctx, a.cfg.WebhookURL, a.cfg.WebhookSecret, allowedUpdates)
+		err := a.api.SetWebhook(ctx, &bot.SetWebhookParams{URL: a.cfg.WebhookURL, SecretToken: a.cfg.WebhookSecret, AllowedUpdates: allowedUpdates})
 		if err == nil {
 			a.webhookSet.Store(true)
 			a.log.Info("webhook set; receiving updates", slog.String("webhook_url", a.redactor.String(a.cfg.WebhookURL)),
 				slog.String("path", a.cfg.WebhookPath()))
 			return nil
 		}
-		var ae *intake.APIError
-		if errors.As(err, &ae) && ae.Code == http.StatusUnauthorized {
+		if tgapi.IsCode(err, http.StatusUnauthorized) {
 			return fmt.Errorf("setWebhook: %w", intake.ErrTokenRejected)
 		}
-		if errors.As(err, &ae) && ae.Code == http.StatusBadRequest {
+		if ae := tgapi.AsError(err); tgapi.IsCode(err, http.StatusBadRequest) {
 			a.log.Error("Telegram refused the webhook URL; stopping", slog.String("telegram", ae.Description),
 				slog.String("webhook_url", a.redactor.String(a.cfg.WebhookURL)))
 			return fmt.Errorf("%w %s: %s (Telegram accepts https:// URLs on port 443, 80, 88 or 8443; "+

@@ -1,5 +1,5 @@
 // Package intake is the Telegram update intake of the program: the
-// getUpdates loop (Poller, with its own raw getUpdates and webhook Client),
+// getUpdates loop (Poller, calling the Bot API through tgapi.Client),
 // the poller lease (Lease), and the durable record of updates (Inbox): the
 // update queue, a lanes queue (QueueName) with one lane per chat, and the
 // offset, epochs, handled marks and journals beside it, and their Lua
@@ -74,6 +74,6 @@
 // deleteWebhook without drop_pending_updates, logging the URL), at start
 // and when a getUpdates 409 says a webhook is active again. Webhook mode
 // (the program's TELEGRAM_WEBHOOK_URL) calls setWebhook instead
-// (Client.SetWebhook). See inbox.go, journal.go and the program's
+// (tgapi.Client.SetWebhook). See inbox.go, journal.go and the program's
 // handle.go and webhook.go (internal/app).
 package intake

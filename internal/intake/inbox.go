@@ -16,6 +16,7 @@ import (
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/luascript"
+	"github.com/codemojex/codemojex/tgapi"
 )
 
 // Scripts are kept in lua/*.lua (each with a KEYS/ARGV header), embedded,
@@ -38,11 +39,9 @@ func leaseErr(err error) error {
 }
 
 // Update is one update as fetched: its id and its JSON, kept verbatim so
-// the queue holds exactly what Telegram sent.
-type Update struct {
-	ID   int64
-	JSON json.RawMessage
-}
+// the queue holds exactly what Telegram sent (tgapi.Update, what getUpdates
+// hands out).
+type Update = tgapi.Update
 
 // Inbox is the durable record of updates in Valkey (see the package doc):
 // the getUpdates offset and re-base epoch, the update queue (a lanes queue,

@@ -8,7 +8,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-telegram/bot"
+
 	"github.com/codemojex/codemojex/consumer"
+	"github.com/codemojex/codemojex/tgapi"
 )
 
 // Back-offs of the intake.
@@ -46,7 +49,7 @@ var ErrTokenRejected = errors.New("telegram rejected the bot token (401 Unauthor
 type Poller struct {
 	Inbox  *Inbox
 	Lease  *Lease
-	Client *Client
+	Client *tgapi.Client
 	// PollTimeout is getUpdates' long-poll timeout (whole seconds).
 	PollTimeout time.Duration
 	Log         *slog.Logger
@@ -61,147 +64,195 @@ type Poller struct {
 // Run polls until ctx ends (nil) or the lease is lost (ErrLeaseLost), or
 // Telegram rejects the token (ErrTokenRejected).
 func (p *Poller) Run(ctx context.Context) error {
-	log := p.Log.With(slog.String("component", "intake"))
-	conflictWait, errWait := time.Duration(0), time.Duration(0)
-	var lastBeat time.Time
-	// Polling mode: a webhook left set (an earlier deployment, another
-	// framework) would answer every getUpdates 409; remove it first.
-	webhookChecked := false
-	var prev batchSig // the last batch handed out (zero after an empty one)
-	prevRebased := false
+	s := &pollState{log: p.Log.With(slog.String("component", "intake"))}
 	for ctx.Err() == nil {
-		if !webhookChecked {
-			if err := p.clearWebhook(ctx, log); err != nil {
+		// Polling mode: a webhook left set (an earlier deployment, another
+		// framework) would answer every getUpdates 409; remove it first.
+		if !s.webhookChecked {
+			if err := p.clearWebhook(ctx, s.log); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
-				errWait = ErrorBackoff().Next(errWait)
-				log.Warn("intake: webhook check failed; retrying", slog.Any("err", err), slog.String("retry_in", errWait.String()))
-				if consumer.Sleep(ctx, errWait) != nil {
+				s.errWait = ErrorBackoff().Next(s.errWait)
+				s.log.Warn("intake: webhook check failed; retrying", slog.Any("err", err), slog.String("retry_in", s.errWait.String()))
+				if consumer.Sleep(ctx, s.errWait) != nil {
 					return nil
 				}
 				continue
 			}
-			webhookChecked, errWait = true, 0
+			s.webhookChecked, s.errWait = true, 0
 		}
-		offset, err := p.Inbox.Offset(ctx)
+		err := p.poll(ctx, s)
 		if err == nil {
-			var ups []Update
-			ups, err = p.Client.GetUpdates(ctx, offset, p.PollTimeout)
-			if err == nil {
-				now := time.Now()
-				if p.Polled != nil {
-					p.Polled(now)
-				}
-				// The heartbeat for standby pollers' /healthz: at most every
-				// quarter of the long-poll timeout, so a busy intake does
-				// not pay a Valkey call per getUpdates.
-				if now.Sub(lastBeat) >= p.PollTimeout/4 {
-					if herr := p.Lease.Heartbeat(ctx, 2*p.PollTimeout); herr == nil {
-						lastBeat = now
-					} else if ctx.Err() == nil {
-						log.Warn("intake: polling heartbeat not written", slog.Any("err", herr))
-					}
-				}
-				conflictWait = 0
-				if len(ups) == 0 {
-					errWait, prev, prevRebased = 0, batchSig{}, false
-					continue
-				}
-				sig := sigOf(ups)
-				// A server ignores an offset only when it is more than
-				// offsetAhead beyond its next update_id (> the batch's
-				// last): a batch further below our offset than that means
-				// its update_id sequence was reset.
-				reset := offset > 0 && sig.last+1+offsetAhead < offset
-				var added int
-				switch {
-				case reset && sig.first != prev.first:
-					// Ask once more before concluding: a reset server hands
-					// the same head out again.
-					log.Info("getUpdates handed out updates far below the offset; asking again to tell a reset from a stray answer",
-						slog.Int64("offset", offset), slog.Int64("first_update_id", sig.first), slog.Int64("last_update_id", sig.last))
-					prev, prevRebased = sig, false
-					continue
-				case reset && !prevRebased:
-					// Handed out again: the server's id space was reset (a
-					// week without updates, or another Bot API server).
-					var next, epoch int64
-					next, epoch, err = p.Inbox.Rebase(ctx, p.Lease.token, ups)
-					if err == nil {
-						added = len(ups)
-						prevRebased = true
-						log.Warn("the server's update_id sequence was reset: it ignores our offset and hands out lower ids again; "+
-							"following it (re-based)", slog.Int64("stored_offset", offset), slog.Int64("new_offset", next),
-							slog.Int64("first_update_id", sig.first), slog.Int64("rebase", epoch))
-					}
-				default:
-					added, _, err = p.Inbox.Record(ctx, p.Lease.token, ups)
-					if err == nil && sig != prev {
-						prevRebased = false
-					}
-				}
-				if err == nil {
-					if p.Recorded != nil {
-						p.Recorded(added)
-					}
-					if added > 0 || sig != prev {
-						errWait, prev = 0, sig
-						continue
-					}
-					// The same batch twice in a row and nothing of it new:
-					// the server does not follow our offset. Never spin.
-					err = fmt.Errorf("%w: updates %d..%d (%d) again with offset %d, none new",
-						errSameBatch, sig.first, sig.last, sig.n, offset)
-				}
-				if errors.Is(err, ErrLeaseLost) {
-					return err
-				}
-			}
+			continue
+		}
+		if errors.Is(err, ErrLeaseLost) {
+			return err
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		var wait time.Duration
-		var ae *APIError
-		switch {
-		case isWebhookConflict(err) && webhookChecked && conflictWait == 0:
-			// Set again since the start (by another deployment): remove
-			// it again, once, before backing off like any other 409.
-			if p.Conflict != nil {
-				p.Conflict()
-			}
-			webhookChecked = false
-			log.Warn("Telegram answered 409 Conflict: a webhook is set; removing it", slog.String("telegram", conflictDescription(err)))
+		wait, again, err := p.failed(s, err)
+		if err != nil {
+			return err
+		}
+		if again {
 			continue
-		case IsConflict(err):
-			if p.Conflict != nil {
-				p.Conflict()
-			}
-			if isWebhookConflict(err) {
-				webhookChecked = false // set again at once: remove it after the back-off
-			}
-			conflictWait = min(max(conflictWait*2, conflictBackoffMin), conflictBackoffMax)
-			wait = conflictWait
-			log.Warn("Telegram answered 409 Conflict: another instance polls this bot (or a webhook is set); backing off",
-				slog.String("telegram", conflictDescription(err)), slog.String("retry_in", wait.String()))
-		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
-			log.Error("Telegram answered 401 Unauthorized to getUpdates: the bot token was revoked or changed; stopping",
-				slog.String("telegram", ae.Description))
-			return fmt.Errorf("getUpdates: %w", ErrTokenRejected)
-		case errors.As(err, &ae) && ae.Code == 429:
-			wait = max(time.Duration(ae.RetryAfter)*time.Second, time.Second)
-			log.Warn("getUpdates: 429 Too Many Requests", slog.String("retry_in", wait.String()))
-		default:
-			errWait = ErrorBackoff().Next(errWait)
-			wait = errWait
-			log.Warn("intake: getUpdates or record failed; retrying", slog.Any("err", err), slog.String("retry_in", wait.String()))
 		}
 		if consumer.Sleep(ctx, wait) != nil {
 			return nil
 		}
 	}
 	return nil
+}
+
+// pollState is what Run carries from one getUpdates to the next.
+type pollState struct {
+	log *slog.Logger
+	// conflictWait and errWait are the last back-offs after a 409 and after
+	// any other failure (0 after a success).
+	conflictWait, errWait time.Duration
+	// lastBeat is when the polling heartbeat was last written.
+	lastBeat time.Time
+	// webhookChecked: no webhook is set (clearWebhook succeeded since
+	// the start or since the last webhook 409).
+	webhookChecked bool
+	// prev is the last batch handed out (zero after an empty one);
+	// prevRebased says it was recorded by a re-base.
+	prev        batchSig
+	prevRebased bool
+}
+
+// poll reads the offset, calls getUpdates once and records what it
+// handed out. It returns nil when the loop goes on at once, or the
+// failure to back off from (ErrLeaseLost among them).
+func (p *Poller) poll(ctx context.Context, s *pollState) error {
+	offset, err := p.Inbox.Offset(ctx)
+	if err != nil {
+		return err
+	}
+	ups, err := p.Client.GetUpdates(ctx, offset, p.PollTimeout)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if p.Polled != nil {
+		p.Polled(now)
+	}
+	p.heartbeat(ctx, s, now)
+	s.conflictWait = 0
+	if len(ups) == 0 {
+		s.errWait, s.prev, s.prevRebased = 0, batchSig{}, false
+		return nil
+	}
+	sig := sigOf(ups)
+	added, asked, err := p.record(ctx, s, offset, sig, ups)
+	if asked || err != nil {
+		return err
+	}
+	if p.Recorded != nil {
+		p.Recorded(added)
+	}
+	if added > 0 || sig != s.prev {
+		s.errWait, s.prev = 0, sig
+		return nil
+	}
+	// The same batch twice in a row and nothing of it new: the server
+	// does not follow our offset. Never spin.
+	return fmt.Errorf("%w: updates %d..%d (%d) again with offset %d, none new",
+		errSameBatch, sig.first, sig.last, sig.n, offset)
+}
+
+// heartbeat writes the heartbeat for standby pollers' /healthz: at most
+// every quarter of the long-poll timeout, so a busy intake does not pay a
+// Valkey call per getUpdates.
+func (p *Poller) heartbeat(ctx context.Context, s *pollState, now time.Time) {
+	if now.Sub(s.lastBeat) < p.PollTimeout/4 {
+		return
+	}
+	if herr := p.Lease.Heartbeat(ctx, 2*p.PollTimeout); herr == nil {
+		s.lastBeat = now
+	} else if ctx.Err() == nil {
+		s.log.Warn("intake: polling heartbeat not written", slog.Any("err", herr))
+	}
+}
+
+// record records batch ups (signature sig) fetched with offset: on the
+// update queue, or by a re-base when the server's update_id sequence was
+// reset. It returns how many updates were new, and asked when it recorded
+// nothing to ask once more first (a batch far below the offset, seen once).
+func (p *Poller) record(ctx context.Context, s *pollState, offset int64, sig batchSig, ups []Update) (int, bool, error) {
+	// A server ignores an offset only when it is more than offsetAhead
+	// beyond its next update_id (> the batch's last): a batch further
+	// below our offset than that means its update_id sequence was reset.
+	reset := offset > 0 && sig.last+1+offsetAhead < offset
+	switch {
+	case reset && sig.first != s.prev.first:
+		// Ask once more before concluding: a reset server hands the same
+		// head out again.
+		s.log.Info("getUpdates handed out updates far below the offset; asking again to tell a reset from a stray answer",
+			slog.Int64("offset", offset), slog.Int64("first_update_id", sig.first), slog.Int64("last_update_id", sig.last))
+		s.prev, s.prevRebased = sig, false
+		return 0, true, nil
+	case reset && !s.prevRebased:
+		// Handed out again: the server's id space was reset (a week
+		// without updates, or another Bot API server).
+		next, epoch, err := p.Inbox.Rebase(ctx, p.Lease.token, ups)
+		if err != nil {
+			return 0, false, err
+		}
+		s.prevRebased = true
+		s.log.Warn("the server's update_id sequence was reset: it ignores our offset and hands out lower ids again; "+
+			"following it (re-based)", slog.Int64("stored_offset", offset), slog.Int64("new_offset", next),
+			slog.Int64("first_update_id", sig.first), slog.Int64("rebase", epoch))
+		return len(ups), false, nil
+	default:
+		added, _, err := p.Inbox.Record(ctx, p.Lease.token, ups)
+		if err == nil && sig != s.prev {
+			s.prevRebased = false
+		}
+		return added, false, err
+	}
+}
+
+// failed decides what follows the failure err of a poll: the wait before
+// the next one, again to go on at once (a webhook set again: removed
+// first), or the error that stops Run (ErrTokenRejected).
+func (p *Poller) failed(s *pollState, err error) (wait time.Duration, again bool, stop error) {
+	switch {
+	case tgapi.IsKind(err, tgapi.KindWebhookActive) && s.webhookChecked && s.conflictWait == 0:
+		// Set again since the start (by another deployment): remove it
+		// again, once, before backing off like any other 409.
+		if p.Conflict != nil {
+			p.Conflict()
+		}
+		s.webhookChecked = false
+		s.log.Warn("Telegram answered 409 Conflict: a webhook is set; removing it", slog.String("telegram", description(err)))
+		return 0, true, nil
+	case tgapi.IsConflict(err):
+		if p.Conflict != nil {
+			p.Conflict()
+		}
+		if tgapi.IsKind(err, tgapi.KindWebhookActive) {
+			s.webhookChecked = false // set again at once: remove it after the back-off
+		}
+		s.conflictWait = min(max(s.conflictWait*2, conflictBackoffMin), conflictBackoffMax)
+		s.log.Warn("Telegram answered 409 Conflict: another instance polls this bot (or a webhook is set); backing off",
+			slog.String("telegram", description(err)), slog.String("retry_in", s.conflictWait.String()))
+		return s.conflictWait, false, nil
+	case tgapi.IsCode(err, http.StatusUnauthorized):
+		s.log.Error("Telegram answered 401 Unauthorized to getUpdates: the bot token was revoked or changed; stopping",
+			slog.String("telegram", description(err)))
+		return 0, false, fmt.Errorf("getUpdates: %w", ErrTokenRejected)
+	}
+	if d, ok := tgapi.IsRetryAfter(err); ok {
+		wait := max(d, time.Second)
+		s.log.Warn("getUpdates: 429 Too Many Requests", slog.String("retry_in", wait.String()))
+		return wait, false, nil
+	}
+	s.errWait = ErrorBackoff().Next(s.errWait)
+	s.log.Warn("intake: getUpdates or record failed; retrying", slog.Any("err", err), slog.String("retry_in", s.errWait.String()))
+	return s.errWait, false, nil
 }
 
 // errSameBatch is the intake's back-off cause when getUpdates hands out
@@ -230,27 +281,26 @@ func sigOf(ups []Update) batchSig {
 // fetched by getUpdates), logging the URL that was set (token redacted).
 // Errors: the API's.
 func (p *Poller) clearWebhook(ctx context.Context, log *slog.Logger) error {
-	url, err := p.Client.WebhookURL(ctx)
+	info, err := p.Client.GetWebhookInfo(ctx)
 	if err != nil {
 		return fmt.Errorf("getWebhookInfo: %w", err)
 	}
-	if url == "" {
+	if info.URL == "" {
 		return nil
 	}
-	if err := p.Client.DeleteWebhook(ctx); err != nil {
+	if err := p.Client.DeleteWebhook(ctx, &bot.DeleteWebhookParams{}); err != nil {
 		return fmt.Errorf("deleteWebhook: %w", err)
 	}
 	log.Warn("a webhook was set for this bot; deleted it to poll with getUpdates (pending updates kept)",
-		slog.String("webhook_url", p.Client.redactor.String(url)))
+		slog.String("webhook_url", p.Client.Redactor().String(info.URL)))
 	return nil
 }
 
-// conflictDescription is Telegram's text of a 409 answer ("" for another
+// description is Telegram's text of an ok=false answer ("" for another
 // error).
-func conflictDescription(err error) string {
-	var ae *APIError
-	if errors.As(err, &ae) {
-		return ae.Description
+func description(err error) string {
+	if e := tgapi.AsError(err); e != nil {
+		return e.Description
 	}
 	return ""
 }
