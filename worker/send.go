@@ -230,7 +230,8 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 		w.release(drain, job)
 		return next{stop: true}
 	}
-	attrs := []any{slog.Int64("chat", chat), slog.String("job", string(job.ID)), slog.String("queue", job.Queue), slog.Any("err", rerr)}
+	f := failure{drain: drain, sctx: sctx, job: job, chat: chat, p: p, rerr: rerr,
+		attrs: []any{slog.Int64("chat", chat), slog.String("job", string(job.ID)), slog.String("queue", job.Queue), slog.Any("err", rerr)}}
 	if d.act == actCannotPay && (!p.Paid || p.Broadcast == "") {
 		d = decision{act: actDead, reason: ReasonBadRequest} // not a paid copy: an ordinary 400
 	}
@@ -245,108 +246,151 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 			w.dead(drain, job, p, ReasonUnknownOutcome, reason)
 			return next{stop: true}
 		}
-		w.log.Warn("send outcome unknown (request written, no answer); retrying once", attrs...)
+		w.log.Warn("send outcome unknown (request written, no answer); retrying once", f.attrs...)
 	}
 	switch d.act {
 	case actPark:
-		w.m.tooMany.Inc()
-		// Park before Release, so no claimer serves the lane in between.
-		var until time.Time
-		for _, q := range tgjob.AllQueues() {
-			perr := w.settle(drain, job, "park", func(ctx context.Context) error {
-				u, err := w.inspector.Park(ctx, q, job.Group, d.retryAfter)
-				until = u
-				return err
-			})
-			if perr != nil {
-				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
-			}
-		}
-		w.release(drain, job)
-		w.log.Info("429: chat parked", append(attrs, slog.String("retry_after", d.retryAfter.String()), slog.Time("until", until))...)
-		if pause, global := w.flood.note(chat, d.retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
-			w.pauseAll(sctx, pause, "429 from several chats")
-		}
-		return next{stop: true}
+		return w.parkChat(f, d.retryAfter)
 	case actForbidden:
-		// Mark and drain the chat while this lease still holds its lane
-		// (an ordered lane with a job in flight is not served), so no
-		// sender sends the next message in between.
-		reason := ReasonForbidden + ": " + rerr.Error()
-		if merr := w.chats.MarkInactive(sctx, chat); merr != nil {
-			w.log.Error("mark inactive failed", append(attrs, slog.Any("mark_err", w.redactor.Error(merr)))...)
-		}
-		for _, q := range tgjob.AllQueues() {
-			ids, derr := w.inspector.DeadLane(sctx, q, job.Group, reason)
-			if derr != nil {
-				w.log.Error("dead lane failed", append(attrs, slog.Any("lane_err", w.redactor.Error(derr)))...)
-			}
-			if len(ids) > 0 {
-				w.m.dead.WithLabelValues(ReasonForbidden).Add(float64(len(ids)))
-				w.countLaneDead(sctx, q, ids)
-			}
-		}
-		w.dead(drain, job, p, ReasonForbidden, reason)
-		w.log.Warn("403: chat inactive, its messages dead-lettered", attrs...)
-		return next{stop: true, deadRest: reason, deadCode: ReasonForbidden}
+		return w.forbidChat(f)
 	case actDead:
 		w.dead(drain, job, p, d.reason, d.reason+": "+rerr.Error())
 		return next{stop: true}
 	case actMigrate:
-		// Hold the old lane (both queues) so nobody claims it between the
-		// release and the move; the move is done once the rest of the
-		// batch is released too, then the hold is lifted.
-		for _, q := range tgjob.AllQueues() {
-			perr := w.settle(drain, job, "park", func(ctx context.Context) error {
-				_, err := w.inspector.Park(ctx, q, job.Group, migrateHold)
-				return err
-			})
-			if perr != nil {
-				w.log.Error("park failed", append(attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
-			}
-		}
-		w.release(drain, job)
-		to := d.migrateTo
-		return next{stop: true, after: func(ctx context.Context) { w.migrate(ctx, job.Group, chat, to) }}
+		return w.holdMigrated(f, d.migrateTo)
 	case actCannotPay:
-		// The bot cannot pay for paid copies: halt the paid queue (halt
-		// first, so this worker claims nothing more from it) and give the
-		// copy back, unsent and without using an attempt; the admin
-		// continues free or stops.
-		w.m.paidHalts.Inc()
-		w.paid.set(p.Broadcast)
-		if herr := w.n.HaltPaid(sctx, p.Broadcast); herr != nil {
-			w.log.Error("halt paid queue failed", append(attrs, slog.Any("halt_err", w.redactor.Error(herr)))...)
-		}
-		w.release(drain, job)
-		w.log.Warn("paid broadcast: the bot cannot pay; paid queue halted", append(attrs, slog.String("broadcast", p.Broadcast))...)
-		return next{stop: true}
+		return w.haltPaid(f)
 	case actPauseAll:
 		w.release(drain, job)
 		w.pauseAll(sctx, w.cfg.UnauthorizedPause, "401 unauthorized")
 		return next{stop: true}
 	default:
-		delay := w.backoff(job.Attempts)
-		var out lanes.Outcome
-		nerr := w.settle(drain, job, "nack", func(ctx context.Context) error {
-			var err error
-			out, err = w.store.Nack(ctx, job.Lease, delay, "transient: "+rerr.Error())
+		return w.retryLater(f, status)
+	}
+}
+
+// failure is a failed send being settled by failed's rows: the drain and
+// settle contexts, the job, its chat and payload, the send's error
+// (redacted) and the log attributes (chat, job, queue, err).
+type failure struct {
+	drain, sctx context.Context
+	job         lanes.Job
+	chat        int64
+	p           tgjob.Job
+	rerr        error
+	attrs       []any
+}
+
+// parkChat is the 429 row: park the chat's lanes in every queue for
+// retryAfter, then release the job; 429s from several chats at once pause
+// the whole store (floodDetector).
+func (w *Worker) parkChat(f failure, retryAfter time.Duration) next {
+	w.m.tooMany.Inc()
+	// Park before Release, so no claimer serves the lane in between.
+	var until time.Time
+	for _, q := range tgjob.AllQueues() {
+		perr := w.settle(f.drain, f.job, "park", func(ctx context.Context) error {
+			u, err := w.inspector.Park(ctx, q, f.job.Group, retryAfter)
+			until = u
 			return err
 		})
-		if nerr != nil {
-			w.log.Error("nack failed", append(attrs, slog.Any("nack_err", w.redactor.Error(nerr)))...)
-			return next{stop: true}
+		if perr != nil {
+			w.log.Error("park failed", append(f.attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
 		}
-		if out == lanes.DeadLettered {
-			w.m.dead.WithLabelValues(ReasonMaxAttempts).Inc()
-			w.recordFailed(sctx, p, job.ID, ReasonMaxAttempts)
-			w.log.Warn("dead-lettered after max attempts", append(attrs, slog.Int("attempts", job.Attempts+1))...)
-		} else {
-			w.m.retried.Inc()
-			w.log.Info("transient failure, retrying", append(attrs, slog.Int("status", status), slog.String("delay", delay.String()))...)
+	}
+	w.release(f.drain, f.job)
+	w.log.Info("429: chat parked", append(f.attrs, slog.String("retry_after", retryAfter.String()), slog.Time("until", until))...)
+	if pause, global := w.flood.note(f.chat, retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
+		w.pauseAll(f.sctx, pause, "429 from several chats")
+	}
+	return next{stop: true}
+}
+
+// forbidChat is the 403 row: mark the chat inactive, dead-letter its lanes
+// in every queue and the job, and the rest of the batch after it.
+func (w *Worker) forbidChat(f failure) next {
+	// Mark and drain the chat while this lease still holds its lane
+	// (an ordered lane with a job in flight is not served), so no
+	// sender sends the next message in between.
+	reason := ReasonForbidden + ": " + f.rerr.Error()
+	if merr := w.chats.MarkInactive(f.sctx, f.chat); merr != nil {
+		w.log.Error("mark inactive failed", append(f.attrs, slog.Any("mark_err", w.redactor.Error(merr)))...)
+	}
+	for _, q := range tgjob.AllQueues() {
+		ids, derr := w.inspector.DeadLane(f.sctx, q, f.job.Group, reason)
+		if derr != nil {
+			w.log.Error("dead lane failed", append(f.attrs, slog.Any("lane_err", w.redactor.Error(derr)))...)
 		}
+		if len(ids) > 0 {
+			w.m.dead.WithLabelValues(ReasonForbidden).Add(float64(len(ids)))
+			w.countLaneDead(f.sctx, q, ids)
+		}
+	}
+	w.dead(f.drain, f.job, f.p, ReasonForbidden, reason)
+	w.log.Warn("403: chat inactive, its messages dead-lettered", f.attrs...)
+	return next{stop: true, deadRest: reason, deadCode: ReasonForbidden}
+}
+
+// holdMigrated is the migrate_to_chat_id row: hold the old lane, release
+// the job, and move the lane to chat to once the batch is settled.
+func (w *Worker) holdMigrated(f failure, to int64) next {
+	// Hold the old lane (both queues) so nobody claims it between the
+	// release and the move; the move is done once the rest of the
+	// batch is released too, then the hold is lifted.
+	for _, q := range tgjob.AllQueues() {
+		perr := w.settle(f.drain, f.job, "park", func(ctx context.Context) error {
+			_, err := w.inspector.Park(ctx, q, f.job.Group, migrateHold)
+			return err
+		})
+		if perr != nil {
+			w.log.Error("park failed", append(f.attrs, slog.Any("park_err", w.redactor.Error(perr)))...)
+		}
+	}
+	w.release(f.drain, f.job)
+	group, chat := f.job.Group, f.chat
+	return next{stop: true, after: func(ctx context.Context) { w.migrate(ctx, group, chat, to) }}
+}
+
+// haltPaid is the cannot-pay row of a paid copy: halt the paid queue and
+// give the copy back.
+func (w *Worker) haltPaid(f failure) next {
+	// The bot cannot pay for paid copies: halt the paid queue (halt
+	// first, so this worker claims nothing more from it) and give the
+	// copy back, unsent and without using an attempt; the admin
+	// continues free or stops.
+	w.m.paidHalts.Inc()
+	w.paid.set(f.p.Broadcast)
+	if herr := w.n.HaltPaid(f.sctx, f.p.Broadcast); herr != nil {
+		w.log.Error("halt paid queue failed", append(f.attrs, slog.Any("halt_err", w.redactor.Error(herr)))...)
+	}
+	w.release(f.drain, f.job)
+	w.log.Warn("paid broadcast: the bot cannot pay; paid queue halted", append(f.attrs, slog.String("broadcast", f.p.Broadcast))...)
+	return next{stop: true}
+}
+
+// retryLater is the transient row: nack with backoff (dead-lettered by
+// the store past MaxAttempts). status is the send's HTTP status (logged).
+func (w *Worker) retryLater(f failure, status int) next {
+	delay := w.backoff(f.job.Attempts)
+	var out lanes.Outcome
+	nerr := w.settle(f.drain, f.job, "nack", func(ctx context.Context) error {
+		var err error
+		out, err = w.store.Nack(ctx, f.job.Lease, delay, "transient: "+f.rerr.Error())
+		return err
+	})
+	if nerr != nil {
+		w.log.Error("nack failed", append(f.attrs, slog.Any("nack_err", w.redactor.Error(nerr)))...)
 		return next{stop: true}
 	}
+	if out == lanes.DeadLettered {
+		w.m.dead.WithLabelValues(ReasonMaxAttempts).Inc()
+		w.recordFailed(f.sctx, f.p, f.job.ID, ReasonMaxAttempts)
+		w.log.Warn("dead-lettered after max attempts", append(f.attrs, slog.Int("attempts", f.job.Attempts+1))...)
+	} else {
+		w.m.retried.Inc()
+		w.log.Info("transient failure, retrying", append(f.attrs, slog.Int("status", status), slog.String("delay", delay.String()))...)
+	}
+	return next{stop: true}
 }
 
 // migrate moves a migrated group's lanes (jobs in order, limits) and its
