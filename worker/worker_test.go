@@ -255,8 +255,8 @@ func TestTokenNeverLeaks(t *testing.T) {
 	dead := e.waitDead(tgjob.QueueReply, 5)
 	require.NoError(t, stop())
 
-	// A worker whose server URL cannot even be parsed: the library's error
-	// quotes the whole request URL, token included.
+	// A worker whose server URL cannot even be parsed: the parse error
+	// quotes the whole request URL, token included (tgapi redacts it).
 	bad := e.config()
 	bad.ServerURL = "http://[::1"
 	bad.Registerer = nil
@@ -274,9 +274,9 @@ func TestTokenNeverLeaks(t *testing.T) {
 	testkit.RequireNoToken(t, badLogs.String(), token, "logs")
 	require.Contains(t, badLogs.String(), redact.Redacted, "the bad URL's error was logged, redacted")
 
-	// Returned errors: the library's raw error does carry the token (so the
-	// check above means something); the redacted one does not, and still
-	// matches with errors.As.
+	// Returned errors: an HTTP client's raw error (go-telegram/bot's here)
+	// does carry the token (so the check above means something); the
+	// redacted one does not, and still matches with errors.As.
 	b, err := bot.New(token, bot.WithServerURL("http://[::1"), bot.WithSkipGetMe())
 	require.NoError(t, err)
 	_, raw := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: 1, Text: "x"})
