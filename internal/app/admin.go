@@ -53,7 +53,7 @@ func (a *App) admin(h update.HandlerFunc) update.HandlerFunc {
 // adminChat reports whether m was written in the private chat of its
 // sender with the bot (Telegram: a private chat's id is the user's id).
 func adminChat(m *models.Message) bool {
-	return m.From != nil && isPrivate(m) && m.Chat.ID == m.From.ID
+	return m.From != nil && update.IsPrivate(m) && m.Chat.ID == m.From.ID
 }
 
 // privateOnlyText is the hint an admin gets for admin command name sent

@@ -20,6 +20,7 @@ import (
 	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/gameui"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
@@ -61,18 +62,16 @@ type App struct {
 	worker    *worker.Worker
 	reg       *prometheus.Registry
 	m         *metrics
-	gameCfg   game.Config
-	helpText  string      // /help's answer (helpText of gameCfg), built once
+	ui        *gameui.UI  // the game's chat interface: player commands, guesses, the board
 	ping      *valkey.Lua // /healthz: a script that writes proves Valkey answers, runs Lua and accepts writes
 
 	// evictionRisk is the warning about Valkey's maxmemory-policy found
 	// at start ("" when it is noeviction), added to /healthz's body.
 	evictionRisk atomic.Pointer[string]
-	// codec signs and verifies callback data; callbacks routes verified
+	// codec signs and verifies callback data; taps routes verified
 	// taps by kind (callback.go).
-	codec         tapdata.Codec
-	callbacks     map[byte]callbackHandler
-	composeScript *valkey.Lua // compose.lua: a player's composition on a board
+	codec tapdata.Codec
+	taps  *tapdata.Router
 
 	me         atomic.Pointer[models.User] // from getMe, before the first update is handled
 	meErr      atomic.Pointer[string]      // getMe's last failure (redacted) until it succeeds
@@ -114,12 +113,8 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 		o.log = NewLogger(cfg)
 	}
 	a := &App{cfg: cfg, opt: o, redactor: red, keys: keyspace{tag: o.tag},
-		log: slog.New(red.Handler(o.log.Handler())), gameCfg: game.DefaultConfig(),
+		log:    slog.New(red.Handler(o.log.Handler())),
 		bcWake: make(chan struct{}, 1)}
-	if o.gameCfg != nil {
-		a.gameCfg = o.gameCfg.WithDefaults()
-	}
-	a.helpText = helpText(a.gameCfg)
 	if err := a.init(); err != nil {
 		a.Close()
 		return nil, red.Error(err)
@@ -148,9 +143,9 @@ func (a *App) init() error {
 		return fmt.Errorf("app: notifier: %w", err)
 	}
 	a.ping = luascript.Must(luaFS, "health")
-	a.composeScript = luascript.Must(luaFS, "compose")
 	a.codec = tapdata.New(cfg.Token)
-	a.callbacks = map[byte]callbackHandler{tapdata.KindGame: a.onBoardTap, tapdata.KindBroadcast: a.onBroadcastTap}
+	a.taps = tapdata.NewRouter(a.codec, a.answerCallback, func() { a.m.callbacks.WithLabelValues("refused").Inc() }, a.log)
+	a.taps.Route(tapdata.KindBroadcast, a.onBroadcastTap)
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}
@@ -169,6 +164,15 @@ func (a *App) init() error {
 		return fmt.Errorf("app: update queue: %w", err)
 	}
 	a.inbox = intake.NewInbox(a.c, upd, o.tag)
+	gc := game.DefaultConfig()
+	if o.gameCfg != nil {
+		gc = *o.gameCfg
+	}
+	if a.ui, err = gameui.New(gameui.Config{Client: a.c, Tag: o.tag, Games: a.games, Notifier: a.notifier, Journal: a.inbox,
+		Codec: a.codec, Game: gc, Random: o.rng, Me: a.me.Load, Log: a.log}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.taps.Route(tapdata.KindGame, a.ui.Tap)
 	a.lease = intake.NewLease(a.c, o.tag, o.leaseTTL, a.log.With(slog.String("component", "poller")))
 	a.reg = o.reg
 	if a.reg == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/gameui"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
@@ -125,9 +126,9 @@ func TestPrivateGamePlayedByTapsToAWin(t *testing.T) {
 		{"☑️", "Choose 4 emojis first (2/4)", "\n\n✏️ 🍎 🍌 _ _\n10 of 10 attempts left.", "☑️"},
 		{"🍒", "", "\n\n✏️ 🍎 🍌 🍒 _\n10 of 10 attempts left.", "☑️"},
 		{"🍇", "", "\n\n✏️ 🍎 🍌 🍒 🍇\n10 of 10 attempts left.", "✅"},
-		{"🍋", toastFull, "\n\n✏️ 🍎 🍌 🍒 🍇\n10 of 10 attempts left.", "✅"},
+		{"🍋", gameui.ToastFull, "\n\n✏️ 🍎 🍌 🍒 🍇\n10 of 10 attempts left.", "✅"},
 		{"✅", "🟢🟢🟡🟡", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ _ _ _ _\n9 of 10 attempts left.", "☑️"},
-		{"⌫", toastEmpty, "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ _ _ _ _\n9 of 10 attempts left.", "☑️"},
+		{"⌫", gameui.ToastEmpty, "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ _ _ _ _\n9 of 10 attempts left.", "☑️"},
 		{"🍎", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 _ _ _\n9 of 10 attempts left.", "☑️"},
 		{"🍎", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 🍎 _ _\n9 of 10 attempts left.", "☑️"},
 		{"⌫", "", "\n\n1. 🍎🍌🍒🍇  🟢🟢🟡🟡\n\n✏️ 🍎 _ _ _\n9 of 10 attempts left.", "☑️"},
@@ -174,15 +175,15 @@ func TestPrivateGamePlayedByTapsToALossAndAGiveUp(t *testing.T) {
 	b := h.waitBoard(bob.ID, rules+"\n\n1. 🍌🍌🍌🍌  ⚪⚪⚪⚪\n2. 🍎🍎🍎🥝  🟢🟢🟢⚪\n\n💥 Out of attempts. The code was 🍎🍎🍎🍎.")
 	require.Empty(t, currentMarkup(b))
 	edits := len(b.Edits)
-	require.Equal(t, toastGameOver, h.tapData(bob.ID, bob, b.ID, oldData["🍎"]), "a tap on a finished board")
+	require.Equal(t, gameui.ToastGameOver, h.tapData(bob.ID, bob, b.ID, oldData["🍎"]), "a tap on a finished board")
 	h.quiet(bob.ID, 300*time.Millisecond)
 	b, _ = h.board(bob.ID)
 	require.Len(t, b.Edits, edits, "nothing changed")
 
 	// A new game, given up by tap; the old board's buttons stay dead.
 	h.ask(0, bob, "/play")
-	require.Equal(t, toastGameOver, h.tapData(bob.ID, bob, first.ID, oldData["🍎"]), "a button of a replaced game")
-	require.Equal(t, toastGaveUp, h.tap(bob.ID, bob, "🏳️"))
+	require.Equal(t, gameui.ToastGameOver, h.tapData(bob.ID, bob, first.ID, oldData["🍎"]), "a button of a replaced game")
+	require.Equal(t, gameui.ToastGaveUp, h.tap(bob.ID, bob, "🏳️"))
 	b = h.waitBoard(bob.ID, rules+"\n\n🏳️ Given up. The code was 🍎🍎🍎🍎.")
 	require.Empty(t, currentMarkup(b))
 }
@@ -220,7 +221,7 @@ func TestGroupPlayersComposeIndependently(t *testing.T) {
 	}
 	h.waitBoard(group, boardRules+"\n\n✏️ Ann: 🍎 🍌 🍇 🍒\n✏️ Bob: 🥝 🥝 🍋 🍋\n10 of 10 attempts left.")
 	require.Equal(t, "⚪⚪⚪⚪", h.tap(group, bob, "✅"))
-	require.Equal(t, toastEmpty, h.tap(group, bob, "⌫"), "Bob's composition was cleared by his submit")
+	require.Equal(t, gameui.ToastEmpty, h.tap(group, bob, "⌫"), "Bob's composition was cleared by his submit")
 	h.waitBoard(group, boardRules+"\n\n1. 🥝🥝🍋🍋  ⚪⚪⚪⚪  Bob\n\n✏️ Ann: 🍎 🍌 🍇 🍒\n9 of 10 attempts left.")
 	require.Equal(t, "🎉 Cracked! +90 points", h.tap(group, ann, "✅"))
 	h.waitBoard(group, boardRules+"\n\n1. 🥝🥝🍋🍋  ⚪⚪⚪⚪  Bob\n2. 🍎🍌🍇🍒  🟢🟢🟢🟢  Ann\n\n🎉 Code cracked in 2/10 attempts! +90 points. (Ann)")
@@ -256,13 +257,13 @@ func TestForgedCallbackDataChangesNothing(t *testing.T) {
 		flipped = good[:len(good)-1] + "B"
 	}
 	for _, tc := range []struct{ name, data, toast string }{
-		{"other game id", otherGame, toastGameOver},
+		{"other game id", otherGame, gameui.ToastGameOver},
 		{"bad signature", flipped, toastInvalidButton},
 		{"signed for another chat", otherChat, toastInvalidButton},
 		{"truncated", good[:len(good)-3], toastInvalidButton},
 		{"too long", good + strings.Repeat("x", 40), toastInvalidButton},
 		{"empty", "x", toastInvalidButton},
-		{"other version", "2" + good[1:], toastOldButton},
+		{"other version", "2" + good[1:], tapdata.ToastOldButton},
 		{"unknown action", badAction, toastInvalidButton},
 		{"unknown kind", otherKind, toastInvalidButton},
 		{"game scope swapped", strings.Replace(good, cur.ID, "00000000deadbeef", 1), toastInvalidButton},
@@ -272,7 +273,7 @@ func TestForgedCallbackDataChangesNothing(t *testing.T) {
 	h.quiet(cy.ID, 300*time.Millisecond)
 	b, _ = h.board(cy.ID)
 	require.Empty(t, b.Edits, "no forged tap changed the board")
-	n, err := r.app.c.Do(context.Background(), r.app.c.B().Exists().Key(r.app.keys.comp(cy.ID, cur.ID)).Build()).AsInt64()
+	n, err := r.app.c.Do(context.Background(), r.app.c.B().Exists().Key(r.app.ui.Keys().Comp(cy.ID, cur.ID)).Build()).AsInt64()
 	require.NoError(t, err)
 	require.Zero(t, n, "no composition was written")
 	require.Empty(t, h.tap(cy.ID, cy, "🍎"), "the genuine button still works")

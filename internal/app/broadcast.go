@@ -158,7 +158,7 @@ func (a *App) broadcastKeyboard(chat int64, scope string, buttons [][2]string) (
 // tap: anyone else gets a refusal and nothing happens.
 func (a *App) onBroadcastTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
 	m := q.Message.Message
-	if !a.cfg.IsAdmin(q.From.ID) || !isPrivate(m) || m.Chat.ID != q.From.ID {
+	if !a.cfg.IsAdmin(q.From.ID) || !update.IsPrivate(m) || m.Chat.ID != q.From.ID {
 		return toastAdminOnly
 	}
 	paid := false

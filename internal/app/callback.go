@@ -2,67 +2,27 @@ package app
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/go-telegram/bot"
-	"github.com/go-telegram/bot/models"
 
 	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/tapdata"
-	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/tgapi"
 )
 
 // Callback data is signed and verified by internal/tapdata (its format
-// and the checks a tap passes are documented there); App.callbacks routes
-// a verified tap by its kind.
+// and the checks a tap passes are documented there), and App.taps
+// (a tapdata.Router) routes a verified tap by its kind; App answers it
+// (answerCallback).
 
-// Toasts of the router.
+// The broadcast buttons' toasts shared with every kind (tapdata).
 const (
-	toastInvalidButton = "This button is not valid. Send /play for a new game."
-	toastOldButton     = "This button is from an older version. Send /play for a new game."
+	toastInvalidButton = tapdata.ToastInvalidButton
+	toastRetry         = tapdata.ToastRetry
 )
-
-// callbackHandler handles one verified tap of its kind and returns the
-// toast to answer it with ("" for none). It may queue messages (board
-// edits, keyed on r) to out like any handler, or fail it there; it must
-// not answer the query itself.
-type callbackHandler func(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string
-
-// onCallbackQuery routes a callback_query update: it verifies the data,
-// runs the handler of its kind, and answers the query (answerCallback)
-// with the handler's toast, or with a toast saying why the tap was refused.
-func (a *App) onCallbackQuery(ctx context.Context, r *update.Request) (out update.Outcome) {
-	q := r.Update.CallbackQuery
-	var chat int64
-	if q.Message.Message != nil {
-		chat = q.Message.Message.Chat.ID
-	}
-	d, err := a.codec.Decode(q.Data, chat)
-	toast := ""
-	switch {
-	case errors.Is(err, tapdata.ErrVersion):
-		toast = toastOldButton
-	case err != nil || chat == 0:
-		toast = toastInvalidButton
-	default:
-		h := a.callbacks[d.Kind]
-		if h == nil {
-			toast = toastInvalidButton
-			break
-		}
-		toast = h(ctx, r, &out, q, d)
-	}
-	if err != nil {
-		a.m.callbacks.WithLabelValues("refused").Inc()
-		a.log.Info("callback refused", slog.Int64("chat", chat), slog.Int64("user", q.From.ID), slog.String("why", err.Error()))
-	}
-	a.answerCallback(ctx, q.ID, toast)
-	return out
-}
 
 // Answering: answerCallbackQuery is not a chat message (no flood limit
 // counts it) and the button spins on the user's screen until it is

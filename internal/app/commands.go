@@ -7,6 +7,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/codemojex/codemojex/internal/gameui"
 	"github.com/codemojex/codemojex/internal/update"
 )
 
@@ -27,39 +28,33 @@ func (a *App) username() string {
 	return ""
 }
 
-// userCommands is the command menu registered with setMyCommands (admin
-// commands are left out of the public menu).
-func userCommands() []models.BotCommand {
-	return []models.BotCommand{
-		{Command: "play", Description: "Start a new game"},
-		{Command: "guess", Description: "Guess the code (in groups): /guess 🍎🍌🍇🍒"},
-		{Command: "giveup", Description: "Give up and reveal the code"},
-		{Command: "top", Description: "This chat's leaderboard"},
-		{Command: "help", Description: "Rules and commands"},
-		{Command: "start", Description: "Welcome"},
-	}
+// reply queues text as the answer to message m (update.ReplyTo: threaded
+// under m in groups). It is sent through the notifier once the handler
+// returns.
+func (a *App) reply(out *update.Outcome, m *models.Message, text string) {
+	out.Reply(update.ReplyTo(m, text))
 }
 
 // registerHandlers routes commands and callback queries to their
-// handlers on m; anything else goes to m's default (onOther: guesses as
-// plain emoji messages).
+// handlers on m: the player commands to the game UI (gameui), the admin
+// commands to theirs, taps to the tapdata router; anything else goes to
+// m's default (the game UI's Other: guesses as plain emoji messages).
 func (a *App) registerHandlers(m *update.Mux) {
+	a.ui.Register(m)
 	for name, h := range map[string]update.HandlerFunc{
-		"start": a.onStart, "help": a.onHelp, "play": a.onPlay, "guess": a.onGuessCommand,
-		"giveup": a.onGiveUp, "top": a.onTop,
 		"weight": a.admin(a.onWeight), "weights": a.admin(a.onWeights), "lanes": a.admin(a.onLanes),
 		"dlq": a.admin(a.onDLQ), "broadcast": a.admin(a.onBroadcast), "audit": a.admin(a.onAudit),
 	} {
 		m.RouteFunc(update.IsCommand(name, a.username), h)
 	}
-	m.RouteFunc(update.IsCallbackQuery, a.onCallbackQuery)
+	m.Route(update.IsCallbackQuery, a.taps)
 }
 
 // registerCommands sets the command menu (setMyCommands). Like getMe,
 // getUpdates and answerCallbackQuery (callback.go), it is a direct Bot API
 // call: not a chat message.
 func (a *App) registerCommands(ctx context.Context) {
-	cmds := userCommands()
+	cmds := gameui.Commands()
 	if err := a.api.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: cmds}); err != nil {
 		a.log.Warn("setMyCommands failed; the command menu is unchanged", slog.Any("err", a.redactor.Error(err)))
 	}

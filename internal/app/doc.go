@@ -30,7 +30,7 @@
 // for a /broadcast), so an update handled again after a crash between
 // enqueueing and finishing enqueues nothing twice, even a reply already
 // sent and acked. A move that changes a game first journals the game's
-// fingerprint and its replies (journal.go, handlers.go).
+// fingerprint and its replies (internal/gameui's journal.go).
 //
 // # Keys
 //
@@ -38,33 +38,35 @@
 // shared with lanes, notifier, chatstate, gamestore and intake, so every
 // script runs on Valkey Cluster. The broadcast audience and the chat
 // directory ({T}:app:chats..., {T}:app:chatname..., {T}:app:chatidx...) are
-// package internal/chats'. The app itself keeps these (tracking.go,
-// health.go, board.go, audit.go, preview.go); docs/keys.md lists every key
-// of the program:
+// package internal/chats', the game boards' ({T}:app:board:<chat_id>,
+// {T}:app:comp:<chat_id>:<game>) internal/gameui's. The app itself keeps
+// these (tracking.go, health.go, audit.go, preview.go); docs/keys.md lists
+// every key of the program:
 //
 //	{T}:app:bc                    hash    broadcasts whose progress message is being kept up to date
 //	{T}:app:health                string  /healthz write probe ("1", PX 1 min)
-//	{T}:app:board:<chat_id>       hash    the chat's game board: g (game id), j (job id of its sendMessage)
-//	{T}:app:comp:<chat_id>:<game> hash    user_id -> the player's composition (compose.lua)
 //	{T}:app:audit                 stream  admin actions that changed state (admin user id, action, detail); MAXLEN ~ cap
 //	{T}:app:bcp:<id>              hash    a broadcast preview waiting for Send or Cancel (decide.lua)
 //
 // # Buttons
 //
-// /play sends the game's board: one message with an inline keyboard (the
-// palette, ⌫, ✅, 🏳️), kept up to date in place by coalesced edits
-// (notifier.EditLatest) after every tap, typed guess and give-up
-// (board.go). A tap is a callback_query update, handled like any update
-// (inbox, once per update_id): callback.go verifies its signed callback
-// data and routes it by kind (a game board's is tapdata.KindGame; another
-// feature registers its own kind in App.callbacks), then answers it with
-// answerCallbackQuery straight from the handler, not through the lanes: an
+// /play sends the game's board (internal/gameui: the player commands,
+// typed guesses and the board, registered on the app's mux): one message
+// with an inline keyboard (the palette, ⌫, ✅, 🏳️), kept up to date in
+// place by coalesced edits (notifier.EditLatest) after every tap, typed
+// guess and give-up. A tap is a callback_query update, handled like any
+// update (inbox, once per update_id): App.taps (a tapdata.Router) verifies
+// its signed callback data and routes it by kind (a game board's is
+// tapdata.KindGame, gameui's Tap; a broadcast button's
+// tapdata.KindBroadcast), then answers it (callback.go's answerCallback)
+// with answerCallbackQuery straight from the handler, not through the lanes: an
 // answer is not a chat message, no flood limit counts it, and the button
 // spins until it comes, so it must not wait behind a broadcast's backlog.
 // Its failures are retried a bounded number of times, logged and counted
 // (codemojex_callback_answers_total{result}). Each player composes their
-// own guess, stored in Valkey (compose.lua, applied once per update_id),
-// so any poller process can handle any tap; ✅ plays it like a typed guess.
+// own guess, stored in Valkey (gameui's compose.lua, applied once per
+// update_id), so any poller process can handle any tap; ✅ plays it like a
+// typed guess.
 //
 // # Admin commands
 //

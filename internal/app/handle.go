@@ -468,8 +468,8 @@ func (a *App) chatMiddleware(next update.Handler) update.Handler {
 }
 
 // newMux builds the update handlers' mux: the extra handlers (WithHandler)
-// first, then the commands and callback queries (registerHandlers), onOther
-// for the rest; every one under update.Recover (outermost) and
+// first, then the commands and callback queries (registerHandlers), the
+// game UI's Other for the rest; every one under update.Recover (outermost) and
 // chatMiddleware.
 func (a *App) newMux() *update.Mux {
 	m := update.NewMux()
@@ -478,6 +478,6 @@ func (a *App) newMux() *update.Mux {
 		m.RouteFunc(h.match, h.h)
 	}
 	a.registerHandlers(m)
-	m.Default(update.HandlerFunc(a.onOther))
+	m.Default(update.HandlerFunc(a.ui.Other))
 	return m
 }

@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/gameui"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
@@ -56,7 +57,7 @@ func TestCrashBetweenIntakeAndHandling(t *testing.T) {
 		"🍋🍋🍋🍋  ⚪⚪⚪⚪  attempt 1/10",
 		"❌ Not a valid guess: 🐶 is not in the palette; use only 🍎 🍌 🍇 🍒 🍋 🥝. No attempt used.",
 		"🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 2/10",
-		textTopEmpty,
+		gameui.TextTopEmpty,
 	}, got[1:])
 	st, err := h.games().Current(ctx, ann.ID)
 	require.NoError(t, err)
@@ -108,7 +109,7 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	// written.
 	r.stop()
 	h.rewind(a, u)
-	require.NoError(t, a.planMove(ctx, u.ID, fingerprint(before, true),
+	require.NoError(t, a.ui.PlanMove(ctx, u.ID, gameui.Fingerprint(before, true),
 		[]update.Reply{{ChatID: ann.ID, Text: "🍎🍌🍒🍇  🟢🟢🟡🟡  attempt 1/10"}}))
 	// The crash came before the reply was enqueued: its idempotency key was
 	// never recorded.

@@ -8,6 +8,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/gameui"
 	"github.com/codemojex/codemojex/internal/update"
 )
 
@@ -67,7 +68,7 @@ func TestGroupGuessesByCommandAndReply(t *testing.T) {
 	h.say(group, cat, "🍎🍎🍎🍎 just chatting")
 	h.quiet(group, 300*time.Millisecond)
 
-	require.Equal(t, textGuessUsage, h.ask(group, bob, "/guess"))
+	require.Equal(t, gameui.TextGuessUsage, h.ask(group, bob, "/guess"))
 	require.Equal(t, "🍎🍎🍎🍎  ⚪⚪⚪⚪  attempt 1/10", h.ask(group, bob, "/guess 🍎🍎🍎🍎"))
 
 	msgs := h.emu.Messages(group)
@@ -79,7 +80,7 @@ func TestGroupGuessesByCommandAndReply(t *testing.T) {
 	require.NotZero(t, last.ReplyToMessageID, "group replies are threaded under the message they answer")
 
 	require.Equal(t, "🏆 Top players\n1. Cat — 90 points", h.ask(group, bob, "/top"))
-	require.Equal(t, textNoGame, h.ask(group, bob, "/giveup"))
+	require.Equal(t, gameui.TextNoGame, h.ask(group, bob, "/giveup"))
 	h.ask(group, bob, "/play")
 	require.Equal(t, "🏳️ Given up. The code was 🥝🥝🥝🥝.", h.ask(group, cat, "/giveup"))
 }

@@ -143,3 +143,20 @@ func HasCallbackPrefix(prefix string) MatchFunc {
 }
 
 func stack() []byte { return debug.Stack() }
+
+// IsPrivate reports whether m was sent in a private chat (one with a user;
+// a message with no chat type, as some tests and old updates send, counts
+// as private when its chat id is positive: users' ids are, groups' are not).
+func IsPrivate(m *models.Message) bool {
+	return m.Chat.Type == models.ChatTypePrivate || (m.Chat.Type == "" && m.Chat.ID > 0)
+}
+
+// ReplyTo is the reply text to message m: in m's chat, threaded under m in
+// a group (ReplyTo = m's id), not in a private chat (IsPrivate).
+func ReplyTo(m *models.Message, text string) Reply {
+	o := Reply{ChatID: m.Chat.ID, Text: text}
+	if !IsPrivate(m) {
+		o.ReplyTo = m.ID
+	}
+	return o
+}

@@ -255,3 +255,27 @@ func TestOutcomeFailKeepsTheFirst(t *testing.T) {
 	out.Fail(second)
 	require.Same(t, first, out.Err)
 }
+
+// A reply is threaded under its message in a group, not in a private chat
+// (a chat with no type counts as private when its id is positive).
+func TestReplyToThreadsInGroupsOnly(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		chat    models.Chat
+		private bool
+	}{
+		{"private", models.Chat{ID: 42, Type: models.ChatTypePrivate}, true},
+		{"no type, user id", models.Chat{ID: 42}, true},
+		{"group", models.Chat{ID: -100123, Type: models.ChatTypeSupergroup}, false},
+		{"no type, group id", models.Chat{ID: -42}, false},
+	} {
+		m := &models.Message{ID: 9, Chat: tc.chat}
+		require.Equal(t, tc.private, update.IsPrivate(m), tc.name)
+		want := update.Reply{ChatID: tc.chat.ID, Text: "hi"}
+		if !tc.private {
+			want.ReplyTo = 9
+		}
+		require.Equal(t, want, update.ReplyTo(m, "hi"), tc.name)
+	}
+}

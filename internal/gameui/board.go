@@ -1,4 +1,4 @@
-package app
+package gameui
 
 import (
 	"cmp"
@@ -37,15 +37,6 @@ const (
 	actPick   = "p" // + palette index
 )
 
-// Toasts of board taps.
-const (
-	toastGameOver = "This game is over, /play for a new one"
-	toastFull     = "4 emojis already: ✅ or ⌫"
-	toastEmpty    = "Nothing to remove"
-	toastGaveUp   = "🏳️ Given up"
-	toastRetry    = "⚠️ Something went wrong, tap again"
-)
-
 // compTTL bounds how long a composition outlives its last tap.
 const compTTL = gamestore.DefaultGameTTL
 
@@ -56,21 +47,21 @@ type boardRef struct {
 	Job  lanes.JobID
 }
 
-func (a *App) loadBoard(ctx context.Context, chat int64) (boardRef, error) {
-	m, err := a.c.Do(ctx, a.c.B().Hgetall().Key(a.keys.board(chat)).Build()).AsStrMap()
+func (u *UI) loadBoard(ctx context.Context, chat int64) (boardRef, error) {
+	m, err := u.c.Do(ctx, u.c.B().Hgetall().Key(u.keys.Board(chat)).Build()).AsStrMap()
 	if err != nil {
-		return boardRef{}, fmt.Errorf("app: board of chat %d: %w", chat, err)
+		return boardRef{}, fmt.Errorf("gameui: board of chat %d: %w", chat, err)
 	}
 	return boardRef{Game: m["g"], Job: lanes.JobID(m["j"])}, nil
 }
 
-func (a *App) saveBoard(ctx context.Context, chat int64, b boardRef) error {
-	k := a.keys.board(chat)
-	for _, r := range a.c.DoMulti(ctx,
-		a.c.B().Hset().Key(k).FieldValue().FieldValue("g", b.Game).FieldValue("j", string(b.Job)).Build(),
-		a.c.B().Pexpire().Key(k).Milliseconds(compTTL.Milliseconds()).Build()) {
+func (u *UI) saveBoard(ctx context.Context, chat int64, b boardRef) error {
+	k := u.keys.Board(chat)
+	for _, r := range u.c.DoMulti(ctx,
+		u.c.B().Hset().Key(k).FieldValue().FieldValue("g", b.Game).FieldValue("j", string(b.Job)).Build(),
+		u.c.B().Pexpire().Key(k).Milliseconds(compTTL.Milliseconds()).Build()) {
 		if err := r.Error(); err != nil {
-			return fmt.Errorf("app: board of chat %d: %w", chat, err)
+			return fmt.Errorf("gameui: board of chat %d: %w", chat, err)
 		}
 	}
 	return nil
@@ -78,10 +69,10 @@ func (a *App) saveBoard(ctx context.Context, chat int64, b boardRef) error {
 
 // compositions reads every player's composition of game gameID in chat,
 // ordered by user id (a stable order on the board).
-func (a *App) compositions(ctx context.Context, chat int64, st game.State) ([]composition, error) {
-	m, err := a.c.Do(ctx, a.c.B().Hgetall().Key(a.keys.comp(chat, st.ID)).Build()).AsStrMap()
+func (u *UI) compositions(ctx context.Context, chat int64, st game.State) ([]composition, error) {
+	m, err := u.c.Do(ctx, u.c.B().Hgetall().Key(u.keys.Comp(chat, st.ID)).Build()).AsStrMap()
 	if err != nil {
-		return nil, fmt.Errorf("app: compositions of chat %d: %w", chat, err)
+		return nil, fmt.Errorf("gameui: compositions of chat %d: %w", chat, err)
 	}
 	return decodeComps(m, st), nil
 }
@@ -120,7 +111,7 @@ func decodeComps(m map[string]string, st game.State) []composition {
 
 // boardMessage renders the board of st with comps in chat: text and
 // keyboard (none once the game is over).
-func (a *App) boardMessage(chat int64, st game.State, comps []composition, group bool) (notifier.Message, error) {
+func (u *UI) boardMessage(chat int64, st game.State, comps []composition, group bool) (notifier.Message, error) {
 	gc := make([]game.Composition, len(comps))
 	ready := 0
 	for i, c := range comps {
@@ -133,13 +124,13 @@ func (a *App) boardMessage(chat int64, st game.State, comps []composition, group
 	if st.Over() {
 		return msg, nil
 	}
-	kb, err := a.keyboard(chat, st, ready > 0)
+	kb, err := u.keyboard(chat, st, ready > 0)
 	if err != nil {
 		return notifier.Message{}, err
 	}
 	b, err := json.Marshal(kb)
 	if err != nil {
-		return notifier.Message{}, fmt.Errorf("app: keyboard: %w", err)
+		return notifier.Message{}, fmt.Errorf("gameui: keyboard: %w", err)
 	}
 	msg.Markup = string(b)
 	return msg, nil
@@ -148,9 +139,9 @@ func (a *App) boardMessage(chat int64, st game.State, comps []composition, group
 // keyboard is the board's inline keyboard: the palette in rows of three,
 // then ⌫, ✅ (shown as ☑️ until a composition has every symbol: Telegram
 // has no disabled buttons, so a tap on it only answers a toast) and 🏳️.
-func (a *App) keyboard(chat int64, st game.State, canSubmit bool) (models.InlineKeyboardMarkup, error) {
+func (u *UI) keyboard(chat int64, st game.State, canSubmit bool) (models.InlineKeyboardMarkup, error) {
 	btn := func(text, arg string) (models.InlineKeyboardButton, error) {
-		d, err := a.codec.Encode(tapdata.KindGame, st.ID, arg, chat)
+		d, err := u.codec.Encode(tapdata.KindGame, st.ID, arg, chat)
 		return models.InlineKeyboardButton{Text: text, CallbackData: d}, err
 	}
 	var rows [][]models.InlineKeyboardButton
@@ -168,12 +159,12 @@ func (a *App) keyboard(chat int64, st game.State, canSubmit bool) (models.Inline
 	if len(row) > 0 {
 		rows = append(rows, row)
 	}
-	submit := "☑️"
+	submit := labelSubmitNotYet
 	if canSubmit {
-		submit = "✅"
+		submit = labelSubmit
 	}
 	var last []models.InlineKeyboardButton
-	for _, c := range [][2]string{{"⌫", actBack}, {submit, actSubmit}, {"🏳️", actGiveUp}} {
+	for _, c := range [][2]string{{labelBack, actBack}, {submit, actSubmit}, {labelGiveUp, actGiveUp}} {
 		b, err := btn(c[0], c[1])
 		if err != nil {
 			return models.InlineKeyboardMarkup{}, err
@@ -185,22 +176,22 @@ func (a *App) keyboard(chat int64, st game.State, canSubmit bool) (models.Inline
 
 // sendBoard queues a new board for st in chat (idempotent per update),
 // threaded under message replyTo (0: none), and makes it the chat's board.
-func (a *App) sendBoard(ctx context.Context, r *update.Request, out *update.Outcome, chat int64, st game.State, group bool, replyTo int) error {
-	comps, err := a.compositions(ctx, chat, st)
+func (u *UI) sendBoard(ctx context.Context, r *update.Request, out *update.Outcome, chat int64, st game.State, group bool, replyTo int) error {
+	comps, err := u.compositions(ctx, chat, st)
 	if err != nil {
 		return err
 	}
-	msg, err := a.boardMessage(chat, st, comps, group)
+	msg, err := u.boardMessage(chat, st, comps, group)
 	if err != nil {
 		return err
 	}
 	msg.Key = out.Key(r, "board")
 	msg.ReplyTo = replyTo
-	ids, err := a.notifier.Notify(ctx, chat, msg)
+	ids, err := u.notifier.Notify(ctx, chat, msg)
 	if err != nil {
-		return fmt.Errorf("app: board of chat %d: %w", chat, err)
+		return fmt.Errorf("gameui: board of chat %d: %w", chat, err)
 	}
-	return a.saveBoard(ctx, chat, boardRef{Game: st.ID, Job: ids[0]})
+	return u.saveBoard(ctx, chat, boardRef{Game: st.ID, Job: ids[0]})
 }
 
 // refreshBoard queues an edit of chat's board to show st (coalesced with
@@ -210,8 +201,8 @@ func (a *App) sendBoard(ctx context.Context, r *update.Request, out *update.Outc
 // progress (threaded under ensure in a group, like any reply). Once the
 // game is over its compositions are dropped. The keys it mints go to out
 // (it runs as an update.After hook, or in a callback handler).
-func (a *App) refreshBoard(ctx context.Context, r *update.Request, out *update.Outcome, chat int64, st game.State, group bool, ensure *models.Message) error {
-	ref, err := a.loadBoard(ctx, chat)
+func (u *UI) refreshBoard(ctx context.Context, r *update.Request, out *update.Outcome, chat int64, st game.State, group bool, ensure *models.Message) error {
+	ref, err := u.loadBoard(ctx, chat)
 	if err != nil {
 		return err
 	}
@@ -221,24 +212,24 @@ func (a *App) refreshBoard(ctx context.Context, r *update.Request, out *update.O
 			if group {
 				replyTo = ensure.ID
 			}
-			return a.sendBoard(ctx, r, out, chat, st, group, replyTo)
+			return u.sendBoard(ctx, r, out, chat, st, group, replyTo)
 		}
 		return nil
 	}
-	comps, err := a.compositions(ctx, chat, st)
+	comps, err := u.compositions(ctx, chat, st)
 	if err != nil {
 		return err
 	}
-	msg, err := a.boardMessage(chat, st, comps, group)
+	msg, err := u.boardMessage(chat, st, comps, group)
 	if err != nil {
 		return err
 	}
-	if _, _, err := a.notifier.EditLatest(ctx, chat, ref.Job, msg); err != nil {
-		return fmt.Errorf("app: board of chat %d: %w", chat, err)
+	if _, _, err := u.notifier.EditLatest(ctx, chat, ref.Job, msg); err != nil {
+		return fmt.Errorf("gameui: board of chat %d: %w", chat, err)
 	}
 	if st.Over() {
-		if err := a.c.Do(ctx, a.c.B().Del().Key(a.keys.comp(chat, st.ID)).Build()).Error(); err != nil {
-			return fmt.Errorf("app: compositions of chat %d: %w", chat, err)
+		if err := u.c.Do(ctx, u.c.B().Del().Key(u.keys.Comp(chat, st.ID)).Build()).Error(); err != nil {
+			return fmt.Errorf("gameui: compositions of chat %d: %w", chat, err)
 		}
 	}
 	return nil
@@ -246,24 +237,24 @@ func (a *App) refreshBoard(ctx context.Context, r *update.Request, out *update.O
 
 // onBoardTap handles a tap on a game board (tapdata.KindGame) and returns its
 // toast.
-func (a *App) onBoardTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
+func (u *UI) onBoardTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
 	m := q.Message.Message
-	chat, group := m.Chat.ID, !isPrivate(m)
-	cur, err := a.games.Current(ctx, chat)
+	chat, group := m.Chat.ID, !update.IsPrivate(m)
+	cur, err := u.games.Current(ctx, chat)
 	switch {
 	case errors.Is(err, gamestore.ErrNoGame), errors.Is(err, game.ErrInvalidState):
-		return toastGameOver
+		return ToastGameOver
 	case err != nil:
-		a.log.Error("board tap: game not read", slog.Int64("chat", chat), slog.Any("err", err))
-		return toastRetry
+		u.log.Error("board tap: game not read", slog.Int64("chat", chat), slog.Any("err", err))
+		return tapdata.ToastRetry
 	}
 	if cur.ID != d.Scope {
-		return toastGameOver
+		return ToastGameOver
 	}
 	name := displayName(&q.From)
 	fail := func(err error) string {
-		a.log.Error("board tap failed", slog.Int64("chat", chat), slog.String("action", d.Arg), slog.Any("err", err))
-		return toastRetry
+		u.log.Error("board tap failed", slog.Int64("chat", chat), slog.String("action", d.Arg), slog.Any("err", err))
+		return tapdata.ToastRetry
 	}
 	toast := ""
 	next := cur
@@ -273,50 +264,50 @@ func (a *App) onBoardTap(ctx context.Context, r *update.Request, out *update.Out
 		if d.Arg != actBack {
 			i, err := strconv.Atoi(strings.TrimPrefix(d.Arg, actPick))
 			if err != nil || i < 0 || i >= len(cur.Config.Palette) {
-				return toastInvalidButton
+				return tapdata.ToastInvalidButton
 			}
 			op, idx = "add", strconv.Itoa(i)
 		}
-		code, err := a.compose(ctx, chat, cur, q.From.ID, r.Epoch, r.ID, op, idx, name)
+		code, err := u.compose(ctx, chat, cur, q.From.ID, r.Epoch, r.ID, op, idx, name)
 		if err != nil {
 			return fail(err)
 		}
 		switch code {
 		case -1:
-			return toastFull
+			return ToastFull
 		case -2:
-			return toastEmpty
+			return ToastEmpty
 		}
 	case d.Arg == actSubmit:
 		var err error
-		if next, toast, err = a.submitTap(ctx, r, chat, cur, q.From, name); err != nil {
+		if next, toast, err = u.submitTap(ctx, r, chat, cur, q.From, name); err != nil {
 			return fail(err)
 		}
 	case d.Arg == actGiveUp:
-		st, err := a.games.GiveUp(ctx, chat)
+		st, err := u.games.GiveUp(ctx, chat)
 		if errors.Is(err, gamestore.ErrNoGame) {
-			return toastGameOver
+			return ToastGameOver
 		}
 		if err != nil {
 			return fail(err)
 		}
-		next, toast = st, toastGaveUp
+		next, toast = st, ToastGaveUp
 	default:
-		return toastInvalidButton
+		return tapdata.ToastInvalidButton
 	}
-	if err := a.refreshBoard(ctx, r, out, chat, next, group, nil); err != nil {
+	if err := u.refreshBoard(ctx, r, out, chat, next, group, nil); err != nil {
 		return fail(err)
 	}
 	return toast
 }
 
 // compose runs compose.lua for one tap and returns its code.
-func (a *App) compose(ctx context.Context, chat int64, st game.State, user, epoch, updateID int64, op, idx, name string) (int64, error) {
+func (u *UI) compose(ctx context.Context, chat int64, st game.State, user, epoch, updateID int64, op, idx, name string) (int64, error) {
 	args := []string{strconv.FormatInt(user, 10), strconv.FormatInt(updateID, 10), op, idx, name,
 		strconv.Itoa(st.Config.CodeLength), strconv.FormatInt(compTTL.Milliseconds(), 10), strconv.FormatInt(epoch, 10)}
-	v, err := a.composeScript.Exec(ctx, a.c, []string{a.keys.comp(chat, st.ID)}, args).ToArray()
+	v, err := u.composeScript.Exec(ctx, u.c, []string{u.keys.Comp(chat, st.ID)}, args).ToArray()
 	if err != nil || len(v) == 0 {
-		return 0, fmt.Errorf("app: compose in chat %d: %w", chat, errors.Join(err, errors.New("empty reply")))
+		return 0, fmt.Errorf("gameui: compose in chat %d: %w", chat, errors.Join(err, errors.New("empty reply")))
 	}
 	return v[0].AsInt64()
 }
@@ -326,8 +317,8 @@ func (a *App) compose(ctx context.Context, chat int64, st game.State, user, epoc
 // journalled with the game's fingerprint first, so an update handled again
 // after a crash does not play it twice. It returns the game after the move
 // and the toast.
-func (a *App) submitTap(ctx context.Context, r *update.Request, chat int64, cur game.State, from models.User, name string) (game.State, string, error) {
-	comps, err := a.compositions(ctx, chat, cur)
+func (u *UI) submitTap(ctx context.Context, r *update.Request, chat int64, cur game.State, from models.User, name string) (game.State, string, error) {
+	comps, err := u.compositions(ctx, chat, cur)
 	if err != nil {
 		return cur, "", err
 	}
@@ -339,37 +330,37 @@ func (a *App) submitTap(ctx context.Context, r *update.Request, chat int64, cur 
 	}
 	n := cur.Config.CodeLength
 	if len(mine.Symbols) != n {
-		return cur, fmt.Sprintf("Choose %d emojis first (%d/%d)", n, len(mine.Symbols), n), nil
+		return cur, fmt.Sprintf(toastChooseFirst, n, len(mine.Symbols), n), nil
 	}
-	pre := fingerprint(cur, true)
-	j, err := a.loadJournal(ctx, r.ID)
+	pre := Fingerprint(cur, true)
+	j, err := u.loadJournal(ctx, r.ID)
 	if err != nil {
 		return cur, "", err
 	}
 	if j.Exists && j.Pre != pre {
 		return cur, "", nil // applied before a restart
 	}
-	if err := a.planMove(ctx, r.ID, pre, nil); err != nil {
+	if err := u.PlanMove(ctx, r.ID, pre, nil); err != nil {
 		return cur, "", err
 	}
-	res, next, err := a.games.Guess(ctx, chat, from.ID, name, strings.Join(mine.Symbols, ""))
+	res, next, err := u.games.Guess(ctx, chat, from.ID, name, strings.Join(mine.Symbols, ""))
 	if errors.Is(err, gamestore.ErrNoGame) {
-		return cur, toastGameOver, nil
+		return cur, ToastGameOver, nil
 	}
 	if err != nil {
 		return cur, "", err
 	}
 	if !next.Over() {
-		if err := a.c.Do(ctx, a.c.B().Hdel().Key(a.keys.comp(chat, cur.ID)).Field(strconv.FormatInt(from.ID, 10)).Build()).Error(); err != nil {
-			return next, "", fmt.Errorf("app: compositions of chat %d: %w", chat, err)
+		if err := u.c.Do(ctx, u.c.B().Hdel().Key(u.keys.Comp(chat, cur.ID)).Field(strconv.FormatInt(from.ID, 10)).Build()).Error(); err != nil {
+			return next, "", fmt.Errorf("gameui: compositions of chat %d: %w", chat, err)
 		}
 	}
 	toast := res.Pegs(n)
 	switch res.Status {
 	case game.Won:
-		toast = fmt.Sprintf("🎉 Cracked! +%d points", res.Points)
+		toast = fmt.Sprintf(toastCracked, res.Points)
 	case game.Lost:
-		toast = "💥 Out of attempts"
+		toast = toastOutOfAttempts
 	}
 	return next, toast, nil
 }
