@@ -140,6 +140,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	if err := writeDocBlocks(cfg.docs, meta, results); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "\n%s, %s; load average %s at the start, %s at the end\n\n", meta.machine.server, meta.machine.model, meta.loadStart, meta.loadEnd)
 	writeTable(out, results)
 	fmt.Fprintf(out, "\nReport: %s\nTotal run time: %s\n", path, meta.took.Round(time.Second))

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -48,7 +47,7 @@ type paidResult struct {
 	unflagged int           // copies to the audience without allow_paid_broadcast
 	flagged   int           // replies sent with allow_paid_broadcast (must be 0)
 	tooMany   int           // the emulator's 429s
-	p50, p99  time.Duration // reply latency, enqueue to acceptance, replies enqueued during the broadcast
+	lat       latencies     // reply latency, enqueue to acceptance, replies enqueued in the reply window
 	replies   int           // replies enqueued in the reply window
 	late      int           // of those, not delivered by the end of the run
 }
@@ -77,21 +76,22 @@ func benchPaidBroadcast(ctx context.Context, cfg config, srv *valkeyserver.Serve
 	}
 	for i, r := range runs {
 		pr := res[i]
-		how := "all arrived"
+		how, took, rt := "all arrived", fmt.Sprintf("%.1f s", pr.last.Seconds()), ratio(pr.last.Seconds(), paidIdeal.Seconds())
 		if !pr.done {
 			how = fmt.Sprintf("not finished: %s copies by %v, the time projected at that rate", commas(pr.copies), runs[i].limit)
+			took, rt = "projection: "+took, "projection: "+rt
 		}
 		t.add(fmt.Sprintf("paid broadcast to %s chats at %d/s, Telegram answering after %v, one worker process with ClaimRate %d/s (%s): time from the enqueue to the last copy vs the ideal %v (%s; %s copies delivered, %d 429s, %d copies without allow_paid_broadcast, %d replies with it)",
 			commas(paidAudience), paidRate, paidLatency, r.claimRate, claimRateName(r.claimRate, appRate), paidIdeal, how, commas(pr.copies), pr.tooMany, pr.unflagged, pr.flagged),
-			fmt.Sprintf("%.1f s", pr.last.Seconds()), fmt.Sprintf("%.0f s", paidIdeal.Seconds()), ratio(pr.last.Seconds(), paidIdeal.Seconds()))
+			took, fmt.Sprintf("limit: %.0f s (%s copies ÷ %d/s)", paidIdeal.Seconds(), commas(paidAudience), paidRate), rt)
 	}
 	for i, r := range runs {
 		pr := res[i]
 		t.add(fmt.Sprintf("reply latency p50 / p99 (enqueue to Telegram), %d chats × 1 reply/s, the first %v of the paid broadcast, ClaimRate %d/s vs the same replies without a broadcast (replies enqueued %s / %s, not delivered by the run's end %d / %d)",
 			paidReplyChats, paidReplyWindow, r.claimRate, commas(pr.replies), commas(base.replies), pr.late, base.late),
-			fmt.Sprintf("%v / %v", pr.p50.Round(time.Millisecond), pr.p99.Round(time.Millisecond)),
-			fmt.Sprintf("%v / %v", base.p50.Round(time.Millisecond), base.p99.Round(time.Millisecond)),
-			ratio(pr.p99.Seconds(), base.p99.Seconds()))
+			fmt.Sprintf("%v / %v", pr.lat.quantile(0.50), pr.lat.quantile(0.99)),
+			fmt.Sprintf("%v / %v", base.lat.quantile(0.50), base.lat.quantile(0.99)),
+			boundRatio(pr.lat.quantile(0.99), base.lat.quantile(0.99)))
 	}
 	return nil
 }
@@ -211,7 +211,6 @@ func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, clai
 	}
 
 	var lastCopy time.Time
-	var lat []time.Duration
 	delivered := map[string]bool{}
 	for _, m := range emu.AllMessages() {
 		switch {
@@ -231,24 +230,19 @@ func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, clai
 			}
 			if at, ok := sent[m.Text]; ok && inWindow(at, t0) && !delivered[m.Text] {
 				delivered[m.Text] = true
-				lat = append(lat, m.Time.Sub(at))
+				res.lat.delivered = append(res.lat.delivered, m.Time.Sub(at))
 			}
 		}
 	}
-	// A reply not delivered counts as late as the end of the run.
+	// A reply not delivered had waited until the end of the run, at least.
 	for text, at := range sent {
 		if inWindow(at, t0) {
 			res.replies++
 			if !delivered[text] {
 				res.late++
-				lat = append(lat, stopAt.Sub(at))
+				res.lat.waited = append(res.lat.waited, stopAt.Sub(at))
 			}
 		}
-	}
-	if len(lat) > 0 {
-		slices.Sort(lat)
-		pct := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
-		res.p50, res.p99 = pct(0.50), pct(0.99)
 	}
 	res.done = res.copies >= paidAudience || !broadcast
 	switch {
@@ -260,12 +254,12 @@ func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, clai
 	}
 	res.tooMany = emu.Stats().TooManyRequests
 	if !broadcast {
-		cfg.log.Info("replies without a broadcast", "429s", res.tooMany, "replies", res.replies, "p50", res.p50, "p99", res.p99, "late", res.late)
+		cfg.log.Info("replies without a broadcast", "429s", res.tooMany, "replies", res.replies, "p50", res.lat.quantile(0.50), "p99", res.lat.quantile(0.99), "late", res.late)
 		return res, nil
 	}
 	cfg.log.Info("paid broadcast", "claim rate", claimRate, "enqueue", enqueued.Round(time.Millisecond), "copies", res.copies, "done", res.done,
 		"last", res.last.Round(time.Millisecond), "ratio", fmt.Sprintf("%.2f", res.last.Seconds()/paidIdeal.Seconds()), "429s", res.tooMany,
-		"unflagged", res.unflagged, "flagged replies", res.flagged, "replies", res.replies, "p50", res.p50, "p99", res.p99, "late", res.late)
+		"unflagged", res.unflagged, "flagged replies", res.flagged, "replies", res.replies, "p50", res.lat.quantile(0.50), "p99", res.lat.quantile(0.99), "late", res.late)
 	return res, nil
 }
 

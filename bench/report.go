@@ -119,7 +119,11 @@ func first(load string) string {
 
 const howToRead = `The machine is shared and noisy, so no figure stands alone: each is printed beside a baseline
 measured in the same run, on the same server, and the **ratio** (codemojex's figure divided by the
-baseline's, unless a row says otherwise) is what to compare across runs and machines. Absolute
+baseline's, unless a row says otherwise) is what to compare across runs and machines. A baseline that
+is not a measured run says what it is: "limit" (a configured or ideal rate), "projection" (a run
+stopped early, extrapolated), "none: a check" (with its goal; the ratio column then says whether this
+run met it); a latency that was not measured (a message not delivered by the end) is printed as the
+lower bound it is ("≥"). Absolute
 rates move with the load average above; a ratio moves much less, though rows whose baseline is
 bound by something else (round trips, another library's polling) still move with the load. The
 Telegram scenarios run the real notifier and worker against the in-repo Bot API emulator with

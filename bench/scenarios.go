@@ -345,7 +345,7 @@ func benchBudget(ctx context.Context, cfg config, srv *valkeyserver.Server, t *t
 		cfg.log.Info("budget", "procs", procs, "msg/s", got, "429s", st.TooManyRequests, "max/s", st.MaxPerSecond)
 		t.add(fmt.Sprintf("Telegram budget use, %d worker process(es): delivered msg/s vs the global limit; %d 429s, busiest 1 s window %d",
 			procs, st.TooManyRequests, st.MaxPerSecond),
-			fmt.Sprintf("%.0f msg/s", got), fmt.Sprintf("%d msg/s", benchGlobal), ratio(got, benchGlobal))
+			fmt.Sprintf("%.0f msg/s", got), fmt.Sprintf("limit: %d msg/s", benchGlobal), ratio(got, benchGlobal))
 	}
 	return nil
 }

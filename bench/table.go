@@ -5,7 +5,9 @@ import (
 )
 
 // table collects one section's figures and charts; every figure has a
-// baseline measured in the same run.
+// baseline measured in the same run, or one labelled as what it is
+// ("limit", "projection", "none: a check" with its goal and a computed
+// verdict): issue 32.
 type table struct {
 	rows   []tableRow
 	charts []tableChart
@@ -52,3 +54,12 @@ func ratio(a, b float64) string {
 // note adds a markdown paragraph the run produced (e.g. a benchmark's
 // log) under the section's explanation.
 func (t *table) note(md string) { t.notes = append(t.notes, md) }
+
+// verdict is the ratio column of a check against a goal: "met", or "**not
+// met**" (computed from the run's figures, never typed).
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "**not met**"
+}
