@@ -68,8 +68,9 @@ type App struct {
 	// evictionRisk is the warning about Valkey's maxmemory-policy found
 	// at start ("" when it is noeviction), added to /healthz's body.
 	evictionRisk atomic.Pointer[string]
-	// codec signs and verifies callback data; taps routes verified
-	// taps by kind (callback.go).
+	// codec signs and verifies callback data; taps verifies a tap, routes
+	// it by kind (the game UI's board, the broadcast buttons) and answers
+	// it with answerCallback (callback.go).
 	codec tapdata.Codec
 	taps  *tapdata.Router
 

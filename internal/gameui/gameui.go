@@ -62,7 +62,9 @@ type Journal interface {
 	SaveJournal(ctx context.Context, id int64, kv ...string) error
 }
 
-// Config is what the game UI runs on. Every field but Random is required.
+// Config is what the game UI runs on. Every field but Random is required
+// (New refuses a nil Client, Games, Notifier, Journal, Me or Log; Codec
+// must come from tapdata.New).
 type Config struct {
 	Client   valkey.Client
 	Tag      string // the lanes tag {T} of its keys
