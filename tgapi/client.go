@@ -94,9 +94,9 @@ func (c *Client) Redactor() *redact.Redactor { return c.red }
 // jsonType is the Content-Type of every request with parameters.
 var jsonType = []string{"application/json"}
 
-// call is the one request path: it POSTs params (nil: none) as JSON to
-// method, bounded by timeout (0: ctx alone), and decodes the answer's
-// result into result (nil: ignored). It returns the HTTP status of the
+// call is the one request path: it POSTs params (nil, or a nil pointer:
+// none) as JSON to method, bounded by timeout (0: ctx alone), and decodes
+// the answer's result into result (nil: ignored). It returns the HTTP status of the
 // answer (0 when none came) and nil or an *Error.
 func (c *Client) call(ctx context.Context, method string, params, result any, timeout time.Duration) (int, error) {
 	if timeout > 0 {
@@ -110,7 +110,11 @@ func (c *Client) call(ctx context.Context, method string, params, result any, ti
 		if err != nil {
 			return 0, &Error{Method: method, Err: c.red.Error(fmt.Errorf("encode parameters: %w", err))}
 		}
-		body = bytes.NewReader(b)
+		if string(b) == "null" { // a nil *Params: no parameters
+			params = nil
+		} else {
+			body = bytes.NewReader(b)
+		}
 	}
 	u, ok := c.urls[method]
 	if !ok {

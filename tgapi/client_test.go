@@ -99,6 +99,7 @@ func TestMethods(t *testing.T) {
 	info, err = c.GetWebhookInfo(ctx)
 	require.NoError(t, err)
 	require.Empty(t, info.URL)
+	require.NoError(t, c.DeleteWebhook(ctx, nil), "nil parameters: none sent")
 
 	// getMyStarBalance: unlimited by default, then 1.3 Stars.
 	s, err := c.GetMyStarBalance(ctx)
