@@ -179,15 +179,21 @@ func TestParkAndPauseHoldUntilDueAndOnlyExtend(t *testing.T) {
 	require.NoError(t, s.Inspector().ResumeLane(ctx, "q", "x0"))
 
 	// Pause: everything stops until its time.
+	// RetryIn is the pause's end (3 s after the Pause, on the server clock
+	// between lo and the claim) less the claim's time (before hi): at least
+	// lo + 3 s - hi however slow the round trips.
+	lo := serverNowMS(t, s)
 	require.NoError(t, s.Inspector().Pause(ctx, 3*time.Second))
 	c = claim(t, s, 1, lease, "q")
+	hi := serverNowMS(t, s)
 	require.Empty(t, c.Jobs)
-	require.Greater(t, c.RetryIn, 2*time.Second)
+	require.GreaterOrEqual(t, c.RetryIn.Milliseconds(), lo+3000-hi)
 	require.LessOrEqual(t, c.RetryIn, 3*time.Second)
 	require.NoError(t, s.Inspector().Pause(ctx, 100*time.Millisecond)) // never shortens
 	c2 := claim(t, s, 1, lease, "q")
+	hi = serverNowMS(t, s)
 	require.Empty(t, c2.Jobs)
-	require.Greater(t, c2.RetryIn, 2*time.Second)
+	require.GreaterOrEqual(t, c2.RetryIn.Milliseconds(), lo+3000-hi)
 	require.NoError(t, s.Inspector().Resume(ctx))
 	c = claim(t, s, 1, lease, "q")
 	require.Len(t, c.Jobs, 1, "Resume ends the pause")

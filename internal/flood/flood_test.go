@@ -229,13 +229,18 @@ func TestMixedBatchAnswersEachUpdateInPlace(t *testing.T) {
 func TestAWindowAfterAFloodTheUserPassesAndNothingIsLeft(t *testing.T) {
 	win := 400 * time.Millisecond
 	r := newRig(t, flood.Limits{Window: win, UserMessages: 3, ChatMessages: 5}, nil)
+	before := time.Now()
 	rec, drop, notices := tally(r.record(repeat(msg(7, -1), 100)...))
+	after := time.Now()
 	require.Equal(t, []int{3, 97, 1}, []int{rec, drop, notices})
 	ls, err := r.l.Limited(context.Background(), r.c, time.Now(), 0)
 	require.NoError(t, err)
 	require.Len(t, ls, 1)
 	require.Equal(t, int64(-1), ls[0].Chat)
-	require.WithinDuration(t, time.Now().Add(win), ls[0].Until, win)
+	// A window after the record's time (taken between before and after;
+	// Until is in whole ms), however long the record took.
+	require.False(t, ls[0].Until.Before(before.Add(win).Truncate(time.Millisecond)), "until %v, recorded after %v", ls[0].Until, before)
+	require.False(t, ls[0].Until.After(after.Add(win)), "until %v, recorded before %v", ls[0].Until, after)
 
 	time.Sleep(win + 100*time.Millisecond)
 	ls, err = r.l.Limited(context.Background(), r.c, time.Now(), 0)
