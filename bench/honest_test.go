@@ -147,3 +147,38 @@ func TestDocBlocksQuoteTheRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, broken, string(left))
 }
+
+// TestDocsPagesBlocksNameSections: every block in the docs pages is closed
+// and names a section of the bench, so make bench fills each of them.
+func TestDocsPagesBlocksNameSections(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	require.NoError(t, err)
+	found := map[string]bool{}
+	for _, f := range files {
+		doc, err := os.ReadFile(f)
+		require.NoError(t, err)
+		blocks := map[string]string{}
+		for _, name := range sectionNames() {
+			blocks[name] = "FILLED " + name
+		}
+		out, err := fillBlocks(doc, blocks)
+		require.NoError(t, err, f)
+		for _, line := range strings.Split(string(doc), "\n") {
+			if name, ok := strings.CutPrefix(line, "<!-- bench:"); ok {
+				name = strings.TrimSuffix(name, " -->")
+				require.Contains(t, sectionNames(), name, "%s: block %q names no section", f, name)
+				require.Contains(t, string(out), "FILLED "+name, f)
+				found[filepath.Base(f)+":"+name] = true
+			}
+		}
+	}
+	require.Subset(t, keys(found), []string{"floods.md:floods", "delivery.md:delivery", "delivery.md:paid", "delivery.md:replies"})
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
