@@ -34,6 +34,6 @@
 //     idea of asynq's syncer), synchronously, since a lane's next job must
 //     not start before its predecessor is settled.
 //   - Backoff (exponential, capped, with jitter) and Sleep (a wait that ends
-//     with ctx): the only ones in the tree (the intake's, the game store's,
-//     the worker's and the handlers' retries use them).
+//     with ctx), written once: the intake's, the game store's, the worker's
+//     and the handlers' retries use them.
 package consumer
