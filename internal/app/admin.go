@@ -14,6 +14,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -47,6 +48,22 @@ func (a *App) admin(h update.HandlerFunc) update.HandlerFunc {
 			return out
 		}
 		return h(ctx, r)
+	}
+}
+
+// toastAdminOnly answers a tap on an admin's button by anyone else.
+const toastAdminOnly = "⛔ For bot admins only, in a private chat with the bot."
+
+// adminTap is admin's gate for taps: only an admin, in the admin's private
+// chat, may tap the buttons h handles (the broadcasts'); anyone else gets
+// toastAdminOnly and nothing happens.
+func (a *App) adminTap(h tapdata.Handler) tapdata.Handler {
+	return func(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
+		m := q.Message.Message
+		if !a.cfg.IsAdmin(q.From.ID) || !update.IsPrivate(m) || m.Chat.ID != q.From.ID {
+			return toastAdminOnly
+		}
+		return h(ctx, r, out, q, d)
 	}
 }
 

@@ -3,11 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/go-telegram/bot/models"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-telegram/bot/models"
 
 	"github.com/stretchr/testify/require"
 
@@ -365,7 +366,7 @@ func TestAdminCommandsInAGroupAnswerOnlyAHint(t *testing.T) {
 		require.Equal(t, before[i].Pending, after[i].Pending, "no broadcast was queued")
 		require.Equal(t, before[i].Dead, after[i].Dead)
 	}
-	tracked, err := r.app.tracking.Tracked(ctx)
+	tracked, err := h.tracked(ctx)
 	require.NoError(t, err)
 	require.Empty(t, tracked, "no broadcast is tracked")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/gamestore"
@@ -485,7 +486,7 @@ type BroadcastView struct {
 	notifier.Progress
 	At    time.Time // when it was sent (its audit entry)
 	By    string    // who sent it
-	Text  string    // its progress text (progressText)
+	Text  string    // its progress text (as the progress message shows it)
 	Known bool      // false when its progress expired (more than a day ago)
 }
 
@@ -498,21 +499,15 @@ func (ad *Admin) Broadcasts(ctx context.Context, n int) ([]BroadcastView, error)
 	}
 	var out []BroadcastView
 	for _, e := range es {
-		if e.Action != actionBroadcastSent {
+		id, ok := broadcast.SentID(e.Action, e.Detail)
+		if !ok {
 			continue
 		}
-		id, _, _ := strings.Cut(e.Detail, " ")
-		v := BroadcastView{At: e.At, By: e.Who}
-		p, err := ad.a.notifier.Progress(ctx, id)
-		switch {
-		case errors.Is(err, notifier.ErrUnknownBroadcast), errors.Is(err, notifier.ErrInvalid):
-			v.Progress = notifier.Progress{ID: id}
-		case err != nil:
+		v, err := ad.a.bc.View(ctx, id)
+		if err != nil {
 			return nil, err
-		default:
-			v.Progress, v.Known, v.Text = p, true, progressText(p)
 		}
-		out = append(out, v)
+		out = append(out, BroadcastView{Progress: v.Progress, At: e.At, By: e.Who, Text: v.Text, Known: v.Known})
 	}
 	return out, nil
 }
@@ -520,7 +515,7 @@ func (ad *Admin) Broadcasts(ctx context.Context, n int) ([]BroadcastView, error)
 // StopBroadcast is "/broadcast stop <id>" by who, with its answer (the
 // same for an unknown or finished broadcast) and audit entry.
 func (ad *Admin) StopBroadcast(ctx context.Context, who, id string) (string, error) {
-	return ad.a.stopBroadcastErr(ctx, who, id)
+	return ad.a.bc.Stop(ctx, who, id)
 }
 
 // AuditEntry is one recorded admin action.

@@ -17,6 +17,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
@@ -52,9 +53,8 @@ type App struct {
 	games     *gamestore.Store
 	audience  *chats.Audience
 	chatDir   *chats.Directory
-	tracking  *tracking
 	auditLog  *auditLog
-	previews  *previews
+	bc        *broadcast.Service // /broadcast, its taps, its tracker, the admin API's broadcasts
 	inbox     *intake.Inbox
 	lease     *intake.Lease
 	api       *tgapi.Client // poller and handler roles: every Bot API call of the program but the worker's (its own)
@@ -81,7 +81,6 @@ type App struct {
 	lastPoll   atomic.Int64                // unix nanoseconds of the last successful getUpdates
 	leader     atomic.Bool                 // this process holds the poller lease
 	webhookSet atomic.Bool                 // setWebhook succeeded (webhook mode)
-	bcWake     chan struct{}               // a broadcast started -> tracker
 
 	// floods is the intake limits' side of the app (flood.go).
 	floods *floods
@@ -114,8 +113,7 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 		o.log = NewLogger(cfg)
 	}
 	a := &App{cfg: cfg, opt: o, redactor: red, keys: keyspace{tag: o.tag},
-		log:    slog.New(red.Handler(o.log.Handler())),
-		bcWake: make(chan struct{}, 1)}
+		log: slog.New(red.Handler(o.log.Handler()))}
 	if err := a.init(); err != nil {
 		a.Close()
 		return nil, red.Error(err)
@@ -146,7 +144,6 @@ func (a *App) init() error {
 	a.ping = luascript.Must(luaFS, "health")
 	a.codec = tapdata.New(cfg.Token)
 	a.taps = tapdata.NewRouter(a.codec, a.answerCallback, func() { a.m.callbacks.WithLabelValues("refused").Inc() }, a.log)
-	a.taps.Route(tapdata.KindBroadcast, a.onBroadcastTap)
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: game store: %w", err)
 	}
@@ -154,8 +151,6 @@ func (a *App) init() error {
 	if a.chatDir, err = chats.NewDirectory(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.tracking = &tracking{c: a.c, keys: a.keys}
-	a.previews = newPreviews(a.c, a.keys)
 	a.auditLog = &auditLog{c: a.c, keys: a.keys, max: o.auditCap, log: a.log.With(slog.String("component", "audit"))}
 	// The update queue: a store of its own on the same tag (so a chat's
 	// weight applies to its updates too) without Telegram's rate limits,
@@ -174,6 +169,13 @@ func (a *App) init() error {
 		return fmt.Errorf("app: %w", err)
 	}
 	a.taps.Route(tapdata.KindGame, a.ui.Tap)
+	if a.bc, err = broadcast.New(broadcast.Config{Client: a.c, Tag: o.tag, Notifier: a.notifier, Audience: a.audience,
+		Journal: a.inbox, Audit: a.auditLog, Codec: a.codec, Username: a.username,
+		GlobalRate: cfg.GlobalRate, PaidRate: cfg.PaidBroadcastRate, EditInterval: o.editInterval, Now: o.now,
+		Log: a.log.With(slog.String("component", "broadcast"))}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.taps.Route(tapdata.KindBroadcast, a.adminTap(a.bc.OnTap))
 	a.lease = intake.NewLease(a.c, o.tag, o.leaseTTL, a.log.With(slog.String("component", "poller")))
 	a.reg = o.reg
 	if a.reg == nil {
@@ -206,9 +208,6 @@ func (a *App) init() error {
 	}
 	return nil
 }
-
-// now is the app's clock (WithClock): it dates broadcast previews.
-func (a *App) now() time.Time { return a.opt.now() }
 
 // Notifier returns the app's notifier (tests and tools enqueue with it).
 func (a *App) Notifier() *notifier.Notifier { return a.notifier }

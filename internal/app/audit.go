@@ -14,18 +14,16 @@ import (
 )
 
 // Admin actions recorded in the audit stream: every admin action that
-// changes state.
+// changes state (a broadcast's are broadcast.ActionSent, ActionStopped,
+// ActionContinuedFree).
 const (
-	actionWeightSet     = "weight set"
-	actionBroadcastSent = "broadcast sent"
-	actionBroadcastStop = "broadcast stopped"
-	actionBroadcastFree = "broadcast continued free"
-	actionDeadRequeued  = "dead letters requeued"
-	actionDeadPurged    = "dead letters purged"
-	auditShown          = 20 // entries /audit shows
-	auditFieldAdmin     = "admin"
-	auditFieldAction    = "action"
-	auditFieldDetail    = "detail"
+	actionWeightSet    = "weight set"
+	actionDeadRequeued = "dead letters requeued"
+	actionDeadPurged   = "dead letters purged"
+	auditShown         = 20 // entries /audit shows
+	auditFieldAdmin    = "admin"
+	auditFieldAction   = "action"
+	auditFieldDetail   = "detail"
 )
 
 // DefaultAuditCap is how many admin actions the audit stream keeps (XADD

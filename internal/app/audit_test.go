@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -77,7 +78,7 @@ func TestAdminActionsAreAudited(t *testing.T) {
 		require.Contains(t, lines[i+1], want)
 	}
 	logs := h.logs.String()
-	for _, action := range []string{actionWeightSet, actionBroadcastSent, actionDeadRequeued, actionDeadPurged} {
+	for _, action := range []string{actionWeightSet, broadcast.ActionSent, actionDeadRequeued, actionDeadPurged} {
 		require.Contains(t, logs, fmt.Sprintf("msg=\"admin action\" component=audit admin=%d action=%q", adminID, action))
 	}
 }

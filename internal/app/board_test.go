@@ -258,15 +258,15 @@ func TestForgedCallbackDataChangesNothing(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, data, toast string }{
 		{"other game id", otherGame, gameui.ToastGameOver},
-		{"bad signature", flipped, toastInvalidButton},
-		{"signed for another chat", otherChat, toastInvalidButton},
-		{"truncated", good[:len(good)-3], toastInvalidButton},
-		{"too long", good + strings.Repeat("x", 40), toastInvalidButton},
-		{"empty", "x", toastInvalidButton},
+		{"bad signature", flipped, tapdata.ToastInvalidButton},
+		{"signed for another chat", otherChat, tapdata.ToastInvalidButton},
+		{"truncated", good[:len(good)-3], tapdata.ToastInvalidButton},
+		{"too long", good + strings.Repeat("x", 40), tapdata.ToastInvalidButton},
+		{"empty", "x", tapdata.ToastInvalidButton},
 		{"other version", "2" + good[1:], tapdata.ToastOldButton},
-		{"unknown action", badAction, toastInvalidButton},
-		{"unknown kind", otherKind, toastInvalidButton},
-		{"game scope swapped", strings.Replace(good, cur.ID, "00000000deadbeef", 1), toastInvalidButton},
+		{"unknown action", badAction, tapdata.ToastInvalidButton},
+		{"unknown kind", otherKind, tapdata.ToastInvalidButton},
+		{"game scope swapped", strings.Replace(good, cur.ID, "00000000deadbeef", 1), tapdata.ToastInvalidButton},
 	} {
 		require.Equal(t, tc.toast, h.tapData(cy.ID, cy, b.ID, tc.data), tc.name)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -125,9 +126,9 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	// The crash: right after Broadcast returned, before the journal kept
 	// its id ("bcs" written, "bc" not), the update not finished.
 	h.rewind(a, u)
-	require.NoError(t, a.inbox.SaveJournal(ctx, u.ID, journalBCStarted, "1"))
+	require.NoError(t, a.inbox.SaveJournal(ctx, u.ID, broadcast.JournalStarted, "1"))
 	pid := strings.Split(u.CallbackQuery.Data, "|")[1]
-	require.NoError(t, h.c.Do(ctx, h.c.B().Hdel().Key(a.keys.preview(pid)).Field("bc").Build()).Error())
+	require.NoError(t, h.c.Do(ctx, h.c.B().Hdel().Key(broadcast.NewKeys(h.tag).Preview(pid)).Field("bc").Build()).Error())
 
 	r2 := h.start(nil)
 	h.waitHandledAgain(r2, u)
@@ -199,7 +200,7 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	require.Equal(t, "📣 Sending to 2000 chats.", toast)
 	var id string
 	require.Eventually(t, func() bool {
-		all, err := r.app.tracking.Tracked(ctx)
+		all, err := h.tracked(ctx)
 		for k := range all {
 			id = k
 		}
@@ -246,7 +247,7 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	last, err := r.app.auditLog.Last(ctx, 1)
 	require.NoError(t, err)
 	require.Len(t, last, 1)
-	require.Equal(t, AuditEntry{ID: last[0].ID, At: last[0].At, Who: adminWho(adminID), Action: actionBroadcastStop,
+	require.Equal(t, AuditEntry{ID: last[0].ID, At: last[0].At, Who: adminWho(adminID), Action: broadcast.ActionStopped,
 		Detail: fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent-inFlightAtStop(stopReply), p.Cancelled, inFlightAtStop(stopReply))}, last[0], "the stop is audited")
 	// The progress message says the same.
 	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d", p.Sent, p.Cancelled, chatsN)
@@ -428,9 +429,9 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 	require.Equal(t, [][]string{{"✅ Send", "❌ Cancel"}}, rows)
 	quiet(cancelled)
 	_, toast := h.tapAdmin(pv.ID, buttons["❌ Cancel"])
-	require.Equal(t, toastCancelled, toast)
+	require.Equal(t, broadcast.ToastCancelled, toast)
 	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
-	require.Equal(t, toastWasCancelled, toast, "Send after Cancel changes nothing")
+	require.Equal(t, broadcast.ToastWasCancelled, toast, "Send after Cancel changes nothing")
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
@@ -470,17 +471,17 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 	es, err := r.app.auditLog.Last(ctx, auditShown)
 	require.NoError(t, err)
 	require.Len(t, es, 1, "one broadcast sent, audited once")
-	require.Equal(t, actionBroadcastSent, es[0].Action)
+	require.Equal(t, broadcast.ActionSent, es[0].Action)
 
 	// A tap after the preview's 10 minutes.
 	const late = "📣 too late"
 	pv, buttons = h.broadcastPreview(late)
-	skew.Store(int64(PreviewLifetime + time.Second))
+	skew.Store(int64(broadcast.PreviewLifetime + time.Second))
 	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
-	require.Equal(t, toastPreviewLate, toast)
+	require.Equal(t, broadcast.ToastPreviewLate, toast)
 	skew.Store(0)
 	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
-	require.Equal(t, toastPreviewLate, toast, "expired for good")
+	require.Equal(t, broadcast.ToastPreviewLate, toast, "expired for good")
 	quiet(late)
 	require.Len(t, h.progressMsgs(), 1, "no other broadcast started")
 }
@@ -501,7 +502,7 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	h.texts(adminID, 1)
 	for _, text := range []string{"stop test", "stop", "stop bc_01ARZ3NDEKTSV4RRFFQ69G5FAV", "stop  test"} {
 		pv, buttons := h.broadcastPreview(text)
-		require.Equal(t, previewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
+		require.Equal(t, broadcast.PreviewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
 		require.Contains(t, buttons, "✅ Send", "the preview of %q can be sent", text)
 	}
 	es, err := r.app.auditLog.Last(context.Background(), 10)

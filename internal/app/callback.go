@@ -9,7 +9,6 @@ import (
 	"github.com/go-telegram/bot"
 
 	"github.com/codemojex/codemojex/consumer"
-	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/tgapi"
 )
 
@@ -17,12 +16,6 @@ import (
 // and the checks a tap passes are documented there), and App.taps
 // (a tapdata.Router) routes a verified tap by its kind; App answers it
 // (answerCallback).
-
-// The broadcast buttons' toasts shared with every kind (tapdata).
-const (
-	toastInvalidButton = tapdata.ToastInvalidButton
-	toastRetry         = tapdata.ToastRetry
-)
 
 // Answering: answerCallbackQuery is not a chat message (no flood limit
 // counts it) and the button spins on the user's screen until it is

@@ -43,7 +43,7 @@ func (a *App) registerHandlers(m *update.Mux) {
 	a.ui.Register(m)
 	for name, h := range map[string]update.HandlerFunc{
 		"weight": a.admin(a.onWeight), "weights": a.admin(a.onWeights), "lanes": a.admin(a.onLanes),
-		"dlq": a.admin(a.onDLQ), "broadcast": a.admin(a.onBroadcast), "audit": a.admin(a.onAudit),
+		"dlq": a.admin(a.onDLQ), "broadcast": a.admin(a.bc.OnCommand), "audit": a.admin(a.onAudit),
 	} {
 		m.RouteFunc(update.IsCommand(name, a.username), h)
 	}

@@ -39,14 +39,13 @@
 // script runs on Valkey Cluster. The broadcast audience and the chat
 // directory ({T}:app:chats..., {T}:app:chatname..., {T}:app:chatidx...) are
 // package internal/chats', the game boards' ({T}:app:board:<chat_id>,
-// {T}:app:comp:<chat_id>:<game>) internal/gameui's. The app itself keeps
-// these (tracking.go, health.go, audit.go, preview.go); docs/keys.md lists
-// every key of the program:
+// {T}:app:comp:<chat_id>:<game>) internal/gameui's, the broadcasts'
+// ({T}:app:bc, {T}:app:bcp:<id>) internal/broadcast's. The app itself
+// keeps these (health.go, audit.go); docs/keys.md lists every key of the
+// program:
 //
-//	{T}:app:bc                    hash    broadcasts whose progress message is being kept up to date
 //	{T}:app:health                string  /healthz write probe ("1", PX 1 min)
 //	{T}:app:audit                 stream  admin actions that changed state (admin user id, action, detail); MAXLEN ~ cap
-//	{T}:app:bcp:<id>              hash    a broadcast preview waiting for Send or Cancel (decide.lua)
 //
 // # Buttons
 //
@@ -77,10 +76,10 @@
 // logged with the admin's user id and appended to the audit stream
 // (audit.go), which /audit shows.
 //
-// /broadcast <text> does not send: it answers with a preview (preview.go)
-// carrying Send and Cancel buttons (callback kind tapdata.KindBroadcast). The
-// first decision wins (decide.lua: a double tap or a tap delivered twice
-// starts one broadcast, whose notifier key is the preview id), a preview
-// expires after PreviewLifetime on the app's clock (WithClock), and the
-// progress message carries a Stop button (notifier.StopBroadcast).
+// /broadcast is internal/broadcast's (its doc says how a preview is
+// decided, sent, tracked, stopped): the app routes the command and the taps
+// of kind tapdata.KindBroadcast to it behind the admin gates (admin,
+// adminTap), runs its Tracker while it holds the poller lease, and lists
+// and stops broadcasts through it in the admin API; previews expire on the
+// app's clock (WithClock).
 package app

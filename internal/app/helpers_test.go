@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/intake"
@@ -476,4 +477,10 @@ func (h *harness) addKnownChats(r *running, first int64, n int) {
 		h.emu.AddChat(models.Chat{ID: chat, Type: models.ChatTypePrivate, FirstName: "U"})
 		require.NoError(h.t, r.app.audience.Add(context.Background(), chat))
 	}
+}
+
+// tracked reads the tracked broadcasts (broadcast id -> tracked JSON) as
+// the broadcast tracker keeps them.
+func (h *harness) tracked(ctx context.Context) (map[string]string, error) {
+	return h.c.Do(ctx, h.c.B().Hgetall().Key(broadcast.NewKeys(h.tag).Tracked()).Build()).AsStrMap()
 }

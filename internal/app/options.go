@@ -8,10 +8,12 @@ import (
 	"net"
 	"time"
 
-	"github.com/codemojex/codemojex/game"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/game"
+
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/update"
 )
 
@@ -25,7 +27,7 @@ const (
 	DefaultDrainTimeout = 10 * time.Second
 	// DefaultEditInterval is the least time between two edits of a
 	// broadcast's progress message (a final edit always follows).
-	DefaultEditInterval = 2 * time.Second
+	DefaultEditInterval = broadcast.DefaultEditInterval
 )
 
 type options struct {
@@ -158,7 +160,7 @@ func WithAuditCap(n int) Option {
 }
 
 // WithClock sets the app's clock (default time.Now), which dates broadcast
-// previews and so decides when one expires (PreviewLifetime). A nil
+// previews and so decides when one expires (broadcast.PreviewLifetime). A nil
 // clock makes New fail.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
@@ -133,14 +134,14 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			es, err := r.app.auditLog.Last(ctx, auditShown)
 			require.NoError(t, err)
 			require.Len(t, es, 2)
-			require.Equal(t, actionBroadcastSent, es[1].Action)
+			require.Equal(t, broadcast.ActionSent, es[1].Action)
 			require.Equal(t, id+" to 41 chats, paid (about 4.1 Stars)", es[1].Detail)
 			switch choice {
 			case "▶️ Continue free":
-				require.Equal(t, actionBroadcastFree, es[0].Action)
+				require.Equal(t, broadcast.ActionContinuedFree, es[0].Action)
 				require.Equal(t, id+": 31 copies moved to free, paid: 10 copies, 1.0 Stars", es[0].Detail)
 			case "🛑 Stop":
-				require.Equal(t, actionBroadcastStop, es[0].Action)
+				require.Equal(t, broadcast.ActionStopped, es[0].Action)
 				require.Equal(t, id+": 10 sent before the stop, 31 cancelled, 0 in flight, paid: 10 copies, 1.0 Stars", es[0].Detail)
 			}
 			code, body := h.get(r, "/metrics")

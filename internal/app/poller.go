@@ -59,7 +59,7 @@ func (a *App) runPoller(ctx context.Context) error {
 			wg.Go(func() { cancel(a.poller().Run(lctx)) })
 		}
 		if !a.opt.intakeOnly {
-			wg.Go(func() { a.trackBroadcasts(lctx) })
+			wg.Go(func() { _ = a.bc.Tracker().Run(lctx, func() {}) }) // returns nil when lctx ends
 		}
 		<-lctx.Done()
 		wg.Wait()

@@ -1,4 +1,4 @@
-package app
+package broadcast
 
 import (
 	"context"
@@ -59,11 +59,11 @@ const (
 // Valkey command on them is one of its methods.
 type previews struct {
 	c      valkey.Client
-	keys   keyspace
+	keys   Keys
 	decide *valkey.Lua
 }
 
-func newPreviews(c valkey.Client, keys keyspace) *previews {
+func newPreviews(c valkey.Client, keys Keys) *previews {
 	return &previews{c: c, keys: keys, decide: luascript.Must(luaFS, "decide")}
 }
 
@@ -86,7 +86,7 @@ func validPreviewID(id string) bool {
 
 // Create stores p as pending.
 func (s *previews) Create(ctx context.Context, p preview) error {
-	key := s.keys.preview(p.ID)
+	key := s.keys.Preview(p.ID)
 	cmds := s.c.DoMulti(ctx,
 		s.c.B().Hset().Key(key).FieldValue().
 			FieldValue("text", p.Text).
@@ -98,7 +98,7 @@ func (s *previews) Create(ctx context.Context, p preview) error {
 		s.c.B().Pexpire().Key(key).Milliseconds(previewKeep.Milliseconds()).Build())
 	for _, r := range cmds {
 		if err := r.Error(); err != nil {
-			return fmt.Errorf("app: broadcast preview %s: %w", p.ID, err)
+			return fmt.Errorf("broadcast: preview %s: %w", p.ID, err)
 		}
 	}
 	return nil
@@ -106,9 +106,9 @@ func (s *previews) Create(ctx context.Context, p preview) error {
 
 // Get reads preview id; ok is false when there is none.
 func (s *previews) Get(ctx context.Context, id string) (p preview, ok bool, err error) {
-	m, err := s.c.Do(ctx, s.c.B().Hgetall().Key(s.keys.preview(id)).Build()).AsStrMap()
+	m, err := s.c.Do(ctx, s.c.B().Hgetall().Key(s.keys.Preview(id)).Build()).AsStrMap()
 	if err != nil {
-		return preview{}, false, fmt.Errorf("app: broadcast preview %s: %w", id, err)
+		return preview{}, false, fmt.Errorf("broadcast: preview %s: %w", id, err)
 	}
 	if len(m) == 0 {
 		return preview{}, false, nil
@@ -122,8 +122,8 @@ func (s *previews) Get(ctx context.Context, id string) (p preview, ok bool, err 
 
 // SetBroadcast records the broadcast id preview id started.
 func (s *previews) SetBroadcast(ctx context.Context, id, broadcast string) error {
-	if err := s.c.Do(ctx, s.c.B().Hset().Key(s.keys.preview(id)).FieldValue().FieldValue("bc", broadcast).Build()).Error(); err != nil {
-		return fmt.Errorf("app: broadcast preview %s: %w", id, err)
+	if err := s.c.Do(ctx, s.c.B().Hset().Key(s.keys.Preview(id)).FieldValue().FieldValue("bc", broadcast).Build()).Error(); err != nil {
+		return fmt.Errorf("broadcast: preview %s: %w", id, err)
 	}
 	return nil
 }
@@ -132,13 +132,13 @@ func (s *previews) SetBroadcast(ctx context.Context, id, broadcast string) error
 // (previewCancelled) at now, once (decide.lua): it returns what happened
 // and the preview's state afterwards.
 func (s *previews) Decide(ctx context.Context, id, what string, now time.Time) (decision, string, error) {
-	v, err := s.decide.Exec(ctx, s.c, []string{s.keys.preview(id)},
+	v, err := s.decide.Exec(ctx, s.c, []string{s.keys.Preview(id)},
 		[]string{what, strconv.FormatInt(now.UnixMilli(), 10), strconv.FormatInt(PreviewLifetime.Milliseconds(), 10)}).AsStrSlice()
 	if err == nil && len(v) != 2 {
 		err = fmt.Errorf("malformed reply %q", v)
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("app: broadcast preview %s: %w", id, err)
+		return "", "", fmt.Errorf("broadcast: preview %s: %w", id, err)
 	}
 	return decision(v[0]), v[1], nil
 }
@@ -189,9 +189,10 @@ func paidPreviewText(text string, chats, copies, rate, paidRate int) string {
 		int(PreviewLifetime/time.Minute))
 }
 
-// previewText is the preview message: the text as the chats will see it,
-// the number of chats, and the estimated time at rate messages/s.
-func previewText(text string, chats, rate int) string {
+// PreviewText is the preview message of a free broadcast: the text as the
+// chats will see it, the number of chats, and the estimated time at rate
+// messages/s.
+func PreviewText(text string, chats, rate int) string {
 	noun := "chats"
 	if chats == 1 {
 		noun = "chat"

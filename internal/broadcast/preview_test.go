@@ -1,4 +1,4 @@
-package app
+package broadcast
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/valkeytest"
 )
 
 // A preview is decided once: of ten concurrent Sends exactly one decides,
@@ -15,9 +17,9 @@ import (
 // good; an unknown id is reported as such.
 func TestPreviewIsDecidedOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	c := valkeytest.Shared(t).Client(t)
 	ctx := context.Background()
-	s := newPreviews(h.c, keyspace{tag: h.tag})
+	s := newPreviews(c, NewKeys(valkeytest.Namespace(t)))
 	t0 := time.UnixMilli(1_800_000_000_000)
 	mk := func() string {
 		id := newPreviewID()
@@ -96,5 +98,5 @@ func TestPreviewEstimate(t *testing.T) {
 		require.Equal(t, tc.want, humanDuration(estimate(tc.chats, tc.rate)), "%d chats at %d/s", tc.chats, tc.rate)
 	}
 	require.Equal(t, "📣 Broadcast preview. The chats will see:\n\nhello *world*\n\nIt will reach 2000 chats, in about 1 min 7 s at the current rate of 30 messages/s. Send or Cancel within 10 minutes.",
-		previewText("hello *world*", 2000, 30))
+		PreviewText("hello *world*", 2000, 30))
 }

@@ -1,0 +1,146 @@
+// Package broadcast is the admin's broadcasts: /broadcast <text> answers
+// with a preview (preview.go: the text as the chats will see it, how many
+// chats, the estimated time and, with paid broadcasts on, the cost) whose
+// Send, Send paid or Cancel button decides it once (decide.lua); Send fans
+// the text out through the notifier to the audience and keeps one progress
+// message in the admin's chat up to date (Tracker: edits through the reply
+// lane, a Stop button while it runs); a paid broadcast the bot cannot pay
+// for halts and offers Continue free or Stop. /broadcast stop <id>, the Stop
+// button and the admin API (Service.Stop, Service.View) stop and list them.
+// Every action that changes state is audited (Auditor).
+//
+// It owns {T}:app:bc (the tracked broadcasts) and {T}:app:bcp:<id> (the
+// previews) (Keys), and the journal fields bc and bcs of the update that
+// sent a broadcast (journal.go). The fan-out, the stop, the move to free
+// and the progress counts are the notifier's (notifier.Broadcast,
+// StopBroadcast, ContinueFree, Progress). internal/app wires it: the
+// /broadcast route (Service.OnCommand, behind the admin gate), the taps of
+// kind tapdata.KindBroadcast (Service.OnTap, idem), the tracker while the
+// process holds the poller lease, the admin API.
+package broadcast
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/tapdata"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// Audience is the chats a broadcast goes to (chats.Audience).
+type Audience interface {
+	// Chats returns every known chat id. Errors: the store's.
+	Chats(ctx context.Context) ([]int64, error)
+}
+
+// Journal is an update's journal (intake.Inbox): the fields a handler
+// keeps while it handles update id, dropped once it is handled.
+type Journal interface {
+	LoadJournal(ctx context.Context, id int64) (intake.Journal, error)
+	// SaveJournal sets fields (name, value pairs) of update id's journal.
+	SaveJournal(ctx context.Context, id int64, kv ...string) error
+}
+
+// Auditor records an admin action (the app's audit stream): who is the
+// admin's user id in decimal (or the console's name), action one of the
+// Action* constants, detail what it acted on. Errors: the store's.
+type Auditor interface {
+	Record(ctx context.Context, who, action, detail string) error
+}
+
+// Admin actions this package records (Auditor). ActionSent's detail
+// starts with the broadcast id (SentID).
+const (
+	ActionSent          = "broadcast sent"
+	ActionStopped       = "broadcast stopped"
+	ActionContinuedFree = "broadcast continued free"
+)
+
+// DefaultEditInterval is the least time between two edits of a
+// broadcast's progress message (a final edit always follows).
+const DefaultEditInterval = 2 * time.Second
+
+// Config is what a Service needs. Client, Notifier, Audience, Journal,
+// Audit and Codec are required.
+type Config struct {
+	Client   valkey.Client
+	Tag      string // the hash tag of every key (lanes.DefaultTag unless the program says otherwise)
+	Notifier *notifier.Notifier
+	Audience Audience
+	Journal  Journal
+	Audit    Auditor
+	Codec    tapdata.Codec // signs the buttons (kind tapdata.KindBroadcast)
+	// Username is the bot's username ("" until getMe answered): a
+	// command may be addressed "/broadcast@<username>". Nil: "".
+	Username func() string
+	// GlobalRate is the free broadcast rate (messages/s, Telegram's
+	// global limit as configured) the previews estimate with; PaidRate
+	// the paid one (TELEGRAM_PAID_BROADCAST_RATE; 0: paid broadcasts
+	// off, no Send paid button).
+	GlobalRate, PaidRate int
+	// EditInterval: see DefaultEditInterval (0: the default).
+	EditInterval time.Duration
+	// Now is the clock that dates previews and so decides when one
+	// expires (PreviewLifetime). Nil: time.Now.
+	Now func() time.Time
+	Log *slog.Logger // nil: discarded
+}
+
+// Service is the broadcasts of one process: its handlers run on any
+// handler process, its Tracker on the one holding the poller lease.
+type Service struct {
+	cfg      Config
+	log      *slog.Logger
+	notifier *notifier.Notifier
+	audience Audience
+	journal  Journal
+	audit    Auditor
+	previews *previews
+	tracking *tracking
+	// wakeC: a broadcast started, stopped or moved to free -> Tracker.
+	wakeC chan struct{}
+}
+
+// New returns the broadcasts of cfg. Errors: a required part missing.
+func New(cfg Config) (*Service, error) {
+	if cfg.Client == nil || cfg.Notifier == nil || cfg.Audience == nil || cfg.Journal == nil || cfg.Audit == nil {
+		return nil, fmt.Errorf("broadcast: Client, Notifier, Audience, Journal and Audit are required")
+	}
+	if cfg.EditInterval <= 0 {
+		cfg.EditInterval = DefaultEditInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Username == nil {
+		cfg.Username = func() string { return "" }
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	keys := NewKeys(cfg.Tag)
+	return &Service{cfg: cfg, log: cfg.Log, notifier: cfg.Notifier, audience: cfg.Audience, journal: cfg.Journal,
+		audit: cfg.Audit, previews: newPreviews(cfg.Client, keys), tracking: &tracking{c: cfg.Client, keys: keys},
+		wakeC: make(chan struct{}, 1)}, nil
+}
+
+// now is the service's clock (Config.Now).
+func (s *Service) now() time.Time { return s.cfg.Now() }
+
+// wake tells the Tracker to look at the tracked broadcasts now (not at its
+// next tick); it never blocks.
+func (s *Service) wake() {
+	select {
+	case s.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+// adminWho is how the audit names an admin: the user id in decimal.
+func adminWho(user int64) string { return strconv.FormatInt(user, 10) }

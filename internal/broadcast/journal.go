@@ -1,0 +1,30 @@
+package broadcast
+
+import "context"
+
+// The fields of an update's journal (intake.Journal: the intake keeps them
+// in {T}:app:j:<update_id> and drops them when the update is handled) that
+// the Send tap writes. The names are those older processes wrote.
+const (
+	journalID = "bc" // the broadcast id, once the broadcast was enqueued
+	// JournalStarted is "1", written just before the broadcast is enqueued
+	// (exported for the tests that stage a crash between the two).
+	JournalStarted = "bcs"
+)
+
+// journal is the Send tap's part of an update's journal.
+type journal struct {
+	// ID is the broadcast id, once the broadcast was enqueued; Started
+	// is set just before.
+	ID      string
+	Started bool
+}
+
+// loadJournal reads update id's journal. Errors: the store's.
+func (s *Service) loadJournal(ctx context.Context, id int64) (journal, error) {
+	raw, err := s.journal.LoadJournal(ctx, id)
+	if err != nil {
+		return journal{}, err
+	}
+	return journal{ID: raw[journalID], Started: raw[JournalStarted] == "1"}, nil
+}

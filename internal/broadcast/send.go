@@ -1,0 +1,147 @@
+package broadcast
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/internal/tapdata"
+	"github.com/codemojex/codemojex/internal/update"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgtext"
+)
+
+// sendPreview fans preview p out to every known chat through the notifier
+// (notification queue), keeps one progress message (with a Stop button) in
+// the admin's chat up to date, and records the broadcast id in the preview.
+// It starts one broadcast per preview however often it runs: the broadcast
+// and the progress message carry idempotency keys derived from the preview
+// id ("bcp:<id>"), and the update's journal keeps the broadcast id (field
+// bc), so a run again after a crash, or a second tap, fans out nothing more.
+//
+// With paid, the copies go out as a paid broadcast (notifier.Message.Paid:
+// the paid queue, allow_paid_broadcast, 0.1 Star each); a re-run keeps the
+// mode of the run that started the broadcast.
+func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, paid bool) string {
+	j, err := s.loadJournal(ctx, r.ID)
+	if err != nil {
+		out.Fail(err)
+		return tapdata.ToastRetry
+	}
+	id := j.ID
+	if id == "" {
+		var toast string
+		id, toast, err = s.start(ctx, r, out, admin, m, p, paid, j.Started)
+		if err != nil {
+			out.Fail(err)
+			return tapdata.ToastRetry
+		}
+		if toast != "" {
+			return toast
+		}
+	}
+	if err := s.previews.SetBroadcast(ctx, p.ID, id); err != nil {
+		out.Fail(err)
+		return tapdata.ToastRetry
+	}
+	mode := ""
+	if paid {
+		mode = " (paid)"
+	}
+	s.editPreview(out, m, p.ID, fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, mode, id))
+	if err := s.trackProgress(ctx, p, id); err != nil {
+		out.Fail(err)
+		return tapdata.ToastRetry
+	}
+	s.wake()
+	return fmt.Sprintf("📣 Sending to %d chats%s.", p.Chats, mode)
+}
+
+// start fans preview p out for update r (its journal had no broadcast id;
+// started: a run before this one wrote JournalStarted), audits it and
+// journals the broadcast id, which it returns. A toast instead ("" id)
+// ends the tap there: no chats, a text the notifier refuses (the preview
+// says why), or a re-run finding the first run cut while fanning out (the
+// admin is told). Errors: the store's (the update is handled again).
+func (s *Service) start(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, paid, started bool) (id, toast string, err error) {
+	all, err := s.audience.Chats(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	chats := len(all)
+	if chats == 0 {
+		return "", "No known chats to broadcast to.", nil
+	}
+	if err := s.journal.SaveJournal(ctx, r.ID, JournalStarted, "1"); err != nil {
+		return "", "", err
+	}
+	// The key (the preview id) makes a second tap, or a re-run after a
+	// crash, get the first call's broadcast id back instead of fanning
+	// out again.
+	id, err = s.notifier.Broadcast(ctx, all, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: paid})
+	if errors.Is(err, notifier.ErrInvalid) {
+		s.editPreview(out, m, p.ID, "❌ This text cannot be sent: "+err.Error())
+		return "", "❌ This text cannot be sent.", nil
+	}
+	if id == "" && err != nil {
+		return "", "", err
+	}
+	if err != nil {
+		s.log.Error("broadcast partly queued", slog.String("broadcast", id), slog.Any("err", err))
+	}
+	if started {
+		// A re-run: the first run may have been cut while fanning out
+		// (a repeat with the key does not resume it).
+		pr, err := s.notifier.Progress(ctx, id)
+		if err != nil && !errors.Is(err, notifier.ErrUnknownBroadcast) {
+			return "", "", err
+		}
+		if err != nil || pr.Queued+pr.Failed["inactive"]+pr.Cancelled < pr.Total {
+			out.Reply(update.ReplyTo(m, "⚠️ A restart interrupted this broadcast while it was being queued; some chats may have it. Check /lanes before sending it again."))
+			return "", "⚠️ Interrupted by a restart", nil
+		}
+	}
+	// Recorded before the journal keeps the id: a re-run after a
+	// failure here records it again rather than not at all.
+	detail := fmt.Sprintf("%s to %d chats", id, chats)
+	if paid {
+		copies := chats * len(notifier.Split(p.Text, tgtext.MaxTextUnits))
+		detail += fmt.Sprintf(", paid (about %s Stars)", notifier.FormatStars(copies*notifier.StarTenthsPerCopy))
+	}
+	if err := s.audit.Record(ctx, adminWho(admin), ActionSent, detail); err != nil {
+		return "", "", err
+	}
+	if err := s.journal.SaveJournal(ctx, r.ID, journalID, id); err != nil {
+		return "", "", err
+	}
+	s.log.Info("broadcast queued", slog.String("broadcast", id), slog.Int("chats", chats), slog.String("preview", p.ID))
+	return id, "", nil
+}
+
+// trackProgress sends broadcast id's progress message to the admin's chat
+// of preview p (with a Stop button) and tracks it, unless it is tracked
+// already. Errors: the store's.
+func (s *Service) trackProgress(ctx context.Context, p preview, id string) error {
+	exists, err := s.tracking.IsTracked(ctx, id)
+	if err != nil || exists {
+		return err
+	}
+	pr, err := s.notifier.Progress(ctx, id)
+	if err != nil {
+		return err
+	}
+	txt := progressText(pr)
+	kb, err := s.stopKeyboard(p.Chat, id, pr)
+	if err != nil {
+		return err
+	}
+	// Keyed: a re-run after a crash gets the same progress message back.
+	jobs, err := s.notifier.Notify(ctx, p.Chat, notifier.Message{Text: txt, Class: notifier.Reply, Markup: kb, Key: "bcp:" + p.ID + ":progress", Editable: true})
+	if err != nil {
+		return err
+	}
+	return s.tracking.Track(ctx, id, tracked{Chat: p.Chat, Preview: p.ID, Job: jobs[0], Last: txt})
+}

@@ -1,0 +1,360 @@
+package broadcast
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/internal/tapdata"
+	"github.com/codemojex/codemojex/internal/update"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgtext"
+)
+
+// Broadcast buttons (tapdata.KindBroadcast): on a preview, Send, Send paid
+// (with TELEGRAM_PAID_BROADCAST_RATE set) and Cancel (scope: the preview
+// id); on a progress message, Stop; on the notice that a paid broadcast
+// halted (the bot cannot pay), Continue free and Stop (scope: the
+// broadcast id).
+const (
+	btnSend     = "s"
+	btnSendPaid = "sp"
+	btnCancel   = "c"
+	btnStop     = "x"
+	btnFree     = "f"
+)
+
+// Toasts of the broadcast buttons (besides tapdata's ToastRetry and
+// ToastInvalidButton, which every kind shares).
+const (
+	ToastPreviewLate  = "⌛ This preview expired (after 10 minutes): nothing was sent. Send /broadcast again."
+	ToastPreviewGone  = "This preview is no longer known: nothing was sent. Send /broadcast again."
+	ToastCancelled    = "❌ Cancelled: nobody received it."
+	ToastWasCancelled = "This broadcast was cancelled: nothing was sent."
+)
+
+// OnCommand handles /broadcast <text> and /broadcast stop <id> of an admin
+// in the admin's private chat (the app's admin gate lets no other through).
+// Only
+// "stop" followed by the id of a broadcast the notifier knows (running,
+// stopped or finished within its progress TTL) stops one; any other text,
+// "stop test" or a lone "stop" included, is a text to broadcast. A text is
+// not sent at once: the admin gets a preview (preview) and only
+// its Send button starts the fan-out (OnTap), so a stop command
+// with a mistyped id costs a Cancel, not a broadcast.
+func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.Outcome) {
+	u := r.Update
+	m := u.Message
+	c, _ := update.ParseCommand(m, s.cfg.Username())
+	if c.Args == "" {
+		out.Reply(update.ReplyTo(m, "❌ Missing text. Usage: /broadcast <text>"))
+		return out
+	}
+	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
+		_, err := s.notifier.Progress(ctx, f[1])
+		switch {
+		case err == nil:
+			out.Reply(update.ReplyTo(m, s.stop(ctx, &out, adminWho(m.From.ID), f[1])))
+			return out
+		case !errors.Is(err, notifier.ErrInvalid) && !errors.Is(err, notifier.ErrUnknownBroadcast):
+			out.Fail(err)
+			return out
+		}
+		// Not a broadcast's id: a text to broadcast.
+	}
+	s.preview(ctx, r, &out, strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):]))
+	return out
+}
+
+// preview answers /broadcast <text> with a preview: the text as
+// the chats will see it, how many chats it will reach and the estimated
+// time at the global rate, with Send and Cancel buttons valid for
+// PreviewLifetime. Nothing is sent to the chats.
+func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Outcome, text string) {
+	m := r.Update.Message
+	chats, err := s.audience.Chats(ctx)
+	if err != nil {
+		out.Fail(err)
+		return
+	}
+	if len(chats) == 0 {
+		out.Reply(update.ReplyTo(m, "No known chats to broadcast to."))
+		return
+	}
+	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: len(chats), At: s.now(), State: previewPending}
+	buttons := [][2]string{{"✅ Send", btnSend}, {"❌ Cancel", btnCancel}}
+	ptext := PreviewText(text, len(chats), s.cfg.GlobalRate)
+	if s.cfg.PaidRate > 0 {
+		buttons = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}, {"❌ Cancel", btnCancel}}
+		copies := len(chats) * len(notifier.Split(text, tgtext.MaxTextUnits))
+		ptext = paidPreviewText(text, len(chats), copies, s.cfg.GlobalRate, s.cfg.PaidRate)
+	}
+	kb, err := s.keyboard(m.Chat.ID, p.ID, buttons)
+	if err != nil {
+		out.Fail(err)
+		return
+	}
+	if err := s.previews.Create(ctx, p); err != nil {
+		out.Fail(err)
+		return
+	}
+	// Keyed by the update: handled again after a crash, the first preview
+	// message is the one shown (the second preview made is never used).
+	// Threaded under the command (also in the private chat): the preview
+	// quotes the text, and must not read as a copy of the broadcast.
+	msg := notifier.Message{Text: ptext, Class: notifier.Reply,
+		ReplyTo: m.ID, Markup: kb, Key: out.Key(r, "preview")}
+	out.Then(func(ctx context.Context, _ *update.Outcome) error {
+		_, err := s.notifier.Notify(ctx, m.Chat.ID, msg)
+		if errors.Is(err, notifier.ErrInvalid) {
+			s.log.Error("broadcast preview rejected by the notifier", slog.Any("err", err))
+			return nil
+		}
+		return err
+	})
+}
+
+// keyboard is a one-row inline keyboard of broadcast buttons
+// (label, action) for scope in chat, as JSON.
+func (s *Service) keyboard(chat int64, scope string, buttons [][2]string) (string, error) {
+	row := make([]models.InlineKeyboardButton, 0, len(buttons))
+	for _, b := range buttons {
+		d, err := s.cfg.Codec.Encode(tapdata.KindBroadcast, scope, b[1], chat)
+		if err != nil {
+			return "", err
+		}
+		row = append(row, models.InlineKeyboardButton{Text: b[0], CallbackData: d})
+	}
+	raw, err := json.Marshal(models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{row}})
+	if err != nil {
+		return "", fmt.Errorf("broadcast: keyboard: %w", err)
+	}
+	return string(raw), nil
+}
+
+// OnTap handles a verified tap on a broadcast button (kind
+// tapdata.KindBroadcast) and returns its toast; it may queue edits to out,
+// or fail it (the tap is handled again). Only an admin, in the admin's
+// private chat, may tap: the app's gate refuses anyone else before this.
+func (s *Service) OnTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
+	m := q.Message.Message
+	paid := false
+	switch d.Arg {
+	case btnStop:
+		return s.stop(ctx, out, adminWho(q.From.ID), d.Scope)
+	case btnFree:
+		return s.continueFree(ctx, out, adminWho(q.From.ID), d.Scope)
+	case btnSendPaid:
+		if s.cfg.PaidRate <= 0 {
+			return "💫 Paid broadcasts are off (TELEGRAM_PAID_BROADCAST_RATE=0): nothing was sent."
+		}
+		paid = true
+	case btnSend, btnCancel:
+	default:
+		return tapdata.ToastInvalidButton
+	}
+	if !validPreviewID(d.Scope) {
+		return tapdata.ToastInvalidButton
+	}
+	what := d.Arg
+	if paid {
+		what = btnSend // decided as sent; the mode goes to sendPreview
+	}
+	dec, st, err := s.previews.Decide(ctx, d.Scope, what, s.now())
+	if err != nil {
+		s.log.Error("broadcast preview: decision failed", slog.String("preview", d.Scope), slog.Any("err", err))
+		return tapdata.ToastRetry
+	}
+	switch {
+	case dec == decisionNoSuch:
+		return ToastPreviewGone
+	case dec == decisionLate, st == previewExpired:
+		return ToastPreviewLate
+	case st == previewCancelled && dec == decided:
+		s.log.Info("broadcast preview cancelled", slog.String("preview", d.Scope), slog.Int64("admin", q.From.ID))
+		s.editPreview(out, m, d.Scope, "❌ Broadcast cancelled: nobody received it.")
+		return ToastCancelled
+	case st == previewCancelled:
+		return ToastWasCancelled
+	}
+	// Sent: by this tap, or by an earlier one that may not have finished
+	// (a crash): sendPreview completes it once and only once.
+	p, ok, err := s.previews.Get(ctx, d.Scope)
+	if err != nil {
+		s.log.Error("broadcast preview: read failed", slog.String("preview", d.Scope), slog.Any("err", err))
+		return tapdata.ToastRetry
+	}
+	if !ok {
+		return ToastPreviewGone
+	}
+	if p.Broadcast != "" {
+		return "Already sent (broadcast " + p.Broadcast + ")."
+	}
+	return s.sendPreview(ctx, r, out, q.From.ID, m, p, paid)
+}
+
+// editPreview replaces the preview message m's text and removes its
+// buttons (keyed: once per preview).
+func (s *Service) editPreview(out *update.Outcome, m *models.Message, pid, text string) {
+	out.Then(func(ctx context.Context, _ *update.Outcome) error {
+		_, err := s.notifier.Edit(ctx, m.Chat.ID, m.ID, notifier.Message{Text: text, Class: notifier.Reply, Key: "bcp:" + pid + ":edit"})
+		if errors.Is(err, notifier.ErrInvalid) {
+			s.log.Error("broadcast preview edit rejected by the notifier", slog.Any("err", err))
+			return nil
+		}
+		return err
+	})
+}
+
+// stopKeyboard is the progress message's Stop button while broadcast id
+// runs ("" once it is stopped or done: the button goes away).
+func (s *Service) stopKeyboard(chat int64, id string, p notifier.Progress) (string, error) {
+	if p.Stopped || p.Done() {
+		return "", nil
+	}
+	return s.keyboard(chat, id, [][2]string{{"🛑 Stop", btnStop}})
+}
+
+// stop stops broadcast id for who ("/broadcast stop <id>" or
+// the progress message's Stop button) and returns the answer
+// (Stop); a store error fails the update (handled again).
+func (s *Service) stop(ctx context.Context, out *update.Outcome, who, id string) string {
+	ans, err := s.Stop(ctx, who, id)
+	if err != nil {
+		out.Fail(err)
+		return tapdata.ToastRetry
+	}
+	return ans
+}
+
+// Stop stops broadcast id for who (an admin's user id in decimal, or the
+// console's name) and returns the answer: the
+// copies still queued are removed from their lanes
+// (notifier.StopBroadcast), the stop is audited, and the answer says how
+// many were sent before the stop, how many were cancelled and how many were
+// in flight (delivered or failed as they settle). A broadcast already
+// finished or already stopped is left as it is (nothing audited); a
+// malformed or unknown id is answered as such. The progress message shows
+// the same counts at its next edit. Errors: the store's.
+func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
+	before, err := s.notifier.Progress(ctx, id)
+	switch {
+	case errors.Is(err, notifier.ErrInvalid):
+		return fmt.Sprintf("❌ %q is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>", id), nil
+	case errors.Is(err, notifier.ErrUnknownBroadcast):
+		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id), nil
+	case err != nil:
+		return "", err
+	case before.Stopped:
+		return "Broadcast " + id + " was already stopped. " + progressText(before), nil
+	case before.Done():
+		return "Broadcast " + id + " had already finished. " + progressText(before), nil
+	}
+	p, err := s.notifier.StopBroadcast(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if err := s.audit.Record(ctx, who, ActionStopped,
+		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight%s", id, p.Sent, p.Cancelled, max(p.Remaining, 0), paidNote(p))); err != nil {
+		return "", err
+	}
+	s.wake()
+	return fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, %d in flight (counted as they settle).",
+		id, p.Sent, p.Cancelled, max(p.Remaining, 0)), nil
+}
+
+// continueFree moves the copies a halted paid broadcast id did not send to
+// the free queue (notifier.ContinueFree) for who and returns the answer;
+// the move is audited. A store error fails the update (handled again).
+func (s *Service) continueFree(ctx context.Context, out *update.Outcome, who, id string) string {
+	ans, err := s.continueFreeErr(ctx, who, id)
+	if err != nil {
+		out.Fail(err)
+		return tapdata.ToastRetry
+	}
+	return ans
+}
+
+func (s *Service) continueFreeErr(ctx context.Context, who, id string) (string, error) {
+	p, err := s.notifier.Progress(ctx, id)
+	switch {
+	case errors.Is(err, notifier.ErrInvalid), errors.Is(err, notifier.ErrUnknownBroadcast):
+		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id), nil
+	case err != nil:
+		return "", err
+	case p.Stopped:
+		return "Broadcast " + id + " was stopped: nothing to continue.", nil
+	case p.Free:
+		return "Broadcast " + id + " already continues free.", nil
+	case !p.Halted:
+		return "Broadcast " + id + " is not halted: nothing to continue.", nil
+	}
+	all, err := s.tracking.Tracked(ctx)
+	if err != nil {
+		return "", err
+	}
+	var t tracked
+	if raw, ok := all[id]; !ok || json.Unmarshal([]byte(raw), &t) != nil || t.Preview == "" {
+		return "❌ Broadcast " + id + "'s text is no longer known: stop it and send it again.", nil
+	}
+	pv, ok, err := s.previews.Get(ctx, t.Preview)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "❌ Broadcast " + id + "'s text is no longer known: stop it and send it again.", nil
+	}
+	moved, err := s.notifier.ContinueFree(ctx, id, notifier.Message{Text: pv.Text})
+	if errors.Is(err, notifier.ErrPaidInFlight) {
+		return "⌛ Some paid copies are still being sent: tap again in a few seconds.", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	after, err := s.notifier.Progress(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if err := s.audit.Record(ctx, who, ActionContinuedFree,
+		fmt.Sprintf("%s: %d copies moved to free%s", id, moved, paidNote(after))); err != nil {
+		return "", err
+	}
+	s.wake()
+	return fmt.Sprintf("▶️ Broadcast %s continues free: %d copies at %d messages/s.", id, moved, s.cfg.GlobalRate), nil
+}
+
+// View is a broadcast as the admin API lists it.
+type View struct {
+	notifier.Progress
+	Text  string // its progress text, as the progress message shows it
+	Known bool   // false when its progress expired (more than a day ago): only Progress.ID is set
+}
+
+// View returns broadcast id's progress. An unknown or malformed id is a
+// View with Known false, not an error. Errors: the store's.
+func (s *Service) View(ctx context.Context, id string) (View, error) {
+	p, err := s.notifier.Progress(ctx, id)
+	switch {
+	case errors.Is(err, notifier.ErrUnknownBroadcast), errors.Is(err, notifier.ErrInvalid):
+		return View{Progress: notifier.Progress{ID: id}}, nil
+	case err != nil:
+		return View{}, err
+	}
+	return View{Progress: p, Text: progressText(p), Known: true}, nil
+}
+
+// SentID returns the broadcast id an audit entry of action with detail
+// records as sent (ActionSent: the detail starts with the id), or false
+// for any other entry.
+func SentID(action, detail string) (string, bool) {
+	if action != ActionSent {
+		return "", false
+	}
+	id, _, _ := strings.Cut(detail, " ")
+	return id, true
+}

@@ -1,0 +1,73 @@
+package broadcast
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// progressText renders a broadcast's counts, e.g. "📣 Broadcast: 20 sent,
+// 1 failed (forbidden 1), 4 remaining of 25"; a stopped one, e.g. "🛑
+// Broadcast stopped: 60 sent before the stop, 0 failed, 1940 cancelled of
+// 2000".
+func progressText(p notifier.Progress) string {
+	failed := 0
+	reasons := make([]string, 0, len(p.Failed))
+	for r, n := range p.Failed {
+		if n > 0 {
+			failed += n
+			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+		}
+	}
+	sort.Strings(reasons)
+	f := strconv.Itoa(failed) + " failed"
+	if len(reasons) > 0 {
+		f += " (" + strings.Join(reasons, ", ") + ")"
+	}
+	if p.Stopped {
+		txt := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, %s, %d cancelled of %d", p.Sent, f, p.Cancelled, p.Total)
+		if p.Remaining > 0 {
+			txt += fmt.Sprintf(", %d in flight", p.Remaining)
+		}
+		return txt
+	}
+	head := "📣 Broadcast"
+	if p.Done() {
+		head = "✅ Broadcast done"
+	}
+	txt := fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
+	if p.Paid {
+		txt += "\n" + modeText(p)
+	}
+	if !p.Done() {
+		txt += "\nTo stop it: 🛑 Stop, or /broadcast stop " + p.ID
+	}
+	return txt
+}
+
+// modeText is a paid broadcast's mode and cost so far, e.g. "💫 Paid: 30
+// copies, 3.0 Stars so far", "💫 Paid, halted (the bot cannot pay): …",
+// "💫 Paid, then free: 30 copies paid (3.0 Stars), 50 moved to free".
+func modeText(p notifier.Progress) string {
+	stars := notifier.FormatStars(p.StarTenths())
+	switch {
+	case p.Free:
+		return fmt.Sprintf("💫 Paid, then free: %d copies paid (%s Stars), %d moved to free", p.PaidSent, stars, p.Moved)
+	case p.Halted && !p.Stopped:
+		return fmt.Sprintf("💫 Paid, halted (the bot cannot pay): %d copies paid, %s Stars so far", p.PaidSent, stars)
+	default:
+		return fmt.Sprintf("💫 Paid: %d copies, %s Stars so far", p.PaidSent, stars)
+	}
+}
+
+// paidNote is ", paid: N copies, X Stars" for a paid broadcast (audit
+// details), "" for a free one.
+func paidNote(p notifier.Progress) string {
+	if !p.Paid {
+		return ""
+	}
+	return fmt.Sprintf(", paid: %d copies, %s Stars", p.PaidSent, notifier.FormatStars(p.StarTenths()))
+}

@@ -1,0 +1,111 @@
+package broadcast
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/codemojex/codemojex/internal/chats"
+	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/tapdata"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// auditTrail keeps the actions recorded, in order.
+type auditTrail struct{ actions []string }
+
+func (a *auditTrail) Record(_ context.Context, _, action, _ string) error {
+	a.actions = append(a.actions, action)
+	return nil
+}
+
+// newService is a Service on a real Valkey, in the test's own namespace.
+func newService(t *testing.T, editInterval time.Duration) (*Service, Keys) {
+	t.Helper()
+	c := valkeytest.Shared(t).Client(t)
+	ns := valkeytest.Namespace(t)
+	store, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(ns))
+	require.NoError(t, err)
+	n, err := notifier.New(c, store, notifier.Config{})
+	require.NoError(t, err)
+	upd, err := lanes.New(c, append(intake.StoreOptions(0), lanes.WithTag(ns))...)
+	require.NoError(t, err)
+	s, err := New(Config{Client: c, Tag: ns, Notifier: n, Audience: chats.NewAudience(c, ns),
+		Journal: intake.NewInbox(c, upd, ns), Audit: &auditTrail{}, Codec: tapdata.New("1:test-token"),
+		GlobalRate: 30, EditInterval: editInterval})
+	require.NoError(t, err)
+	return s, NewKeys(ns)
+}
+
+// The tracker is a service: Run calls started, looks at the tracked
+// broadcasts (an unreadable entry is untracked; a progress message not
+// sent yet is left as it is stored), returns nil when its context ends,
+// and leaves no goroutine behind.
+func TestTrackerRunsUntilStopped(t *testing.T) {
+	s, keys := newService(t, 20*time.Millisecond)
+	ctx := context.Background()
+	c := s.cfg.Client
+	id, err := s.notifier.Broadcast(ctx, []int64{4242}, notifier.Message{Text: "hello"})
+	require.NoError(t, err)
+	waiting, err := json.Marshal(tracked{Chat: adminID, Job: "no-such-job", Last: "old"})
+	require.NoError(t, err)
+	require.NoError(t, c.Do(ctx, c.B().Hset().Key(keys.Tracked()).FieldValue().
+		FieldValue("junk", "not json").FieldValue(id, string(waiting)).Build()).Error())
+
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(),
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*pipe)._background"),
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*pipe)._backgroundWrite"),
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*pipe)._backgroundRead"))
+	runCtx, stop := context.WithCancel(ctx)
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	tr := s.Tracker()
+	require.Equal(t, "broadcast tracker", tr.Name())
+	go func() { done <- tr.Run(runCtx, func() { close(started) }) }()
+	<-started
+	s.wake()
+	require.Eventually(t, func() bool {
+		all, err := c.Do(ctx, c.B().Hgetall().Key(keys.Tracked()).Build()).AsStrMap()
+		_, junk := all["junk"]
+		return err == nil && !junk
+	}, 10*time.Second, 10*time.Millisecond, "the unreadable entry is untracked")
+	all, err := c.Do(ctx, c.B().Hgetall().Key(keys.Tracked()).Build()).AsStrMap()
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{id: string(waiting)}, all, "a progress message not sent yet is left as stored")
+	stop()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+// An admin API view: a known broadcast with its progress text, an unknown
+// one with only its id; SentID reads the id of a "broadcast sent" entry only.
+func TestViewAndSentID(t *testing.T) {
+	s, _ := newService(t, time.Second)
+	ctx := context.Background()
+	id, err := s.notifier.Broadcast(ctx, []int64{4343}, notifier.Message{Text: "hi"})
+	require.NoError(t, err)
+	v, err := s.View(ctx, id)
+	require.NoError(t, err)
+	require.True(t, v.Known)
+	require.Equal(t, id, v.ID)
+	require.Equal(t, progressText(v.Progress), v.Text)
+	v, err = s.View(ctx, "bc_nope")
+	require.NoError(t, err)
+	require.Equal(t, View{Progress: notifier.Progress{ID: "bc_nope"}}, v)
+
+	got, ok := SentID(ActionSent, id+" to 3 chats, paid (about 0.3 Stars)")
+	require.True(t, ok)
+	require.Equal(t, id, got)
+	_, ok = SentID(ActionStopped, id+": 1 sent before the stop")
+	require.False(t, ok)
+}
