@@ -2,7 +2,9 @@ package notifier_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -59,7 +61,7 @@ func TestStoreOptionsPaceChats(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		chat  string
-		sends int           // what the chat gets before its pace stops it
+		sends int           // what the chat gets in one window of its pace
 		least time.Duration // RetryIn then is over this (a group waits longer than the global window)
 		wait  time.Duration // and at most this plus DefaultSlack
 	}{
@@ -79,25 +81,45 @@ func TestStoreOptionsPaceChats(t *testing.T) {
 			}
 			_, err = s.Enqueue(ctx, tgjob.QueueNotify, items)
 			require.NoError(t, err)
-			req := lanes.ClaimRequest{Queues: []string{tgjob.QueueNotify}, Lease: time.Minute, Max: 10}
-			got := 0
-			for {
+			const lease = time.Minute
+			req := lanes.ClaimRequest{Queues: []string{tgjob.QueueNotify}, Lease: lease, Max: 10}
+			var at []int64 // each claim's server time, ms
+			period := (tc.wait + notifier.DefaultSlack).Milliseconds()
+			for len(at) < len(items) {
 				cl, err := s.Claim(ctx, req)
 				require.NoError(t, err)
 				if len(cl.Jobs) == 0 {
-					// The lane waits for its own pace's window.
+					// The lane waits for its own pace's window (1 s or 1 min,
+					// plus DefaultSlack): until one window after the oldest
+					// send of it (acked after its claim), from this claim
+					// (before now).
+					tm, err := c.Do(ctx, c.B().Time().Build()).AsStrSlice()
+					require.NoError(t, err)
+					require.Len(t, tm, 2)
+					sec, err1 := strconv.ParseInt(tm[0], 10, 64)
+					usec, err2 := strconv.ParseInt(tm[1], 10, 64)
+					require.NoError(t, errors.Join(err1, err2))
+					now := time.UnixMicro(sec*1_000_000 + usec)
+					require.GreaterOrEqual(t, len(at), tc.sends)
+					oldest := at[len(at)-tc.sends]
+					require.GreaterOrEqual(t, cl.RetryIn.Milliseconds(), oldest+period-now.UnixMilli())
 					require.Greater(t, cl.RetryIn, tc.least)
 					require.LessOrEqual(t, cl.RetryIn, tc.wait+notifier.DefaultSlack)
 					break
 				}
-				got += len(cl.Jobs)
 				req.Ack = nil
 				for _, j := range cl.Jobs {
 					req.Ack = append(req.Ack, j.Lease)
+					at = append(at, j.Deadline.UnixMilli()-lease.Milliseconds())
 				}
-				require.LessOrEqual(t, got, tc.sends+2)
 			}
-			require.Equal(t, tc.sends, got)
+			// The chat gets its sends at once, and never more in one window
+			// of its pace (a host slow enough to outlast the window gets
+			// more claims, each in a window of its own).
+			require.GreaterOrEqual(t, len(at), tc.sends)
+			for i := tc.sends; i < len(at); i++ {
+				require.GreaterOrEqual(t, at[i]-at[i-tc.sends], period, "send %d within one pace window of send %d", i, i-tc.sends)
+			}
 		})
 	}
 }
