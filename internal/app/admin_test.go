@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
@@ -24,7 +25,7 @@ func TestAdminCommands(t *testing.T) {
 	h := newHarness(t)
 	r := h.start(nil)
 	h.waitLeader(r)
-	admin, eve := user(adminID, "Admin"), user(801, "Eve")
+	adminUser, eve := user(adminID, "Admin"), user(801, "Eve")
 	ctx := context.Background()
 	weight := func(chat string) int {
 		w, err := r.app.Store().Inspector().Weight(ctx, chat)
@@ -60,7 +61,7 @@ func TestAdminCommands(t *testing.T) {
 		{"extra arguments", adminID, "/weight 42 5 7", "❌ Too many arguments: 3 given, at most 2. Usage: /weight <chat_id> [<weight 1-1000>]"},
 		{"weights extra arguments", adminID, "/weights all", "❌ /weights takes no arguments."},
 		{"lanes extra arguments", adminID, "/lanes x", "❌ /lanes takes no arguments."},
-		{"dlq unknown argument", adminID, "/dlq x", `❌ Unknown argument "x". ` + dlqUsage},
+		{"dlq unknown argument", adminID, "/dlq x", `❌ Unknown argument "x". ` + admin.DLQUsage},
 		{"audit extra arguments", adminID, "/audit x", "❌ /audit takes no arguments."},
 		{"refused audit", eve.ID, "/audit", "⛔ /audit is for bot admins only."},
 		{"list default", adminID, "/weights", "Every chat has the default weight 1."},
@@ -92,7 +93,7 @@ func TestAdminCommands(t *testing.T) {
 	require.NoError(t, err)
 	h.say(0, user(43, "Waiting"), "/help")
 	require.Eventually(t, func() bool { n, err := r.app.inbox.Unhandled(ctx); return err == nil && n == 1 }, wait, 10*time.Millisecond)
-	lanesReply := h.ask(0, admin, "/lanes")
+	lanesReply := h.ask(0, adminUser, "/lanes")
 	// (The update in flight is this /lanes.)
 	require.Regexp(t, `^Queue update: 1 pending, 1 in flight, 0 dead, \d+ lanes ready, 1 parked\n• chat 43: depth 1, weight 1, in flight 0, parked until `, lanesReply)
 	require.Contains(t, lanesReply, "Queue reply:")
@@ -107,7 +108,7 @@ func TestAdminCommands(t *testing.T) {
 		ds, err := r.app.Store().Inspector().DeadLetters(ctx, tgjob.QueueNotify, lanes.DeadQuery{Newest: 1})
 		return err == nil && len(ds) == 1
 	}, wait, 20*time.Millisecond)
-	require.Regexp(t, `Recent dead letters \(newest first\):\n• \S+ \S+ chat 4242 \(notify\): forbidden.*, \d+ attempts`, h.ask(0, admin, "/dlq"))
+	require.Regexp(t, `Recent dead letters \(newest first\):\n• \S+ \S+ chat 4242 \(notify\): forbidden.*, \d+ attempts`, h.ask(0, adminUser, "/dlq"))
 }
 
 // A weight set with /weight is the chat's in every queue the bot declares
@@ -119,7 +120,7 @@ func TestWeightCommandGovernsEveryQueue(t *testing.T) {
 	h := newHarness(t)
 	r := h.start(nil)
 	h.waitLeader(r)
-	admin := user(adminID, "Admin")
+	adminUser := user(adminID, "Admin")
 	ctx := context.Background()
 	in := r.app.Store().Inspector()
 	weightKeys := func() []string {
@@ -134,8 +135,8 @@ func TestWeightCommandGovernsEveryQueue(t *testing.T) {
 		return out
 	}
 	require.Empty(t, weightKeys())
-	fresh := h.ask(0, admin, "/weight 42")
-	require.Equal(t, "✅ Chat 42: weight set to 5 (was 1), for replies and notifications alike.", h.ask(0, admin, "/weight 42 5"))
+	fresh := h.ask(0, adminUser, "/weight 42")
+	require.Equal(t, "✅ Chat 42: weight set to 5 (was 1), for replies and notifications alike.", h.ask(0, adminUser, "/weight 42 5"))
 	require.Len(t, weightKeys(), 1, "one write, one key")
 
 	// Park chat 42 in every queue and give it a job in each, so /lanes lists it.
@@ -148,7 +149,7 @@ func TestWeightCommandGovernsEveryQueue(t *testing.T) {
 		_, err := n.Notify(ctx, 42, notifier.Message{Text: "queued", Class: class})
 		require.NoError(t, err)
 	}
-	lanesReply := h.ask(0, admin, "/lanes")
+	lanesReply := h.ask(0, adminUser, "/lanes")
 	for _, q := range tgjob.Queues() {
 		st, err := in.Stats(ctx, q, 10)
 		require.NoError(t, err)
@@ -158,11 +159,11 @@ func TestWeightCommandGovernsEveryQueue(t *testing.T) {
 	}
 	require.Equal(t, 2, strings.Count(lanesReply, "• chat 42: depth 1, weight 5, in flight 0"), lanesReply)
 
-	require.Equal(t, "✅ Chat 42: weight set to 1 (was 5), for replies and notifications alike.", h.ask(0, admin, "/weight 42 1"))
-	require.Equal(t, fresh, h.ask(0, admin, "/weight 42"), "weight 1 reads as no weight")
-	require.Equal(t, "Every chat has the default weight 1.", h.ask(0, admin, "/weights"))
+	require.Equal(t, "✅ Chat 42: weight set to 1 (was 5), for replies and notifications alike.", h.ask(0, adminUser, "/weight 42 1"))
+	require.Equal(t, fresh, h.ask(0, adminUser, "/weight 42"), "weight 1 reads as no weight")
+	require.Equal(t, "Every chat has the default weight 1.", h.ask(0, adminUser, "/weights"))
 	require.Empty(t, weightKeys(), "weight 1 leaves no key behind")
-	require.Equal(t, 2, strings.Count(h.ask(0, admin, "/lanes"), "• chat 42: depth 1, weight 1, in flight 0"))
+	require.Equal(t, 2, strings.Count(h.ask(0, adminUser, "/lanes"), "• chat 42: depth 1, weight 1, in flight 0"))
 }
 
 // shareChats is the scene of the weighted-share tests: 30 chats, the first
@@ -317,7 +318,7 @@ func TestAdminCommandsInAGroupAnswerOnlyAHint(t *testing.T) {
 	r := h.start(nil)
 	h.waitLeader(r)
 	ctx := context.Background()
-	admin := user(adminID, "Admin")
+	adminUser := user(adminID, "Admin")
 	in := r.app.Store().Inspector()
 
 	// Data a leaking answer would show: a weight, a dead letter, a known chat.
@@ -335,7 +336,7 @@ func TestAdminCommandsInAGroupAnswerOnlyAHint(t *testing.T) {
 	stats := func() []lanes.Stats {
 		var out []lanes.Stats
 		for _, q := range tgjob.Queues() {
-			st, err := in.Stats(ctx, q, lanesTop)
+			st, err := in.Stats(ctx, q, admin.LanesTop)
 			require.NoError(t, err)
 			out = append(out, st)
 		}
@@ -349,8 +350,8 @@ func TestAdminCommandsInAGroupAnswerOnlyAHint(t *testing.T) {
 	for _, cmd := range []string{"/dlq", "/lanes", "/weights", "/weight 42 3", "/broadcast hi", "/weight@codemojex_test_bot 42 3"} {
 		name := strings.TrimPrefix(strings.Fields(cmd)[0], "/")
 		name, _, _ = strings.Cut(name, "@")
-		got := h.ask(group, admin, cmd)
-		require.Equal(t, privateOnlyText(name), got, cmd)
+		got := h.ask(group, adminUser, cmd)
+		require.Equal(t, admin.PrivateOnlyText(name), got, cmd)
 		require.NotRegexp(t, `[0-9]`, got, "%s: the hint carries no chat id", cmd)
 	}
 	h.quiet(group, 500*time.Millisecond)
@@ -390,28 +391,28 @@ func TestAdminAPIFindsChatsByNameAndAuditsTheConsoleAsConsole(t *testing.T) {
 	h.say(0, ann, "/help")
 	h.texts(ann.ID, 1)
 	ad := r.app.Admin()
-	names := func(q string) []ChatRef {
+	names := func(q string) []admin.ChatRef {
 		cs, err := ad.FindChats(ctx, q, 10)
 		require.NoError(t, err)
 		return cs
 	}
-	require.Equal(t, []ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("rust"))
-	require.Equal(t, []ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("LOV"), "by a later word of the title")
-	require.Equal(t, []ChatRef{{ID: 5151, Name: "Ann Lee (@annlee)"}}, names("@ANN"))
-	require.Equal(t, []ChatRef{{ID: 5151, Name: "Ann Lee (@annlee)"}}, names("ann l"))
-	require.Equal(t, []ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("-100555"))
+	require.Equal(t, []admin.ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("rust"))
+	require.Equal(t, []admin.ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("LOV"), "by a later word of the title")
+	require.Equal(t, []admin.ChatRef{{ID: 5151, Name: "Ann Lee (@annlee)"}}, names("@ANN"))
+	require.Equal(t, []admin.ChatRef{{ID: 5151, Name: "Ann Lee (@annlee)"}}, names("ann l"))
+	require.Equal(t, []admin.ChatRef{{ID: -100555, Name: "Rust Lovers"}}, names("-100555"))
 	require.Empty(t, names("zed"))
 	h.emu.AddChat(models.Chat{ID: -100555, Title: "Go Lovers"})
 	_, err = h.emu.InjectMessage(tgemu.TextMessage{ChatID: -100555, From: ann, Text: "/help"})
 	require.NoError(t, err)
 	h.texts(-100555, 2)
 	require.Empty(t, names("rust"), "the old title is out of the index")
-	require.Equal(t, []ChatRef{{ID: -100555, Name: "Go Lovers"}}, names("lovers"), "only once, by its new title")
-	require.Equal(t, []ChatRef{{ID: -100555, Name: "Go Lovers"}}, names("go"))
+	require.Equal(t, []admin.ChatRef{{ID: -100555, Name: "Go Lovers"}}, names("lovers"), "only once, by its new title")
+	require.Equal(t, []admin.ChatRef{{ID: -100555, Name: "Go Lovers"}}, names("go"))
 
-	_, err = ad.SetWeight(ctx, WhoConsole, "42", "0")
+	_, err = ad.SetWeight(ctx, admin.WhoConsole, "42", "0")
 	require.EqualError(t, err, h.ask(0, user(adminID, "Admin"), "/weight 42 0"), "the same answer as /weight 42 0")
-	ans, err := ad.SetWeight(ctx, WhoConsole, "42", "7")
+	ans, err := ad.SetWeight(ctx, admin.WhoConsole, "42", "7")
 	require.NoError(t, err)
 	require.Equal(t, "✅ Chat 42: weight set to 7 (was 1), for replies and notifications alike.", ans)
 	require.Equal(t, "Chat 42: weight 7 (default 1), for replies and notifications alike.", h.ask(0, user(adminID, "Admin"), "/weight 42"))

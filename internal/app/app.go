@@ -17,6 +17,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/config"
@@ -53,7 +54,8 @@ type App struct {
 	games     *gamestore.Store
 	audience  *chats.Audience
 	chatDir   *chats.Directory
-	auditLog  *auditLog
+	audit     *admin.AuditLog    // the audit stream: the admin commands' and the broadcasts' actions
+	admin     *admin.Admin       // the admin commands and the administration API (admin.go)
 	bc        *broadcast.Service // /broadcast, its taps, its tracker, the admin API's broadcasts
 	inbox     *intake.Inbox
 	lease     *intake.Lease
@@ -101,7 +103,7 @@ func NewLogger(cfg config.Config) *slog.Logger {
 // does it when it returns.
 func New(cfg config.Config, opts ...Option) (*App, error) {
 	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL, waitLimit: DefaultUpdateWaitLimit, httpTimeouts: DefaultHTTPTimeouts(),
-		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: DefaultAuditCap, now: time.Now}
+		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: admin.DefaultAuditCap, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -151,7 +153,7 @@ func (a *App) init() error {
 	if a.chatDir, err = chats.NewDirectory(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.auditLog = &auditLog{c: a.c, keys: a.keys, max: o.auditCap, log: a.log.With(slog.String("component", "audit"))}
+	a.audit = admin.NewAuditLog(a.c, o.tag, o.auditCap, a.log.With(slog.String("component", "audit")))
 	// The update queue: a store of its own on the same tag (so a chat's
 	// weight applies to its updates too) without Telegram's rate limits,
 	// which would throttle intake otherwise (intake.StoreOptions).
@@ -170,7 +172,7 @@ func (a *App) init() error {
 	}
 	a.taps.Route(tapdata.KindGame, a.ui.Tap)
 	if a.bc, err = broadcast.New(broadcast.Config{Client: a.c, Tag: o.tag, Notifier: a.notifier, Audience: a.audience,
-		Journal: a.inbox, Audit: a.auditLog, Codec: a.codec, Username: a.username,
+		Journal: a.inbox, Audit: a.audit, Codec: a.codec, Username: a.username,
 		GlobalRate: cfg.GlobalRate, PaidRate: cfg.PaidBroadcastRate, EditInterval: o.editInterval, Now: o.now,
 		Log: a.log.With(slog.String("component", "broadcast"))}); err != nil {
 		return fmt.Errorf("app: %w", err)
@@ -186,6 +188,9 @@ func (a *App) init() error {
 		return fmt.Errorf("app: metrics: %w", err)
 	}
 	if err := a.initFloods(); err != nil {
+		return err
+	}
+	if err := a.initAdmin(); err != nil {
 		return err
 	}
 	if cfg.Polls() || cfg.Handles() {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/notifier"
@@ -177,7 +178,7 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	t.Parallel()
 	h, r := newTelegramLimitsHarness(t)
 	ctx := context.Background()
-	admin := user(adminID, "Admin")
+	adminUser := user(adminID, "Admin")
 	const chatsN = 2000
 	// 1,999 known chats; the admin's own chat is the 2,000th (it becomes
 	// known with the /broadcast).
@@ -209,7 +210,7 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	require.Eventually(t, func() bool { n, _ := copies(); return n >= 90 }, wait, 20*time.Millisecond)
 
 	before := len(h.emu.Messages(adminID))
-	h.say(0, admin, "/broadcast stop "+id)
+	h.say(0, adminUser, "/broadcast stop "+id)
 	var stopReply string
 	require.Eventually(t, func() bool {
 		for _, m := range h.emu.Messages(adminID)[before:] {
@@ -244,10 +245,10 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, st.Pending+st.InFlight+st.Delayed, "queue %s holds no copy", q)
 	}
-	last, err := r.app.auditLog.Last(ctx, 1)
+	last, err := r.app.audit.Last(ctx, 1)
 	require.NoError(t, err)
 	require.Len(t, last, 1)
-	require.Equal(t, AuditEntry{ID: last[0].ID, At: last[0].At, Who: adminWho(adminID), Action: broadcast.ActionStopped,
+	require.Equal(t, admin.AuditEntry{ID: last[0].ID, At: last[0].At, Who: admin.Who(adminID), Action: broadcast.ActionStopped,
 		Detail: fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent-inFlightAtStop(stopReply), p.Cancelled, inFlightAtStop(stopReply))}, last[0], "the stop is audited")
 	// The progress message says the same.
 	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d", p.Sent, p.Cancelled, chatsN)
@@ -468,7 +469,7 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	require.Equal(t, map[int64]int{adminID: 1, 10_200: 1, 10_201: 1, 10_202: 1}, received(text), "every chat received it once")
 	require.Len(t, h.progressMsgs(), 1, "one broadcast, one progress message")
-	es, err := r.app.auditLog.Last(ctx, auditShown)
+	es, err := r.app.audit.Last(ctx, admin.AuditShown)
 	require.NoError(t, err)
 	require.Len(t, es, 1, "one broadcast sent, audited once")
 	require.Equal(t, broadcast.ActionSent, es[0].Action)
@@ -505,7 +506,7 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 		require.Equal(t, broadcast.PreviewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
 		require.Contains(t, buttons, "✅ Send", "the preview of %q can be sent", text)
 	}
-	es, err := r.app.auditLog.Last(context.Background(), 10)
+	es, err := r.app.audit.Last(context.Background(), 10)
 	require.NoError(t, err)
 	require.Empty(t, es, "nothing was stopped or sent")
 

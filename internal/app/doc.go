@@ -40,12 +40,11 @@
 // directory ({T}:app:chats..., {T}:app:chatname..., {T}:app:chatidx...) are
 // package internal/chats', the game boards' ({T}:app:board:<chat_id>,
 // {T}:app:comp:<chat_id>:<game>) internal/gameui's, the broadcasts'
-// ({T}:app:bc, {T}:app:bcp:<id>) internal/broadcast's. The app itself
-// keeps these (health.go, audit.go); docs/keys.md lists every key of the
-// program:
+// ({T}:app:bc, {T}:app:bcp:<id>) internal/broadcast's, the audit stream
+// ({T}:app:audit) internal/admin's. The app itself keeps this one
+// (health.go); docs/keys.md lists every key of the program:
 //
 //	{T}:app:health                string  /healthz write probe ("1", PX 1 min)
-//	{T}:app:audit                 stream  admin actions that changed state (admin user id, action, detail); MAXLEN ~ cap
 //
 // # Buttons
 //
@@ -69,17 +68,20 @@
 //
 // # Admin commands
 //
-// Admin commands (admin.go) answer only in a private chat between an admin
-// (ADMIN_IDS) and the bot; in a group an admin gets a short hint with no
-// data and nothing happens. Every admin action that changes state (a weight
-// set, a broadcast sent or stopped, dead letters requeued or purged) is
-// logged with the admin's user id and appended to the audit stream
-// (audit.go), which /audit shows.
+// The admin commands (/weight, /weights, /lanes, /dlq, /audit), the
+// administration API they share with the console, and the audit log are
+// internal/admin's: the app builds it over its stores (admin.go) and puts
+// its commands on the mux (admin.Admin.Register). They answer only in a
+// private chat between an admin (ADMIN_IDS) and the bot; in a group an
+// admin gets a short hint with no data and nothing happens. Every admin
+// action that changes state (a weight set, a broadcast sent or stopped,
+// dead letters requeued or purged) is logged with the admin's user id and
+// appended to the audit stream, which /audit shows.
 //
 // /broadcast is internal/broadcast's (its doc says how a preview is
 // decided, sent, tracked, stopped): the app routes the command and the taps
-// of kind tapdata.KindBroadcast to it behind the admin gates (admin,
-// adminTap), runs its Tracker while it holds the poller lease, and lists
-// and stops broadcasts through it in the admin API; previews expire on the
-// app's clock (WithClock).
+// of kind tapdata.KindBroadcast to it behind the admin gates
+// (admin.Admin.Gate, adminTap), runs its Tracker while it holds the poller
+// lease, and gives it to the admin API, which lists and stops broadcasts
+// through it; previews expire on the app's clock (WithClock).
 package app

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -107,32 +106,7 @@ func (f *floods) wait() { f.bg.Wait() }
 // max (0: all); none when the limits are off. For the console. Errors:
 // Valkey's.
 func (a *App) LimitedChats(ctx context.Context, max int) ([]flood.LimitedChat, error) {
-	if a.floods.limiter == nil {
-		return nil, nil
-	}
-	return a.floods.limiter.Limited(ctx, a.c, time.Now(), max)
-}
-
-// limitedText is /lanes' paragraph on the chats being limited.
-func (a *App) limitedText(ctx context.Context) (string, error) {
-	if a.floods.limiter == nil {
-		return "Intake limits: off", nil
-	}
-	ls, err := a.LimitedChats(ctx, lanesTop)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	l := a.floods.limiter.Limits()
-	fmt.Fprintf(&b, "Intake limits per %v: user %d messages, %d taps; group %d messages, %d taps", l.Window,
-		l.UserMessages, l.UserTaps, l.ChatMessages, l.ChatTaps)
-	if len(ls) == 0 {
-		b.WriteString("\n  no chat being limited")
-	}
-	for _, c := range ls {
-		fmt.Fprintf(&b, "\n• chat %d limited, listed until %s", c.Chat, c.Until.UTC().Format(time.TimeOnly))
-	}
-	return b.String(), nil
+	return a.admin.LimitedChats(ctx, max)
 }
 
 func (f *floods) Describe(ch chan<- *prometheus.Desc) { ch <- f.limited }

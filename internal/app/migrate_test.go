@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/intake"
 )
@@ -72,13 +73,13 @@ func TestStartMovesTheOldKeysToTheBucketsLosingNothing(t *testing.T) {
 			require.Equal(t, "Chat "+strconv.Itoa(i), name)
 			found, err := a.chatDir.Find(ctx, "c"+strconv.Itoa(i), 1)
 			require.NoError(t, err)
-			require.Equal(t, []ChatRef{{ID: want[i], Name: "Chat " + strconv.Itoa(i)}}, found)
+			require.Equal(t, []admin.ChatRef{{ID: want[i], Name: "Chat " + strconv.Itoa(i)}}, found)
 		}
 		found, err := a.chatDir.Find(ctx, "chat 12", 20)
 		require.NoError(t, err)
 		require.Len(t, found, 11, "chat 12 and 120-129 (of 0-1199)")
-		require.Equal(t, ChatRef{ID: want[12], Name: "Chat 12"}, found[0], "in name order")
-		require.Equal(t, ChatRef{ID: want[129], Name: "Chat 129"}, found[10])
+		require.Equal(t, admin.ChatRef{ID: want[12], Name: "Chat 12"}, found[0], "in name order")
+		require.Equal(t, admin.ChatRef{ID: want[129], Name: "Chat 129"}, found[10])
 		known, err := a.audience.IsKnown(ctx, 42)
 		require.NoError(t, err)
 		require.False(t, known, "never wrote")

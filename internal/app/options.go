@@ -147,7 +147,7 @@ func WithGameConfig(cfg game.Config) Option { return func(o *options) { o.gameCf
 func WithIntakeOnly() Option { return func(o *options) { o.intakeOnly = true } }
 
 // WithAuditCap sets how many admin actions the audit stream keeps
-// (approximately: XADD MAXLEN ~ n; default DefaultAuditCap; n >= 1, or
+// (approximately: XADD MAXLEN ~ n; default admin.DefaultAuditCap; n >= 1, or
 // New fails).
 func WithAuditCap(n int) Option {
 	return func(o *options) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
@@ -131,7 +132,7 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			}
 			require.Equal(t, balance, paidAccepted)
 
-			es, err := r.app.auditLog.Last(ctx, auditShown)
+			es, err := r.app.audit.Last(ctx, admin.AuditShown)
 			require.NoError(t, err)
 			require.Len(t, es, 2)
 			require.Equal(t, broadcast.ActionSent, es[1].Action)

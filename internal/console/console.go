@@ -3,7 +3,7 @@
 // weights, dead letters, broadcasts and the audit log, live.
 //
 // It holds no query of its own: every page reads the bot through Backend,
-// the administration API the admin chat commands use (*app.Admin), so a
+// the administration API the admin chat commands use (*admin.Admin), so a
 // page and its chat command (/lanes, /weight, /dlq, /broadcast stop,
 // /audit) show the same data, validate alike, give the same answers and
 // write the same audit entries (who: "console"). Every page costs what it
@@ -33,7 +33,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/intake"
@@ -43,28 +43,28 @@ import (
 var files embed.FS
 
 // Backend is what the console reads and changes: the administration API
-// of the bot (*app.Admin implements it), shared with the admin commands.
+// of the bot (*admin.Admin implements it), shared with the admin commands.
 type Backend interface {
-	Queues(ctx context.Context, top int) ([]app.QueueView, error)
+	Queues(ctx context.Context, top int) ([]admin.QueueView, error)
 	Backlog(ctx context.Context) (intake.Backlog, error)
 	Gatherer() prometheus.Gatherer
 	GlobalRate() int
 	LimitedChats(ctx context.Context, n int) ([]flood.LimitedChat, error)
-	FindChats(ctx context.Context, q string, n int) ([]app.ChatRef, error)
+	FindChats(ctx context.Context, q string, n int) ([]admin.ChatRef, error)
 	ParseChat(s string) (int64, error)
-	Chat(ctx context.Context, id int64) (app.ChatView, error)
+	Chat(ctx context.Context, id int64) (admin.ChatView, error)
 	SetWeight(ctx context.Context, who, chat, weight string) (string, error)
 	DeadQueues() []string
-	DeadLetters(ctx context.Context, f app.DeadFilter) (app.DeadPage, error)
-	RequeueDead(ctx context.Context, who string, f app.DeadFilter, ids []string) (string, error)
-	PurgeDead(ctx context.Context, who string, f app.DeadFilter, ids []string) (string, error)
-	Broadcasts(ctx context.Context, n int) ([]app.BroadcastView, error)
+	DeadLetters(ctx context.Context, f admin.DeadFilter) (admin.DeadPage, error)
+	RequeueDead(ctx context.Context, who string, f admin.DeadFilter, ids []string) (string, error)
+	PurgeDead(ctx context.Context, who string, f admin.DeadFilter, ids []string) (string, error)
+	Broadcasts(ctx context.Context, n int) ([]admin.BroadcastView, error)
 	StopBroadcast(ctx context.Context, who, id string) (string, error)
-	Audit(ctx context.Context, n int) ([]app.AuditEntry, error)
-	AuditBefore(ctx context.Context, id string, n int) ([]app.AuditEntry, error)
+	Audit(ctx context.Context, n int) ([]admin.AuditEntry, error)
+	AuditBefore(ctx context.Context, id string, n int) ([]admin.AuditEntry, error)
 }
 
-var _ Backend = (*app.Admin)(nil)
+var _ Backend = (*admin.Admin)(nil)
 
 // Config configures a Console.
 type Config struct {

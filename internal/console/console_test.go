@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/console"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
@@ -360,7 +360,7 @@ func TestSessionCookieIsSecureOverTLS(t *testing.T) {
 }
 
 // TestQueuesPageReadsABoundedNumberOfLanes: with more lanes than
-// app.LaneScan in a queue the Queues page still answers, from the first
+// admin.LaneScan in a queue the Queues page still answers, from the first
 // LaneScan lanes read, and says so (the store is paused so the lanes stay).
 func TestQueuesPageReadsABoundedNumberOfLanes(t *testing.T) {
 	t.Parallel()
@@ -369,8 +369,8 @@ func TestQueuesPageReadsABoundedNumberOfLanes(t *testing.T) {
 	b.signIn()
 	ctx := context.Background()
 	m := lanes.NewMinter()
-	items := make([]lanes.Item, 0, app.LaneScan+100)
-	for i := range app.LaneScan + 100 {
+	items := make([]lanes.Item, 0, admin.LaneScan+100)
+	for i := range admin.LaneScan + 100 {
 		items = append(items, lanes.Item{Group: strconv.Itoa(-100_000 - i), ID: m.New(), Payload: []byte(`{"v":1,"chat":1,"text":"x"}`)})
 	}
 	in := e.app.Store().Inspector()
@@ -378,8 +378,8 @@ func TestQueuesPageReadsABoundedNumberOfLanes(t *testing.T) {
 	_, err := e.app.Store().Enqueue(ctx, tgjob.QueueNotify, items)
 	require.NoError(t, err)
 	_, page := b.get("/queues")
-	require.Contains(t, page, fmt.Sprintf("The deepest of the first %d lanes read.", app.LaneScan))
-	require.Contains(t, page, fmt.Sprintf("%d pending", app.LaneScan+100))
+	require.Contains(t, page, fmt.Sprintf("The deepest of the first %d lanes read.", admin.LaneScan))
+	require.Contains(t, page, fmt.Sprintf("%d pending", admin.LaneScan+100))
 	require.NoError(t, in.Resume(ctx))
 }
 
@@ -393,7 +393,7 @@ func TestAuditPagesThroughTheLog(t *testing.T) {
 	b.signIn()
 	ctx := context.Background()
 	for i := range 60 {
-		_, err := e.app.Admin().SetWeight(ctx, app.WhoConsole, strconv.Itoa(1000+i), "2")
+		_, err := e.app.Admin().SetWeight(ctx, admin.WhoConsole, strconv.Itoa(1000+i), "2")
 		require.NoError(t, err)
 	}
 	rows := func(page string) int { return strings.Count(page, "<td>console</td>") }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codemojex/codemojex/internal/app"
+	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/notifier"
 )
@@ -62,9 +62,9 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, sid string, s s
 }
 
 // fail answers an error reading the bot: 400 with its text for an
-// *app.InputError (a wrong filter or page), else 500, logged.
+// *admin.InputError (a wrong filter or page), else 500, logged.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var ie *app.InputError
+	var ie *admin.InputError
 	if errors.As(err, &ie) {
 		http.Error(w, ie.Text, http.StatusBadRequest)
 		return
@@ -74,10 +74,10 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // done records the answer of a change as the session's flash and sends
-// the browser back to the page (POST, redirect, GET). An *app.InputError is
+// the browser back to the page (POST, redirect, GET). An *admin.InputError is
 // shown as a refusal; any other error is logged and shown as a failure.
 func (c *Console) done(w http.ResponseWriter, r *http.Request, sid, back, answer string, err error) {
-	var ie *app.InputError
+	var ie *admin.InputError
 	switch {
 	case errors.As(err, &ie):
 		c.sessions.setFlash(sid, ie.Text, false)
@@ -120,7 +120,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, sid string) {
 
 // overviewData is the Overview page.
 type overviewData struct {
-	Queues     []app.QueueView
+	Queues     []admin.QueueView
 	Limited    []flood.LimitedChat
 	Backlog    oldest
 	Last       Point
@@ -184,16 +184,16 @@ func (c *Console) queues(w http.ResponseWriter, r *http.Request, sid string, s s
 		return
 	}
 	c.render(w, r, sid, s, "queues", "Queues", struct {
-		Queues []app.QueueView
+		Queues []admin.QueueView
 		Scan   int
-	}{qs, app.LaneScan})
+	}{qs, admin.LaneScan})
 }
 
 // chatData is the Chat page: a search's results, or one chat.
 type chatData struct {
 	Query string
-	Found []app.ChatRef
-	Chat  *app.ChatView
+	Found []admin.ChatRef
+	Chat  *admin.ChatView
 	Error string
 }
 
@@ -232,7 +232,7 @@ func (c *Console) chat(w http.ResponseWriter, r *http.Request, sid string, s ses
 
 func (c *Console) setWeight(w http.ResponseWriter, r *http.Request, sid string) {
 	chat := r.PostForm.Get("chat")
-	ans, err := c.b.SetWeight(r.Context(), app.WhoConsole, chat, r.PostForm.Get("weight"))
+	ans, err := c.b.SetWeight(r.Context(), admin.WhoConsole, chat, r.PostForm.Get("weight"))
 	back := "/chat?id=" + url.QueryEscape(chat)
 	if _, perr := c.b.ParseChat(chat); perr != nil {
 		back = "/chat" // the answer says what is wrong with the id; the chat page would say it again
@@ -244,7 +244,7 @@ func (c *Console) setWeight(w http.ResponseWriter, r *http.Request, sid string) 
 type deadData struct {
 	Queues        []string
 	Queue, Reason string
-	Page          app.DeadPage
+	Page          admin.DeadPage
 	Prev          int // Skip of the previous page, -1 when none
 	Skip          int
 }
@@ -257,7 +257,7 @@ func (c *Console) dead(w http.ResponseWriter, r *http.Request, sid string, s ses
 	}
 	d.Skip, _ = strconv.Atoi(q.Get("skip"))
 	d.Skip = max(d.Skip, 0)
-	page, err := c.b.DeadLetters(r.Context(), app.DeadFilter{Queue: d.Queue, Reason: d.Reason, Skip: d.Skip, Limit: pageSize})
+	page, err := c.b.DeadLetters(r.Context(), admin.DeadFilter{Queue: d.Queue, Reason: d.Reason, Skip: d.Skip, Limit: pageSize})
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -273,14 +273,14 @@ func (c *Console) dead(w http.ResponseWriter, r *http.Request, sid string, s ses
 // letter named by id, or every one matching queue and reason.
 func (c *Console) deadAction(requeue bool) func(w http.ResponseWriter, r *http.Request, sid string) {
 	return func(w http.ResponseWriter, r *http.Request, sid string) {
-		f := app.DeadFilter{Queue: r.PostForm.Get("queue"), Reason: strings.TrimSpace(r.PostForm.Get("reason"))}
+		f := admin.DeadFilter{Queue: r.PostForm.Get("queue"), Reason: strings.TrimSpace(r.PostForm.Get("reason"))}
 		ids := r.PostForm["id"]
 		var ans string
 		var err error
 		if requeue {
-			ans, err = c.b.RequeueDead(r.Context(), app.WhoConsole, f, ids)
+			ans, err = c.b.RequeueDead(r.Context(), admin.WhoConsole, f, ids)
 		} else {
-			ans, err = c.b.PurgeDead(r.Context(), app.WhoConsole, f, ids)
+			ans, err = c.b.PurgeDead(r.Context(), admin.WhoConsole, f, ids)
 		}
 		back := "/dead?" + url.Values{"queue": {f.Queue}, "reason": {f.Reason}}.Encode()
 		c.done(w, r, sid, back, ans, err)
@@ -325,7 +325,7 @@ func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
 	}
 	out := make([]broadcastRow, 0, len(bs))
 	for _, b := range bs {
-		row := broadcastRow{ID: b.ID, At: b.At.UTC().Format(time.DateTime), By: app.AuditEntry{Who: b.By}.Actor(), Total: b.Total, Sent: b.Sent,
+		row := broadcastRow{ID: b.ID, At: b.At.UTC().Format(time.DateTime), By: admin.AuditEntry{Who: b.By}.Actor(), Total: b.Total, Sent: b.Sent,
 			Cancelled: b.Cancelled, Remaining: max(b.Remaining, 0), Stopped: b.Stopped, Known: b.Known, Text: b.Text}
 		for _, n := range b.Failed {
 			row.Failed += n
@@ -367,7 +367,7 @@ func (c *Console) broadcastsJSON(w http.ResponseWriter, r *http.Request, _ strin
 }
 
 func (c *Console) stopBroadcast(w http.ResponseWriter, r *http.Request, sid string) {
-	ans, err := c.b.StopBroadcast(r.Context(), app.WhoConsole, strings.TrimSpace(r.PostForm.Get("id")))
+	ans, err := c.b.StopBroadcast(r.Context(), admin.WhoConsole, strings.TrimSpace(r.PostForm.Get("id")))
 	c.done(w, r, sid, "/broadcasts", ans, err)
 }
 
@@ -375,7 +375,7 @@ func (c *Console) stopBroadcast(w http.ResponseWriter, r *http.Request, sid stri
 const auditPage = 50
 
 func (c *Console) audit(w http.ResponseWriter, r *http.Request, sid string, s session) {
-	var es []app.AuditEntry
+	var es []admin.AuditEntry
 	var err error
 	before := r.URL.Query().Get("before")
 	if before == "" {
@@ -388,7 +388,7 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, sid string, s se
 		return
 	}
 	d := struct {
-		Entries []app.AuditEntry
+		Entries []admin.AuditEntry
 		Older   string // the before= of the next page, "" when this one is the last
 		Paged   bool
 	}{Entries: es, Paged: before != ""}

@@ -1,11 +1,10 @@
-package app
+package admin
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,13 +22,6 @@ import (
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
-// WhoConsole is who the audit log names for an action taken in the
-// console (a chat command's is the admin's Telegram user id).
-const WhoConsole = "console"
-
-// adminWho is who the audit log names for admin user id.
-func adminWho(id int64) string { return strconv.FormatInt(id, 10) }
-
 // Limits of the administration API (bounded reads: a page costs what it
 // shows, whatever the number of lanes or dead letters).
 const (
@@ -43,25 +35,6 @@ const (
 	// Chat page looks through for the chat's.
 	chatDeadScan = 200
 )
-
-// InputError is an admin action refused for its input, before anything is
-// read or written; its text is the answer the chat command gives (the
-// console shows the same).
-type InputError struct{ Text string }
-
-func (e *InputError) Error() string { return e.Text }
-
-func inputErr(text string) error { return &InputError{Text: text} }
-
-// Admin is the administration API of the bot: what the admin chat commands
-// (/weight, /lanes, /dlq, /broadcast stop, /audit) do, as functions the
-// commands and the console (internal/console) share, so both read the same
-// lanes.Inspector queries and validate, audit and answer alike. Get it with
-// App.Admin. Safe for concurrent use.
-type Admin struct{ a *App }
-
-// Admin returns the app's administration API.
-func (a *App) Admin() *Admin { return &Admin{a: a} }
 
 // QueueView is one queue as /lanes shows it.
 type QueueView struct {
@@ -77,10 +50,10 @@ type QueueView struct {
 // Errors: the server's.
 func (ad *Admin) Queues(ctx context.Context, top int) ([]QueueView, error) {
 	var out []QueueView
-	for _, src := range ad.a.deadSources(true) {
+	for _, src := range ad.deadSources(true) {
 		st, complete, err := src.in.StatsScan(ctx, src.q, top, LaneScan)
 		if err != nil {
-			return nil, fmt.Errorf("app: queue %s: %w", src.q, err)
+			return nil, fmt.Errorf("admin: queue %s: %w", src.q, err)
 		}
 		out = append(out, QueueView{Name: src.q, Stats: st, Complete: complete})
 	}
@@ -89,20 +62,26 @@ func (ad *Admin) Queues(ctx context.Context, top int) ([]QueueView, error) {
 
 // Backlog returns the update queue's counts and its oldest unhandled
 // update's recording time.
-func (ad *Admin) Backlog(ctx context.Context) (intake.Backlog, error) { return ad.a.inbox.Backlog(ctx) }
+func (ad *Admin) Backlog(ctx context.Context) (intake.Backlog, error) {
+	return ad.cfg.Inbox.Backlog(ctx)
+}
 
 // Gatherer is the app's Prometheus registry (what /metrics serves).
-func (ad *Admin) Gatherer() prometheus.Gatherer { return ad.a.reg }
+func (ad *Admin) Gatherer() prometheus.Gatherer { return ad.cfg.Gatherer }
 
 // LimitedChats are the chats being limited by the intake's flood limits
 // (an update of theirs dropped within the last FLOOD_WINDOW), at most n,
-// as /lanes lists them; none when the limits are off.
+// soonest Until first (n 0: all), as /lanes lists them; none when the
+// limits are off. Errors: Valkey's.
 func (ad *Admin) LimitedChats(ctx context.Context, n int) ([]flood.LimitedChat, error) {
-	return ad.a.LimitedChats(ctx, n)
+	if ad.cfg.Flood == nil {
+		return nil, nil
+	}
+	return ad.cfg.Flood.Limited(ctx, ad.cfg.Client, time.Now(), n)
 }
 
 // GlobalRate is the bot's global budget, messages/s (TELEGRAM_GLOBAL_RATE).
-func (ad *Admin) GlobalRate() int { return ad.a.cfg.GlobalRate }
+func (ad *Admin) GlobalRate() int { return ad.cfg.Rates.GlobalRate }
 
 // ParseChat parses a chat id as /weight does; the error is an *InputError
 // with /weight's answer.
@@ -122,7 +101,7 @@ func (ad *Admin) SetWeight(ctx context.Context, who, chat, weight string) (strin
 	if bad == "" {
 		var w int
 		if w, bad = parseWeight(weight); bad == "" {
-			return ad.a.setWeight(ctx, who, id, w)
+			return ad.setWeight(ctx, who, id, w)
 		}
 	}
 	return "", inputErr(bad)
@@ -130,22 +109,22 @@ func (ad *Admin) SetWeight(ctx context.Context, who, chat, weight string) (strin
 
 // setWeight sets chat's weight w for who and returns /weight's answer; an
 // unchanged weight is neither written nor audited.
-func (a *App) setWeight(ctx context.Context, who string, chat int64, w int) (string, error) {
+func (ad *Admin) setWeight(ctx context.Context, who string, chat int64, w int) (string, error) {
 	group := tgjob.Group(chat)
 	// A weight is the chat's (lanes keeps one per group, read by every
 	// queue's claim): its share of everything the bot sends it, replies and
 	// notifications alike, while the global rate binds.
-	old, err := a.store.Inspector().Weight(ctx, group)
+	old, err := ad.out.Weight(ctx, group)
 	if err != nil {
 		return "", err
 	}
 	if w == old {
 		return fmt.Sprintf("Chat %d: weight is already %d; unchanged.", chat, old), nil
 	}
-	if err := a.store.Inspector().SetWeight(ctx, group, w); err != nil {
+	if err := ad.out.SetWeight(ctx, group, w); err != nil {
 		return "", err
 	}
-	if err := a.auditLog.Record(ctx, who, actionWeightSet, fmt.Sprintf("chat %d: weight %d (was %d)", chat, w, old)); err != nil {
+	if err := ad.audit.Record(ctx, who, ActionWeightSet, fmt.Sprintf("chat %d: weight %d (was %d)", chat, w, old)); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("✅ Chat %d: weight set to %d (was %d), for replies and notifications alike.", chat, w, old), nil
@@ -160,13 +139,13 @@ type ChatRef = chats.Ref
 func (ad *Admin) FindChats(ctx context.Context, q string, n int) ([]ChatRef, error) {
 	q = strings.TrimSpace(q)
 	if id, err := strconv.ParseInt(q, 10, 64); err == nil && id != 0 {
-		name, err := ad.a.chatDir.Name(ctx, id)
+		name, err := ad.cfg.Directory.Name(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		return []ChatRef{{ID: id, Name: name}}, nil
 	}
-	return ad.a.chatDir.Find(ctx, q, n)
+	return ad.cfg.Directory.Find(ctx, q, n)
 }
 
 // ChatLane is a chat's lane in one queue.
@@ -195,31 +174,30 @@ type ChatView struct {
 // Chat returns chat id's view: O(queues x 200 dead letters read), whatever
 // the number of lanes.
 func (ad *Admin) Chat(ctx context.Context, id int64) (ChatView, error) {
-	a := ad.a
 	v := ChatView{ChatRef: ChatRef{ID: id}}
 	var err error
-	if v.Name, err = a.chatDir.Name(ctx, id); err != nil {
+	if v.Name, err = ad.cfg.Directory.Name(ctx, id); err != nil {
 		return v, err
 	}
-	if v.Known, err = a.audience.IsKnown(ctx, id); err != nil {
+	if v.Known, err = ad.cfg.Audience.IsKnown(ctx, id); err != nil {
 		return v, err
 	}
 	group := tgjob.Group(id)
-	if v.Weight, err = a.store.Inspector().Weight(ctx, group); err != nil {
+	if v.Weight, err = ad.out.Weight(ctx, group); err != nil {
 		return v, err
 	}
 	if id > 0 {
-		v.Pace = fmt.Sprintf("%d messages/s (private chat)", a.cfg.ChatRate)
+		v.Pace = fmt.Sprintf("%d messages/s (private chat)", ad.cfg.Rates.ChatRate)
 	} else {
-		v.Pace = fmt.Sprintf("%d messages/min (group)", a.cfg.GroupRate)
+		v.Pace = fmt.Sprintf("%d messages/min (group)", ad.cfg.Rates.GroupRate)
 	}
-	for _, src := range a.deadSources(true) {
+	for _, src := range ad.deadSources(true) {
 		rows, err := src.in.Lanes(ctx, src.q, group)
 		if err != nil {
-			return v, fmt.Errorf("app: chat %d lanes: %w", id, err)
+			return v, fmt.Errorf("admin: chat %d lanes: %w", id, err)
 		}
 		v.Lanes = append(v.Lanes, ChatLane{Queue: src.q, LaneStats: rows[0]})
-		page, err := a.deadPage(ctx, DeadFilter{Queue: src.q, Chat: group, Limit: dlqShown, Scan: chatDeadScan})
+		page, err := ad.deadPage(ctx, DeadFilter{Queue: src.q, Chat: group, Limit: dlqShown, Scan: chatDeadScan})
 		if err != nil {
 			return v, err
 		}
@@ -227,7 +205,7 @@ func (ad *Admin) Chat(ctx context.Context, id int64) (ChatView, error) {
 	}
 	slices.SortStableFunc(v.Dead, func(x, y DeadView) int { return y.At.Compare(x.At) })
 	v.Dead = v.Dead[:min(len(v.Dead), dlqShown)]
-	st, err := a.games.Current(ctx, id)
+	st, err := ad.cfg.Games.Current(ctx, id)
 	switch {
 	case errors.Is(err, gamestore.ErrNoGame):
 	case err != nil:
@@ -272,7 +250,7 @@ type DeadPage struct {
 // DeadQueues are the queues with dead letters, the update queue first.
 func (ad *Admin) DeadQueues() []string {
 	var out []string
-	for _, s := range ad.a.deadSources(true) {
+	for _, s := range ad.deadSources(true) {
 		out = append(out, s.q)
 	}
 	return out
@@ -282,14 +260,14 @@ func (ad *Admin) DeadQueues() []string {
 // Unfiltered a page costs O(log n + Limit); filtered by reason or chat it
 // reads at most DeadScan letters from f.Skip (Partial then says so).
 func (ad *Admin) DeadLetters(ctx context.Context, f DeadFilter) (DeadPage, error) {
-	if _, ok := ad.a.deadSource(f.Queue); !ok {
+	if _, ok := ad.deadSource(f.Queue); !ok {
 		return DeadPage{}, inputErr(fmt.Sprintf("❌ Unknown queue %q: one of %s.", f.Queue, strings.Join(ad.DeadQueues(), ", ")))
 	}
-	return ad.a.deadPage(ctx, f)
+	return ad.deadPage(ctx, f)
 }
 
-func (a *App) deadSource(q string) (deadSource, bool) {
-	for _, s := range a.deadSources(true) {
+func (ad *Admin) deadSource(q string) (deadSource, bool) {
+	for _, s := range ad.deadSources(true) {
 		if s.q == q {
 			return s, true
 		}
@@ -297,8 +275,8 @@ func (a *App) deadSource(q string) (deadSource, bool) {
 	return deadSource{}, false
 }
 
-func (a *App) deadPage(ctx context.Context, f DeadFilter) (DeadPage, error) {
-	src, ok := a.deadSource(f.Queue)
+func (ad *Admin) deadPage(ctx context.Context, f DeadFilter) (DeadPage, error) {
+	src, ok := ad.deadSource(f.Queue)
 	if !ok {
 		return DeadPage{}, fmt.Errorf("%w: queue %q", lanes.ErrInvalid, f.Queue)
 	}
@@ -318,7 +296,7 @@ func (a *App) deadPage(ctx context.Context, f DeadFilter) (DeadPage, error) {
 	for {
 		ds, err := src.in.DeadLetters(ctx, src.q, lanes.DeadQuery{Newest: chunk, Skip: skip})
 		if err != nil {
-			return page, fmt.Errorf("app: dead letters of %s: %w", src.q, err)
+			return page, fmt.Errorf("admin: dead letters of %s: %w", src.q, err)
 		}
 		for i, d := range ds {
 			if (f.Reason != "" && !strings.HasPrefix(reasonOf(d), f.Reason)) || (f.Chat != "" && d.Group != f.Chat) {
@@ -358,7 +336,7 @@ func deadView(q string, d lanes.DeadLetter) DeadView {
 
 // matching returns the ids of up to dlqBatch dead letters of queue q that
 // f selects (f.Queue aside), newest first: the given ids when there are.
-func (a *App) matching(ctx context.Context, q string, f DeadFilter, ids []string) ([]lanes.JobID, error) {
+func (ad *Admin) matching(ctx context.Context, q string, f DeadFilter, ids []string) ([]lanes.JobID, error) {
 	if len(ids) > 0 {
 		out := make([]lanes.JobID, 0, len(ids))
 		for _, id := range ids[:min(len(ids), dlqBatch)] {
@@ -371,7 +349,7 @@ func (a *App) matching(ctx context.Context, q string, f DeadFilter, ids []string
 		return out, nil
 	}
 	f.Queue, f.Skip, f.Limit = q, 0, dlqBatch
-	page, err := a.deadPage(ctx, f)
+	page, err := ad.deadPage(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -386,9 +364,9 @@ func (a *App) matching(ctx context.Context, q string, f DeadFilter, ids []string
 // that one, or ("") every one (with updates, the update queue too).
 func (ad *Admin) dlqQueues(f DeadFilter, updates bool) ([]deadSource, error) {
 	if f.Queue == "" {
-		return ad.a.deadSources(updates), nil
+		return ad.deadSources(updates), nil
 	}
-	src, ok := ad.a.deadSource(f.Queue)
+	src, ok := ad.deadSource(f.Queue)
 	if !ok {
 		return nil, inputErr(fmt.Sprintf("❌ Unknown queue %q: one of %s.", f.Queue, strings.Join(ad.DeadQueues(), ", ")))
 	}
@@ -410,14 +388,14 @@ func (ad *Admin) RequeueDead(ctx context.Context, who string, f DeadFilter, ids 
 	if len(ids) > 0 && f.Queue == "" {
 		return "", inputErr("❌ Which queue are these dead letters of?")
 	}
-	return ad.a.requeueDead(ctx, who, srcs, f, ids)
+	return ad.requeueDead(ctx, who, srcs, f, ids)
 }
 
-func (a *App) requeueDead(ctx context.Context, who string, srcs []deadSource, f DeadFilter, ids []string) (string, error) {
+func (ad *Admin) requeueDead(ctx context.Context, who string, srcs []deadSource, f DeadFilter, ids []string) (string, error) {
 	total := 0
 	var per []string
 	for _, src := range srcs {
-		js, err := a.matching(ctx, src.q, f, ids)
+		js, err := ad.matching(ctx, src.q, f, ids)
 		if err != nil {
 			return "", err
 		}
@@ -431,7 +409,7 @@ func (a *App) requeueDead(ctx context.Context, who string, srcs []deadSource, f 
 	if total == 0 {
 		return "No dead letters to requeue. " + dlqUpdatesNote, nil
 	}
-	if err := a.auditLog.Record(ctx, who, actionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
+	if err := ad.audit.Record(ctx, who, ActionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("✅ Requeued %d dead letters (%s). %s", total, strings.Join(per, ", "), dlqUpdatesNote), nil
@@ -449,10 +427,10 @@ func (ad *Admin) PurgeDead(ctx context.Context, who string, f DeadFilter, ids []
 	if len(ids) > 0 && f.Queue == "" {
 		return "", inputErr("❌ Which queue are these dead letters of?")
 	}
-	return ad.a.purgeDead(ctx, who, srcs, f, ids)
+	return ad.purgeDead(ctx, who, srcs, f, ids)
 }
 
-func (a *App) purgeDead(ctx context.Context, who string, srcs []deadSource, f DeadFilter, ids []string) (string, error) {
+func (ad *Admin) purgeDead(ctx context.Context, who string, srcs []deadSource, f DeadFilter, ids []string) (string, error) {
 	total := 0
 	var per []string
 	for _, src := range srcs {
@@ -462,7 +440,7 @@ func (a *App) purgeDead(ctx context.Context, who string, srcs []deadSource, f De
 			n, err = src.in.PurgeDead(ctx, src.q, 0, dlqBatch)
 		} else {
 			var js []lanes.JobID
-			if js, err = a.matching(ctx, src.q, f, ids); err == nil {
+			if js, err = ad.matching(ctx, src.q, f, ids); err == nil {
 				n, err = src.in.DeleteDead(ctx, src.q, js...)
 			}
 		}
@@ -475,7 +453,7 @@ func (a *App) purgeDead(ctx context.Context, who string, srcs []deadSource, f De
 	if total == 0 {
 		return "No dead letters to purge.", nil
 	}
-	if err := a.auditLog.Record(ctx, who, actionDeadPurged, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
+	if err := ad.audit.Record(ctx, who, ActionDeadPurged, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("🗑 Purged %d dead letters (%s).", total, strings.Join(per, ", ")), nil
@@ -493,7 +471,7 @@ type BroadcastView struct {
 // Broadcasts lists the broadcasts sent among the last n audit entries,
 // newest first, with their progress: O(n).
 func (ad *Admin) Broadcasts(ctx context.Context, n int) ([]BroadcastView, error) {
-	es, err := ad.a.auditLog.Last(ctx, n)
+	es, err := ad.audit.Last(ctx, n)
 	if err != nil {
 		return nil, err
 	}
@@ -503,7 +481,7 @@ func (ad *Admin) Broadcasts(ctx context.Context, n int) ([]BroadcastView, error)
 		if !ok {
 			continue
 		}
-		v, err := ad.a.bc.View(ctx, id)
+		v, err := ad.cfg.Broadcasts.View(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -515,40 +493,18 @@ func (ad *Admin) Broadcasts(ctx context.Context, n int) ([]BroadcastView, error)
 // StopBroadcast is "/broadcast stop <id>" by who, with its answer (the
 // same for an unknown or finished broadcast) and audit entry.
 func (ad *Admin) StopBroadcast(ctx context.Context, who, id string) (string, error) {
-	return ad.a.bc.Stop(ctx, who, id)
-}
-
-// AuditEntry is one recorded admin action.
-type AuditEntry struct {
-	ID     string    // its stream id (AuditBefore pages from it)
-	At     time.Time // when it was recorded (the stream id's time, server clock)
-	Who    string    // the admin's Telegram user id, or WhoConsole
-	Action string    // what was done, e.g. "weight set"
-	Detail string    // what it acted on, e.g. "chat 42: weight 5 (was 1)"
-}
-
-// Actor is how /audit names who: "admin <id>" or "console".
-func (e AuditEntry) Actor() string {
-	if _, err := strconv.ParseInt(e.Who, 10, 64); err == nil {
-		return "admin " + e.Who
-	}
-	return e.Who
+	return ad.cfg.Broadcasts.Stop(ctx, who, id)
 }
 
 // Audit returns the last n admin actions, newest first (what /audit shows).
+// Errors: the server's.
 func (ad *Admin) Audit(ctx context.Context, n int) ([]AuditEntry, error) {
-	return ad.a.auditLog.Last(ctx, n)
+	return ad.audit.Last(ctx, n)
 }
-
-// auditIDRE is a stream entry id.
-var auditIDRE = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
 
 // AuditBefore returns the n admin actions before the one of id (an
 // AuditEntry.ID), newest first: the next page of Audit. Errors: an
 // *InputError for a malformed id; the server's.
 func (ad *Admin) AuditBefore(ctx context.Context, id string, n int) ([]AuditEntry, error) {
-	if !auditIDRE.MatchString(id) {
-		return nil, inputErr(fmt.Sprintf("❌ %q is not an audit entry's id.", id))
-	}
-	return ad.a.auditLog.before(ctx, "("+id, n)
+	return ad.audit.Before(ctx, id, n)
 }

@@ -1,0 +1,123 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/broadcast"
+	"github.com/codemojex/codemojex/internal/chats"
+	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/tapdata"
+	"github.com/codemojex/codemojex/internal/update"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// newAdmin is an Admin over stores on a real Valkey, in the test's own
+// namespace, without the bot around it (adminID is its one admin).
+func newAdmin(t *testing.T) *Admin {
+	t.Helper()
+	c := valkeytest.Shared(t).Client(t)
+	ns := valkeytest.Namespace(t)
+	store, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(ns))
+	require.NoError(t, err)
+	n, err := notifier.New(c, store, notifier.Config{})
+	require.NoError(t, err)
+	upd, err := lanes.New(c, append(intake.StoreOptions(0), lanes.WithTag(ns))...)
+	require.NoError(t, err)
+	inbox := intake.NewInbox(c, upd, ns)
+	audience := chats.NewAudience(c, ns)
+	dir, err := chats.NewDirectory(c, ns)
+	require.NoError(t, err)
+	games, err := gamestore.New(c, ns)
+	require.NoError(t, err)
+	audit := NewAuditLog(c, ns, DefaultAuditCap, nil)
+	bc, err := broadcast.New(broadcast.Config{Client: c, Tag: ns, Notifier: n, Audience: audience, Journal: inbox,
+		Audit: audit, Codec: tapdata.New("1:test-token"), GlobalRate: 30})
+	require.NoError(t, err)
+	ad, err := New(Config{Outbound: store, Inbox: inbox, Directory: dir, Audience: audience, Games: games, Broadcasts: bc,
+		Audit: audit, Client: c, Rates: config.Rates{GlobalRate: 30, ChatRate: 1, GroupRate: 20},
+		IsAdmin: func(user int64) bool { return user == adminID }, Username: func() string { return "codemojex_test_bot" }})
+	require.NoError(t, err)
+	return ad
+}
+
+// Gate lets a command through only for an admin in the admin's private
+// chat: anyone else gets the refusal, an admin elsewhere the hint with no
+// data (threaded under the command in a group), and the command does not
+// run.
+func TestGateLetsOnlyAnAdminInTheirPrivateChat(t *testing.T) {
+	ad := newAdmin(t)
+	admin, eve := &models.User{ID: adminID}, &models.User{ID: 801}
+	private := func(u *models.User) models.Chat { return models.Chat{ID: u.ID, Type: models.ChatTypePrivate} }
+	group := models.Chat{ID: -100500, Type: models.ChatTypeSupergroup}
+	for _, tc := range []struct {
+		name    string
+		from    *models.User
+		chat    models.Chat
+		want    []update.Reply
+		through bool
+	}{
+		{"an admin in the private chat", admin, private(admin), nil, true},
+		{"anyone else", eve, private(eve), []update.Reply{{ChatID: eve.ID, Text: "⛔ /weights is for bot admins only."}}, false},
+		{"anyone else in a group", eve, group, []update.Reply{{ChatID: group.ID, Text: "⛔ /weights is for bot admins only.", ReplyTo: 7}}, false},
+		{"no sender", nil, group, []update.Reply{{ChatID: group.ID, Text: "⛔ /weights is for bot admins only.", ReplyTo: 7}}, false},
+		{"an admin in a group", admin, group, []update.Reply{{ChatID: group.ID, Text: PrivateOnlyText("weights"), ReplyTo: 7}}, false},
+		{"an admin in another's private chat", admin, private(eve), []update.Reply{{ChatID: eve.ID, Text: PrivateOnlyText("weights")}}, false},
+	} {
+		ran := false
+		h := ad.Gate(func(context.Context, *update.Request) update.Outcome { ran = true; return update.Outcome{} })
+		r := &update.Request{ID: 1, Update: &models.Update{ID: 1, Message: &models.Message{ID: 7, From: tc.from, Chat: tc.chat,
+			Text: "/weights@codemojex_test_bot", Entities: []models.MessageEntity{{Type: models.MessageEntityTypeBotCommand, Length: 27}}}}}
+		out := h(context.Background(), r)
+		require.NoError(t, out.Err, tc.name)
+		require.Equal(t, tc.want, out.Replies, tc.name)
+		require.Equal(t, tc.through, ran, tc.name)
+	}
+}
+
+// The audit log pages newest first: Audit gives the newest, AuditBefore
+// the ones before an entry's id; a malformed id is an *InputError with
+// its answer; /audit names an admin by user id and the console as such.
+func TestAuditPagesNewestFirst(t *testing.T) {
+	ad := newAdmin(t)
+	ctx := context.Background()
+	for i := range 5 {
+		who := Who(adminID)
+		if i%2 == 1 {
+			who = WhoConsole
+		}
+		require.NoError(t, ad.audit.Record(ctx, who, ActionWeightSet, fmt.Sprintf("entry %d", i)))
+	}
+	details := func(es []AuditEntry) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Detail)
+		}
+		return out
+	}
+	first, err := ad.Audit(ctx, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"entry 4", "entry 3"}, details(first))
+	require.Equal(t, "admin 9001", first[0].Actor())
+	require.Equal(t, "console", first[1].Actor())
+	next, err := ad.AuditBefore(ctx, first[1].ID, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"entry 2", "entry 1"}, details(next))
+	last, err := ad.AuditBefore(ctx, next[1].ID, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"entry 0"}, details(last))
+
+	_, err = ad.AuditBefore(ctx, "1-2; DEL x", 2)
+	var ie *InputError
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Equal(t, `❌ "1-2; DEL x" is not an audit entry's id.`, ie.Text)
+}

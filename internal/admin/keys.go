@@ -1,0 +1,18 @@
+package admin
+
+// Keys builds the one key this package keeps, under the program's hash tag
+// T (docs/keys.md lists it with the rest). The string is the one of the
+// deployments before this package existed (internal/app kept it): it must
+// stay byte-identical, since running deployments hold their audit trail
+// under it (TestKeysAreTheDeployedOnes). Nothing outside this package
+// writes it.
+//
+//	{T}:app:audit  stream  admin actions that changed state: admin, action, detail; XADD MAXLEN ~ cap
+type Keys struct{ tag string }
+
+// NewKeys returns the keys under hash tag tag (lanes.DefaultTag unless the
+// program says otherwise).
+func NewKeys(tag string) Keys { return Keys{tag: tag} }
+
+// Audit is the audit stream (AuditLog).
+func (k Keys) Audit() string { return "{" + k.tag + "}:app:audit" }
