@@ -9,23 +9,22 @@
 // forever: no retry succeeds until the token is changed, and an exit is
 // visible in the container's status (with restart: unless-stopped the
 // restarts back off by themselves). SIGINT/SIGTERM stop it gracefully.
+// main loads the configuration and runs the process (internal/process):
+// its services start in order and stop in the reverse order.
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/config"
-	"github.com/codemojex/codemojex/internal/console"
 	"github.com/codemojex/codemojex/internal/intake"
-	"github.com/codemojex/codemojex/redact"
+	"github.com/codemojex/codemojex/internal/process"
 )
 
 // Exit codes.
@@ -47,34 +46,10 @@ func run() int {
 	defer stop()
 	logger := app.NewLogger(cfg)
 	warnFileLimit(logger, cfg)
-	a, err := app.New(cfg, app.WithLogger(logger))
-	if err != nil {
+	if err := process.Run(ctx, cfg, logger); err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
-		return exitFail
-	}
-	if cfg.ConsoleAddr != "" {
-		// The console (CONSOLE_ADDR): config.Load has checked CONSOLE_TOKEN.
-		// Its log lines go through the token redactor, as the app's do.
-		log := slog.New(redact.New(cfg.Token).Handler(app.NewLogger(cfg).Handler())).With("component", "console")
-		con, err := console.New(a.Admin(), console.Config{Token: cfg.ConsoleToken, Log: log})
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
-			return exitConfig
-		}
-		ln, err := net.Listen("tcp", cfg.ConsoleAddr)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "codemojex: console: CONSOLE_ADDR %s: %v\n", cfg.ConsoleAddr, err)
-			return exitFail
-		}
-		go func() {
-			if err := con.Run(ctx, ln); err != nil {
-				fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
-			}
-		}()
-	}
-	if err := a.Run(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)
-		if errors.Is(err, intake.ErrTokenRejected) {
+		var ce *config.Error
+		if errors.As(err, &ce) || errors.Is(err, intake.ErrTokenRejected) {
 			return exitConfig
 		}
 		return exitFail

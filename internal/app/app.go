@@ -24,6 +24,7 @@ import (
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/gameui"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/lifecycle"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
@@ -232,12 +233,19 @@ func (a *App) Close() {
 	})
 }
 
-// Run runs the process's role until ctx ends, then drains gracefully: the
-// poller stops fetching (or the webhook receiving), the updates being
-// handled finish (within the drain timeout), the lease is released, the workers release or finish
-// their in-flight jobs, and the HTTP server shuts down. It returns nil
-// after a graceful stop, or the first fatal error.
-func (a *App) Run(ctx context.Context) error {
+// Run is RunWith without extra services.
+func (a *App) Run(ctx context.Context) error { return a.RunWith(ctx) }
+
+// RunWith runs the process's services (Services), then extra ones (started
+// after them, stopped before them: the console), with lifecycle.Run until
+// ctx ends or one fails, then drains gracefully in the reverse order: the
+// poller stops fetching (or the webhook receiving) and releases the
+// lease, the updates being handled finish (within the drain timeout), the
+// workers release or finish their in-flight jobs, and the HTTP server
+// shuts down. It returns nil after a graceful stop, or the first failing
+// service's error (a *lifecycle.Error naming it; errors.Is sees its cause,
+// intake.ErrTokenRejected for one).
+func (a *App) RunWith(ctx context.Context, extra ...lifecycle.Service) error {
 	defer a.Close()
 	a.log.Info("codemojex starting", slog.String("role", a.cfg.Role), slog.Int("workers", a.cfg.Workers),
 		slog.Int("handlers", a.cfg.HandlerCount()), slog.Bool("webhook", a.cfg.Webhook()), slog.String("api", a.cfg.APIURL))
@@ -246,47 +254,9 @@ func (a *App) Run(ctx context.Context) error {
 			"(besides the workers), or no update is ever answered")
 	}
 	a.checkEvictionPolicy(ctx)
-	srv, err := a.startHTTP()
-	if err != nil {
-		return err
-	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	run := func(name string, f func(context.Context) error) {
-		wg.Go(func() {
-			if err := f(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-				a.log.Error(name+" stopped", slog.Any("err", err))
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-				mu.Unlock()
-				cancel()
-			}
-		})
-	}
-	wg.Go(func() { a.migrateToBuckets(runCtx) })
-	if a.cfg.Polls() {
-		run("poller", a.runPoller)
-	}
-	if a.cfg.Handles() && !a.opt.intakeOnly {
-		run("handlers", a.runHandlersAfterGetMe)
-	}
-	if a.worker != nil {
-		run("worker", a.worker.Run)
-	}
-	<-runCtx.Done()
-	a.log.Info("codemojex stopping", durationAttr("drain", a.opt.drain))
-	wg.Wait()
-	a.floods.wait()
-	if srv != nil {
-		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		_ = srv.Shutdown(sctx)
-		scancel()
-	}
+	stopping := context.AfterFunc(ctx, func() { a.log.Info("codemojex stopping", durationAttr("drain", a.opt.drain)) })
+	defer stopping()
+	err := lifecycle.Run(ctx, a.log, append(a.Services(), extra...)...)
 	a.log.Info("codemojex stopped")
-	return a.redactor.Error(errors.Join(errs...))
+	return a.redactor.Error(err)
 }

@@ -178,14 +178,15 @@ func (a *App) standbyHealth(ctx context.Context) Health {
 		"in the last %v (Telegram unreachable or the poller stuck); this process waits for the lease", holder, limit)}
 }
 
-// startHTTP serves /healthz and /metrics on the listener given with
-// WithListener, else on HTTP_ADDR.
-func (a *App) startHTTP() (*http.Server, error) {
+// newHTTP returns the server of /healthz, /metrics and the webhook, and
+// its listener: the one given with WithListener, else one bound to
+// HTTP_ADDR (httpService serves it).
+func (a *App) newHTTP() (*http.Server, net.Listener, error) {
 	ln := a.opt.listener
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", a.cfg.HTTPAddr); err != nil {
-			return nil, fmt.Errorf("app: HTTP_ADDR %s: %w", a.cfg.HTTPAddr, err)
+			return nil, nil, fmt.Errorf("app: HTTP_ADDR %s: %w", a.cfg.HTTPAddr, err)
 		}
 	}
 	mux := http.NewServeMux()
@@ -204,11 +205,5 @@ func (a *App) startHTTP() (*http.Server, error) {
 	t := a.opt.httpTimeouts // see HTTPTimeouts: write > read + recording an update
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read, WriteTimeout: t.Write, IdleTimeout: t.Idle,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("HTTP server stopped", slog.Any("err", err))
-		}
-	}()
-	a.log.Info("serving /healthz and /metrics", slog.String("addr", ln.Addr().String()))
-	return srv, nil
+	return srv, ln, nil
 }

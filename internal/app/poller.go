@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/lifecycle"
 	"github.com/codemojex/codemojex/tgapi"
 )
 
@@ -52,17 +52,9 @@ func (a *App) runPoller(ctx context.Context) error {
 		a.leader.Store(true)
 		a.m.leader.Set(1)
 		a.registerCommands(ctx)
-		lctx, cancel := context.WithCancelCause(ctx)
-		var wg sync.WaitGroup
-		wg.Go(func() { cancel(a.lease.Hold(lctx)) })
-		if !a.cfg.Webhook() {
-			wg.Go(func() { cancel(a.poller().Run(lctx)) })
-		}
-		if !a.opt.intakeOnly {
-			wg.Go(func() { _ = a.bc.Tracker().Run(lctx, func() {}) }) // returns nil when lctx ends
-		}
-		<-lctx.Done()
-		wg.Wait()
+		// One lease term: its services (leaderServices) until ctx ends
+		// or one of them returns; their failures are logged here.
+		err = lifecycle.Run(ctx, nil, a.leaderServices()...)
 		a.leader.Store(false)
 		a.m.leader.Set(0)
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -72,10 +64,14 @@ func (a *App) runPoller(ctx context.Context) error {
 			log.Info("poller stopped")
 			return nil
 		}
-		if cause := context.Cause(lctx); errors.Is(cause, intake.ErrTokenRejected) {
+		cause := err
+		if le := (*lifecycle.Error)(nil); errors.As(err, &le) {
+			cause = le.Err
+		}
+		if errors.Is(cause, intake.ErrTokenRejected) {
 			return cause
 		}
-		log.Warn("poller stopped polling; waiting for the lease again", slog.Any("cause", context.Cause(lctx)))
+		log.Warn("poller stopped polling; waiting for the lease again", slog.Any("cause", cause))
 		if err := consumer.Sleep(ctx, time.Second); err != nil {
 			return nil
 		}

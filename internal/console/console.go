@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +38,7 @@ import (
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/lifecycle"
 )
 
 //go:embed templates/*.html static/*
@@ -135,33 +137,51 @@ func New(b Backend, cfg Config) (*Console, error) {
 func (c *Console) Handler() http.Handler { return c.mux }
 
 // Run samples the bot's metrics and serves the console on ln until ctx
-// ends (then shuts the server down within 2 s).
+// ends (then shuts the server down within 2 s); it returns once its
+// sampler and its server have stopped. Errors: the server's, when it
+// stops serving on its own.
 func (c *Console) Run(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: c.mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelWarn)}
-	go c.samples.run(ctx, c.cfg.Sample)
+	sctx, stopSampler := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stopSampler()
+	wg.Go(func() { c.samples.run(sctx, c.cfg.Sample) })
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	wg.Go(func() { errc <- srv.Serve(ln) })
 	c.log.Info("serving the console", slog.String("addr", ln.Addr().String()))
 	select {
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		shctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		_ = srv.Shutdown(shctx)
 		return nil
 	case err := <-errc:
 		return fmt.Errorf("console: %w", err)
 	}
 }
 
-// ListenAndRun listens on addr and runs the console (Run) until ctx ends.
-func (c *Console) ListenAndRun(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
+// Service is the console on addr (CONSOLE_ADDR) as a lifecycle service
+// named "console": started once addr is bound (a bind error is its
+// failure), then Run until stopped.
+func (c *Console) Service(addr string) lifecycle.Service { return service{c: c, addr: addr} }
+
+type service struct {
+	c    *Console
+	addr string
+}
+
+func (service) Name() string { return "console" }
+
+func (s service) Run(ctx context.Context, started func()) error {
+	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
-		return fmt.Errorf("console: CONSOLE_ADDR %s: %w", addr, err)
+		return fmt.Errorf("CONSOLE_ADDR %s: %w", s.addr, err)
 	}
-	return c.Run(ctx, ln)
+	started()
+	return s.c.Run(ctx, ln)
 }
 
 func parseTemplates() (map[string]*template.Template, error) {
