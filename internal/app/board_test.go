@@ -15,6 +15,7 @@ import (
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // keyboardOf decodes a board's inline keyboard: rows of button texts and
@@ -279,32 +280,51 @@ func TestForgedCallbackDataChangesNothing(t *testing.T) {
 	require.Empty(t, h.tap(cy.ID, cy, "🍎"), "the genuine button still works")
 }
 
-// A burst of 10 taps by five players in a group costs at most one board
-// edit per pace slot (edits still queued are replaced, latest wins), and
-// the final board shows every player's composition.
-func TestGroupTapBurstCoalescesToOneEditPerPaceSlot(t *testing.T) {
+// A burst of 10 taps by five players in a group, handled while the
+// group's lanes are held (parked, as a pace slot or a 429 would hold them),
+// costs one board edit (edits still queued are replaced, latest wins: the
+// lanes.Coalesce of notifier.EditLatest), and the final board shows every
+// player's composition. The test holds the lanes itself and waits for the
+// taps to be handled, so the count does not depend on how fast a host
+// handles taps against a pace slot: this test allowed 3 edits for taps
+// sent within one 500 ms slot until issue 32, and a loaded host that
+// handled them over more slots made 5. The pace between edits is the
+// notifier's TestStoreOptions' and lanes' (by server time).
+func TestGroupTapBurstCoalescesToOneEdit(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	r := h.startWithSecret(0, 1, 2, 3)
 	const group = int64(-100779)
 	const slot = 500 * time.Millisecond
 	ctx := context.Background()
-	require.NoError(t, r.app.Store().Inspector().SetLanePace(ctx, "-100779", lanes.Pace{Limit: 1, Period: slot}))
+	in := r.app.Store().Inspector()
+	require.NoError(t, in.SetLanePace(ctx, "-100779", lanes.Pace{Limit: 1, Period: slot}))
 	players := []models.User{user(741, "Ann"), user(742, "Bob"), user(743, "Cy"), user(744, "Di"), user(745, "Ed")}
 	h.ask(group, players[0], "/play")
 	b, _ := h.board(group)
 	_, data := keyboardOf(t, b.ReplyMarkup)
-	time.Sleep(slot) // the board's own send is out of the pace window
+	for _, q := range tgjob.Queues() {
+		_, err := in.Park(ctx, q, "-100779", -1) // until ResumeLane: the edits stay queued
+		require.NoError(t, err)
+	}
 
 	var ids []string
+	var last models.Update
 	picks := []string{"🍎", "🍌", "🍇", "🍒", "🍋", "🥝", "🍎", "🍌", "🍇", "🍒"}
 	for i, s := range picks {
 		u, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: group, MessageID: b.ID, From: players[i%5], Data: data[s]})
 		require.NoError(t, err)
 		ids = append(ids, u.CallbackQuery.ID)
+		last = u
 	}
 	for _, id := range ids {
 		require.Empty(t, h.answerOf(id))
+	}
+	h.waitHandled(r, last) // every tap applied and its edit queued
+	b, _ = h.board(group)
+	require.Empty(t, b.Edits, "no edit sent while the lanes are held")
+	for _, q := range tgjob.Queues() {
+		require.NoError(t, in.ResumeLane(ctx, q, "-100779"))
 	}
 	final := boardRules + "\n\n✏️ Ann: 🍎 🥝 _ _\n✏️ Bob: 🍌 🍎 _ _\n✏️ Cy: 🍇 🍌 _ _\n✏️ Di: 🍒 🍇 _ _\n✏️ Ed: 🍋 🍒 _ _\n10 of 10 attempts left."
 	b = h.waitBoard(group, final)
@@ -313,10 +333,5 @@ func TestGroupTapBurstCoalescesToOneEditPerPaceSlot(t *testing.T) {
 	require.Equal(t, final, b.CurrentText(), "no stale frame after the final one")
 	edits := b.Edits
 	t.Logf("10 taps by 5 players: %d edits", len(edits))
-	require.LessOrEqual(t, len(edits), 3, "10 taps: one edit per pace slot, not one per tap")
-	for i := 1; i < len(edits); i++ {
-		require.GreaterOrEqual(t, edits[i].Time.Sub(edits[i-1].Time), slot-20*time.Millisecond, "at most one edit per pace slot")
-	}
-	span := edits[len(edits)-1].Time.Sub(edits[0].Time)
-	require.LessOrEqual(t, len(edits), int(span/slot)+1, "edits <= pace slots spanned")
+	require.Equal(t, 1, len(edits), "10 taps queued at once: one edit, not one per tap")
 }
