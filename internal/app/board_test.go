@@ -20,7 +20,7 @@ import (
 
 // keyboardOf decodes a board's inline keyboard: rows of button texts and
 // the callback data by text.
-func keyboardOf(t *testing.T, markup string) ([][]string, map[string]string) {
+func keyboardOf(t testing.TB, markup string) ([][]string, map[string]string) {
 	t.Helper()
 	if markup == "" {
 		return nil, nil

@@ -40,7 +40,7 @@ const wait = 20 * time.Second
 // harness is an emulator, a Valkey namespace and the config of the apps a
 // test runs against them.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	emu  *tgemu.Emulator
 	c    valkey.Client
 	srv  *valkeytest.Server
@@ -49,20 +49,20 @@ type harness struct {
 	env  []string
 }
 
-func newHarness(t *testing.T, env ...string) *harness {
+func newHarness(t testing.TB, env ...string) *harness {
 	t.Helper()
 	return newHarnessOn(t, testkit.NewEmulator(t, testkit.Unlimited()), env...)
 }
 
 // newHarnessEmu is newHarness with an emulator of options emuOpts.
-func newHarnessEmu(t *testing.T, emuOpts []tgemu.Option, env ...string) *harness {
+func newHarnessEmu(t testing.TB, emuOpts []tgemu.Option, env ...string) *harness {
 	t.Helper()
 	return newHarnessOn(t, testkit.NewEmulator(t, emuOpts...), env...)
 }
 
 // newHarnessOn is newHarness with the given emulator (e.g. one enforcing
 // Telegram's limits).
-func newHarnessOn(t *testing.T, emu *tgemu.Emulator, env ...string) *harness {
+func newHarnessOn(t testing.TB, emu *tgemu.Emulator, env ...string) *harness {
 	t.Helper()
 	srv := valkeytest.Shared(t)
 	h := &harness{t: t, emu: emu, srv: srv, c: srv.Client(t), tag: valkeytest.Namespace(t), logs: &testkit.LogBuffer{}}
