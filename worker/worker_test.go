@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -128,53 +129,111 @@ func TestBroadcastProgress(t *testing.T) {
 // The seed's promise: a chat with a deep backlog does not delay the others.
 // Chat A has 200 replies queued, then chats B..K get one each; with
 // Telegram's limits (30/s overall, 1/s per chat) enforced by the emulator,
-// each of B..K is delivered within 2 s while A drains at about 1/s, and the
-// emulator never answers 429.
+// each of B..K is delivered before A's third message after they were
+// queued (A, paced to 1/s, gets at most one turn of the ring before each of
+// them; one more A message may already be in flight, one more allows a
+// slow send of theirs), A keeps draining in order (4 more messages after
+// the last of B..K, waited for), and the emulator never answers 429. The
+// test waits for progress, not for a time: B..K's delivery time and A's
+// drain rate (this test asserted within 2 s and 1.0 ± 0.15 msg/s until
+// issue 32) are BenchmarkBacklogDoesNotDelayOthers' metrics.
 func TestSeedPromiseBacklogDoesNotDelayOthers(t *testing.T) {
-	// Not parallel: it measures timing against the emulator's limits, and
-	// CPU contention with other tests would eat the 100 ms slack.
-	e := newEnv(t, envOpts{limits: notifier.DefaultLimits(), emuLimits: tgemu.DefaultLimits()})
-	const chatA = int64(1000)
+	// Not parallel: B..K's bound counts A's messages at 1/s.
+	r := runBacklog(t, 4)
+	st := r.e.emu.Stats()
+	t.Logf("B..K slowest delivery %v, A's messages meanwhile %d; A sent %d at %.3f msg/s; 429s answered %d; max/s overall %d, per chat %d",
+		r.worst, r.aDuring, len(r.msgsA), r.rateA, st.TooManyRequests, st.MaxPerSecond, st.MaxPerSecondByChat[backlogChat])
+	require.LessOrEqual(t, r.aDuring, 2, "A's messages between queueing B..K and the last of them delivered")
+	for i, m := range r.msgsA {
+		require.Equal(t, "A "+itoa(i), m.Text, "A's order")
+	}
+	require.Zero(t, st.TooManyRequests, "429s answered by the emulator")
+	for _, q := range r.e.emu.SendRequests() {
+		require.True(t, q.Accepted(), "rejected request: %+v", q)
+	}
+	require.LessOrEqual(t, r.e.emu.MaxAcceptedChat(backlogChat, time.Second), 1)
+}
+
+// BenchmarkBacklogDoesNotDelayOthers: runBacklog's figures (A's 200-reply
+// backlog, then one reply to each of B..K, Telegram's limits): metrics
+// others_worst_s (the slowest of B..K from queued to delivered; the promise
+// is 2 s) and a_msg/s (A's drain rate over its run; 1 is its pace), medians
+// over b.N runs.
+// Run: go test -run '^$' -bench BacklogDoesNotDelayOthers -benchtime 3x ./worker/
+func BenchmarkBacklogDoesNotDelayOthers(b *testing.B) {
+	var worst, rate []float64
+	for range b.N {
+		r := runBacklog(b, 5)
+		worst = append(worst, r.worst.Seconds())
+		rate = append(rate, r.rateA)
+	}
+	sort.Float64s(worst)
+	sort.Float64s(rate)
+	b.ReportMetric(worst[len(worst)/2], "others_worst_s")
+	b.ReportMetric(rate[len(rate)/2], "a_msg/s")
+}
+
+// backlogChat is runBacklog's chat A.
+const backlogChat = int64(1000)
+
+// backlogRun is what runBacklog saw: its env, the slowest of B..K (queued
+// to delivered), A's messages delivered between queueing B..K and the last
+// of them, A's messages (worker stopped) and A's rate over them (msg/s).
+type backlogRun struct {
+	e       *env
+	worst   time.Duration
+	aDuring int
+	msgsA   []tgemu.Message
+	rateA   float64
+}
+
+// runBacklog queues 200 replies to A, starts a worker (Telegram's limits on
+// both sides), queues one reply to each of B..K once A is draining, waits
+// for them, then for after more of A's messages, and stops the worker.
+// Errors fail tb.
+func runBacklog(tb testing.TB, after int) backlogRun {
+	tb.Helper()
+	e := newEnv(tb, envOpts{limits: notifier.DefaultLimits(), emuLimits: tgemu.DefaultLimits()})
 	for i := range 200 {
-		e.notify(chatA, "A "+itoa(i), notifier.Reply)
+		e.notify(backlogChat, "A "+itoa(i), notifier.Reply)
 	}
 	_, stop := e.start(e.config())
-	e.waitMsgs(chatA, 2) // A is draining
+	e.waitMsgs(backlogChat, 2) // A is draining
 
 	others := make([]int64, 10) // B..K
 	for i := range others {
-		others[i] = chatA + 1 + int64(i)
+		others[i] = backlogChat + 1 + int64(i)
 	}
 	sentAt := time.Now()
 	for _, c := range others {
 		e.notify(c, "hello "+itoa(int(c)), notifier.Reply)
 	}
-	var worst time.Duration
+	r := backlogRun{e: e}
+	var last time.Time
 	for _, c := range others {
 		m := e.waitMsgs(c, 1)[0]
-		worst = max(worst, m.Time.Sub(sentAt))
+		r.worst = max(r.worst, m.Time.Sub(sentAt))
+		if m.Time.After(last) {
+			last = m.Time
+		}
 	}
-	require.LessOrEqual(t, worst, 2*time.Second, "slowest of B..K")
-
-	// Let A drain for a few seconds more, then measure its rate.
-	time.Sleep(5 * time.Second)
-	require.NoError(t, stop())
-	msgsA := e.emu.Messages(chatA)
-	require.GreaterOrEqual(t, len(msgsA), 4)
-	span := msgsA[len(msgsA)-1].Time.Sub(msgsA[0].Time)
-	rate := float64(len(msgsA)-1) / span.Seconds()
-	for i, m := range msgsA {
-		require.Equal(t, "A "+itoa(i), m.Text, "A's order")
+	for _, m := range e.emu.Messages(backlogChat) {
+		if m.Time.After(sentAt) && !m.Time.After(last) {
+			r.aDuring++
+		}
 	}
-	st := e.emu.Stats()
-	t.Logf("B..K slowest delivery %v; A sent %d at %.3f msg/s; 429s answered %d; max/s overall %d, per chat %d",
-		worst, len(msgsA), rate, st.TooManyRequests, st.MaxPerSecond, st.MaxPerSecondByChat[chatA])
-	require.InDelta(t, 1.0, rate, 0.15, "A's drain rate (msg/s)")
-	require.Zero(t, st.TooManyRequests, "429s answered by the emulator")
-	for _, r := range e.emu.SendRequests() {
-		require.True(t, r.Accepted(), "rejected request: %+v", r)
+	byLast := 0
+	for _, m := range e.emu.Messages(backlogChat) {
+		if !m.Time.After(last) {
+			byLast++
+		}
 	}
-	require.LessOrEqual(t, e.emu.MaxAcceptedChat(chatA, time.Second), 1)
+	e.waitMsgs(backlogChat, byLast+after) // A keeps draining
+	require.NoError(tb, stop())
+	r.msgsA = e.emu.Messages(backlogChat)
+	span := r.msgsA[len(r.msgsA)-1].Time.Sub(r.msgsA[0].Time)
+	r.rateA = float64(len(r.msgsA)-1) / span.Seconds()
+	return r
 }
 
 // Shutdown mid-burst: every job is either delivered (and acked) or still in
