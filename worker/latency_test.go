@@ -186,41 +186,91 @@ func BenchmarkWeightShareAtHighLatency(b *testing.B) {
 }
 
 // At 300 ms latency a broadcast fills the global budget (10/s, 40 chats),
-// then 5 other chats get a reply each: every reply arrives within 2 s (the
-// next budget slots go to replies: strict priority) while broadcast copies
-// are still waiting.
+// then 5 other chats get a reply each: the replies take the next budget
+// slots (strict priority): between queueing them and the last one's
+// delivery at most one budget window's worth of copies arrive (those
+// claimed before the replies were queued, still in flight), and copies are
+// still waiting when the replies went. The test waits for the replies, not
+// for a time: how soon they arrive (it asserted within 2 s until issue 32)
+// is BenchmarkRepliesAheadOfBroadcastAtHighLatency's metric.
 func TestRepliesAheadOfBroadcastAtHighLatency(t *testing.T) {
 	t.Parallel()
-	const global = 10
-	e := newEnv(t, envOpts{limits: notifier.Limits{GlobalPerSecond: global, Slack: notifier.DefaultSlack}, latency: farLatency})
+	r := runRepliesAhead(t)
+	t.Logf("slowest reply %v; copies delivered meanwhile %d, by then %d of %d", r.worst, r.copiesMeanwhile, r.copiesByThen, r.audience)
+	require.LessOrEqual(t, r.copiesMeanwhile, repliesAheadGlobal, "copies delivered between queueing the replies and the last reply")
+	require.Less(t, r.copiesByThen, r.audience, "copies were still waiting when the replies went")
+}
+
+// BenchmarkRepliesAheadOfBroadcastAtHighLatency: runRepliesAhead's slowest
+// reply, from queued to delivered (the promise is 2 s): metric
+// replies_worst_s, the median over b.N runs.
+// Run: go test -run '^$' -bench RepliesAheadOfBroadcastAtHighLatency -benchtime 3x ./worker/
+func BenchmarkRepliesAheadOfBroadcastAtHighLatency(b *testing.B) {
+	var worst []float64
+	for range b.N {
+		worst = append(worst, runRepliesAhead(b).worst.Seconds())
+	}
+	sort.Float64s(worst)
+	b.ReportMetric(worst[len(worst)/2], "replies_worst_s")
+}
+
+// repliesAheadGlobal is runRepliesAhead's global budget (per 1 s).
+const repliesAheadGlobal = 10
+
+// repliesAheadRun is what runRepliesAhead saw: the slowest reply (queued to
+// delivered), the copies delivered after the replies were queued and up to
+// the last reply, all copies delivered by the last reply, of audience.
+type repliesAheadRun struct {
+	worst                         time.Duration
+	copiesMeanwhile, copiesByThen int
+	audience                      int
+}
+
+// runRepliesAhead broadcasts to 40 chats at 300 ms latency under a global
+// budget of repliesAheadGlobal, waits for 8 copies (the broadcast under
+// way), queues a reply to each of 5 other chats and waits for them (20 s
+// at most). Errors fail tb.
+func runRepliesAhead(tb testing.TB) repliesAheadRun {
+	tb.Helper()
+	e := newEnv(tb, envOpts{limits: notifier.Limits{GlobalPerSecond: repliesAheadGlobal, Slack: notifier.DefaultSlack}, latency: farLatency})
 	var audience []int64
 	for c := int64(1000); c < 1040; c++ {
 		audience = append(audience, c)
 	}
 	_, err := e.n.Broadcast(e.ctx, audience, notifier.Message{Text: "news"})
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	cfg := e.config()
-	cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, global
+	cfg.Senders, cfg.MinSenders, cfg.ClaimRate = 64, 4, repliesAheadGlobal
 	e.start(cfg)
 	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()
 	_, err = e.emu.WaitForTotalMessages(ctx, 8) // the broadcast is under way
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	asked := time.Now()
 	for c := int64(1); c <= 5; c++ {
 		e.notify(c, "reply", notifier.Reply)
 	}
-	var worst time.Duration
+	r := repliesAheadRun{audience: len(audience)}
+	var last time.Time
 	for c := int64(1); c <= 5; c++ {
-		worst = max(worst, e.waitMsgs(c, 1)[0].Time.Sub(asked))
+		at := e.waitMsgs(c, 1)[0].Time
+		r.worst = max(r.worst, at.Sub(asked))
+		if at.After(last) {
+			last = at
+		}
 	}
-	got := 0
 	for _, c := range audience {
-		got += len(e.emu.Messages(c))
+		for _, m := range e.emu.Messages(c) {
+			if m.Time.After(last) {
+				continue
+			}
+			r.copiesByThen++
+			if m.Time.After(asked) {
+				r.copiesMeanwhile++
+			}
+		}
 	}
-	t.Logf("slowest reply %v; broadcast copies delivered by then %d of %d", worst, got, len(audience))
-	require.LessOrEqual(t, worst, 2*time.Second, "slowest reply")
-	require.Less(t, got, len(audience), "copies were still waiting when the replies went")
+	return r
 }
 
 // At 300 ms latency with two worker processes (two stores, notifiers and
