@@ -43,25 +43,46 @@ func TestSecondPollerWaits(t *testing.T) {
 
 // TestConflictBacksOff: when Telegram answers getUpdates 409 because
 // another instance outside this Valkey polls, the poller says so and backs
-// off instead of looping.
+// off instead of looping: its next getUpdates (the second 409) comes at
+// least 5 s after the first 409 (by the emulator's clock), with no
+// getUpdates in between. The test waits for the two 409s (the first within
+// the harness's wait, the second within 30 s), not for a time: it slept
+// 3 s and asked for exactly one 409 until issue 32, which a host slow to
+// start the poller broke.
 func TestConflictBacksOff(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.emu.InjectFault(tgemu.HTTPError(http.StatusConflict, `{"ok":false,"error_code":409,"description":"Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"}`).
 		For("getUpdates").Times(-1))
 	r := h.start(nil)
-	time.Sleep(3 * time.Second)
-	conflicts := 0
-	for _, rq := range h.emu.Requests() {
-		if rq.HTTPStatus == http.StatusConflict {
-			conflicts++
-		}
+	var polls []tgemu.Request // every getUpdates, in order
+	waitPolls := func(n int, d time.Duration) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		require.NoError(t, h.emu.WaitUntil(ctx, func() bool {
+			polls = polls[:0]
+			for _, rq := range h.emu.Requests() {
+				if strings.EqualFold(rq.Method, "getUpdates") {
+					polls = append(polls, rq)
+				}
+			}
+			return len(polls) >= n
+		}), "%d getUpdates calls", n)
 	}
-	require.Equal(t, 1, conflicts, "one 409, then a back-off of at least 5 s")
-	require.Contains(t, h.logs.String(), "Telegram answered 409 Conflict: another instance polls this bot")
+	waitPolls(1, wait)
+	require.Equal(t, http.StatusConflict, polls[0].HTTPStatus)
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.logs.String(), "Telegram answered 409 Conflict: another instance polls this bot")
+	}, wait, 10*time.Millisecond)
 	code, body := h.get(r, "/healthz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Contains(t, body, "polling: no successful getUpdates yet")
+	waitPolls(2, 30*time.Second)
+	gap := polls[1].Time.Sub(polls[0].Time)
+	t.Logf("second getUpdates %v after the first 409", gap.Round(time.Millisecond))
+	require.Equal(t, http.StatusConflict, polls[1].HTTPStatus)
+	require.GreaterOrEqual(t, gap, 5*time.Second, "one 409, then a back-off of at least 5 s")
 }
 
 // TestWebhookLeftSetIsDeletedAndPendingUpdatesKept: a bot whose webhook is
