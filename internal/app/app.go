@@ -23,12 +23,13 @@ import (
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/gameui"
+	"github.com/codemojex/codemojex/internal/health"
+	"github.com/codemojex/codemojex/internal/httpserver"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/lifecycle"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
-	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/redact"
 	"github.com/codemojex/codemojex/tgapi"
@@ -46,7 +47,6 @@ type App struct {
 	opt      options
 	log      *slog.Logger
 	redactor *redact.Redactor
-	keys     keyspace
 
 	c         valkey.Client
 	ownClient bool
@@ -65,12 +65,9 @@ type App struct {
 	worker    *worker.Worker
 	reg       *prometheus.Registry
 	m         *metrics
-	ui        *gameui.UI  // the game's chat interface: player commands, guesses, the board
-	ping      *valkey.Lua // /healthz: a script that writes proves Valkey answers, runs Lua and accepts writes
-
-	// evictionRisk is the warning about Valkey's maxmemory-policy found
-	// at start ("" when it is noeviction), added to /healthz's body.
-	evictionRisk atomic.Pointer[string]
+	ui        *gameui.UI         // the game's chat interface: player commands, guesses, the board
+	health    *health.Checker    // /healthz's checks (reads the state below through health.Status)
+	http      *httpserver.Server // /healthz, /metrics and, in webhook mode, the webhook receiver
 	// codec signs and verifies callback data; taps verifies a tap, routes
 	// it by kind (the game UI's board, the broadcast buttons) and answers
 	// it with answerCallback (callback.go).
@@ -115,7 +112,7 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 	if o.log == nil {
 		o.log = NewLogger(cfg)
 	}
-	a := &App{cfg: cfg, opt: o, redactor: red, keys: keyspace{tag: o.tag},
+	a := &App{cfg: cfg, opt: o, redactor: red,
 		log: slog.New(red.Handler(o.log.Handler()))}
 	if err := a.init(); err != nil {
 		a.Close()
@@ -144,7 +141,6 @@ func (a *App) init() error {
 	if a.notifier, err = notifier.New(a.c, a.store, notifier.Config{}); err != nil {
 		return fmt.Errorf("app: notifier: %w", err)
 	}
-	a.ping = luascript.Must(luaFS, "health")
 	a.codec = tapdata.New(cfg.Token)
 	a.taps = tapdata.NewRouter(a.codec, a.answerCallback, func() { a.m.callbacks.WithLabelValues("refused").Inc() }, a.log)
 	if a.games, err = gamestore.New(a.c, o.tag); err != nil {
@@ -185,8 +181,11 @@ func (a *App) init() error {
 		a.reg = prometheus.NewRegistry()
 		a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	if a.m, err = newMetrics(a.reg, a); err != nil {
+	if a.m, err = newMetrics(a.reg); err != nil {
 		return fmt.Errorf("app: metrics: %w", err)
+	}
+	if err := a.initHTTP(); err != nil {
+		return err
 	}
 	if err := a.initFloods(); err != nil {
 		return err
@@ -253,7 +252,7 @@ func (a *App) RunWith(ctx context.Context, extra ...lifecycle.Service) error {
 		a.log.Warn("BOT_ROLE=poller only records updates, it handles none: run a process with BOT_ROLE=handler or all " +
 			"(besides the workers), or no update is ever answered")
 	}
-	a.checkEvictionPolicy(ctx)
+	a.health.CheckEvictionPolicy(ctx)
 	stopping := context.AfterFunc(ctx, func() { a.log.Info("codemojex stopping", durationAttr("drain", a.opt.drain)) })
 	defer stopping()
 	err := lifecycle.Run(ctx, a.log, append(a.Services(), extra...)...)

@@ -239,7 +239,7 @@ func BenchmarkIntake(b *testing.B) {
 		a, err := New(cfg, WithTag(tag), WithLogger(quiet))
 		require.NoError(b, err)
 		defer a.Close()
-		hs := httptest.NewServer(a.webhookHandler())
+		hs := httptest.NewServer(a.http.Handler()) // the webhook on its path, /hook
 		defer hs.Close()
 		const posts, distinct, clients = 2000, 1800, 50
 		bodies := make(chan []byte, posts)

@@ -1,6 +1,7 @@
 // Package app is the codemojex program: it wires configuration, Valkey, the
 // Telegram update intake, the handlers, the notifier and the workers, and
-// serves /healthz and /metrics. cmd/bot is a thin main around it, so tests
+// the HTTP server of /healthz and /metrics (internal/httpserver, its checks
+// internal/health, the webhook internal/webhook; http.go). cmd/bot is a thin main around it, so tests
 // run the whole program in-process against internal/tgemu and a real Valkey.
 //
 // # Roles
@@ -13,7 +14,7 @@
 // pollers compete for a lease in Valkey ("{T}:app:poller", SET NX PX,
 // renewed by its token), and the others log "another poller is active ...,
 // waiting" and take over when the lease lapses. In webhook mode
-// (webhook.go) every poller receives; the lease holder only registers the
+// (internal/webhook) every poller receives; the lease holder only registers the
 // command menu and keeps broadcast progress up to date.
 //
 // # Intake
@@ -41,10 +42,8 @@
 // package internal/chats', the game boards' ({T}:app:board:<chat_id>,
 // {T}:app:comp:<chat_id>:<game>) internal/gameui's, the broadcasts'
 // ({T}:app:bc, {T}:app:bcp:<id>) internal/broadcast's, the audit stream
-// ({T}:app:audit) internal/admin's. The app itself keeps this one
-// (health.go); docs/keys.md lists every key of the program:
-//
-//	{T}:app:health                string  /healthz write probe ("1", PX 1 min)
+// ({T}:app:audit) internal/admin's, the /healthz probe ({T}:app:health)
+// internal/health's; docs/keys.md lists every key of the program.
 //
 // # Buttons
 //

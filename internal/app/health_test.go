@@ -2,9 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -326,33 +323,5 @@ func TestHealthzReportsUpdatesNobodyHandles(t *testing.T) {
 	require.Eventually(t, func() bool { code, _ := h.get(worker, "/healthz"); return code == http.StatusOK }, wait, 50*time.Millisecond)
 }
 
-// The HTTP server bounds its connections: an idle keep-alive connection is
-// closed after the idle timeout, and a request whose body never comes is
-// cut at the read timeout instead of holding its connection forever.
-func TestHTTPServerTimesOutIdleAndSlowConnections(t *testing.T) {
-	t.Parallel()
-	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
-	_, url := h.startWebhook(nil, WithHTTPTimeouts(HTTPTimeouts{Read: 500 * time.Millisecond, Idle: 500 * time.Millisecond}))
-	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/tg/hook")
-
-	closedWithin := func(t *testing.T, conn net.Conn, d time.Duration) {
-		t.Helper()
-		require.NoError(t, conn.SetReadDeadline(time.Now().Add(d)))
-		_, err := io.Copy(io.Discard, conn) // until the server closes it
-		require.NoError(t, err, "the server closed the connection within %v", d)
-	}
-	idle, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer idle.Close()
-	_, err = fmt.Fprintf(idle, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-	require.NoError(t, err)
-	closedWithin(t, idle, 3*time.Second)
-
-	slow, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer slow.Close()
-	_, err = fmt.Fprintf(slow, "POST /tg/hook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
-		"X-Telegram-Bot-Api-Secret-Token: %s\r\nContent-Length: 1000\r\n\r\n{\"update_id\":", webhookSecret)
-	require.NoError(t, err)
-	closedWithin(t, slow, 3*time.Second)
-}
+// The HTTP server's idle and read timeouts: internal/httpserver's
+// TestHTTPServerTimesOutIdleAndSlowConnections.

@@ -14,6 +14,7 @@ import (
 	"github.com/codemojex/codemojex/game"
 
 	"github.com/codemojex/codemojex/internal/broadcast"
+	"github.com/codemojex/codemojex/internal/httpserver"
 	"github.com/codemojex/codemojex/internal/update"
 )
 
@@ -184,26 +185,13 @@ func WithUpdateWaitLimit(d time.Duration) Option {
 }
 
 // HTTPTimeouts bound the HTTP server's connections (webhook, /healthz,
-// /metrics); see DefaultHTTPTimeouts.
-type HTTPTimeouts struct {
-	// ReadHeader bounds reading a request's headers; Read the whole
-	// request, body included (a webhook body is at most 1 MiB).
-	ReadHeader, Read time.Duration
-	// Write bounds a request from the end of its headers to the end of
-	// the answer: it must exceed Read plus the time to record a webhook
-	// update (bounded at webhookRecordTimeout, 10 s), or a recorded update
-	// is answered with a cut connection and resent by Telegram.
-	Write time.Duration
-	// Idle is how long a keep-alive connection may wait for its next
-	// request (Telegram reuses its webhook connections).
-	Idle time.Duration
-}
+// /metrics): httpserver.Timeouts.
+type HTTPTimeouts = httpserver.Timeouts
 
-// DefaultHTTPTimeouts are the HTTP server's timeouts: headers 5 s, request 15 s (1 MiB at about 70 KB/s),
-// write 30 s (> 15 s read + 10 s recording), idle 120 s.
-func DefaultHTTPTimeouts() HTTPTimeouts {
-	return HTTPTimeouts{ReadHeader: 5 * time.Second, Read: 15 * time.Second, Write: 30 * time.Second, Idle: 120 * time.Second}
-}
+// DefaultHTTPTimeouts are the HTTP server's timeouts
+// (httpserver.DefaultTimeouts: headers 5 s, request 15 s, write 30 s, idle
+// 120 s).
+func DefaultHTTPTimeouts() HTTPTimeouts { return httpserver.DefaultTimeouts() }
 
 // WithHTTPTimeouts sets the HTTP server's timeouts [DefaultHTTPTimeouts()];
 // zero fields keep their defaults, a negative one makes New fail.

@@ -11,6 +11,7 @@ import (
 	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/lifecycle"
+	"github.com/codemojex/codemojex/internal/webhook"
 	"github.com/codemojex/codemojex/tgapi"
 )
 
@@ -21,7 +22,7 @@ import (
 // lease holder also registers the command menu and keeps broadcast
 // progress messages up to date (in both modes: one process does it). It
 // returns when ctx ends (nil), intake.ErrTokenRejected, or
-// errWebhookRefused.
+// webhook.ErrRefused.
 func (a *App) runPoller(ctx context.Context) error {
 	log := a.log.With(slog.String("component", "poller"))
 	if err := a.ensureMe(ctx); err != nil {
@@ -31,12 +32,15 @@ func (a *App) runPoller(ctx context.Context) error {
 		return err
 	}
 	if a.cfg.Webhook() {
-		if err := a.setWebhook(ctx); err != nil {
+		err := webhook.Set(ctx, webhook.SetConfig{API: a.api, URL: a.cfg.WebhookURL, Secret: a.cfg.WebhookSecret,
+			Path: a.cfg.WebhookPath(), Redactor: a.redactor, Log: a.log})
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
+		a.webhookSet.Store(true)
 	}
 	for {
 		err := a.lease.Acquire(ctx, func(waiting bool) {

@@ -3,10 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
-	"net/http"
-	"time"
 
 	"github.com/codemojex/codemojex/internal/lifecycle"
 )
@@ -16,8 +12,9 @@ import (
 //
 //  1. flood notices: waits, at the stop, for the toasts of dropped taps
 //     being answered;
-//  2. http: /healthz, /metrics and, in webhook mode, the webhook (started
-//     once HTTP_ADDR is bound; shut down last but for the notices);
+//  2. http: /healthz, /metrics and, in webhook mode, the webhook
+//     (httpserver.Server: started once HTTP_ADDR is bound; shut down last
+//     but for the notices);
 //  3. migrations: moves the old whole-bot keys into the buckets, once;
 //  4. worker (roles all, worker): sends the queued messages; at the stop
 //     its in-flight jobs finish or are released (ShutdownGrace);
@@ -37,7 +34,7 @@ func (a *App) Services() []lifecycle.Service {
 			a.floods.wait()
 			return nil
 		}),
-		httpService{a},
+		a.http,
 		lifecycle.Func("migrations", func(ctx context.Context) error { a.migrateToBuckets(ctx); return nil }),
 	}
 	if a.worker != nil {
@@ -86,34 +83,4 @@ func (a *App) leaderServices() []lifecycle.Service {
 		s = append(s, a.bc.Tracker())
 	}
 	return s
-}
-
-// httpService serves /healthz, /metrics and the webhook on HTTP_ADDR (or
-// WithListener's listener): started once bound, shut down (2 s at most)
-// when stopped. A server that stops serving on its own fails the process.
-type httpService struct{ a *App }
-
-func (httpService) Name() string { return "http" }
-
-func (h httpService) Run(ctx context.Context, started func()) error {
-	srv, ln, err := h.a.newHTTP()
-	if err != nil {
-		return err
-	}
-	h.a.log.Info("serving /healthz and /metrics", slog.String("addr", ln.Addr().String()))
-	started()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("HTTP server: %w", err)
-		}
-		return nil
-	case err := <-served:
-		return fmt.Errorf("HTTP server: %w", err)
-	}
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/internal/webhook"
 )
 
 // webhookSecret is TELEGRAM_WEBHOOK_SECRET in these tests.
@@ -33,21 +33,6 @@ func (h *harness) startWebhook(env []string, opts ...Option) (*running, string) 
 	r := h.startOn(ln, append([]string{"TELEGRAM_WEBHOOK_URL=" + url, "TELEGRAM_WEBHOOK_SECRET=" + webhookSecret}, env...), opts...)
 	require.Eventually(h.t, func() bool { return h.emu.WebhookURL() == url }, wait, 10*time.Millisecond, "setWebhook")
 	return r, url
-}
-
-// post sends body to url with the secret header secret ("" none).
-func post(t *testing.T, url, secret string, body []byte) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if secret != "" {
-		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	return resp.StatusCode
 }
 
 // Webhook mode: Telegram (the emulator) POSTs each update with the secret
@@ -71,45 +56,8 @@ func TestWebhookReceivesEachUpdateOnce(t *testing.T) {
 	h.quiet(701, 300*time.Millisecond)
 }
 
-// A request without the right secret is 401 and records nothing; a body
-// that is not an update, or is too large, is 400; another method is 405.
-func TestWebhookRefusesWrongSecretAndBadBodies(t *testing.T) {
-	t.Parallel()
-	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
-	r, url := h.startWebhook([]string{"BOT_ROLE=poller"})
-	ctx := context.Background()
-	good := benchUpdate(5, 704, "/help").JSON
-	for _, tc := range []struct {
-		name, secret string
-		body         []byte
-		want         int
-	}{
-		{"missing secret", "", good, http.StatusUnauthorized},
-		{"wrong secret", "test_secret-0123456788", good, http.StatusUnauthorized},
-		{"secret prefix", webhookSecret[:5], good, http.StatusUnauthorized},
-		{"not JSON", webhookSecret, []byte("update_id=5"), http.StatusBadRequest},
-		{"JSON without update_id", webhookSecret, []byte(`{"message":{}}`), http.StatusBadRequest},
-		{"oversized", webhookSecret, append([]byte(`{"update_id":6,"x":"`), append(bytes.Repeat([]byte("a"), 1<<20), '"', '}')...), http.StatusBadRequest},
-	} {
-		require.Equal(t, tc.want, post(t, url, tc.secret, tc.body), tc.name)
-	}
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
-	n, err := r.app.inbox.Unhandled(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n, "nothing recorded")
-	b, err := r.app.inbox.Backlog(ctx)
-	require.NoError(t, err)
-	require.Zero(t, b.Pending)
-
-	require.Equal(t, http.StatusOK, post(t, url, webhookSecret, good))
-	require.Equal(t, http.StatusOK, post(t, url, webhookSecret, good), "a resend is answered 200")
-	n, err = r.app.inbox.Unhandled(ctx)
-	require.NoError(t, err)
-	require.EqualValues(t, 1, n, "and recorded once")
-}
+// A request without the right secret is 401, a bad body 400, another
+// method 405: internal/webhook's TestWebhookRefusesWrongSecretAndBadBodies.
 
 // Valkey refusing writes: the webhook answers 500 and Telegram sends the
 // update again; once Valkey accepts writes, the resend is recorded and
@@ -185,7 +133,7 @@ func TestWebhookRefusedByTelegramIsReported(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	err := h.runUntilError([]string{"TELEGRAM_WEBHOOK_URL=http://bot.example/hook", "TELEGRAM_WEBHOOK_SECRET=" + webhookSecret})
-	require.True(t, errors.Is(err, errWebhookRefused), "%v", err)
+	require.True(t, errors.Is(err, webhook.ErrRefused), "%v", err)
 	require.Contains(t, err.Error(), "An HTTPS URL must be provided for webhook")
 	require.Contains(t, err.Error(), "http:// only through a local Bot API server")
 	require.True(t, strings.Contains(h.logs.String(), "Telegram refused the webhook URL"))
@@ -208,14 +156,14 @@ func TestWebhookHandlesAnOlderUpdateArrivingLate(t *testing.T) {
 		require.NoError(t, err)
 		return b
 	}
-	require.Equal(t, http.StatusOK, post(t, url, webhookSecret, update(1020, "/start")))
+	require.Equal(t, http.StatusOK, testkit.PostUpdate(t, url, webhookSecret, update(1020, "/start")))
 	require.Contains(t, h.texts(chat, 1)[0], "Codemojex")
-	require.Equal(t, http.StatusOK, post(t, url, webhookSecret, update(1019, "/help")))
+	require.Equal(t, http.StatusOK, testkit.PostUpdate(t, url, webhookSecret, update(1019, "/help")))
 	got := h.texts(chat, 2)
 	require.Contains(t, got[1], "Commands:", "the older update is handled after the newer one")
 
 	for _, id := range []int64{1020, 1019} { // Telegram resends both
-		require.Equal(t, http.StatusOK, post(t, url, webhookSecret, update(id, map[int64]string{1020: "/start", 1019: "/help"}[id])))
+		require.Equal(t, http.StatusOK, testkit.PostUpdate(t, url, webhookSecret, update(id, map[int64]string{1020: "/start", 1019: "/help"}[id])))
 	}
 	h.quiet(chat, 500*time.Millisecond)
 	require.Len(t, h.emu.Messages(chat), 2, "each update handled once")

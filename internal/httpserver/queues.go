@@ -1,0 +1,134 @@
+package httpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// Backlogger is what QueueCollector reads of the update queue
+// (*intake.Inbox).
+type Backlogger interface {
+	Backlog(ctx context.Context) (intake.Backlog, error)
+}
+
+// Queues is what QueueCollector reads: the outbound queues' store, the
+// update queue, and the budgets' setting (TELEGRAM_REPLY_RATE,
+// TELEGRAM_PAID_BROADCAST_RATE: 0 is no budget of its own).
+type Queues struct {
+	Store     *lanes.Inspector
+	Inbox     Backlogger
+	ReplyRate int
+	PaidRate  int
+}
+
+// QueueCollector reads lanes Stats of the outbound queues and of the
+// update queue with its oldest unhandled update on each scrape (one script
+// call per queue), so the gauges are never stale; register it on the
+// registry /metrics serves.
+type QueueCollector struct {
+	q                                                      Queues
+	depth, inFlight, delayed, dead, ready, parked, statsUp *prometheus.Desc
+	updates, updatesInFlight, updatesDead, oldest          *prometheus.Desc
+	budgetUse, budgetLimit                                 *prometheus.Desc
+}
+
+// NewQueueCollector returns the collector of q's gauges.
+func NewQueueCollector(q Queues) *QueueCollector {
+	return &QueueCollector{q: q,
+		depth:           prometheus.NewDesc("codemojex_queue_depth", "Jobs waiting on the lanes of a queue.", []string{"queue"}, nil),
+		inFlight:        prometheus.NewDesc("codemojex_queue_in_flight", "Jobs of a queue under a lease (being sent).", []string{"queue"}, nil),
+		delayed:         prometheus.NewDesc("codemojex_queue_delayed", "Jobs of a queue waiting for a retry time.", []string{"queue"}, nil),
+		dead:            prometheus.NewDesc("codemojex_queue_dead_letters", "Dead letters kept for a queue.", []string{"queue"}, nil),
+		ready:           prometheus.NewDesc("codemojex_queue_ready_lanes", "Lanes of a queue ready to be served (in the ring).", []string{"queue"}, nil),
+		parked:          prometheus.NewDesc("codemojex_queue_parked_lanes", "Parked lanes of a queue (429 retry_after, pace).", []string{"queue"}, nil),
+		updates:         prometheus.NewDesc("codemojex_update_queue_depth", "Updates recorded and waiting to be handled (incl. retries).", nil, nil),
+		updatesInFlight: prometheus.NewDesc("codemojex_update_queue_in_flight", "Updates being handled (claimed under a lease).", nil, nil),
+		updatesDead:     prometheus.NewDesc("codemojex_update_queue_dead_letters", "Dead-lettered updates kept (see /dlq).", nil, nil),
+		oldest: prometheus.NewDesc("codemojex_update_oldest_age_seconds",
+			"Age of the oldest update recorded and not yet handled (seconds; 0 when none).", nil, nil),
+		statsUp: prometheus.NewDesc("codemojex_queue_stats_up", "1 when the last read of queue stats from Valkey succeeded.", nil, nil),
+		budgetUse: prometheus.NewDesc("codemojex_budget_use",
+			"How full a send budget is now, shared by every process: sends in flight or sent within its window, divided by its limit (1: sends wait for it). budget: reply and bulk (TELEGRAM_REPLY_RATE > 0), or global.",
+			[]string{"budget"}, nil),
+		budgetLimit: prometheus.NewDesc("codemojex_budget_limit",
+			"A send budget's limit, messages per window of 1 s (plus the notifier's 10 ms slack): TELEGRAM_REPLY_RATE, TELEGRAM_GLOBAL_RATE. rate(codemojex_worker_sent_total) summed over processes, divided by it, is the budget's use over time.",
+			[]string{"budget"}, nil),
+	}
+}
+
+// Describe sends the gauges' descriptions (prometheus.Collector).
+func (q *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.statsUp, q.updates, q.updatesInFlight, q.updatesDead, q.oldest,
+		q.budgetUse, q.budgetLimit} {
+		ch <- d
+	}
+}
+
+// Collect reads the gauges (2 s at most); codemojex_queue_stats_up is 0
+// when a read failed (prometheus.Collector).
+func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	up := 1.0
+	for _, name := range tgjob.AllQueues() {
+		st, err := q.q.Store.Stats(ctx, name, 0)
+		if err != nil {
+			up = 0
+			continue
+		}
+		g := func(d *prometheus.Desc, v int) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), name)
+		}
+		g(q.depth, st.Pending)
+		g(q.inFlight, st.InFlight)
+		g(q.delayed, st.Delayed)
+		g(q.dead, st.Dead)
+		g(q.ready, st.Ring)
+		g(q.parked, st.Parked)
+	}
+	for _, name := range tgjob.AllQueues() {
+		budget := "bulk"
+		switch {
+		case name == tgjob.QueuePaid && q.q.PaidRate <= 0:
+			continue // paid broadcasts off: no budget of its own
+		case name == tgjob.QueuePaid:
+			budget = "paid"
+		case q.q.ReplyRate <= 0 && name == tgjob.QueueReply:
+			continue // one shared budget: reported once
+		case q.q.ReplyRate <= 0:
+			budget = "global"
+		case name == tgjob.QueueReply:
+			budget = "reply"
+		}
+		b, err := q.q.Store.BudgetUse(ctx, name)
+		if err != nil {
+			up = 0
+			continue
+		}
+		if b.Limit <= 0 || b.Window <= 0 {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(q.budgetUse, prometheus.GaugeValue, float64(b.Used)/float64(b.Limit), budget)
+		ch <- prometheus.MustNewConstMetric(q.budgetLimit, prometheus.GaugeValue, float64(b.Limit), budget)
+	}
+	if b, err := q.q.Inbox.Backlog(ctx); err == nil {
+		g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+		g(q.updates, float64(b.Pending))
+		g(q.updatesInFlight, float64(b.InFlight))
+		g(q.updatesDead, float64(b.Dead))
+		age := 0.0
+		if !b.Oldest.IsZero() {
+			age = max(time.Since(b.Oldest).Seconds(), 0)
+		}
+		g(q.oldest, age)
+	} else {
+		up = 0
+	}
+	ch <- prometheus.MustNewConstMetric(q.statsUp, prometheus.GaugeValue, up)
+}
