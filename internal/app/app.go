@@ -253,9 +253,15 @@ func (a *App) RunWith(ctx context.Context, extra ...lifecycle.Service) error {
 			"(besides the workers), or no update is ever answered")
 	}
 	a.health.CheckEvictionPolicy(ctx)
-	stopping := context.AfterFunc(ctx, func() { a.log.Info("codemojex stopping", durationAttr("drain", a.opt.drain)) })
-	defer stopping()
+	logged := make(chan struct{})
+	stopping := context.AfterFunc(ctx, func() {
+		defer close(logged)
+		a.log.Info("codemojex stopping", durationAttr("drain", a.opt.drain))
+	})
 	err := lifecycle.Run(ctx, a.log, append(a.Services(), extra...)...)
+	if !stopping() {
+		<-logged // joined: "stopping" is written before "stopped"
+	}
 	a.log.Info("codemojex stopped")
 	return a.redactor.Error(err)
 }
