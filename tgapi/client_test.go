@@ -42,7 +42,7 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // Every method the bot uses, against the emulator.
 func TestMethods(t *testing.T) {
 	t.Parallel()
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("the client's encoding and errors, not pacing"))
 	c := newClient(t, emu, tgapi.Config{Timeout: 10 * time.Second})
 	ctx := ctxFor(t, 30*time.Second)
 
@@ -204,7 +204,7 @@ func TestErrorShapes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			emu := testkit.NewEmulator(t, testkit.Unlimited())
+			emu := testkit.NewEmulator(t, testkit.Unlimited("the client's encoding and errors, not pacing"))
 			emu.AddChat(models.Chat{ID: chat})
 			if tc.setup != nil {
 				tc.setup(emu)
@@ -300,7 +300,7 @@ func TestKinds(t *testing.T) {
 // The answers of the emulator that only a description tells apart.
 func TestKindsOfEmulatorAnswers(t *testing.T) {
 	t.Parallel()
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("the client's encoding and errors, not pacing"))
 	c := newClient(t, emu, tgapi.Config{})
 	ctx := ctxFor(t, 20*time.Second)
 	const chat = int64(5)

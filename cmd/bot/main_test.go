@@ -112,7 +112,7 @@ func TestRejectedTokenExitsWithCode2(t *testing.T) {
 func TestBinaryServesTheConsoleOnConsoleAddr(t *testing.T) {
 	t.Parallel()
 	bin := testkit.BuildBot(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("the bot's start and stop, not its pacing"))
 	srv := valkeytest.Start(t, valkeytest.Options{})
 	addr, httpAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	const token = "binary-console-token-0123456789-abcdef"

@@ -59,7 +59,7 @@ import (
 //
 // Run: go test -run '^$' -bench Intake -benchtime 1x ./internal/app/
 func BenchmarkIntake(b *testing.B) {
-	emu := testkit.NewEmulator(b, testkit.Unlimited())
+	emu := testkit.NewEmulator(b, testkit.Unlimited("measures the handling path's cost, not pacing"))
 	srv := valkeytest.Shared(b)
 	c := srv.Client(b)
 	env := []string{"TELEGRAM_BOT_TOKEN=" + emu.Token(), "TELEGRAM_API_URL=" + emu.URL(), "VALKEY_URL=" + srv.URL,

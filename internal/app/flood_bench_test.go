@@ -246,7 +246,7 @@ func BenchmarkFlood(b *testing.B) {
 		if v, err := strconv.Atoi(os.Getenv("CODEMOJEX_BENCH_CHATS")); err == nil && v > 0 {
 			chats = v
 		}
-		emu := testkit.NewEmulator(b, testkit.Unlimited())
+		emu := testkit.NewEmulator(b, testkit.Unlimited("measures the handling path's cost, not pacing"))
 		emu.SetAllowAnyChat(true)
 		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=10000", "TELEGRAM_REPLY_RATE=10000", "TELEGRAM_CHAT_RATE=100", "TELEGRAM_GROUP_RATE=6000", "WORKERS=64")
 		before, beforeKeys := bytesOf(c, tag)
@@ -310,7 +310,7 @@ func BenchmarkFlood(b *testing.B) {
 		}
 		pathOnce := func(on bool) pathRun {
 			require.NoError(b, c.Do(ctx, c.B().Flushall().Build()).Error())
-			emu := testkit.NewEmulator(b, testkit.Unlimited())
+			emu := testkit.NewEmulator(b, testkit.Unlimited("measures the handling path's cost, not pacing"))
 			env := []string{"TELEGRAM_BOT_TOKEN=" + emu.Token(), "TELEGRAM_API_URL=" + emu.URL(), "VALKEY_URL=" + srv.URL,
 				"TELEGRAM_GLOBAL_RATE=10000", "TELEGRAM_CHAT_RATE=100", "TELEGRAM_GROUP_RATE=6000", "LOG_LEVEL=error"}
 			if !on {

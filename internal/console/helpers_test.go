@@ -53,7 +53,7 @@ type env struct {
 // console.
 func start(t *testing.T, extra ...string) *env {
 	t.Helper()
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("the console's pages, not the bot's pacing"))
 	vs := valkeytest.Shared(t)
 	e := &env{t: t, emu: emu, c: vs.Client(t), logs: &testkit.LogBuffer{}}
 	cfg, err := config.FromEnv(append([]string{

@@ -79,9 +79,10 @@ func CheckLogsAtEnd(t testing.TB, logs fmt.Stringer, token string) {
 	})
 }
 
-// NewEmulator starts the Bot API emulator with opts (its own limits unless
-// a tgemu.WithLimits is given: see Unlimited and tgemu.ScaledLimits),
-// closed when the test ends.
+// NewEmulator starts the Bot API emulator with opts (Telegram's limits,
+// tgemu.DefaultLimits, unless a tgemu.WithLimits is given: see
+// tgemu.ScaledLimits, and Unlimited for a test that must not depend on
+// them), closed when the test ends.
 func NewEmulator(t testing.TB, opts ...tgemu.Option) *tgemu.Emulator {
 	t.Helper()
 	emu, err := tgemu.New(opts...)
@@ -90,9 +91,51 @@ func NewEmulator(t testing.TB, opts ...tgemu.Option) *tgemu.Emulator {
 	return emu
 }
 
-// Unlimited is the emulator without flood limits (tests that are not about
-// them).
-func Unlimited() tgemu.Option { return tgemu.WithLimits(tgemu.Limits{}) }
+// Unlimited is the emulator without flood limits, for a test whose subject
+// must not depend on pacing (e.g. a lease takeover, a transport fault);
+// why, which must not be blank, says so at the call. Every other test runs
+// at limits and asserts its 429s (Require429s).
+func Unlimited(why string) tgemu.Option {
+	if strings.TrimSpace(why) == "" {
+		panic("testkit.Unlimited: say why the test runs without the emulator's limits")
+	}
+	return tgemu.WithLimits(tgemu.Limits{})
+}
+
+// Require429sAtEnd registers a cleanup that asserts Require429s(t, emu,
+// want) when the test ends: after the cleanups registered later (the bot's
+// or worker's stop), so every send is counted.
+func Require429sAtEnd(t testing.TB, emu *tgemu.Emulator, want int) {
+	t.Helper()
+	t.Cleanup(func() { Require429s(t, emu, want) })
+}
+
+// Require429s fails t unless emu's flood limiter answered exactly want 429s
+// so far (Stats.TooManyRequests; injected faults are not counted), listing
+// each with the sends accepted in the second before it (tgemu.Throttles),
+// which names the limit the bot's pacing missed. It fails as well when emu
+// has no limits: a count of 0 there cannot fail.
+func Require429s(t testing.TB, emu *tgemu.Emulator, want int) {
+	t.Helper()
+	require.NotEqual(t, tgemu.Limits{}, emu.Limits(), "429s asserted against an emulator without limits")
+	got := emu.Stats().TooManyRequests
+	if got == want {
+		return
+	}
+	var lines []string
+	var sends []tgemu.Request // the requests the limiter counts
+	for _, r := range emu.Requests() {
+		if m := strings.ToLower(r.Method); m == "sendmessage" || m == "editmessagetext" {
+			sends = append(sends, r)
+		}
+	}
+	for _, th := range tgemu.Throttles(sends) {
+		lines = append(lines, fmt.Sprintf("chat %d at %s: %d sends in the second before overall, %d to the chat",
+			th.ChatID, th.Time.Format("15:04:05.000"), th.Global, th.Chat))
+	}
+	require.Failf(t, "429s answered by the emulator's limiter", "got %d, want %d (limits %+v):\n%s",
+		got, want, emu.Limits(), strings.Join(lines, "\n"))
+}
 
 // RunInBackground runs run(ctx) in a goroutine until stop is called or the
 // test ends, and returns stop, which cancels ctx and returns run's error

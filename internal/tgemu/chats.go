@@ -85,11 +85,16 @@ type storedMessage struct {
 	deleted, uneditable bool
 }
 
+// sentTimes are the times of the bot's accepted sends to the chat: every
+// message and every edit of one, as the limiter counts them (admitLocked).
 func (cs *chatState) sentTimes() []time.Time {
 	var out []time.Time
 	for _, m := range cs.msgs {
 		if m.fromBot {
 			out = append(out, m.at)
+			for _, ed := range m.edits {
+				out = append(out, ed.Time)
+			}
 		}
 	}
 	return out

@@ -107,7 +107,7 @@ func TestFaults(t *testing.T) {
 	ctx := testCtx(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			emu := testkit.NewEmulator(t, testkit.Unlimited())
+			emu := testkit.NewEmulator(t, testkit.Unlimited("injected faults, not the limiter's 429s (limits_test.go)"))
 			emu.AddChat(models.Chat{ID: 1})
 			b := newBot(t, emu)
 			// three faults, then success
@@ -148,7 +148,7 @@ func TestFaults(t *testing.T) {
 
 func TestFaultScopeByChatAndMethod(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited(), tgemu.WithAllowAnyChat())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("injected faults, not the limiter's 429s (limits_test.go)"), tgemu.WithAllowAnyChat())
 	b := newBot(t, emu)
 	emu.InjectFault(tgemu.TooManyRequests(3).For("SENDMESSAGE").ForChat(2).Times(-1))
 	emu.InjectFault(tgemu.InternalServerError().For("getMe"))

@@ -20,7 +20,7 @@ import (
 // refuse, with Telegram's description, and accept a valid one.
 func TestInlineKeyboardIsValidatedOnSendAndEdit(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("keyboard validation, not the limits (limits_test.go)"))
 	emu.AddChat(models.Chat{ID: 11})
 	b := newBot(t, emu)
 	m, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 11, Text: "board"})
@@ -113,7 +113,7 @@ func TestEditsCountAgainstLimitsAnswersDoNot(t *testing.T) {
 // message "message can't be edited".
 func TestEditOfDeletedOrOldMessageIsRefused(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("keyboard validation, not the limits (limits_test.go)"))
 	emu.AddChat(models.Chat{ID: -14})
 	b := newBot(t, emu)
 	a, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: -14, Text: "a"})
@@ -135,7 +135,7 @@ func TestEditOfDeletedOrOldMessageIsRefused(t *testing.T) {
 // field read has its type; the answers are the server's texts.
 func TestInlineKeyboardButtonActions(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("keyboard validation, not the limits (limits_test.go)"))
 	emu.AddChat(models.Chat{ID: 15})
 	const unallowed = "Bad Request: can't parse inline keyboard button: Text buttons are unallowed in the inline keyboard"
 	long := strings.Repeat("d", 65)

@@ -16,9 +16,9 @@ type Rate struct {
 
 func (r Rate) unlimited() bool { return r.Messages <= 0 || r.Per <= 0 }
 
-// Limits are the flood limits the emulator enforces on sendMessage (only on
-// sendMessage: Telegram's limits are about messages sent, so edits, answers
-// and other methods are never throttled here). A request over any limit is
+// Limits are the flood limits the emulator enforces on sendMessage and
+// editMessageText (an accepted edit counts like a message; answers and
+// other methods are never throttled here). A request over any limit is
 // answered 429 "Too Many Requests: retry after N" with parameters.retry_after
 // N, the seconds until the tightest window has room again (rounded up, at
 // least 1; longer with RetryAfterCap). Rejected requests do not occupy the
@@ -234,10 +234,12 @@ func maxInWindow(times []time.Time, d time.Duration) int {
 	return best
 }
 
-// MaxAccepted is the highest number of sendMessage requests the emulator
-// accepted within any sliding window of length d, over all chats. Use it to
-// assert that a bot stayed inside Telegram's global limit, e.g.
-// MaxAccepted(time.Second) <= 30.
+// MaxAccepted is the highest number of sends (sendMessage and
+// editMessageText, as the limiter counts them) the emulator accepted within
+// any sliding window of length d, over all chats. Under limits the emulator
+// refuses anything over them, so MaxAccepted(time.Second) <= 30 cannot fail
+// there: assert the 429s instead (Stats.TooManyRequests); MaxAccepted
+// describes a run, or checks a bot against an emulator without limits.
 func (e *Emulator) MaxAccepted(d time.Duration) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()

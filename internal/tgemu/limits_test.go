@@ -388,3 +388,28 @@ func sendPaid(ctx context.Context, t *testing.T, b *bot.Bot, chatID int64) int {
 	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chatID, Text: "p", AllowPaidBroadcast: true})
 	return retryOf(t, err)
 }
+
+// The sent-time statistics count edits as the limiter does: a message and
+// two edits of it in one second are 3 sends in that second (MaxAccepted,
+// MaxAcceptedChat, Stats.MaxPerSecond), 1 message sent, 2 edits.
+func TestSentTimeStatisticsCountEdits(t *testing.T) {
+	ctx := testCtx(t)
+	clock := newFakeClock()
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now), testkit.Unlimited("counts sends, refuses none"))
+	require.Equal(t, tgemu.Limits{}, emu.Limits())
+	b := newBot(t, emu)
+	m, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: int64(1), Text: "m"})
+	require.NoError(t, err)
+	for i, text := range []string{"a", "b"} {
+		clock.Advance(100 * time.Millisecond)
+		_, err := b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: int64(1), MessageID: m.ID, Text: text})
+		require.NoError(t, err, "edit %d", i)
+	}
+	require.Equal(t, 3, emu.MaxAccepted(time.Second))
+	require.Equal(t, 3, emu.MaxAcceptedChat(1, time.Second))
+	st := emu.Stats()
+	require.Equal(t, 3, st.MaxPerSecond)
+	require.Equal(t, map[int64]int{1: 3}, st.MaxPerSecondByChat)
+	require.Equal(t, 1, st.Sent)
+	require.Equal(t, 2, st.Edits)
+}

@@ -83,9 +83,10 @@ type Stats struct {
 	// injected ones), total and by chat id.
 	TooManyRequests       int
 	TooManyRequestsByChat map[int64]int
-	// MaxPerSecond is the highest number of sendMessage requests accepted
-	// in any 1 s sliding window, over all chats; MaxPerSecondByChat per
-	// chat (see MaxAccepted for other windows).
+	// MaxPerSecond is the highest number of sends accepted (sendMessage
+	// and editMessageText, both counted by the limiter) in any 1 s sliding
+	// window, over all chats; MaxPerSecondByChat per chat (see MaxAccepted
+	// for other windows).
 	MaxPerSecond       int
 	MaxPerSecondByChat map[int64]int
 	// Faults counts requests an injected fault applied to.
@@ -110,12 +111,14 @@ func (e *Emulator) Stats() Stats {
 	var all []time.Time
 	for id, cs := range e.chats {
 		times := cs.sentTimes()
-		st.Sent += len(times)
 		all = append(all, times...)
 		if len(times) > 0 {
 			st.MaxPerSecondByChat[id] = maxInWindow(times, time.Second)
 		}
 		for _, m := range cs.msgs {
+			if m.fromBot {
+				st.Sent++
+			}
 			st.Edits += len(m.edits)
 		}
 		if cs.tooMany > 0 {

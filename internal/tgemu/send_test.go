@@ -22,7 +22,7 @@ import (
 func TestSendMessageSuccess(t *testing.T) {
 	ctx := testCtx(t)
 	clock := newFakeClock()
-	emu := testkit.NewEmulator(t, tgemu.WithClock(clock.Now), testkit.Unlimited())
+	emu := testkit.NewEmulator(t, tgemu.WithClock(clock.Now), testkit.Unlimited("sendMessage's validation, not its limits (limits_test.go)"))
 	emu.AddChat(models.Chat{ID: 100, FirstName: "Ann", Username: "ann"})
 	emu.AddChat(models.Chat{ID: -200, Title: "Players"})
 	b := newBot(t, emu)
@@ -112,7 +112,7 @@ func TestSendMessageErrors(t *testing.T) {
 	}
 
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("sendMessage's validation, not its limits (limits_test.go)"))
 	for _, id := range []int64{private, group} {
 		emu.AddChat(models.Chat{ID: id})
 	}
@@ -180,7 +180,7 @@ func TestTextLengthCountsUTF16Units(t *testing.T) {
 		{"4095 ascii and an emoji", strings.Repeat("a", 4095) + emoji, 4097, false},
 	}
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited(), tgemu.WithAllowAnyChat())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("sendMessage's validation, not its limits (limits_test.go)"), tgemu.WithAllowAnyChat())
 	b := newBot(t, emu)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,7 +267,7 @@ func TestEditMessageText(t *testing.T) {
 // newlines is TDLib's "text must be non-empty"; on sends and edits alike.
 func TestEmptyTextIsJudgedAfterParsing(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("sendMessage's validation, not its limits (limits_test.go)"))
 	emu.AddChat(models.Chat{ID: 17})
 	b := newBot(t, emu)
 	m, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 17, Text: "x"})
@@ -312,7 +312,7 @@ func TestEmptyTextIsJudgedAfterParsing(t *testing.T) {
 // its raw text but parses the same is not a change.
 func TestEditNotModifiedIsJudgedOnParsedContent(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("sendMessage's validation, not its limits (limits_test.go)"))
 	emu.AddChat(models.Chat{ID: 18})
 	kb := func(buttons string) string { return `{"inline_keyboard":[[` + buttons + `]]}` }
 	type content struct{ text, mode, markup string }

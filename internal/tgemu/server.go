@@ -241,6 +241,13 @@ func (e *Emulator) SetLimits(l Limits) {
 	e.limits = l
 }
 
+// Limits are the flood limits in force (the zero Limits: none).
+func (e *Emulator) Limits() Limits {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.limits
+}
+
 // SetLatency changes WithLatency's answer delay from the next request on
 // (negative means 0).
 func (e *Emulator) SetLatency(d time.Duration) {

@@ -86,7 +86,7 @@ func TestMethodNamesAreCaseInsensitive(t *testing.T) {
 
 func TestRequestBodyEncodings(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, testkit.Unlimited())
+	emu := testkit.NewEmulator(t, testkit.Unlimited("the server's protocol, not its limits (limits_test.go)"))
 	emu.AddChat(models.Chat{ID: 5})
 	base := emu.URL() + "/bot" + emu.Token() + "/sendMessage"
 	tests := []struct {

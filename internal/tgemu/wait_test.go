@@ -15,7 +15,7 @@ import (
 
 func TestWaitForMessages(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), testkit.Unlimited())
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), testkit.Unlimited("the wait helpers, not the limits (limits_test.go)"))
 	b := newBot(t, emu)
 
 	got := make(chan []tgemu.Message, 1)
@@ -47,7 +47,7 @@ func TestWaitForMessages(t *testing.T) {
 
 func TestFanOutToManyChats(t *testing.T) {
 	ctx := testCtx(t)
-	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), testkit.Unlimited())
+	emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), testkit.Unlimited("the wait helpers, not the limits (limits_test.go)"))
 	b := newBot(t, emu)
 	const n = 200
 	var wg sync.WaitGroup
