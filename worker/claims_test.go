@@ -64,7 +64,7 @@ func TestConcurrentClaimsNeverExceedTheSendersAndKeepEachChatsOrder(t *testing.T
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, envOpts{latency: tc.latency}) // no limits: the senders bind
+			e := newEnv(t, envOpts{latency: tc.latency, unlimited: "the senders must bind, not a rate"})
 			const chats, per = 12, 8
 			for c := 1; c <= chats; c++ {
 				if c%3 == 0 {

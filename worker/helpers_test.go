@@ -35,12 +35,21 @@ type env struct {
 	n     *notifier.Notifier
 	logs  *testkit.LogBuffer
 	reg   *prometheus.Registry
+	// want429s are the 429s the emulator's limiter must have answered when
+	// the test ends (expect429s; 0 unless set).
+	want429s int
 }
 
 type envOpts struct {
-	limits      notifier.Limits // lanes side
-	emuLimits   tgemu.Limits    // emulator side
-	strictChats bool            // no WithAllowAnyChat
+	// limits (lanes side) and emuLimits (emulator side) go together: both
+	// zero is envLimits and envEmuLimits; a test that sets limits sets the
+	// emulator's too.
+	limits    notifier.Limits
+	emuLimits tgemu.Limits
+	// unlimited, when not empty, says why the emulator runs without limits
+	// (testkit.Unlimited); limits then applies alone.
+	unlimited   string
+	strictChats bool // no WithAllowAnyChat
 	maxAttempts int
 	// latency is the emulator's answer delay (tgemu.WithLatency).
 	latency time.Duration
@@ -53,7 +62,16 @@ func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
 	t.Cleanup(cancel)
-	emuOpts := []tgemu.Option{tgemu.WithToken(token), tgemu.WithLimits(o.emuLimits), tgemu.WithLatency(o.latency)}
+	limitsOpt := tgemu.WithLimits(o.emuLimits)
+	switch {
+	case o.unlimited != "":
+		limitsOpt = testkit.Unlimited(o.unlimited)
+	case o.limits == (notifier.Limits{}) && o.emuLimits == (tgemu.Limits{}):
+		o.limits, limitsOpt = envLimits(), tgemu.WithLimits(envEmuLimits())
+	default:
+		require.NotEqual(t, tgemu.Limits{}, o.emuLimits, "the bot's limits without the emulator's: set emuLimits, or unlimited and why")
+	}
+	emuOpts := []tgemu.Option{tgemu.WithToken(token), limitsOpt, tgemu.WithLatency(o.latency)}
 	if !o.strictChats {
 		emuOpts = append(emuOpts, tgemu.WithAllowAnyChat())
 	}
@@ -67,8 +85,29 @@ func newEnv(t testing.TB, o envOpts) *env {
 	require.NoError(t, err)
 	n, err := notifier.New(c, store, notifier.Config{})
 	require.NoError(t, err)
-	return &env{t: t, ctx: ctx, emu: emu, c: c, store: store, n: n, logs: &testkit.LogBuffer{}, reg: prometheus.NewRegistry()}
+	e := &env{t: t, ctx: ctx, emu: emu, c: c, store: store, n: n, logs: &testkit.LogBuffer{}, reg: prometheus.NewRegistry()}
+	t.Cleanup(func() { // after the workers' stops, registered later
+		if o.unlimited == "" {
+			testkit.Require429s(t, emu, e.want429s)
+		}
+	})
+	return e
 }
+
+// envLimits are the lanes side of a test that sets no limits: Telegram's
+// rules at rates that keep tests short (1,000 messages/s overall, 100/s per
+// private chat, 6,000/min per group), replies in the one global budget.
+func envLimits() notifier.Limits {
+	return notifier.Limits{GlobalPerSecond: 1000, PrivatePerSecond: 100, GroupPerMinute: 6000, Slack: notifier.DefaultSlack}
+}
+
+// envEmuLimits are envLimits as the emulator plays them (replies count
+// against Global: no reply window).
+func envEmuLimits() tgemu.Limits { return tgemu.ScaledLimits(1000, 100, 6000) }
+
+// expect429s sets the 429s the emulator's limiter must have answered when
+// the test ends (0 unless set).
+func (e *env) expect429s(n int) { e.want429s = n }
 
 // serverTime is the Valkey server's clock (TIME), the clock of every lease
 // and park.

@@ -47,21 +47,57 @@ type harness struct {
 	tag  string
 	logs *testkit.LogBuffer // the log lines of every app of the test
 	env  []string
+	// want429s are the 429s the test expects of the emulator's limiter
+	// (expect429s), asserted when it ends.
+	want429s int
 }
 
+// newHarness is an emulator playing harnessLimits, the rates the harness
+// configures the bot with; the test fails at its end when the emulator
+// answered a 429 (see expect429s).
 func newHarness(t testing.TB, env ...string) *harness {
 	t.Helper()
-	return newHarnessOn(t, testkit.NewEmulator(t, testkit.Unlimited()), env...)
+	return newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(harnessLimits())), env...)
 }
 
-// newHarnessEmu is newHarness with an emulator of options emuOpts.
+// newHarnessEmu is newHarness with an emulator of options emuOpts (after
+// harnessLimits, so a tgemu.WithLimits among them replaces those).
 func newHarnessEmu(t testing.TB, emuOpts []tgemu.Option, env ...string) *harness {
 	t.Helper()
-	return newHarnessOn(t, testkit.NewEmulator(t, emuOpts...), env...)
+	return newHarnessOn(t, testkit.NewEmulator(t, append([]tgemu.Option{tgemu.WithLimits(harnessLimits())}, emuOpts...)...), env...)
+}
+
+// harnessLimits are Telegram's rules (a global window, a reply window that
+// also holds bulk messages to chats that just wrote, RepliesApart as the
+// bot's two budgets assume, one window per private chat and per group) at
+// the rates newHarnessOn gives the bot: 1,000 bulk messages/s and 1,000
+// replies/s (the reply window 2,000: tgemu.Limits.Reply), 100/s per
+// private chat, 6,000/min per group; paid sends at Telegram's 1,000/s. A
+// bot whose pacing overruns one of them gets a 429 and fails the test.
+func harnessLimits() tgemu.Limits {
+	return tgemu.Limits{
+		Global:  tgemu.Rate{Messages: 1000, Per: time.Second},
+		Reply:   tgemu.Rate{Messages: 1000 + 1000, Per: time.Second},
+		Replies: tgemu.RepliesApart,
+		Paid:    tgemu.Rate{Messages: 1000, Per: time.Second},
+		Private: tgemu.Rate{Messages: 100, Per: time.Second},
+		Group:   tgemu.Rate{Messages: 6000, Per: time.Minute},
+	}
+}
+
+// expect429s sets the 429s the emulator's limiter must have answered when
+// the test ends (0 unless set); the harness asserts them after the apps
+// stopped, as soon as the emulator has limits.
+func (h *harness) expect429s(n int) { h.want429s = n }
+
+// require429s asserts the 429s the emulator's limiter answered so far.
+func (h *harness) require429s(n int) {
+	h.t.Helper()
+	testkit.Require429s(h.t, h.emu, n)
 }
 
 // newHarnessOn is newHarness with the given emulator (e.g. one enforcing
-// Telegram's limits).
+// Telegram's limits); the bot's rates fit harnessLimits.
 func newHarnessOn(t testing.TB, emu *tgemu.Emulator, env ...string) *harness {
 	t.Helper()
 	srv := valkeytest.Shared(t)
@@ -80,6 +116,11 @@ func newHarnessOn(t testing.TB, emu *tgemu.Emulator, env ...string) *harness {
 		"LOG_LEVEL=debug",
 	}, env...)
 	testkit.CheckLogsAtEnd(t, h.logs, emu.Token())
+	t.Cleanup(func() { // after the apps' stops, registered later
+		if emu.Limits() != (tgemu.Limits{}) {
+			testkit.Require429s(t, emu, h.want429s)
+		}
+	})
 	return h
 }
 

@@ -40,7 +40,7 @@ func (h *harness) startWebhook(env []string, opts ...Option) (*running, string) 
 // getUpdates is sent.
 func TestWebhookReceivesEachUpdateOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
+	h := newHarnessEmu(t, []tgemu.Option{tgemu.WithLocalBotAPI()})
 	since := time.Now()
 	h.startWebhook(nil)
 	for _, c := range []int64{701, 702, 703} {
@@ -65,7 +65,7 @@ func TestWebhookReceivesEachUpdateOnce(t *testing.T) {
 func TestWebhookValkeyDownAnswers500AndTheResendIsRecordedOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI(), tgemu.WithWebhookTiming(2*time.Second, 100*time.Millisecond)})
+	h := newHarnessEmu(t, []tgemu.Option{tgemu.WithLocalBotAPI(), tgemu.WithWebhookTiming(2*time.Second, 100*time.Millisecond)})
 	srv := valkeytest.Start(t, valkeytest.Options{ExtraArgs: []string{"--maxmemory-policy", "noeviction"}})
 	h.onServer(srv)
 	admin := srv.Client(t)
@@ -101,7 +101,7 @@ func TestWebhookValkeyDownAnswers500AndTheResendIsRecordedOnce(t *testing.T) {
 // webhook is deleted at start); each update answered once.
 func TestWebhookAndPollingSwitchBothWays(t *testing.T) {
 	t.Parallel()
-	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
+	h := newHarnessEmu(t, []tgemu.Option{tgemu.WithLocalBotAPI()})
 	ann := user(706, "Ann")
 	p := h.start(nil)
 	h.waitLeader(p)
@@ -145,7 +145,7 @@ func TestWebhookRefusedByTelegramIsReported(t *testing.T) {
 // second time.
 func TestWebhookHandlesAnOlderUpdateArrivingLate(t *testing.T) {
 	t.Parallel()
-	h := newHarnessEmu(t, []tgemu.Option{testkit.Unlimited(), tgemu.WithLocalBotAPI()})
+	h := newHarnessEmu(t, []tgemu.Option{tgemu.WithLocalBotAPI()})
 	_, url := h.startWebhook(nil)
 	const chat = 761
 	h.emu.AddChat(models.Chat{ID: chat, Type: models.ChatTypePrivate, FirstName: "Late"})

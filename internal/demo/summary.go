@@ -50,8 +50,9 @@ type Summary struct {
 	// Admin is what the admin sent and the first line of each reply.
 	Admin []Exchange
 	// TooMany counts the 429s the emulator answered, Rejected every
-	// sendMessage it refused; PeakGlobal is the most messages accepted in
-	// any 1 s window, PeakChat the most in one private chat in 1 s.
+	// sendMessage it refused; PeakGlobal is the most sends (messages and
+	// edits, as the limiter counts them) accepted in any 1 s window,
+	// PeakChat the most in one private chat in 1 s.
 	TooMany, Rejected, PeakGlobal, PeakChat int
 	// TooManyByChat counts the 429s per chat id; Diagnosis says, per 429,
 	// how full the global and the chat's windows were.
@@ -169,7 +170,9 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, rush rushShare
 
 	limits := Check{
 		Name: "within Telegram's limits, zero 429s",
-		OK:   s.TooMany == 0 && s.Rejected == 0 && s.PeakGlobal <= 30 && s.PeakChat <= 1,
+		// The peaks are figures, not the check: the emulator refuses a send
+		// over its limits (429), so they cannot exceed them; the 429s can.
+		OK: s.TooMany == 0 && s.Rejected == 0,
 		Detail: fmt.Sprintf("%d × 429, %d rejected, peak %d msg/s overall (limit 30), %d msg/s in one chat (limit 1)",
 			s.TooMany, s.Rejected, s.PeakGlobal, s.PeakChat),
 	}

@@ -45,6 +45,7 @@ func testKilledMidHandling(t *testing.T, bin string, split bool) {
 	defer cancel()
 	srv := valkeytest.StartMode(t, valkeytest.Options{})
 	emu := testkit.NewEmulator(t, tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, crashGroupRate)), tgemu.WithAllowAnyChat())
+	testkit.Require429sAtEnd(t, emu, 0)
 	p := newProducer(t, srv)
 	groupRate := "TELEGRAM_GROUP_RATE=" + strconv.Itoa(crashGroupRate)
 

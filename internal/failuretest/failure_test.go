@@ -2,7 +2,6 @@ package failuretest
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -163,8 +162,9 @@ func testTwoWorkers(t *testing.T, bin string) {
 	tl := count(emu, want)
 	t.Logf("two workers, global limit %d/s: %d messages in %v; emulator's busiest 1 s: %d; 429s: %d; sent by worker 1: %d, worker 2: %d; %+v",
 		globalRate, tl.Delivered, took.Round(time.Millisecond), emu.MaxAccepted(time.Second), st.TooManyRequests, s1, s2, tl)
-	require.LessOrEqual(t, emu.MaxAccepted(time.Second), globalRate)
-	require.Zero(t, st.TooManyRequests, "429s: %s", strings.Join(explain429s(emu), "; "))
+	// Never over the global limit: the emulator refuses a send over it (the
+	// busiest second cannot show more), so none refused.
+	testkit.Require429s(t, emu, 0)
 	require.Zero(t, tl.Lost)
 	require.Zero(t, tl.Duplicates)
 	require.Positive(t, s1, "worker 1 sent")

@@ -98,10 +98,13 @@ func (p *proc) sent(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// newEmulator starts the Bot API emulator with the scaled limits.
+// newEmulator starts the Bot API emulator with the scaled limits, the
+// bot's (startBot), and fails the test when it answered a 429 by its end.
 func newEmulator(t *testing.T) *tgemu.Emulator {
 	t.Helper()
-	return testkit.NewEmulator(t, tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, 20)), tgemu.WithAllowAnyChat())
+	emu := testkit.NewEmulator(t, tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, 20)), tgemu.WithAllowAnyChat())
+	testkit.Require429sAtEnd(t, emu, 0)
+	return emu
 }
 
 // producer enqueues messages the way the bot does (same store options as
@@ -285,17 +288,6 @@ func waitWelcome(ctx context.Context, emu *tgemu.Emulator, user int64, before in
 
 func tgemuText(user int64, text string) tgemu.TextMessage {
 	return tgemu.TextMessage{ChatID: user, From: models.User{ID: user, FirstName: "Player"}, Text: text}
-}
-
-// explain429s describes each 429 the emulator's limiter answered: how many
-// messages it had accepted in the second before, overall and in that chat.
-func explain429s(emu *tgemu.Emulator) []string {
-	var out []string
-	for _, th := range tgemu.Throttles(emu.SendRequests()) {
-		out = append(out, fmt.Sprintf("429 to chat %d at %s: accepted in the second before: %d overall, %d in the chat",
-			th.ChatID, th.Time.Format("15:04:05.000"), th.Global, th.Chat))
-	}
-	return out
 }
 
 // sentUpdate is one injected user message and the reply it must get.
