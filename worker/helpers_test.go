@@ -35,9 +35,6 @@ type env struct {
 	n     *notifier.Notifier
 	logs  *testkit.LogBuffer
 	reg   *prometheus.Registry
-	// want429s are the 429s the emulator's limiter must have answered when
-	// the test ends (expect429s; 0 unless set).
-	want429s int
 }
 
 type envOpts struct {
@@ -88,7 +85,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	e := &env{t: t, ctx: ctx, emu: emu, c: c, store: store, n: n, logs: &testkit.LogBuffer{}, reg: prometheus.NewRegistry()}
 	t.Cleanup(func() { // after the workers' stops, registered later
 		if o.unlimited == "" {
-			testkit.Require429s(t, emu, e.want429s)
+			testkit.Require429s(t, emu, 0)
 		}
 	})
 	return e
@@ -104,10 +101,6 @@ func envLimits() notifier.Limits {
 // envEmuLimits are envLimits as the emulator plays them (replies count
 // against Global: no reply window).
 func envEmuLimits() tgemu.Limits { return tgemu.ScaledLimits(1000, 100, 6000) }
-
-// expect429s sets the 429s the emulator's limiter must have answered when
-// the test ends (0 unless set).
-func (e *env) expect429s(n int) { e.want429s = n }
 
 // serverTime is the Valkey server's clock (TIME), the clock of every lease
 // and park.

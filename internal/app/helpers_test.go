@@ -47,14 +47,11 @@ type harness struct {
 	tag  string
 	logs *testkit.LogBuffer // the log lines of every app of the test
 	env  []string
-	// want429s are the 429s the test expects of the emulator's limiter
-	// (expect429s), asserted when it ends.
-	want429s int
 }
 
 // newHarness is an emulator playing harnessLimits, the rates the harness
 // configures the bot with; the test fails at its end when the emulator
-// answered a 429 (see expect429s).
+// answered a 429.
 func newHarness(t testing.TB, env ...string) *harness {
 	t.Helper()
 	return newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(harnessLimits())), env...)
@@ -85,17 +82,6 @@ func harnessLimits() tgemu.Limits {
 	}
 }
 
-// expect429s sets the 429s the emulator's limiter must have answered when
-// the test ends (0 unless set); the harness asserts them after the apps
-// stopped, as soon as the emulator has limits.
-func (h *harness) expect429s(n int) { h.want429s = n }
-
-// require429s asserts the 429s the emulator's limiter answered so far.
-func (h *harness) require429s(n int) {
-	h.t.Helper()
-	testkit.Require429s(h.t, h.emu, n)
-}
-
 // newHarnessOn is newHarness with the given emulator (e.g. one enforcing
 // Telegram's limits); the bot's rates fit harnessLimits.
 func newHarnessOn(t testing.TB, emu *tgemu.Emulator, env ...string) *harness {
@@ -118,7 +104,7 @@ func newHarnessOn(t testing.TB, emu *tgemu.Emulator, env ...string) *harness {
 	testkit.CheckLogsAtEnd(t, h.logs, emu.Token())
 	t.Cleanup(func() { // after the apps' stops, registered later
 		if emu.Limits() != (tgemu.Limits{}) {
-			testkit.Require429s(t, emu, h.want429s)
+			testkit.Require429s(t, emu, 0)
 		}
 	})
 	return h
