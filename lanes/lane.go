@@ -153,6 +153,22 @@ func (in *Inspector) Pause(ctx context.Context, d time.Duration) error {
 	return in.pauseCall(ctx, val)
 }
 
+// Paused reads the global pause (see Pause) by the server's clock: 0 when
+// the store is not paused, -1 when it is paused until Resume, otherwise the
+// pause's remaining time (ms precision). Errors: the server's, wrapped.
+func (in *Inspector) Paused(ctx context.Context) (time.Duration, error) {
+	ttl, err := in.c.Do(ctx, in.c.B().Pttl().Key(in.keys.pause()).Build()).AsInt64()
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("lanes: read the pause: %w", err)
+	case ttl == -2: // no pause key
+		return 0, nil
+	case ttl == -1: // paused until Resume
+		return -1, nil
+	}
+	return time.Duration(ttl) * time.Millisecond, nil
+}
+
 // Resume ends a global pause at once.
 func (in *Inspector) Resume(ctx context.Context) error { return in.pauseCall(ctx, "0") }
 

@@ -224,3 +224,31 @@ func TestParkAndPauseHoldUntilDueAndOnlyExtend(t *testing.T) {
 	require.Equal(t, "z0", c.Jobs[0].Group)
 	require.NotEqual(t, "", parkedScore(t, s, "q", "y0"), "Resume ends the global pause, not a lane's park")
 }
+
+// Paused reads the global pause: 0 before any Pause, the time left of a
+// finite one (at most what was asked, by the server's clock), -1 for an
+// indefinite one, 0 again after Resume.
+func TestPausedReadsThePause(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in := newStore(t).Inspector()
+	left, err := in.Paused(ctx)
+	require.NoError(t, err)
+	require.Zero(t, left, "not paused")
+
+	require.NoError(t, in.Pause(ctx, time.Minute))
+	left, err = in.Paused(ctx)
+	require.NoError(t, err)
+	require.Positive(t, left)
+	require.LessOrEqual(t, left, time.Minute)
+
+	require.NoError(t, in.Pause(ctx, -1))
+	left, err = in.Paused(ctx)
+	require.NoError(t, err)
+	require.Equal(t, time.Duration(-1), left, "paused until Resume")
+
+	require.NoError(t, in.Resume(ctx))
+	left, err = in.Paused(ctx)
+	require.NoError(t, err)
+	require.Zero(t, left, "resumed")
+}

@@ -147,8 +147,10 @@ func (l *claimLoop) take(a claimAnswer) (claimAnswer, bool) {
 		l.pace.answered(0)
 		w.batches.Add(-1)
 		a.err = w.redactor.Error(a.err)
+		w.state.claimed(time.Now(), a.err, a.err.Error())
 		return a, true
 	}
+	w.state.claimed(time.Now(), nil, "")
 	if len(a.c.Jobs) == 0 {
 		l.pace.answered(0)
 		w.batches.Add(-1)

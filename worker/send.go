@@ -427,6 +427,7 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 		return
 	}
 	w.m.globalPauses.Inc()
+	w.state.paused(PauseState{At: time.Now(), For: d, Why: why})
 	w.log.Warn("global pause", slog.String("why", why), slog.String("for", d.String()))
 }
 

@@ -183,6 +183,8 @@ type Worker struct {
 	shared floorShare
 	// paid caches whether the paid queue is halted (paid.go).
 	paid paidHalt
+	// state is what the claims and the global pauses did lately (state.go).
+	state state
 }
 
 // New returns a worker for n's store. Errors: a missing token or notifier,
