@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -12,17 +13,109 @@ import (
 )
 
 // TestQuickScene plays the short scene against the real bot (built from
-// ./cmd/bot; DEMO_BOT=<binary> runs a prebuilt one) and checks its
-// promises: quiet chats answered fast while the burst drains, nothing lost,
-// a raised weight raised the VIP chat's share in the rush,
-// no 429.
+// ./cmd/bot; DEMO_BOT=<binary> runs a prebuilt one) and checks the promises
+// that hold on a busy host: nothing lost, within Telegram's limits with no
+// 429, the bot ran the whole scene, every tap answered, the burst chat's
+// commands all sent and paced (its drain took at least a second per
+// message), the broadcast reached every chat of its audience, the rush had
+// all its chats. The scene's timed verdicts (quiet chats answered within
+// the scene's limit while the burst drains, taps' p99 under 1 s, the VIP
+// chat's share after /weight at least 1.5×, the rush bound by the global
+// rate, the scene under 60 s) are figures of the host's speed: they are
+// logged here, judged by make demo, and are BenchmarkQuickScene's metrics
+// (this test required them until issue 32).
 func TestQuickScene(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays a 45 s scene; skipped with -short")
 	}
+	sum, took := playQuickScene(t)
+	if !sum.OK() {
+		t.Logf("not every check held (the demo output above): only those of anyHost fail this test")
+	}
+	found := 0
+	for _, c := range sum.Checks {
+		if !anyHost[c.Name] {
+			continue
+		}
+		found++
+		if !c.OK {
+			t.Errorf("promise failed: %s: %s", c.Name, c.Detail)
+		}
+	}
+	if found != len(anyHost) {
+		t.Errorf("%d of the %d checks that hold on any host were in the summary", found, len(anyHost))
+	}
+	sc := QuickScene()
+	t.Logf("timed figures: scene %v; quiet max wait %v against the burst's drain %v; taps p99 %v; rush: %d messages in the first window, VIP %d after /weight (%.2f×)",
+		took.Round(time.Millisecond), sum.QuietMax, sum.BurstDrain, sum.TapP99, sum.Rush.Before.All, sum.Rush.After.VIP, sum.Rush.After.Times(sum.Rush.Chats))
+	if sum.BurstCommands != sc.Burst+1 {
+		t.Errorf("burst chat sent %d commands, want %d", sum.BurstCommands, sc.Burst+1)
+	}
+	// The scene must really have had a backlog: the burst paced at about
+	// 1 msg/s takes several seconds, far longer than any quiet wait.
+	if sum.BurstDrain < time.Duration(sc.Burst-2)*time.Second {
+		t.Errorf("burst drained in %v: no real backlog to be fair against", sum.BurstDrain)
+	}
+	if want := 4 + sc.Quiet + sc.Crowd; sum.BroadcastGot != want { // admin, burst, tapper, VIP, quiet, crowd
+		t.Errorf("broadcast reached %d chats, want %d", sum.BroadcastGot, want)
+	}
+	if sum.Taps == 0 || sum.TapsAnswered != sum.Taps {
+		t.Errorf("the tapper's taps: %d answered of %d", sum.TapsAnswered, sum.Taps)
+	}
+	if want := sc.Crowd + 1 + sc.Rush; sum.Rush.Chats != want {
+		t.Errorf("rush: %d chats, want %d", sum.Rush.Chats, want)
+	}
+}
+
+// anyHost names the scene's checks that hold on a busy host (counts,
+// limits, the bot's life); the others are timed verdicts.
+var anyHost = map[string]bool{
+	"no message lost":                     true,
+	"within Telegram's limits, zero 429s": true,
+	"the bot ran the whole scene":         true,
+}
+
+// BenchmarkQuickScene: the quick scene's timed figures (one scene per
+// iteration, the bot built once): metrics scene_s (the whole scene; the
+// test asked under 60 s), quiet_max_s (the quiet chats' longest wait, make
+// demo's limit QuickScene().QuietMaxWait), quiet_max/burst_drain (the test
+// asked under 0.5), tap_p99_s (under 1 s promised), vip_gain (the VIP chat's
+// share after /weight, 1.5× promised), rush_first_window (messages in the
+// rush's first window; 30/s overall binds), promises_held (1 when make demo
+// would say all promises held), medians over b.N runs.
+// Run: go test -run '^$' -bench QuickScene -benchtime 1x ./internal/demo/
+func BenchmarkQuickScene(b *testing.B) {
+	m := map[string][]float64{}
+	for range b.N {
+		sum, took := playQuickScene(b)
+		held := 0.0
+		if sum.OK() {
+			held = 1
+		}
+		for unit, v := range map[string]float64{
+			"scene_s": took.Seconds(), "quiet_max_s": sum.QuietMax.Seconds(),
+			"quiet_max/burst_drain": sum.QuietMax.Seconds() / sum.BurstDrain.Seconds(),
+			"tap_p99_s":             sum.TapP99.Seconds(), "vip_gain": sum.Rush.After.Times(sum.Rush.Chats),
+			"rush_first_window": float64(sum.Rush.Before.All), "promises_held": held,
+		} {
+			m[unit] = append(m[unit], v)
+		}
+	}
+	for unit, vs := range m {
+		sort.Float64s(vs)
+		b.ReportMetric(vs[len(vs)/2], unit)
+	}
+}
+
+// playQuickScene builds the bot (unless DEMO_BOT names one) and plays
+// QuickScene against it, logging its output; it returns the summary and
+// how long the scene took (build excluded). A Run error or a data race
+// fails tb.
+func playQuickScene(tb testing.TB) (Summary, time.Duration) {
+	tb.Helper()
 	bin := os.Getenv("DEMO_BOT")
 	if _, err := valkeyserver.Binary(); err != nil {
-		t.Fatalf("no server binary for a throwaway Valkey (run ./scripts/ensure-valkey.sh): %v", err)
+		tb.Fatalf("no server binary for a throwaway Valkey (run ./scripts/ensure-valkey.sh): %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -34,64 +127,21 @@ func TestQuickScene(t *testing.T) {
 		// (claim to request) to break the 1 msg/s window now and then.
 		t0 := time.Now()
 		var err error
-		if bin, err = buildBot(ctx, t.TempDir(), nil); err != nil {
-			t.Fatal(err)
+		if bin, err = buildBot(ctx, tb.TempDir(), nil); err != nil {
+			tb.Fatal(err)
 		}
-		t.Logf("built the bot in %v", time.Since(t0).Round(time.Millisecond))
+		tb.Logf("built the bot in %v", time.Since(t0).Round(time.Millisecond))
 	}
 	var out bytes.Buffer
 	t0 := time.Now()
 	sum, err := Run(ctx, nil, Options{Scene: QuickScene(), BotBinary: bin, Out: &out})
 	took := time.Since(t0)
-	t.Logf("demo output (%v):\n%s", took.Round(time.Millisecond), out.String())
+	tb.Logf("demo output (%v):\n%s", took.Round(time.Millisecond), out.String())
 	if err != nil {
-		t.Fatalf("Run: %v", err)
+		tb.Fatalf("Run: %v", err)
 	}
 	if strings.Contains(sum.BotOutput, "DATA RACE") {
-		t.Errorf("the bot reported a data race:\n%s", sum.BotOutput)
+		tb.Fatalf("the bot reported a data race:\n%s", sum.BotOutput)
 	}
-	if took > 60*time.Second {
-		t.Errorf("the quick scene took %v, want under 60 s", took)
-	}
-	for _, c := range sum.Checks {
-		if !c.OK {
-			t.Errorf("promise failed: %s: %s", c.Name, c.Detail)
-		}
-	}
-	if !sum.OK() {
-		t.FailNow()
-	}
-	sc := QuickScene()
-	if sum.BurstCommands != sc.Burst+1 {
-		t.Errorf("burst chat sent %d commands, want %d", sum.BurstCommands, sc.Burst+1)
-	}
-	// The scene must really have had a backlog: the burst paced at about
-	// 1 msg/s takes several seconds, far longer than any quiet wait.
-	if sum.BurstDrain < time.Duration(sc.Burst-2)*time.Second {
-		t.Errorf("burst drained in %v: no real backlog to be fair against", sum.BurstDrain)
-	}
-	if sum.QuietMax >= sum.BurstDrain/2 {
-		t.Errorf("quiet max wait %v not well below the burst's drain %v", sum.QuietMax, sum.BurstDrain)
-	}
-	if want := 4 + sc.Quiet + sc.Crowd; sum.BroadcastGot != want { // admin, burst, tapper, VIP, quiet, crowd
-		t.Errorf("broadcast reached %d chats, want %d", sum.BroadcastGot, want)
-	}
-	if sum.Taps == 0 || sum.TapsAnswered != sum.Taps {
-		t.Errorf("the tapper's taps: %d answered of %d", sum.TapsAnswered, sum.Taps)
-	}
-	// The rush had 121 backlogs, so 30/s overall bound well below 1/s per
-	// chat: before /weight the VIP chat's share was an average chat's.
-	if want := sc.Crowd + 1 + sc.Rush; sum.Rush.Chats != want || sum.Rush.Before.All < 30*int(sc.RushWindow/time.Second)*8/10 {
-		t.Errorf("rush: %d chats, %d messages in the first window: the global rate did not bind", sum.Rush.Chats, sum.Rush.Before.All)
-	}
-	// The weighted share is read from enough of the VIP chat's messages
-	// that one message more or less cannot flip the check: at 5 or more,
-	// one less moves its share by at most a fifth, and the promise
-	// (1.5×) sits well below the about 2× a weight of 5 gives here.
-	if sum.Rush.After.VIP < 5 {
-		t.Errorf("rush: the VIP chat got %d messages in the window after /weight: too few to measure its share", sum.Rush.After.VIP)
-	}
-	if !strings.Contains(out.String(), "all promises held") {
-		t.Errorf("summary does not say the promises held")
-	}
+	return sum, took
 }
