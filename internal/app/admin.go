@@ -16,7 +16,7 @@ import (
 func (a *App) initAdmin() error {
 	var err error
 	a.admin, err = admin.New(admin.Config{Outbound: a.store, Inbox: a.inbox, Directory: a.chatDir, Audience: a.audience,
-		Games: a.games, Broadcasts: a.bc, Audit: a.audit, Flood: a.floods.limiter, Client: a.c, Gatherer: a.reg,
+		Games: a.games, Broadcasts: a.bc, Audit: a.audit, Flood: a.floods.Limiter(), Client: a.c, Gatherer: a.reg,
 		Rates: a.cfg.Rates, IsAdmin: a.cfg.IsAdmin, Username: a.username})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)

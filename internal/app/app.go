@@ -21,8 +21,10 @@ import (
 	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/floodnotice"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/gameui"
+	"github.com/codemojex/codemojex/internal/handling"
 	"github.com/codemojex/codemojex/internal/health"
 	"github.com/codemojex/codemojex/internal/httpserver"
 	"github.com/codemojex/codemojex/internal/intake"
@@ -60,8 +62,10 @@ type App struct {
 	bc        *broadcast.Service // /broadcast, its taps, its tracker, the admin API's broadcasts
 	inbox     *intake.Inbox
 	lease     *intake.Lease
-	api       *tgapi.Client // poller and handler roles: every Bot API call of the program but the worker's (its own)
-	mux       *update.Mux   // handler role: routes updates to the handlers (newMux)
+	api       *tgapi.Client     // poller and handler roles: every Bot API call of the program but the worker's (its own)
+	mux       *update.Mux       // handler role: routes updates to the handlers (newMux)
+	handler   *handling.Handler // handler role: claims recorded updates and runs them through mux
+	hm        *handling.Metrics // the handlers' metrics (every role registers them)
 	worker    *worker.Worker
 	reg       *prometheus.Registry
 	m         *metrics
@@ -82,8 +86,9 @@ type App struct {
 	leader     atomic.Bool                 // this process holds the poller lease
 	webhookSet atomic.Bool                 // setWebhook succeeded (webhook mode)
 
-	// floods is the intake limits' side of the app (flood.go).
-	floods *floods
+	// floods is the intake limits' side that talks back (toasts,
+	// notices) and their metrics; floods.Limiter() the limits (nil: off).
+	floods *floodnotice.Notices
 
 	closeOnce sync.Once
 }
@@ -184,14 +189,8 @@ func (a *App) init() error {
 	if a.m, err = newMetrics(a.reg); err != nil {
 		return fmt.Errorf("app: metrics: %w", err)
 	}
-	if err := a.initHTTP(); err != nil {
-		return err
-	}
-	if err := a.initFloods(); err != nil {
-		return err
-	}
-	if err := a.initAdmin(); err != nil {
-		return err
+	if a.hm, err = handling.NewMetrics(a.reg); err != nil {
+		return fmt.Errorf("app: %w", err)
 	}
 	if cfg.Polls() || cfg.Handles() {
 		// Each call bounded by apiTimeout; getUpdates by its long poll +
@@ -201,8 +200,21 @@ func (a *App) init() error {
 			return fmt.Errorf("app: telegram client: %w", a.redactor.Error(err))
 		}
 	}
+	if err := a.initHTTP(); err != nil {
+		return err
+	}
+	if err := a.initFloods(); err != nil {
+		return err
+	}
+	if err := a.initAdmin(); err != nil {
+		return err
+	}
 	if cfg.Handles() {
 		a.mux = a.newMux()
+		if a.handler, err = handling.New(handling.Config{Inbox: a.inbox, Notifier: a.notifier, Mux: a.mux, Metrics: a.hm,
+			Handlers: cfg.HandlerCount(), Lease: cfg.HandlerLease, Drain: o.drain, Ready: a.ensureMe, Log: a.log}); err != nil {
+			return fmt.Errorf("app: %w", err)
+		}
 	}
 	if cfg.Sends() {
 		wc := cfg.WorkerConfig() // every budget as the claim rate (config.Rates.ClaimRate)

@@ -8,7 +8,7 @@
 //
 // BOT_ROLE=poller runs the update intake (getUpdates, or a webhook's
 // receiving end) and records updates; handler claims recorded updates and
-// runs the handlers (HANDLERS at once, handle.go); worker runs the
+// runs the handlers (HANDLERS at once, internal/handling); worker runs the
 // notification workers; all runs everything. Any number of processes may
 // share one Valkey; in polling mode only one of them polls at a time:
 // pollers compete for a lease in Valkey ("{T}:app:poller", SET NX PX,
@@ -23,8 +23,8 @@
 // lanes with one lane per chat, the handled marks and the journals, and
 // their scripts) is package internal/intake: nothing is lost and nothing
 // applied twice (see its doc). app runs the getUpdates loop while it holds
-// the lease (or receives webhook POSTs) and its handlers claim the update
-// queue (handle.go): a chat's updates one at a time, in order, different
+// the lease (or receives webhook POSTs) and its handlers (internal/handling) claim the
+// update queue: a chat's updates one at a time, in order, different
 // chats concurrently, a failing update retried and then dead-lettered. Every message an
 // update enqueues carries a notifier idempotency key derived from its
 // update_id ("upd:<id>:<reply index>", "upd:<id>:progress", and "upd:<id>"

@@ -328,7 +328,7 @@ func BenchmarkFlood(b *testing.B) {
 			}
 			poller, stopPoller := start(config.RolePoller)
 			handler, stopHandler := start(config.RoleHandler)
-			require.Equal(b, on, poller.floods != nil && poller.floods.limiter != nil, "the limits on only when asked")
+			require.Equal(b, on, poller.floods != nil && poller.floods.Limiter() != nil, "the limits on only when asked")
 			handled := func() float64 { return gatherCounter(b, handler, "codemojex_updates_handled_total", "ok") }
 			// Warm up: one update through the whole path (getMe, scripts
 			// loaded, connections open).

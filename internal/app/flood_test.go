@@ -115,7 +115,7 @@ func TestFloodsAreDroppedAndTheFloodersNextCommandIsAnswered(t *testing.T) {
 			// flood (before the counts: a /metrics scrape takes up to 0.5 s
 			// under load), the cheapest first, which must run within the
 			// window.
-			untilMS, err := h.c.Do(ctx, h.c.B().Zscore().Key(r.app.floods.limiter.LimitedKey()).Member(fmt.Sprint(tc.chat)).Build()).AsInt64()
+			untilMS, err := h.c.Do(ctx, h.c.B().Zscore().Key(r.app.floods.Limiter().LimitedKey()).Member(fmt.Sprint(tc.chat)).Build()).AsInt64()
 			require.NoError(t, err, "the chat is listed right after the flood (its listing ends a window after its last drop)")
 			until := time.UnixMilli(untilMS)
 			listed := func(what string, check func() bool) {
@@ -138,7 +138,7 @@ func TestFloodsAreDroppedAndTheFloodersNextCommandIsAnswered(t *testing.T) {
 				return v == "1"
 			})
 			listed("LimitedChats", func() bool {
-				ls, err := r.app.LimitedChats(context.Background(), 0)
+				ls, err := r.app.Admin().LimitedChats(context.Background(), 0)
 				require.NoError(t, err)
 				if len(ls) == 0 {
 					return false
@@ -180,7 +180,7 @@ func TestFloodsAreDroppedAndTheFloodersNextCommandIsAnswered(t *testing.T) {
 			// listing has ended), the flooder's next command is recorded,
 			// not dropped, and answered, and no second notice came.
 			time.Sleep(time.Until(start.Add(elapsed + floodWindow)))
-			ls, err := r.app.LimitedChats(context.Background(), 0)
+			ls, err := r.app.Admin().LimitedChats(context.Background(), 0)
 			require.NoError(t, err)
 			require.Empty(t, ls, "the listing ends a window after the last drop")
 			require.Contains(t, h.ask(tc.chat, sender(0), "/start"), "Welcome")

@@ -281,7 +281,7 @@ func TestTwoHandlerProcessesKeepEachChatsOrder(t *testing.T) {
 	}
 	ok := func(r *running) float64 {
 		var m dto.Metric
-		require.NoError(t, r.app.m.handled.WithLabelValues("ok").Write(&m))
+		require.NoError(t, r.app.hm.Handled.WithLabelValues("ok").Write(&m))
 		return m.GetCounter().GetValue()
 	}
 	t.Logf("handled: %v by one handler process, %v by the other", ok(h1), ok(h2))

@@ -82,18 +82,6 @@ func (a *App) runPoller(ctx context.Context) error {
 	}
 }
 
-// runHandlersAfterGetMe learns the bot's identity (commands addressed
-// "/cmd@bot", replies to the bot) and then runs the handlers.
-func (a *App) runHandlersAfterGetMe(ctx context.Context) error {
-	if err := a.ensureMe(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	return a.runHandlers(ctx)
-}
-
 // ensureMe runs getMe once per process (the poller and the handlers of
 // role all both need it): a second caller waits for the first's result.
 func (a *App) ensureMe(ctx context.Context) error {

@@ -10,16 +10,16 @@ import (
 // Services returns the process's long-running parts for its role, in their
 // start order (lifecycle.Run stops them in the reverse one):
 //
-//  1. flood notices: waits, at the stop, for the toasts of dropped taps
-//     being answered;
+//  1. flood notices (floodnotice.Notices): waits, at the stop, for the toasts of
+//     dropped taps being answered;
 //  2. http: /healthz, /metrics and, in webhook mode, the webhook
 //     (httpserver.Server: started once HTTP_ADDR is bound; shut down last
 //     but for the notices);
 //  3. migrations: moves the old whole-bot keys into the buckets, once;
 //  4. worker (roles all, worker): sends the queued messages; at the stop
 //     its in-flight jobs finish or are released (ShutdownGrace);
-//  5. handlers (roles all, handler): at the stop the updates in progress
-//     finish within the drain timeout;
+//  5. handlers (roles all, handler; handling.Handler, after getMe): at the
+//     stop the updates in progress finish within the drain timeout;
 //  6. poller (roles all, poller): getUpdates or setWebhook, and while this
 //     process holds the poller lease its leader's services (leaderServices);
 //     at the stop it stops fetching and releases the lease.
@@ -29,11 +29,7 @@ import (
 // server shuts down last.
 func (a *App) Services() []lifecycle.Service {
 	s := []lifecycle.Service{
-		lifecycle.Func("flood notices", func(ctx context.Context) error {
-			<-ctx.Done()
-			a.floods.wait()
-			return nil
-		}),
+		a.floods,
 		a.http,
 		lifecycle.Func("migrations", func(ctx context.Context) error { a.migrateToBuckets(ctx); return nil }),
 	}
@@ -41,7 +37,7 @@ func (a *App) Services() []lifecycle.Service {
 		s = append(s, service("worker", a.worker.Run))
 	}
 	if a.cfg.Handles() && !a.opt.intakeOnly {
-		s = append(s, service("handlers", a.runHandlersAfterGetMe))
+		s = append(s, a.handler)
 	}
 	if a.cfg.Polls() {
 		s = append(s, service("poller", a.runPoller))

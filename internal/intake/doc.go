@@ -74,6 +74,6 @@
 // deleteWebhook without drop_pending_updates, logging the URL), at start
 // and when a getUpdates 409 says a webhook is active again. Webhook mode
 // (the program's TELEGRAM_WEBHOOK_URL) calls setWebhook instead
-// (tgapi.Client.SetWebhook). See inbox.go, journal.go and the program's
-// handle.go and webhook.go (internal/app).
+// (tgapi.Client.SetWebhook). See inbox.go, journal.go, and the program's
+// internal/handling (the handlers) and internal/webhook.
 package intake

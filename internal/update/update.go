@@ -7,7 +7,7 @@
 // matches (else to its default) through its middleware, as
 // go-telegram/bot's ProcessUpdate did. The package does no I/O: queueing
 // the replies, running the hooks and settling the update is its caller's
-// job (internal/app's handleOne).
+// job (internal/handling's handleOne).
 package update
 
 import (

@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/chats"
+	"github.com/codemojex/codemojex/internal/update"
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// chatOf returns the chat an update comes from (0 when none).
+func chatOf(u *models.Update) int64 {
+	switch {
+	case u.Message != nil:
+		return u.Message.Chat.ID
+	case u.EditedMessage != nil:
+		return u.EditedMessage.Chat.ID
+	case u.CallbackQuery != nil && u.CallbackQuery.Message.Message != nil:
+		return u.CallbackQuery.Message.Message.Chat.ID
+	case u.MyChatMember != nil:
+		return u.MyChatMember.Chat.ID
+	case u.ChatMember != nil:
+		return u.ChatMember.Chat.ID
+	}
+	return 0
+}
+
+// chatMiddleware records the chat as known (the broadcast audience) and
+// how it is named (the chat directory: sent only when this process has not
+// recorded that name yet, written only when it changed),
+// and marks it active in the notifier (a chat that blocked the bot and talks to
+// it again gets notifications again) before any handler runs: the SADD
+// and the name's EVAL ride in MarkActive's pipeline, one round trip for all (a migrated
+// chat's alias target takes more). A failure is the update's Outcome (an
+// infrastructure error: retried); the handler does not run.
+func chatMiddleware(audience *chats.Audience, dir *chats.Directory, n *notifier.Notifier) update.Middleware {
+	return func(next update.Handler) update.Handler {
+		return update.HandlerFunc(func(ctx context.Context, r *update.Request) update.Outcome {
+			u := r.Update
+			if chat := chatOf(u); chat != 0 {
+				also := []valkey.Completed{audience.AddCmd(chat)}
+				id, name, ok := nameOf(u)
+				rec, named := valkey.Completed{}, false
+				if ok && id == chat {
+					rec, named = dir.Record(chat, name)
+				}
+				if named {
+					also = append(also, rec)
+				}
+				if err := n.Chats().MarkActiveWith(ctx, chat, also...); err != nil {
+					return update.Failed(fmt.Errorf("record chat %d: %w", chat, err))
+				}
+				if named {
+					dir.Recorded(chat, name)
+				}
+			}
+			return next.Handle(ctx, r)
+		})
+	}
+}
+
+// newMux builds the update handlers' mux: the extra handlers (WithHandler)
+// first, then the commands and callback queries (registerHandlers), the
+// game UI's Other for the rest; every one under the handlers' Recover
+// (handling.Metrics.Recover, outermost) and chatMiddleware.
+func (a *App) newMux() *update.Mux {
+	m := update.NewMux()
+	m.Use(a.hm.Recover(a.log), chatMiddleware(a.audience, a.chatDir, a.notifier))
+	for _, h := range a.opt.handlers {
+		m.RouteFunc(h.match, h.h)
+	}
+	a.registerHandlers(m)
+	m.Default(update.HandlerFunc(a.ui.Other))
+	return m
+}
