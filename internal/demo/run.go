@@ -32,69 +32,19 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	out := opts.Out
-	tmp, err := os.MkdirTemp("", "codemojex-demo-")
-	if err != nil {
-		return Summary{}, fmt.Errorf("demo: temp dir: %w", err)
+	st, err := startStack(ctx, log, opts)
+	if st != nil {
+		defer st.close()
 	}
-	defer os.RemoveAll(tmp)
-
-	bin := opts.BotBinary
-	if bin == "" {
-		fmt.Fprintf(out, "building the bot (go build %s./cmd/bot) ...\n", strings.Join(append(opts.BuildFlags, ""), " "))
-		t0 := time.Now()
-		if bin, err = buildBot(ctx, tmp, opts.BuildFlags); err != nil {
-			return Summary{}, err
-		}
-		log.Debug("demo: bot built", slog.Duration("took", time.Since(t0)))
-	}
-
-	valkeyURL, stopValkey, err := valkeyFor(ctx, opts.ValkeyURL)
 	if err != nil {
 		return Summary{}, err
 	}
-	defer stopValkey()
-
-	emu, err := tgemu.New(tgemu.WithToken(Token), tgemu.WithLimits(tgemu.DefaultLimits()),
-		tgemu.WithLogger(log.With(slog.String("component", "tgemu"))))
-	if err != nil {
-		return Summary{}, fmt.Errorf("demo: emulator: %w", err)
-	}
-	defer emu.Close()
-	fmt.Fprintf(out, "valkey %s, Bot API emulator %s (30 msg/s, 1 msg/s per chat, 20/min per group)\n", valkeyURL, emu.URL())
-
-	env := botEnv(emu.URL(), valkeyURL)
-	if opts.ConsoleAddr != "" {
-		token := consoleToken()
-		env = append(env, "CONSOLE_ADDR="+opts.ConsoleAddr, "CONSOLE_TOKEN="+token)
-		fmt.Fprintf(out, "console http://%s (sign in with %s)\n", opts.ConsoleAddr, token)
-	}
-	bot, err := startBot(bin, tmp, env)
-	if err != nil {
-		return Summary{}, err
-	}
-	botStopped := false
-	defer func() {
-		if !botStopped {
-			_ = bot.stop(stopGrace)
-		}
-	}()
-	t0 := time.Now()
-	if err := waitReady(ctx, emu, bot); err != nil {
-		return Summary{}, err
-	}
-	log.Debug("demo: bot polling", slog.Duration("took", time.Since(t0)))
-
-	vc, err := valkeyClient(valkeyURL)
-	if err != nil {
-		return Summary{}, err
-	}
-	defer vc.Close()
-	qr, err := newQueueReader(vc, opts.LanesTag)
+	qr, err := newQueueReader(st.vc, opts.LanesTag)
 	if err != nil {
 		return Summary{}, err
 	}
 
-	tr := newTracker(emu, "cmxdemo")
+	tr := newTracker(st.emu, "cmxdemo")
 	sc := newScene(tr, opts.Scene)
 	sceneCtx, cancel := context.WithTimeout(ctx, opts.Scene.Deadline)
 	defer cancel()
@@ -111,72 +61,20 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 		}
 	}()
 
-	view := &liveView{w: out, tty: opts.TTY}
-	weights := map[int64]int{}
-	snap := func() snapshot {
-		phase, events, _ := sc.view(4)
-		s := snapshot{elapsed: sc.elapsed(), chats: tr.stats(), phase: phase, events: events}
-		lanes, err := qr.read(ctx)
-		for i := range s.chats {
-			c := &s.chats[i]
-			if err == nil {
-				c.Queued = lanes[c.ID].queued
-				if w := lanes[c.ID].weight; w > 0 {
-					weights[c.ID] = w
-				}
-			}
-			c.Weight = weights[c.ID]
-		}
-		if err != nil {
-			log.Debug("demo: read lanes", slog.Any("err", err))
-		}
-		st := emu.Stats()
-		s.delivered, s.peak, s.tooMany = st.Sent, st.MaxPerSecond, st.TooManyRequests
-		return s
-	}
-	every := opts.PlainEvery
-	if opts.TTY {
-		every = opts.Refresh
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	fmt.Fprintln(out)
-loop:
-	for {
-		select {
-		case <-done:
-			break loop
-		case <-tick.C:
-			view.draw(snap())
-		}
-	}
-	last := snap()
-	view.finish(last)
+	w := &watcher{log: log, emu: st.emu, qr: qr, sc: sc, tr: tr, weights: map[int64]int{}}
+	last := w.watch(ctx, opts, done)
 
-	alive, _ := bot.exited()
-	_, _, errs := sc.view(0)
-	st := emu.Stats()
-	peakChat := 0
-	for id, n := range st.MaxPerSecondByChat {
-		if id > 0 {
-			peakChat = max(peakChat, n)
-		}
-	}
-	sum := summarize(opts.Scene, sc.elapsed(), last.chats, sc.rushResult(),
-		limitsSeen{tooMany: st.TooManyRequests, rejected: st.Rejected, peakGlobal: st.MaxPerSecond, peakChat: peakChat,
-			tooManyByChat: st.TooManyRequestsByChat},
-		errs, !alive)
+	sum := st.summarize(opts, sc, last)
 	sum.Admin = tr.transcript(AdminID)
-	sum.Diagnosis = diagnose429s(emu.SendRequests())
-	sum.BotOutput = bot.logs.String()
-	botStopped = true
-	t0 = time.Now()
-	if err := bot.stop(stopGrace); err != nil {
+	sum.BotOutput = st.bot.logs.String()
+	st.botStopped = true
+	t0 := time.Now()
+	if err := st.bot.stop(stopGrace); err != nil {
 		sum.BotStop = err.Error()
 	}
 	log.Debug("demo: bot stopped", slog.Duration("took", time.Since(t0)))
 	if !sum.OK() {
-		if logs := strings.TrimSpace(bot.logs.String()); logs != "" {
+		if logs := strings.TrimSpace(st.bot.logs.String()); logs != "" {
 			fmt.Fprintf(out, "\nbot output (last lines):\n%s\n", lastLines(logs, 20))
 		}
 	}
@@ -185,6 +83,162 @@ loop:
 		return sum, fmt.Errorf("demo: interrupted: %w", err)
 	}
 	return sum, nil
+}
+
+// stack is what the demo runs the scene against: the bot's process, its
+// Valkey (vc, a client of it) and the emulator; close tears it down in
+// reverse.
+type stack struct {
+	emu        *tgemu.Emulator
+	bot        *botProcess
+	vc         valkey.Client
+	botStopped bool
+	closers    []func()
+}
+
+func (st *stack) close() {
+	if st.bot != nil && !st.botStopped {
+		_ = st.bot.stop(stopGrace)
+	}
+	for i := len(st.closers) - 1; i >= 0; i-- {
+		st.closers[i]()
+	}
+}
+
+// startStack builds the bot (unless opts.BotBinary), starts a Valkey (or
+// checks opts.ValkeyURL's), the emulator at Telegram's limits and the bot,
+// and waits until it polls. The stack it returns, even with an error, is
+// closed by the caller.
+func startStack(ctx context.Context, log *slog.Logger, opts Options) (*stack, error) {
+	out := opts.Out
+	st := &stack{}
+	tmp, err := os.MkdirTemp("", "codemojex-demo-")
+	if err != nil {
+		return st, fmt.Errorf("demo: temp dir: %w", err)
+	}
+	st.closers = append(st.closers, func() { os.RemoveAll(tmp) })
+
+	bin := opts.BotBinary
+	if bin == "" {
+		fmt.Fprintf(out, "building the bot (go build %s./cmd/bot) ...\n", strings.Join(append(opts.BuildFlags, ""), " "))
+		t0 := time.Now()
+		if bin, err = buildBot(ctx, tmp, opts.BuildFlags); err != nil {
+			return st, err
+		}
+		log.Debug("demo: bot built", slog.Duration("took", time.Since(t0)))
+	}
+
+	valkeyURL, stopValkey, err := valkeyFor(ctx, opts.ValkeyURL)
+	if err != nil {
+		return st, err
+	}
+	st.closers = append(st.closers, stopValkey)
+
+	st.emu, err = tgemu.New(tgemu.WithToken(Token), tgemu.WithLimits(tgemu.DefaultLimits()),
+		tgemu.WithLogger(log.With(slog.String("component", "tgemu"))))
+	if err != nil {
+		return st, fmt.Errorf("demo: emulator: %w", err)
+	}
+	st.closers = append(st.closers, func() { _ = st.emu.Close() })
+	fmt.Fprintf(out, "valkey %s, Bot API emulator %s (30 msg/s, 1 msg/s per chat, 20/min per group)\n", valkeyURL, st.emu.URL())
+
+	env := botEnv(st.emu.URL(), valkeyURL)
+	if opts.ConsoleAddr != "" {
+		token := consoleToken()
+		env = append(env, "CONSOLE_ADDR="+opts.ConsoleAddr, "CONSOLE_TOKEN="+token)
+		fmt.Fprintf(out, "console http://%s (sign in with %s)\n", opts.ConsoleAddr, token)
+	}
+	if st.bot, err = startBot(bin, tmp, env); err != nil {
+		return st, err
+	}
+	t0 := time.Now()
+	if err := waitReady(ctx, st.emu, st.bot); err != nil {
+		return st, err
+	}
+	log.Debug("demo: bot polling", slog.Duration("took", time.Since(t0)))
+
+	if st.vc, err = valkeyClient(valkeyURL); err != nil {
+		return st, err
+	}
+	st.closers = append(st.closers, st.vc.Close)
+	return st, nil
+}
+
+// watcher draws the live view from the tracker, the queues and the
+// emulator; weights remembers each chat's last weight seen (a lane without
+// work no longer shows it).
+type watcher struct {
+	log     *slog.Logger
+	emu     *tgemu.Emulator
+	qr      *queueReader
+	sc      *scene
+	tr      *tracker
+	weights map[int64]int
+}
+
+func (w *watcher) snap(ctx context.Context) snapshot {
+	phase, events, _ := w.sc.view(4)
+	s := snapshot{elapsed: w.sc.elapsed(), chats: w.tr.stats(), phase: phase, events: events}
+	lanes, err := w.qr.read(ctx)
+	for i := range s.chats {
+		c := &s.chats[i]
+		if err == nil {
+			c.Queued = lanes[c.ID].queued
+			if wt := lanes[c.ID].weight; wt > 0 {
+				w.weights[c.ID] = wt
+			}
+		}
+		c.Weight = w.weights[c.ID]
+	}
+	if err != nil {
+		w.log.Debug("demo: read lanes", slog.Any("err", err))
+	}
+	st := w.emu.Stats()
+	s.delivered, s.peak, s.tooMany = st.Sent, st.MaxPerSecond, st.TooManyRequests
+	return s
+}
+
+// watch redraws the view every opts.Refresh (a TTY) or opts.PlainEvery
+// until done closes, finishes it and returns the last snapshot.
+func (w *watcher) watch(ctx context.Context, opts Options, done <-chan struct{}) snapshot {
+	view := &liveView{w: opts.Out, tty: opts.TTY}
+	every := opts.PlainEvery
+	if opts.TTY {
+		every = opts.Refresh
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	fmt.Fprintln(opts.Out)
+	for {
+		select {
+		case <-done:
+			last := w.snap(ctx)
+			view.finish(last)
+			return last
+		case <-tick.C:
+			view.draw(w.snap(ctx))
+		}
+	}
+}
+
+// summarize judges the scene from the last snapshot and the emulator's
+// figures.
+func (st *stack) summarize(opts Options, sc *scene, last snapshot) Summary {
+	alive, _ := st.bot.exited()
+	_, _, errs := sc.view(0)
+	es := st.emu.Stats()
+	peakChat := 0
+	for id, n := range es.MaxPerSecondByChat {
+		if id > 0 {
+			peakChat = max(peakChat, n)
+		}
+	}
+	sum := summarize(opts.Scene, sc.elapsed(), last.chats, sc.rushResult(),
+		limitsSeen{tooMany: es.TooManyRequests, rejected: es.Rejected, peakGlobal: es.MaxPerSecond, peakChat: peakChat,
+			tooManyByChat: es.TooManyRequestsByChat},
+		errs, !alive)
+	sum.Diagnosis = diagnose429s(st.emu.SendRequests())
+	return sum
 }
 
 // valkeyFor returns the URL of the Valkey to use and how to stop it: a

@@ -85,15 +85,40 @@ type limitsSeen struct {
 func summarize(cfg Scene, scene time.Duration, chats []ChatStats, rush rushShare, lim limitsSeen, errs []error, botAlive bool) Summary {
 	s := Summary{Scene: scene, Chats: chats, Rush: rush, TooMany: lim.tooMany, Rejected: lim.rejected,
 		PeakGlobal: lim.peakGlobal, PeakChat: lim.peakChat, TooManyByChat: lim.tooManyByChat}
-	var quiet, bc []time.Duration
-	var unanswered, noCopy []string
-	starved := []string{}
+	t := s.tally(cfg, chats)
+	s.Checks = append(s.Checks, s.quietCheck(cfg, t), s.lostCheck(t, errs), weightCheck(rush), s.limitsCheck(chats))
+	s.Checks = append(s.Checks, Check{
+		Name: "taps answered within 1 s",
+		OK:   s.Taps > 0 && s.TapsAnswered == s.Taps && s.TapP99 < time.Second,
+		Detail: fmt.Sprintf("%d/%d taps answered, tap to answer p50 %s, p99 %s, max %s (limit p99 1s)",
+			s.TapsAnswered, s.Taps, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax)),
+	})
+	s.Checks = append(s.Checks, Check{
+		Name: "the bot ran the whole scene", OK: botAlive,
+		Detail: map[bool]string{true: "still running at the end", false: "the bot process exited during the scene"}[botAlive],
+	})
+	return s
+}
+
+// tallied is what the checks read besides the Summary's totals: the chats
+// that went unanswered, got no broadcast copy or were starved (names with
+// their figures) and the quiet chats' reply waits.
+type tallied struct {
+	quiet                       []time.Duration
+	unanswered, noCopy, starved []string
+}
+
+// tally sums the chats' figures into s and returns the lists the checks
+// name.
+func (s *Summary) tally(cfg Scene, chats []ChatStats) tallied {
+	var t tallied
+	var bc []time.Duration
 	for _, c := range chats {
 		s.Commands += c.Sent
 		s.Answered += c.Answered
 		s.Delivered += c.Delivered
 		if c.Sent > c.Answered {
-			unanswered = append(unanswered, fmt.Sprintf("%s %d/%d", c.Name, c.Answered, c.Sent))
+			t.unanswered = append(t.unanswered, fmt.Sprintf("%s %d/%d", c.Name, c.Answered, c.Sent))
 		}
 		if c.Role == RoleRush {
 			// Not in the broadcast's audience: it first spoke after it.
@@ -103,16 +128,16 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, rush rushShare
 			s.BroadcastFanout = max(s.BroadcastFanout, c.BroadcastWait)
 			bc = append(bc, c.BroadcastWait)
 		} else {
-			noCopy = append(noCopy, c.Name)
+			t.noCopy = append(t.noCopy, c.Name)
 		}
 		if c.Role != RoleRush {
 			s.BroadcastWant++
 		}
 		switch c.Role {
 		case RoleQuiet:
-			quiet = append(quiet, c.Waits...)
+			t.quiet = append(t.quiet, c.Waits...)
 			if m := percentile(c.Waits, 100); m > cfg.QuietMaxWait || c.Answered < c.Sent {
-				starved = append(starved, fmt.Sprintf("%s (max %s, %d/%d answered)", c.Name, secs(m), c.Answered, c.Sent))
+				t.starved = append(t.starved, fmt.Sprintf("%s (max %s, %d/%d answered)", c.Name, secs(m), c.Answered, c.Sent))
 			}
 		case RoleTap:
 			s.Taps += c.Taps
@@ -127,38 +152,52 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, rush rushShare
 		}
 	}
 	s.BroadcastP50 = percentile(bc, 50)
-	s.QuietReplies = len(quiet)
-	s.QuietP50, s.QuietMax = percentile(quiet, 50), percentile(quiet, 100)
+	s.QuietReplies = len(t.quiet)
+	s.QuietP50, s.QuietMax = percentile(t.quiet, 50), percentile(t.quiet, 100)
+	return t
+}
 
-	s.Checks = append(s.Checks, Check{
+// quietCheck: every quiet chat had all its replies, none waited longer than
+// cfg.QuietMaxWait.
+func (s *Summary) quietCheck(cfg Scene, t tallied) Check {
+	c := Check{
 		Name: "quiet chats were not starved",
-		OK:   len(starved) == 0 && len(quiet) > 0,
+		OK:   len(t.starved) == 0 && len(t.quiet) > 0,
 		Detail: fmt.Sprintf("%d replies, wait p50 %s, max %s (limit %s), while the burst chat's %d commands took %s to drain",
-			len(quiet), secs(s.QuietP50), secs(s.QuietMax), secs(cfg.QuietMaxWait), s.BurstCommands, secs(s.BurstDrain)),
-	})
-	if len(starved) > 0 {
-		s.Checks[len(s.Checks)-1].Detail += "; starved: " + strings.Join(starved, ", ")
+			len(t.quiet), secs(s.QuietP50), secs(s.QuietMax), secs(cfg.QuietMaxWait), s.BurstCommands, secs(s.BurstDrain)),
 	}
+	if len(t.starved) > 0 {
+		c.Detail += "; starved: " + strings.Join(t.starved, ", ")
+	}
+	return c
+}
 
-	lost := Check{Name: "no message lost", OK: len(unanswered) == 0 && len(noCopy) == 0 && s.BroadcastDup == 0 && len(errs) == 0,
+// lostCheck: every command answered, one broadcast copy per chat, no error
+// in the scene.
+func (s *Summary) lostCheck(t tallied, errs []error) Check {
+	lost := Check{Name: "no message lost", OK: len(t.unanswered) == 0 && len(t.noCopy) == 0 && s.BroadcastDup == 0 && len(errs) == 0,
 		Detail: fmt.Sprintf("%d/%d commands answered, broadcast reached %d/%d chats in %s, %d duplicate copies",
 			s.Answered, s.Commands, s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastFanout), s.BroadcastDup)}
-	if len(unanswered) > 0 {
-		lost.Detail += "; unanswered: " + firstFew(unanswered)
+	if len(t.unanswered) > 0 {
+		lost.Detail += "; unanswered: " + firstFew(t.unanswered)
 	}
-	if len(noCopy) > 0 {
-		lost.Detail += "; no broadcast: " + firstFew(noCopy)
+	if len(t.noCopy) > 0 {
+		lost.Detail += "; no broadcast: " + firstFew(t.noCopy)
 	}
 	for _, e := range errs {
 		lost.Detail += "; " + e.Error()
 	}
-	s.Checks = append(s.Checks, lost)
+	return lost
+}
 
-	// A weight-5 chat among N > 30 backlogs at 30/s overall is owed 5× an
-	// average chat's share, but Telegram's 1 message/s per private chat
-	// caps it: with 121 chats an average chat gets about 0.25/s, and the
-	// VIP chat takes its 5 messages a turn at 1/s, then waits a turn of
-	// the ring (about 4 s): about 0.5/s, 2×.
+// weightCheck: the VIP chat's share rose with its weight.
+//
+// A weight-5 chat among N > 30 backlogs at 30/s overall is owed 5× an
+// average chat's share, but Telegram's 1 message/s per private chat caps
+// it: with 121 chats an average chat gets about 0.25/s, and the VIP chat
+// takes its 5 messages a turn at 1/s, then waits a turn of the ring (about
+// 4 s): about 0.5/s, 2×.
+func weightCheck(rush rushShare) Check {
 	weighted := Check{Name: "a raised weight raised the chat's share while the global rate bound",
 		OK:     rush.Measured && rush.After.Times(rush.Chats) >= minRushGain && rush.After.Times(rush.Chats) > rush.Before.Times(rush.Chats),
 		Detail: "not measured"}
@@ -166,8 +205,11 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, rush rushShare
 		weighted.Detail = fmt.Sprintf("%d chats with backlogs; weight 1: %s; weight %d: %s (promised ≥ %.1f×, capped by 1 msg/s per chat)",
 			rush.Chats, rush.Before.String(rush.Chats), vipWeight, rush.After.String(rush.Chats), minRushGain)
 	}
-	s.Checks = append(s.Checks, weighted)
+	return weighted
+}
 
+// limitsCheck: no 429 and no refused send, with the 429s by chat name.
+func (s *Summary) limitsCheck(chats []ChatStats) Check {
 	limits := Check{
 		Name: "within Telegram's limits, zero 429s",
 		// The peaks are figures, not the check: the emulator refuses a send
@@ -187,18 +229,7 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, rush rushShare
 		}
 		limits.Detail += "; 429s by chat: " + strings.Join(by, ", ")
 	}
-	s.Checks = append(s.Checks, limits)
-	s.Checks = append(s.Checks, Check{
-		Name: "taps answered within 1 s",
-		OK:   s.Taps > 0 && s.TapsAnswered == s.Taps && s.TapP99 < time.Second,
-		Detail: fmt.Sprintf("%d/%d taps answered, tap to answer p50 %s, p99 %s, max %s (limit p99 1s)",
-			s.TapsAnswered, s.Taps, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax)),
-	})
-	s.Checks = append(s.Checks, Check{
-		Name: "the bot ran the whole scene", OK: botAlive,
-		Detail: map[bool]string{true: "still running at the end", false: "the bot process exited during the scene"}[botAlive],
-	})
-	return s
+	return limits
 }
 
 // minRushGain is the promised share of the VIP chat after its weight was
