@@ -121,20 +121,34 @@ type pollState struct {
 	// prevRebased says it was recorded by a re-base.
 	prev        batchSig
 	prevRebased bool
+	// polled: a getUpdates of this run succeeded (the first is a short
+	// poll, see poll).
+	polled bool
 }
 
 // poll reads the offset, calls getUpdates once and records what it
 // handed out. It returns nil when the loop goes on at once, or the
 // failure to back off from (ErrLeaseLost among them).
+//
+// Until one succeeds in this run (a lease term), getUpdates is a short
+// poll (timeout 0): Telegram answers at once, so Polled and the standby
+// pollers' heartbeat see a poller polling from its first second, not only
+// after a whole long poll (PollTimeout, 25 s by default) of an idle bot;
+// then it long-polls.
 func (p *Poller) poll(ctx context.Context, s *pollState) error {
 	offset, err := p.Inbox.Offset(ctx)
 	if err != nil {
 		return err
 	}
-	ups, err := p.Client.GetUpdates(ctx, offset, p.PollTimeout)
+	timeout := p.PollTimeout
+	if !s.polled {
+		timeout = 0
+	}
+	ups, err := p.Client.GetUpdates(ctx, offset, timeout)
 	if err != nil {
 		return err
 	}
+	s.polled = true
 	now := time.Now()
 	if p.Polled != nil {
 		p.Polled(now)
