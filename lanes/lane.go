@@ -141,8 +141,17 @@ func (in *Inspector) ResumeLane(ctx context.Context, queue, group string) error 
 
 // Pause stops every queue of the store for d from now (server clock), e.g.
 // for a flood signal that is global; d < 0 pauses until Resume. A pause is
-// only extended, never shortened, by a later Pause.
+// only extended, never shortened, by a later Pause. It is PauseWhy with why
+// "paused".
 func (in *Inspector) Pause(ctx context.Context, d time.Duration) error {
+	return in.PauseWhy(ctx, d, "paused")
+}
+
+// PauseWhy is Pause recording why (e.g. "401 unauthorized"), which Paused
+// reads back in every process: the pause that extends the current one
+// writes its why, one that does not leaves it. Errors: ErrInvalid for
+// 0 <= d < 1 ms or an empty why; the server's, wrapped.
+func (in *Inspector) PauseWhy(ctx context.Context, d time.Duration, why string) error {
 	val := "-1"
 	if d >= 0 {
 		if d < time.Millisecond {
@@ -150,30 +159,50 @@ func (in *Inspector) Pause(ctx context.Context, d time.Duration) error {
 		}
 		val = ms(d)
 	}
-	return in.pauseCall(ctx, val)
+	if why == "" {
+		return fmt.Errorf("%w: pause without a why", ErrInvalid)
+	}
+	return in.pauseCall(ctx, val, why)
 }
 
-// Paused reads the global pause (see Pause) by the server's clock: 0 when
-// the store is not paused, -1 when it is paused until Resume, otherwise the
-// pause's remaining time (ms precision). Errors: the server's, wrapped.
-func (in *Inspector) Paused(ctx context.Context) (time.Duration, error) {
-	ttl, err := in.c.Do(ctx, in.c.B().Pttl().Key(in.keys.pause()).Build()).AsInt64()
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("lanes: read the pause: %w", err)
-	case ttl == -2: // no pause key
-		return 0, nil
-	case ttl == -1: // paused until Resume
-		return -1, nil
+// GlobalPause is the store's global pause as Paused reads it.
+type GlobalPause struct {
+	// Left is 0 when the store is not paused, -1 when it is paused until
+	// Resume, otherwise the pause's remaining time (ms precision, server
+	// clock).
+	Left time.Duration
+	// Why is the why of the pause's last extension (PauseWhy), "" when
+	// not paused.
+	Why string
+}
+
+// Paused reads the global pause (see Pause) by the server's clock, its time
+// left and its why in one pipeline. Errors: the server's, wrapped.
+func (in *Inspector) Paused(ctx context.Context) (GlobalPause, error) {
+	k := in.keys.pause()
+	res := in.c.DoMulti(ctx, in.c.B().Pttl().Key(k).Build(), in.c.B().Get().Key(k).Build())
+	ttl, err := res[0].AsInt64()
+	if err != nil {
+		return GlobalPause{}, fmt.Errorf("lanes: read the pause: %w", err)
 	}
-	return time.Duration(ttl) * time.Millisecond, nil
+	why, err := res[1].ToString()
+	if err != nil && !isNil(err) {
+		return GlobalPause{}, fmt.Errorf("lanes: read the pause: %w", err)
+	}
+	switch {
+	case ttl == -2: // no pause key (it may have expired between the two reads)
+		return GlobalPause{}, nil
+	case ttl == -1: // paused until Resume
+		return GlobalPause{Left: -1, Why: why}, nil
+	}
+	return GlobalPause{Left: time.Duration(ttl) * time.Millisecond, Why: why}, nil
 }
 
 // Resume ends a global pause at once.
-func (in *Inspector) Resume(ctx context.Context) error { return in.pauseCall(ctx, "0") }
+func (in *Inspector) Resume(ctx context.Context) error { return in.pauseCall(ctx, "0", "") }
 
-func (s *core) pauseCall(ctx context.Context, val string) error {
-	err := s.scripts.pause.Exec(ctx, s.c, []string{s.keys.pause()}, []string{s.keys.shared(), val}).Error()
+func (s *core) pauseCall(ctx context.Context, val, why string) error {
+	err := s.scripts.pause.Exec(ctx, s.c, []string{s.keys.pause()}, []string{s.keys.shared(), val, why}).Error()
 	if err != nil {
 		return fmt.Errorf("lanes: pause: %w", err)
 	}

@@ -225,30 +225,47 @@ func TestParkAndPauseHoldUntilDueAndOnlyExtend(t *testing.T) {
 	require.NotEqual(t, "", parkedScore(t, s, "q", "y0"), "Resume ends the global pause, not a lane's park")
 }
 
-// Paused reads the global pause: 0 before any Pause, the time left of a
-// finite one (at most what was asked, by the server's clock), -1 for an
-// indefinite one, 0 again after Resume.
-func TestPausedReadsThePause(t *testing.T) {
+// Paused reads the global pause and its why: nothing before any Pause, the
+// time left of a finite one (at most what was asked, by the server's clock)
+// with its why, a longer pause's why replacing it and a shorter one's
+// leaving it, -1 for an indefinite one, nothing again after Resume; a
+// PauseWhy without a why is refused.
+func TestPausedReadsThePauseAndItsWhy(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	in := newStore(t).Inspector()
-	left, err := in.Paused(ctx)
+	p, err := in.Paused(ctx)
 	require.NoError(t, err)
-	require.Zero(t, left, "not paused")
+	require.Equal(t, lanes.GlobalPause{}, p, "not paused")
 
-	require.NoError(t, in.Pause(ctx, time.Minute))
-	left, err = in.Paused(ctx)
+	require.NoError(t, in.PauseWhy(ctx, time.Minute, "401 unauthorized"))
+	p, err = in.Paused(ctx)
 	require.NoError(t, err)
-	require.Positive(t, left)
-	require.LessOrEqual(t, left, time.Minute)
+	require.Positive(t, p.Left)
+	require.LessOrEqual(t, p.Left, time.Minute)
+	require.Equal(t, "401 unauthorized", p.Why)
+
+	require.NoError(t, in.PauseWhy(ctx, time.Second, "429 from several chats"))
+	p, err = in.Paused(ctx)
+	require.NoError(t, err)
+	require.Greater(t, p.Left, time.Second, "a shorter pause does not shorten it")
+	require.Equal(t, "401 unauthorized", p.Why, "nor replace its why")
+
+	require.NoError(t, in.PauseWhy(ctx, time.Hour, "429 from several chats"))
+	p, err = in.Paused(ctx)
+	require.NoError(t, err)
+	require.Greater(t, p.Left, time.Minute)
+	require.Equal(t, "429 from several chats", p.Why, "the pause that extends it writes its why")
 
 	require.NoError(t, in.Pause(ctx, -1))
-	left, err = in.Paused(ctx)
+	p, err = in.Paused(ctx)
 	require.NoError(t, err)
-	require.Equal(t, time.Duration(-1), left, "paused until Resume")
+	require.Equal(t, lanes.GlobalPause{Left: -1, Why: "paused"}, p, "paused until Resume")
 
 	require.NoError(t, in.Resume(ctx))
-	left, err = in.Paused(ctx)
+	p, err = in.Paused(ctx)
 	require.NoError(t, err)
-	require.Zero(t, left, "resumed")
+	require.Equal(t, lanes.GlobalPause{}, p, "resumed")
+
+	require.ErrorIs(t, in.PauseWhy(ctx, time.Second, ""), lanes.ErrInvalid)
 }

@@ -262,7 +262,7 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 		return w.haltPaid(f)
 	case actPauseAll:
 		w.release(drain, job)
-		w.pauseAll(sctx, w.cfg.UnauthorizedPause, "401 unauthorized")
+		w.pauseAll(sctx, w.cfg.UnauthorizedPause, WhyUnauthorized)
 		return next{stop: true}
 	default:
 		return w.retryLater(f, status)
@@ -301,7 +301,7 @@ func (w *Worker) parkChat(f failure, retryAfter time.Duration) next {
 	w.release(f.drain, f.job)
 	w.log.Info("429: chat parked", append(f.attrs, slog.String("retry_after", retryAfter.String()), slog.Time("until", until))...)
 	if pause, global := w.flood.note(f.chat, retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
-		w.pauseAll(f.sctx, pause, "429 from several chats")
+		w.pauseAll(f.sctx, pause, WhyFlood)
 	}
 	return next{stop: true}
 }
@@ -422,7 +422,7 @@ func (w *Worker) migrate(ctx context.Context, oldGroup string, from, to int64) {
 const migrateHold = 30 * time.Second
 
 func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
-	if err := w.inspector.Pause(ctx, d); err != nil {
+	if err := w.inspector.PauseWhy(ctx, d, why); err != nil {
 		w.log.Error("global pause failed", slog.Any("err", w.redactor.Error(err)))
 		return
 	}

@@ -20,6 +20,18 @@ type ClaimState struct {
 	LastErr string
 }
 
+// The whys of the worker's global pauses (PauseState.Why, and the pause's
+// why every process reads with lanes.Inspector.Paused).
+const (
+	// WhyUnauthorized: a 401 from Telegram (the token revoked or wrong):
+	// nothing can be sent until it is fixed; the pause is
+	// Config.UnauthorizedPause, renewed by the next 401.
+	WhyUnauthorized = "401 unauthorized"
+	// WhyFlood: 429s from several chats at once, a global flood signal;
+	// the pause is its retry_after.
+	WhyFlood = "429 from several chats"
+)
+
 // PauseState is the last global pause this worker put on the store (see
 // Worker.pauseAll): after a 401 Unauthorized, or a flood signal from several
 // chats.

@@ -105,7 +105,7 @@ func NewLogger(cfg config.Config) *slog.Logger {
 // client. It makes no Telegram call. Close releases what it opened; Run
 // does it when it returns.
 func New(cfg config.Config, opts ...Option) (*App, error) {
-	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL, waitLimit: DefaultUpdateWaitLimit, httpTimeouts: DefaultHTTPTimeouts(),
+	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL, waitLimit: DefaultUpdateWaitLimit, claimFail: health.DefaultClaimFailLimit, httpTimeouts: DefaultHTTPTimeouts(),
 		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: admin.DefaultAuditCap, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
@@ -200,9 +200,6 @@ func (a *App) init() error {
 			return fmt.Errorf("app: telegram client: %w", a.redactor.Error(err))
 		}
 	}
-	if err := a.initHTTP(); err != nil {
-		return err
-	}
 	if err := a.initFloods(); err != nil {
 		return err
 	}
@@ -223,7 +220,7 @@ func (a *App) init() error {
 			return fmt.Errorf("app: worker: %w", err)
 		}
 	}
-	return nil
+	return a.initHTTP() // last: /healthz reads the worker
 }
 
 // Notifier returns the app's notifier (tests and tools enqueue with it).

@@ -10,6 +10,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/health"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 
@@ -325,3 +326,100 @@ func TestHealthzReportsUpdatesNobodyHandles(t *testing.T) {
 
 // The HTTP server's idle and read timeouts: internal/httpserver's
 // TestHTTPServerTimesOutIdleAndSlowConnections.
+
+// A worker whose token Telegram refuses (401: revoked or wrong) pauses the
+// whole store, and every role's /healthz says so: 503 "sends paused (401
+// unauthorized, ...)", read from Valkey, so a poller that never sent
+// anything reports it too; the message waits, nothing is lost.
+func TestHealthzReportsAStorePausedByA401(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	poller := h.start([]string{"BOT_ROLE=poller"})
+	h.waitLeader(poller)
+	worker := h.start([]string{"BOT_ROLE=worker", "TELEGRAM_BOT_TOKEN=7000000001:AAHrevokedTOKENforHealthTests_9999"})
+	_, err := worker.app.Notifier().Notify(context.Background(), 4301, notifyMsg("hello?"))
+	require.NoError(t, err)
+	for _, r := range []*running{worker, poller} {
+		require.Eventually(t, func() bool {
+			code, body := h.get(r, "/healthz")
+			return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "sends paused (401 unauthorized, ")
+		}, wait, 50*time.Millisecond, "503 while the store is paused by the 401")
+	}
+	_, body := h.get(worker, "/healthz")
+	testkit.RequireNoToken(t, body, "7000000001:AAHrevokedTOKENforHealthTests_9999", "/healthz")
+	require.Empty(t, h.emu.Messages(4301), "nothing sent")
+	worker.stop() // else its next send meets the 401 again
+	require.NoError(t, poller.app.Store().Inspector().Resume(context.Background()))
+	code, body := h.get(poller, "/healthz")
+	require.Equal(t, http.StatusOK, code, "resumed: 200 again")
+	require.Equal(t, "ok (polling)\n", body)
+	st, err := poller.app.Store().Inspector().Stats(context.Background(), tgjob.QueueNotify, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Pending+st.InFlight, "the message waits, nothing is lost")
+	require.Zero(t, st.Dead)
+}
+
+// A worker whose claims Valkey refuses (here an ACL that lets the process
+// read every key and write only the /healthz probe, so the claim script
+// fails with NOPERM while the probe succeeds, as after a failover that
+// leaves the store's keys unwritable) answers
+// /healthz 503 "worker: claims failing ..." once they failed for longer
+// than the limit (the message is held behind a short pause, so the worker
+// claims when the pause ends); lifting the ACL clears it and the message
+// held meanwhile is delivered.
+func TestHealthzReportsAWorkerThatCannotClaim(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	srv := valkeytest.Start(t, valkeytest.Options{})
+	h.c = srv.Client(t)
+	r := h.start([]string{"BOT_ROLE=worker"}, WithClaimFailLimit(time.Second))
+	ctx := context.Background()
+	h.emu.AddChat(models.Chat{ID: 4401})
+	_, err := r.app.Notifier().Notify(ctx, 4401, notifyMsg("first"))
+	require.NoError(t, err)
+	h.texts(4401, 1)
+
+	require.NoError(t, r.app.Store().Inspector().Pause(ctx, time.Second))
+	_, err = r.app.Notifier().Notify(ctx, 4401, notifyMsg("second"))
+	require.NoError(t, err)
+	acl := func(rules ...string) {
+		t.Helper()
+		require.NoError(t, h.c.Do(ctx, h.c.B().AclSetuser().Username("default").Rule(rules...).Build()).Error())
+	}
+	acl("resetkeys", "%R~*", "~"+health.Key(h.tag))
+	_, err = h.c.Do(ctx, h.c.B().Set().Key("{"+h.tag+"}:s:acl-check").Value("1").Build()).ToString()
+	require.ErrorContains(t, err, "NOPERM", "the ACL refuses the store's writes")
+	require.Eventually(t, func() bool {
+		code, body := h.get(r, "/healthz")
+		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "worker: claims failing for ")
+	}, wait, 50*time.Millisecond, "503 once the claims failed over the limit")
+	_, body := h.get(r, "/healthz")
+	require.Contains(t, body, "NOPERM")
+
+	acl("allkeys")
+	require.Equal(t, []string{"first", "second"}, h.texts(4401, 2), "the held message is delivered")
+	require.Eventually(t, func() bool { code, _ := h.get(r, "/healthz"); return code == http.StatusOK }, wait, 50*time.Millisecond,
+		"200 once a claim succeeds")
+}
+
+// An idle bot's poller answers /healthz 200 from its first getUpdates, not
+// after its first long poll: the first getUpdates of a lease term is a
+// short poll. With a 60 s long poll and nothing to fetch, the leader says
+// "ok (polling)" and a standby "ok (standby poller ...)" well before any
+// long poll could have answered (within the 20 s wait; without the short
+// poll neither can before 60 s).
+func TestHealthzOfAnIdlePollerIsOKFromItsFirstPoll(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	long := WithPollTimeout(60 * time.Second)
+	first := h.start(nil, long)
+	require.Eventually(t, func() bool {
+		code, body := h.get(first, "/healthz")
+		return code == http.StatusOK && body == "ok (polling)\n"
+	}, wait, 20*time.Millisecond, "the leader polls from its first getUpdates")
+	second := h.start(nil, long)
+	require.Eventually(t, func() bool {
+		code, body := h.get(second, "/healthz")
+		return code == http.StatusOK && strings.HasPrefix(body, "ok (standby poller: ")
+	}, wait, 20*time.Millisecond, "a standby sees the leader's heartbeat")
+}

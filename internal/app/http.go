@@ -1,12 +1,14 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/codemojex/codemojex/internal/health"
 	"github.com/codemojex/codemojex/internal/httpserver"
 	"github.com/codemojex/codemojex/internal/webhook"
+	"github.com/codemojex/codemojex/worker"
 )
 
 // initHTTP wires the HTTP side: the /healthz checks (internal/health, reading
@@ -33,11 +35,21 @@ func (a *App) initHTTP() error {
 			return time.Time{}
 		},
 		WebhookSet: a.webhookSet.Load,
+		Paused: func(ctx context.Context) (time.Duration, string, bool, error) {
+			p, err := a.store.Inspector().Paused(ctx)
+			return p.Left, p.Why, p.Left < 0 || p.Why == worker.WhyUnauthorized, err
+		},
+	}
+	if a.worker != nil {
+		st.Claims = func() (time.Time, string) {
+			c := a.worker.Claims()
+			return c.FailingSince, c.LastErr
+		}
 	}
 	var err error
 	if a.health, err = health.New(health.Config{Client: a.c, Tag: a.opt.tag, Inbox: a.inbox, Status: st,
-		Polls: a.cfg.Polls(), Handles: a.cfg.Handles(), Webhook: a.cfg.Webhook(),
-		PollTimeout: a.opt.pollTimeout, WaitLimit: a.opt.waitLimit, Redactor: a.redactor, Log: a.log}); err != nil {
+		Polls: a.cfg.Polls(), Handles: a.cfg.Handles(), Sends: a.worker != nil, Webhook: a.cfg.Webhook(),
+		PollTimeout: a.opt.pollTimeout, WaitLimit: a.opt.waitLimit, ClaimFailLimit: a.opt.claimFail, Redactor: a.redactor, Log: a.log}); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	if err := a.reg.Register(httpserver.NewQueueCollector(httpserver.Queues{Store: a.store.Inspector(), Inbox: a.inbox,

@@ -48,6 +48,7 @@ type options struct {
 	intakeOnly   bool
 	gameCfg      *game.Config
 	waitLimit    time.Duration
+	claimFail    time.Duration
 	httpTimeouts HTTPTimeouts
 	// errs are the options given bad values: New returns them, joined,
 	// rather than run with a value the caller did not ask for.
@@ -182,6 +183,13 @@ const DefaultUpdateWaitLimit = 2 * time.Minute
 // fails.
 func WithUpdateWaitLimit(d time.Duration) Option {
 	return positive("WithUpdateWaitLimit", d, func(o *options) *time.Duration { return &o.waitLimit })
+}
+
+// WithClaimFailLimit sets how long the worker's claims may fail before
+// /healthz answers 503 [health.DefaultClaimFailLimit, 10 s]; positive, or
+// New fails.
+func WithClaimFailLimit(d time.Duration) Option {
+	return positive("WithClaimFailLimit", d, func(o *options) *time.Duration { return &o.claimFail })
 }
 
 // HTTPTimeouts bound the HTTP server's connections (webhook, /healthz,

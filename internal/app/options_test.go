@@ -22,6 +22,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{WithAuditCap(0), "WithAuditCap(0)"},
 		{WithUpdateWaitLimit(0), "WithUpdateWaitLimit(0s)"},
 		{WithUpdateWaitLimit(-time.Second), "WithUpdateWaitLimit(-1s)"},
+		{WithClaimFailLimit(0), "WithClaimFailLimit(0s)"},
 		{WithPollTimeout(500 * time.Millisecond), "WithPollTimeout(500ms)"},
 		{WithPollTimeout(1500 * time.Millisecond), "WithPollTimeout(1.5s)"},
 		{WithLeaseTTL(0), "WithLeaseTTL(0s)"},

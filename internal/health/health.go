@@ -50,7 +50,21 @@ type Status struct {
 	LastPoll func() time.Time
 	// WebhookSet reports whether setWebhook succeeded (webhook mode).
 	WebhookSet func() bool
+	// Paused reads the store's global pause (every role; nil: not read):
+	// its time left (0: not paused, -1: until resumed), its why, and
+	// whether it stops the bot rather than throttle it (down: a 401 from
+	// Telegram, a pause until resumed) (lanes.Inspector.Paused).
+	Paused func(ctx context.Context) (left time.Duration, why string, down bool, err error)
+	// Claims reports the worker's claims (roles that send): since when
+	// the claims have been failing (zero: the last one succeeded or none
+	// failed) and the last failure, redacted (worker.Worker.Claims).
+	Claims func() (failingSince time.Time, lastErr string)
 }
+
+// DefaultClaimFailLimit is Config.ClaimFailLimit's default: a Valkey
+// failover or restart takes a few seconds, which the worker's claims ride
+// out with backoff; failing for longer is reported.
+const DefaultClaimFailLimit = 10 * time.Second
 
 // Inbox is what the checks read of the update queue (*intake.Inbox).
 type Inbox interface {
@@ -70,9 +84,12 @@ type Config struct {
 	Tag    string
 	Inbox  Inbox
 	Status Status
-	// Polls, Handles and Webhook are the process's role (config.Config's
-	// Polls, Handles, Webhook).
-	Polls, Handles, Webhook bool
+	// Polls, Handles, Sends and Webhook are the process's role
+	// (config.Config's Polls, Handles, Sends, Webhook).
+	Polls, Handles, Sends, Webhook bool
+	// ClaimFailLimit is how long the worker's claims may fail before
+	// /healthz says so (0: DefaultClaimFailLimit).
+	ClaimFailLimit time.Duration
 	// PollTimeout is getUpdates' long-poll timeout: polling is dead after
 	// 2x it without a successful getUpdates.
 	PollTimeout time.Duration
@@ -101,6 +118,13 @@ func New(cfg Config) (*Checker, error) {
 		return nil, errors.New("health: Status.Me is required in the poller and handler roles")
 	case cfg.Polls && (cfg.Status.Leader == nil || cfg.Status.LastPoll == nil || cfg.Status.WebhookSet == nil):
 		return nil, errors.New("health: Status.Leader, LastPoll and WebhookSet are required in poller roles")
+	case cfg.Sends && cfg.Status.Claims == nil:
+		return nil, errors.New("health: Status.Claims is required in roles that send")
+	case cfg.ClaimFailLimit < 0:
+		return nil, fmt.Errorf("health: ClaimFailLimit %v: want >= 0", cfg.ClaimFailLimit)
+	}
+	if cfg.ClaimFailLimit == 0 {
+		cfg.ClaimFailLimit = DefaultClaimFailLimit
 	}
 	return &Checker{cfg: cfg, ping: luascript.Must(luaFS, "health")}, nil
 }
@@ -126,7 +150,15 @@ func New(cfg Config) (*Checker, error) {
 //     until this process takes it over and polls.
 //
 // In every role, an unhandled update older than 2 min (the oldest on the
-// update queue) is 503 "updates waiting N s: is any handler running?".
+// update queue) is 503 "updates waiting N s: is any handler running?"; a
+// global pause that stops the bot (Status.Paused's down: a 401 from
+// Telegram, so the token is revoked or wrong, or a pause until resumed) is
+// 503 "sends paused: ...", while a flood pause (a 429 from several chats,
+// retry_after long) is Telegram's throttle, not a fault: 200, with "sends
+// paused N s: ..." added to the reason. In roles that send, claims failing
+// for longer than Config.ClaimFailLimit (Valkey refusing the claim script:
+// READONLY after a failover, OOM, NOPERM) are 503 "worker: claims failing
+// for N s: ...".
 //
 // An operator thus sees 200 from every poller while updates are fetched,
 // and 503 from every poller when none is fetching them. A healthy answer
@@ -155,6 +187,22 @@ func (c *Checker) check(ctx context.Context) Health {
 	if h, ok := c.updatesWaiting(ctx); !ok {
 		return h
 	}
+	throttled, h, ok := c.paused(ctx)
+	if !ok {
+		return h
+	}
+	if h, ok := c.claims(); !ok {
+		return h
+	}
+	h = c.role(ctx)
+	if h.OK && throttled != "" {
+		h.Reason += "; " + throttled
+	}
+	return h
+}
+
+// role is check's part that depends on the process's role.
+func (c *Checker) role(ctx context.Context) Health {
 	if !c.cfg.Polls && !c.cfg.Handles {
 		return Health{OK: true, Reason: "ok (worker)"}
 	}
@@ -206,6 +254,49 @@ func (c *Checker) updatesWaiting(ctx context.Context) (Health, bool) {
 	}
 	return Health{Reason: fmt.Sprintf("updates waiting %d s: is any handler running? (the oldest unhandled update's age; "+
 		"limit %v; a BOT_ROLE=handler or all process handles them)", int(age.Seconds()), c.cfg.WaitLimit)}, false
+}
+
+// paused reads the global pause (Status.Paused): ok is false with a 503
+// Health for a pause that stops the bot; throttled describes a flood pause
+// ("" when not paused).
+func (c *Checker) paused(ctx context.Context) (throttled string, h Health, ok bool) {
+	if c.cfg.Status.Paused == nil {
+		return "", Health{}, true
+	}
+	left, why, down, err := c.cfg.Status.Paused(ctx)
+	switch {
+	case err != nil:
+		return "", Health{Reason: "valkey: read the global pause: " + c.cfg.Redactor.String(err.Error())}, false
+	case left == 0:
+		return "", Health{}, true
+	}
+	span := "until resumed"
+	if left > 0 {
+		span = fmt.Sprintf("%v left", left.Round(time.Second))
+	}
+	if !down {
+		return fmt.Sprintf("sends paused (%s, %s): Telegram's flood control", why, span), Health{}, true
+	}
+	return "", Health{Reason: fmt.Sprintf("sends paused (%s, %s): nothing is sent to Telegram", why, span)}, false
+}
+
+// claims checks the worker's claims (Status.Claims, roles that send): ok
+// is false with a 503 Health when they have failed for longer than
+// Config.ClaimFailLimit.
+func (c *Checker) claims() (Health, bool) {
+	if !c.cfg.Sends {
+		return Health{}, true
+	}
+	since, last := c.cfg.Status.Claims()
+	if since.IsZero() {
+		return Health{}, true
+	}
+	age := time.Since(since)
+	if age <= c.cfg.ClaimFailLimit {
+		return Health{}, true
+	}
+	return Health{Reason: fmt.Sprintf("worker: claims failing for %d s (limit %v): nothing is sent: %s",
+		int(age.Seconds()), c.cfg.ClaimFailLimit, c.cfg.Redactor.String(last))}, false
 }
 
 // isOOM reports whether err is Valkey's answer to a write over maxmemory

@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -35,14 +36,37 @@ func TestCheckByRoleAndState(t *testing.T) {
 	is := func(v bool) func() bool { return func() bool { return v } }
 	polled := func(t time.Time) func() time.Time { return func() time.Time { return t } }
 	leader := Status{Me: me(true, ""), Leader: is(true), LastPoll: polled(fresh), WebhookSet: is(false)}
+	pause := func(left time.Duration, why string, down bool, err error) func(context.Context) (time.Duration, string, bool, error) {
+		return func(context.Context) (time.Duration, string, bool, error) { return left, why, down, err }
+	}
+	claims := func(since time.Time, last string) func() (time.Time, string) {
+		return func() (time.Time, string) { return since, last }
+	}
+	failing := time.Now().Add(-11 * time.Second)
 	for _, tc := range []struct {
-		name                    string
-		polls, handles, webhook bool
-		st                      Status
-		ok                      bool
-		reason                  string // the whole reason, or its start with a trailing "..."
+		name                           string
+		polls, handles, sends, webhook bool
+		st                             Status
+		ok                             bool
+		reason                         string // the whole reason, or its start with a trailing "..."
 	}{
 		{name: "worker", ok: true, reason: "ok (worker)"},
+		{name: "worker, claims answered", sends: true, st: Status{Claims: claims(time.Time{}, "")}, ok: true, reason: "ok (worker)"},
+		{name: "worker, claims failing within the limit", sends: true, st: Status{Claims: claims(time.Now(), "NOPERM")}, ok: true,
+			reason: "ok (worker)"},
+		{name: "worker, claims failing past the limit", sends: true, st: Status{Claims: claims(failing, "NOPERM no permissions "+token)},
+			reason: "worker: claims failing for ..."}, // the age is the host's; the token redacted (below)
+		{name: "a claims failure is not read in roles that do not send", handles: true,
+			st: Status{Me: me(true, ""), Claims: claims(failing, "NOPERM")}, ok: true, reason: "ok (handler)"},
+		{name: "401 pause", sends: true, st: Status{Paused: pause(59*time.Second, "401 unauthorized", true, nil), Claims: claims(time.Time{}, "")},
+			reason: "sends paused (401 unauthorized, 59s left): nothing is sent to Telegram"},
+		{name: "pause until resumed, in a poller too", polls: true, st: Status{Me: me(true, ""), Leader: is(true), LastPoll: polled(fresh),
+			WebhookSet: is(false), Paused: pause(-1, "paused", true, nil)}, reason: "sends paused (paused, until resumed): nothing is sent to Telegram"},
+		{name: "flood pause", sends: true, st: Status{Paused: pause(3*time.Second, "429 from several chats", false, nil), Claims: claims(time.Time{}, "")},
+			ok: true, reason: "ok (worker); sends paused (429 from several chats, 3s left): Telegram's flood control"},
+		{name: "pause unreadable", st: Status{Paused: pause(0, "", false, errors.New("READONLY "+token))},
+			reason: "valkey: read the global pause: READONLY ..."},
+		{name: "not paused", st: Status{Paused: pause(0, "", false, nil)}, ok: true, reason: "ok (worker)"},
 		{name: "handler before getMe", handles: true, st: Status{Me: me(false, "")}, reason: "telegram: waiting for getMe's first answer"},
 		{name: "handler getMe failing", handles: true, st: Status{Me: me(false, "Bad Gateway")}, reason: "telegram: getMe failing: Bad Gateway"},
 		{name: "handler", handles: true, st: Status{Me: me(true, "")}, ok: true, reason: "ok (handler)"},
@@ -63,7 +87,7 @@ func TestCheckByRoleAndState(t *testing.T) {
 			upd, err := lanes.New(c, append(intake.StoreOptions(0), lanes.WithTag(ns))...)
 			require.NoError(t, err)
 			ch, err := New(Config{Client: c, Tag: ns, Inbox: intake.NewInbox(c, upd, ns), Status: tc.st,
-				Polls: tc.polls, Handles: tc.handles, Webhook: tc.webhook, PollTimeout: time.Second, WaitLimit: time.Minute,
+				Polls: tc.polls, Handles: tc.handles, Sends: tc.sends, Webhook: tc.webhook, PollTimeout: time.Second, WaitLimit: time.Minute,
 				Redactor: redact.New(token), Log: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
 			h := ch.Check(context.Background())
@@ -96,6 +120,13 @@ func TestNewRequiresWhatTheRoleReads(t *testing.T) {
 	poller.Polls, poller.Status.Me = true, func() (bool, string) { return true, "" }
 	_, err = New(poller)
 	require.ErrorContains(t, err, "Status.Leader")
+	sender := base
+	sender.Sends = true
+	_, err = New(sender)
+	require.ErrorContains(t, err, "Status.Claims")
+	sender.Status.Claims, sender.ClaimFailLimit = func() (time.Time, string) { return time.Time{}, "" }, -time.Second
+	_, err = New(sender)
+	require.ErrorContains(t, err, "ClaimFailLimit")
 	_, err = New(Config{})
 	require.ErrorContains(t, err, "required")
 }

@@ -2,7 +2,9 @@
 -- KEYS[1]  "{tag}:s:pause"
 -- ARGV[1]  shared prefix "{tag}:s:"
 -- ARGV[2]  duration (ms from server TIME; -1 = until resumed; 0 = resume now)
--- A pause is only ever extended by a later pause, never shortened (use 0 to resume).
+-- ARGV[3]  why (the key's value, read back by Inspector.Paused: "401 unauthorized", "429 from several chats")
+-- A pause is only ever extended by a later pause, never shortened (use 0 to resume); the pause that
+-- extends it writes its why, one that does not leaves the current why.
 -- Returns the remaining pause (ms), -1 for an indefinite pause, 0 when resumed.
 local S = ARGV[1]
 local ms = tonumber(ARGV[2])
@@ -11,11 +13,12 @@ if ms == 0 then
   wake(S, 1)
   return 0
 end
+local why = ARGV[3]
 if ms < 0 then
-  redis.call('SET', KEYS[1], '1')
+  redis.call('SET', KEYS[1], why)
   return -1
 end
 local cur = redis.call('PTTL', KEYS[1])
 if cur == -1 then return -1 end
-if cur < ms then redis.call('SET', KEYS[1], '1', 'PX', ms) end
+if cur < ms then redis.call('SET', KEYS[1], why, 'PX', ms) end
 return redis.call('PTTL', KEYS[1])
