@@ -115,13 +115,6 @@ func (k *Leases) Held(i int, left time.Duration) bool {
 	return k.live[i] && !k.lost[i] && time.Until(k.deadline[i]) >= left
 }
 
-// Deadline returns the local-clock lower bound of lease i's end.
-func (k *Leases) Deadline(i int) time.Time {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.deadline[i]
-}
-
 // Settled stops extending lease i (its job was settled, or handed over).
 func (k *Leases) Settled(i int) {
 	k.mu.Lock()

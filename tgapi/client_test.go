@@ -332,7 +332,11 @@ func TestIsCannotPay(t *testing.T) {
 		{"Bad Request: not enough stars to send", true},
 		{"Bad Request: INSUFFICIENT STARS", true},
 		{"Bad Request: the Stars balance is too low", true},
+		{"bad request, Bad Request: " + tgemu.CannotPayDescription, true},
+		{"Bad Request: not enough Stars to send paid broadcast", true},
+		{"Bad Request: the bot's Stars balance is too low", true},
 		{"Bad Request: chat not found", false},
+		{"Bad Request: message is too long", false},
 		{"", false},
 	} {
 		require.Equal(t, tc.want, tgapi.IsCannotPay(tc.desc), tc.desc)

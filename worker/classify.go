@@ -47,14 +47,6 @@ type decision struct {
 	migrateTo  int64         // actMigrate
 }
 
-// IsCannotPay reports whether a 400 description says the bot cannot pay
-// for a paid broadcast copy (allow_paid_broadcast): tgapi.IsCannotPay,
-// whose table (tgapi.KindCannotPay) holds the wordings and their source.
-// Telegram's real text is not documented: a real answer that differs is
-// dead-lettered as "bad request" instead; check the first real failure
-// against that table.
-func IsCannotPay(description string) bool { return tgapi.IsCannotPay(description) }
-
 // classify maps a sendMessage or editMessageText error to a decision, by
 // the fields of its *tgapi.Error (errors.As, so wrapping does not matter):
 // a 429 parks for parameters.retry_after (defaultRetryAfter when the

@@ -10,7 +10,6 @@ import (
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
-	"github.com/codemojex/codemojex/worker"
 )
 
 // A paid broadcast whose Stars run out: only its copies are sent with
@@ -146,24 +145,5 @@ func TestPaidBroadcastCannotPayHaltsThenContinuesFreeOrStops(t *testing.T) {
 				require.Equal(t, withParam+chats-balance+3+1, len(e.emu.SendRequests()), "the moved copies went without it")
 			}
 		})
-	}
-}
-
-// IsCannotPay matches the documented stand-in and the wordings around it,
-// not other 400s.
-func TestIsCannotPayMatchesTheDocumentedPattern(t *testing.T) {
-	for _, tc := range []struct {
-		desc string
-		want bool
-	}{
-		{"Bad Request: BALANCE_TOO_LOW", true},
-		{"bad request, Bad Request: " + tgemu.CannotPayDescription, true},
-		{"Bad Request: not enough Stars to send paid broadcast", true},
-		{"Bad Request: insufficient stars", true},
-		{"Bad Request: the bot's Stars balance is too low", true},
-		{"Bad Request: chat not found", false},
-		{"Bad Request: message is too long", false},
-	} {
-		require.Equal(t, tc.want, worker.IsCannotPay(tc.desc), tc.desc)
 	}
 }

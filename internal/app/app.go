@@ -181,11 +181,9 @@ func (a *App) init() error {
 	}
 	a.taps.Route(tapdata.KindBroadcast, a.adminTap(a.bc.OnTap))
 	a.lease = intake.NewLease(a.c, o.tag, o.leaseTTL, a.log.With(slog.String("component", "poller")))
-	a.reg = o.reg
-	if a.reg == nil {
-		a.reg = prometheus.NewRegistry()
-		a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	}
+	// /metrics' registry: the bot's metrics, the Go and process collectors.
+	a.reg = prometheus.NewRegistry()
+	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if a.m, err = newMetrics(a.reg); err != nil {
 		return fmt.Errorf("app: metrics: %w", err)
 	}

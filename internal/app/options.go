@@ -8,7 +8,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/game"
@@ -41,7 +40,6 @@ type options struct {
 	editInterval time.Duration
 	auditCap     int
 	now          func() time.Time
-	reg          *prometheus.Registry
 	rng          io.Reader
 	listener     net.Listener
 	handlers     []extraHandler
@@ -121,10 +119,6 @@ func positive(name string, d time.Duration, field func(*options) *time.Duration)
 		*field(o) = d
 	}
 }
-
-// WithRegistry sets the Prometheus registry /metrics serves (default a new
-// one with the Go and process collectors).
-func WithRegistry(r *prometheus.Registry) Option { return func(o *options) { o.reg = r } }
 
 // WithRandom sets the source of game secrets (default crypto/rand).
 func WithRandom(r io.Reader) Option { return func(o *options) { o.rng = r } }

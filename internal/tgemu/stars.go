@@ -22,7 +22,7 @@ const StarTenthsPerPaidMessage = 1
 // payment the balance cannot cover ("the current Telegram Stars balance is
 // too low", payments.sendStarsForm), and the Bot API passes MTProto error
 // names through as "Bad Request: <NAME>"; the bot's classifier
-// (worker.IsCannotPay) matches that name and a few wordings around "stars",
+// (tgapi.IsCannotPay) matches that name and a few wordings around "stars",
 // so a differing real text is an assumption to check against the first
 // real failure.
 const CannotPayDescription = "BALANCE_TOO_LOW"
