@@ -26,7 +26,7 @@ func TestWaiterWakesOnEnqueue(t *testing.T) {
 	res, err := other.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: m.New()}})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Added)
-	require.True(t, w.Wait(ctx, 2*time.Second), "enqueue from another connection wakes")
+	require.True(t, w.Wait(ctx, 20*time.Second), "enqueue from another connection wakes")
 
 	_, err = other.Enqueue(ctx, "q", []lanes.Item{{Group: "g", ID: m.New()}})
 	require.NoError(t, err)
@@ -34,12 +34,12 @@ func TestWaiterWakesOnEnqueue(t *testing.T) {
 	j := claimOne(t, s, time.Minute, "q")
 	require.Empty(t, claim(t, s, 1, time.Minute, "q").Jobs, "lane at its limit")
 	require.NoError(t, other.Ack(ctx, j.Lease))
-	require.True(t, w.Wait(ctx, 2*time.Second), "an ack that frees the lane wakes")
+	require.True(t, w.Wait(ctx, 20*time.Second), "an ack that frees the lane wakes")
 
 	cancel()
 	select {
 	case <-w.Done():
-	case <-time.After(2 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("waiter did not stop with its context")
 	}
 }

@@ -147,15 +147,13 @@ func TestCloseEndsLongPollAndWaiters(t *testing.T) {
 		waitErr <- err
 	}()
 
-	start := time.Now()
 	require.NoError(t, emu.Close())
-	select {
+	select { // Close ends it: the poll's own end is 30 s away, half of it is the margin of a busy host
 	case r := <-pollDone:
 		require.Empty(t, updateIDs(t, r))
-	case <-time.After(3 * time.Second):
+	case <-time.After(15 * time.Second):
 		t.Fatal("long poll still pending after Close")
 	}
-	require.Less(t, time.Since(start), 2*time.Second)
 	require.ErrorIs(t, <-waitErr, tgemu.ErrClosed)
 	require.NoError(t, emu.Close(), "Close is idempotent")
 
