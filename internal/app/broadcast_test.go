@@ -487,12 +487,13 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 	require.Len(t, h.progressMsgs(), 1, "no other broadcast started")
 }
 
-// TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast: only "/broadcast
-// stop <id>" with the id of a broadcast the notifier knows stops one; "stop
-// test", a lone "stop", or "stop" with an id of the right shape that no
-// broadcast has are texts, answered with the preview of exactly that text
-// (whose Send/Cancel protects against a mistyped stop), and nothing is
-// stopped or audited. A known broadcast's id still stops it.
+// TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast: "stop test", a
+// lone "stop" or "stop" with something not shaped like an id are texts,
+// answered with the preview of exactly that text (whose Send/Cancel
+// protects against a mistyped stop); "stop" with an id of the right shape
+// that no broadcast has is answered "No broadcast <id>" (issue 27: it was
+// previewed as a text); nothing is stopped or audited. A known broadcast's
+// id still stops it.
 func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -501,11 +502,14 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	admin := user(adminID, "Admin")
 	h.say(0, admin, "/start")
 	h.texts(adminID, 1)
-	for _, text := range []string{"stop test", "stop", "stop bc_01ARZ3NDEKTSV4RRFFQ69G5FAV", "stop  test"} {
+	for _, text := range []string{"stop test", "stop", "stop bc_not-an-id", "stop  test"} {
 		pv, buttons := h.broadcastPreview(text)
 		require.Equal(t, broadcast.PreviewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
 		require.Contains(t, buttons, "✅ Send", "the preview of %q can be sent", text)
 	}
+	// Shaped like an id but unknown: answered as such, nothing previewed.
+	require.Equal(t, "❌ No broadcast bc_01ARZ3NDEKTSV4RRFFQ69G5FAV (unknown, or finished more than a day ago).",
+		h.ask(0, admin, "/broadcast stop bc_01ARZ3NDEKTSV4RRFFQ69G5FAV"))
 	es, err := r.app.audit.Last(context.Background(), 10)
 	require.NoError(t, err)
 	require.Empty(t, es, "nothing was stopped or sent")

@@ -40,10 +40,12 @@ const (
 
 // OnCommand handles /broadcast <text> and /broadcast stop <id> of an admin
 // in the admin's private chat (the app's admin gate lets no other through).
-// Only
-// "stop" followed by the id of a broadcast the notifier knows (running,
-// stopped or finished within its progress TTL) stops one; any other text,
-// "stop test" or a lone "stop" included, is a text to broadcast. A text is
+// "stop" followed by something shaped like a broadcast id (bc_ + a ULID)
+// is a stop: of the broadcast the notifier knows (running, stopped or
+// finished within its progress TTL), or answered "No broadcast <id>" when
+// it knows none (never sent, or expired), with nothing previewed; any
+// other text, "stop test" or a lone "stop" included, is a text to
+// broadcast. A text is
 // not sent at once: the admin gets a preview (preview) and only
 // its Send button starts the fan-out (OnTap), so a stop command
 // with a mistyped id costs a Cancel, not a broadcast.
@@ -58,14 +60,14 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
 		_, err := s.notifier.Progress(ctx, f[1])
 		switch {
-		case err == nil:
+		case err == nil || errors.Is(err, notifier.ErrUnknownBroadcast):
 			out.Reply(update.ReplyTo(m, s.stop(ctx, &out, adminWho(m.From.ID), f[1])))
 			return out
-		case !errors.Is(err, notifier.ErrInvalid) && !errors.Is(err, notifier.ErrUnknownBroadcast):
+		case !errors.Is(err, notifier.ErrInvalid):
 			out.Fail(err)
 			return out
 		}
-		// Not a broadcast's id: a text to broadcast.
+		// Not shaped like a broadcast's id: a text to broadcast.
 	}
 	s.preview(ctx, r, &out, strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):]))
 	return out
