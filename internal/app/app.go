@@ -175,7 +175,7 @@ func (a *App) init() error {
 	a.taps.Route(tapdata.KindGame, a.ui.Tap)
 	if a.bc, err = broadcast.New(broadcast.Config{Client: a.c, Tag: o.tag, Notifier: a.notifier, Audience: a.audience,
 		Journal: a.inbox, Audit: a.audit, Codec: a.codec, Username: a.username,
-		GlobalRate: cfg.GlobalRate, PaidRate: cfg.PaidBroadcastRate, EditInterval: o.editInterval, Now: o.now,
+		GlobalRate: cfg.GlobalRate, PaidRate: cfg.PaidBroadcastRate, StarBalance: a.starBalance(), EditInterval: o.editInterval, Now: o.now,
 		Log: a.log.With(slog.String("component", "broadcast"))}); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -271,4 +271,21 @@ func (a *App) RunWith(ctx context.Context, extra ...lifecycle.Service) error {
 	}
 	a.log.Info("codemojex stopped")
 	return a.redactor.Error(err)
+}
+
+// starBalance reads the bot's Stars balance in tenths of a Star
+// (getMyStarBalance: whole Stars and nanostars, 10^8 per tenth) for the
+// paid broadcast preview, which handlers make (a role without a Bot API
+// client, a worker, has none to read it with: an error).
+func (a *App) starBalance() func(ctx context.Context) (int64, error) {
+	return func(ctx context.Context) (int64, error) {
+		if a.api == nil {
+			return 0, errors.New("app: no Bot API client in this role")
+		}
+		s, err := a.api.GetMyStarBalance(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return int64(s.Amount)*10 + int64(s.NanostarAmount)/100_000_000, nil
+	}
 }

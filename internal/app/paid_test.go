@@ -46,6 +46,7 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			require.Equal(t, "📣 Broadcast preview. The chats will see:\n\n"+text+"\n\nIt will reach 41 chats:\n"+
 				"• ✅ Send free: in about 2 s at the current rate of 30 messages/s, no fee.\n"+
 				"• 💫 Send paid: in about 1 s at 1000 messages/s, for about 4.1 Telegram Stars (41 copies × 0.1 Star, from the bot's balance).\n"+
+				"The bot's Stars balance: 1.0 Stars, not enough: paid, it halts after 10 of 41 copies (then ▶️ Continue free or 🛑 Stop); add Stars first, or send it free.\n"+
 				"Choose, or Cancel, within 10 minutes.", pv.Text)
 			rows, _ := keyboardOf(t, pv.ReplyMarkup)
 			require.Equal(t, [][]string{{"✅ Send free", "💫 Send paid", "❌ Cancel"}}, rows)
@@ -154,6 +155,46 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			halt, err := r.app.Notifier().PaidHalted(ctx)
 			require.NoError(t, err)
 			require.Empty(t, halt, "the paid queue runs again")
+		})
+	}
+}
+
+// The paid preview shows the bot's Stars balance (getMyStarBalance, read
+// when the preview is made) against the cost: enough, not enough (how many
+// copies it pays for before the paid part halts), or that it could not be
+// read (getMyStarBalance failing).
+func TestPaidPreviewShowsTheStarsBalance(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		balance int64 // tenths of a Star; -1: the emulator's unlimited balance
+		fail    bool
+		want    string
+	}{
+		{name: "enough, exactly", balance: 3, want: "The bot's Stars balance: 0.3 Stars, enough for it."},
+		{name: "unlimited", balance: -1, want: "The bot's Stars balance: 1000000000.0 Stars, enough for it."},
+		{name: "one copy short", balance: 2, want: "The bot's Stars balance: 0.2 Stars, not enough: paid, it halts after 2 of 3 copies " +
+			"(then ▶️ Continue free or 🛑 Stop); add Stars first, or send it free."},
+		{name: "empty", balance: 0, want: "The bot's Stars balance: 0.0 Stars, not enough: paid, it halts after 0 of 3 copies " +
+			"(then ▶️ Continue free or 🛑 Stop); add Stars first, or send it free."},
+		{name: "unreadable", balance: -1, fail: true,
+			want: "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop)."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "TELEGRAM_PAID_BROADCAST_RATE=1000")
+			r := h.start(nil)
+			h.waitLeader(r)
+			h.addKnownChats(r, 41_000, 2) // and the admin's chat: 3 copies
+			h.emu.SetStarBalance(tc.balance)
+			if tc.fail {
+				h.emu.InjectFault(tgemu.BadGateway().For("getMyStarBalance").Times(-1))
+			}
+			pv, buttons := h.broadcastPreview("💫 news")
+			lines := strings.Split(pv.Text, "\n")
+			require.GreaterOrEqual(t, len(lines), 2)
+			require.Equal(t, tc.want, lines[len(lines)-2], pv.Text)
+			require.Contains(t, buttons, "💫 Send paid", "the choice stays the admin's")
 		})
 	}
 }

@@ -84,6 +84,10 @@ type Config struct {
 	// the paid one (TELEGRAM_PAID_BROADCAST_RATE; 0: paid broadcasts
 	// off, no Send paid button).
 	GlobalRate, PaidRate int
+	// StarBalance reads the bot's Telegram Stars balance in tenths of a
+	// Star (Bot API getMyStarBalance), which the paid preview shows beside
+	// the cost. Nil: not shown.
+	StarBalance func(ctx context.Context) (tenths int64, err error)
 	// EditInterval: see DefaultEditInterval (0: the default).
 	EditInterval time.Duration
 	// Now is the clock that dates previews and so decides when one

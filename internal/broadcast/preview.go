@@ -175,8 +175,9 @@ func humanDuration(d time.Duration) string {
 // (TELEGRAM_PAID_BROADCAST_RATE > 0): the text, the number of chats, and
 // both ways to send it, each with its estimated time; the paid one with its
 // estimated cost, copies x 0.1 Star (a text split in parts is one copy per
-// part).
-func paidPreviewText(text string, chats, copies, rate, paidRate int) string {
+// part); balance, when not "", is a line on the bot's Stars balance
+// (balanceLine) put before the last.
+func paidPreviewText(text string, chats, copies, rate, paidRate int, balance string) string {
 	noun := "chats"
 	if chats == 1 {
 		noun = "chat"
@@ -184,9 +185,40 @@ func paidPreviewText(text string, chats, copies, rate, paidRate int) string {
 	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s:\n"+
 		"• ✅ Send free: in about %s at the current rate of %d messages/s, no fee.\n"+
 		"• 💫 Send paid: in about %s at %d messages/s, for about %s Telegram Stars (%d copies × 0.1 Star, from the bot's balance).\n"+
-		"Choose, or Cancel, within %d minutes.", text, chats, noun, humanDuration(estimate(copies, rate)), rate,
+		"%sChoose, or Cancel, within %d minutes.", text, chats, noun, humanDuration(estimate(copies, rate)), rate,
 		humanDuration(estimate(copies, paidRate)), paidRate, notifier.FormatStars(copies*notifier.StarTenthsPerCopy), copies,
-		int(PreviewLifetime/time.Minute))
+		balance, int(PreviewLifetime/time.Minute))
+}
+
+// balanceLine is the paid preview's line on the bot's Stars balance
+// (Config.StarBalance) against the cost of copies paid copies: enough, or
+// how many it pays for before the paid part halts (the admin is then asked
+// to continue free or stop), or that it could not be read; "" without a
+// StarBalance.
+func (s *Service) balanceLine(ctx context.Context, copies int) string {
+	if s.cfg.StarBalance == nil {
+		return ""
+	}
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	tenths, err := s.cfg.StarBalance(bctx)
+	if err != nil {
+		s.log.Warn("broadcast preview: the Stars balance could not be read", "err", err)
+		return "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop).\n"
+	}
+	return BalanceText(tenths, copies) + "\n"
+}
+
+// BalanceText is the paid preview's balance line: the bot's balance
+// (tenths of a Star) against copies paid copies at 0.1 Star each.
+func BalanceText(tenths int64, copies int) string {
+	cost := int64(copies * notifier.StarTenthsPerCopy)
+	bal := notifier.FormatStars(int(min(tenths, 1<<40)))
+	if tenths >= cost {
+		return fmt.Sprintf("The bot's Stars balance: %s Stars, enough for it.", bal)
+	}
+	return fmt.Sprintf("The bot's Stars balance: %s Stars, not enough: paid, it halts after %d of %d copies "+
+		"(then ▶️ Continue free or 🛑 Stop); add Stars first, or send it free.", bal, max(tenths, 0)/notifier.StarTenthsPerCopy, copies)
 }
 
 // PreviewText is the preview message of a free broadcast: the text as the

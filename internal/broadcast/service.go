@@ -94,7 +94,7 @@ func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Ou
 	if s.cfg.PaidRate > 0 {
 		buttons = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}, {"❌ Cancel", btnCancel}}
 		copies := len(chats) * len(notifier.Split(text, tgtext.MaxTextUnits))
-		ptext = paidPreviewText(text, len(chats), copies, s.cfg.GlobalRate, s.cfg.PaidRate)
+		ptext = paidPreviewText(text, len(chats), copies, s.cfg.GlobalRate, s.cfg.PaidRate, s.balanceLine(ctx, copies))
 	}
 	kb, err := s.keyboard(m.Chat.ID, p.ID, buttons)
 	if err != nil {
