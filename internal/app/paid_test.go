@@ -20,8 +20,9 @@ import (
 // TELEGRAM_PAID_BROADCAST_RATE set, the preview offers both modes, each
 // with its estimated time, the paid one with its cost in Stars (copies x
 // 0.1); sent paid, only the broadcast's copies carry allow_paid_broadcast
-// (the preview, the notices and the replies do not). The bot's balance pays
-// for 10 copies: the cannot-pay answer halts the paid part with the rest
+// (the preview, the notices and the replies do not). The balance covers the
+// cost when the preview is made, then is spent elsewhere down to 10 copies'
+// worth before Send paid is tapped: the cannot-pay answer halts the paid part with the rest
 // kept (nothing sent while halted), the progress message shows the mode
 // and the cost so far, and the admin gets Continue free and Stop. Continue
 // free delivers the rest once to every chat, without the parameter; Stop
@@ -38,7 +39,7 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			ctx := context.Background()
 			const chatsN, balance = 40, 10 // and the admin's chat; 1 Star: 10 paid copies
 			h.addKnownChats(r, 40_000, chatsN)
-			h.emu.SetStarBalance(balance)
+			h.emu.SetStarBalance(41)
 			const text = "💫 the paid news"
 			copies := func() int { return h.copiesOf(text) }
 
@@ -46,10 +47,11 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			require.Equal(t, "📣 Broadcast preview. The chats will see:\n\n"+text+"\n\nIt will reach 41 chats:\n"+
 				"• ✅ Send free: in about 2 s at the current rate of 30 messages/s, no fee.\n"+
 				"• 💫 Send paid: in about 1 s at 1000 messages/s, for about 4.1 Telegram Stars (41 copies × 0.1 Star, from the bot's balance).\n"+
-				"The bot's Stars balance: 1.0 Stars, not enough: paid, it halts after 10 of 41 copies (then ▶️ Continue free or 🛑 Stop); add Stars first, or send it free.\n"+
+				"The bot's Stars balance: 4.1 Stars, enough for it.\n"+
 				"Choose, or Cancel, within 10 minutes.", pv.Text)
 			rows, _ := keyboardOf(t, pv.ReplyMarkup)
 			require.Equal(t, [][]string{{"✅ Send free", "💫 Send paid", "❌ Cancel"}}, rows)
+			h.emu.SetStarBalance(balance) // spent elsewhere since the preview
 			_, toast := h.tapAdmin(pv.ID, buttons["💫 Send paid"])
 			require.Equal(t, "📣 Sending to 41 chats (paid).", toast)
 
@@ -160,23 +162,26 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 }
 
 // The paid preview shows the bot's Stars balance (getMyStarBalance, read
-// when the preview is made) against the cost: enough, not enough (how many
-// copies it pays for before the paid part halts), or that it could not be
-// read (getMyStarBalance failing).
+// when the preview is made) against the cost and offers Send paid only
+// when the balance covers it: enough (offered), not enough (how many copies
+// it pays for; not offered: a paid broadcast the balance cannot cover is
+// not started paid), or that it could not be read (getMyStarBalance
+// failing: offered, the halt path covers a balance that runs out).
 func TestPaidPreviewShowsTheStarsBalance(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		balance int64 // tenths of a Star; -1: the emulator's unlimited balance
 		fail    bool
+		short   bool // Send paid not offered
 		want    string
 	}{
 		{name: "enough, exactly", balance: 3, want: "The bot's Stars balance: 0.3 Stars, enough for it."},
 		{name: "unlimited", balance: -1, want: "The bot's Stars balance: 1000000000.0 Stars, enough for it."},
-		{name: "one copy short", balance: 2, want: "The bot's Stars balance: 0.2 Stars, not enough: paid, it halts after 2 of 3 copies " +
-			"(then ▶️ Continue free or 🛑 Stop); add Stars first, or send it free."},
-		{name: "empty", balance: 0, want: "The bot's Stars balance: 0.0 Stars, not enough: paid, it halts after 0 of 3 copies " +
-			"(then ▶️ Continue free or 🛑 Stop); add Stars first, or send it free."},
+		{name: "one copy short", balance: 2, short: true, want: "The bot's Stars balance: 0.2 Stars, not enough: it pays for 2 of the 3 copies, " +
+			"so Send paid is not offered; add Stars and send /broadcast again, or send it free."},
+		{name: "empty", balance: 0, short: true, want: "The bot's Stars balance: 0.0 Stars, not enough: it pays for 0 of the 3 copies, " +
+			"so Send paid is not offered; add Stars and send /broadcast again, or send it free."},
 		{name: "unreadable", balance: -1, fail: true,
 			want: "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop)."},
 	} {
@@ -194,7 +199,14 @@ func TestPaidPreviewShowsTheStarsBalance(t *testing.T) {
 			lines := strings.Split(pv.Text, "\n")
 			require.GreaterOrEqual(t, len(lines), 2)
 			require.Equal(t, tc.want, lines[len(lines)-2], pv.Text)
-			require.Contains(t, buttons, "💫 Send paid", "the choice stays the admin's")
+			rows, _ := keyboardOf(t, pv.ReplyMarkup)
+			if tc.short {
+				require.Equal(t, [][]string{{"✅ Send free", "❌ Cancel"}}, rows, "not started paid")
+				return
+			}
+			require.Equal(t, [][]string{{"✅ Send free", "💫 Send paid", "❌ Cancel"}}, rows)
+			_, toast := h.tapAdmin(pv.ID, buttons["💫 Send paid"])
+			require.Equal(t, "📣 Sending to 3 chats (paid).", toast)
 		})
 	}
 }

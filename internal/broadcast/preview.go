@@ -191,22 +191,24 @@ func paidPreviewText(text string, chats, copies, rate, paidRate int, balance str
 }
 
 // balanceLine is the paid preview's line on the bot's Stars balance
-// (Config.StarBalance) against the cost of copies paid copies: enough, or
-// how many it pays for before the paid part halts (the admin is then asked
-// to continue free or stop), or that it could not be read; "" without a
-// StarBalance.
-func (s *Service) balanceLine(ctx context.Context, copies int) string {
+// (Config.StarBalance) against the cost of copies paid copies, and whether
+// the balance covers it (then Send paid is offered): enough; not enough
+// (Send paid is not offered: a paid broadcast the balance cannot cover is
+// not started paid); or that it could not be read ("" without a
+// StarBalance): then Send paid is offered, and if the balance runs out the
+// paid part halts and the admin is asked to continue free or stop.
+func (s *Service) balanceLine(ctx context.Context, copies int) (line string, covers bool) {
 	if s.cfg.StarBalance == nil {
-		return ""
+		return "", true
 	}
 	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	tenths, err := s.cfg.StarBalance(bctx)
 	if err != nil {
 		s.log.Warn("broadcast preview: the Stars balance could not be read", "err", err)
-		return "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop).\n"
+		return "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop).\n", true
 	}
-	return BalanceText(tenths, copies) + "\n"
+	return BalanceText(tenths, copies) + "\n", tenths >= int64(copies*notifier.StarTenthsPerCopy)
 }
 
 // BalanceText is the paid preview's balance line: the bot's balance
@@ -217,8 +219,8 @@ func BalanceText(tenths int64, copies int) string {
 	if tenths >= cost {
 		return fmt.Sprintf("The bot's Stars balance: %s Stars, enough for it.", bal)
 	}
-	return fmt.Sprintf("The bot's Stars balance: %s Stars, not enough: paid, it halts after %d of %d copies "+
-		"(then ▶️ Continue free or 🛑 Stop); add Stars first, or send it free.", bal, max(tenths, 0)/notifier.StarTenthsPerCopy, copies)
+	return fmt.Sprintf("The bot's Stars balance: %s Stars, not enough: it pays for %d of the %d copies, so Send paid is not offered; "+
+		"add Stars and send /broadcast again, or send it free.", bal, max(tenths, 0)/notifier.StarTenthsPerCopy, copies)
 }
 
 // PreviewText is the preview message of a free broadcast: the text as the

@@ -92,9 +92,13 @@ func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Ou
 	buttons := [][2]string{{"✅ Send", btnSend}, {"❌ Cancel", btnCancel}}
 	ptext := PreviewText(text, len(chats), s.cfg.GlobalRate)
 	if s.cfg.PaidRate > 0 {
-		buttons = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}, {"❌ Cancel", btnCancel}}
 		copies := len(chats) * len(notifier.Split(text, tgtext.MaxTextUnits))
-		ptext = paidPreviewText(text, len(chats), copies, s.cfg.GlobalRate, s.cfg.PaidRate, s.balanceLine(ctx, copies))
+		line, covers := s.balanceLine(ctx, copies)
+		buttons = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}, {"❌ Cancel", btnCancel}}
+		if !covers { // not started paid: the admin adds Stars first, or sends it free
+			buttons = [][2]string{{"✅ Send free", btnSend}, {"❌ Cancel", btnCancel}}
+		}
+		ptext = paidPreviewText(text, len(chats), copies, s.cfg.GlobalRate, s.cfg.PaidRate, line)
 	}
 	kb, err := s.keyboard(m.Chat.ID, p.ID, buttons)
 	if err != nil {
