@@ -29,13 +29,17 @@ const token = "123456:test-token-of-health"
 func TestCheckByRoleAndState(t *testing.T) {
 	t.Parallel()
 	c := valkeytest.Shared(t).Client(t)
-	fresh, stale := time.Now(), time.Now().Add(-3*time.Second)
+	// A fresh poll and a claim failing since now are read at the check
+	// (a loaded host may run a subtest seconds after the table is built);
+	// stale and failing only grow older.
+	fresh := time.Now
+	stale := time.Now().Add(-3 * time.Second)
 	me := func(ok bool, failure string) func() (bool, string) {
 		return func() (bool, string) { return ok, failure }
 	}
 	is := func(v bool) func() bool { return func() bool { return v } }
 	polled := func(t time.Time) func() time.Time { return func() time.Time { return t } }
-	leader := Status{Me: me(true, ""), Leader: is(true), LastPoll: polled(fresh), WebhookSet: is(false)}
+	leader := Status{Me: me(true, ""), Leader: is(true), LastPoll: fresh, WebhookSet: is(false)}
 	pause := func(left time.Duration, why string, down bool, err error) func(context.Context) (time.Duration, string, bool, error) {
 		return func(context.Context) (time.Duration, string, bool, error) { return left, why, down, err }
 	}
@@ -52,7 +56,7 @@ func TestCheckByRoleAndState(t *testing.T) {
 	}{
 		{name: "worker", ok: true, reason: "ok (worker)"},
 		{name: "worker, claims answered", sends: true, st: Status{Claims: claims(time.Time{}, "")}, ok: true, reason: "ok (worker)"},
-		{name: "worker, claims failing within the limit", sends: true, st: Status{Claims: claims(time.Now(), "NOPERM")}, ok: true,
+		{name: "worker, claims failing within the limit", sends: true, st: Status{Claims: func() (time.Time, string) { return time.Now(), "NOPERM" }}, ok: true,
 			reason: "ok (worker)"},
 		{name: "worker, claims failing past the limit", sends: true, st: Status{Claims: claims(failing, "NOPERM no permissions "+token)},
 			reason: "worker: claims failing for ..."}, // the age is the host's; the token redacted (below)
@@ -60,7 +64,7 @@ func TestCheckByRoleAndState(t *testing.T) {
 			st: Status{Me: me(true, ""), Claims: claims(failing, "NOPERM")}, ok: true, reason: "ok (handler)"},
 		{name: "401 pause", sends: true, st: Status{Paused: pause(59*time.Second, "401 unauthorized", true, nil), Claims: claims(time.Time{}, "")},
 			reason: "sends paused (401 unauthorized, 59s left): nothing is sent to Telegram"},
-		{name: "pause until resumed, in a poller too", polls: true, st: Status{Me: me(true, ""), Leader: is(true), LastPoll: polled(fresh),
+		{name: "pause until resumed, in a poller too", polls: true, st: Status{Me: me(true, ""), Leader: is(true), LastPoll: fresh,
 			WebhookSet: is(false), Paused: pause(-1, "paused", true, nil)}, reason: "sends paused (paused, until resumed): nothing is sent to Telegram"},
 		{name: "flood pause", sends: true, st: Status{Paused: pause(3*time.Second, "429 from several chats", false, nil), Claims: claims(time.Time{}, "")},
 			ok: true, reason: "ok (worker); sends paused (429 from several chats, 3s left): Telegram's flood control"},
