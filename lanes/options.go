@@ -95,12 +95,24 @@ type Option func(*options) error
 // gamestore, the app): the one place it is written (docs/keys.md).
 const DefaultTag = "cm"
 
-// WithTag sets the hash tag every key carries (default DefaultTag). 1..64
-// characters of [A-Za-z0-9._-].
+// TagRule says which hash tags ValidTag (and WithTag) takes, in words an
+// error can quote.
+const TagRule = "1-64 characters of A-Z a-z 0-9 . _ - (no braces: the tag is what Valkey Cluster hashes)"
+
+// ValidTag reports whether tag is a hash tag WithTag takes: 1..64
+// characters of [A-Za-z0-9._-] (TagRule). Every key is "{" + tag + "}:...",
+// so a tag without braces puts all of them in the slot CLUSTER KEYSLOT
+// gives the tag.
+func ValidTag(tag string) bool {
+	return len(tag) >= 1 && len(tag) <= 64 && nameRE.MatchString(tag)
+}
+
+// WithTag sets the hash tag every key carries (default DefaultTag).
+// Errors (from New): ErrInvalid unless ValidTag(tag).
 func WithTag(tag string) Option {
 	return func(o *options) error {
-		if len(tag) == 0 || len(tag) > 64 || !nameRE.MatchString(tag) {
-			return fmt.Errorf("%w: tag %q: want 1-64 characters of [A-Za-z0-9._-]", ErrInvalid, tag)
+		if !ValidTag(tag) {
+			return fmt.Errorf("%w: tag %q: want %s", ErrInvalid, tag, TagRule)
 		}
 		o.tag = tag
 		return nil

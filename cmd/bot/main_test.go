@@ -32,6 +32,7 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		{"bad token", "TELEGRAM_BOT_TOKEN=123:short", "TELEGRAM_BOT_TOKEN: a token shaped <digits>:<20-100 letters, digits, _ or ->"},
 		{"api url", "TELEGRAM_API_URL=ftp://x", "TELEGRAM_API_URL: an http(s) URL"},
 		{"valkey url", "VALKEY_URL=http://x", "VALKEY_URL: a redis:// or rediss:// URL"},
+		{"valkey key tag", "VALKEY_KEY_TAG={bot}", "VALKEY_KEY_TAG: the hash tag of this bot's keys: 1-64 characters of A-Z a-z 0-9 . _ -"},
 		{"admin ids", "ADMIN_IDS=1,abc", "ADMIN_IDS: whole numbers, comma-separated"},
 		{"negative admin", "ADMIN_IDS=-5", "ADMIN_IDS: positive Telegram user ids"},
 		{"global rate", "TELEGRAM_GLOBAL_RATE=0", "TELEGRAM_GLOBAL_RATE: messages/s for the whole bot, 1..10000"},

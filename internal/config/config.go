@@ -26,7 +26,7 @@ import (
 // that component (Default), not from a tag.
 type Config struct {
 	Telegram // TELEGRAM_BOT_TOKEN, TELEGRAM_API_URL, ADMIN_IDS
-	Valkey   // VALKEY_URL
+	Valkey   // VALKEY_URL, VALKEY_KEY_TAG
 	Rates    // TELEGRAM_*_RATE, REPLY_LANE_DEPTH: the notifier's limits
 	Intake   // BOT_ROLE, HANDLERS, HANDLER_LEASE, TELEGRAM_WEBHOOK_*
 	Worker   // WORKERS, WORKER_LEASE
@@ -37,10 +37,10 @@ type Config struct {
 }
 
 // Default returns the defaults that are not in an env tag: the ones a
-// component owns (worker.DefaultSenders, flood.DefaultLimits). FromEnv
-// parses the environment over it.
+// component owns (lanes.DefaultTag, worker.DefaultSenders,
+// flood.DefaultLimits). FromEnv parses the environment over it.
 func Default() Config {
-	return Config{Worker: defaultWorker(), Flood: defaultFlood()}
+	return Config{Valkey: defaultValkey(), Worker: defaultWorker(), Flood: defaultFlood()}
 }
 
 // Error is a configuration error about one variable.
@@ -86,6 +86,12 @@ func FromEnv(environ []string) (Config, error) {
 	c := Default()
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
 		return Config{}, redactError(redact.New(vars["TELEGRAM_BOT_TOKEN"]), translate(err))
+	}
+	if tag, set := vars["VALKEY_KEY_TAG"]; set {
+		// Set but empty is refused, not read as the default: a second
+		// bot's VALKEY_KEY_TAG=$UNSET_VARIABLE would put it on the first
+		// bot's keys.
+		c.KeyTag = tag
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err

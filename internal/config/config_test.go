@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/lanes"
 )
 
 const token = "123456789:AAHfakeTokenForTests_abcdefghijkl"
@@ -24,6 +25,7 @@ func TestFromEnvDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "https://api.telegram.org", c.APIURL)
 	require.Equal(t, "redis://127.0.0.1:6379/0", c.ValkeyURL)
+	require.Equal(t, lanes.DefaultTag, c.KeyTag, "existing deployments keep their keys")
 	require.Equal(t, 30, c.GlobalRate)
 	require.Equal(t, 100, c.ReplyRate)
 	require.Zero(t, c.PaidBroadcastRate, "paid broadcasts are off by default")
@@ -136,6 +138,9 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"api url with the bot path and a method", []string{"TELEGRAM_API_URL=http://127.0.0.1:8081/bot" + token + "/getMe"}, "TELEGRAM_API_URL"},
 		{"api url with an escaped token", []string{"TELEGRAM_API_URL=https://api.telegram.org/bot123456789%3AunknownSecretXYZ"}, "TELEGRAM_API_URL"},
 		{"valkey url", []string{"VALKEY_URL=http://nope"}, "VALKEY_URL"},
+		{"key tag empty", []string{"VALKEY_KEY_TAG="}, "VALKEY_KEY_TAG"},
+		{"key tag with braces", []string{"VALKEY_KEY_TAG={bot}"}, "VALKEY_KEY_TAG"},
+		{"key tag holds the token", []string{"VALKEY_KEY_TAG=" + token}, "VALKEY_KEY_TAG"},
 		{"admin not a number", []string{"ADMIN_IDS=12,abc"}, "ADMIN_IDS"},
 		{"admin negative", []string{"ADMIN_IDS=-5"}, "ADMIN_IDS"},
 		{"global rate zero", []string{"TELEGRAM_GLOBAL_RATE=0"}, "TELEGRAM_GLOBAL_RATE"},
@@ -219,6 +224,49 @@ func TestLoadDotenvDoesNotOverride(t *testing.T) {
 	require.Equal(t, "worker", c.Role, "a variable already set wins over .env")
 	require.Equal(t, 5, c.Workers)
 	require.Equal(t, token, c.Token)
+}
+
+// TestKeyTagTakesLanesTagsOnlyAndSaysTheRule: VALKEY_KEY_TAG is the hash
+// tag of every key, so it takes what lanes.WithTag takes (1-64 of A-Z a-z
+// 0-9 . _ -) and nothing else: no brace (the tag must be all Valkey
+// Cluster hashes), no ':' (the keys' separator), no space; set but empty is
+// refused rather than read as the default, which another bot may be using.
+// A refusal names the variable and says the rule.
+func TestKeyTagTakesLanesTagsOnlyAndSaysTheRule(t *testing.T) {
+	for _, tc := range []struct {
+		tag string
+		ok  bool
+	}{
+		{"cm", true},
+		{"bot-2", true},
+		{"Team_A.bot7", true},
+		{strings.Repeat("a", 64), true},
+		{strings.Repeat("a", 65), false},
+		{"", false},
+		{"{bot}", false},
+		{"bot}", false},
+		{"bot:2", false},
+		{"bot 2", false},
+		{"бот", false},
+	} {
+		t.Run(tc.tag, func(t *testing.T) {
+			c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "VALKEY_KEY_TAG=" + tc.tag})
+			require.Equal(t, tc.ok, lanes.ValidTag(tc.tag), "the config takes what lanes takes")
+			if tc.ok {
+				require.NoError(t, err)
+				require.Equal(t, tc.tag, c.KeyTag)
+				return
+			}
+			var ce *config.Error
+			require.True(t, errors.As(err, &ce), "error %v is not a *config.Error", err)
+			require.Equal(t, "VALKEY_KEY_TAG", ce.Var)
+			require.True(t, strings.HasPrefix(err.Error(), "VALKEY_KEY_TAG: the hash tag of this bot's keys: "+
+				"1-64 characters of A-Z a-z 0-9 . _ - (no braces"), err.Error())
+			if tc.tag == "" {
+				require.Contains(t, err.Error(), "set but empty (unset it for the default, cm)")
+			}
+		})
+	}
 }
 
 // TestParseErrorsSayWhatTheFieldTakes: a value the env library cannot

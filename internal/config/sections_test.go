@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/worker"
 )
 
@@ -26,7 +27,9 @@ func TestSectionsValidate(t *testing.T) {
 		{"telegram no token", config.Telegram{APIURL: def.APIURL}, "TELEGRAM_BOT_TOKEN"},
 		{"telegram admin 0", config.Telegram{Token: token, APIURL: def.APIURL, AdminIDs: []int64{0}}, "ADMIN_IDS"},
 		{"valkey default", def.Valkey, ""},
-		{"valkey http", config.Valkey{ValkeyURL: "http://x"}, "VALKEY_URL"},
+		{"valkey http", config.Valkey{ValkeyURL: "http://x", KeyTag: "cm"}, "VALKEY_URL"},
+		{"valkey no tag", config.Valkey{ValkeyURL: def.ValkeyURL}, "VALKEY_KEY_TAG"},
+		{"valkey tag with braces", config.Valkey{ValkeyURL: def.ValkeyURL, KeyTag: "{cm}"}, "VALKEY_KEY_TAG"},
 		{"rates default", def.Rates, ""},
 		{"rates global 0", config.Rates{ChatRate: 1, GroupRate: 20}, "TELEGRAM_GLOBAL_RATE"},
 		{"rates paid without replies", config.Rates{GlobalRate: 30, PaidBroadcastRate: 5, ChatRate: 1, GroupRate: 20}, "TELEGRAM_PAID_BROADCAST_RATE"},
@@ -71,6 +74,7 @@ func TestDefaultsAreTheComponents(t *testing.T) {
 	c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "TELEGRAM_PAID_BROADCAST_RATE=7"})
 	require.NoError(t, err)
 	require.Equal(t, worker.DefaultSenders, c.Workers)
+	require.Equal(t, lanes.DefaultTag, c.KeyTag)
 	wc := c.WorkerConfig()
 	require.Equal(t, []any{token, c.APIURL, c.Workers, c.WorkerLease, 30 + 100 + 7},
 		[]any{wc.Token, wc.ServerURL, wc.Senders, wc.Lease, wc.ClaimRate})

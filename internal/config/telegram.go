@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/lanes"
 )
 
 // Telegram is the bot's identity and its Bot API server.
@@ -56,16 +58,38 @@ func (t Telegram) Validate() error {
 // IsAdmin reports whether user id is in ADMIN_IDS.
 func (t Telegram) IsAdmin(id int64) bool { return slices.Contains(t.AdminIDs, id) }
 
-// Valkey is where the queues and the game state live.
+// Valkey is where the queues and the game state live, and the namespace
+// of this bot's keys there.
 type Valkey struct {
 	// ValkeyURL is the Valkey/Redis URL (VALKEY_URL), e.g. redis://127.0.0.1:6379/0.
 	ValkeyURL string `env:"VALKEY_URL" envDefault:"redis://127.0.0.1:6379/0"`
+	// KeyTag is the hash tag of every key the bot reads and writes
+	// (VALKEY_KEY_TAG; every key is "{KeyTag}:..."; docs/keys.md), so
+	// several bots share one Valkey, each under its own tag, and on a
+	// Valkey Cluster each bot's keys sit in the one slot CLUSTER KEYSLOT
+	// gives its tag (docs/operations.md). The default is lanes.DefaultTag
+	// ("cm"), the tag every key had before it was configurable. Every
+	// process of one bot must use the same tag; changing it moves no key.
+	KeyTag string `env:"VALKEY_KEY_TAG"`
 }
 
-// Validate checks that VALKEY_URL is a URL valkey-go dials. Errors: *Error.
+// defaultValkey is Valkey's default owned by the lanes package: its tag.
+func defaultValkey() Valkey { return Valkey{KeyTag: lanes.DefaultTag} }
+
+// Validate checks that VALKEY_URL is a URL valkey-go dials and that
+// VALKEY_KEY_TAG is a tag lanes takes (lanes.ValidTag: 1-64 characters of
+// A-Z a-z 0-9 . _ -, so no { or }). Errors: *Error.
 func (v Valkey) Validate() error {
 	if _, err := valkey.ParseURL(v.ValkeyURL); err != nil {
 		return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%v)", err)}
+	}
+	if !lanes.ValidTag(v.KeyTag) {
+		got := fmt.Sprintf("got %q", v.KeyTag)
+		if v.KeyTag == "" {
+			got = "it is set but empty (unset it for the default, " + lanes.DefaultTag + ")"
+		}
+		return &Error{Var: "VALKEY_KEY_TAG", Want: fmt.Sprintf("the hash tag of this bot's keys: %s, e.g. %s or bot-2; %s",
+			lanes.TagRule, lanes.DefaultTag, got)}
 	}
 	return nil
 }
