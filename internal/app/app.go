@@ -102,10 +102,13 @@ func NewLogger(cfg config.Config) *slog.Logger {
 
 // New prepares an App for cfg (already validated by config.Load): Valkey
 // client, stores, notifier, worker and, in poller roles, the Telegram
-// client. It makes no Telegram call. Close releases what it opened; Run
-// does it when it returns.
+// client. Every key it reads or writes carries the hash tag
+// cfg.KeyTag (VALKEY_KEY_TAG), unless WithTag overrides it. It makes no
+// Telegram call. Close releases what it opened; Run does it when it
+// returns. Errors: a bad option's; a tag lanes refuses (lanes.ErrInvalid);
+// the Valkey client's.
 func New(cfg config.Config, opts ...Option) (*App, error) {
-	o := options{tag: lanes.DefaultTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL, waitLimit: DefaultUpdateWaitLimit, claimFail: health.DefaultClaimFailLimit, httpTimeouts: DefaultHTTPTimeouts(),
+	o := options{tag: cfg.KeyTag, pollTimeout: DefaultPollTimeout, leaseTTL: intake.DefaultLeaseTTL, waitLimit: DefaultUpdateWaitLimit, claimFail: health.DefaultClaimFailLimit, httpTimeouts: DefaultHTTPTimeouts(),
 		drain: DefaultDrainTimeout, editInterval: DefaultEditInterval, auditCap: admin.DefaultAuditCap, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)

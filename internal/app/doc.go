@@ -35,9 +35,10 @@
 //
 // # Keys
 //
-// Every key starts with the store's hash tag {T} (default lanes.DefaultTag),
-// shared with lanes, notifier, chatstate, gamestore and intake, so every
-// script runs on Valkey Cluster. The broadcast audience and the chat
+// Every key starts with the hash tag {T}, VALKEY_KEY_TAG (default
+// lanes.DefaultTag; WithTag overrides it), shared with lanes, notifier,
+// chatstate, gamestore and intake, so every script runs on Valkey Cluster
+// and bots with different tags share one Valkey without meeting. The broadcast audience and the chat
 // directory ({T}:app:chats..., {T}:app:chatname..., {T}:app:chatidx...) are
 // package internal/chats', the game boards' ({T}:app:board:<chat_id>,
 // {T}:app:comp:<chat_id>:<game>) internal/gameui's, the broadcasts'

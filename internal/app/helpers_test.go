@@ -44,7 +44,7 @@ type harness struct {
 	emu  *tgemu.Emulator
 	c    valkey.Client
 	srv  *valkeytest.Server
-	tag  string
+	tag  string             // the apps' VALKEY_KEY_TAG (valkeytest.Namespace)
 	logs *testkit.LogBuffer // the log lines of every app of the test
 	env  []string
 }
@@ -92,6 +92,9 @@ func newHarnessOn(t testing.TB, emu *tgemu.Emulator, env ...string) *harness {
 		"TELEGRAM_BOT_TOKEN=" + emu.Token(),
 		"TELEGRAM_API_URL=" + emu.URL(),
 		"VALKEY_URL=" + srv.URL,
+		// Every app of the suite gets its keys' tag the way an operator
+		// sets it: VALKEY_KEY_TAG, not WithTag.
+		"VALKEY_KEY_TAG=" + h.tag,
 		fmt.Sprintf("ADMIN_IDS=%d", adminID),
 		"TELEGRAM_GLOBAL_RATE=1000",
 		"TELEGRAM_REPLY_RATE=1000",
@@ -131,7 +134,7 @@ func (h *harness) newAppOn(ln net.Listener, env []string, opts ...Option) (*App,
 	h.t.Helper()
 	cfg, err := config.FromEnv(append(append([]string{}, h.env...), env...))
 	require.NoError(h.t, err)
-	base := []Option{WithValkey(h.c), WithTag(h.tag), WithPollTimeout(time.Second), WithLeaseTTL(3 * time.Second),
+	base := []Option{WithValkey(h.c), WithPollTimeout(time.Second), WithLeaseTTL(3 * time.Second),
 		WithDrainTimeout(5 * time.Second), WithEditInterval(200 * time.Millisecond), WithListener(ln), WithLogger(h.logs.Logger())}
 	a, err := New(cfg, append(base, opts...)...)
 	require.NoError(h.t, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/httpserver"
 	"github.com/codemojex/codemojex/internal/update"
+	"github.com/codemojex/codemojex/lanes"
 )
 
 // Defaults of the options.
@@ -74,9 +75,20 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // dialing VALKEY_URL.
 func WithValkey(c valkey.Client) Option { return func(o *options) { o.client = c } }
 
-// WithTag sets the Valkey hash tag of every key (default lanes.DefaultTag; tests use
-// valkeytest.Namespace).
-func WithTag(tag string) Option { return func(o *options) { o.tag = tag } }
+// WithTag sets the Valkey hash tag of every key, overriding the
+// configuration's VALKEY_KEY_TAG (config.Valkey.KeyTag, which is the tag
+// without this option). Tests use it with valkeytest.Namespace, so apps of
+// parallel tests share one server. A tag lanes refuses (lanes.ValidTag)
+// makes New fail.
+func WithTag(tag string) Option {
+	return func(o *options) {
+		if !lanes.ValidTag(tag) {
+			o.bad("WithTag", tag, "a hash tag of "+lanes.TagRule)
+			return
+		}
+		o.tag = tag
+	}
+}
 
 // WithPollTimeout sets getUpdates' long-poll timeout (whole seconds, at
 // least 1 s; default 25 s). Anything else makes New fail.

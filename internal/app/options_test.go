@@ -1,12 +1,15 @@
 package app
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/config"
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
 )
 
 // TestNewRefusesBadOptions: an option given a bad value makes New fail
@@ -30,11 +33,44 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{WithEditInterval(0), "WithEditInterval(0s)"},
 		{WithClock(nil), "WithClock(nil)"},
 		{WithHTTPTimeouts(HTTPTimeouts{Idle: -time.Second}), "WithHTTPTimeouts("},
+		{WithTag("{cm}"), "WithTag({cm}): a hash tag of 1-64 characters of A-Z a-z 0-9 . _ -"},
+		{WithTag(""), "WithTag(): a hash tag of"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			a, err := New(cfg, tc.opt)
 			require.Nil(t, a)
 			require.ErrorContains(t, err, "app: "+tc.want)
+		})
+	}
+}
+
+// TestKeyTagIsTheConfigsUnlessWithTagSaysOtherwise: the keys' hash tag is
+// VALKEY_KEY_TAG (its default lanes.DefaultTag when unset), and WithTag,
+// when given, overrides it: one tag per app, never two that disagree
+// (every component gets the same one: the lanes store's is checked here,
+// the keys the whole bot writes in TestTwoBotsShareOneClusterEachInItsOwnSlot).
+func TestKeyTagIsTheConfigsUnlessWithTagSaysOtherwise(t *testing.T) {
+	c := valkeytest.Shared(t).Client(t)
+	ns := valkeytest.Namespace(t)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		opts []Option
+		want string
+	}{
+		{"unset: the default", nil, nil, lanes.DefaultTag},
+		{"set", []string{"VALKEY_KEY_TAG=" + ns + "-cfg"}, nil, ns + "-cfg"},
+		{"set, and WithTag", []string{"VALKEY_KEY_TAG=" + ns + "-cfg"}, []Option{WithTag(ns + "-opt")}, ns + "-opt"},
+		{"unset, and WithTag", nil, []Option{WithTag(ns + "-opt")}, ns + "-opt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.FromEnv(append([]string{"TELEGRAM_BOT_TOKEN=123456789:AAbcdefghijklmnopqrstuvwxyz0123456"}, tc.env...))
+			require.NoError(t, err)
+			a, err := New(cfg, append([]Option{WithValkey(c), WithLogger(slog.New(slog.DiscardHandler))}, tc.opts...)...)
+			require.NoError(t, err)
+			defer a.Close()
+			require.Equal(t, tc.want, a.Store().Tag())
+			require.Equal(t, tc.want, a.opt.tag)
 		})
 	}
 }

@@ -45,13 +45,15 @@ func consoleToken() string {
 // botEnv is the bot's whole environment: PATH and HOME from ours, then every
 // configuration variable (internal/config) set explicitly, so neither the
 // caller's environment nor a .env file can point the demo at the real
-// Telegram.
-func botEnv(apiURL, valkeyURL string) []string {
+// Telegram. tag is the bot's VALKEY_KEY_TAG, the tag the demo reads its
+// queues under.
+func botEnv(apiURL, valkeyURL, tag string) []string {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	return append(env,
 		"TELEGRAM_BOT_TOKEN="+Token,
 		"TELEGRAM_API_URL="+apiURL,
 		"VALKEY_URL="+valkeyURL,
+		"VALKEY_KEY_TAG="+tag,
 		fmt.Sprintf("ADMIN_IDS=%d", AdminID),
 		// Telegram's limits (Telegram Bot FAQ), the same the emulator enforces.
 		"TELEGRAM_GLOBAL_RATE=30",

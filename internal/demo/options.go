@@ -43,8 +43,9 @@ type Options struct {
 	// (CONSOLE_ADDR) with a fresh random token, printed with the address, to
 	// watch the scene in a browser (docs/console.md).
 	ConsoleAddr string
-	// LanesTag is the hash tag of the bot's lanes store, read for the
-	// "queued" column (default lanes.DefaultTag, the bot's).
+	// LanesTag is the hash tag of the bot's keys: the bot's
+	// VALKEY_KEY_TAG, and the tag the "queued" column reads its lanes
+	// store under (default lanes.DefaultTag, the bot's default).
 	LanesTag string
 	// Out receives the live table and the summary (nil: io.Discard).
 	Out io.Writer

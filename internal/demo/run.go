@@ -142,7 +142,7 @@ func startStack(ctx context.Context, log *slog.Logger, opts Options) (*stack, er
 	st.closers = append(st.closers, func() { _ = st.emu.Close() })
 	fmt.Fprintf(out, "valkey %s, Bot API emulator %s (30 msg/s, 1 msg/s per chat, 20/min per group)\n", valkeyURL, st.emu.URL())
 
-	env := botEnv(st.emu.URL(), valkeyURL)
+	env := botEnv(st.emu.URL(), valkeyURL, opts.LanesTag)
 	if opts.ConsoleAddr != "" {
 		token := consoleToken()
 		env = append(env, "CONSOLE_ADDR="+opts.ConsoleAddr, "CONSOLE_TOKEN="+token)
