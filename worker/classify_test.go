@@ -168,16 +168,16 @@ func Test403DeadLettersChatAndMarksInactive(t *testing.T) {
 			var ie *notifier.InactiveError
 			require.ErrorAs(t, err, &ie)
 			require.Equal(t, x, ie.ChatID)
-			// No retry: past several backoffs (20 ms base), still at most
-			// one request per queue, and nothing left on the lanes.
+			// No retry: nothing left on the lanes once the 403 is settled
+			// (waited for), and past several backoffs (20 ms base) after
+			// that, still at most one request per queue.
+			require.Eventually(t, func() bool { pending, inflight := e.pending(); return pending == 0 && inflight == 0 },
+				20*time.Second, 10*time.Millisecond, "settled")
 			time.Sleep(300 * time.Millisecond)
 			require.LessOrEqual(t, len(e.emu.SendRequests()), 2, "one request per queue at most, no retry")
 			for _, r := range e.emu.SendRequests() {
 				require.Equal(t, 403, r.HTTPStatus)
 			}
-			pending, inflight := e.pending()
-			require.Zero(t, pending)
-			require.Zero(t, inflight)
 			require.Empty(t, e.emu.Messages(x))
 
 			// The chat comes back and talks to the bot: the app's
