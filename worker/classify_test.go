@@ -34,16 +34,25 @@ func Test429ParksLaneForRetryAfter(t *testing.T) {
 	}
 	now := e.serverTime()
 	require.NoError(t, stop())
+	var tooMany []tgemu.Request // the injected 429
+	for _, r := range e.emu.SendRequests() {
+		if r.ChatID == x && r.HTTPStatus == 429 && r.RetryAfter == 40 {
+			tooMany = append(tooMany, r)
+		}
+	}
+	require.Len(t, tooMany, 1, "one 429 for x")
 
 	require.Empty(t, e.emu.Messages(x))
 	for _, q := range []string{tgjob.QueueReply, tgjob.QueueNotify} { // the queues that hold a job for x
 		ls := e.laneStats(q, "5000")
 		require.Equal(t, 1, ls.Depth, "queue %s: the job is back on its lane", q)
 		require.False(t, ls.ParkedUntil.IsZero(), "queue %s parked", q)
-		// Parked at the 429 (within the last few seconds) for 40 s.
-		left := ls.ParkedUntil.Sub(now)
-		require.Greater(t, left, 35*time.Second, "queue %s", q)
-		require.LessOrEqual(t, left, 40*time.Second, "queue %s", q)
+		// Parked for 40 s from the 429's answer: no earlier than 40 s after
+		// the emulator processed it, no later than 40 s from now (server
+		// and emulator read the same host clock; the server's to the ms).
+		require.False(t, ls.ParkedUntil.Before(tooMany[0].Time.Add(40*time.Second).Truncate(time.Millisecond)),
+			"queue %s: parked until %v, 40 s after the 429 at %v", q, ls.ParkedUntil, tooMany[0].Time)
+		require.LessOrEqual(t, ls.ParkedUntil.Sub(now), 40*time.Second, "queue %s", q)
 	}
 	require.Empty(t, e.dead(tgjob.QueueReply))
 	require.Empty(t, e.dead(tgjob.QueueNotify))
@@ -75,7 +84,9 @@ func Test429ParksLaneForRetryAfter(t *testing.T) {
 	require.Zero(t, c.Jobs[0].Attempts)
 }
 
-// 429 without parameters: parked for Config.DefaultRetryAfter, then sent.
+// 429 without parameters: parked for Config.DefaultRetryAfter (the
+// worker's record of the park: 1 s, not the 5 s default), then sent once
+// the park has ended.
 func Test429WithoutRetryAfterUsesDefault(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
@@ -94,7 +105,9 @@ func Test429WithoutRetryAfterUsesDefault(t *testing.T) {
 	require.Len(t, reqs, 2)
 	require.Equal(t, 429, reqs[0].HTTPStatus)
 	require.GreaterOrEqual(t, m.Time.Sub(reqs[0].Time), 950*time.Millisecond)
-	require.Less(t, m.Time.Sub(reqs[0].Time), 3*time.Second)
+	parkedFor, until := e.parkedLog(x)
+	require.Equal(t, cfg.DefaultRetryAfter, parkedFor, "parked for DefaultRetryAfter")
+	require.False(t, m.Time.Before(until), "sent at %v, once the park until %v had ended", m.Time, until)
 }
 
 // 429s from several distinct chats at once are a global signal: the store is

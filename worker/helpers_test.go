@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -324,4 +325,29 @@ func (e *env) gauge(name string) float64 {
 		}
 	}
 	return 0
+}
+
+// parkedLine is the end of the worker's "429: chat parked" log line: the
+// park's length and its end (the server clock, to the millisecond).
+var parkedLine = regexp.MustCompile(` retry_after=(\S+) until=(\S+)$`)
+
+// parkedLog reads the worker's record of chat's park after a 429 (its log
+// line "429: chat parked"): how long it parked the chat for and until
+// when. It fails the test when the worker logged no park of chat.
+func (e *env) parkedLog(chat int64) (retryAfter time.Duration, until time.Time) {
+	e.t.Helper()
+	for line := range strings.Lines(e.logs.String()) {
+		if !strings.Contains(line, `msg="429: chat parked"`) || !strings.Contains(line, fmt.Sprintf(" chat=%d ", chat)) {
+			continue
+		}
+		m := parkedLine.FindStringSubmatch(strings.TrimRight(line, "\n"))
+		require.NotNil(e.t, m, "park line of chat %d: %s", chat, line)
+		d, err := time.ParseDuration(m[1])
+		require.NoError(e.t, err)
+		u, err := time.Parse(time.RFC3339, m[2])
+		require.NoError(e.t, err)
+		return d, u
+	}
+	e.t.Fatalf("no park of chat %d logged:\n%s", chat, e.logs.String())
+	return 0, time.Time{}
 }
