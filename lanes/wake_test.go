@@ -47,7 +47,8 @@ func TestWaiterWakesOnEnqueue(t *testing.T) {
 // An idle worker (Claim said RetryIn -1, it waits on its Waiter) wakes and
 // gets the job for each of: an enqueue from another connection; a lane parked from another connection while the worker idles,
 // when it falls due (RetryIn); the global budget refilling (RetryIn); a
-// retry's delay ending (RetryIn). While idle it makes no claims.
+// retry's delay ending (RetryIn). While idle it makes no claims. (Each job
+// is waited for up to 20 s: unwoken, the worker would wait for ever.)
 func TestWaiterWakesIdleClaimerForEveryEvent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -75,7 +76,7 @@ func TestWaiterWakesIdleClaimerForEveryEvent(t *testing.T) {
 		w.WaitIdle(t)
 		_, err := other.Enqueue(ctx, "q", []lanes.Item{{Group: "a", ID: m.New()}})
 		require.NoError(t, err)
-		require.Equal(t, "a", w.Next(t, 3*time.Second).Group)
+		require.Equal(t, "a", w.Next(t, 20*time.Second).Group)
 	})
 
 	t.Run("parked lane falls due", func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestWaiterWakesIdleClaimerForEveryEvent(t *testing.T) {
 		require.NoError(t, err)
 		_, err = other.Enqueue(ctx, "q", []lanes.Item{{Group: "b", ID: m.New()}})
 		require.NoError(t, err)
-		j := w.Next(t, 3*time.Second)
+		j := w.Next(t, 20*time.Second)
 		require.Equal(t, "b", j.Group)
 		late := claimedAt(j, lease) - end.UnixMilli()
 		t.Logf("claimed %d ms after the park ended", late)
@@ -99,7 +100,7 @@ func TestWaiterWakesIdleClaimerForEveryEvent(t *testing.T) {
 		fillLanes(t, other, m, "q", "c", 3, 1)
 		var at []int64
 		for i := 0; i < 3; i++ {
-			at = append(at, claimedAt(w.Next(t, 3*time.Second), lease))
+			at = append(at, claimedAt(w.Next(t, 20*time.Second), lease))
 		}
 		t.Logf("claims at +0, +%d, +%d ms (2 per 300 ms window)", at[1]-at[0], at[2]-at[0])
 		require.GreaterOrEqual(t, at[2]-at[0], int64(300))
@@ -109,8 +110,8 @@ func TestWaiterWakesIdleClaimerForEveryEvent(t *testing.T) {
 		w.WaitIdle(t)
 		_, err := other.Enqueue(ctx, "q", []lanes.Item{{Group: "d0", ID: m.New()}})
 		require.NoError(t, err)
-		j := w.Next(t, 3*time.Second) // nacked for 250 ms
-		j2 := w.Next(t, 3*time.Second)
+		j := w.Next(t, 20*time.Second) // nacked for 250 ms
+		j2 := w.Next(t, 20*time.Second)
 		require.Equal(t, j.ID, j2.ID)
 		require.Equal(t, 1, j2.Attempts)
 		late := claimedAt(j2, lease) - claimedAt(j, lease) - 250
@@ -150,6 +151,6 @@ func TestWaiterWakesOnResume(t *testing.T) {
 	}
 	w.WaitIdle(t)
 	require.NoError(t, other.Inspector().ResumeLane(ctx, "q", "p0"))
-	j := w.Next(t, 3*time.Second)
+	j := w.Next(t, 20*time.Second)
 	require.Equal(t, "p0", j.Group)
 }
