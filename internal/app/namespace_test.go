@@ -105,8 +105,16 @@ func TestTwoBotsShareOneClusterEachInItsOwnSlot(t *testing.T) {
 	}
 	t.Logf("keys per tag: %d / %d, of which kept a minute or more %d / %d: %s", len(byTag["bot-1"]), len(byTag["bot-2"]),
 		len(kinds["bot-1"]), len(kinds["bot-2"]), strings.Join(kinds["bot-1"], " "))
-	require.NotEmpty(t, kinds["bot-1"])
-	require.Equal(t, kinds["bot-1"], kinds["bot-2"], "the same keys (by kind, as many) under both tags")
+	// Each bot wrote its own state under its own tag (which keys with a
+	// short life are still there when it stops depends on the host's
+	// pace: a progress edit, a pace log; so the core kinds are compared,
+	// not every key; a key written under the other bot's tag is the
+	// DUMP check's below).
+	for _, b := range bots {
+		for _, kind := range []string{":app:audit", ":app:in:offset", ":s:weight", ":g:game:<chat>", ":n:bc:<id>", ":app:bcp:<id>"} {
+			require.Contains(t, kinds[b.tag], kind, "bot %s wrote its %s under its own tag", b.tag, kind)
+		}
+	}
 
 	// The first bot stopped, the second goes on: a new chat, a broadcast.
 	before := dumpTag(t, c, srv, "bot-1")
