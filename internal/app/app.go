@@ -80,8 +80,8 @@ type App struct {
 
 	me         atomic.Pointer[models.User] // from getMe, before the first update is handled
 	meErr      atomic.Pointer[string]      // getMe's last failure (redacted) until it succeeds
-	meMu       sync.Mutex                  // one getMe per process (ensureMe)
-	meFatal    error                       // getMe's 401, under meMu
+	meSem      chan struct{}               // one getMe per process (ensureMe): a lock whose wait a stop cancels
+	meFatal    error                       // getMe's 401, held under meSem
 	lastPoll   atomic.Int64                // unix nanoseconds of the last successful getUpdates
 	leader     atomic.Bool                 // this process holds the poller lease
 	webhookSet atomic.Bool                 // setWebhook succeeded (webhook mode)
@@ -120,7 +120,7 @@ func New(cfg config.Config, opts ...Option) (*App, error) {
 	if o.log == nil {
 		o.log = NewLogger(cfg)
 	}
-	a := &App{cfg: cfg, opt: o, redactor: red,
+	a := &App{cfg: cfg, opt: o, redactor: red, meSem: make(chan struct{}, 1),
 		log: slog.New(red.Handler(o.log.Handler()))}
 	if err := a.init(); err != nil {
 		a.Close()
@@ -257,7 +257,7 @@ func (a *App) Run(ctx context.Context) error { return a.RunWith(ctx) }
 func (a *App) RunWith(ctx context.Context, extra ...lifecycle.Service) error {
 	defer a.Close()
 	a.log.Info("codemojex starting", slog.String("role", a.cfg.Role), slog.Int("workers", a.cfg.Workers),
-		slog.Int("handlers", a.cfg.HandlerCount()), slog.Bool("webhook", a.cfg.Webhook()), slog.String("api", a.cfg.APIURL))
+		slog.Int("handlers", a.cfg.HandlerCount()), slog.Bool("webhook", a.cfg.Webhook()), slog.String("api", config.RedactURL(a.cfg.APIURL)))
 	if a.cfg.Role == config.RolePoller {
 		a.log.Warn("BOT_ROLE=poller only records updates, it handles none: run a process with BOT_ROLE=handler or all " +
 			"(besides the workers), or no update is ever answered")

@@ -424,3 +424,21 @@ func TestHealthzOfAnIdlePollerIsOKFromItsFirstPoll(t *testing.T) {
 		return code == http.StatusOK && strings.HasPrefix(body, "ok (standby poller: ")
 	}, wait, 20*time.Millisecond, "a standby sees the leader's heartbeat")
 }
+
+// A bot of role all whose getMe never succeeds (Telegram unreachable at
+// start: every getMe a 502) stops when told to: the poller, stopped first,
+// no longer waits for the handlers' getMe, which is stopped after it (a
+// new user found SIGTERM ignored for over 10 minutes). run's stop fails
+// the test when Run takes over its 20 s grace.
+func TestStopsWhileGetMeKeepsFailing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.emu.InjectFault(tgemu.BadGateway().For("getMe").Times(-1))
+	r := h.start(nil)
+	require.Eventually(t, func() bool {
+		code, body := h.get(r, "/healthz")
+		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "telegram: getMe failing: ")
+	}, wait, 20*time.Millisecond)
+	r.stop()
+	require.Contains(t, h.logs.String(), "codemojex stopped")
+}

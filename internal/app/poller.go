@@ -83,10 +83,17 @@ func (a *App) runPoller(ctx context.Context) error {
 }
 
 // ensureMe runs getMe once per process (the poller and the handlers of
-// role all both need it): a second caller waits for the first's result.
+// role all both need it): a second caller waits for the first's result, or
+// for ctx to end (then ctx's error): a stop must not wait behind a getMe
+// that keeps failing (Telegram unreachable at start), or the poller, stopped
+// first, would wait for the handlers' getMe, which is only stopped after it.
 func (a *App) ensureMe(ctx context.Context) error {
-	a.meMu.Lock()
-	defer a.meMu.Unlock()
+	select {
+	case a.meSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-a.meSem }()
 	if a.me.Load() != nil {
 		return nil
 	}
