@@ -383,3 +383,29 @@ func TestLoadDotenvAccepts(t *testing.T) {
 		})
 	}
 }
+
+// A URL's password never appears in a configuration error: a VALKEY_URL
+// that does not parse (url.Parse quotes the whole value), one with a
+// wrong scheme, a TELEGRAM_API_URL with userinfo and a wrong scheme, or
+// one that does not parse. RedactURL, which the start-up log uses too,
+// keeps the user and hides the password.
+func TestURLPasswordsNeverInErrors(t *testing.T) {
+	const pw = "MyValkeyPassw0rd"
+	for _, tc := range []struct {
+		name, env, want string
+	}{
+		{"valkey url that does not parse", "VALKEY_URL=redis://:" + pw + "@[::1", "VALKEY_URL"},
+		{"valkey url with a bad port", "VALKEY_URL=redis://u:" + pw + "@host:99999999999/0", "VALKEY_URL"},
+		{"valkey url with a wrong scheme", "VALKEY_URL=http://u:" + pw + "@host:6379/0", "VALKEY_URL"},
+		{"api url with a wrong scheme", "TELEGRAM_API_URL=ftp://api:" + pw + "@host/", "TELEGRAM_API_URL"},
+		{"api url that does not parse", "TELEGRAM_API_URL=http://api:" + pw + "@[::1", "TELEGRAM_API_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, tc.env})
+			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, err.Error(), pw)
+		})
+	}
+	require.Equal(t, `"http://api:xxxxx@127.0.0.1:8081"`, config.RedactURL("http://api:"+pw+"@127.0.0.1:8081"))
+	require.NotContains(t, config.RedactURL("http://api:"+pw+"@[::1"), pw)
+}

@@ -1,10 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/valkey-io/valkey-go"
@@ -38,7 +40,7 @@ func (t Telegram) Validate() error {
 	}
 	u, err := url.Parse(t.APIURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &Error{Var: "TELEGRAM_API_URL", Want: fmt.Sprintf("an http(s) URL such as https://api.telegram.org, got %q", t.APIURL)}
+		return &Error{Var: "TELEGRAM_API_URL", Want: "an http(s) URL such as https://api.telegram.org, got " + RedactURL(t.APIURL)}
 	}
 	if strings.Contains(u.Path, "/bot") {
 		// A pasted request URL (https://api.telegram.org/bot<token>):
@@ -81,7 +83,12 @@ func defaultValkey() Valkey { return Valkey{KeyTag: lanes.DefaultTag} }
 // A-Z a-z 0-9 . _ -, so no { or }). Errors: *Error.
 func (v Valkey) Validate() error {
 	if _, err := valkey.ParseURL(v.ValkeyURL); err != nil {
-		return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%v)", err)}
+		return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%v)", urlReason(err))}
+	}
+	if u, err := url.Parse(v.ValkeyURL); err == nil && u.Port() != "" {
+		if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
+			return &Error{Var: "VALKEY_URL", Want: "a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (its port 1-65535, got " + strconv.Quote(u.Port()) + ")"}
+		}
 	}
 	if !lanes.ValidTag(v.KeyTag) {
 		got := fmt.Sprintf("got %q", v.KeyTag)
@@ -92,4 +99,25 @@ func (v Valkey) Validate() error {
 			lanes.TagRule, lanes.DefaultTag, got)}
 	}
 	return nil
+}
+
+// RedactURL is raw as it may be shown in an error or a log: its password
+// replaced by "xxxxx" (url.URL.Redacted), or a placeholder when raw does
+// not parse (its userinfo cannot be told apart then).
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "a value that does not parse as a URL (not shown: it may hold a password)"
+	}
+	return strconv.Quote(u.Redacted())
+}
+
+// urlReason is a URL parse failure without the URL it quotes (a
+// *url.Error carries the whole value, password included): its reason only.
+func urlReason(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

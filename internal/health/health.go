@@ -131,8 +131,9 @@ func New(cfg Config) (*Checker, error) {
 
 // Check checks that Valkey answers a script call that writes (so a Valkey
 // out of memory under noeviction, which refuses writes, is 503 "valkey: out
-// of memory ..."), and, in poller roles, that Telegram accepted the token (getMe succeeded; until then the reason
-// is getMe's last failure) and that polling is alive:
+// of memory ..."), and, in poller and handler roles, that Telegram accepted
+// the token (getMe succeeded; until then the reason is getMe's last
+// failure), and in poller roles that polling is alive:
 //
 //   - The lease holder (this process polls): its last successful getUpdates
 //     is at most 2x the long-poll timeout old; otherwise 503 "polling: last
@@ -153,9 +154,10 @@ func New(cfg Config) (*Checker, error) {
 // update queue) is 503 "updates waiting N s: is any handler running?"; a
 // global pause that stops the bot (Status.Paused's down: a 401 from
 // Telegram, so the token is revoked or wrong, or a pause until resumed) is
-// 503 "sends paused: ...", while a flood pause (a 429 from several chats,
-// retry_after long) is Telegram's throttle, not a fault: 200, with "sends
-// paused N s: ..." added to the reason. In roles that send, claims failing
+// 503 "sends paused (<why>, <time left>): nothing is sent to Telegram",
+// while a flood pause (a 429 from several chats, retry_after long) is
+// Telegram's throttle, not a fault: 200, with "sends paused (<why>, <time
+// left>): Telegram's flood control" added to the reason. In roles that send, claims failing
 // for longer than Config.ClaimFailLimit (Valkey refusing the claim script:
 // READONLY after a failover, OOM, NOPERM) are 503 "worker: claims failing
 // for N s: ...".

@@ -6,9 +6,10 @@
 // tgemu.
 //
 // It serves the Bot API over HTTP on a loopback port (127.0.0.1:0) the way
-// github.com/go-telegram/bot talks to it: POST <URL>/bot<token>/<method> with
-// a multipart/form-data body (application/x-www-form-urlencoded, JSON bodies
-// and GET query strings are accepted too), answered with
+// the bot's client (tgapi: JSON bodies) and github.com/go-telegram/bot
+// (multipart/form-data) talk to it: POST <URL>/bot<token>/<method> with
+// either body (application/x-www-form-urlencoded and GET query strings are
+// accepted too), answered with
 //
 //	{"ok":true,"result":...}
 //	{"ok":false,"error_code":N,"description":"...","parameters":{...}}
@@ -21,7 +22,7 @@
 // 10 beyond the next update_id is ignored, as Telegram ignores it, and
 // SetNextUpdateID moves the id sequence, e.g. below ids already handed out),
 // sendMessage, editMessageText, setMyCommands, getMyCommands, setWebhook,
-// getWebhookInfo, deleteWebhook, answerCallbackQuery. Method names are case-insensitive, as in Telegram. Any
+// getWebhookInfo, deleteWebhook, answerCallbackQuery, getMyStarBalance. Method names are case-insensitive, as in Telegram. Any
 // other method is answered 404 "Not Found"; a wrong token 401 "Unauthorized".
 //
 // On top of that the emulator enforces Telegram's flood limits (see Limits;
