@@ -34,9 +34,31 @@ const (
 	exitConfig = 2 // a bad configuration value, or a token Telegram rejects
 )
 
-func main() { os.Exit(run()) }
+func main() { os.Exit(run(os.Args[1:])) }
 
-func run() int {
+// usage is what -h/--help prints: the bot takes no arguments, only its
+// environment.
+const usage = `codemojex: the codemojex Telegram bot.
+
+Usage: codemojex        (no arguments: it is configured by its environment)
+
+It reads its configuration from environment variables, with a .env file in
+the working directory loaded first (set variables win): TELEGRAM_BOT_TOKEN is
+required; BOT_ROLE (all, poller, handler, worker), VALKEY_URL, VALKEY_KEY_TAG,
+HTTP_ADDR and the others are listed, with their defaults, in the README's
+Configuration section and in .env.example. A bad value exits 2 naming the
+variable. SIGINT/SIGTERM stop it gracefully.
+`
+
+func run(args []string) int {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
+			fmt.Print(usage)
+			return exitOK
+		}
+		fmt.Fprintf(os.Stderr, "codemojex: unexpected argument %q: it takes none (configure it by its environment; codemojex --help)\n", args[0])
+		return exitConfig
+	}
 	cfg, err := config.Load(".env")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: configuration error: %v\n", err)

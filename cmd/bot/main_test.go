@@ -145,3 +145,21 @@ func TestBinaryServesTheConsoleOnConsoleAddr(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "the console is not on HTTP_ADDR")
 }
+
+// The bot takes no arguments: -h/--help prints the usage and exits 0
+// without reading the configuration (nor starting anything); any other
+// argument exits 2 (it used to be ignored, so `codemojex --help` with a
+// valid environment started the bot).
+func TestArgumentsAreHelpOrRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--help"}, exitOK},
+		{[]string{"-h"}, exitOK},
+		{[]string{"--version"}, exitConfig},
+		{[]string{"start"}, exitConfig},
+	} {
+		require.Equal(t, tc.want, run(tc.args), "%v", tc.args)
+	}
+}

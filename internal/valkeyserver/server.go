@@ -28,8 +28,8 @@ import (
 // not avoid it: VALKEY_URL only replaces the tests' shared standalone server
 // (valkeytest.Shared), while the cluster suite, dedicated test servers, the
 // Examples and the demo always start a server.
-var ErrNoServer = errors.New("valkeyserver: no valkey-server or redis-server on PATH (nor in ../shared/valkey/bin beside the checkout), " +
-	"needed to start a throwaway server (VALKEY_URL does not replace it); install one (Debian: apt-get install redis-server; " +
+var ErrNoServer = errors.New("valkeyserver: no valkey-server or redis-server in $VALKEY_BIN_DIR, on PATH, nor in ../shared/valkey/bin beside the checkout, " +
+	"needed to start a throwaway server (VALKEY_URL does not replace it); point VALKEY_BIN_DIR at a directory holding valkey-server, or install one (Debian: apt-get install redis-server; " +
 	"`make test` run as root on Debian installs it)")
 
 // BinDirEnv names a directory searched for valkey-server before PATH. Unset,
