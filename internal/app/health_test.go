@@ -62,10 +62,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	}
 
 	srv.Kill()
-	require.Eventually(t, func() bool {
-		code, body := h.get(r, "/healthz")
-		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "valkey: ")
-	}, wait, 100*time.Millisecond, "503 with a reason while Valkey does not answer")
+	h.waitHealthz(r, http.StatusServiceUnavailable, "valkey: ", "503 with a reason while Valkey does not answer")
 }
 
 // TestHealthzLeaderPollingStalls: the poller's /healthz answers 200 while
@@ -174,10 +171,7 @@ func TestHealthWhileGetMeFails(t *testing.T) {
 	h := newHarness(t)
 	h.emu.InjectFault(tgemu.BadGateway().For("getMe").Times(-1))
 	r := h.start(nil)
-	require.Eventually(t, func() bool {
-		code, body := h.get(r, "/healthz")
-		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "telegram: getMe failing: ")
-	}, wait, 20*time.Millisecond)
+	h.waitHealthz(r, http.StatusServiceUnavailable, "telegram: getMe failing: ", "503 while getMe fails")
 	code, body := h.get(r, "/healthz")
 	require.Equal(t, http.StatusServiceUnavailable, code, body)
 	require.NotContains(t, body, "standby")
@@ -340,10 +334,7 @@ func TestHealthzReportsAStorePausedByA401(t *testing.T) {
 	_, err := worker.app.Notifier().Notify(context.Background(), 4301, notifyMsg("hello?"))
 	require.NoError(t, err)
 	for _, r := range []*running{worker, poller} {
-		require.Eventually(t, func() bool {
-			code, body := h.get(r, "/healthz")
-			return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "sends paused (401 unauthorized, ")
-		}, wait, 50*time.Millisecond, "503 while the store is paused by the 401")
+		h.waitHealthz(r, http.StatusServiceUnavailable, "sends paused (401 unauthorized, ", "503 while the store is paused by the 401")
 	}
 	_, body := h.get(worker, "/healthz")
 	testkit.RequireNoToken(t, body, "7000000001:AAHrevokedTOKENforHealthTests_9999", "/healthz")
@@ -390,10 +381,7 @@ func TestHealthzReportsAWorkerThatCannotClaim(t *testing.T) {
 	acl("resetkeys", "%R~*", "~"+health.Key(h.tag))
 	_, err = h.c.Do(ctx, h.c.B().Set().Key("{"+h.tag+"}:s:acl-check").Value("1").Build()).ToString()
 	require.ErrorContains(t, err, "NOPERM", "the ACL refuses the store's writes")
-	require.Eventually(t, func() bool {
-		code, body := h.get(r, "/healthz")
-		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "worker: claims failing for ")
-	}, wait, 50*time.Millisecond, "503 once the claims failed over the limit")
+	h.waitHealthz(r, http.StatusServiceUnavailable, "worker: claims failing for ", "503 once the claims failed over the limit")
 	_, body := h.get(r, "/healthz")
 	require.Contains(t, body, "NOPERM")
 
@@ -419,10 +407,7 @@ func TestHealthzOfAnIdlePollerIsOKFromItsFirstPoll(t *testing.T) {
 		return code == http.StatusOK && body == "ok (polling)\n"
 	}, wait, 20*time.Millisecond, "the leader polls from its first getUpdates")
 	second := h.start(nil, long)
-	require.Eventually(t, func() bool {
-		code, body := h.get(second, "/healthz")
-		return code == http.StatusOK && strings.HasPrefix(body, "ok (standby poller: ")
-	}, wait, 20*time.Millisecond, "a standby sees the leader's heartbeat")
+	h.waitHealthz(second, http.StatusOK, "ok (standby poller: ", "a standby sees the leader's heartbeat")
 }
 
 // A bot of role all whose getMe never succeeds (Telegram unreachable at
@@ -435,10 +420,7 @@ func TestStopsWhileGetMeKeepsFailing(t *testing.T) {
 	h := newHarness(t)
 	h.emu.InjectFault(tgemu.BadGateway().For("getMe").Times(-1))
 	r := h.start(nil)
-	require.Eventually(t, func() bool {
-		code, body := h.get(r, "/healthz")
-		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "telegram: getMe failing: ")
-	}, wait, 20*time.Millisecond)
+	h.waitHealthz(r, http.StatusServiceUnavailable, "telegram: getMe failing: ", "503 while getMe fails")
 	r.stop()
 	require.Contains(t, h.logs.String(), "codemojex stopped")
 }

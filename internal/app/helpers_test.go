@@ -514,3 +514,13 @@ func (h *harness) addKnownChats(r *running, first int64, n int) {
 func (h *harness) tracked(ctx context.Context) (map[string]string, error) {
 	return h.c.Do(ctx, h.c.B().Hgetall().Key(broadcast.NewKeys(h.tag).Tracked()).Build()).AsStrMap()
 }
+
+// waitHealthz waits until r's /healthz answers code with a body starting
+// with prefix (why says what the wait is for).
+func (h *harness) waitHealthz(r *running, code int, prefix, why string) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool {
+		c, body := h.get(r, "/healthz")
+		return c == code && strings.HasPrefix(body, prefix)
+	}, wait, 20*time.Millisecond, "/healthz %d %q: %s", code, prefix, why)
+}
