@@ -85,8 +85,10 @@ func Test429ParksLaneForRetryAfter(t *testing.T) {
 }
 
 // 429 without parameters: parked for Config.DefaultRetryAfter (the
-// worker's record of the park: 1 s, not the 5 s default), then sent once
-// the park has ended.
+// worker's record of the park: 1 s, not the 5 s default), then sent at
+// least that long after the 429 (by the emulator's clock). The logged end
+// of the park is the worker's estimate, not the store's (which counts from
+// the 429's estimated arrival): not compared with the send.
 func Test429WithoutRetryAfterUsesDefault(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
@@ -105,9 +107,8 @@ func Test429WithoutRetryAfterUsesDefault(t *testing.T) {
 	require.Len(t, reqs, 2)
 	require.Equal(t, 429, reqs[0].HTTPStatus)
 	require.GreaterOrEqual(t, m.Time.Sub(reqs[0].Time), 950*time.Millisecond)
-	parkedFor, until := e.parkedLog(x)
+	parkedFor, _ := e.parkedLog(x)
 	require.Equal(t, cfg.DefaultRetryAfter, parkedFor, "parked for DefaultRetryAfter")
-	require.False(t, m.Time.Before(until), "sent at %v, once the park until %v had ended", m.Time, until)
 }
 
 // 429s from several distinct chats at once are a global signal: the store is
