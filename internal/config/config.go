@@ -32,7 +32,7 @@ type Config struct {
 	Worker   // WORKERS, WORKER_LEASE
 	Flood    // FLOOD_*: the intake limits
 	HTTP     // HTTP_ADDR
-	Console  // CONSOLE_ADDR, CONSOLE_TOKEN
+	Console  // CONSOLE_ADDR, CONSOLE_TOKEN, CONSOLE_TRUSTED_PROXIES
 	Log      // LOG_LEVEL
 }
 

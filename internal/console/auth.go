@@ -5,8 +5,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,9 +114,15 @@ func (s *sessions) delete(id string) {
 	delete(s.m, id)
 }
 
-// signinLimiter limits sign-in attempts: 5 per minute per client address
-// (burst 5), and 30 per minute overall, so guessing the token is hopeless
-// from one address and slow from many; it tracks at most 1,024 addresses.
+// signinLimiter limits wrong sign-ins: 5 per minute per client (burst 5),
+// and 30 per minute overall; it tracks at most 1,024 clients. It never
+// holds back the right token: the token is checked first, and only a wrong
+// one is counted (a lockout would let anyone behind the operator's proxy,
+// or anyone at all when the proxy's X-Forwarded-For is not trusted, lock
+// the operator out). What makes guessing hopeless is the token's entropy
+// (config.ValidateConsoleToken: 2^128 guesses); the limit bounds what
+// wrong attempts cost: a WARN line each while under it (so at most 30 a
+// minute), a bare 429 (logged at DEBUG) over it.
 type signinLimiter struct {
 	mu     sync.Mutex
 	all    *rate.Limiter
@@ -126,23 +133,65 @@ func newSigninLimiter() *signinLimiter {
 	return &signinLimiter{all: rate.NewLimiter(rate.Every(2*time.Second), 30), byAddr: map[string]*rate.Limiter{}}
 }
 
-// allow reports whether a sign-in attempt from r may be checked now.
-func (l *signinLimiter) allow(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
+// wrong counts a wrong token from client and reports whether client (or
+// every client together) is over the limit.
+func (l *signinLimiter) wrong(client string) (limited bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lim, ok := l.byAddr[host]
+	lim, ok := l.byAddr[client]
 	if !ok {
 		if len(l.byAddr) >= 1024 {
 			clear(l.byAddr)
 		}
 		lim = rate.NewLimiter(rate.Every(12*time.Second), 5)
-		l.byAddr[host] = lim
+		l.byAddr[client] = lim
 	}
-	return lim.Allow() && l.all.Allow()
+	return !lim.Allow() || !l.all.Allow()
+}
+
+// clientAddr is the address r's sign-in is counted and logged under: its
+// peer's address; or, when the peer is a trusted proxy (trusted), the
+// client X-Forwarded-For names: read from its right end (the entry the
+// nearest proxy appended), the first address that is not a trusted proxy
+// itself, or the leftmost when all are. An entry that is not an address
+// (with or without a port) stops the walk at the last address read, a
+// trusted proxy. From an untrusted peer the header is ignored, so a client
+// cannot choose the address it is counted under. A RemoteAddr that does
+// not parse is used as it is.
+func clientAddr(r *http.Request, trusted []netip.Prefix) string {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	addr := peer.Addr().Unmap().WithZone("")
+	isTrusted := func(a netip.Addr) bool {
+		for _, p := range trusted {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	if !isTrusted(addr) {
+		return addr.String()
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		h := strings.TrimSpace(hops[i])
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			ap, perr := netip.ParseAddrPort(h)
+			if perr != nil {
+				break
+			}
+			a = ap.Addr()
+		}
+		addr = a.Unmap().WithZone("")
+		if !isTrusted(addr) {
+			break
+		}
+	}
+	return addr.String()
 }
 
 // tokenOK compares a token given at sign-in with the configured one in

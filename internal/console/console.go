@@ -9,8 +9,10 @@
 // write the same audit entries (who: "console"). Every page costs what it
 // shows (paginated, bounded scans), not the number of lanes.
 //
-// Security: sign-in with CONSOLE_TOKEN (at least 32 characters, compared in
-// constant time; failed sign-ins rate-limited), a session cookie (HttpOnly,
+// Security: sign-in with CONSOLE_TOKEN (at least 32 characters and 128 bits
+// of estimated entropy, compared in constant time; wrong tokens
+// rate-limited per client, X-Forwarded-For believed from trusted proxies
+// only, the right token never refused), a session cookie (HttpOnly,
 // SameSite=Strict, Secure over TLS), a CSRF token on every change (POST
 // only: no GET changes anything), a strict Content-Security-Policy (scripts
 // and styles from the console's own embedded files only). It never shows
@@ -22,13 +24,13 @@ package console
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -70,9 +72,14 @@ var _ Backend = (*admin.Admin)(nil)
 
 // Config configures a Console.
 type Config struct {
-	// Token is the sign-in token (CONSOLE_TOKEN), at least
-	// config.MinConsoleToken characters.
+	// Token is the sign-in token (CONSOLE_TOKEN): New refuses one that
+	// config.ValidateConsoleToken refuses.
 	Token string
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client a sign-in is counted and logged under
+	// (CONSOLE_TRUSTED_PROXIES, config.Console.TrustedProxies); none: the
+	// header is ignored and the peer's address is the client.
+	TrustedProxies []netip.Prefix
 	// Log receives the console's log lines (default: discarded).
 	Log *slog.Logger
 	// SessionTTL is how long a sign-in lasts [12 h].
@@ -104,12 +111,12 @@ type Console struct {
 	mux      *http.ServeMux
 }
 
-// New returns a console over b. Errors: a token shorter than 32
-// characters (the console must not start then), a template that does not
-// parse.
+// New returns a console over b. Errors: a token
+// config.ValidateConsoleToken refuses (its *config.Error: the console must
+// not start then), a template that does not parse.
 func New(b Backend, cfg Config) (*Console, error) {
-	if len(cfg.Token) < config.MinConsoleToken {
-		return nil, errors.New("console: CONSOLE_TOKEN must be at least 32 random characters; the console is not started")
+	if err := config.ValidateConsoleToken(cfg.Token); err != nil {
+		return nil, err
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)

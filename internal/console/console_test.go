@@ -2,9 +2,11 @@ package console_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/admin"
+	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/console"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
@@ -22,19 +25,27 @@ import (
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
-// TestConsoleRefusesAShortToken: New refuses a token under 32 characters
-// with an error saying so (the console does not start).
-func TestConsoleRefusesAShortToken(t *testing.T) {
-	_, err := console.New(nil, console.Config{Token: "short"})
-	require.ErrorContains(t, err, "CONSOLE_TOKEN must be at least 32 random characters")
+// TestConsoleRefusesAWeakToken: New refuses a token under 32 characters or
+// of too little entropy (config.ValidateConsoleToken) with the
+// configuration error naming CONSOLE_TOKEN and how to make one (the
+// console does not start).
+func TestConsoleRefusesAWeakToken(t *testing.T) {
+	for _, weak := range []string{"short", "passwordpasswordpasswordpassword"} {
+		_, err := console.New(nil, console.Config{Token: weak})
+		var ce *config.Error
+		require.True(t, errors.As(err, &ce), "%v", err)
+		require.Equal(t, "CONSOLE_TOKEN", ce.Var)
+		require.ErrorContains(t, err, "make one with: openssl rand -hex 32")
+	}
 }
 
 // TestSignInRefusesWrongTokensAndIsRateLimited: every page needs a
 // session (a GET is sent to the sign-in page, a POST refused); a wrong
-// token is refused (401) and sets no session; after 5 attempts in a row
-// from one address the next is refused unchecked (429), the right token
-// included; the right token signs in with an HttpOnly, SameSite=Strict
-// cookie (not Secure over plain HTTP); every answer carries the strict CSP.
+// token is refused (401) and sets no session; after 5 wrong ones in a row
+// from one address the next wrong one is answered 429, and the right
+// token still signs in from that address; the right token signs in with
+// an HttpOnly, SameSite=Strict cookie (not Secure over plain HTTP); every
+// answer carries the strict CSP.
 func TestSignInRefusesWrongTokensAndIsRateLimited(t *testing.T) {
 	t.Parallel()
 	e := start(t)
@@ -58,15 +69,106 @@ func TestSignInRefusesWrongTokensAndIsRateLimited(t *testing.T) {
 	require.Empty(t, resp.Cookies(), "no session for a wrong token")
 	require.Equal(t, "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 		resp.Header.Get("Content-Security-Policy"))
-	for range 3 {
+	for range 4 {
 		resp, _ = b.do(http.MethodPost, "/login", url.Values{"token": {token + "x"}})
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	}
-	resp, _ = b.do(http.MethodPost, "/login", url.Values{"token": {token}})
-	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the 6th attempt in a row is not even checked")
+	resp, _ = b.do(http.MethodPost, "/login", url.Values{"token": {token + "x"}})
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the 6th wrong token in a row")
+	require.Empty(t, resp.Cookies(), "no session for a wrong token")
+	b.signIn() // the right token, from the same address, right after
+	resp, _ = b.get("/")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "signed in despite the wrong tokens before")
 
 	resp, _ = good.get("/")
 	require.Equal(t, http.StatusOK, resp.StatusCode, "a signed-in browser is not affected by the limit")
+}
+
+// TestRightTokenSignsInAfterManyWrongOnes: a lockout never refuses the
+// right token. Behind a proxy every client shares its address: with
+// CONSOLE_TRUSTED_PROXIES unset, 50 wrong tokens from that address (each
+// claiming another client in X-Forwarded-For, which is not believed) are
+// refused, all but the first few with 429, and the operator's right token
+// from that same address still signs in, every time.
+func TestRightTokenSignsInAfterManyWrongOnes(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	attacker, operator := e.browser(), e.browser()
+	codes := map[int]int{}
+	for i := range 50 {
+		req := attacker.request(http.MethodPost, "/login", url.Values{"token": {fmt.Sprintf("%s-guess-%d", token, i)}})
+		req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i))
+		resp, _ := attacker.send(req)
+		require.Empty(t, resp.Cookies(), "no session for a wrong token")
+		codes[resp.StatusCode]++
+		if i%10 == 9 {
+			operator.signIn()
+		}
+	}
+	require.Equal(t, 50, codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests], "every wrong token refused: %v", codes)
+	require.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 40, "X-Forwarded-For from an untrusted peer does not split the count: %v", codes)
+	resp, _ := operator.get("/")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestForwardedForIsTrustedOnlyFromTheConfiguredProxy: with the loopback
+// (the test's client) as a trusted proxy, wrong sign-ins are counted per
+// client named by X-Forwarded-For (a client over its limit does not limit
+// another) and logged under it; a spoofed entry left of the client's is
+// not believed (the count follows the entry the proxy appended); without
+// the proxy trusted the header changes nothing: all are one client.
+func TestForwardedForIsTrustedOnlyFromTheConfiguredProxy(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	serve := func(trusted ...string) string {
+		var ps []netip.Prefix
+		for _, p := range trusted {
+			ps = append(ps, netip.MustParsePrefix(p))
+		}
+		con, err := console.New(e.app.Admin(), console.Config{Token: token, TrustedProxies: ps, Log: e.logs.Logger()})
+		require.NoError(t, err)
+		srv := httptest.NewServer(con.Handler())
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	// wrongFrom sends a wrong token to base through a proxy at 127.0.0.1
+	// that says the client was xff, and returns the status.
+	wrongFrom := func(base, xff string) int {
+		req, err := http.NewRequest(http.MethodPost, base+"/login", strings.NewReader(url.Values{"token": {token + "x"}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", xff)
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// limitedAfter sends wrong tokens until one is answered 429 and
+	// returns how many were sent (0: none in 20).
+	limitedAfter := func(base, xff string) int {
+		for i := 1; i <= 20; i++ {
+			if code := wrongFrom(base, xff); code == http.StatusTooManyRequests {
+				return i
+			}
+		}
+		return 0
+	}
+
+	trusting := serve("127.0.0.0/8", "10.0.0.0/8")
+	require.NotZero(t, limitedAfter(trusting, "203.0.113.7"), "one client is limited")
+	require.Equal(t, http.StatusTooManyRequests, wrongFrom(trusting, "203.0.113.7, 10.1.2.3"), "behind a second trusted proxy: the same client")
+	require.Equal(t, http.StatusUnauthorized, wrongFrom(trusting, "203.0.113.8"), "another client is not")
+	require.Equal(t, http.StatusUnauthorized, wrongFrom(trusting, "203.0.113.7, 203.0.113.9"),
+		"a spoofed entry before the one the proxy appended is not believed: client 203.0.113.9")
+	require.Contains(t, e.logs.String(), "client=203.0.113.8", "logged under the client the proxy names")
+
+	ignoring := serve() // nothing trusted: every request is 127.0.0.1's
+	require.NotZero(t, limitedAfter(ignoring, "203.0.113.7"))
+	require.Equal(t, http.StatusTooManyRequests, wrongFrom(ignoring, "203.0.113.8"), "the header is not believed from an untrusted peer")
+
+	otherProxy := serve("10.0.0.0/8") // a proxy elsewhere trusted, not the loopback
+	require.NotZero(t, limitedAfter(otherProxy, "203.0.113.7"))
+	require.Equal(t, http.StatusTooManyRequests, wrongFrom(otherProxy, "203.0.113.8"), "only the configured proxy is believed")
 }
 
 // TestSessionCookieIsHttpOnlyAndStrict: the session cookie is HttpOnly,

@@ -105,8 +105,9 @@ func (e *env) browser() *browser {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-// do sends a request and returns the answer and its body.
-func (b *browser) do(method, path string, form url.Values) (*http.Response, string) {
+// request builds a request to the console (a form body when form is not
+// nil).
+func (b *browser) request(method, path string, form url.Values) *http.Request {
 	b.t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -117,6 +118,13 @@ func (b *browser) do(method, path string, form url.Values) (*http.Response, stri
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
+	return req
+}
+
+// send sends req and returns the answer and its body, which must not show
+// the bot token.
+func (b *browser) send(req *http.Request) (*http.Response, string) {
+	b.t.Helper()
 	resp, err := b.http.Do(req)
 	require.NoError(b.t, err)
 	defer resp.Body.Close()
@@ -124,6 +132,12 @@ func (b *browser) do(method, path string, form url.Values) (*http.Response, stri
 	require.NoError(b.t, err)
 	testkit.RequireNoToken(b.t, string(raw), b.e.emu.Token(), "a console page")
 	return resp, string(raw)
+}
+
+// do sends a request and returns the answer and its body.
+func (b *browser) do(method, path string, form url.Values) (*http.Response, string) {
+	b.t.Helper()
+	return b.send(b.request(method, path, form))
 }
 
 func (b *browser) get(path string) (*http.Response, string) { return b.do(http.MethodGet, path, nil) }

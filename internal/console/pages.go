@@ -96,20 +96,21 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	if !c.limiter.allow(r) {
-		c.log.Warn("console: sign-in attempts rate-limited", slog.String("from", r.RemoteAddr))
-		http.Error(w, "too many sign-in attempts; wait a minute", http.StatusTooManyRequests)
+	client := clientAddr(r, c.cfg.TrustedProxies)
+	if err := r.ParseForm(); err == nil && tokenOK(r.PostForm.Get("token"), c.cfg.Token) {
+		setCookie(w, r, c.sessions.create(), int(c.cfg.SessionTTL.Seconds()))
+		c.log.Info("console: signed in", slog.String("client", client), slog.String("peer", r.RemoteAddr))
+		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	if err := r.ParseForm(); err != nil || !tokenOK(r.PostForm.Get("token"), c.cfg.Token) {
-		c.log.Warn("console: sign-in refused (wrong token)", slog.String("from", r.RemoteAddr))
-		w.WriteHeader(http.StatusUnauthorized)
-		c.render(w, r, "", session{}, "login", "Sign in", "Wrong token.")
+	if c.limiter.wrong(client) {
+		c.log.Debug("console: sign-in refused (wrong token; over the limit)", slog.String("client", client), slog.String("peer", r.RemoteAddr))
+		http.Error(w, "wrong token; too many wrong sign-ins from this address: wait a minute", http.StatusTooManyRequests)
 		return
 	}
-	setCookie(w, r, c.sessions.create(), int(c.cfg.SessionTTL.Seconds()))
-	c.log.Info("console: signed in", slog.String("from", r.RemoteAddr))
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	c.log.Warn("console: sign-in refused (wrong token)", slog.String("client", client), slog.String("peer", r.RemoteAddr))
+	w.WriteHeader(http.StatusUnauthorized)
+	c.render(w, r, "", session{}, "login", "Sign in", "Wrong token.")
 }
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, sid string) {

@@ -20,7 +20,7 @@ import (
 // services: the app's (app.Services, in their order) and then the
 // console's, stopped first. log receives every line (the token redacted).
 // It returns nil after a graceful stop on ctx's end, or: app.New's error;
-// a *config.Error when the console refuses CONSOLE_TOKEN; the first
+// console.New's (a *config.Error when it refuses CONSOLE_TOKEN); the first
 // failing service's *lifecycle.Error (errors.Is sees its cause:
 // intake.ErrTokenRejected when Telegram refuses the token).
 func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
@@ -33,10 +33,10 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		// config.Load has checked CONSOLE_TOKEN. The console's lines go
 		// through the token redactor, as the app's do.
 		clog := slog.New(redact.New(cfg.Token).Handler(log.Handler())).With("component", "console")
-		con, err := console.New(a.Admin(), console.Config{Token: cfg.ConsoleToken, Log: clog})
+		con, err := console.New(a.Admin(), console.Config{Token: cfg.ConsoleToken, TrustedProxies: cfg.TrustedProxies(), Log: clog})
 		if err != nil {
 			a.Close()
-			return &config.Error{Var: "CONSOLE_TOKEN", Want: err.Error()}
+			return err
 		}
 		extra = append(extra, con.Service(cfg.ConsoleAddr))
 	}
