@@ -26,6 +26,7 @@ type route struct {
 type Mux struct {
 	routes []route
 	def    Handler
+	ignore func(*models.Update) Ignored // what def ignores (Ignoring); nil: nothing
 	mw     []Middleware
 }
 
@@ -42,6 +43,34 @@ func (m *Mux) RouteFunc(match MatchFunc, f HandlerFunc) { m.Route(match, f) }
 
 // Default sets the handler of updates no route matches.
 func (m *Mux) Default(h Handler) { m.def = h }
+
+// Ignoring sets what the default handler ignores: ig(u) is why it does not
+// act on u ("" when it does), asked only for updates no route matches.
+// Without it the default handler acts on every update it is given. See
+// Ignores.
+func (m *Mux) Ignoring(ig func(u *models.Update) Ignored) { m.ignore = ig }
+
+// Ignores returns why the mux's handlers do not act on u: Acts ("") when a
+// route matches it, else what the default handler ignores (Ignoring; Acts
+// when it acts on everything), or, with no default handler, u's
+// KindIgnored. It is the one answer to "does the bot act on this
+// update?": the intake drops what it ignores before recording it, and
+// Handle serves such an update nothing. It calls the routes' MatchFuncs
+// and the Ignoring function only, so it is safe wherever Handler is.
+func (m *Mux) Ignores(u *models.Update) Ignored {
+	for _, rt := range m.routes {
+		if rt.match(u) {
+			return Acts
+		}
+	}
+	switch {
+	case m.def == nil:
+		return KindIgnored(u)
+	case m.ignore == nil:
+		return Acts
+	}
+	return m.ignore(u)
+}
 
 // Use appends middleware: the first one added is the outermost (it runs
 // first and sees the Outcome last), as go-telegram/bot's WithMiddlewares.
@@ -62,8 +91,14 @@ func (m *Mux) Handler(r *Request) Handler {
 	return HandlerFunc(func(context.Context, *Request) Outcome { return Outcome{} })
 }
 
-// Handle serves r: its handler (Handler) wrapped in the middleware.
+// Handle serves r: its handler (Handler) wrapped in the middleware; an
+// update the mux ignores (Ignores: recorded before the intake dropped
+// such updates, or while the bot's identity was unknown) gets an empty
+// Outcome, without the middleware.
 func (m *Mux) Handle(ctx context.Context, r *Request) Outcome {
+	if m.Ignores(r.Update) != Acts {
+		return Outcome{}
+	}
 	h := m.Handler(r)
 	for i := len(m.mw) - 1; i >= 0; i-- {
 		h = m.mw[i](h)

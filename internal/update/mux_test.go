@@ -279,3 +279,76 @@ func TestReplyToThreadsInGroupsOnly(t *testing.T) {
 		require.Equal(t, want, update.ReplyTo(m, "hi"), tc.name)
 	}
 }
+
+// TestMuxIgnoresWhatNoHandlerActsOn: an update a route matches is acted on;
+// one no route matches is what the default handler ignores (Ignoring),
+// acted on when the default has no Ignoring, and ignored by its kind when
+// there is no default; Handle serves an ignored update nothing, not even
+// the middleware.
+func TestMuxIgnoresWhatNoHandlerActsOn(t *testing.T) {
+	t.Parallel()
+	username := func() string { return "codemojex_test_bot" }
+	guessesOnly := func(u *models.Update) update.Ignored {
+		if u.Message != nil && u.Message.Text == "🍎🍌🍇🍒" {
+			return update.Acts
+		}
+		return update.KindIgnored(u)
+	}
+	edited := &models.Update{EditedMessage: &models.Message{Text: "/start"}}
+	channel := &models.Update{ChannelPost: &models.Message{Text: "/start"}}
+	editedChannel := &models.Update{EditedChannelPost: &models.Message{Text: "hi"}}
+	joined := &models.Update{Message: &models.Message{NewChatMembers: []models.User{{ID: 5}}}}
+	reaction := &models.Update{MessageReaction: &models.MessageReactionUpdated{}}
+	for _, tc := range []struct {
+		name     string
+		def      bool                                // a default handler
+		ignoring func(*models.Update) update.Ignored // its Ignoring (nil: none)
+		u        *models.Update
+		want     update.Ignored
+	}{
+		{"routed command", true, guessesOnly, msg("/start"), update.Acts},
+		{"routed tap", false, nil, &models.Update{CallbackQuery: &models.CallbackQuery{Data: "x"}}, update.Acts},
+		{"default acts", true, guessesOnly, msg("🍎🍌🍇🍒"), update.Acts},
+		{"default ignores chatter", true, guessesOnly, msg("hi all"), update.Chatter},
+		{"default ignores another bot's command", true, guessesOnly, msg("/start@other_bot"), update.Chatter},
+		{"default ignores a blank text", true, guessesOnly, msg("  "), update.NoText},
+		{"default ignores a service message", true, guessesOnly, joined, update.NoText},
+		{"default ignores an edit", true, guessesOnly, edited, update.Edited},
+		{"default ignores a channel post", true, guessesOnly, channel, update.ChannelPost},
+		{"default ignores a channel post's edit", true, guessesOnly, editedChannel, update.ChannelPost},
+		{"default ignores a reaction", true, guessesOnly, reaction, update.Other},
+		{"default without Ignoring acts on all", true, nil, reaction, update.Acts},
+		{"no default: chatter", false, nil, msg("hi all"), update.Chatter},
+		{"no default: edit", false, nil, edited, update.Edited},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var served []string
+			m := update.NewMux()
+			m.Use(func(next update.Handler) update.Handler {
+				return update.HandlerFunc(func(ctx context.Context, r *update.Request) update.Outcome {
+					served = append(served, "middleware")
+					return next.Handle(ctx, r)
+				})
+			})
+			m.RouteFunc(update.IsCommand("start", username), named("start"))
+			m.RouteFunc(update.IsCallbackQuery, named("tap"))
+			if tc.def {
+				m.Default(named("other"))
+			}
+			if tc.ignoring != nil {
+				m.Ignoring(tc.ignoring)
+			}
+			require.Equal(t, tc.want, m.Ignores(tc.u))
+			out := m.Handle(context.Background(), &update.Request{Update: tc.u, ID: 1})
+			if tc.want != update.Acts {
+				require.Equal(t, update.Outcome{}, out, "an ignored update gets nothing")
+				require.Empty(t, served, "not even the middleware")
+				return
+			}
+			require.Equal(t, []string{"middleware"}, served)
+		})
+	}
+	require.ElementsMatch(t, []update.Ignored{update.Chatter, update.NoText, update.Edited, update.ChannelPost, update.Other},
+		update.IgnoredReasons())
+}
