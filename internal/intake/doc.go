@@ -27,7 +27,10 @@
 // the lane's floor (Handled, done.lua): a late older update is handled
 // after the newer one. Updates fetched by getUpdates come in order, so
 // their lanes keep no such set (Claimed.InOrder): the mark alone says
-// what is finished.
+// what is finished. An update the bot does not act on (a group's chatter,
+// a service message, an edit: the program's classifier, Inbox.WithFilter)
+// is confirmed with its batch and dropped before anything is written for
+// it: it costs no key, no lane and no intake limit.
 //
 // Handling. Any number of handlers in any number of processes claim the
 // queue with lanes' weighted rotation (Claim). The queue is ordered: a

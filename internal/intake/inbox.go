@@ -58,6 +58,8 @@ type Inbox struct {
 	now                         func() time.Time
 	limiter                     *flood.Limiter
 	dropped                     func(context.Context, []flood.Drop)
+	ignores                     func(raw json.RawMessage) string
+	ignored                     func(reason string)
 }
 
 // NewInbox returns the inbox under hash tag tag, on client c, with the
@@ -83,6 +85,41 @@ func (in *Inbox) WithLimits(l *flood.Limiter, dropped func(context.Context, []fl
 	}
 	in.limiter, in.dropped = l, dropped
 	return in
+}
+
+// WithFilter makes the inbox's records drop the updates the bot does not
+// act on before anything is written for them: ignores(raw) is why the bot
+// ignores the update of JSON raw ("" when it acts on it, or may: the
+// caller's classifier, internal/update's Mux.Ignores), and ignored (may be
+// nil) is told each drop's reason. A dropped update is confirmed to
+// Telegram like the rest of its batch (Record moves the offset past it;
+// Accept answers as for one recorded), is not enqueued, counts on no
+// intake limit (WithLimits) and writes nothing to Valkey: no recorded
+// time, no job, no lane. An update fetched or delivered again is asked
+// and told again. Call it before the inbox is used; it returns in.
+func (in *Inbox) WithFilter(ignores func(raw json.RawMessage) string, ignored func(reason string)) *Inbox {
+	in.ignores, in.ignored = ignores, ignored
+	return in
+}
+
+// acted returns the updates of ups the bot acts on (all of them without a
+// filter, WithFilter), telling ignored of each other one.
+func (in *Inbox) acted(ups []Update) []Update {
+	if in.ignores == nil {
+		return ups
+	}
+	kept := ups[:0:0]
+	for _, u := range ups {
+		why := in.ignores(u.JSON)
+		if why == "" {
+			kept = append(kept, u)
+			continue
+		}
+		if in.ignored != nil {
+			in.ignored(why)
+		}
+	}
+	return kept
 }
 
 // Keys returns the inbox's key builder (tests read the keys it writes).
@@ -223,8 +260,12 @@ func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
 // records the updates again (the poller fetches the batch again, the
 // offset not moved; a webhook answers 500 and Telegram resends) and they
 // are handled; an update too large for the queue is refused before
-// anything is written.
+// anything is written. The updates the bot does not act on (WithFilter)
+// are dropped first: nothing is written for them.
 func (in *Inbox) enqueue(ctx context.Context, epoch int64, inOrder bool, ups []Update) (int, error) {
+	if ups = in.acted(ups); len(ups) == 0 {
+		return 0, nil
+	}
 	now := in.now()
 	items := make([]lanes.Item, len(ups))
 	var zadds valkey.Commands // the plain record of the times, without limits
