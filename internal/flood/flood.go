@@ -112,17 +112,21 @@ type Subject struct {
 	Kind Kind
 	// QueryID is a tap's callback query id (its toast answers it).
 	QueryID string
+	// MessageID is a message's message_id (0 for a tap): a group's notice
+	// answers the dropped message, so it goes to the member who sent it.
+	MessageID int
 }
 
 // SubjectOf reads the subject of an update's JSON as Telegram sent it: a
-// message or edited message (its from and chat), or a callback query (its
-// from, id and its message's chat). Other updates (a member change, a
+// message or edited message (its from, chat and message_id), or a callback
+// query (its from, id and its message's chat). Other updates (a member change, a
 // channel post) and a body that does not decode have User 0: not limited.
 func SubjectOf(raw []byte) Subject {
 	type ids struct {
 		ID int64 `json:"id"`
 	}
 	type msg struct {
+		ID   int  `json:"message_id"`
 		Chat ids  `json:"chat"`
 		From *ids `json:"from"`
 	}
@@ -140,7 +144,7 @@ func SubjectOf(raw []byte) Subject {
 	}
 	for _, m := range []*msg{u.Message, u.EditedMessage} {
 		if m != nil && m.From != nil {
-			return Subject{User: m.From.ID, Chat: m.Chat.ID, Kind: Message}
+			return Subject{User: m.From.ID, Chat: m.Chat.ID, Kind: Message, MessageID: m.ID}
 		}
 	}
 	if q := u.CallbackQuery; q != nil {

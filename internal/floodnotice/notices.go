@@ -46,7 +46,8 @@ type Config struct {
 
 // Notices is the side of the intake limits that talks back, and their
 // metrics: what a dropped update still gets (a dropped tap its toast, a
-// chat its one notice per window), the drops counted by reason, and the
+// chat its one notice per window, in a group as a reply to the dropped
+// message, so it goes to the member whose message was dropped), the drops counted by reason, and the
 // chats being limited read at each scrape. It is also the lifecycle
 // service "flood notices", which at the stop waits for the toasts being
 // answered.
@@ -98,7 +99,10 @@ func (n *Notices) Limiter() *flood.Limiter { return n.cfg.Limiter }
 // Inbox.WithLimits callback): each is counted; a dropped tap is answered
 // with a toast (in the background, at most maxToasts at once), and a drop
 // that took its chat's notice flag queues the notice through the
-// notifier, on the chat's lane and budget.
+// notifier, on the chat's lane and budget; in a group (chat id < 0) it
+// answers the dropped message (Subject.MessageID). Only what the bot acts
+// on reaches the limits (the intake drops the rest unrecorded first), so
+// a notice always answers a dropped command, guess or tap.
 func (n *Notices) OnDrops(ctx context.Context, drops []flood.Drop) {
 	for _, d := range drops {
 		n.dropped.WithLabelValues(string(d.Result.Reason)).Inc()
@@ -114,7 +118,11 @@ func (n *Notices) OnDrops(ctx context.Context, drops []flood.Drop) {
 			}
 		}
 		if d.Result.Notice {
-			_, err := n.cfg.Notifier.Notify(ctx, d.Subject.Chat, notifier.Message{Text: flood.NoticeText, Class: notifier.Reply})
+			msg := notifier.Message{Text: flood.NoticeText, Class: notifier.Reply}
+			if d.Subject.Chat < 0 {
+				msg.ReplyTo = d.Subject.MessageID
+			}
+			_, err := n.cfg.Notifier.Notify(ctx, d.Subject.Chat, msg)
 			if err != nil {
 				n.notices.WithLabelValues("failed").Inc()
 				n.cfg.Log.Warn("flood notice not queued", slog.Int64("chat", d.Subject.Chat), slog.Any("err", err))
