@@ -63,7 +63,7 @@ type App struct {
 	inbox     *intake.Inbox
 	lease     *intake.Lease
 	api       *tgapi.Client     // poller and handler roles: every Bot API call of the program but the worker's (its own)
-	mux       *update.Mux       // handler role: routes updates to the handlers (newMux)
+	mux       *update.Mux       // routes updates to the handlers (newMux); its Ignores is the intake's filter
 	handler   *handling.Handler // handler role: claims recorded updates and runs them through mux
 	hm        *handling.Metrics // the handlers' metrics (every role registers them)
 	worker    *worker.Worker
@@ -207,8 +207,10 @@ func (a *App) init() error {
 	if err := a.initAdmin(); err != nil {
 		return err
 	}
+	// The mux in every role: the intake's filter (ignores) is its Ignores.
+	a.mux = a.newMux()
+	a.inbox.WithFilter(a.ignores, func(reason string) { a.m.ignored.WithLabelValues(reason).Inc() })
 	if cfg.Handles() {
-		a.mux = a.newMux()
 		if a.handler, err = handling.New(handling.Config{Inbox: a.inbox, Notifier: a.notifier, Mux: a.mux, Metrics: a.hm,
 			Handlers: cfg.HandlerCount(), Lease: cfg.HandlerLease, Drain: o.drain, Ready: a.ensureMe, Log: a.log}); err != nil {
 			return fmt.Errorf("app: %w", err)

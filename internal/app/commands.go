@@ -21,13 +21,15 @@ func (a *App) username() string {
 // registerHandlers routes commands and callback queries to their
 // handlers on m: the player commands to the game UI (gameui), the admin
 // commands to internal/admin's (behind its gate, as /broadcast is), taps to
-// the tapdata router; anything else goes to m's default (the game UI's
-// Other: guesses as plain emoji messages).
+// the tapdata router, the bot's membership changes to noReply (only
+// chatMiddleware's record); anything else goes to m's default (the game
+// UI's Other: guesses as plain emoji messages).
 func (a *App) registerHandlers(m *update.Mux) {
 	a.ui.Register(m)
 	a.admin.Register(m)
 	m.RouteFunc(update.IsCommand("broadcast", a.username), a.admin.Gate(a.bc.OnCommand))
 	m.Route(update.IsCallbackQuery, a.taps)
+	m.RouteFunc(isMyChatMember, noReply)
 }
 
 // registerCommands sets the command menu (setMyCommands). Like getMe,

@@ -2,6 +2,8 @@ package app
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codemojex/codemojex/internal/update"
 )
 
 // metrics are the app's own Prometheus collectors; the worker registers its
@@ -10,7 +12,10 @@ import (
 // receiver its requests (webhook.Receiver) and httpserver.QueueCollector
 // the queues' gauges.
 type metrics struct {
-	received  prometheus.Counter // updates recorded on the update queue
+	received prometheus.Counter // updates recorded on the update queue
+	// ignored counts the updates the bot does not act on, dropped
+	// unrecorded, by reason (update.Ignored).
+	ignored   *prometheus.CounterVec
 	conflicts prometheus.Counter // 409s from getUpdates
 	leader    prometheus.Gauge   // 1 while this process holds the poller lease
 	standby   prometheus.Gauge   // 1 while waiting for another poller's lease
@@ -31,12 +36,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		standby: prometheus.NewGauge(prometheus.GaugeOpts{Name: "codemojex_poller_standby",
 			Help: "1 while this process waits for another poller's lease."}),
 	}
+	m.ignored = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemojex_updates_ignored_total",
+		Help: "Telegram updates the bot does not act on, confirmed and dropped before they are recorded (never limited, never answered), by reason: chatter (a group's messages not addressed to the bot), no_text (service messages, media), edited, channel_post, other."}, []string{"reason"})
+	for _, r := range update.IgnoredReasons() {
+		m.ignored.WithLabelValues(string(r))
+	}
 	m.callbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemojex_callback_answers_total",
 		Help: "Button taps (callback queries) by result: answered, failed (answerCallbackQuery failed), refused (bad callback data)."}, []string{"result"})
 	m.callbackAnswer = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "codemojex_callback_answer_seconds",
 		Help:    "answerCallbackQuery round trip, retries included, seconds.",
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}})
-	for _, c := range []prometheus.Collector{m.received, m.conflicts, m.leader, m.standby, m.callbacks, m.callbackAnswer} {
+	for _, c := range []prometheus.Collector{m.received, m.ignored, m.conflicts, m.leader, m.standby, m.callbacks, m.callbackAnswer} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

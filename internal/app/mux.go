@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/go-telegram/bot/models"
@@ -64,9 +65,12 @@ func chatMiddleware(audience *chats.Audience, dir *chats.Directory, n *notifier.
 }
 
 // newMux builds the update handlers' mux: the extra handlers (WithHandler)
-// first, then the commands and callback queries (registerHandlers), the
-// game UI's Other for the rest; every one under the handlers' Recover
-// (handling.Metrics.Recover, outermost) and chatMiddleware.
+// first, then the commands, callback queries and my_chat_member
+// (registerHandlers), the game UI's Other for the rest, ignoring what it
+// ignores (gameui.UI.Ignores); every one under the handlers' Recover
+// (handling.Metrics.Recover, outermost) and chatMiddleware. Its Ignores is
+// the intake's filter (ignores): an update it ignores is dropped before
+// it is recorded.
 func (a *App) newMux() *update.Mux {
 	m := update.NewMux()
 	m.Use(a.hm.Recover(a.log), chatMiddleware(a.audience, a.chatDir, a.notifier))
@@ -75,5 +79,31 @@ func (a *App) newMux() *update.Mux {
 	}
 	a.registerHandlers(m)
 	m.Default(update.HandlerFunc(a.ui.Other))
+	m.Ignoring(a.ui.Ignores)
 	return m
 }
+
+// ignores is the intake's filter (intake.Inbox.WithFilter): why the bot
+// does not act on the update of JSON raw (the mux's Ignores of it), ""
+// when it does or may: until getMe answered (a command "@<username>" or a
+// reply to the bot cannot be told from one to another bot) and for a body
+// that does not decode (recorded, so the handler dead-letters it as it
+// did).
+func (a *App) ignores(raw json.RawMessage) string {
+	if a.me.Load() == nil {
+		return ""
+	}
+	var u models.Update
+	if json.Unmarshal(raw, &u) != nil {
+		return ""
+	}
+	return string(a.mux.Ignores(&u))
+}
+
+// isMyChatMember matches the bot's own membership changes (added to or
+// removed from a group, blocked or unblocked in a private chat): no
+// handler answers them, chatMiddleware records the chat (known, active).
+func isMyChatMember(u *models.Update) bool { return u.MyChatMember != nil }
+
+// noReply is the handler of updates only chatMiddleware acts on.
+func noReply(context.Context, *update.Request) update.Outcome { return update.Outcome{} }

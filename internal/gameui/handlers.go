@@ -265,24 +265,47 @@ func (u *UI) onGuessCommand(ctx context.Context, r *update.Request) (out update.
 // and replies to the bot) a reply to one of the bot's messages is a guess.
 // Unknown commands get a pointer to /help where they are clearly for us.
 func (u *UI) onOther(ctx context.Context, r *update.Request) (out update.Outcome) {
-	m := r.Update.Message
-	if m == nil || strings.TrimSpace(m.Text) == "" {
+	if u.Ignores(r.Update) != update.Acts {
 		return out
+	}
+	m := r.Update.Message
+	if c, ok := u.cmd(r.Update); ok {
+		u.reply(&out, m, fmt.Sprintf(textUnknownCommand, c.Name))
+		return out
+	}
+	u.guess(ctx, r, &out, m, m.Text)
+	return out
+}
+
+// Ignores returns why Other does not act on up (update.Acts when it does):
+// it acts on a message with text that is a guess (typed in a private chat,
+// or in a group as a reply to one of the bot's messages) or a command of
+// this bot no route took (answered "unknown command") sent in a private
+// chat or addressed with the bot's @username; anything else is ignored
+// (update.KindIgnored's reason: a group's chatter, a command without
+// "@username" the bot does not know in a group, a command for another
+// bot, a message without text, an edit, a channel post, any other kind).
+// The app's mux asks it for the updates no route took (update.Mux.Ignoring),
+// so the intake drops them before recording them. Until getMe answered (Me
+// nil) a reply in a group is no guess and a command with "@..." is for
+// another bot.
+func (u *UI) Ignores(up *models.Update) update.Ignored {
+	m := up.Message
+	if m == nil || strings.TrimSpace(m.Text) == "" {
+		return update.KindIgnored(up)
 	}
 	if strings.HasPrefix(m.Text, "/") {
-		c, ok := u.cmd(r.Update)
-		if ok && (update.IsPrivate(m) || strings.Contains(strings.SplitN(m.Text, " ", 2)[0], "@")) {
-			u.reply(&out, m, fmt.Sprintf(textUnknownCommand, c.Name))
+		if _, ok := u.cmd(up); ok && (update.IsPrivate(m) || strings.Contains(strings.SplitN(m.Text, " ", 2)[0], "@")) {
+			return update.Acts
 		}
-		return out
+		return update.Chatter
 	}
 	if update.IsPrivate(m) {
-		u.guess(ctx, r, &out, m, m.Text)
-		return out
+		return update.Acts
 	}
 	me := u.me()
 	if rt := m.ReplyToMessage; rt != nil && rt.From != nil && me != nil && rt.From.ID == me.ID {
-		u.guess(ctx, r, &out, m, m.Text)
+		return update.Acts
 	}
-	return out
+	return update.Chatter
 }
