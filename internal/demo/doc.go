@@ -11,7 +11,9 @@
 // and the run ends with a Summary whose checks say whether the queue kept
 // its promises: quiet chats were not starved, no message was lost,
 // Telegram's limits held (no 429), taps were answered within a second
-// (tap-to-answer latency), the raised weight raised the VIP chat's share.
+// (tap-to-answer latency; the tapper taps at a human pace, and a tap
+// answered with the intake limit's toast counts as limited, not answered),
+// the raised weight raised the VIP chat's share.
 //
 // cmd/demo is the command (make demo); Run is the whole program.
 package demo

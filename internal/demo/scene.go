@@ -508,9 +508,16 @@ func (s *scene) elapsed() time.Duration {
 	return s.end.Sub(s.start)
 }
 
+// tapGap is the least time between two of the tapper's taps: 2.5 taps/s,
+// a fast player's pace (docs/floods.md: 4 fruit taps and ✅ in 2 s), under
+// the intake's tap limit (the bot's FLOOD_USER_TAPS=30 per 10 s: 3/s after
+// a burst of 30), so however long the scene, no tap is limited.
+const tapGap = 400 * time.Millisecond
+
 // tapper: a player who plays only with the board's buttons (4 palette taps,
-// then ✅), through the burst and the broadcast, and starts a new game with
-// /play when one ends; each tap waits for its answer (the spinner).
+// then ✅) at a human pace (tapGap), through the burst and the broadcast,
+// and starts a new game with /play when one ends; each tap waits for its
+// answer (the spinner).
 func (s *scene) tapper(ctx context.Context) error {
 	if err := s.at(ctx, 200*time.Millisecond); err != nil {
 		return err
@@ -518,7 +525,12 @@ func (s *scene) tapper(ctx context.Context) error {
 	rng := rand.New(rand.NewPCG(uint64(TapperID), 0x746170))
 	palette := game.DefaultConfig().Palette
 	pause := func(d time.Duration) error { return sleepCtx(ctx, d) }
+	var last time.Time // the last tap
 	tap := func(labels ...string) (string, error) {
+		if err := sleepUntil(ctx, last.Add(tapGap)); err != nil {
+			return "", err
+		}
+		last = time.Now()
 		id, err := s.tr.tap(TapperID, labels...)
 		if err != nil {
 			return "", err
@@ -537,9 +549,6 @@ func (s *scene) tapper(ctx context.Context) error {
 	return s.player(ctx, TapperID, think, func(int) error {
 		for range 4 {
 			if _, err := tap(palette[rng.IntN(len(palette))]); err != nil {
-				return err
-			}
-			if err := pause(s.cfg.Think / 4); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/codemojex/codemojex/internal/flood"
 )
 
 // Check is one promise of the scene and whether it held.
@@ -39,11 +41,13 @@ type Summary struct {
 	// BroadcastFanout the time from /broadcast to the last first copy.
 	BroadcastWant, BroadcastGot, BroadcastDup int
 	BroadcastFanout, BroadcastP50             time.Duration
-	// Taps counts the tapper's button taps, TapsAnswered those answered;
-	// TapP50, TapP99 and TapMax are tap-to-answer times (the tap queued
-	// at the emulator to answerCallbackQuery accepted).
-	Taps, TapsAnswered     int
-	TapP50, TapP99, TapMax time.Duration
+	// Taps counts the tapper's button taps, TapsAnswered those answered,
+	// TapsLimited those answered with the intake limit's toast instead
+	// (dropped unhandled: not answered); TapP50, TapP99 and TapMax are
+	// tap-to-answer times of the answered ones (the tap queued at the
+	// emulator to answerCallbackQuery accepted).
+	Taps, TapsAnswered, TapsLimited int
+	TapP50, TapP99, TapMax          time.Duration
 	// Rush is the VIP chat's share in the rush, before and after the admin
 	// raised its weight.
 	Rush rushShare
@@ -90,8 +94,8 @@ func summarize(cfg Scene, scene time.Duration, chats []ChatStats, rush rushShare
 	s.Checks = append(s.Checks, Check{
 		Name: "taps answered within 1 s",
 		OK:   s.Taps > 0 && s.TapsAnswered == s.Taps && s.TapP99 < time.Second,
-		Detail: fmt.Sprintf("%d/%d taps answered, tap to answer p50 %s, p99 %s, max %s (limit p99 1s)",
-			s.TapsAnswered, s.Taps, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax)),
+		Detail: fmt.Sprintf("%d/%d taps answered, %d limited (%q), tap to answer p50 %s, p99 %s, max %s (limit p99 1s)",
+			s.TapsAnswered, s.Taps, s.TapsLimited, flood.ToastText, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax)),
 	})
 	s.Checks = append(s.Checks, Check{
 		Name: "the bot ran the whole scene", OK: botAlive,
@@ -142,6 +146,7 @@ func (s *Summary) tally(cfg Scene, chats []ChatStats) tallied {
 		case RoleTap:
 			s.Taps += c.Taps
 			s.TapsAnswered += len(c.TapWaits)
+			s.TapsLimited += c.TapsLimited
 			s.TapP50, s.TapP99, s.TapMax = percentile(c.TapWaits, 50), percentile(c.TapWaits, 99), percentile(c.TapWaits, 100)
 		case RoleBurst:
 			s.BurstCommands = c.Sent
@@ -259,8 +264,8 @@ func (s Summary) Print(w io.Writer) {
 	fmt.Fprintf(w, "  burst chat:  %d commands at once, backlog drained in %s (longest wait %s), paced at 1 msg/s\n",
 		s.BurstCommands, secs(s.BurstDrain), secs(s.BurstMax))
 	fmt.Fprintf(w, "  quiet chats: %d replies, wait p50 %s, max %s\n", s.QuietReplies, secs(s.QuietP50), secs(s.QuietMax))
-	fmt.Fprintf(w, "  tapper:      %d taps, tap to answer p50 %s, p99 %s, max %s (answerCallbackQuery, outside the message budget)\n",
-		s.Taps, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax))
+	fmt.Fprintf(w, "  tapper:      %d taps, %d answered, %d limited, tap to answer p50 %s, p99 %s, max %s (answerCallbackQuery, outside the message budget)\n",
+		s.Taps, s.TapsAnswered, s.TapsLimited, ms(s.TapP50), ms(s.TapP99), ms(s.TapMax))
 	fmt.Fprintf(w, "  broadcast:   %d/%d chats, p50 %s after /broadcast, last %s (a chat's copy waits behind its own backlog)\n",
 		s.BroadcastGot, s.BroadcastWant, secs(s.BroadcastP50), secs(s.BroadcastFanout))
 	if s.Rush.Measured {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
@@ -197,9 +198,12 @@ type ChatStats struct {
 	// queues), -1 when unknown; Weight its lane weight (0: unknown).
 	Queued, Weight int
 	// Taps counts the button taps of the chat's user; TapWaits are the
-	// answered ones' tap-to-answer times (answerCallbackQuery accepted).
-	Taps     int
-	TapWaits []time.Duration
+	// answered ones' tap-to-answer times (answerCallbackQuery accepted);
+	// TapsLimited counts the taps answered with the intake limit's toast
+	// (flood.ToastText: dropped unhandled), which are not answered.
+	Taps        int
+	TapWaits    []time.Duration
+	TapsLimited int
 }
 
 // stats returns a snapshot of every chat, in cast order.
@@ -218,9 +222,13 @@ func (t *tracker) stats() []ChatStats {
 	}
 	bcAt := t.bcAt
 	t.mu.Unlock()
-	answers := map[string]time.Duration{}
+	type answer struct {
+		wait    time.Duration
+		limited bool // the flood toast: dropped, not handled
+	}
+	answers := map[string]answer{}
 	for _, a := range t.emu.CallbackAnswers() {
-		answers[a.QueryID] = a.Time.Sub(a.TapTime)
+		answers[a.QueryID] = answer{wait: a.Time.Sub(a.TapTime), limited: a.Text == flood.ToastText}
 	}
 
 	out := make([]ChatStats, 0, len(items))
@@ -253,8 +261,11 @@ func (t *tracker) stats() []ChatStats {
 		}
 		s.Taps = len(it.c.taps)
 		for _, id := range it.c.taps {
-			if d, ok := answers[id]; ok {
-				s.TapWaits = append(s.TapWaits, d)
+			switch a, ok := answers[id]; {
+			case ok && a.limited:
+				s.TapsLimited++
+			case ok:
+				s.TapWaits = append(s.TapWaits, a.wait)
 			}
 		}
 		out = append(out, s)
