@@ -4,7 +4,8 @@
 // an admin weight change, a broadcast, and a rush where the global rate
 // binds and a raised weight shows) with a live per-chat table, and exits 1
 // when a promise fails (quiet chats starved, messages lost, a weight
-// without effect, 429s).
+// without effect, 429s, taps unanswered or limited). Ctrl-C stops it: it
+// prints the figures so far and "interrupted", judges nothing, exits 130.
 //
 //	go run ./cmd/demo          # or: make demo
 //	go run ./cmd/demo -quick   # the short scene the tests play
@@ -12,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -62,6 +64,10 @@ func run() int {
 		Out:         os.Stdout,
 		TTY:         !*plain && demo.IsTerminal(os.Stdout),
 	})
+	if errors.Is(err, demo.ErrInterrupted) {
+		fmt.Fprintln(os.Stderr, "interrupted")
+		return 130 // 128 + SIGINT, as a shell reports it
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -13,7 +13,8 @@
 // Telegram's limits held (no 429), taps were answered within a second
 // (tap-to-answer latency; the tapper taps at a human pace, and a tap
 // answered with the intake limit's toast counts as limited, not answered),
-// the raised weight raised the VIP chat's share.
+// the raised weight raised the VIP chat's share. Ctrl-C stops the demo
+// with the figures so far and "interrupted": nothing is judged.
 //
 // cmd/demo is the command (make demo); Run is the whole program.
 package demo

@@ -22,10 +22,16 @@ const (
 	settle       = time.Second      // after the scene, to catch late or duplicate copies
 )
 
+// ErrInterrupted is wrapped by Run's error when ctx ended (Ctrl-C) before
+// the scene did.
+var ErrInterrupted = errors.New("demo: interrupted")
+
 // Run sets everything up, plays the scene with a live view on opts.Out,
 // tears everything down and returns the summary. An error means the demo
 // could not run (no Valkey, the bot does not build or start, ...); broken
-// promises are in the Summary (Summary.OK).
+// promises are in the Summary (Summary.OK). When ctx ends first (Ctrl-C)
+// the error wraps ErrInterrupted and ctx's error, and the Summary printed
+// and returned is what the scene got to, Interrupted, with no verdict.
 func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 	opts = opts.withDefaults()
 	if log == nil {
@@ -37,6 +43,9 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 		defer st.close()
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return Summary{Interrupted: true}, fmt.Errorf("%w while starting: %w", ErrInterrupted, err)
+		}
 		return Summary{}, err
 	}
 	qr, err := newQueueReader(st.vc, opts.LanesTag)
@@ -65,6 +74,9 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 	last := w.watch(ctx, opts, done)
 
 	sum := st.summarize(opts, sc, last)
+	if ctx.Err() != nil {
+		sum.Interrupted, sum.Checks = true, nil
+	}
 	sum.Admin = tr.transcript(AdminID)
 	sum.BotOutput = st.bot.logs.String()
 	st.botStopped = true
@@ -73,14 +85,14 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 		sum.BotStop = err.Error()
 	}
 	log.Debug("demo: bot stopped", slog.Duration("took", time.Since(t0)))
-	if !sum.OK() {
+	if !sum.OK() && !sum.Interrupted {
 		if logs := strings.TrimSpace(st.bot.logs.String()); logs != "" {
 			fmt.Fprintf(out, "\nbot output (last lines):\n%s\n", lastLines(logs, 20))
 		}
 	}
 	sum.Print(out)
-	if err := ctx.Err(); err != nil {
-		return sum, fmt.Errorf("demo: interrupted: %w", err)
+	if sum.Interrupted {
+		return sum, fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
 	}
 	return sum, nil
 }

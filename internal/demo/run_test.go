@@ -6,8 +6,11 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/valkeyserver"
 )
@@ -144,4 +147,74 @@ func playQuickScene(tb testing.TB) (Summary, time.Duration) {
 		tb.Fatalf("the bot reported a data race:\n%s", sum.BotOutput)
 	}
 	return sum, took
+}
+
+// cancelOn is the demo's output; it cancels the demo (as Ctrl-C does)
+// once the output shows trigger.
+type cancelOn struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	trigger string
+	cancel  context.CancelFunc
+}
+
+func (w *cancelOn) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if strings.Contains(w.b.String(), w.trigger) {
+		w.cancel()
+	}
+	return n, err
+}
+
+func (w *cancelOn) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// Ctrl-C (the context cancelled) while the bot starts or while the scene
+// plays ends the demo with ErrInterrupted: no PASS or FAIL line, no
+// verdict (no check, Summary.OK false), and, once the scene had begun, its
+// figures so far and "interrupted".
+func TestCtrlCPrintsInterruptedNotAVerdict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the bot; skipped with -short")
+	}
+	bin := os.Getenv("DEMO_BOT")
+	if bin == "" {
+		var err error
+		bin, err = buildBot(t.Context(), t.TempDir(), nil)
+		require.NoError(t, err)
+	}
+	for _, tc := range []struct {
+		name    string
+		trigger string // the output that Ctrl-C follows
+		figures bool   // the summary's figures are printed
+	}{
+		{name: "while the bot starts", trigger: "Bot API emulator"},
+		{name: "during the scene", trigger: "% delivered", figures: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			out := &cancelOn{trigger: tc.trigger, cancel: cancel}
+			sum, err := Run(ctx, nil, Options{Scene: QuickScene(), BotBinary: bin, Out: out, PlainEvery: 100 * time.Millisecond})
+			t.Logf("demo output:\n%s", out.String())
+			require.ErrorIs(t, err, ErrInterrupted)
+			require.ErrorIs(t, err, context.Canceled)
+			require.True(t, sum.Interrupted)
+			require.Empty(t, sum.Checks, "nothing judged")
+			require.False(t, sum.OK())
+			text := out.String()
+			require.NotContains(t, text, "PASS")
+			require.NotContains(t, text, "FAIL")
+			require.NotContains(t, text, "promises")
+			if tc.figures {
+				require.Contains(t, text, "summary: scene")
+				require.Contains(t, text, "interrupted: the scene was stopped before its end; no promise judged")
+			}
+		})
+	}
 }

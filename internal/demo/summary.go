@@ -67,6 +67,10 @@ type Summary struct {
 	BotStop, BotOutput string
 	// Checks are the promises; OK reports whether all held.
 	Checks []Check
+	// Interrupted: the demo was stopped (Ctrl-C) before the scene ended;
+	// the figures are what it got to, and no promise is judged (Checks
+	// is empty, OK false).
+	Interrupted bool
 }
 
 // OK reports whether every check held.
@@ -278,6 +282,10 @@ func (s Summary) Print(w io.Writer) {
 	}
 	if s.BotStop != "" {
 		fmt.Fprintf(w, "  note:        %s\n", s.BotStop)
+	}
+	if s.Interrupted {
+		fmt.Fprintln(w, "interrupted: the scene was stopped before its end; no promise judged")
+		return
 	}
 	for _, c := range s.Checks {
 		mark := "PASS"
