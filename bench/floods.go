@@ -36,7 +36,8 @@ func benchFloods(ctx context.Context, cfg config, _ *valkeyserver.Server, t *tab
 		"flood_keys_left", "rest_chats", "rest_bytes/chat", "rest_bytes/chat_1min", "msg_bytes/delivered", "msg_bytes/delivered_1min",
 		"limit_on_updates/s", "limit_off_updates/s", "limit_on_valkey_us/update", "limit_off_valkey_us/update",
 		"path_on_updates/s", "path_off_updates/s", "path_on_valkey_us/update", "path_off_valkey_us/update",
-		"path_valkey_us_ratio", "path_updates_ratio", "limit_valkey_us_ratio"} {
+		"path_valkey_us_ratio", "path_updates_ratio", "limit_valkey_us_ratio",
+		"chatter_ignored", "chatter_bytes", "chatter_valkey_us/message", "chatter_replies"} {
 		if _, ok := m[u]; !ok {
 			return fmt.Errorf("BenchmarkFlood reported no %q metric (it reported %v)", u, m)
 		}
@@ -80,4 +81,9 @@ func floodRows(t *table, m map[string]float64) {
 	t.add("the record step alone, Valkey CPU per recorded update (INFO cpu), limits on vs off (lower is better)",
 		fmt.Sprintf("%.1f µs", m["limit_on_valkey_us/update"]), fmt.Sprintf("%.1f µs", m["limit_off_valkey_us/update"]),
 		fmt.Sprintf("%.2f× (pairs' median; of the medians %s)", m["limit_valkey_us_ratio"], ratio(m["limit_on_valkey_us/update"], m["limit_off_valkey_us/update"])))
+	const chatter = 3000 // the group messages BenchmarkFlood's chatter part sends
+	t.add("a group's conversation: 3,000 plain messages from 30 members, none to the bot (privacy mode off), default config: dropped unrecorded / bytes they added to Valkey (the polling's own state aside) / Valkey CPU per message (INFO cpu, the poller's and idle loops' included) / replies",
+		fmt.Sprintf("%s / %s B / %.2f µs / %s", n(m["chatter_ignored"]), n(m["chatter_bytes"]), m["chatter_valkey_us/message"], n(m["chatter_replies"])),
+		"none: a check (goal: all 3,000 dropped, 0 B, 0 replies)",
+		verdict(m["chatter_ignored"] == chatter && m["chatter_bytes"] <= 0 && m["chatter_replies"] == 0))
 }

@@ -64,6 +64,7 @@ func floodMetrics() map[string]float64 {
 		"msg_bytes/delivered_1min": 0, "limit_on_updates/s": 54905, "limit_off_updates/s": 67776, "limit_on_valkey_us/update": 9.9,
 		"limit_off_valkey_us/update": 9.0, "path_on_updates/s": 6060, "path_off_updates/s": 5965, "path_on_valkey_us/update": 122.4,
 		"path_off_valkey_us/update": 115.9, "path_valkey_us_ratio": 0.99, "path_updates_ratio": 1.03, "limit_valkey_us_ratio": 1.16,
+		"chatter_ignored": 3000, "chatter_bytes": 0, "chatter_valkey_us/message": 3.0, "chatter_replies": 0,
 	}
 }
 
@@ -78,7 +79,8 @@ func TestFloodRowsJudgeTheirGoalsFromTheRun(t *testing.T) {
 		return tb.rows
 	}
 	ok := rows(floodMetrics())
-	require.Len(t, ok, 9)
+	require.Len(t, ok, 10)
+	require.Equal(t, "met", ok[9].ratio, ok[9].measure)
 	for _, r := range ok[:5] {
 		require.Equal(t, "met", r.ratio, r.measure)
 		require.True(t, strings.HasPrefix(r.baseline, "none: a check ("), r.baseline)
@@ -98,6 +100,9 @@ func TestFloodRowsJudgeTheirGoalsFromTheRun(t *testing.T) {
 		{"rest_bytes/chat", 201, 3},
 		{"rest_bytes/chat_1min", 201, 3},
 		{"msg_bytes/delivered_1min", 41, 4},
+		{"chatter_ignored", 2999, 9},
+		{"chatter_bytes", 1, 9},
+		{"chatter_replies", 1, 9},
 	} {
 		m := floodMetrics()
 		m[tc.metric] = tc.value

@@ -59,9 +59,18 @@ import (
 //     getUpdates batches of 100 (Inbox.Accept: the record and the
 //     enqueue), seven runs each: updates/s and Valkey CPU per recorded
 //     update.
+//   - chatter: a group where 30 members talk among themselves, 3,000 plain
+//     messages none addressed to the bot (as a bot with privacy mode off
+//     sees them), fetched by a default app at Telegram's limits: the
+//     updates dropped unrecorded, the bytes of the bot's keys they added
+//     (the polling's own state aside: offset, lease, heartbeat, and the
+//     senders' round-trip floors, written whatever the updates), the
+//     Valkey CPU per message (INFO cpu, from the first injection until
+//     every one is confirmed and counted) and the replies (notices
+//     included) to the group.
 //
 // Run: go test -run '^$' -bench '^BenchmarkFlood$' -benchtime 1x ./internal/app/
-// (CODEMOJEX_BENCH_FLOOD_PARTS=flood,rest,cost picks parts).
+// (CODEMOJEX_BENCH_FLOOD_PARTS=flood,rest,cost,chatter picks parts).
 func BenchmarkFlood(b *testing.B) {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -153,6 +162,21 @@ func BenchmarkFlood(b *testing.B) {
 				float64(after[p].keys-before[p].keys)/float64(chats), after[p].keys, after[p].bytes)
 		}
 		b.Logf("at rest, %s, by key pattern (growth over the empty bot):%s", what, sb.String())
+	}
+	// serverCPU is the server's CPU time so far, s (INFO cpu: used_cpu_user
+	// + used_cpu_sys).
+	serverCPU := func(c valkey.Client) float64 {
+		info, err := c.Do(ctx, c.B().Info().Section("cpu").Build()).ToString()
+		require.NoError(b, err)
+		var s float64
+		for _, l := range strings.Split(info, "\r\n") {
+			k, v, _ := strings.Cut(l, ":")
+			if k == "used_cpu_user" || k == "used_cpu_sys" {
+				f, _ := strconv.ParseFloat(v, 64)
+				s += f
+			}
+		}
+		return s
 	}
 	handledOK := func(a *App) float64 { return gatherCounter(b, a, "codemojex_updates_handled_total", "ok") }
 	droppedAll := func(a *App) float64 { return gatherCounter(b, a, "codemojex_flood_dropped_total", "") }
@@ -410,19 +434,7 @@ func BenchmarkFlood(b *testing.B) {
 		for i := range chats * per {
 			ups = append(ups, benchUpdate(int64(i+1), int64(100_000+i%chats), "🍎🍌🍇🍒"))
 		}
-		cpu := func() float64 {
-			info, err := c.Do(ctx, c.B().Info().Section("cpu").Build()).ToString()
-			require.NoError(b, err)
-			var s float64
-			for _, l := range strings.Split(info, "\r\n") {
-				k, v, _ := strings.Cut(l, ":")
-				if k == "used_cpu_user" || k == "used_cpu_sys" {
-					f, _ := strconv.ParseFloat(v, 64)
-					s += f
-				}
-			}
-			return s
-		}
+		cpu := func() float64 { return serverCPU(c) }
 		once := func(on bool) (rate, us float64) {
 			require.NoError(b, c.Do(ctx, c.B().Flushall().Build()).Error())
 			tag := valkeytest.Namespace(b)
@@ -463,6 +475,43 @@ func BenchmarkFlood(b *testing.B) {
 			b.Logf("limit cost, record of %d updates (batches of 100): on %.0f/s, %.1f µs Valkey CPU/update; off %.0f/s, %.1f µs (medians; runs on %.0f / off %.0f updates/s, on %.1f / off %.1f µs)",
 				len(ups), med(onRate), med(onUs), med(offRate), med(offUs), onRate, offRate, onUs, offUs)
 		}
+	}
+
+	// A group's conversation, none of it to the bot.
+	if part("chatter") {
+		emu := testkit.NewEmulator(b, tgemu.WithLimits(tgemu.DefaultLimits()))
+		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
+		keys := a.inbox.Keys()
+		polling := []string{keyPattern(keys.Offset()), keyPattern(keys.Lease()), keyPattern(keys.Polled()), keyPattern("{" + tag + "}:s:floor:1")}
+		spent := func() int64 {
+			var n int64
+			for p, g := range breakdown(c, tag) {
+				if !slices.Contains(polling, p) {
+					n += g.bytes
+				}
+			}
+			return n
+		}
+		ignored := func() float64 { return gatherCounter(b, a, "codemojex_updates_ignored_total", "") }
+		const group, members, total = int64(-100_777_001), 30, 3000
+		texts := []string{"hi all", "did you see the match?", "🍎🍌🍒🍇", "lol", "/nope", "/help@other_bot", "@someone look"}
+		before, cpu0, t0 := spent(), serverCPU(c), time.Now()
+		for i := range total {
+			from := models.User{ID: int64(777_100 + i%members), FirstName: "Member"}
+			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: group, From: from, Text: texts[i%len(texts)]})
+			require.NoError(b, err)
+		}
+		require.Eventually(b, func() bool { return len(emu.PendingUpdates()) == 0 && ignored() >= total }, wait, time.Millisecond)
+		cpu1, took := serverCPU(c), time.Since(t0)
+		after := spent()
+		replies := len(emu.Messages(group))
+		metric(ignored(), "chatter_ignored")
+		metric(float64(after-before), "chatter_bytes")
+		metric((cpu1-cpu0)*1e6/total, "chatter_valkey_us/message")
+		metric(float64(replies), "chatter_replies")
+		b.Logf("chatter: %d group messages, none to the bot, confirmed in %v: %v dropped unrecorded, %+d bytes (the polling's state aside), %.2f µs Valkey CPU/message, %d replies",
+			total, took.Round(time.Millisecond), ignored(), after-before, (cpu1-cpu0)*1e6/total, replies)
+		stop()
 	}
 
 	for b.Loop() {
