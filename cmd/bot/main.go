@@ -10,7 +10,10 @@
 // visible in the container's status (with restart: unless-stopped the
 // restarts back off by themselves). SIGINT/SIGTERM stop it gracefully.
 // main loads the configuration and runs the process (internal/process):
-// its services start in order and stop in the reverse order.
+// its services start in order and stop in the reverse order. Besides, it
+// takes `healthcheck` (a probe of its own /healthz, for a container image
+// without curl: exit 0 healthy, 1 unhealthy, 2 usage), --version and
+// --help.
 package main
 
 import (
@@ -19,12 +22,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/codemojex/codemojex/internal/app"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/process"
+	"github.com/codemojex/codemojex/internal/version"
 )
 
 // Exit codes.
@@ -36,11 +41,17 @@ const (
 
 func main() { os.Exit(run(os.Args[1:])) }
 
-// usage is what -h/--help prints: the bot takes no arguments, only its
-// environment.
+// usage is what -h/--help prints: the bot is configured by its
+// environment; its only arguments are these.
 const usage = `codemojex: the codemojex Telegram bot.
 
-Usage: codemojex        (no arguments: it is configured by its environment)
+Usage:
+  codemojex                        run the bot (configured by its environment)
+  codemojex healthcheck [-timeout 3s]
+                                   GET this bot's /healthz (on HTTP_ADDR): exit 0 when
+                                   it answers 200, 1 when not, 2 on a usage error
+  codemojex --version              print the version and exit
+  codemojex --help                 print this and exit
 
 It reads its configuration from environment variables, with a .env file in
 the working directory loaded first (set variables win): TELEGRAM_BOT_TOKEN is
@@ -50,13 +61,23 @@ Configuration section and in .env.example. A bad value exits 2 naming the
 variable. SIGINT/SIGTERM stop it gracefully.
 `
 
+// run runs the command line args (without the program name) and returns
+// the exit code.
 func run(args []string) int {
 	if len(args) > 0 {
-		if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
+		switch args[0] {
+		case "-h", "--help", "-help", "help":
 			fmt.Print(usage)
 			return exitOK
+		case "--version", "-version", "version":
+			if len(args) == 1 {
+				fmt.Println(version.Line())
+				return exitOK
+			}
+		case "healthcheck":
+			return healthcheck(args[1:], os.Stdout, os.Stderr)
 		}
-		fmt.Fprintf(os.Stderr, "codemojex: unexpected argument %q: it takes none (configure it by its environment; codemojex --help)\n", args[0])
+		fmt.Fprintf(os.Stderr, "codemojex: unexpected argument %q: it takes none but healthcheck, --version and --help (configure it by its environment; codemojex --help)\n", strings.Join(args, " "))
 		return exitConfig
 	}
 	cfg, err := config.Load(".env")

@@ -146,10 +146,12 @@ func TestBinaryServesTheConsoleOnConsoleAddr(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "the console is not on HTTP_ADDR")
 }
 
-// The bot takes no arguments: -h/--help prints the usage and exits 0
-// without reading the configuration (nor starting anything); any other
-// argument exits 2 (it used to be ignored, so `codemojex --help` with a
-// valid environment started the bot).
+// The bot takes no arguments but these: -h/--help prints the usage and
+// exits 0 without reading the configuration (nor starting anything), so
+// does --version with the version; healthcheck refuses a bad argument with
+// 2 before probing anything (its probes: TestHealthcheckExitCodes); any
+// other argument exits 2 (it used to be ignored, so `codemojex --help`
+// with a valid environment started the bot).
 func TestArgumentsAreHelpOrRefused(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -157,7 +159,12 @@ func TestArgumentsAreHelpOrRefused(t *testing.T) {
 	}{
 		{[]string{"--help"}, exitOK},
 		{[]string{"-h"}, exitOK},
-		{[]string{"--version"}, exitConfig},
+		{[]string{"--version"}, exitOK},
+		{[]string{"version"}, exitOK},
+		{[]string{"--version", "now"}, exitConfig},
+		{[]string{"healthcheck", "now"}, exitConfig},
+		{[]string{"healthcheck", "-bogus"}, exitConfig},
+		{[]string{"healthcheck", "-timeout", "-1s"}, exitConfig},
 		{[]string{"start"}, exitConfig},
 	} {
 		require.Equal(t, tc.want, run(tc.args), "%v", tc.args)

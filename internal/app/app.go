@@ -31,6 +31,7 @@ import (
 	"github.com/codemojex/codemojex/internal/lifecycle"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
+	"github.com/codemojex/codemojex/internal/version"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/redact"
@@ -258,7 +259,7 @@ func (a *App) Run(ctx context.Context) error { return a.RunWith(ctx) }
 // intake.ErrTokenRejected for one).
 func (a *App) RunWith(ctx context.Context, extra ...lifecycle.Service) error {
 	defer a.Close()
-	a.log.Info("codemojex starting", slog.String("role", a.cfg.Role), slog.Int("workers", a.cfg.Workers),
+	a.log.Info("codemojex starting", slog.String("version", version.String()), slog.String("role", a.cfg.Role), slog.Int("workers", a.cfg.Workers),
 		slog.Int("handlers", a.cfg.HandlerCount()), slog.Bool("webhook", a.cfg.Webhook()), slog.String("api", config.RedactURL(a.cfg.APIURL)))
 	if a.cfg.Role == config.RolePoller {
 		a.log.Warn("BOT_ROLE=poller only records updates, it handles none: run a process with BOT_ROLE=handler or all " +

@@ -57,14 +57,37 @@ func (e *Error) Error() string { return e.Var + ": " + e.Want }
 // *DotenvError when the .env file cannot be read or parsed. No error text
 // carries the bot token.
 func Load(dotenv string) (Config, error) {
-	if dotenv != "" {
-		if _, err := os.Stat(dotenv); err == nil {
-			if err := loadDotenv(dotenv); err != nil {
-				return Config{}, err
-			}
-		}
+	if err := loadDotenvIfAny(dotenv); err != nil {
+		return Config{}, err
 	}
 	return FromEnv(os.Environ())
+}
+
+// LoadHTTP reads HTTP_ADDR as Load does (the .env file at dotenv first,
+// set variables winning; its default :8080) and validates it, reading and
+// checking no other variable: the address `codemojex healthcheck` probes.
+// Errors: *DotenvError, *Error (HTTP_ADDR).
+func LoadHTTP(dotenv string) (HTTP, error) {
+	if err := loadDotenvIfAny(dotenv); err != nil {
+		return HTTP{}, err
+	}
+	var h HTTP
+	if err := env.Parse(&h); err != nil {
+		return HTTP{}, translate(err)
+	}
+	return h, h.Validate()
+}
+
+// loadDotenvIfAny loads the .env file at dotenv (loadDotenv) when it
+// exists; "" skips it.
+func loadDotenvIfAny(dotenv string) error {
+	if dotenv == "" {
+		return nil
+	}
+	if _, err := os.Stat(dotenv); err != nil {
+		return nil
+	}
+	return loadDotenv(dotenv)
 }
 
 // FromEnv parses and validates the given environment ("KEY=value" strings).

@@ -190,13 +190,14 @@ func ModuleRoot(t testing.TB) string {
 }
 
 // BuildBot builds cmd/bot into a temporary directory (with -race when the
-// tests run with it) and returns the binary's path.
-func BuildBot(t testing.TB) string {
+// tests run with it, and flags, e.g. "-ldflags", "-X ...") and returns the
+// binary's path.
+func BuildBot(t testing.TB, flags ...string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command is needed to build ./cmd/bot")
 	bin := filepath.Join(t.TempDir(), "bot")
-	args := []string{"build", "-o", bin}
+	args := append([]string{"build", "-o", bin}, flags...)
 	if RaceEnabled {
 		args = append(args, "-race")
 	}
@@ -302,16 +303,30 @@ func (p *Proc) ExitErr() error {
 // the test when the bot keeps running for 30 s or exits with code 0.
 func RunBot(t testing.TB, bin, dir string, env []string) (code int, stderr string) {
 	t.Helper()
+	code, _, stderr = RunBinary(t, bin, dir, env)
+	require.NotZero(t, code, "the bot exited 0:\n%s", stderr)
+	return code, stderr
+}
+
+// RunBinary runs bin with args in dir with exactly env (PATH is added)
+// until it exits, and returns its exit code, standard output and standard
+// error. It fails the test when bin keeps running for 30 s or cannot be
+// started.
+func RunBinary(t testing.TB, bin, dir string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	var errOut strings.Builder
-	cmd.Stderr = &errOut
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
-	require.NoError(t, ctx.Err(), "the bot kept running:\n%s", errOut.String())
+	require.NoError(t, ctx.Err(), "%s %v kept running:\n%s", filepath.Base(bin), args, errOut.String())
+	if err == nil {
+		return 0, out.String(), errOut.String()
+	}
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "exit error, got %v", err)
-	return ee.ExitCode(), errOut.String()
+	return ee.ExitCode(), out.String(), errOut.String()
 }
