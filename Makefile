@@ -62,8 +62,10 @@ console-screenshots:
 	./scripts/ensure-chromium.sh
 	CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsoleInABrowser$$' ./internal/console/
 
+## build: bin/codemojex, a static binary stamped with VERSION (codemojex --version; default: git describe)
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/codemojex ./cmd/bot
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X github.com/codemojex/codemojex/internal/version.stamped=$(VERSION)" -o bin/codemojex ./cmd/bot
 
 clean:
 	rm -rf bin

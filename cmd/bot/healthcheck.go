@@ -27,7 +27,7 @@ const defaultProbeTimeout = 3 * time.Second
 // exits exitOK when it answers 200, exitFail otherwise (another status,
 // no answer within the timeout, no server), exitConfig on a bad argument
 // or an HTTP_ADDR it cannot probe (bad, or port 0). A container image
-// without curl (distroless) probes itself so. It prints one line: the
+// without a shell or curl (the Dockerfile's is FROM scratch) probes itself so. It prints one line: the
 // answer's first line, or why there is none.
 func healthcheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("codemojex healthcheck", flag.ContinueOnError)
