@@ -20,7 +20,7 @@ type Item struct {
 // EnqueueResult says what one Enqueue call did with its items. On success
 // (or ErrLaneFull) every item is counted exactly once:
 //
-//	Added + Duplicates + Refused + Full + Coalesced + Deduped == len(items)
+//	Added + Duplicates + Refused + Full + Coalesced + Deduped + Moved == len(items)
 type EnqueueResult struct {
 	// Added items became new jobs (their id joined their lane).
 	Added int
@@ -37,6 +37,10 @@ type EnqueueResult struct {
 	// of the pending job last enqueued under the name (IDs[0] is that
 	// job's id, not the item's).
 	Coalesced int
+	// Moved is len(items) when, with AtCursor, the cursor did not hold its
+	// expected value: nothing was enqueued and nothing written (another
+	// producer took the step).
+	Moved int
 	// Deduped is len(items) when, with Dedupe, the dedupe key existed:
 	// nothing was enqueued and IDs are the ids stored under the key by the
 	// call that set it.
@@ -48,8 +52,8 @@ type EnqueueResult struct {
 	IDs []JobID
 }
 
-// EnqueueOption is one option of an Enqueue call: Dedupe, Coalesce or
-// Unless. Each sets its part of the call's configuration, which Enqueue
+// EnqueueOption is one option of an Enqueue call: Dedupe, Coalesce,
+// Unless or AtCursor. Each sets its part of the call's configuration, which Enqueue
 // checks as a whole before anything is written. Of one option given twice,
 // the last wins.
 type EnqueueOption func(*enqueueConfig)
@@ -66,6 +70,48 @@ type enqueueConfig struct {
 	coalesceTTL time.Duration
 	stop        string // the stop key; "" for none (Unless("") is refused)
 	unless      bool
+	cursor      *Cursor
+}
+
+// Cursor is one step of a producer that walks something in order (a
+// broadcast over its audience, a few hundred chats a step): see AtCursor.
+// Key and Track are full key names under the store's hash tag.
+type Cursor struct {
+	// Key is the hash holding the cursor; Field the cursor's field in it.
+	Key, Field string
+	// From is the value Field must hold for the step to run ("" = the
+	// field is absent: the first step); To the value the step sets.
+	From, To string
+	// Count, when not "", is the field of Key that the number of jobs
+	// added is added to (HINCRBY).
+	Count string
+	// Incr are further HINCRBYs on Key made with the step (field ->
+	// amount), e.g. what the step skipped.
+	Incr map[string]int64
+	// Track, when not "", is a sorted set every added job id joins
+	// (score 0, so in mint order), given Key's TTL when Key has one: the
+	// ids a producer may later cancel (Store.Cancel).
+	Track string
+}
+
+// MaxCursorItems is the most items one Enqueue call with AtCursor takes
+// (one script call: the step is atomic).
+const MaxCursorItems = batchChunk
+
+// AtCursor makes the call one atomic step of a producer: the items are
+// enqueued only while field c.Field of hash c.Key holds c.From, and in the
+// same call the field is set to c.To, the jobs added are counted into
+// c.Count, c.Incr applied and the added ids put in c.Track. A step whose
+// cursor moved on (another producer, or a run before a crash, took it)
+// writes nothing: EnqueueResult.Moved. So a producer that reads its
+// cursor, builds the step's items and enqueues them with AtCursor enqueues
+// each step once however often it crashes or races another. The call
+// takes 0..MaxCursorItems items (0: a step that only moves the cursor); a
+// lane of the queue at its QueueConfig.MaxDepth refuses the whole step
+// (EnqueueResult.Full, ErrLaneFull; the cursor stays). It combines with
+// Unless (checked first); not with Dedupe or Coalesce.
+func AtCursor(c Cursor) EnqueueOption {
+	return func(cfg *enqueueConfig) { cfg.cursor = &c }
 }
 
 // Dedupe makes the call idempotent under key, for a caller that may run
@@ -170,10 +216,14 @@ func (s *Store) Enqueue(ctx context.Context, queue string, items []Item, opts ..
 	switch {
 	case cfg.coalesce:
 		return s.enqueueCoalesce(ctx, queue, cfg, items[0])
-	case cfg.dedupe:
+	case cfg.dedupe, cfg.cursor != nil:
 		res, err = s.enqueueDedupe(ctx, queue, cfg, items)
 	default:
 		res, err = s.enqueueChunks(ctx, queue, cfg, items)
+	}
+	if res.Moved < 0 { // enqueueDedupe's mark: the cursor moved on
+		res.Moved = len(items)
+		return res, fmt.Errorf("%w: %s field %s no longer %q", ErrCursorMoved, cfg.cursor.Key, cfg.cursor.Field, cfg.cursor.From)
 	}
 	if err == nil && res.Full > 0 {
 		err = fmt.Errorf("%w: queue %q: %d of %d items refused (at most %d pending per lane)", ErrLaneFull, queue, res.Full, len(items), s.queueConfig(queue).MaxDepth)
@@ -198,6 +248,11 @@ func (s *core) validEnqueue(queue string, items []Item, cfg enqueueConfig) error
 		}
 		if len(items) == 0 || len(items) > MaxDedupeItems {
 			return fmt.Errorf("%w: enqueue with dedupe: %d items: want 1..%d", ErrInvalid, len(items), MaxDedupeItems)
+		}
+	}
+	if cfg.cursor != nil {
+		if err := s.validCursor(cfg, len(items)); err != nil {
+			return err
 		}
 	}
 	if cfg.coalesce {
@@ -265,8 +320,31 @@ func (s *core) validTagged(what, key string) error {
 	return nil
 }
 
-// enqueueDedupe is one atomic enqueue.lua call with the dedupe key (and the
-// stop key, when given).
+// validCursor checks an AtCursor option of a call of n items.
+func (s *core) validCursor(cfg enqueueConfig, n int) error {
+	c := cfg.cursor
+	if cfg.dedupe || cfg.coalesce {
+		return fmt.Errorf("%w: enqueue: AtCursor combines only with Unless", ErrInvalid)
+	}
+	if err := s.validTagged("cursor key", c.Key); err != nil {
+		return err
+	}
+	if c.Track != "" {
+		if err := s.validTagged("track key", c.Track); err != nil {
+			return err
+		}
+	}
+	if c.Field == "" || c.To == c.From {
+		return fmt.Errorf("%w: cursor field %q from %q to %q: want a field and a new value", ErrInvalid, c.Field, c.From, c.To)
+	}
+	if n > MaxCursorItems {
+		return fmt.Errorf("%w: enqueue at a cursor: %d items: want 0..%d", ErrInvalid, n, MaxCursorItems)
+	}
+	return nil
+}
+
+// enqueueDedupe is one atomic enqueue.lua call with the dedupe key or the
+// cursor (and the stop key, when given).
 func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConfig, items []Item) (EnqueueResult, error) {
 	c := s.enqueueCall(queue, cfg, items)
 	v, err := s.scripts.enqueue.Exec(ctx, s.c, c.keys, c.args).ToArray()
@@ -281,6 +359,8 @@ func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConf
 		return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: malformed reply: %w", err)
 	}
 	switch code {
+	case -4:
+		return EnqueueResult{Moved: -1}, nil
 	case -2:
 		return EnqueueResult{Refused: len(items)}, nil
 	case -3:
@@ -300,9 +380,15 @@ func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConf
 	if err != nil {
 		return EnqueueResult{}, fmt.Errorf("lanes: enqueue with dedupe: malformed reply: %w", err)
 	}
-	res := EnqueueResult{Added: int(code), Duplicates: int(dups), IDs: make([]JobID, len(items))}
-	for i, it := range items {
-		res.IDs[i] = it.ID
+	res := EnqueueResult{Added: int(code), Duplicates: int(dups)}
+	if full, err := v[2].AsInt64(); err == nil {
+		res.Full = int(full)
+	}
+	if cfg.dedupe {
+		res.IDs = make([]JobID, len(items))
+		for i, it := range items {
+			res.IDs[i] = it.ID
+		}
 	}
 	return res, nil
 }
@@ -310,7 +396,8 @@ func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConf
 // enqueueCall is one enqueue.lua call for items (at most batchChunk), with
 // the dedupe and stop keys of cfg (KEYS[2], KEYS[3] in that order, each
 // only when set; ARGV[7] is the dedupe ttl, "0" without one; ARGV[8] the
-// queue's MaxDepth, "0" for none).
+// queue's MaxDepth, "0" for none), then the cursor's keys and ARGV[9..]
+// (see enqueue.lua).
 func (s *core) enqueueCall(queue string, cfg enqueueConfig, items []Item) valkeyExec {
 	keys, args := s.header(queue, 1+3*len(items))
 	var ttl time.Duration
@@ -322,6 +409,19 @@ func (s *core) enqueueCall(queue string, cfg enqueueConfig, items []Item) valkey
 		keys = append(keys, cfg.stop)
 	}
 	args = append(args, ms(ttl), strconv.Itoa(s.queueConfig(queue).MaxDepth))
+	if c := cfg.cursor; c != nil {
+		keys = append(keys, c.Key)
+		tracked := "0"
+		if c.Track != "" {
+			keys, tracked = append(keys, c.Track), "1"
+		}
+		args = append(args, "1", c.Field, c.From, c.To, c.Count, tracked, strconv.Itoa(len(c.Incr)))
+		for f, n := range c.Incr {
+			args = append(args, f, strconv.FormatInt(n, 10))
+		}
+	} else {
+		args = append(args, "0")
+	}
 	for _, it := range items {
 		args = append(args, it.Group, string(it.ID), string(it.Payload))
 	}

@@ -324,3 +324,84 @@ func TestEnqueueRefusesOptionsThatDoNotCombine(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lanes.EnqueueResult{Added: 1}, r, "a nil option is ignored")
 }
+
+// Enqueue with AtCursor is one atomic producer step: it enqueues only while
+// the cursor holds its expected value and, in the same call, moves the
+// cursor, counts the jobs added, applies the extra increments and tracks
+// the added ids; a step repeated (a crash before the producer saw the
+// answer, or a second producer) writes nothing and returns ErrCursorMoved;
+// a step of no item still moves the cursor; the stop key (Unless) is
+// checked first; a lane at its MaxDepth refuses the whole step and the
+// cursor stays.
+func TestEnqueueAtCursorTakesEachStepOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t, lanes.WithQueue("q", lanes.QueueConfig{Ordered: true, MaxDepth: 3}))
+	c := s.Client()
+	m := lanes.NewMinter()
+	tag := "{" + s.Tag() + "}:test:"
+	rec, track, stop := tag+"rec", tag+"out", tag+"stop"
+	require.NoError(t, c.Do(ctx, c.B().Hset().Key(rec).FieldValue().FieldValue("t", "9").Build()).Error())
+	require.NoError(t, c.Do(ctx, c.B().Pexpire().Key(rec).Milliseconds(60_000).Build()).Error())
+	step := func(from, to string, groups ...string) []lanes.Item {
+		out := make([]lanes.Item, len(groups))
+		for i, g := range groups {
+			out[i] = lanes.Item{Group: g, ID: m.New(), Payload: []byte(from)}
+		}
+		return out
+	}
+	at := func(from, to string) lanes.EnqueueOption {
+		return lanes.AtCursor(lanes.Cursor{Key: rec, Field: "cur", From: from, To: to, Count: "q", Incr: map[string]int64{"sk": 2}, Track: track})
+	}
+	first := step("", "b1", "a", "b")
+	r, err := s.Enqueue(ctx, "q", first, at("", "b1"), lanes.Unless(stop))
+	require.NoError(t, err)
+	require.Equal(t, 2, r.Added)
+
+	// The same step again (new ids, as a producer re-reading its audience
+	// would mint): nothing written.
+	r, err = s.Enqueue(ctx, "q", step("", "b1", "a", "b"), at("", "b1"))
+	require.ErrorIs(t, err, lanes.ErrCursorMoved)
+	require.Equal(t, 2, r.Moved)
+
+	// A step of no item moves the cursor.
+	_, err = s.Enqueue(ctx, "q", nil, at("b1", "b2"))
+	require.NoError(t, err)
+
+	// A lane at its MaxDepth (3) refuses the whole step; the cursor stays.
+	for i := 0; i < 2; i++ {
+		_, err = s.Enqueue(ctx, "q", step("x", "", "a"))
+		require.NoError(t, err)
+	}
+	r, err = s.Enqueue(ctx, "q", step("b2", "b3", "a", "c"), at("b2", "b3"))
+	require.ErrorIs(t, err, lanes.ErrLaneFull)
+	require.Equal(t, 2, r.Full)
+
+	// Once the stop key exists nothing is enqueued and the cursor stays.
+	require.NoError(t, c.Do(ctx, c.B().Set().Key(stop).Value("1").Build()).Error())
+	r, err = s.Enqueue(ctx, "q", step("b2", "b3", "c"), at("b2", "b3"), lanes.Unless(stop))
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Refused)
+
+	h, err := c.Do(ctx, c.B().Hgetall().Key(rec).Build()).AsStrMap()
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"t": "9", "cur": "b2", "q": "2", "sk": "4"}, h)
+	ids, err := c.Do(ctx, c.B().Zrange().Key(track).Min("0").Max("-1").Build()).AsStrSlice()
+	require.NoError(t, err)
+	require.Equal(t, []string{string(first[0].ID), string(first[1].ID)}, ids)
+	ttl, err := c.Do(ctx, c.B().Pttl().Key(track).Build()).AsInt64()
+	require.NoError(t, err)
+	require.Positive(t, ttl, "the track set takes the cursor hash's TTL")
+
+	for _, bad := range []lanes.Cursor{
+		{Key: "nottagged", Field: "cur", To: "x"},
+		{Key: rec, Field: "", To: "x"},
+		{Key: rec, Field: "cur", From: "x", To: "x"},
+		{Key: rec, Field: "cur", To: "y", Track: "nottagged"},
+	} {
+		_, err = s.Enqueue(ctx, "q", nil, lanes.AtCursor(bad))
+		require.ErrorIs(t, err, lanes.ErrInvalid, "%+v", bad)
+	}
+	_, err = s.Enqueue(ctx, "q", step("", "", "a"), at("b2", "b3"), lanes.Dedupe(tag+"once", time.Minute))
+	require.ErrorIs(t, err, lanes.ErrInvalid, "AtCursor does not combine with Dedupe")
+}

@@ -16,4 +16,9 @@ var (
 	// its queue's QueueConfig.MaxDepth pending jobs: that item was not
 	// enqueued (EnqueueResult.Full counts them); items on other lanes were.
 	ErrLaneFull = errors.New("lanes: lane full")
+	// ErrCursorMoved is returned (wrapped) by Enqueue with AtCursor when the
+	// cursor did not hold the step's expected value: another producer (or
+	// an earlier run) took the step; nothing was written
+	// (EnqueueResult.Moved counts the items).
+	ErrCursorMoved = errors.New("lanes: cursor moved")
 )

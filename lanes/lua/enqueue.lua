@@ -14,30 +14,62 @@
 --          unbounded): a new job whose lane holds that many pending jobs is
 --          refused (counted as full); with an idempotency key a call that
 --          would put any lane over it refuses every job and sets no key
--- ARGV[9..] triples: group, job id, payload
+-- KEYS[next] optional cursor hash, then optional track sorted set (the
+--          AtCursor option; under the store's tag), after the stop key if
+--          any, present when ARGV[9] is "1"
+-- ARGV[9]  "1" with a cursor, else "0"; with one, ARGV[10..15]: the cursor
+--          field, the value it must hold ("" = absent), the value it is set
+--          to, the field of the cursor hash that counts the jobs added (""
+--          for none), "1" when a track set follows the cursor hash in KEYS,
+--          and the count N of extra increments; then N pairs field, amount
+--          (HINCRBY on the cursor hash); then the triples
+-- ARGV[F..] triples: group, job id, payload (F = 10 without a cursor)
 -- Each job is written once: its hash "{tag}:q:<queue>:job:<id>" holds the
 -- lane (g) and payload (p) (attempts "a" and claim count "c" are absent
 -- until they leave 0); its lane
 -- "{tag}:q:<queue>:lane:<group>" gets ZADD 0 <id>, so the lane is FIFO by id.
 -- A job id that exists already is left as it is (no duplicate); of an id
 -- repeated within one call, the first job is the one written.
+-- With a cursor, the jobs are enqueued only while the cursor field holds
+-- its expected value, and in the same call the field is set to its next
+-- value, the added jobs counted, the extra increments applied and the added
+-- ids put in the track set (score 0; given the cursor hash's TTL when it
+-- has one): one step of a producer that walks something in order (a
+-- broadcast over its audience) happens exactly once, even with no job.
 -- Returns {added, duplicates, full}, or {-1, ids, 0} for an idempotency key
--- that exists, {-2, 0, 0} for a stop key that exists, or {-3, 0, 0} for a
--- call with an idempotency key that a full lane refused.
+-- that exists, {-2, 0, 0} for a stop key that exists, {-3, 0, 0} for a
+-- call with an idempotency key or a cursor that a full lane refused, or
+-- {-4, 0, 0} for a cursor that does not hold its expected value.
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
-local once, stop
-if ARGV[7] ~= '0' then once, stop = KEYS[2], KEYS[3] else stop = KEYS[2] end
+local once, stop, cur, track, cargs
+local nk = 2
+if ARGV[7] ~= '0' then once = KEYS[nk]; nk = nk + 1 end
+local F = 10
+if ARGV[9] == '1' then
+  local tracked = ARGV[14] == '1'
+  -- KEYS after the idempotency key: [stop,] cursor[, track].
+  if #KEYS - nk + 1 == (tracked and 3 or 2) then stop = KEYS[nk]; nk = nk + 1 end
+  cur = KEYS[nk]
+  if tracked then track = KEYS[nk + 1] end
+  local extra = tonumber(ARGV[15])
+  cargs = {field = ARGV[10], from = ARGV[11], to = ARGV[12], count = ARGV[13], first = 16, n = extra}
+  F = 16 + 2 * extra
+else
+  stop = KEYS[nk]
+end
 if stop and redis.call('EXISTS', stop) == 1 then return {-2, 0, 0} end
+if cur and (redis.call('HGET', cur, cargs.field) or '') ~= cargs.from then return {-4, 0, 0} end
 if once then
   local prev = redis.call('GET', once)
   if prev then return {-1, prev, 0} end
 end
 local depth = tonumber(ARGV[8])
-if depth > 0 and once then
-  -- Atomic with its key: every lane must take all of the call's jobs.
+if depth > 0 and (once or cur) then
+  -- Atomic with its key or cursor: every lane must take all of the
+  -- call's jobs.
   local want = {}
-  for i = 9, #ARGV, 3 do want[ARGV[i]] = (want[ARGV[i]] or 0) + 1 end
+  for i = F, #ARGV, 3 do want[ARGV[i]] = (want[ARGV[i]] or 0) + 1 end
   for g, n in pairs(want) do
     if redis.call('ZCARD', q.p .. 'lane:' .. g) + n > depth then return {-3, 0, 0} end
   end
@@ -55,12 +87,12 @@ local added, dups, full, joined = 0, 0, 0, 0
 local touched, order = {}, {}
 local call, jp, lp = redis.call, q.p .. 'job:', q.p .. 'lane:'
 local jks = {}
-for i = 10, #ARGV, 3 do jks[#jks + 1] = jp .. ARGV[i] end
+for i = F + 1, #ARGV, 3 do jks[#jks + 1] = jp .. ARGV[i] end
 -- The caller sends at most a few thousand jobs per call (unpack's limit).
 local check = #jks > 0 and call('EXISTS', unpack(jks)) > 0
 -- first_of(id, i): the ARGV index of the first job with id before index i
 -- (built only when a call repeats an id).
-local first, upto = nil, 6
+local first, upto = nil, F - 3
 local function first_of(id, i)
   first = first or {}
   for j = upto + 3, i - 3, 3 do
@@ -70,7 +102,7 @@ local function first_of(id, i)
   return first[id]
 end
 local n = 0
-for i = 9, #ARGV, 3 do
+for i = F, #ARGV, 3 do
   n = n + 1
   local g, id, jk = ARGV[i], ARGV[i + 1], jks[n]
   local new
@@ -93,6 +125,7 @@ for i = 9, #ARGV, 3 do
   end
   if new then
     call('ZADD', lp .. g, '0', id) -- a string score: no number formatting
+    if track then call('ZADD', track, '0', id) end
     added = added + 1
     if not touched[g] then
       touched[g] = true
@@ -140,8 +173,19 @@ if #order > 0 then
 end
 if once then
   local ids = {}
-  for i = 9, #ARGV, 3 do ids[#ids + 1] = ARGV[i + 1] end
+  for i = F, #ARGV, 3 do ids[#ids + 1] = ARGV[i + 1] end
   redis.call('SET', once, table.concat(ids, ','), 'PX', ARGV[7])
+end
+if cur then
+  redis.call('HSET', cur, cargs.field, cargs.to)
+  if cargs.count ~= '' and added > 0 then redis.call('HINCRBY', cur, cargs.count, added) end
+  for i = cargs.first, cargs.first + 2 * cargs.n - 1, 2 do
+    redis.call('HINCRBY', cur, ARGV[i], ARGV[i + 1])
+  end
+  if track and added > 0 then
+    local ttl = redis.call('PTTL', cur)
+    if ttl > 0 then redis.call('PEXPIRE', track, ttl) end
+  end
 end
 wake(S, joined)
 return {added, dups, full}
