@@ -20,20 +20,45 @@ const waitingChunk = 1000
 // not atomic: a job claimed between the two reads is reported waiting.
 // Errors: ErrInvalid for a bad queue or a malformed id; the server's error.
 func (in *Inspector) Waiting(ctx context.Context, queue string, ids []JobID) ([]string, error) {
-	if err := validQueueAndIDs(queue, ids); err != nil {
+	jobs, err := in.WaitingJobs(ctx, queue, ids)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]string, len(ids))
+	for i, j := range jobs {
+		out[i] = j.Group
+	}
+	return out, nil
+}
+
+// WaitingJobs is Waiting with the jobs' payloads: for each of ids, the
+// job as an Item (its group, id and payload) when it is waiting on its lane
+// of queue, and an Item with only the id when it is not (see Waiting). A
+// caller that moves jobs to another queue enqueues those Items there as
+// they are. Errors: as Waiting.
+func (in *Inspector) WaitingJobs(ctx context.Context, queue string, ids []JobID) ([]Item, error) {
+	if err := validQueueAndIDs(queue, ids); err != nil {
+		return nil, err
+	}
+	out := make([]Item, len(ids))
+	for i, id := range ids {
+		out[i].ID = id
+	}
 	for start := 0; start < len(ids); start += waitingChunk {
 		part := ids[start:min(start+waitingChunk, len(ids))]
 		cmds := make([]valkey.Completed, len(part))
 		for i, id := range part {
-			cmds[i] = in.c.B().Hget().Key(in.keys.job(queue, id)).Field("g").Build()
+			cmds[i] = in.c.B().Hmget().Key(in.keys.job(queue, id)).Field("g", "p").Build()
 		}
 		groups := make([]string, len(part))
+		payloads := make([]string, len(part))
 		var check []int
 		for i, r := range in.c.DoMulti(ctx, cmds...) {
-			g, err := r.ToString()
+			v, err := r.ToArray()
+			if err != nil {
+				return nil, fmt.Errorf("lanes: waiting: %w", err)
+			}
+			g, err := v[0].ToString()
 			if isNil(err) {
 				continue
 			}
@@ -41,6 +66,7 @@ func (in *Inspector) Waiting(ctx context.Context, queue string, ids []JobID) ([]
 				return nil, fmt.Errorf("lanes: waiting: %w", err)
 			}
 			groups[i] = g
+			payloads[i], _ = v[1].ToString()
 			check = append(check, i)
 		}
 		if len(check) == 0 {
@@ -58,7 +84,8 @@ func (in *Inspector) Waiting(ctx context.Context, queue string, ids []JobID) ([]
 			if err != nil {
 				return nil, fmt.Errorf("lanes: waiting: %w", err)
 			}
-			out[start+check[k]] = groups[check[k]]
+			out[start+check[k]].Group = groups[check[k]]
+			out[start+check[k]].Payload = []byte(payloads[check[k]])
 		}
 	}
 	return out, nil

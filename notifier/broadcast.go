@@ -125,13 +125,14 @@ func (n *Notifier) resolveAudience(ctx context.Context, ids []int64) (audience, 
 
 // startProgress creates broadcast bc's progress hash ({T}:n:bc:<bc>, for
 // Config.ProgressTTL) with total copies planned and skipped copies counted
-// as failed "inactive" (both copies: chats × parts). With msg.Key it records
+// as failed "inactive" (both copies: chats × parts), and the extra field/value
+// pairs (a lazy broadcast's record). With msg.Key it records
 // the key in the same atomic call (lua/start.lua) and returns the id of the
 // broadcast that recorded it first, or "" when bc is that one. Errors: the
 // server's, wrapped.
-func (n *Notifier) startProgress(ctx context.Context, bc string, msg Message, total, skipped int) (string, error) {
+func (n *Notifier) startProgress(ctx context.Context, bc string, msg Message, total, skipped int, extra ...string) (string, error) {
 	key, ttl := n.keys.progress(bc), n.cfg.ProgressTTL
-	fields := []string{fieldTotal, strconv.Itoa(total), fieldQueued, "0", fieldSent, "0"}
+	fields := append([]string{fieldTotal, strconv.Itoa(total), fieldQueued, "0", fieldSent, "0"}, extra...)
 	if skipped > 0 {
 		fields = append(fields, fieldFailed+reasonSkip, strconv.Itoa(skipped))
 	}
@@ -252,12 +253,46 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 			break
 		}
 	}
+	// A lazy broadcast's window (its copies made since the stop key was
+	// set are none: each step checks it).
+	if err := n.cancelOut(ctx, id, tally); err != nil {
+		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+	}
 	// A stop ends a halted paid part too: the paid queue runs again for
 	// the next paid broadcast.
 	if err := n.clearHalt(ctx, id); err != nil {
 		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 	}
 	return n.Progress(ctx, id)
+}
+
+// cancelOut cancels the copies of lazy broadcast id still waiting (its
+// window, {T}:n:bc:<id>:out, on the paid and the notify queue), counting
+// them in tally, and takes it off the broadcasts to fill. Copies in flight
+// are left to settle. Errors: the store's.
+func (n *Notifier) cancelOut(ctx context.Context, id string, tally lanes.Tally) error {
+	for {
+		raw, err := n.c.Do(ctx, n.c.B().Zrange().Key(n.keys.out(id)).Min("0").Max(strconv.Itoa(recordedChunk-1)).Build()).AsStrSlice()
+		if err != nil {
+			return err
+		}
+		if len(raw) == 0 {
+			break
+		}
+		ids := make([]lanes.JobID, len(raw))
+		for i, s := range raw {
+			ids[i] = lanes.JobID(s)
+		}
+		for _, q := range []string{tgjob.QueuePaid, tgjob.QueueNotify} {
+			if _, err := n.store.Cancel(ctx, q, ids, tally); err != nil {
+				return err
+			}
+		}
+		if err := n.c.Do(ctx, n.c.B().Zrem().Key(n.keys.out(id)).Member(raw...).Build()).Error(); err != nil {
+			return err
+		}
+	}
+	return n.c.Do(ctx, n.c.B().Zrem().Key(n.keys.active()).Member(id).Build()).Error()
 }
 
 // recordedChunk is how many of a broadcast's recorded job ids

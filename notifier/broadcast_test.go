@@ -72,7 +72,7 @@ func TestStopBroadcastCancelsTheWaitingCopies(t *testing.T) {
 
 	for _, j := range held { // delivered: acked and counted by the worker
 		require.NoError(t, s.Ack(ctx, j.Lease))
-		require.NoError(t, n.RecordSent(ctx, id))
+		require.NoError(t, n.RecordSent(ctx, id, ""))
 	}
 	p, err = n.StopBroadcast(ctx, id)
 	require.NoError(t, err)

@@ -6,9 +6,13 @@ import "github.com/codemojex/codemojex/lanes"
 // shares the store's cluster slot. Layout (T = tag):
 //
 //	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed), c (cancelled), x (stopped),
-//	                                 p (paid), ps (paid copies sent), h (paid part halted: cannot pay), fr (continued free), mv (copies moved to free); PEXPIRE ttl
+//	                                 p (paid), ps (paid copies sent), h (paid part halted: cannot pay), fr (continued free), mv (copies moved to free);
+//	                                 a lazy one's record too (lazy.go): lz, tpl (template), np (parts), cur (cursor), at (start ms), rt (spread
+//	                                 rate), sk (skipped inactive), qp (queued paid), pm (paid max); PEXPIRE ttl
 //	{T}:n:bc:<id>:seen       set     job ids already counted as failed (dedupe); PEXPIRE ttl
 //	{T}:n:bc:<id>:jobs       list    the broadcast's job ids, in fan-out order (what StopBroadcast cancels); PEXPIRE ttl
+//	{T}:n:bc:<id>:out        zset    a lazy broadcast's copies not yet settled (score 0, by id: what StopBroadcast cancels, ContinueFree moves); PEXPIRE ttl
+//	{T}:n:bcs                zset    lazy broadcasts still to fill (walk not over, not stopped), score = start (unix ms)
 //	{T}:n:paidhalt           string  the paid queue is halted (the bot could not pay): the broadcast id; PX ProgressTTL
 //	{T}:n:once:m:<key>       string  Notify/Edit idempotency key: the job ids, comma-separated (written by lanes.Enqueue with lanes.Dedupe); PX KeyTTL
 //	{T}:n:once:bc:<key>      string  Broadcast idempotency key: the broadcast id; PX KeyTTL
@@ -23,6 +27,8 @@ func (k keyspace) progress(id string) string { return k.prefix() + "bc:" + id }
 func (k keyspace) seen(id string) string     { return k.prefix() + "bc:" + id + ":seen" }
 func (k keyspace) jobs(id string) string     { return k.prefix() + "bc:" + id + ":jobs" }
 func (k keyspace) stop(id string) string     { return k.prefix() + "bc:" + id + ":stop" }
+func (k keyspace) out(id string) string      { return k.prefix() + "bc:" + id + ":out" }
+func (k keyspace) active() string            { return k.prefix() + "bcs" }
 func (k keyspace) once(key string) string    { return k.prefix() + "once:m:" + key }
 func (k keyspace) paidHalt() string          { return k.prefix() + "paidhalt" }
 func (k keyspace) onceBC(key string) string  { return k.prefix() + "once:bc:" + key }

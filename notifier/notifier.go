@@ -138,6 +138,8 @@ type Notifier struct {
 	startScript *valkey.Lua
 	// haltScript halts and resumes the paid queue (lua/halt.lua).
 	haltScript *valkey.Lua
+	// copies caches lazy broadcasts' templates (ExpandCopy).
+	copies copyCache
 }
 
 // New returns a Notifier enqueueing on store (built with

@@ -103,6 +103,9 @@ func (n *Notifier) ContinueFree(ctx context.Context, id string, msg Message) (in
 	if fl > 0 {
 		return 0, fmt.Errorf("%w: %d", ErrPaidInFlight, fl)
 	}
+	if p.Lazy {
+		return n.continueLazyFree(ctx, id)
+	}
 	msg.Class, msg.Paid = Notification, false
 	tmpl, err := n.jobs(1, msg)
 	if err != nil {
@@ -159,14 +162,71 @@ func (n *Notifier) ContinueFree(ctx context.Context, id string, msg Message) (in
 			break
 		}
 	}
+	return moved, n.markFree(ctx, id)
+}
+
+// markFree records that paid broadcast id continues free and lifts the
+// paid queue's halt. Errors: the server's, wrapped.
+func (n *Notifier) markFree(ctx context.Context, id string) error {
 	key := n.keys.progress(id)
 	if err := n.c.Do(ctx, n.c.B().Hset().Key(key).FieldValue().FieldValue(fieldFree, "1").FieldValue(fieldHalt, "0").Build()).Error(); err != nil {
-		return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+		return fmt.Errorf("notifier: continue free %s: %w", id, err)
 	}
 	if err := n.clearHalt(ctx, id); err != nil {
-		return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+		return fmt.Errorf("notifier: continue free %s: %w", id, err)
 	}
-	return moved, nil
+	return nil
+}
+
+// continueLazyFree is ContinueFree of a lazy broadcast: the copies of its
+// window still waiting on the paid queue move to the notify queue as they
+// are (a copy's payload names only the broadcast, chat and part), chunk by
+// chunk in id order; later steps go on the notify queue (Progress.Free).
+func (n *Notifier) continueLazyFree(ctx context.Context, id string) (int, error) {
+	moved := 0
+	tally := lanes.Tally{Key: n.keys.progress(id), Field: fieldMoved}
+	after := "-"
+	for {
+		raw, err := n.c.Do(ctx, n.c.B().Zrange().Key(n.keys.out(id)).Min(after).Max("+").Bylex().Limit(0, recordedChunk).Build()).AsStrSlice()
+		if err != nil {
+			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+		}
+		if len(raw) == 0 {
+			break
+		}
+		after = "(" + raw[len(raw)-1]
+		ids := make([]lanes.JobID, len(raw))
+		for i, s := range raw {
+			ids[i] = lanes.JobID(s)
+		}
+		jobs, err := n.store.Inspector().WaitingJobs(ctx, tgjob.QueuePaid, ids)
+		if err != nil {
+			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+		}
+		var items []lanes.Item
+		var move []lanes.JobID
+		for _, j := range jobs {
+			if j.Group != "" {
+				items, move = append(items, j), append(move, j.ID)
+			}
+		}
+		if len(items) == 0 {
+			continue
+		}
+		res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, items, lanes.Unless(n.keys.stop(id)))
+		if err != nil {
+			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+		}
+		if res.Refused > 0 {
+			return moved, invalid("continue free: broadcast " + id + " was stopped")
+		}
+		c, err := n.store.Cancel(ctx, tgjob.QueuePaid, move, tally)
+		if err != nil {
+			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+		}
+		moved += c.Cancelled
+	}
+	return moved, n.markFree(ctx, id)
 }
 
 // StarTenthsPerCopy is the fee of one paid broadcast copy in tenths of a

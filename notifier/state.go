@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Progress is a broadcast's state. Counts are messages: one per chat and
@@ -46,14 +47,38 @@ type Progress struct {
 	// still in the lanes or in flight (or not yet enqueued). After a stop
 	// it is the copies that were in flight at the stop, until they settle.
 	Remaining int
+
+	// Lazy: a lazy broadcast (Filler.Start): its copies are made a step
+	// at a time. Its Total is the audience's size at the start (times the
+	// parts) while Walking, and the copies made once the walk is over or
+	// the broadcast stopped.
+	Lazy bool
+	// Walking: a lazy broadcast whose walk of the audience is not over
+	// (and that was not stopped): more copies are to be made.
+	Walking bool
+	// Skipped counts the copies a lazy broadcast did not make because
+	// the chat was marked inactive (not failures: left out, as in the
+	// preview's count).
+	Skipped int
+	// At is when a lazy broadcast starts (or started).
+	At time.Time
+	// Rate is a spread lazy broadcast's pace, copies per second (0: as
+	// fast as the budget allows).
+	Rate float64
+	// PaidMax is the most copies a paid lazy broadcast sends paid (0: all).
+	PaidMax int
 }
 
 // StarTenths is the Stars spent so far, in tenths of a Star (one per paid
 // copy delivered).
 func (p Progress) StarTenths() int { return p.PaidSent }
 
-// Done reports whether nothing remains.
-func (p Progress) Done() bool { return p.Remaining <= 0 }
+// Done reports whether nothing remains (and a lazy broadcast's walk is
+// over).
+func (p Progress) Done() bool { return p.Remaining <= 0 && !p.Walking }
+
+// Scheduled reports whether a lazy broadcast has not started yet at now.
+func (p Progress) Scheduled(now time.Time) bool { return p.Lazy && p.At.After(now) }
 
 // Progress returns broadcast id's progress. It can be read while the
 // broadcast runs. Errors: ErrInvalid for a malformed id, ErrUnknownBroadcast
@@ -73,6 +98,9 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 	failed := 0
 	for k, v := range m {
 		x, _ := strconv.Atoi(v)
+		if p.lazyField(k, v, x) {
+			continue
+		}
 		switch {
 		case k == fieldTotal:
 			p.Total = x
@@ -99,40 +127,69 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 			failed += x
 		}
 	}
+	if p.Lazy {
+		p.Walking = m[fieldCursor] != cursorEnd && !p.Stopped
+		if !p.Walking || p.Queued > p.Total {
+			p.Total = p.Queued
+		}
+	}
 	p.Remaining = p.Total - p.Sent - failed - p.Cancelled
 	return p, nil
 }
 
-func (n *Notifier) record(ctx context.Context, broadcast, field, jobID string, also ...string) error {
+// lazyField sets the lazy broadcast's field k (value v, as a number x) and
+// reports whether k is one.
+func (p *Progress) lazyField(k, v string, x int) bool {
+	switch k {
+	case fieldLazy:
+		p.Lazy = v == "1"
+	case fieldSkipped:
+		p.Skipped = x
+	case fieldAt:
+		ms, _ := strconv.ParseInt(v, 10, 64)
+		p.At = time.UnixMilli(ms)
+	case fieldRate:
+		p.Rate, _ = strconv.ParseFloat(v, 64)
+	case fieldPaidMax:
+		p.PaidMax = x
+	case fieldCursor, fieldTpl, fieldParts, fieldPaidQ:
+	default:
+		return false
+	}
+	return true
+}
+
+func (n *Notifier) record(ctx context.Context, broadcast, field, dedupe, also, settled string) error {
 	if !validBroadcastID(broadcast) {
 		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
 	}
 	err := n.recordScript.Exec(ctx, n.c,
-		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast)},
-		append([]string{field, jobID, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10)}, also...)).Error()
+		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast), n.keys.out(broadcast)},
+		[]string{field, dedupe, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10), also, settled}).Error()
 	if err != nil {
 		return fmt.Errorf("notifier: progress %s: %w", broadcast, err)
 	}
 	return nil
 }
 
-// RecordSent counts one delivered message of broadcast (called by the
-// worker after a successful Ack, so at most once per job).
-func (n *Notifier) RecordSent(ctx context.Context, broadcast string) error {
-	return n.record(ctx, broadcast, fieldSent, "")
+// RecordSent counts one delivered message of broadcast, job jobID (called
+// by the worker after a successful Ack, so at most once per job; a lazy
+// broadcast's copy leaves its window).
+func (n *Notifier) RecordSent(ctx context.Context, broadcast, jobID string) error {
+	return n.record(ctx, broadcast, fieldSent, "", "", jobID)
 }
 
-// RecordPaidSent counts one message of broadcast delivered paid (sent with
-// allow_paid_broadcast): Sent and PaidSent, in one atomic call.
-func (n *Notifier) RecordPaidSent(ctx context.Context, broadcast string) error {
-	return n.record(ctx, broadcast, fieldSent, "", fieldPaidN)
+// RecordPaidSent counts one message of broadcast, job jobID, delivered paid
+// (sent with allow_paid_broadcast): Sent and PaidSent, in one atomic call.
+func (n *Notifier) RecordPaidSent(ctx context.Context, broadcast, jobID string) error {
+	return n.record(ctx, broadcast, fieldSent, "", fieldPaidN, jobID)
 }
 
 // RecordFailed counts job of broadcast as failed with reason, at most once
-// per job id.
+// per job id (a lazy broadcast's copy leaves its window).
 func (n *Notifier) RecordFailed(ctx context.Context, broadcast, jobID, reason string) error {
 	if jobID == "" || reason == "" {
 		return invalid("record failed: empty job id or reason")
 	}
-	return n.record(ctx, broadcast, fieldFailed+reason, jobID)
+	return n.record(ctx, broadcast, fieldFailed+reason, jobID, "", jobID)
 }

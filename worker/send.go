@@ -154,6 +154,28 @@ func (b *sendBatch) Rest(from int, why consumer.Why) {
 	}
 }
 
+// expand turns a lazy broadcast's copy p into its message
+// (notifier.Notifier.ExpandCopy). A copy whose broadcast is gone or whose
+// part is not in the template is dead-lettered as malformed; a store error
+// releases the batch from here (tried again later). A non-nil next ends the
+// job there.
+func (w *Worker) expand(drain context.Context, job lanes.Job, p tgjob.Job) (tgjob.Job, *next) {
+	sctx, cancel := settleCtx(drain)
+	defer cancel()
+	full, err := w.n.ExpandCopy(sctx, p)
+	if err == nil {
+		return full, nil
+	}
+	if errors.Is(err, notifier.ErrUnknownBroadcast) || errors.Is(err, notifier.ErrInvalid) {
+		w.log.Warn("malformed job", slog.String("job", string(job.ID)), slog.String("lane", job.Group), slog.Any("err", err))
+		w.dead(drain, job, p, ReasonMalformed, ReasonMalformed)
+		return p, &next{}
+	}
+	w.log.Warn("broadcast copy: template", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
+	w.release(drain, job)
+	return p, &next{stop: true}
+}
+
 func decodeQuiet(p []byte) tgjob.Job {
 	j, _ := tgjob.Decode(p)
 	return j
@@ -169,6 +191,12 @@ func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 			slog.Any("err", w.redactor.Error(errors.Join(err, cerr))))
 		w.dead(drain, job, p, ReasonMalformed, ReasonMalformed)
 		return next{}
+	}
+	if p.IsCopy() {
+		var nx *next
+		if p, nx = w.expand(drain, job, p); nx != nil {
+			return *nx
+		}
 	}
 	// Only the paid queue's copies are sent with allow_paid_broadcast.
 	p.Paid = job.Queue == tgjob.QueuePaid && !p.IsEdit()
@@ -487,7 +515,7 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 		recordBC = w.n.RecordPaidSent
 	}
 	if p.Broadcast != "" {
-		if err := recordBC(sctx, p.Broadcast); err != nil {
+		if err := recordBC(sctx, p.Broadcast, string(job.ID)); err != nil {
 			w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -148,3 +149,116 @@ func (s *Audience) Migrate(ctx context.Context) (int, error) {
 		}
 	}
 }
+
+// Walk returns at most max chats of the audience after cursor, bucket by
+// bucket (Bucket order, each bucket's chats in ascending order), and the
+// cursor after them: "" once every bucket was read (notifier.Audience).
+// A cursor is "<bucket>" (the bucket's start) or "<bucket>:<last chat
+// taken>"; "" is the start, where Walk first moves the set of before the
+// buckets into them (Migrate), so a walk reads the buckets only. A chat
+// added behind the cursor is not returned; none is returned twice. It reads
+// one bucket (SMEMBERS) a round trip, then up to walkAhead at once while
+// they are small. Errors: a malformed cursor ("chats: malformed audience cursor"); the
+// server's.
+func (s *Audience) Walk(ctx context.Context, cursor string, max int) ([]int64, string, error) {
+	b, last, hasLast, err := parseWalkCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	if cursor == "" {
+		if _, err := s.Migrate(ctx); err != nil {
+			return nil, "", err
+		}
+	}
+	var out []int64
+	ahead := int64(1)
+	for b < Buckets && len(out) < max {
+		n := min(ahead, Buckets-b)
+		cmds := make(valkey.Commands, 0, n)
+		for i := b; i < b+n; i++ {
+			cmds = append(cmds, s.c.B().Smembers().Key(s.keys.AudienceBucket(i)).Build())
+		}
+		for _, r := range s.c.DoMulti(ctx, cmds...) {
+			vs, err := r.AsStrSlice()
+			if err != nil {
+				return nil, "", fmt.Errorf("chats: walk the audience: %w", err)
+			}
+			ids := parseChats(vs)
+			if hasLast {
+				i, _ := slices.BinarySearch(ids, last+1)
+				ids = ids[i:]
+			}
+			if room := max - len(out); len(ids) > room {
+				out = append(out, ids[:room]...)
+				return out, strconv.FormatInt(b, 10) + ":" + strconv.FormatInt(ids[room-1], 10), nil
+			}
+			out = append(out, ids...)
+			b, hasLast = b+1, false
+			if len(out) == max {
+				break
+			}
+		}
+		ahead = walkAhead
+	}
+	if b >= Buckets {
+		return out, "", nil
+	}
+	return out, strconv.FormatInt(b, 10), nil
+}
+
+// walkAhead is how many buckets one round trip of Walk reads once the
+// first bucket of a step did not fill it.
+const walkAhead = 16
+
+// parseChats returns the chat ids among vs in ascending order (members
+// that are not chat ids, none written, are left out).
+func parseChats(vs []string) []int64 {
+	ids := make([]int64, 0, len(vs))
+	for _, v := range vs {
+		if id, err := strconv.ParseInt(v, 10, 64); err == nil && id != 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// parseWalkCursor splits a Walk cursor into its bucket and the last chat
+// taken in it (hasLast false when none).
+func parseWalkCursor(cursor string) (b, last int64, hasLast bool, err error) {
+	if cursor == "" {
+		return 0, 0, false, nil
+	}
+	bs, ls, hasLast := strings.Cut(cursor, ":")
+	b, err = strconv.ParseInt(bs, 10, 64)
+	if err == nil && hasLast {
+		last, err = strconv.ParseInt(ls, 10, 64)
+	}
+	if err != nil || b < 0 || b > Buckets {
+		return 0, 0, false, fmt.Errorf("chats: malformed audience cursor %q", cursor)
+	}
+	return b, last, hasLast, nil
+}
+
+// Size is how many chats the audience holds: the buckets' sizes (SCARD,
+// one pipelined round trip) plus the set of before the buckets (its chats
+// may be counted twice until Migrate ran: an estimate).
+func (s *Audience) Size(ctx context.Context) (int, error) {
+	cmds := make(valkey.Commands, 0, Buckets+1)
+	for b := int64(0); b < Buckets; b++ {
+		cmds = append(cmds, s.c.B().Scard().Key(s.keys.AudienceBucket(b)).Build())
+	}
+	cmds = append(cmds, s.c.B().Scard().Key(s.keys.LegacyAudience()).Build())
+	total := 0
+	for _, r := range s.c.DoMulti(ctx, cmds...) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return 0, fmt.Errorf("chats: audience size: %w", err)
+		}
+		total += int(n)
+	}
+	return total, nil
+}
+
+// Knows is IsKnown (notifier.Audience).
+func (s *Audience) Knows(ctx context.Context, chat int64) (bool, error) { return s.IsKnown(ctx, chat) }

@@ -50,6 +50,12 @@ const (
 	// KindEdit is an editMessageText of message Job.MessageID in the
 	// lane's chat.
 	KindEdit = "edit"
+	// KindCopy is a copy of a lazy broadcast (notifier.Filler): a
+	// sendMessage whose text and options are part Part of broadcast
+	// Broadcast's record, stored once for every copy; the payload carries
+	// only the broadcast id, the chat and the part (Text is empty). The
+	// worker expands it (notifier.Notifier.ExpandCopy) before sending.
+	KindCopy = "copy"
 )
 
 // ErrMalformed is wrapped by Decode's errors: the payload cannot be used.
@@ -157,6 +163,11 @@ func Decode(p []byte) (Job, error) {
 		if j.MessageID <= 0 && j.Ref == "" {
 			return Job{}, fmt.Errorf("%w: edit of message id %d", ErrMalformed, j.MessageID)
 		}
+	case KindCopy:
+		if j.Broadcast == "" {
+			return Job{}, fmt.Errorf("%w: a broadcast copy without a broadcast id", ErrMalformed)
+		}
+		return j, nil
 	default:
 		return Job{}, fmt.Errorf("%w: kind %q", ErrMalformed, j.Kind)
 	}
@@ -177,6 +188,10 @@ func ChatID(group string) (int64, error) {
 	}
 	return id, nil
 }
+
+// IsCopy reports whether j is a lazy broadcast's copy still to expand
+// (KindCopy).
+func (j Job) IsCopy() bool { return j.Kind == KindCopy }
 
 // IsEdit reports whether j is an editMessageText.
 func (j Job) IsEdit() bool { return j.Kind == KindEdit }

@@ -1,0 +1,496 @@
+package notifier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// A lazy broadcast is one durable record ({T}:n:bc:<id>: its text and
+// options stored once as the copies' template, a cursor over the audience,
+// its counts) and a short window of copies on the chats' lanes: a Filler
+// makes the copies a step at a time, only as far ahead of what the budget
+// can send as FillConfig.Lead, reading the audience from Valkey in steps
+// (Audience.Walk), never whole. Each step is one atomic enqueue that also
+// moves the cursor (lanes.AtCursor): a step is enqueued once however
+// often a process crashes or several fill at once, so a broadcast resumes
+// from its cursor and neither loses nor repeats copies. A copy's payload
+// carries only the broadcast id, the chat and the part (tgjob.KindCopy);
+// the worker reads the text from the record (ExpandCopy). The copies still
+// waiting are tracked in {T}:n:bc:<id>:out (what StopBroadcast cancels and
+// ContinueFree moves; a settled copy leaves it), so what a broadcast holds
+// in Valkey is its record plus the window, whatever its audience.
+
+// Audience is what a lazy broadcast walks: every chat it reaches, read in
+// steps from the store (internal/chats implements it over its buckets).
+type Audience interface {
+	// Walk returns at most max chats of the audience that come after
+	// cursor ("" the start), in the walk's order, and the cursor after
+	// them ("" once the walk is over). A chat added to the audience during
+	// a walk may or may not be returned; none is returned twice. Errors:
+	// the store's.
+	Walk(ctx context.Context, cursor string, max int) ([]int64, string, error)
+	// Size is how many chats a walk returns now (before inactive chats
+	// are left out). Errors: the store's.
+	Size(ctx context.Context) (int, error)
+	// Knows reports whether chat is in the audience (so its own turn in
+	// the walk reaches it). Errors: the store's.
+	Knows(ctx context.Context, chat int64) (bool, error)
+}
+
+// Plan says when a lazy broadcast starts and how fast it goes.
+type Plan struct {
+	// At is when the first copy may be sent (zero or past: now).
+	At time.Time
+	// Spread, when > 0, spreads the copies evenly over this long from At
+	// (the rate shown in the preview: copies ÷ Spread), never faster than
+	// the budget; 0 sends as fast as the budget allows.
+	Spread time.Duration
+	// PaidMax, on a paid broadcast, is the most copies sent paid (what the
+	// Stars balance covers); the copies after them go free on the notify
+	// queue. 0: every copy paid.
+	PaidMax int
+}
+
+// FillConfig tunes a Filler; zero fields take the defaults.
+type FillConfig struct {
+	// Lead is how far ahead of its budget a broadcast's copies are made
+	// (default 2 s): the window on the lanes is the queue's rate × Lead
+	// copies, at least one step.
+	Lead time.Duration
+	// Rates are the queues' budgets in copies per second (tgjob.QueueNotify,
+	// tgjob.QueuePaid); a queue without one takes 30.
+	Rates map[string]int
+	// StepChats is how many chats one step covers (default and most:
+	// lanes.MaxCursorItems ÷ the text's parts).
+	StepChats int
+	// Tick is how often Run looks for work when nothing wakes it
+	// (default 100 ms).
+	Tick time.Duration
+	// Log reports steps that failed (default slog.Default()).
+	Log *slog.Logger
+}
+
+// Filler makes lazy broadcasts' copies (see the comment at the top of
+// lazy.go). Every process that sends may run one (Run): they share the
+// work through the cursor, each step taken once. Safe for concurrent use.
+type Filler struct {
+	n    *Notifier
+	aud  Audience
+	cfg  FillConfig
+	wake chan struct{}
+}
+
+// NewFiller returns a Filler of n's lazy broadcasts over aud. Errors:
+// ErrInvalid for a nil aud.
+func (n *Notifier) NewFiller(aud Audience, cfg FillConfig) (*Filler, error) {
+	if aud == nil {
+		return nil, invalid("filler: nil audience")
+	}
+	if cfg.Lead <= 0 {
+		cfg.Lead = 2 * time.Second
+	}
+	if cfg.StepChats <= 0 || cfg.StepChats > lanes.MaxCursorItems {
+		cfg.StepChats = lanes.MaxCursorItems
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 100 * time.Millisecond
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Filler{n: n, aud: aud, cfg: cfg, wake: make(chan struct{}, 1)}, nil
+}
+
+// Fields of a lazy broadcast's record (beside those of keys.go).
+const (
+	fieldLazy    = "lz"  // "1": a lazy broadcast
+	fieldTpl     = "tpl" // the copies' template: JSON array of tgjob.Job, one per part
+	fieldParts   = "np"  // parts per chat
+	fieldCursor  = "cur" // the audience walk's cursor; cursorEnd once over
+	fieldAt      = "at"  // start, unix ms
+	fieldRate    = "rt"  // spread: copies per second (decimal), absent: the budget's pace
+	fieldSkipped = "sk"  // copies not made: chats marked inactive (chats × parts)
+	fieldPaidQ   = "qp"  // copies enqueued on the paid queue
+	fieldPaidMax = "pm"  // paid copies at most (0/absent: all)
+	cursorEnd    = "$"
+)
+
+// Start begins a lazy broadcast of msg to the whole audience, as plan
+// says, and returns its id: its record (Progress.Total is the audience's
+// size then, times the parts, until the walk is over) and its place among
+// the broadcasts to fill. Unless it is scheduled later, its first step is
+// made here, so its first copies are on their lanes when Start returns.
+// With msg.Key a repeated Start returns the first one's id and starts
+// nothing (see Message.Key). msg.Class is ignored (a Notification);
+// msg.Paid puts the copies on the paid queue (up to plan.PaidMax).
+//
+// Errors: ErrInvalid / ErrEmptyText for a bad message or plan (nothing
+// written); the store's (wrapped).
+func (f *Filler) Start(ctx context.Context, msg Message, plan Plan) (string, error) {
+	n := f.n
+	msg.Class = Notification
+	tmpl, err := n.jobs(1, msg)
+	if err != nil {
+		return "", err
+	}
+	if plan.Spread < 0 || plan.PaidMax < 0 {
+		return "", invalid(fmt.Sprintf("broadcast plan: spread %v, paid max %d", plan.Spread, plan.PaidMax))
+	}
+	size, err := f.aud.Size(ctx)
+	if err != nil {
+		return "", fmt.Errorf("notifier: broadcast: %w", err)
+	}
+	bc := BroadcastIDPrefix + strings.TrimPrefix(string(n.minter.New()), lanes.JobIDPrefix)
+	for i := range tmpl {
+		tmpl[i].Chat, tmpl[i].Broadcast = 0, bc
+	}
+	tpl, err := json.Marshal(tmpl)
+	if err != nil {
+		return "", fmt.Errorf("notifier: broadcast: %w", err)
+	}
+	at := plan.At
+	if now := time.Now(); at.Before(now) {
+		at = now
+	}
+	total := size * len(tmpl)
+	extra := []string{fieldLazy, "1", fieldTpl, string(tpl), fieldParts, strconv.Itoa(len(tmpl)),
+		fieldAt, strconv.FormatInt(at.UnixMilli(), 10)}
+	if plan.Spread > 0 && total > 0 {
+		extra = append(extra, fieldRate, strconv.FormatFloat(float64(total)/plan.Spread.Seconds(), 'f', 3, 64))
+	}
+	if msg.Paid && plan.PaidMax > 0 {
+		extra = append(extra, fieldPaidMax, strconv.Itoa(plan.PaidMax))
+	}
+	prev, err := n.startProgress(ctx, bc, msg, total, 0, extra...)
+	if err != nil || prev != "" {
+		return prev, err
+	}
+	if err := n.c.Do(ctx, n.c.B().Zadd().Key(n.keys.active()).ScoreMember().ScoreMember(float64(at.UnixMilli()), bc).Build()).Error(); err != nil {
+		return bc, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+	}
+	if !at.After(time.Now()) {
+		if _, err := f.fillOne(ctx, bc, time.Now()); err != nil {
+			// The record holds; a Filler's Run takes the step again.
+			f.cfg.Log.Warn("broadcast: first step", slog.String("broadcast", bc), slog.Any("err", err))
+		}
+	}
+	f.Wake()
+	return bc, nil
+}
+
+// Wake has Run look for work now (a broadcast started or resumed).
+func (f *Filler) Wake() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run fills the lazy broadcasts that are due until ctx ends: a pass
+// (Fill) every FillConfig.Tick, or at once after a Wake or a pass that
+// filled to its limit. A pass that fails is logged and tried again at the
+// next tick. It returns ctx's error.
+func (f *Filler) Run(ctx context.Context) error {
+	t := time.NewTicker(f.cfg.Tick)
+	defer t.Stop()
+	for {
+		if _, err := f.Fill(ctx); err != nil && ctx.Err() == nil {
+			f.cfg.Log.Warn("broadcast fill", slog.Any("err", err))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		case <-f.wake:
+		}
+	}
+}
+
+// maxActive is how many due broadcasts one Fill pass looks at.
+const maxActive = 100
+
+// Fill makes one pass over the lazy broadcasts that are due: for each, the
+// steps its window and its spread allow now. It returns how many copies it
+// enqueued. A broadcast whose walk is over, or that was stopped, leaves the
+// list of broadcasts to fill. Errors: the store's (the broadcasts after a
+// failing one wait for the next pass).
+func (f *Filler) Fill(ctx context.Context) (int, error) {
+	now := time.Now()
+	ids, err := f.n.c.Do(ctx, f.n.c.B().Zrangebyscore().Key(f.n.keys.active()).Min("-inf").
+		Max(strconv.FormatInt(now.UnixMilli(), 10)).Limit(0, maxActive).Build()).AsStrSlice()
+	if err != nil {
+		return 0, fmt.Errorf("notifier: fill: %w", err)
+	}
+	total := 0
+	for _, id := range ids {
+		added, err := f.fillOne(ctx, id, now)
+		total += added
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// lazyState is what one step reads of a lazy broadcast's record.
+type lazyState struct {
+	cursor                string
+	done                  bool // stopped, walked, or gone
+	halted                bool
+	paid                  bool // the next copies go on the paid queue
+	parts, queued, paidQ  int
+	paidMax               int
+	at                    time.Time
+	rate                  float64 // spread: copies per second, 0: none
+	outstanding           int
+	stopped, free, walked bool
+}
+
+// readLazy reads broadcast id's record and its outstanding copies.
+func (f *Filler) readLazy(ctx context.Context, id string) (lazyState, error) {
+	n := f.n
+	out := n.c.DoMulti(ctx,
+		n.c.B().Hmget().Key(n.keys.progress(id)).Field(fieldCursor, fieldStop, fieldPaid, fieldFree, fieldHalt,
+			fieldParts, fieldQueued, fieldPaidQ, fieldPaidMax, fieldAt, fieldRate, fieldLazy).Build(),
+		n.c.B().Zcard().Key(n.keys.out(id)).Build())
+	v, err := out[0].ToArray()
+	if err != nil {
+		return lazyState{}, err
+	}
+	str := func(i int) string { s, _ := v[i].ToString(); return s }
+	num := func(i int) int { x, _ := strconv.Atoi(str(i)); return x }
+	st := lazyState{cursor: str(0), stopped: str(1) == "1", free: str(3) == "1", halted: str(4) == "1",
+		parts: num(5), queued: num(6), paidQ: num(7), paidMax: num(8)}
+	st.walked = st.cursor == cursorEnd
+	st.done = st.stopped || st.walked || str(11) != "1"
+	st.paid = str(2) == "1" && !st.free && (st.paidMax == 0 || st.paidQ < st.paidMax)
+	if ms, err := strconv.ParseInt(str(9), 10, 64); err == nil {
+		st.at = time.UnixMilli(ms)
+	}
+	st.rate, _ = strconv.ParseFloat(str(10), 64)
+	o, err := out[1].AsInt64()
+	if err != nil {
+		return lazyState{}, err
+	}
+	st.outstanding = int(o)
+	return st, nil
+}
+
+// maxStepsPerPass bounds the steps one broadcast takes in one pass.
+const maxStepsPerPass = 16
+
+// fillOne takes the steps broadcast id's window and spread allow at now,
+// and returns the copies it enqueued. A broadcast done (walked, stopped,
+// expired) leaves the list to fill. Errors: the store's.
+func (f *Filler) fillOne(ctx context.Context, id string, now time.Time) (int, error) {
+	added := 0
+	for range maxStepsPerPass {
+		st, err := f.readLazy(ctx, id)
+		if err != nil {
+			return added, fmt.Errorf("notifier: fill %s: %w", id, err)
+		}
+		if st.done {
+			return added, f.n.c.Do(ctx, f.n.c.B().Zrem().Key(f.n.keys.active()).Member(id).Build()).Error()
+		}
+		chats := f.allowed(st, now)
+		if chats <= 0 || st.halted {
+			return added, nil
+		}
+		a, err := f.step(ctx, id, st, chats)
+		added += a
+		if errors.Is(err, lanes.ErrCursorMoved) {
+			continue // another filler took the step: read again
+		}
+		if err != nil {
+			return added, fmt.Errorf("notifier: fill %s: %w", id, err)
+		}
+	}
+	return added, nil
+}
+
+// allowed is how many chats the next step of st may cover at now: what
+// the window (the queue's rate × Lead copies, at least one step, minus
+// the copies outstanding) and the spread (rate × time since the start,
+// one step ahead, minus the copies queued) leave, at most a step.
+func (f *Filler) allowed(st lazyState, now time.Time) int {
+	parts := max(st.parts, 1)
+	step := min(f.cfg.StepChats, lanes.MaxCursorItems/parts)
+	queue := tgjob.QueueNotify
+	if st.paid {
+		queue = tgjob.QueuePaid
+	}
+	rate := f.cfg.Rates[queue]
+	if rate <= 0 {
+		rate = 30
+	}
+	window := max(step*parts, int(float64(rate)*f.cfg.Lead.Seconds()))
+	room := window - st.outstanding
+	if st.rate > 0 {
+		due := int(math.Floor(st.rate*now.Sub(st.at).Seconds())) + parts - st.queued
+		room = min(room, due)
+	}
+	if st.paid && st.paidMax > 0 {
+		room = min(room, max(st.paidMax-st.paidQ, parts))
+	}
+	return min(step, room/parts)
+}
+
+// step makes the copies of the next chats (at most chats) of broadcast id
+// in one atomic enqueue that moves its cursor (lanes.AtCursor); chats
+// marked inactive are skipped and counted, a chat that migrated goes to its
+// new id unless the audience has that one (its own turn reaches it). It
+// returns the copies added. Errors: lanes.ErrCursorMoved (another filler
+// took the step), the store's.
+func (f *Filler) step(ctx context.Context, id string, st lazyState, chats int) (int, error) {
+	n := f.n
+	walked, next, err := f.aud.Walk(ctx, st.cursor, chats)
+	if err != nil {
+		return 0, err
+	}
+	if next == "" || next == st.cursor {
+		next = cursorEnd
+	}
+	targets, skipped, err := f.resolve(ctx, walked)
+	if err != nil {
+		return 0, err
+	}
+	enc, err := f.encoders(id, st)
+	if err != nil {
+		return 0, err
+	}
+	items := make([]lanes.Item, 0, len(targets)*len(enc))
+	for _, chat := range targets {
+		for _, e := range enc {
+			items = append(items, lanes.Item{Group: tgjob.Group(chat), ID: n.minter.New(), Payload: e(chat)})
+		}
+	}
+	queue, incr := tgjob.QueueNotify, map[string]int64{}
+	if skipped > 0 {
+		incr[fieldSkipped] = int64(skipped * len(enc))
+	}
+	if st.paid {
+		queue = tgjob.QueuePaid
+		incr[fieldPaidQ] = int64(len(items))
+	}
+	res, err := n.store.Enqueue(ctx, queue, items, lanes.Unless(n.keys.stop(id)), lanes.AtCursor(lanes.Cursor{
+		Key: n.keys.progress(id), Field: fieldCursor, From: st.cursor, To: next,
+		Count: fieldQueued, Incr: incr, Track: n.keys.out(id),
+	}))
+	return res.Added, err
+}
+
+// resolve returns the chats of one step as they are sent to: each after
+// its migration aliases, without repeats, leaving out a migrated chat's new
+// id when the audience has it (its own turn reaches it), and how many were
+// marked inactive (skipped). Errors: the store's.
+func (f *Filler) resolve(ctx context.Context, walked []int64) ([]int64, int, error) {
+	if len(walked) == 0 {
+		return nil, 0, nil
+	}
+	targets, inactive, err := f.n.chats.ResolveMany(ctx, walked)
+	if err != nil {
+		return nil, 0, err
+	}
+	asked := make(map[int64]bool, len(walked))
+	for _, c := range walked {
+		asked[c] = true
+	}
+	out := targets[:0]
+	skipped := 0
+	for i, c := range targets {
+		if !asked[c] {
+			known, err := f.aud.Knows(ctx, c)
+			if err != nil {
+				return nil, 0, err
+			}
+			if known {
+				continue
+			}
+		}
+		if inactive[i] {
+			skipped++
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, skipped, nil
+}
+
+// encoders returns the copies' payload encoders of broadcast id, one per
+// part: a tgjob.KindCopy naming the broadcast and the part.
+func (f *Filler) encoders(id string, st lazyState) ([]func(int64) []byte, error) {
+	parts := max(st.parts, 1)
+	enc := make([]func(int64) []byte, parts)
+	for i := range enc {
+		j := tgjob.Job{Kind: tgjob.KindCopy, Broadcast: id}
+		if parts > 1 {
+			j.Part, j.Parts = i+1, parts
+		}
+		e, err := j.ChatEncoder()
+		if err != nil {
+			return nil, err
+		}
+		enc[i] = e
+	}
+	return enc, nil
+}
+
+// copyCache keeps lazy broadcasts' templates in a process, read once per
+// broadcast (ExpandCopy): at most copyCacheMax of them, the whole cache
+// dropped when full (a few broadcasts run at once).
+type copyCache struct {
+	mu sync.Mutex
+	m  map[string][]tgjob.Job
+}
+
+const copyCacheMax = 64
+
+// ExpandCopy returns copy j (tgjob.KindCopy) as the message it stands for:
+// part j.Part of its broadcast's template (text, parse mode, markup,
+// silence), for j's chat, keeping j's broadcast and part. The template is
+// read from the broadcast's record once per process. Errors:
+// ErrUnknownBroadcast when the record is gone (expired); ErrInvalid for a
+// part the template lacks; the server's (wrapped).
+func (n *Notifier) ExpandCopy(ctx context.Context, j tgjob.Job) (tgjob.Job, error) {
+	n.copies.mu.Lock()
+	tmpl, ok := n.copies.m[j.Broadcast]
+	n.copies.mu.Unlock()
+	if !ok {
+		raw, err := n.c.Do(ctx, n.c.B().Hget().Key(n.keys.progress(j.Broadcast)).Field(fieldTpl).Build()).ToString()
+		if valkey.IsValkeyNil(err) {
+			return j, fmt.Errorf("%w: %s", ErrUnknownBroadcast, j.Broadcast)
+		}
+		if err != nil {
+			return j, fmt.Errorf("notifier: copy of %s: %w", j.Broadcast, err)
+		}
+		if err := json.Unmarshal([]byte(raw), &tmpl); err != nil || len(tmpl) == 0 {
+			return j, invalid(fmt.Sprintf("copy of %s: template: %v", j.Broadcast, err))
+		}
+		n.copies.mu.Lock()
+		if n.copies.m == nil || len(n.copies.m) >= copyCacheMax {
+			n.copies.m = make(map[string][]tgjob.Job)
+		}
+		n.copies.m[j.Broadcast] = tmpl
+		n.copies.mu.Unlock()
+	}
+	i := max(j.Part, 1) - 1
+	if i >= len(tmpl) {
+		return j, invalid(fmt.Sprintf("copy of %s: part %d of %d", j.Broadcast, j.Part, len(tmpl)))
+	}
+	out := tmpl[i]
+	out.V, out.Kind, out.Chat, out.Broadcast, out.Part, out.Parts = tgjob.Version, tgjob.KindSend, j.Chat, j.Broadcast, j.Part, j.Parts
+	return out, nil
+}
