@@ -124,6 +124,16 @@ func (s *Store) MarkActiveWith(ctx context.Context, chatID int64, also ...valkey
 	return nil
 }
 
+// InactiveCount is how many chats are marked inactive (SCARD). Errors:
+// the server's.
+func (s *Store) InactiveCount(ctx context.Context) (int, error) {
+	n, err := s.c.Do(ctx, s.c.B().Scard().Key(s.inactiveKey()).Build()).AsInt64()
+	if err != nil {
+		return 0, fmt.Errorf("chatstate: inactive chats: %w", err)
+	}
+	return int(n), nil
+}
+
 // IsInactive reports whether chatID is marked inactive.
 func (s *Store) IsInactive(ctx context.Context, chatID int64) (bool, error) {
 	v, err := s.c.Do(ctx, s.c.B().Sismember().Key(s.inactiveKey()).Member(member(chatID)).Build()).AsBool()

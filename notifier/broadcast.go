@@ -258,6 +258,9 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 	if err := n.cancelOut(ctx, id, tally); err != nil {
 		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 	}
+	if err := n.closeLazy(ctx, id); err != nil {
+		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+	}
 	// A stop ends a halted paid part too: the paid queue runs again for
 	// the next paid broadcast.
 	if err := n.clearHalt(ctx, id); err != nil {
@@ -293,6 +296,33 @@ func (n *Notifier) cancelOut(ctx context.Context, id string, tally lanes.Tally) 
 		}
 	}
 	return n.c.Do(ctx, n.c.B().Zrem().Key(n.keys.active()).Member(id).Build()).Error()
+}
+
+// closeLazy settles the counts of lazy broadcast id once it is stopped
+// (the stop key set: no step adds a copy any more), once however often it
+// is called: a stop during the walk counts the copies never made as
+// cancelled (Total stays the planned count), a stop after it sets Total to
+// the copies made. Not lazy: nothing. Errors: the server's.
+func (n *Notifier) closeLazy(ctx context.Context, id string) error {
+	key := n.keys.progress(id)
+	v, err := n.c.Do(ctx, n.c.B().Hmget().Key(key).Field(fieldLazy, fieldCursor, fieldTotal, fieldQueued).Build()).ToArray()
+	if err != nil {
+		return err
+	}
+	str := func(i int) string { s, _ := v[i].ToString(); return s }
+	if str(0) != "1" {
+		return nil
+	}
+	first, err := n.c.Do(ctx, n.c.B().Hsetnx().Key(key).Field(fieldClosed).Value("1").Build()).AsBool()
+	if err != nil || !first {
+		return err
+	}
+	total, _ := strconv.Atoi(str(2))
+	queued, _ := strconv.Atoi(str(3))
+	if str(1) == cursorEnd || queued >= total {
+		return n.c.Do(ctx, n.c.B().Hset().Key(key).FieldValue().FieldValue(fieldTotal, strconv.Itoa(queued)).Build()).Error()
+	}
+	return n.c.Do(ctx, n.c.B().Hincrby().Key(key).Field(fieldCancel).Increment(int64(total-queued)).Build()).Error()
 }
 
 // recordedChunk is how many of a broadcast's recorded job ids

@@ -125,12 +125,14 @@ const (
 	fieldSkipped = "sk"  // copies not made: chats marked inactive (chats × parts)
 	fieldPaidQ   = "qp"  // copies enqueued on the paid queue
 	fieldPaidMax = "pm"  // paid copies at most (0/absent: all)
+	fieldClosed  = "xc"  // "1": the stop's counts were settled (closeLazy)
 	cursorEnd    = "$"
 )
 
 // Start begins a lazy broadcast of msg to the whole audience, as plan
 // says, and returns its id: its record (Progress.Total is the audience's
-// size then, times the parts, until the walk is over) and its place among
+// size then, without the chats marked inactive, times the parts, until the
+// walk is over) and its place among
 // the broadcasts to fill. Unless it is scheduled later, its first step is
 // made here, so its first copies are on their lanes when Start returns.
 // With msg.Key a repeated Start returns the first one's id and starts
@@ -153,6 +155,11 @@ func (f *Filler) Start(ctx context.Context, msg Message, plan Plan) (string, err
 	if err != nil {
 		return "", fmt.Errorf("notifier: broadcast: %w", err)
 	}
+	inactive, err := n.chats.InactiveCount(ctx)
+	if err != nil {
+		return "", fmt.Errorf("notifier: broadcast: %w", err)
+	}
+	size = max(size-inactive, 0)
 	bc := BroadcastIDPrefix + strings.TrimPrefix(string(n.minter.New()), lanes.JobIDPrefix)
 	for i := range tmpl {
 		tmpl[i].Chat, tmpl[i].Broadcast = 0, bc

@@ -128,8 +128,11 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 		}
 	}
 	if p.Lazy {
+		// Walking: Total is the plan (or more, when chats joined). Walked:
+		// the copies made. Stopped: closeLazy set Total (or counted the
+		// copies never made as cancelled).
 		p.Walking = m[fieldCursor] != cursorEnd && !p.Stopped
-		if !p.Walking || p.Queued > p.Total {
+		if p.Queued > p.Total || m[fieldCursor] == cursorEnd && !p.Stopped {
 			p.Total = p.Queued
 		}
 	}
@@ -152,7 +155,7 @@ func (p *Progress) lazyField(k, v string, x int) bool {
 		p.Rate, _ = strconv.ParseFloat(v, 64)
 	case fieldPaidMax:
 		p.PaidMax = x
-	case fieldCursor, fieldTpl, fieldParts, fieldPaidQ:
+	case fieldCursor, fieldTpl, fieldParts, fieldPaidQ, fieldClosed:
 	default:
 		return false
 	}

@@ -124,10 +124,9 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	a := r.app
 	h.waitHandled(r, u)
 	r.stop()
-	// The crash: right after Broadcast returned, before the journal kept
-	// its id ("bcs" written, "bc" not), the update not finished.
+	// The crash: right after the broadcast started, before the journal
+	// kept its id, the update not finished.
 	h.rewind(a, u)
-	require.NoError(t, a.inbox.SaveJournal(ctx, u.ID, broadcast.JournalStarted, "1"))
 	pid := strings.Split(u.CallbackQuery.Data, "|")[1]
 	require.NoError(t, h.c.Do(ctx, h.c.B().Hdel().Key(broadcast.NewKeys(h.tag).Preview(pid)).Field("bc").Build()).Error())
 

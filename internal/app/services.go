@@ -17,7 +17,9 @@ import (
 //     but for the notices);
 //  3. migrations: moves the old whole-bot keys into the buckets, once;
 //  4. worker (roles all, worker): sends the queued messages; at the stop
-//     its in-flight jobs finish or are released (ShutdownGrace);
+//     its in-flight jobs finish or are released (ShutdownGrace); beside it
+//     the broadcast filler (broadcast.Service.Filler: the lazy broadcasts'
+//     copies, a window ahead of the budget);
 //  5. handlers (roles all, handler; handling.Handler, after getMe): at the
 //     stop the updates in progress finish within the drain timeout;
 //  6. poller (roles all, poller): getUpdates or setWebhook, and while this
@@ -34,7 +36,7 @@ func (a *App) Services() []lifecycle.Service {
 		lifecycle.Func("migrations", func(ctx context.Context) error { a.migrateToBuckets(ctx); return nil }),
 	}
 	if a.worker != nil {
-		s = append(s, service("worker", a.worker.Run))
+		s = append(s, service("worker", a.worker.Run), a.bc.Filler())
 	}
 	if a.cfg.Handles() && !a.opt.intakeOnly {
 		s = append(s, a.handler)

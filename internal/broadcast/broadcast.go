@@ -31,13 +31,12 @@ import (
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
-// Audience is the chats a broadcast goes to (chats.Audience).
-type Audience interface {
-	// Chats returns every known chat id. Errors: the store's.
-	Chats(ctx context.Context) ([]int64, error)
-}
+// Audience is the chats a broadcast goes to (chats.Audience), walked by
+// the notifier's Filler a step at a time, never loaded whole.
+type Audience = notifier.Audience
 
 // Journal is an update's journal (intake.Inbox): the fields a handler
 // keeps while it handles update id, dropped once it is handled.
@@ -107,6 +106,8 @@ type Service struct {
 	audit    Auditor
 	previews *previews
 	tracking *tracking
+	// filler makes the copies of the lazy broadcasts (Filler).
+	filler *notifier.Filler
 	// wakeC: a broadcast started, stopped or moved to free -> Tracker.
 	wakeC chan struct{}
 }
@@ -129,9 +130,47 @@ func New(cfg Config) (*Service, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	keys := NewKeys(cfg.Tag)
+	filler, err := cfg.Notifier.NewFiller(cfg.Audience, notifier.FillConfig{
+		Rates: map[string]int{tgjob.QueueNotify: cfg.GlobalRate, tgjob.QueuePaid: cfg.PaidRate}, Log: cfg.Log})
+	if err != nil {
+		return nil, fmt.Errorf("broadcast: %w", err)
+	}
 	return &Service{cfg: cfg, log: cfg.Log, notifier: cfg.Notifier, audience: cfg.Audience, journal: cfg.Journal,
 		audit: cfg.Audit, previews: newPreviews(cfg.Client, keys), tracking: &tracking{c: cfg.Client, keys: keys},
-		wakeC: make(chan struct{}, 1)}, nil
+		filler: filler, wakeC: make(chan struct{}, 1)}, nil
+}
+
+// Filler is the service that makes the lazy broadcasts' copies a window
+// ahead of the budget (notifier.Filler.Run): run it in every process that
+// sends (the app runs it beside the worker).
+func (s *Service) Filler() Filler { return Filler{f: s.filler} }
+
+// Filler is Service.Filler's lifecycle service.
+type Filler struct{ f *notifier.Filler }
+
+// Name names the filler in logs.
+func (Filler) Name() string { return "broadcast filler" }
+
+// Run fills until ctx ends, then returns nil (a stop is not a failure).
+func (f Filler) Run(ctx context.Context, started func()) error {
+	started()
+	_ = f.f.Run(ctx)
+	return nil
+}
+
+// count is how many chats a broadcast started now would reach: the
+// audience without the chats marked inactive (left out of the count, not
+// reported later as failures). Errors: the store's.
+func (s *Service) count(ctx context.Context) (int, error) {
+	size, err := s.audience.Size(ctx)
+	if err != nil {
+		return 0, err
+	}
+	inactive, err := s.notifier.Chats().InactiveCount(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return max(size-inactive, 0), nil
 }
 
 // now is the service's clock (Config.Now).

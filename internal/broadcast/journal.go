@@ -5,19 +5,14 @@ import "context"
 // The fields of an update's journal (intake.Journal: the intake keeps them
 // in {T}:app:j:<update_id> and drops them when the update is handled) that
 // the Send tap writes. The names are those older processes wrote.
-const (
-	journalID = "bc" // the broadcast id, once the broadcast was enqueued
-	// JournalStarted is "1", written just before the broadcast is enqueued
-	// (exported for the tests that stage a crash between the two).
-	JournalStarted = "bcs"
-)
+// (Processes before lazy broadcasts also wrote "bcs" just before the
+// fan-out; a lazy broadcast resumes from its cursor, so none reads it.)
+const journalID = "bc" // the broadcast id, once the broadcast was started
 
 // journal is the Send tap's part of an update's journal.
 type journal struct {
-	// ID is the broadcast id, once the broadcast was enqueued; Started
-	// is set just before.
-	ID      string
-	Started bool
+	// ID is the broadcast id, once the broadcast was started.
+	ID string
 }
 
 // loadJournal reads update id's journal. Errors: the store's.
@@ -26,5 +21,5 @@ func (s *Service) loadJournal(ctx context.Context, id int64) (journal, error) {
 	if err != nil {
 		return journal{}, err
 	}
-	return journal{ID: raw[journalID], Started: raw[JournalStarted] == "1"}, nil
+	return journal{ID: raw[journalID]}, nil
 }

@@ -14,13 +14,13 @@ import (
 	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
-// sendPreview fans preview p out to every known chat through the notifier
-// (notification queue), keeps one progress message (with a Stop button) in
+// sendPreview starts preview p's broadcast to every known chat (a lazy
+// broadcast: notifier.Filler), keeps one progress message (with a Stop button) in
 // the admin's chat up to date, and records the broadcast id in the preview.
 // It starts one broadcast per preview however often it runs: the broadcast
 // and the progress message carry idempotency keys derived from the preview
 // id ("bcp:<id>"), and the update's journal keeps the broadcast id (field
-// bc), so a run again after a crash, or a second tap, fans out nothing more.
+// bc), so a run again after a crash, or a second tap, starts nothing more.
 //
 // With paid, the copies go out as a paid broadcast (notifier.Message.Paid:
 // the paid queue, allow_paid_broadcast, 0.1 Star each); a re-run keeps the
@@ -34,7 +34,7 @@ func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *updat
 	id := j.ID
 	if id == "" {
 		var toast string
-		id, toast, err = s.start(ctx, r, out, admin, m, p, paid, j.Started)
+		id, toast, err = s.start(ctx, r, out, admin, m, p, paid)
 		if err != nil {
 			out.Fail(err)
 			return tapdata.ToastRetry
@@ -60,50 +60,26 @@ func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *updat
 	return fmt.Sprintf("📣 Sending to %d chats%s.", p.Chats, mode)
 }
 
-// start fans preview p out for update r (its journal had no broadcast id;
-// started: a run before this one wrote JournalStarted), audits it and
-// journals the broadcast id, which it returns. A toast instead ("" id)
-// ends the tap there: no chats, a text the notifier refuses (the preview
-// says why), or a re-run finding the first run cut while fanning out (the
-// admin is told). Errors: the store's (the update is handled again).
-func (s *Service) start(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, paid, started bool) (id, toast string, err error) {
-	all, err := s.audience.Chats(ctx)
-	if err != nil {
-		return "", "", err
-	}
-	chats := len(all)
-	if chats == 0 {
-		return "", "No known chats to broadcast to.", nil
-	}
-	if err := s.journal.SaveJournal(ctx, r.ID, JournalStarted, "1"); err != nil {
-		return "", "", err
-	}
+// start starts preview p's lazy broadcast for update r (its journal had no
+// broadcast id: notifier.Filler.Start makes its first copies, the fillers
+// the rest), audits it and journals the broadcast id, which it returns. A
+// toast instead ("" id) ends the tap there: a text the notifier refuses
+// (the preview says why). Errors: the store's (the update is handled
+// again; the key gets the same broadcast back, which goes on from its
+// cursor: nothing lost, nothing repeated).
+func (s *Service) start(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, paid bool) (id, toast string, err error) {
 	// The key (the preview id) makes a second tap, or a re-run after a
-	// crash, get the first call's broadcast id back instead of fanning
-	// out again.
-	id, err = s.notifier.Broadcast(ctx, all, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: paid})
+	// crash, get the first call's broadcast id back instead of starting
+	// another; the broadcast goes on from its cursor (notifier.Filler).
+	id, err = s.filler.Start(ctx, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: paid}, notifier.Plan{})
 	if errors.Is(err, notifier.ErrInvalid) {
 		s.editPreview(out, m, p.ID, "❌ This text cannot be sent: "+err.Error())
 		return "", "❌ This text cannot be sent.", nil
 	}
-	if id == "" && err != nil {
+	if err != nil {
 		return "", "", err
 	}
-	if err != nil {
-		s.log.Error("broadcast partly queued", slog.String("broadcast", id), slog.Any("err", err))
-	}
-	if started {
-		// A re-run: the first run may have been cut while fanning out
-		// (a repeat with the key does not resume it).
-		pr, err := s.notifier.Progress(ctx, id)
-		if err != nil && !errors.Is(err, notifier.ErrUnknownBroadcast) {
-			return "", "", err
-		}
-		if err != nil || pr.Queued+pr.Failed["inactive"]+pr.Cancelled < pr.Total {
-			out.Reply(update.ReplyTo(m, "⚠️ A restart interrupted this broadcast while it was being queued; some chats may have it. Check /lanes before sending it again."))
-			return "", "⚠️ Interrupted by a restart", nil
-		}
-	}
+	chats := p.Chats
 	// Recorded before the journal keeps the id: a re-run after a
 	// failure here records it again rather than not at all.
 	detail := fmt.Sprintf("%s to %d chats", id, chats)

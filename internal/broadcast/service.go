@@ -79,26 +79,26 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 // PreviewLifetime. Nothing is sent to the chats.
 func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Outcome, text string) {
 	m := r.Update.Message
-	chats, err := s.audience.Chats(ctx)
+	chats, err := s.count(ctx)
 	if err != nil {
 		out.Fail(err)
 		return
 	}
-	if len(chats) == 0 {
+	if chats == 0 {
 		out.Reply(update.ReplyTo(m, "No known chats to broadcast to."))
 		return
 	}
-	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: len(chats), At: s.now(), State: previewPending}
+	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: chats, At: s.now(), State: previewPending}
 	buttons := [][2]string{{"✅ Send", btnSend}, {"❌ Cancel", btnCancel}}
-	ptext := PreviewText(text, len(chats), s.cfg.GlobalRate)
+	ptext := PreviewText(text, chats, s.cfg.GlobalRate)
 	if s.cfg.PaidRate > 0 {
-		copies := len(chats) * len(notifier.Split(text, tgtext.MaxTextUnits))
+		copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
 		line, covers := s.balanceLine(ctx, copies)
 		buttons = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}, {"❌ Cancel", btnCancel}}
 		if !covers { // not started paid: the admin adds Stars first, or sends it free
 			buttons = [][2]string{{"✅ Send free", btnSend}, {"❌ Cancel", btnCancel}}
 		}
-		ptext = paidPreviewText(text, len(chats), copies, s.cfg.GlobalRate, s.cfg.PaidRate, line)
+		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line)
 	}
 	kb, err := s.keyboard(m.Chat.ID, p.ID, buttons)
 	if err != nil {
