@@ -1,0 +1,318 @@
+package notifier_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// listAudience is an Audience over a fixed list of chats in Valkey-free
+// memory (the walk's contract: a step after the cursor, none twice); the
+// app's audience over its Valkey buckets is internal/chats' Audience,
+// tested with the whole bot in internal/app.
+type listAudience struct{ chats []int64 }
+
+func (a listAudience) Walk(_ context.Context, cursor string, max int) ([]int64, string, error) {
+	i := 0
+	if cursor != "" {
+		var err error
+		if i, err = strconv.Atoi(cursor); err != nil {
+			return nil, "", err
+		}
+	}
+	end := min(i+max, len(a.chats))
+	next := strconv.Itoa(end)
+	if end == len(a.chats) {
+		next = ""
+	}
+	return a.chats[i:end], next, nil
+}
+
+func (a listAudience) Size(context.Context) (int, error) { return len(a.chats), nil }
+
+func (a listAudience) Knows(_ context.Context, chat int64) (bool, error) {
+	return slices.Contains(a.chats, chat), nil
+}
+
+// lazyRig is a notifier on a store without rate limits, a filler over an
+// audience of chats 1..n, and a drain that plays the worker: claims copies,
+// expands them, acks them and records them sent.
+type lazyRig struct {
+	t      *testing.T
+	n      *notifier.Notifier
+	f      *notifier.Filler
+	got    map[int64][]string // chat -> texts received
+	queues map[string]int     // copies delivered per queue
+}
+
+func newLazyRig(t *testing.T, chats []int64, cfg notifier.FillConfig) *lazyRig {
+	t.Helper()
+	c := valkeytest.Shared(t).Client(t)
+	s, err := notifier.NewStore(c, notifier.Limits{}, 0, lanes.WithTag(valkeytest.Namespace(t)))
+	require.NoError(t, err)
+	n, err := notifier.New(c, s, notifier.Config{})
+	require.NoError(t, err)
+	f, err := n.NewFiller(listAudience{chats: chats}, cfg)
+	require.NoError(t, err)
+	return &lazyRig{t: t, n: n, f: f, got: map[int64][]string{}, queues: map[string]int{}}
+}
+
+// deliver claims up to max copies (any queue) and settles each as the
+// worker does; it returns how many it delivered.
+func (r *lazyRig) deliver(max int) int {
+	ctx := r.t.Context()
+	done := 0
+	for done < max {
+		cl, err := r.n.Store().Claim(ctx, lanes.ClaimRequest{Queues: tgjob.AllQueues(), Lease: time.Minute, Max: 100})
+		require.NoError(r.t, err)
+		if len(cl.Jobs) == 0 {
+			return done
+		}
+		for _, j := range cl.Jobs {
+			p, err := tgjob.Decode(j.Payload)
+			require.NoError(r.t, err)
+			require.True(r.t, p.IsCopy(), "a lazy copy carries no text: %s", j.Payload)
+			full, err := r.n.ExpandCopy(ctx, p)
+			require.NoError(r.t, err)
+			chat, err := tgjob.ChatID(j.Group)
+			require.NoError(r.t, err)
+			r.got[chat] = append(r.got[chat], full.Text)
+			r.queues[j.Queue]++
+			require.NoError(r.t, r.n.Store().Ack(ctx, j.Lease))
+			require.NoError(r.t, r.n.RecordSent(ctx, p.Broadcast, string(j.ID)))
+			done++
+		}
+	}
+	return done
+}
+
+func chatsUpTo(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i + 1)
+	}
+	return out
+}
+
+func (r *lazyRig) pendingCopies() int {
+	total := 0
+	for _, q := range tgjob.AllQueues() {
+		total += pending(r.t, r.n, q)
+	}
+	return total
+}
+
+// A lazy broadcast reaches every chat of its audience exactly once, a text
+// of two parts in order, with never more copies on the lanes than its
+// window (the queue's rate × Lead, at least a step) plus one step; chats
+// marked inactive are left out and counted as skipped (not failed); a
+// chat that migrated goes to its new id unless the audience has that one;
+// the counts end at Sent = Total.
+func TestLazyBroadcastReachesEachChatOnceAWindowAhead(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	chats := chatsUpTo(5000)
+	chats = append(chats, 7001, 7002) // migrated: 7001 -> 3 (known), 7002 -> 9002 (unknown)
+	const step, rate, lead = 100, 50, time.Second
+	r := newLazyRig(t, chats, notifier.FillConfig{StepChats: step, Rates: map[string]int{tgjob.QueueNotify: rate}, Lead: lead})
+	cs := r.n.Chats()
+	require.NoError(t, cs.SetAlias(ctx, 7001, 3))
+	require.NoError(t, cs.SetAlias(ctx, 7002, 9002))
+	for _, c := range []int64{10, 20, 30} {
+		require.NoError(t, cs.MarkInactive(ctx, c))
+	}
+	text := strings.Repeat("a", 4096) + "tail"
+	id, err := r.f.Start(ctx, notifier.Message{Text: text}, notifier.Plan{})
+	require.NoError(t, err)
+	p, err := r.n.Progress(ctx, id)
+	require.NoError(t, err)
+	require.True(t, p.Lazy && p.Walking)
+	require.Equal(t, (len(chats)-3)*2, p.Total, "the plan: the audience without its inactive chats, two parts each")
+	require.Positive(t, r.pendingCopies(), "Start made the first step")
+	window := max(step*2, rate*int(lead.Seconds()))
+	peak := 0
+	for range 10_000 {
+		_, err := r.f.Fill(ctx)
+		require.NoError(t, err)
+		peak = max(peak, r.pendingCopies())
+		if r.deliver(37) == 0 {
+			if p, err = r.n.Progress(ctx, id); err == nil && p.Done() {
+				break
+			}
+		}
+	}
+	require.NoError(t, err)
+	require.True(t, p.Done(), "%+v", p)
+	require.LessOrEqual(t, peak, window+step*2, "copies on the lanes never beyond the window and a step")
+	for _, c := range chats {
+		switch c {
+		case 10, 20, 30:
+			require.Empty(t, r.got[c], "inactive chat %d skipped", c)
+		case 7001, 7002:
+			require.Empty(t, r.got[c], "migrated chat %d sent to its new id", c)
+		default:
+			require.Equal(t, []string{strings.Repeat("a", 4096), "tail"}, r.got[c], "chat %d: both parts, in order, once", c)
+		}
+	}
+	require.Len(t, r.got[9002], 2, "a migrated chat's new id, unknown to the audience, gets the copy")
+	require.Equal(t, len(chats)-3-1, len(r.got), "every other chat once")
+	require.Equal(t, 2*(len(chats)-4), p.Sent)
+	require.Equal(t, p.Sent, p.Total, "walked: Total is the copies made")
+	require.Equal(t, 6, p.Skipped, "3 inactive chats × 2 parts")
+	require.Empty(t, p.Failed, "inactive chats are not failures")
+	require.Zero(t, r.pendingCopies())
+}
+
+// Several fillers filling one broadcast at once (processes racing, or one
+// resuming another's step after a crash) make each chat's copy once: every
+// step is one atomic enqueue at its cursor.
+func TestLazyBroadcastFillersRacingMakeEachCopyOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	chats := chatsUpTo(3000)
+	r := newLazyRig(t, chats, notifier.FillConfig{StepChats: 50, Rates: map[string]int{tgjob.QueueNotify: 1000}, Lead: time.Second})
+	others := make([]*notifier.Filler, 3)
+	for i := range others {
+		f, err := r.n.NewFiller(listAudience{chats: chats}, notifier.FillConfig{StepChats: 50, Rates: map[string]int{tgjob.QueueNotify: 1000}, Lead: time.Second})
+		require.NoError(t, err)
+		others[i] = f
+	}
+	id, err := r.f.Start(ctx, notifier.Message{Text: "race"}, notifier.Plan{})
+	require.NoError(t, err)
+	for {
+		var wg sync.WaitGroup
+		for _, f := range others {
+			wg.Go(func() {
+				_, err := f.Fill(ctx)
+				require.NoError(t, err)
+			})
+		}
+		wg.Wait()
+		if r.deliver(5000) == 0 {
+			p, err := r.n.Progress(ctx, id)
+			require.NoError(t, err)
+			if !p.Walking {
+				break
+			}
+		}
+	}
+	for _, c := range chats {
+		require.Equal(t, []string{"race"}, r.got[c], "chat %d once", c)
+	}
+	p, err := r.n.Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, len(chats), p.Sent)
+	require.True(t, p.Done())
+}
+
+// A stop during the walk: no copy is made after it (the window is
+// cancelled, every later step refused), the copies never made count as
+// cancelled, so sent + cancelled = the planned count; the broadcast leaves
+// the fillers' list.
+func TestLazyBroadcastStopMakesNoCopyAfter(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	chats := chatsUpTo(2000)
+	r := newLazyRig(t, chats, notifier.FillConfig{StepChats: 100})
+	id, err := r.f.Start(ctx, notifier.Message{Text: "stop me"}, notifier.Plan{})
+	require.NoError(t, err)
+	for sent := 0; sent < 150; {
+		_, err = r.f.Fill(ctx)
+		require.NoError(t, err)
+		sent += r.deliver(150 - sent)
+	}
+	_, err = r.f.Fill(ctx)
+	require.NoError(t, err)
+	require.Positive(t, r.pendingCopies(), "copies waiting at the stop")
+	p, err := r.n.StopBroadcast(ctx, id)
+	require.NoError(t, err)
+	require.True(t, p.Stopped)
+	require.False(t, p.Walking)
+	for range 3 {
+		n, err := r.f.Fill(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "nothing made after the stop")
+	}
+	require.Zero(t, r.deliver(10_000), "nothing left on a lane")
+	p, err = r.n.Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 150, p.Sent)
+	require.Equal(t, len(chats), p.Total)
+	require.Equal(t, len(chats), p.Sent+p.Cancelled)
+	require.True(t, p.Done())
+	// A second stop changes no count.
+	again, err := r.n.StopBroadcast(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, p.Cancelled, again.Cancelled)
+}
+
+// A scheduled broadcast makes no copy before its start; a spread one makes
+// copies no faster than its rate (copies ÷ Spread) plus one step; a paid
+// one with PaidMax puts that many copies on the paid queue and the rest on
+// the notify queue.
+func TestLazyBroadcastPlanHoldsItsStartRateAndPaidCap(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	t.Run("scheduled", func(t *testing.T) {
+		r := newLazyRig(t, chatsUpTo(100), notifier.FillConfig{})
+		at := time.Now().Add(time.Hour)
+		id, err := r.f.Start(ctx, notifier.Message{Text: "later"}, notifier.Plan{At: at})
+		require.NoError(t, err)
+		n, err := r.f.Fill(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Zero(t, r.pendingCopies(), "nothing before its start")
+		p, err := r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.True(t, p.Scheduled(time.Now()))
+		require.Equal(t, at.UnixMilli(), p.At.UnixMilli())
+		p, err = r.n.StopBroadcast(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, 100, p.Cancelled, "stopped before its start: every copy cancelled")
+	})
+	t.Run("spread", func(t *testing.T) {
+		r := newLazyRig(t, chatsUpTo(10_000), notifier.FillConfig{StepChats: 10, Rates: map[string]int{tgjob.QueueNotify: 1000}})
+		start := time.Now()
+		id, err := r.f.Start(ctx, notifier.Message{Text: "slowly"}, notifier.Plan{Spread: 100 * time.Second}) // 100 copies/s
+		require.NoError(t, err)
+		for range 5 {
+			_, err := r.f.Fill(ctx)
+			require.NoError(t, err)
+			r.deliver(10_000)
+		}
+		elapsed := time.Since(start)
+		p, err := r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.InDelta(t, 100.0, p.Rate, 0.01)
+		require.LessOrEqual(t, p.Queued, int(100*elapsed.Seconds())+10+1, "no faster than the spread allows")
+		require.Positive(t, p.Queued)
+	})
+	t.Run("paid up to a cap", func(t *testing.T) {
+		r := newLazyRig(t, chatsUpTo(1000), notifier.FillConfig{StepChats: 100})
+		id, err := r.f.Start(ctx, notifier.Message{Text: "paid", Paid: true}, notifier.Plan{PaidMax: 250})
+		require.NoError(t, err)
+		for range 100 {
+			_, err := r.f.Fill(ctx)
+			require.NoError(t, err)
+			r.deliver(10_000)
+		}
+		p, err := r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.True(t, p.Done())
+		require.Equal(t, 1000, p.Sent)
+		require.Equal(t, 250, r.queues[tgjob.QueuePaid], "the paid cap")
+		require.Equal(t, 750, r.queues[tgjob.QueueNotify], "the rest free")
+		require.Equal(t, 250, p.PaidMax)
+	})
+}
