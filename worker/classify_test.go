@@ -394,3 +394,35 @@ func TestBlockedChatCountsEveryDeadJob(t *testing.T) {
 	require.Equal(t, 1, p.Sent)
 	require.Empty(t, p.Failed)
 }
+
+// A 429 is counted on the queue of the job Telegram refused
+// (codemojex_worker_too_many_requests_total{queue}), so a dashboard shows
+// 429s by budget; the other queues' counts are exported at 0 from the
+// start (a rate() sees their first 429).
+func Test429IsCountedOnTheQueueOfTheRefusedJob(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{unlimited: "the one 429 counted must be the injected one"})
+	const x = int64(5100)
+	e.emu.InjectFault(tgemu.TooManyRequests(1).For("sendMessage").ForChat(x))
+	e.notify(x, "note to x", notifier.Notification)
+	_, stop := e.start(e.config())
+	e.waitMsgs(x, 1)
+	require.NoError(t, stop())
+	want := map[string]float64{}
+	for _, q := range tgjob.AllQueues() {
+		want[q] = 0
+	}
+	want[tgjob.QueueNotify] = 1
+	got := map[string]float64{}
+	mfs, err := e.reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == "codemojex_worker_too_many_requests_total" {
+			for _, m := range mf.GetMetric() {
+				require.Len(t, m.GetLabel(), 1)
+				got[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	require.Equal(t, want, got, "429s by queue")
+}

@@ -115,7 +115,7 @@
 // Metrics (Config.Registerer): codemojex_worker_sent_total{queue},
 // codemojex_worker_edited_total{queue},
 // codemojex_worker_dead_lettered_total{reason},
-// codemojex_worker_retried_total, codemojex_worker_too_many_requests_total,
+// codemojex_worker_retried_total, codemojex_worker_too_many_requests_total{queue},
 // codemojex_worker_global_pauses_total,
 // codemojex_worker_send_duration_seconds{method} (Bot API round trips),
 // codemojex_worker_claim_duration_seconds, codemojex_worker_in_flight

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // metrics are the worker's Prometheus collectors. Several workers given the
@@ -14,7 +16,7 @@ type metrics struct {
 	edited        *prometheus.CounterVec // by queue
 	dead          *prometheus.CounterVec // by reason code
 	retried       prometheus.Counter
-	tooMany       prometheus.Counter
+	tooMany       *prometheus.CounterVec // by queue
 	globalPauses  prometheus.Counter
 	apiLatency    *prometheus.HistogramVec // by Bot API method
 	claimLatency  prometheus.Histogram
@@ -48,9 +50,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		retried: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_retried_total", Help: "Transient send failures nacked for a retry with backoff.",
 		}),
-		tooMany: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "codemojex_worker_too_many_requests_total", Help: "429 Too Many Requests answered by Telegram.",
-		}),
+		tooMany: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "codemojex_worker_too_many_requests_total", Help: "429 Too Many Requests answered by Telegram, by the queue of the job sent.",
+		}, []string{"queue"}),
 		globalPauses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_global_pauses_total", Help: "Global pauses of the store (global flood signal, 401).",
 		}),
@@ -113,7 +115,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.edited = reg1(m.edited).(*prometheus.CounterVec)
 	m.dead = reg1(m.dead).(*prometheus.CounterVec)
 	m.retried = reg1(m.retried).(prometheus.Counter)
-	m.tooMany = reg1(m.tooMany).(prometheus.Counter)
+	m.tooMany = reg1(m.tooMany).(*prometheus.CounterVec)
+	// Every queue's 429 count is exported from the start (0), so a rate()
+	// or increase() sees the first 429 (a series born at 1 shows none).
+	for _, q := range tgjob.AllQueues() {
+		m.tooMany.WithLabelValues(q)
+	}
 	m.globalPauses = reg1(m.globalPauses).(prometheus.Counter)
 	m.apiLatency = reg1(m.apiLatency).(*prometheus.HistogramVec)
 	m.claimLatency = reg1(m.claimLatency).(prometheus.Histogram)

@@ -313,7 +313,7 @@ type failure struct {
 // retryAfter, then release the job; 429s from several chats at once pause
 // the whole store (floodDetector).
 func (w *Worker) parkChat(f failure, retryAfter time.Duration) next {
-	w.m.tooMany.Inc()
+	w.m.tooMany.WithLabelValues(f.job.Queue).Inc()
 	// Park before Release, so no claimer serves the lane in between.
 	var until time.Time
 	for _, q := range tgjob.AllQueues() {
