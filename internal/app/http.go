@@ -13,10 +13,10 @@ import (
 
 // initHTTP wires the HTTP side: the /healthz checks (internal/health, reading
 // getMe's state, the lease, the last poll and the webhook through
-// health.Status), the queue and Valkey memory gauges of /metrics, the
-// webhook receiver (poller roles in webhook mode) and the server
-// (internal/httpserver) on WithListener's listener or HTTP_ADDR. Run
-// serves it.
+// health.Status), the queue, broadcast and Valkey memory gauges of
+// /metrics, the webhook receiver (poller roles in webhook mode) and the
+// server (internal/httpserver) on WithListener's listener or HTTP_ADDR.
+// Run serves it.
 func (a *App) initHTTP() error {
 	st := health.Status{
 		Me: func() (bool, string) {
@@ -55,6 +55,9 @@ func (a *App) initHTTP() error {
 	}
 	if err := a.reg.Register(httpserver.NewQueueCollector(httpserver.Queues{Store: a.store.Inspector(), Inbox: a.inbox,
 		ReplyRate: a.cfg.ReplyRate, PaidRate: a.cfg.PaidBroadcastRate})); err != nil {
+		return fmt.Errorf("app: metrics: %w", err)
+	}
+	if err := a.reg.Register(httpserver.NewBroadcastCollector(a.bc)); err != nil {
 		return fmt.Errorf("app: metrics: %w", err)
 	}
 	if err := a.reg.Register(httpserver.NewValkeyMemoryCollector(a.c)); err != nil {

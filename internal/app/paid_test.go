@@ -27,7 +27,8 @@ import (
 // and the cost so far, and the admin gets Continue free and Stop. Continue
 // free delivers the rest once to every chat, without the parameter; Stop
 // cancels the rest as for a free broadcast. /audit shows the mode and the
-// cost.
+// cost; /metrics counts the broadcast halted while it is, and neither
+// running nor halted once it ended.
 func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 	for _, choice := range []string{"▶️ Continue free", "🛑 Stop"} {
 		t.Run(choice, func(t *testing.T) {
@@ -86,8 +87,18 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			p, err := r.app.Notifier().Progress(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, chatsN+1-balance, p.Remaining, "the rest is kept")
+			code, body := h.get(r, "/metrics")
+			require.Equal(t, 200, code)
+			for _, line := range []string{"codemojex_broadcasts_halted 1", "codemojex_broadcasts_running 1",
+				`codemojex_broadcast_messages{state="total"} 41`, `codemojex_broadcast_messages{state="sent"} 10`,
+				`codemojex_broadcast_messages{state="remaining"} 31`, `codemojex_broadcast_messages{state="cancelled"} 0`} {
+				require.Contains(t, body, "\n"+line+"\n", "/metrics while halted")
+			}
 
 			_, toast = h.tapAdmin(notice.ID, noticeButtons[choice])
+			code, body = h.get(r, "/metrics")
+			require.Equal(t, 200, code)
+			require.Contains(t, body, "\ncodemojex_broadcasts_halted 0\n", "continued free or stopped: no longer halted, sending or not")
 			var final string
 			switch choice {
 			case "▶️ Continue free":
@@ -148,8 +159,15 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 				require.Equal(t, broadcast.ActionStopped, es[0].Action)
 				require.Equal(t, id+": 10 sent before the stop, 31 cancelled, 0 in flight, paid: 10 copies, 1.0 Stars", es[0].Detail)
 			}
-			code, body := h.get(r, "/metrics")
-			require.Equal(t, 200, code)
+			// Done and its final text shown: untracked (right after that
+			// edit), so no longer counted.
+			require.Eventually(t, func() bool {
+				code, body = h.get(r, "/metrics")
+				return code == 200 && strings.Contains(body, "\ncodemojex_broadcasts_running 0\n")
+			}, wait, 20*time.Millisecond, "/metrics counts no running broadcast once it ended")
+			for _, line := range []string{"codemojex_broadcasts_halted 0", `codemojex_broadcast_messages{state="total"} 0`} {
+				require.Contains(t, body, "\n"+line+"\n", "/metrics once it ended")
+			}
 			require.Contains(t, body, `codemojex_budget_limit{budget="paid"} 1000`)
 			require.Contains(t, body, `codemojex_budget_limit{budget="bulk"} 30`)
 			require.Contains(t, body, "codemojex_worker_paid_sent_total 10")

@@ -3,9 +3,14 @@ package broadcast
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/notifier"
 )
 
 // tracking owns the tracked broadcasts, those whose progress message is
@@ -52,4 +57,30 @@ func (s *tracking) Untrack(ctx context.Context, id string) error {
 		return fmt.Errorf("broadcast: untrack broadcast %s: %w", id, err)
 	}
 	return nil
+}
+
+// Running returns the progress of every tracked broadcast (its progress
+// message still kept up to date: running, halted, or done and waiting for
+// its final edit), by broadcast id; a tracked broadcast whose progress is
+// gone (expired) or whose id is malformed is left out, as the Tracker
+// untracks it. For /metrics (httpserver.BroadcastCollector): one HGETALL
+// of the tracked set plus one per broadcast. Errors: the store's.
+func (s *Service) Running(ctx context.Context) ([]notifier.Progress, error) {
+	all, err := s.tracking.Tracked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := slices.Sorted(maps.Keys(all))
+	out := make([]notifier.Progress, 0, len(ids))
+	for _, id := range ids {
+		p, err := s.notifier.Progress(ctx, id)
+		switch {
+		case errors.Is(err, notifier.ErrUnknownBroadcast), errors.Is(err, notifier.ErrInvalid):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("broadcast: running broadcasts: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
