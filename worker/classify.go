@@ -24,6 +24,13 @@ const (
 	ReasonCannotPay      = "cannot pay"  // 400 the Stars balance does not cover a paid copy (IsCannotPay)
 )
 
+// deadReasons returns every reason code: the label values of
+// codemojex_worker_dead_lettered_total.
+func deadReasons() []string {
+	return []string{ReasonForbidden, ReasonChatNotFound, ReasonTooLong, ReasonParse, ReasonBadRequest, ReasonMalformed,
+		ReasonMaxAttempts, ReasonEditNotFound, ReasonUnknownOutcome, ReasonCantEdit, ReasonCannotPay}
+}
+
 // action is what the worker does with a failed send: one row of the error
 // table (see the package doc).
 type action int

@@ -116,10 +116,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.dead = reg1(m.dead).(*prometheus.CounterVec)
 	m.retried = reg1(m.retried).(prometheus.Counter)
 	m.tooMany = reg1(m.tooMany).(*prometheus.CounterVec)
-	// Every queue's 429 count is exported from the start (0), so a rate()
-	// or increase() sees the first 429 (a series born at 1 shows none).
+	// Every queue's 429 count and every reason's dead letters are exported
+	// from the start (0), so a rate() or increase() sees the first one (a
+	// series born at 1 shows none): the alert rules read them
+	// (deploy/monitoring).
 	for _, q := range tgjob.AllQueues() {
 		m.tooMany.WithLabelValues(q)
+	}
+	for _, r := range deadReasons() {
+		m.dead.WithLabelValues(r)
 	}
 	m.globalPauses = reg1(m.globalPauses).(prometheus.Counter)
 	m.apiLatency = reg1(m.apiLatency).(*prometheus.HistogramVec)
