@@ -18,10 +18,13 @@ TEST_SKIPS ?= $(CURDIR)/.test-skips
 ## test: gofmt check, go vet (also of the bench module), the whole suite with -race, the bench module's report
 ## tests, then the lanes suite and the bot's failure tests again on a Valkey Cluster (three primaries; the failure
 ## tests' clusters have one replica each and add a primary killed / failed over mid-burst); lists at its end the tests
-## that skipped for want of something (e.g. chromium); with CI set those fail instead
+## that skipped for want of something (e.g. chromium, promtool); with CI set those fail instead. The alert rules
+## (deploy/monitoring) are checked and unit-tested with promtool (Debian's prometheus package, which
+## scripts/ensure-promtool.sh installs) by internal/deploytest, in the whole suite's run
 test: fmt-check vet
 	./scripts/ensure-valkey.sh
 	./scripts/ensure-chromium.sh
+	./scripts/ensure-promtool.sh
 	@rm -f $(TEST_SKIPS)
 	CODEMOJEX_TEST_SKIPS=$(TEST_SKIPS) $(GO) test -race -count=1 ./...
 	cd bench && $(GO) test -race -count=1 ./...
