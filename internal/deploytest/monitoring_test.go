@@ -513,7 +513,7 @@ func bindMount(t *testing.T, s types.ServiceConfig, target string) string {
 // neither starts.
 func TestMonitoringProfileStartsPrometheusAndGrafanaProvisioned(t *testing.T) {
 	for _, name := range []string{"prometheus", "grafana"} {
-		_, err := loadCompose(t).GetService(name)
+		_, err := loadComposeWith(t).GetService(name)
 		require.Error(t, err, "%s starts only with --profile monitoring", name)
 	}
 	p := loadComposeWith(t, "monitoring")

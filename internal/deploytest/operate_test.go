@@ -31,8 +31,9 @@ const worstCaseStop = 2*time.Second + 2*time.Second + app.DefaultDrainTimeout + 
 	2*time.Second + 5*time.Second
 
 // exactTag is an image pinned to an exact version (valkey/valkey:8.1.1,
-// golang:1.26.8-bookworm), with or without a digest, or to a digest alone.
-var exactTag = regexp.MustCompile(`^[a-z0-9./-]+(:\d+\.\d+\.\d+(-[a-z0-9.]+)?(@sha256:[0-9a-f]{64})?|@sha256:[0-9a-f]{64})$`)
+// golang:1.26.8-bookworm, prom/prometheus:v3.13.0: a v may lead), with or
+// without a digest, or to a digest alone.
+var exactTag = regexp.MustCompile(`^[a-z0-9./-]+(:v?\d+\.\d+\.\d+(-[a-z0-9.]+)?(@sha256:[0-9a-f]{64})?|@sha256:[0-9a-f]{64})$`)
 
 // TestComposeBotOutlastsItsDrain: docker compose stop/restart waits
 // longer than the bot's worst-case graceful stop before it kills the
