@@ -185,6 +185,14 @@ func (f *Filler) Start(ctx context.Context, msg Message, plan Plan) (string, err
 	if err != nil || prev != "" {
 		return prev, err
 	}
+	if wait := time.Until(at) + plan.Spread; wait > 0 {
+		// Kept ProgressTTL after its planned end: a scheduled or spread
+		// broadcast settles no copy for a while.
+		ttl := n.cfg.ProgressTTL + wait
+		if err := n.c.Do(ctx, n.c.B().Pexpire().Key(n.keys.progress(bc)).Milliseconds(ttl.Milliseconds()).Build()).Error(); err != nil {
+			return bc, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
+		}
+	}
 	if err := n.c.Do(ctx, n.c.B().Zadd().Key(n.keys.active()).ScoreMember().ScoreMember(float64(at.UnixMilli()), bc).Build()).Error(); err != nil {
 		return bc, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 	}

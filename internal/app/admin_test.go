@@ -71,7 +71,7 @@ func TestAdminCommands(t *testing.T) {
 		{"show set", adminID, "/weight 42", "Chat 42: weight 5 (default 1), for replies and notifications alike."},
 		{"list", adminID, "/weights", "Chat weights, for replies and notifications alike (others: 1):\n• chat -100777: 300\n• chat 42: 5"},
 		{"dlq empty", adminID, "/dlq", "No dead letters."},
-		{"broadcast without text", adminID, "/broadcast", "❌ Missing text. Usage: /broadcast <text>"},
+		{"broadcast without text", adminID, "/broadcast", "❌ Missing text. Usage: /broadcast [in <duration>] [over <duration>] <text>"},
 	} {
 		from := user(tc.from, "U")
 		require.Equal(t, tc.want, h.ask(0, from, tc.text), tc.name)

@@ -523,3 +523,66 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	require.True(t, strings.HasPrefix(h.ask(0, admin, "/broadcast stop "+id), "Broadcast "+id+" was already stopped."),
 		"/broadcast stop <a known id> answers as a stop")
 }
+
+// A broadcast scheduled from Telegram ("/broadcast in 1h <text>"; the
+// preview of "in 1h over 2h" says when it starts and at what pace): Send
+// schedules it (the preview edited to say so); nothing of it reaches any
+// chat before its start, even while another broadcast, sent at once,
+// reaches every chat; /broadcasts lists it with its start;
+// /broadcast stop <id> stops it with every copy cancelled; then
+// /broadcasts lists none.
+func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	adminUser := user(adminID, "Admin")
+	require.Equal(t, "No broadcast is running or scheduled.", h.ask(0, adminUser, "/broadcasts"))
+	h.addKnownChats(r, 30_000, 99) // and the admin's: 100 chats
+	pv, buttons := h.broadcastPreview("in 1h over 2h 🕘 spread")
+	require.Contains(t, pv.Text, "The chats will see:\n\n🕘 spread\n\n")
+	require.Regexp(t, `🕘 Starts at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1 h\)\.\n⏳ Spread over 2 h: about 0\.01 messages/s\.$`, pv.Text)
+	_, toast := h.tapAdmin(pv.ID, buttons["❌ Cancel"])
+	require.Equal(t, broadcast.ToastCancelled, toast)
+
+	pv, buttons = h.broadcastPreview("in 1h 🕘 later")
+	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Regexp(t, `^🕘 Scheduled for \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$`, toast)
+	var id string
+	require.Eventually(t, func() bool {
+		all, err := h.tracked(t.Context())
+		for k := range all {
+			id = k
+		}
+		return err == nil && id != ""
+	}, wait, 10*time.Millisecond)
+	list := h.ask(0, adminUser, "/broadcasts")
+	require.Regexp(t, `^📣 Broadcasts:\n• `+id+`: 📣 Broadcast: 0 sent, 0 failed, 100 remaining of 100, starts at \d{4}-\d\d-\d\d \d\d:\d\d UTC\nTo stop one: /broadcast stop <id>$`, list)
+	p, err := r.app.Notifier().Progress(t.Context(), id)
+	require.NoError(t, err)
+	require.True(t, p.Scheduled(time.Now()))
+
+	// Another broadcast, at once, reaches every chat meanwhile: the
+	// fillers ran all along.
+	pv, buttons = h.broadcastPreview("📣 now")
+	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, "📣 Sending to 100 chats.", toast)
+	count := func(text string) int {
+		n := 0
+		for _, m := range h.emu.AllMessages() {
+			if m.Text == text {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return count("📣 now") == 100 }, wait, 20*time.Millisecond)
+	require.Zero(t, count("🕘 later"), "nothing sent before its start")
+
+	stop := h.ask(0, adminUser, "/broadcast stop "+id)
+	require.Equal(t, "🛑 Broadcast "+id+" stopped: 0 sent before the stop, 100 cancelled, 0 in flight (counted as they settle).", stop)
+	require.Eventually(t, func() bool {
+		return h.ask(0, adminUser, "/broadcasts") == "No broadcast is running or scheduled."
+	}, wait, 100*time.Millisecond, "the broadcasts leave the list once their progress messages are final")
+	require.Zero(t, count("🕘 later"))
+}

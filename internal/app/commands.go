@@ -28,6 +28,7 @@ func (a *App) registerHandlers(m *update.Mux) {
 	a.ui.Register(m)
 	a.admin.Register(m)
 	m.RouteFunc(update.IsCommand("broadcast", a.username), a.admin.Gate(a.bc.OnCommand))
+	m.RouteFunc(update.IsCommand("broadcasts", a.username), a.admin.Gate(a.bc.OnList))
 	m.Route(update.IsCallbackQuery, a.taps)
 	m.RouteFunc(isMyChatMember, noReply)
 }

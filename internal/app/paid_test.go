@@ -182,8 +182,10 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 // The paid preview shows the bot's Stars balance (getMyStarBalance, read
 // when the preview is made) against the cost and offers Send paid only
 // when the balance covers it: enough (offered), not enough (how many copies
-// it pays for; not offered: a paid broadcast the balance cannot cover is
-// not started paid), or that it could not be read (getMyStarBalance
+// it pays for; Send paid not offered: a paid broadcast the balance cannot
+// cover is not started paid; instead, when it pays for some, "N paid, rest
+// free": that many copies go paid, the rest free, and the balance is spent
+// on exactly those), or that it could not be read (getMyStarBalance
 // failing: offered, the halt path covers a balance that runs out).
 func TestPaidPreviewShowsTheStarsBalance(t *testing.T) {
 	t.Parallel()
@@ -197,9 +199,9 @@ func TestPaidPreviewShowsTheStarsBalance(t *testing.T) {
 		{name: "enough, exactly", balance: 3, want: "The bot's Stars balance: 0.3 Stars, enough for it."},
 		{name: "unlimited", balance: -1, want: "The bot's Stars balance: 1000000000.0 Stars, enough for it."},
 		{name: "one copy short", balance: 2, short: true, want: "The bot's Stars balance: 0.2 Stars, not enough: it pays for 2 of the 3 copies, " +
-			"so Send paid is not offered; add Stars and send /broadcast again, or send it free."},
+			"so Send paid is not offered; send the first 2 paid and the rest free, add Stars and send /broadcast again, or send it free."},
 		{name: "empty", balance: 0, short: true, want: "The bot's Stars balance: 0.0 Stars, not enough: it pays for 0 of the 3 copies, " +
-			"so Send paid is not offered; add Stars and send /broadcast again, or send it free."},
+			"so Send paid is not offered; send the first 0 paid and the rest free, add Stars and send /broadcast again, or send it free."},
 		{name: "unreadable", balance: -1, fail: true,
 			want: "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop)."},
 	} {
@@ -218,8 +220,29 @@ func TestPaidPreviewShowsTheStarsBalance(t *testing.T) {
 			require.GreaterOrEqual(t, len(lines), 2)
 			require.Equal(t, tc.want, lines[len(lines)-2], pv.Text)
 			rows, _ := keyboardOf(t, pv.ReplyMarkup)
-			if tc.short {
+			if tc.short && tc.balance == 0 {
 				require.Equal(t, [][]string{{"✅ Send free", "❌ Cancel"}}, rows, "not started paid")
+				return
+			}
+			if tc.short {
+				require.Equal(t, [][]string{{"✅ Send free", "💫 2 paid, rest free", "❌ Cancel"}}, rows, "not started all paid")
+				_, toast := h.tapAdmin(pv.ID, buttons["💫 2 paid, rest free"])
+				require.Equal(t, "📣 Sending to 3 chats (paid up to the balance, then free).", toast)
+				paid, free := 0, 0
+				require.Eventually(t, func() bool {
+					paid, free = 0, 0
+					for _, m := range h.emu.AllMessages() {
+						if m.Text == "💫 news" && m.Paid {
+							paid++
+						} else if m.Text == "💫 news" {
+							free++
+						}
+					}
+					return paid+free == 3
+				}, wait, 20*time.Millisecond)
+				require.Equal(t, 2, paid, "as many paid as the balance covered")
+				require.Equal(t, 1, free, "the rest free")
+				require.Zero(t, h.emu.StarBalance(), "the balance spent on exactly those")
 				return
 			}
 			require.Equal(t, [][]string{{"✅ Send free", "💫 Send paid", "❌ Cancel"}}, rows)

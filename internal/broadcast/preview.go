@@ -43,6 +43,8 @@ type preview struct {
 	State string    // one of the preview* states
 	// Broadcast is the broadcast id once Send started it ("" before).
 	Broadcast string
+	// Plan is when it starts and how long it is spread over (plan.go).
+	Plan plan
 }
 
 // decision is the outcome of previews.Decide.
@@ -94,6 +96,8 @@ func (s *previews) Create(ctx context.Context, p preview) error {
 			FieldValue("admin", strconv.FormatInt(p.Admin, 10)).
 			FieldValue("n", strconv.Itoa(p.Chats)).
 			FieldValue("at", strconv.FormatInt(p.At.UnixMilli(), 10)).
+			FieldValue("sa", strconv.FormatInt(planStartMS(p.Plan), 10)).
+			FieldValue("sp", strconv.FormatInt(p.Plan.Spread.Milliseconds(), 10)).
 			FieldValue("st", previewPending).Build(),
 		s.c.B().Pexpire().Key(key).Milliseconds(previewKeep.Milliseconds()).Build())
 	for _, r := range cmds {
@@ -117,7 +121,21 @@ func (s *previews) Get(ctx context.Context, id string) (p preview, ok bool, err 
 	admin, _ := strconv.ParseInt(m["admin"], 10, 64)
 	n, _ := strconv.Atoi(m["n"])
 	at, _ := strconv.ParseInt(m["at"], 10, 64)
-	return preview{ID: id, Text: m["text"], Chat: chat, Admin: admin, Chats: n, At: time.UnixMilli(at), State: m["st"], Broadcast: m["bc"]}, true, nil
+	p = preview{ID: id, Text: m["text"], Chat: chat, Admin: admin, Chats: n, At: time.UnixMilli(at), State: m["st"], Broadcast: m["bc"]}
+	if sa, _ := strconv.ParseInt(m["sa"], 10, 64); sa > 0 {
+		p.Plan.Start = time.UnixMilli(sa)
+	}
+	sp, _ := strconv.ParseInt(m["sp"], 10, 64)
+	p.Plan.Spread = time.Duration(sp) * time.Millisecond
+	return p, true, nil
+}
+
+// planStartMS is p's start in unix ms, 0 for at once.
+func planStartMS(p plan) int64 {
+	if p.Start.IsZero() {
+		return 0
+	}
+	return p.Start.UnixMilli()
 }
 
 // SetBroadcast records the broadcast id preview id started.
@@ -197,18 +215,28 @@ func paidPreviewText(text string, chats, copies, rate, paidRate int, balance str
 // not started paid); or that it could not be read ("" without a
 // StarBalance): then Send paid is offered, and if the balance runs out the
 // paid part halts and the admin is asked to continue free or stop.
-func (s *Service) balanceLine(ctx context.Context, copies int) (line string, covers bool) {
+func (s *Service) balanceLine(ctx context.Context, copies int) (line string, covers bool, coverable int) {
 	if s.cfg.StarBalance == nil {
-		return "", true
+		return "", true, copies
+	}
+	tenths, err := s.starBalance(ctx)
+	if err != nil {
+		s.log.Warn("broadcast preview: the Stars balance could not be read", "err", err)
+		return "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop).\n", true, copies
+	}
+	coverable = int(min(max(tenths, 0)/notifier.StarTenthsPerCopy, int64(copies)))
+	return BalanceText(tenths, copies) + "\n", tenths >= int64(copies*notifier.StarTenthsPerCopy), coverable
+}
+
+// starBalance reads the bot's Stars balance in tenths (Config.StarBalance,
+// at most 5 s). Errors: no StarBalance configured; the Bot API's.
+func (s *Service) starBalance(ctx context.Context) (int64, error) {
+	if s.cfg.StarBalance == nil {
+		return 0, fmt.Errorf("broadcast: the Stars balance is not known (no StarBalance)")
 	}
 	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	tenths, err := s.cfg.StarBalance(bctx)
-	if err != nil {
-		s.log.Warn("broadcast preview: the Stars balance could not be read", "err", err)
-		return "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop).\n", true
-	}
-	return BalanceText(tenths, copies) + "\n", tenths >= int64(copies*notifier.StarTenthsPerCopy)
+	return s.cfg.StarBalance(bctx)
 }
 
 // BalanceText is the paid preview's balance line: the bot's balance
@@ -220,7 +248,7 @@ func BalanceText(tenths int64, copies int) string {
 		return fmt.Sprintf("The bot's Stars balance: %s Stars, enough for it.", bal)
 	}
 	return fmt.Sprintf("The bot's Stars balance: %s Stars, not enough: it pays for %d of the %d copies, so Send paid is not offered; "+
-		"add Stars and send /broadcast again, or send it free.", bal, max(tenths, 0)/notifier.StarTenthsPerCopy, copies)
+		"send the first %d paid and the rest free, add Stars and send /broadcast again, or send it free.", bal, max(tenths, 0)/notifier.StarTenthsPerCopy, copies, max(tenths, 0)/notifier.StarTenthsPerCopy)
 }
 
 // PreviewText is the preview message of a free broadcast: the text as the

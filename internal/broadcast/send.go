@@ -25,7 +25,7 @@ import (
 // With paid, the copies go out as a paid broadcast (notifier.Message.Paid:
 // the paid queue, allow_paid_broadcast, 0.1 Star each); a re-run keeps the
 // mode of the run that started the broadcast.
-func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, paid bool) string {
+func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, mode sendMode) string {
 	j, err := s.loadJournal(ctx, r.ID)
 	if err != nil {
 		out.Fail(err)
@@ -34,7 +34,7 @@ func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *updat
 	id := j.ID
 	if id == "" {
 		var toast string
-		id, toast, err = s.start(ctx, r, out, admin, m, p, paid)
+		id, toast, err = s.start(ctx, r, out, admin, m, p, mode)
 		if err != nil {
 			out.Fail(err)
 			return tapdata.ToastRetry
@@ -47,17 +47,40 @@ func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *updat
 		out.Fail(err)
 		return tapdata.ToastRetry
 	}
-	mode := ""
-	if paid {
-		mode = " (paid)"
+	how := mode.text()
+	if !p.Plan.Start.IsZero() && p.Plan.Start.After(s.now()) {
+		when := p.Plan.Start.UTC().Format("2006-01-02 15:04 UTC")
+		s.editPreview(out, m, p.ID, fmt.Sprintf("🕘 Scheduled for %s to %d chats%s: broadcast %s.", when, p.Chats, how, id))
+		if err := s.trackProgress(ctx, p, id); err != nil {
+			out.Fail(err)
+			return tapdata.ToastRetry
+		}
+		s.wake()
+		return fmt.Sprintf("🕘 Scheduled for %s.", when)
 	}
-	s.editPreview(out, m, p.ID, fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, mode, id))
+	s.editPreview(out, m, p.ID, fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, how, id))
 	if err := s.trackProgress(ctx, p, id); err != nil {
 		out.Fail(err)
 		return tapdata.ToastRetry
 	}
 	s.wake()
-	return fmt.Sprintf("📣 Sending to %d chats%s.", p.Chats, mode)
+	return fmt.Sprintf("📣 Sending to %d chats%s.", p.Chats, how)
+}
+
+// sendMode is how a preview's Send tap sends it: free, paid, or paid as
+// far as the Stars balance covers and the rest free (capped).
+type sendMode struct{ paid, capped bool }
+
+// text is the mode as the answers name it: "", " (paid)", " (paid up to
+// the balance, then free)".
+func (m sendMode) text() string {
+	switch {
+	case m.capped:
+		return " (paid up to the balance, then free)"
+	case m.paid:
+		return " (paid)"
+	}
+	return ""
 }
 
 // start starts preview p's lazy broadcast for update r (its journal had no
@@ -67,11 +90,23 @@ func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *updat
 // (the preview says why). Errors: the store's (the update is handled
 // again; the key gets the same broadcast back, which goes on from its
 // cursor: nothing lost, nothing repeated).
-func (s *Service) start(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, paid bool) (id, toast string, err error) {
+func (s *Service) start(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, mode sendMode) (id, toast string, err error) {
+	paidMax := 0
+	if mode.capped {
+		// Paid as far as the balance covers now; at least one copy (the
+		// button was offered for a balance that covered some).
+		tenths, err := s.starBalance(ctx)
+		if err != nil {
+			s.log.Warn("broadcast: the Stars balance could not be read", slog.Any("err", err))
+			return "", "The bot's Stars balance could not be read: try again.", nil
+		}
+		paidMax = max(int(tenths/notifier.StarTenthsPerCopy), 1)
+	}
 	// The key (the preview id) makes a second tap, or a re-run after a
 	// crash, get the first call's broadcast id back instead of starting
 	// another; the broadcast goes on from its cursor (notifier.Filler).
-	id, err = s.filler.Start(ctx, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: paid}, notifier.Plan{})
+	paid := mode.paid
+	id, err = s.filler.Start(ctx, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: paid}, p.Plan.notifierPlan(paidMax))
 	if errors.Is(err, notifier.ErrInvalid) {
 		s.editPreview(out, m, p.ID, "❌ This text cannot be sent: "+err.Error())
 		return "", "❌ This text cannot be sent.", nil
@@ -85,7 +120,18 @@ func (s *Service) start(ctx context.Context, r *update.Request, out *update.Outc
 	detail := fmt.Sprintf("%s to %d chats", id, chats)
 	if paid {
 		copies := chats * len(notifier.Split(p.Text, tgtext.MaxTextUnits))
-		detail += fmt.Sprintf(", paid (about %s Stars)", notifier.FormatStars(copies*notifier.StarTenthsPerCopy))
+		if paidMax > 0 {
+			copies = min(copies, paidMax)
+			detail += fmt.Sprintf(", paid up to %d copies then free (about %s Stars)", paidMax, notifier.FormatStars(copies*notifier.StarTenthsPerCopy))
+		} else {
+			detail += fmt.Sprintf(", paid (about %s Stars)", notifier.FormatStars(copies*notifier.StarTenthsPerCopy))
+		}
+	}
+	if !p.Plan.Start.IsZero() {
+		detail += ", from " + p.Plan.Start.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	if p.Plan.Spread > 0 {
+		detail += ", over " + humanDuration(p.Plan.Spread)
 	}
 	if err := s.audit.Record(ctx, adminWho(admin), ActionSent, detail); err != nil {
 		return "", "", err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/go-telegram/bot/models"
@@ -27,6 +28,9 @@ const (
 	btnCancel   = "c"
 	btnStop     = "x"
 	btnFree     = "f"
+	// btnSendPaidCap sends paid up to what the Stars balance covers, the
+	// rest free (offered when the balance does not cover it all).
+	btnSendPaidCap = "sc"
 )
 
 // Toasts of the broadcast buttons (besides tapdata's ToastRetry and
@@ -54,7 +58,7 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 	m := u.Message
 	c, _ := update.ParseCommand(m, s.cfg.Username())
 	if c.Args == "" {
-		out.Reply(update.ReplyTo(m, "❌ Missing text. Usage: /broadcast <text>"))
+		out.Reply(update.ReplyTo(m, "❌ Missing text. Usage: /broadcast [in <duration>] [over <duration>] <text>"))
 		return out
 	}
 	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
@@ -69,7 +73,12 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 		}
 		// Not shaped like a broadcast's id: a text to broadcast.
 	}
-	s.preview(ctx, r, &out, strings.TrimSpace(m.Text[len(m.Text)-len(c.Args):]))
+	pl, text, err := parsePlan(m.Text[len(m.Text)-len(c.Args):], s.now())
+	if err != nil {
+		out.Reply(update.ReplyTo(m, "❌ "+err.Error()+". Usage: /broadcast [in <duration>] [over <duration>] <text>, e.g. /broadcast in 2h over 8h Big news"))
+		return out
+	}
+	s.preview(ctx, r, &out, text, pl)
 	return out
 }
 
@@ -77,7 +86,7 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 // the chats will see it, how many chats it will reach and the estimated
 // time at the global rate, with Send and Cancel buttons valid for
 // PreviewLifetime. Nothing is sent to the chats.
-func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Outcome, text string) {
+func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Outcome, text string, pl plan) {
 	m := r.Update.Message
 	chats, err := s.count(ctx)
 	if err != nil {
@@ -88,17 +97,23 @@ func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Ou
 		out.Reply(update.ReplyTo(m, "No known chats to broadcast to."))
 		return
 	}
-	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: chats, At: s.now(), State: previewPending}
+	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: chats, At: s.now(), State: previewPending, Plan: pl}
 	buttons := [][2]string{{"✅ Send", btnSend}, {"❌ Cancel", btnCancel}}
+	copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
 	ptext := PreviewText(text, chats, s.cfg.GlobalRate)
 	if s.cfg.PaidRate > 0 {
-		copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
-		line, covers := s.balanceLine(ctx, copies)
+		line, covers, coverable := s.balanceLine(ctx, copies)
 		buttons = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}, {"❌ Cancel", btnCancel}}
-		if !covers { // not started paid: the admin adds Stars first, or sends it free
+		switch {
+		case !covers && coverable > 0: // paid as far as the balance goes, then free
+			buttons = [][2]string{{"✅ Send free", btnSend}, {fmt.Sprintf("💫 %d paid, rest free", coverable), btnSendPaidCap}, {"❌ Cancel", btnCancel}}
+		case !covers: // not started paid: the admin adds Stars first, or sends it free
 			buttons = [][2]string{{"✅ Send free", btnSend}, {"❌ Cancel", btnCancel}}
 		}
 		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line)
+	}
+	if lines := planLines(pl, copies, s.cfg.GlobalRate, s.now()); lines != "" {
+		ptext += "\n\n" + strings.TrimSuffix(lines, "\n")
 	}
 	kb, err := s.keyboard(m.Chat.ID, p.ID, buttons)
 	if err != nil {
@@ -155,7 +170,7 @@ func (s *Service) OnTap(ctx context.Context, r *update.Request, out *update.Outc
 		return s.stop(ctx, out, adminWho(q.From.ID), d.Scope)
 	case btnFree:
 		return s.continueFree(ctx, out, adminWho(q.From.ID), d.Scope)
-	case btnSendPaid:
+	case btnSendPaid, btnSendPaidCap:
 		if s.cfg.PaidRate <= 0 {
 			return "💫 Paid broadcasts are off (TELEGRAM_PAID_BROADCAST_RATE=0): nothing was sent."
 		}
@@ -201,7 +216,7 @@ func (s *Service) OnTap(ctx context.Context, r *update.Request, out *update.Outc
 	if p.Broadcast != "" {
 		return "Already sent (broadcast " + p.Broadcast + ")."
 	}
-	return s.sendPreview(ctx, r, out, q.From.ID, m, p, paid)
+	return s.sendPreview(ctx, r, out, q.From.ID, m, p, sendMode{paid: paid, capped: d.Arg == btnSendPaidCap})
 }
 
 // editPreview replaces the preview message m's text and removes its
@@ -363,4 +378,53 @@ func SentID(action, detail string) (string, bool) {
 	}
 	id, _, _ := strings.Cut(detail, " ")
 	return id, true
+}
+
+// OnList handles /broadcasts of an admin: the broadcasts whose progress
+// message is kept up to date (running, scheduled, or stopped with copies
+// still in flight), one line each with its counts and, scheduled, its
+// start, and how to stop one; "No broadcast is running or scheduled."
+// when there is none.
+func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Outcome) {
+	m := r.Update.Message
+	all, err := s.tracking.Tracked(ctx)
+	if err != nil {
+		out.Fail(err)
+		return out
+	}
+	ids := make([]string, 0, len(all))
+	for id := range all {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	for _, id := range ids {
+		p, err := s.notifier.Progress(ctx, id)
+		if errors.Is(err, notifier.ErrUnknownBroadcast) || errors.Is(err, notifier.ErrInvalid) {
+			continue
+		}
+		if err != nil {
+			out.Fail(err)
+			return out
+		}
+		if b.Len() > 3500 { // one message: the oldest ids first, the rest named by count
+			fmt.Fprintf(&b, "… and more (%d in all).\n", len(ids))
+			break
+		}
+		first, _, _ := strings.Cut(progressText(p), "\n")
+		b.WriteString("• " + id + ": " + first)
+		if p.Scheduled(s.now()) {
+			b.WriteString(", starts at " + p.At.UTC().Format("2006-01-02 15:04 UTC"))
+		}
+		if p.Rate > 0 && !p.Done() {
+			b.WriteString(", spread at about " + formatRate(p.Rate) + " messages/s")
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		out.Reply(update.ReplyTo(m, "No broadcast is running or scheduled."))
+		return out
+	}
+	out.Reply(update.ReplyTo(m, "📣 Broadcasts:\n"+b.String()+"To stop one: /broadcast stop <id>"))
+	return out
 }

@@ -39,6 +39,12 @@ func progressText(p notifier.Progress) string {
 		head = "✅ Broadcast done"
 	}
 	txt := fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
+	if p.Lazy && p.Walking && p.Queued == 0 && p.Sent == 0 && !p.At.IsZero() {
+		txt += "\n🕘 Starts at " + p.At.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	if p.Rate > 0 && !p.Done() {
+		txt += "\n⏳ Spread: about " + formatRate(p.Rate) + " messages/s"
+	}
 	if p.Paid {
 		txt += "\n" + modeText(p)
 	}

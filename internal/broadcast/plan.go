@@ -1,0 +1,112 @@
+package broadcast
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// MaxPlanAhead is the latest a broadcast may be scheduled ("in") and the
+// longest it may be spread over ("over"): 7 days.
+const MaxPlanAhead = 7 * 24 * time.Hour
+
+// plan is when a broadcast starts and how long it is spread over, as the
+// admin asked: "/broadcast [in <duration>] [over <duration>] <text>".
+type plan struct {
+	Start  time.Time     // zero: at once
+	Spread time.Duration // 0: as fast as the budget allows
+}
+
+// notifierPlan is p as the notifier's Plan (paidMax: see notifier.Plan).
+func (p plan) notifierPlan(paidMax int) notifier.Plan {
+	return notifier.Plan{At: p.Start, Spread: p.Spread, PaidMax: paidMax}
+}
+
+// parsePlan reads the leading "in <duration>" and "over <duration>" of a
+// /broadcast's arguments (each at most once, in either order; a duration
+// as Go writes it, "90m", "1h30m", or in days, "2d", "1d12h") at now and
+// returns the plan and the rest, the text. A leading "in" or "over" not
+// followed by a duration is the text's first word. Errors: a duration
+// under a minute or over MaxPlanAhead, or a plan with no text after it
+// (the admin is told; nothing is previewed).
+func parsePlan(args string, now time.Time) (plan, string, error) {
+	var p plan
+	rest := strings.TrimSpace(args)
+	seen := map[string]bool{}
+	for {
+		word, after, _ := strings.Cut(rest, " ")
+		if (word != "in" && word != "over") || seen[word] {
+			break
+		}
+		durWord, text, _ := strings.Cut(strings.TrimSpace(after), " ")
+		d, ok := parsePlanDuration(durWord)
+		if !ok {
+			break
+		}
+		if d < time.Minute || d > MaxPlanAhead {
+			return plan{}, "", fmt.Errorf("%q %s: want 1 minute to %d days", word, durWord, int(MaxPlanAhead/(24*time.Hour)))
+		}
+		seen[word] = true
+		if word == "in" {
+			p.Start = now.Add(d)
+		} else {
+			p.Spread = d
+		}
+		rest = strings.TrimSpace(text)
+	}
+	if rest == "" && (seen["in"] || seen["over"]) {
+		return plan{}, "", fmt.Errorf("no text after the plan")
+	}
+	return p, rest, nil
+}
+
+// parsePlanDuration parses "90m", "1h30m" (time.ParseDuration) and days,
+// "2d", "1d12h".
+func parsePlanDuration(s string) (time.Duration, bool) {
+	var days time.Duration
+	if d, rest, ok := strings.Cut(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		days, s = time.Duration(n)*24*time.Hour, rest
+		if s == "" {
+			return days, true
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return days + d, true
+}
+
+// planLines is the preview's account of p for copies at rate messages/s
+// (the budget): when it starts and, spread, at what pace ("" for a plan
+// that sends at once as fast as the budget allows).
+func planLines(p plan, copies, rate int, now time.Time) string {
+	var b strings.Builder
+	if !p.Start.IsZero() {
+		fmt.Fprintf(&b, "🕘 Starts at %s (in %s).\n", p.Start.UTC().Format("2006-01-02 15:04 UTC"), humanDuration(p.Start.Sub(now)))
+	}
+	if p.Spread > 0 {
+		pace := float64(copies) / p.Spread.Seconds()
+		fmt.Fprintf(&b, "⏳ Spread over %s: about %s messages/s", humanDuration(p.Spread), formatRate(pace))
+		if rate > 0 && pace > float64(rate) {
+			fmt.Fprintf(&b, ", more than the budget's %d messages/s: it takes about %s", rate, humanDuration(estimate(copies, rate)))
+		}
+		b.WriteString(".\n")
+	}
+	return b.String()
+}
+
+// formatRate renders a pace in messages/s: "0.35", "12", "1000".
+func formatRate(r float64) string {
+	if r >= 10 {
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64)
+}

@@ -1,0 +1,61 @@
+package broadcast
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A /broadcast's leading "in <duration>" and "over <duration>" (either
+// order, each once, days allowed) are its plan and the rest its text; a
+// leading "in" or "over" that is not followed by a duration is text; a
+// duration under a minute or over 7 days, or a plan with no text, is
+// refused.
+func TestParsePlanReadsStartAndSpreadThenTheText(t *testing.T) {
+	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		args   string
+		start  time.Duration // 0: at once
+		spread time.Duration
+		text   string
+		err    string
+	}{
+		{args: "Hello all", text: "Hello all"},
+		{args: "in 2h Big news", start: 2 * time.Hour, text: "Big news"},
+		{args: "over 8h Big news", spread: 8 * time.Hour, text: "Big news"},
+		{args: "in 1d12h over 90m  Big news", start: 36 * time.Hour, spread: 90 * time.Minute, text: "Big news"},
+		{args: "over 2d in 30m x", start: 30 * time.Minute, spread: 48 * time.Hour, text: "x"},
+		{args: "in the morning we play", text: "in the morning we play"},
+		{args: "over and out", text: "over and out"},
+		{args: "in 2h in 3h twice", start: 2 * time.Hour, text: "in 3h twice"},
+		{args: "in 30s too soon", err: `"in" 30s: want 1 minute to 7 days`},
+		{args: "over 8d too long", err: `"over" 8d: want 1 minute to 7 days`},
+		{args: "in 2h", err: "no text after the plan"},
+	} {
+		p, text, err := parsePlan(tc.args, now)
+		if tc.err != "" {
+			require.EqualError(t, err, tc.err, tc.args)
+			continue
+		}
+		require.NoError(t, err, tc.args)
+		require.Equal(t, tc.text, text, tc.args)
+		if tc.start == 0 {
+			require.True(t, p.Start.IsZero(), tc.args)
+		} else {
+			require.Equal(t, now.Add(tc.start), p.Start, tc.args)
+		}
+		require.Equal(t, tc.spread, p.Spread, tc.args)
+	}
+}
+
+// The preview's plan lines say when it starts and at what pace a spread
+// goes, and that the budget caps a spread shorter than the budget allows.
+func TestPlanLinesStateTheStartAndThePace(t *testing.T) {
+	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	require.Empty(t, planLines(plan{}, 1000, 30, now))
+	require.Equal(t, "🕘 Starts at 2026-12-05 20:00 UTC (in 2 h).\n⏳ Spread over 8 h: about 0.35 messages/s.\n",
+		planLines(plan{Start: now.Add(2 * time.Hour), Spread: 8 * time.Hour}, 10_000, 30, now))
+	require.Equal(t, "⏳ Spread over 1 min: about 167 messages/s, more than the budget's 30 messages/s: it takes about 5 min 34 s.\n",
+		planLines(plan{Spread: time.Minute}, 10_000, 30, now))
+}
