@@ -14,6 +14,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/chats"
+	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/internal/valkeytest"
@@ -264,4 +265,34 @@ func dumpTag(t *testing.T, c valkey.Client, srv *valkeytest.Server, tag string) 
 		}
 	}
 	return out
+}
+
+// TestASecondBotOnAnotherBotsTagRefusesToStart: the first bot to learn its
+// identity owns its VALKEY_KEY_TAG ({T}:app:owner); a second bot (another
+// token) configured with the same tag stops at start with a configuration
+// error naming VALKEY_KEY_TAG (exit 2), writing no update of its own, while
+// the first keeps running and may restart on its tag.
+func TestASecondBotOnAnotherBotsTagRefusesToStart(t *testing.T) {
+	t.Parallel()
+	first := newHarness(t)
+	r := first.start(nil)
+	first.waitLeader(r)
+	require.NotEmpty(t, first.ask(0, user(801, "U"), "/start"))
+
+	second := newHarnessEmu(t, []tgemu.Option{tgemu.WithToken("200000002:AAsecondBotOnTheSameTagxxxxxxxxxx")}, "VALKEY_KEY_TAG="+first.tag)
+	err := second.runUntilError(nil)
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "VALKEY_KEY_TAG", ce.Var)
+	require.Contains(t, ce.Want, "belong to another bot")
+	require.Contains(t, second.logs.String(), "another bot owns this key namespace; stopping")
+	for _, rq := range second.emu.Requests() {
+		require.NotEqual(t, "getupdates", strings.ToLower(rq.Method), "the second bot fetched no update")
+	}
+
+	require.NotEmpty(t, first.ask(0, user(801, "U"), "/help"), "the first bot runs on")
+	r.stop()
+	r = first.start(nil)
+	first.waitLeader(r)
+	require.NotEmpty(t, first.ask(0, user(801, "U"), "/help"), "and restarts on its own tag")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/codemojex/codemojex/consumer"
+	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/lifecycle"
 	"github.com/codemojex/codemojex/internal/webhook"
@@ -101,7 +102,7 @@ func (a *App) ensureMe(ctx context.Context) error {
 		return a.meFatal
 	}
 	err := a.getMe(ctx)
-	if errors.Is(err, intake.ErrTokenRejected) {
+	if ce := (*config.Error)(nil); errors.Is(err, intake.ErrTokenRejected) || errors.As(err, &ce) {
 		a.meFatal = err
 	}
 	return err
@@ -121,11 +122,19 @@ func (a *App) poller() *intake.Poller {
 // getMe learns the bot's user (its username, for /cmd@botname) and retries
 // until it succeeds or ctx ends; until then /healthz reports the last
 // failure. A 401 (the token is wrong or revoked) is not retried: it returns
-// ErrTokenRejected.
+// ErrTokenRejected. Once it knows the bot, it claims the key namespace
+// (claimNamespace): another bot's namespace returns its *config.Error.
 func (a *App) getMe(ctx context.Context) error {
 	wait := time.Duration(0)
 	for {
 		me, err := a.api.GetMe(ctx)
+		if err == nil {
+			err = claimNamespace(ctx, a.c, a.opt.tag, me.ID)
+			if ce := (*config.Error)(nil); errors.As(err, &ce) {
+				a.log.Error("another bot owns this key namespace; stopping", slog.String("err", err.Error()))
+				return err
+			}
+		}
 		if err == nil {
 			a.meErr.Store(nil)
 			a.me.Store(me)
