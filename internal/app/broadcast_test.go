@@ -556,6 +556,14 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 		}
 		return err == nil && id != ""
 	}, wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool { // its progress message first, so the next answer is /broadcasts'
+		for _, m := range h.emu.Messages(adminID) {
+			if strings.Contains(m.Text, "🕘 Starts at ") {
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond)
 	list := h.ask(0, adminUser, "/broadcasts")
 	require.Regexp(t, `^📣 Broadcasts:\n• `+id+`: 📣 Broadcast: 0 sent, 0 failed, 100 remaining of 100, starts at \d{4}-\d\d-\d\d \d\d:\d\d UTC\nTo stop one: /broadcast stop <id>$`, list)
 	p, err := r.app.Notifier().Progress(t.Context(), id)
