@@ -316,3 +316,32 @@ func TestLazyBroadcastPlanHoldsItsStartRateAndPaidCap(t *testing.T) {
 		require.Equal(t, 250, p.PaidMax)
 	})
 }
+
+// Progress.InChats counts chats, as the preview does: a text of three
+// parts sent to 10 chats is 10 copies, not 30 messages; a chat with a part
+// still to settle stays remaining until every part settled.
+func TestProgressInChatsCountsChatsNotMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   notifier.Progress
+		want notifier.Progress
+	}{
+		{name: "one part is as is",
+			in:   notifier.Progress{Parts: 1, Total: 10, Sent: 4, Remaining: 6, Failed: map[string]int{}},
+			want: notifier.Progress{Parts: 1, Total: 10, Sent: 4, Remaining: 6, Failed: map[string]int{}}},
+		{name: "three parts, midway",
+			in:   notifier.Progress{Parts: 3, Total: 30, Queued: 30, Sent: 13, Failed: map[string]int{"forbidden": 3}, Remaining: 14},
+			want: notifier.Progress{Parts: 3, Total: 10, Queued: 10, Sent: 4, Failed: map[string]int{"forbidden": 1}, Remaining: 5}},
+		{name: "done",
+			in:   notifier.Progress{Parts: 3, Total: 30, Queued: 30, Sent: 27, Failed: map[string]int{"forbidden": 3}, Remaining: 0},
+			want: notifier.Progress{Parts: 3, Total: 10, Queued: 10, Sent: 9, Failed: map[string]int{"forbidden": 1}, Remaining: 0}},
+		{name: "a last part in flight",
+			in:   notifier.Progress{Parts: 2, Total: 20, Queued: 20, Sent: 19, Failed: map[string]int{}, Remaining: 1},
+			want: notifier.Progress{Parts: 2, Total: 10, Queued: 10, Sent: 9, Failed: map[string]int{}, Remaining: 1}},
+		{name: "stopped: cancelled and skipped in chats",
+			in:   notifier.Progress{Parts: 2, Total: 20, Sent: 4, Cancelled: 16, Skipped: 6, Stopped: true, Failed: map[string]int{}},
+			want: notifier.Progress{Parts: 2, Total: 10, Sent: 2, Cancelled: 8, Skipped: 3, Stopped: true, Failed: map[string]int{}}},
+	} {
+		require.Equal(t, tc.want, tc.in.InChats(), tc.name)
+	}
+}

@@ -67,6 +67,37 @@ type Progress struct {
 	Rate float64
 	// PaidMax is the most copies a paid lazy broadcast sends paid (0: all).
 	PaidMax int
+	// Parts is how many messages each chat gets (a text split in parts;
+	// 1 when not split, or not recorded: broadcasts before lazy ones).
+	Parts int
+}
+
+// InChats returns p with its counts in chats rather than messages, as the
+// preview counts (a text split in parts is one copy per chat): Total, Sent,
+// each Failed reason, Cancelled and Skipped divided by Parts (whole chats;
+// a chat with parts settled differently, or some not yet, counts as
+// remaining), Remaining what is left of Total. PaidSent stays in messages
+// (each paid message costs its 0.1 Star); Done is p's.
+func (p Progress) InChats() Progress {
+	k := max(p.Parts, 1)
+	if k == 1 {
+		return p
+	}
+	out := p
+	out.Total, out.Queued, out.Sent, out.Cancelled, out.Skipped = p.Total/k, p.Queued/k, p.Sent/k, p.Cancelled/k, p.Skipped/k
+	out.Failed = make(map[string]int, len(p.Failed))
+	failed := 0
+	for r, n := range p.Failed {
+		out.Failed[r] = n / k
+		failed += n / k
+	}
+	out.Remaining = max(out.Total-out.Sent-failed-out.Cancelled, 0)
+	if p.Done() {
+		out.Remaining = 0
+	} else {
+		out.Remaining = max(out.Remaining, 1) // a part of some chat is still to settle
+	}
+	return out
 }
 
 // StarTenths is the Stars spent so far, in tenths of a Star (one per paid
@@ -155,7 +186,9 @@ func (p *Progress) lazyField(k, v string, x int) bool {
 		p.Rate, _ = strconv.ParseFloat(v, 64)
 	case fieldPaidMax:
 		p.PaidMax = x
-	case fieldCursor, fieldTpl, fieldParts, fieldPaidQ, fieldClosed:
+	case fieldParts:
+		p.Parts = x
+	case fieldCursor, fieldTpl, fieldPaidQ, fieldClosed:
 	default:
 		return false
 	}

@@ -594,3 +594,50 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	}, wait, 100*time.Millisecond, "the broadcasts leave the list once their progress messages are final")
 	require.Zero(t, count("🕘 later"))
 }
+
+// A text too long for one message (ending in a space, kept as typed)
+// goes to each chat in two parts, and is still counted in chats everywhere, as the preview counts them: the
+// preview, the Send toast, the audit and the final progress message all
+// say 6 chats (not 12 messages); each chat gets both parts, in order.
+func TestSplitBroadcastIsCountedInChats(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	h.addKnownChats(r, 40_000, 5)         // and the admin's: 6 chats
+	text := strings.Repeat("long ", 1000) // 5,000 characters: two parts
+	h.say(0, user(adminID, "Admin"), "/broadcast "+text)
+	var pv tgemu.Message // the preview quotes the text: its last part has the count and the buttons
+	require.Eventually(t, func() bool {
+		for _, m := range h.emu.Messages(adminID) {
+			if strings.Contains(m.Text, "It will reach 6 chats") {
+				pv = m
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond)
+	_, buttons := keyboardOf(t, pv.ReplyMarkup)
+	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, "📣 Sending to 6 chats.", toast)
+	final := "✅ Broadcast done: 6 sent, 0 failed, 0 remaining of 6"
+	require.Eventually(t, func() bool {
+		for _, m := range h.progressMsgs() {
+			if m.CurrentText() == final {
+				return true
+			}
+		}
+		return false
+	}, wait, 20*time.Millisecond, "the final progress counts chats")
+	for c := int64(40_000); c < 40_005; c++ {
+		var got []string
+		for _, m := range h.emu.Messages(c) {
+			got = append(got, m.Text)
+		}
+		require.Len(t, got, 2, "chat %d: both parts", c)
+		require.Equal(t, strings.TrimSpace(text), strings.TrimSpace(got[0]+got[1]), "chat %d: in order", c)
+	}
+	last, err := r.app.audit.Last(t.Context(), 1)
+	require.NoError(t, err)
+	require.Regexp(t, `^bc_\w+ to 6 chats$`, last[0].Detail)
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/go-telegram/bot/models"
 
@@ -73,7 +74,14 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 		}
 		// Not shaped like a broadcast's id: a text to broadcast.
 	}
-	pl, text, err := parsePlan(m.Text[len(m.Text)-len(c.Args):], s.now())
+	// The text as typed after the command (its line breaks kept), not
+	// c.Args' trimmed copy: the offset of a trimmed copy from the end
+	// would cut into the text when it ends in white space.
+	rest := ""
+	if i := strings.IndexFunc(m.Text, unicode.IsSpace); i >= 0 {
+		rest = m.Text[i:]
+	}
+	pl, text, err := parsePlan(rest, s.now())
 	if err != nil {
 		out.Reply(update.ReplyTo(m, "❌ "+err.Error()+". Usage: /broadcast [in <duration>] [over <duration>] <text>, e.g. /broadcast in 2h over 8h Big news"))
 		return out
@@ -280,8 +288,10 @@ func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	paid := paidNote(p) // in messages: each paid message is 0.1 Star
+	p = p.InChats()
 	if err := s.audit.Record(ctx, who, ActionStopped,
-		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight%s", id, p.Sent, p.Cancelled, max(p.Remaining, 0), paidNote(p))); err != nil {
+		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight%s", id, p.Sent, p.Cancelled, max(p.Remaining, 0), paid)); err != nil {
 		return "", err
 	}
 	s.wake()

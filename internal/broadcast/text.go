@@ -9,11 +9,13 @@ import (
 	"github.com/codemojex/codemojex/notifier"
 )
 
-// progressText renders a broadcast's counts, e.g. "📣 Broadcast: 20 sent,
-// 1 failed (forbidden 1), 4 remaining of 25"; a stopped one, e.g. "🛑
-// Broadcast stopped: 60 sent before the stop, 0 failed, 1940 cancelled of
-// 2000".
+// progressText renders a broadcast's counts in chats (Progress.InChats: a
+// text split in parts is one copy per chat, as the preview counts), e.g.
+// "📣 Broadcast: 20 sent, 1 failed (forbidden 1), 4 remaining of 25"; a
+// stopped one, e.g. "🛑 Broadcast stopped: 60 sent before the stop, 0
+// failed, 1940 cancelled of 2000".
 func progressText(p notifier.Progress) string {
+	p = p.InChats()
 	failed := 0
 	reasons := make([]string, 0, len(p.Failed))
 	for r, n := range p.Failed {
