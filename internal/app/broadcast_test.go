@@ -558,7 +558,7 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	}, wait, 10*time.Millisecond)
 	require.Eventually(t, func() bool { // its progress message first, so the next answer is /broadcasts'
 		for _, m := range h.emu.Messages(adminID) {
-			if strings.Contains(m.Text, "🕘 Starts at ") {
+			if strings.HasPrefix(m.Text, "📣 Broadcast: ") && strings.Contains(m.Text, "🕘 Starts at ") {
 				return true
 			}
 		}
