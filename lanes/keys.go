@@ -27,6 +27,7 @@ package lanes
 //	{T}:q:Q:due         string      ms at or before the earliest timed entry of leases, delayed and parked
 //	                                (absent when the three are empty): a claim scans them only once it passed
 //	{T}:q:Q:dead        sorted set  id -> dead-lettered at (ms)
+//	{T}:q:Q:recovered   string      jobs whose expired lease a claim took back, ever (Stats.Recovered; never reset)
 //	{T}:q:Q:glimit      hash        g -> max in flight (only overrides)
 //	{T}:q:Q:turn        hash        g -> jobs still owed in a turn cut short (weight > 1 only)
 //	{T}:q:Q:co:<name>   string      id of the job last enqueued under coalesce key name; PX ttl (Coalesce, coalesce.go)

@@ -13,8 +13,9 @@ import (
 // A claimer that crashes holding three jobs of one lane (glimit 3, unordered
 // queue) never acks; its leases expire on the server clock. After reclaim,
 // whichever way reclaims and new claims interleave, each job comes back
-// exactly once, in-flight returns to 0 and the lane sits in the ring exactly
-// once.
+// exactly once, in-flight returns to 0, the lane sits in the ring exactly
+// once, and Stats counts each job recovered once (the queue's one lasting
+// key besides the weights: its counter).
 func TestExpiredLeasesReturnEachJobOnce(t *testing.T) {
 	t.Parallel()
 	type env struct {
@@ -70,6 +71,9 @@ func TestExpiredLeasesReturnEachJobOnce(t *testing.T) {
 				all = append(all, more...)
 				require.Empty(t, ring(t, s, "q"), "still at its glimit")
 			}
+			st, err := s.Inspector().Stats(ctx, "q", 0)
+			require.NoError(t, err)
+			require.Zero(t, st.Recovered, "no lease expired yet")
 			// The crash: the leases end on the server clock (moved to
 			// the past directly rather than waited for).
 			expireNow(t, s, "q", ids...)
@@ -106,7 +110,10 @@ func TestExpiredLeasesReturnEachJobOnce(t *testing.T) {
 			require.Len(t, seen, len(all))
 			require.Equal(t, 0, inflight(t, s, "q", "L"))
 			require.Empty(t, ring(t, s, "q"))
-			require.Equal(t, []string{s.Keys().Shared("weight")}, tagKeys(t, s))
+			st, err = s.Inspector().Stats(ctx, "q", 0)
+			require.NoError(t, err)
+			require.Equal(t, int64(len(ids)), st.Recovered, "each crashed job recovered once")
+			require.ElementsMatch(t, []string{s.Keys().Shared("weight"), s.Keys().Queue("q", "recovered")}, tagKeys(t, s))
 		})
 	}
 }
@@ -144,7 +151,7 @@ func TestStaleLeaseTokenChangesNothing(t *testing.T) {
 
 		require.NoError(t, s.Ack(ctx, cur.Lease))
 		require.ErrorIs(t, s.Ack(ctx, cur.Lease), lanes.ErrNoJob, "acked")
-		require.Empty(t, tagKeys(t, s))
+		require.Equal(t, []string{s.Keys().Queue("q", "recovered")}, tagKeys(t, s), "only the recovered leases' counter stays")
 	})
 
 	t.Run("token of an unknown value", func(t *testing.T) {
@@ -308,7 +315,7 @@ func TestNackAndDeadSettleToRetryOrDeadLetter(t *testing.T) {
 		require.Equal(t, []byte("g#1"), byID[ids[1]].Payload)
 		st, err := s.Inspector().Stats(ctx, "q", 0)
 		require.NoError(t, err)
-		require.Equal(t, lanes.Stats{Dead: 2}, st)
+		require.Equal(t, lanes.Stats{Dead: 2, Recovered: 2}, st, "both expiries recovered, the second to the dead letters")
 		require.Equal(t, 0, inflight(t, s, "q", "g"))
 	})
 

@@ -33,6 +33,10 @@ type Stats struct {
 	Delayed  int // jobs waiting for a retry time (unordered queues)
 	Dead     int // dead letters
 	Parked   int // parked lanes
+	// Recovered counts the jobs whose lease expired and were taken back
+	// (their claimer died or stalled), since the queue's first: a counter
+	// kept in Valkey ({T}:q:Q:recovered), never reset.
+	Recovered int64
 	// Top are the deepest lanes, deepest first (ties by group).
 	Top []LaneStats
 }
@@ -232,13 +236,15 @@ func (s *core) describe(ctx context.Context, queue string, groups []string) (Sta
 	if err != nil {
 		return Stats{}, nil, fmt.Errorf("lanes: stats: %w", err)
 	}
-	if len(arr) != 6+6*len(groups) {
+	const totals = 7
+	if len(arr) != totals+6*len(groups) {
 		return Stats{}, nil, fmt.Errorf("lanes: stats: malformed reply")
 	}
 	n := func(m valkey.ValkeyMessage) int { v, _ := m.AsInt64(); return int(v) }
 	st := Stats{Ring: n(arr[0]), Pending: n(arr[1]), InFlight: n(arr[2]), Delayed: n(arr[3]), Dead: n(arr[4]), Parked: n(arr[5])}
+	st.Recovered, _ = arr[6].AsInt64()
 	rows := make([]LaneStats, 0, len(groups))
-	for i := 6; i < len(arr); i += 6 {
+	for i := totals; i < len(arr); i += 6 {
 		g, _ := arr[i].ToString()
 		ls := LaneStats{Group: g, Depth: n(arr[i+1]), Weight: n(arr[i+2]), InFlight: n(arr[i+3]), Limit: n(arr[i+4])}
 		if p, _ := arr[i+5].ToString(); p != "" {

@@ -80,19 +80,20 @@ type mJob struct {
 }
 
 type model struct {
-	ordered  bool
-	jobs     map[lanes.JobID]*mJob
-	lane     map[string][]lanes.JobID
-	inflight map[string]int
-	ring     []string
-	weight   map[string]int
-	turn     map[string]int // jobs still owed in a turn cut short
-	limit    map[string]int
-	dead     map[lanes.JobID]bool
-	expired  map[lanes.JobID]*mJob // leases moved to the past, not yet reclaimed
-	acked    int
-	co       map[string]lanes.JobID // coalesce name -> job last enqueued under it
-	cancels  int                    // jobs cancelled (gone, like acked ones)
+	ordered   bool
+	jobs      map[lanes.JobID]*mJob
+	lane      map[string][]lanes.JobID
+	inflight  map[string]int
+	ring      []string
+	weight    map[string]int
+	turn      map[string]int // jobs still owed in a turn cut short
+	limit     map[string]int
+	dead      map[lanes.JobID]bool
+	expired   map[lanes.JobID]*mJob // leases moved to the past, not yet reclaimed
+	recovered int                   // expired leases reclaimed (Stats.Recovered)
+	acked     int
+	co        map[string]lanes.JobID // coalesce name -> job last enqueued under it
+	cancels   int                    // jobs cancelled (gone, like acked ones)
 	// emptied marks lanes a cancel emptied while in the ring: they may stay
 	// there, not ready, until a claim visits them.
 	emptied map[string]bool
@@ -166,6 +167,7 @@ func (m *model) claim(max int) (string, []*mJob) {
 		m.endLease(j)
 		m.fail(j)
 		m.ensureRing(j.g)
+		m.recovered++
 	}
 	// Lanes not servable (only a lane emptied by a cancel can be in the
 	// ring so) leave it from the tail as the claim rotates past them.
@@ -380,6 +382,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			for _, ls := range st.Top {
 				gotDepth[ls.Group] = ls.Depth
 			}
+			require.Equal(t, int64(m.recovered), st.Recovered, "%s: Stats recovered leases", where)
 		} else {
 			gotDepth = wantDepth
 		}
@@ -739,6 +742,9 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	want := []string{k.Queue("q", "glimit")}
 	if len(m.weight) > 0 {
 		want = append(want, k.Shared("weight"))
+	}
+	if m.recovered > 0 {
+		want = append(want, k.Queue("q", "recovered"))
 	}
 	// Coalesce names outlive their jobs until their TTL (they are not
 	// deleted on settle): each one used is there, with its expiry set.

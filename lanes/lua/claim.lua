@@ -147,6 +147,7 @@ for n = 1, nq do
   if due and due <= now then
     local nows = int(now)
     local expired = redis.call('ZRANGEBYSCORE', q.p .. 'leases', '-inf', nows, 'LIMIT', '0', budget)
+    local recovered = 0
     for _, id in ipairs(expired) do
       local jk = q.p .. 'job:' .. id
       local v = redis.call('HMGET', jk, 'g', 'c', 's')
@@ -165,8 +166,11 @@ for n = 1, nq do
           depth = 1
         end
         joined = joined + ensure_ring(q, g, depth, inf)
+        recovered = recovered + 1
       end
     end
+    -- Counted for monitoring (Stats.Recovered): never reset.
+    if recovered > 0 then redis.call('INCRBY', q.p .. 'recovered', recovered) end
     local ready = redis.call('ZRANGEBYSCORE', q.p .. 'delayed', '-inf', nows, 'LIMIT', '0', budget)
     for _, id in ipairs(ready) do
       redis.call('ZREM', q.p .. 'delayed', id)

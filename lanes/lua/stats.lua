@@ -4,7 +4,8 @@
 -- ARGV[1]  shared prefix "{tag}:s:"
 -- ARGV[2..6] queue config (see common.lua)
 -- ARGV[7..] groups (lanes) to describe
--- Returns {ring length, pending, in flight, delayed, dead, parked, then per
+-- Returns {ring length, pending, in flight, delayed, dead, parked, expired
+-- leases recovered (ever), then per
 -- given lane: group, depth, weight (the store's, see common.lua), in flight, glimit, parked-until ms
 -- ("" if not parked; "inf" if parked until resumed)}.
 local q = read_queue(ARGV, 2)
@@ -15,6 +16,7 @@ local out = {
   redis.call('ZCARD', q.p .. 'delayed'),
   redis.call('ZCARD', q.p .. 'dead'),
   redis.call('ZCARD', q.p .. 'parked'),
+  tonumber(redis.call('GET', q.p .. 'recovered') or '0'),
 }
 for i = 7, #ARGV do
   local g = ARGV[i]
