@@ -37,8 +37,9 @@ func TestFailures(t *testing.T) {
 }
 
 // testWorkerKilled: SIGKILL the only worker process in the middle of a
-// burst, start another: nothing is lost, and the duplicates are at most the
-// jobs that were in flight (under a lease) when it died.
+// burst, start another: nothing is lost, the duplicates are at most the
+// jobs that were in flight (under a lease) when it died, and /metrics
+// counts those leases recovered.
 func testWorkerKilled(t *testing.T, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -57,9 +58,10 @@ func testWorkerKilled(t *testing.T, bin string) {
 	w1.Kill()
 	emu.ClearFaults()
 	atKill := count(emu, want).Delivered
-	if after, err := p.inFlight(ctx); err == nil {
-		inFlight = max(inFlight, after)
-	}
+	// The dead worker's leases: what the next one recovers.
+	held, err := p.inFlight(ctx)
+	require.NoError(t, err)
+	inFlight = max(inFlight, held)
 	w2 := startBot(t, bin, "worker-2", "worker", srv, emu)
 	deliveredAll(ctx, t, emu, want)
 	dead := p.settled(ctx, t)
@@ -72,6 +74,11 @@ func testWorkerKilled(t *testing.T, bin string) {
 	require.Zero(t, tl.Unexpected)
 	require.Zero(t, tl.OutOfOrder, "per-chat order")
 	require.False(t, w2.Exited(), "the new worker is still running")
+	// /metrics counts each lease the dead worker held as recovered once
+	// (codemojex_queue_leases_recovered_total, all queues, from Valkey).
+	recovered, err := w2.metricSum(ctx, "codemojex_queue_leases_recovered_total")
+	require.NoError(t, err)
+	require.Equal(t, float64(held), recovered, "leases recovered: those the killed worker held")
 }
 
 // testValkeyRestart: Valkey (append-only, fsync always) restarted in the

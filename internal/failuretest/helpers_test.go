@@ -70,10 +70,15 @@ func startBot(t *testing.T, bin, name, role string, srv *valkeytest.Server, emu 
 	return &proc{Proc: testkit.StartBot(t, bin, name, append(env, extraEnv...)), metrics: "http://" + addr + "/metrics"}
 }
 
-var sentRE = regexp.MustCompile(`(?m)^codemojex_worker_sent_total\{[^}]*\} ([0-9.e+]+)$`)
-
 // sent reads the process's codemojex_worker_sent_total (all queues).
 func (p *proc) sent(ctx context.Context) (int, error) {
+	v, err := p.metricSum(ctx, "codemojex_worker_sent_total")
+	return int(v), err
+}
+
+// metricSum reads the process's /metrics and sums every series of metric
+// name (a counter or gauge with labels: name{...} value).
+func (p *proc) metricSum(ctx context.Context, name string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.metrics, nil)
 	if err != nil {
 		return 0, err
@@ -87,15 +92,16 @@ func (p *proc) sent(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("metrics: %w", err)
 	}
-	n := 0
-	for _, m := range sentRE.FindAllStringSubmatch(string(b), -1) {
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(?:\{[^}]*\})? ([0-9.e+]+)$`)
+	sum := 0.0
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 		v, err := strconv.ParseFloat(m[1], 64)
 		if err != nil {
 			return 0, fmt.Errorf("metrics: %q: %w", m[0], err)
 		}
-		n += int(v)
+		sum += v
 	}
-	return n, nil
+	return sum, nil
 }
 
 // newEmulator starts the Bot API emulator with the scaled limits, the

@@ -29,13 +29,15 @@ type Queues struct {
 
 // QueueCollector reads lanes Stats of the outbound queues and of the
 // update queue with its oldest unhandled update on each scrape (one script
-// call per queue), so the gauges are never stale; register it on the
+// call per queue), so the gauges are never stale, and the leases recovered
+// counted in Valkey (Stats.Recovered) as counters; register it on the
 // registry /metrics serves.
 type QueueCollector struct {
 	q                                                      Queues
 	depth, inFlight, delayed, dead, ready, parked, statsUp *prometheus.Desc
 	updates, updatesInFlight, updatesDead, oldest          *prometheus.Desc
 	budgetUse, budgetLimit                                 *prometheus.Desc
+	recovered, updatesRecovered                            *prometheus.Desc
 }
 
 // NewQueueCollector returns the collector of q's gauges.
@@ -53,6 +55,12 @@ func NewQueueCollector(q Queues) *QueueCollector {
 		oldest: prometheus.NewDesc("codemojex_update_oldest_age_seconds",
 			"Age of the oldest update recorded and not yet handled (seconds; 0 when none).", nil, nil),
 		statsUp: prometheus.NewDesc("codemojex_queue_stats_up", "1 when the last read of queue stats from Valkey succeeded.", nil, nil),
+		recovered: prometheus.NewDesc("codemojex_queue_leases_recovered_total",
+			"Jobs of a queue whose lease expired (their worker died or stalled) and were taken back to be sent again, counted in Valkey since the queue's first: the same in every process.",
+			[]string{"queue"}, nil),
+		updatesRecovered: prometheus.NewDesc("codemojex_update_queue_leases_recovered_total",
+			"Updates whose handler's lease expired (the handler died or stalled) and were taken back to be handled again, counted in Valkey: the same in every process.",
+			nil, nil),
 		budgetUse: prometheus.NewDesc("codemojex_budget_use",
 			"How full a send budget is now, shared by every process: sends in flight or sent within its window, divided by its limit (1: sends wait for it). budget: reply and bulk (TELEGRAM_REPLY_RATE > 0), or global.",
 			[]string{"budget"}, nil),
@@ -65,7 +73,7 @@ func NewQueueCollector(q Queues) *QueueCollector {
 // Describe sends the gauges' descriptions (prometheus.Collector).
 func (q *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.statsUp, q.updates, q.updatesInFlight, q.updatesDead, q.oldest,
-		q.budgetUse, q.budgetLimit} {
+		q.budgetUse, q.budgetLimit, q.recovered, q.updatesRecovered} {
 		ch <- d
 	}
 }
@@ -91,6 +99,7 @@ func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 		g(q.dead, st.Dead)
 		g(q.ready, st.Ring)
 		g(q.parked, st.Parked)
+		ch <- prometheus.MustNewConstMetric(q.recovered, prometheus.CounterValue, float64(st.Recovered), name)
 	}
 	for _, name := range tgjob.AllQueues() {
 		budget := "bulk"
@@ -122,6 +131,7 @@ func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 		g(q.updates, float64(b.Pending))
 		g(q.updatesInFlight, float64(b.InFlight))
 		g(q.updatesDead, float64(b.Dead))
+		ch <- prometheus.MustNewConstMetric(q.updatesRecovered, prometheus.CounterValue, float64(b.Recovered))
 		age := 0.0
 		if !b.Oldest.IsZero() {
 			age = max(time.Since(b.Oldest).Seconds(), 0)

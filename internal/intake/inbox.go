@@ -631,6 +631,9 @@ type Backlog struct {
 	// Pending updates wait on their lanes (incl. retries); InFlight are
 	// being handled; Dead are dead-lettered (kept for /dlq).
 	Pending, InFlight, Dead int
+	// Recovered counts the updates whose handler's lease expired and were
+	// taken back (lanes Stats.Recovered: ever, never reset).
+	Recovered int64
 	// Oldest is when the oldest update not yet handled was recorded (zero
 	// when none).
 	Oldest time.Time
@@ -643,7 +646,7 @@ func (in *Inbox) Backlog(ctx context.Context) (Backlog, error) {
 	if err != nil {
 		return Backlog{}, fmt.Errorf("intake: update queue stats: %w", err)
 	}
-	b := Backlog{Pending: st.Pending, InFlight: st.InFlight, Dead: st.Dead}
+	b := Backlog{Pending: st.Pending, InFlight: st.InFlight, Dead: st.Dead, Recovered: st.Recovered}
 	if b.Oldest, err = in.Oldest(ctx); err != nil {
 		return Backlog{}, err
 	}
