@@ -7,6 +7,9 @@
 // lane, a Stop button while it runs); a paid broadcast the bot cannot pay
 // for halts and offers Continue free or Stop. /broadcast stop <id>, the Stop
 // button and the admin API (Service.Stop, Service.View) stop and list them.
+// The console composes one (Service.Compose: the same preview) and
+// confirms it (Service.StartComposed: the same start, launch, and audit
+// entry as the Send button, once per preview however often confirmed).
 // Every action that changes state is audited (Auditor).
 //
 // It owns {T}:app:bc (the tracked broadcasts) and {T}:app:bcp:<id> (the

@@ -46,8 +46,8 @@ func parsePlan(args string, now time.Time) (plan, string, error) {
 		if !ok {
 			break
 		}
-		if d < time.Minute || d > MaxPlanAhead {
-			return plan{}, "", fmt.Errorf("%q %s: want 1 minute to %d days", word, durWord, int(MaxPlanAhead/(24*time.Hour)))
+		if err := planBounds(word, durWord, d); err != nil {
+			return plan{}, "", err
 		}
 		seen[word] = true
 		if word == "in" {
@@ -61,6 +61,42 @@ func parsePlan(args string, now time.Time) (plan, string, error) {
 		return plan{}, "", fmt.Errorf("no text after the plan")
 	}
 	return p, rest, nil
+}
+
+// planBounds refuses a plan's duration d (written s, after word "in" or
+// "over") under a minute or over MaxPlanAhead.
+func planBounds(word, s string, d time.Duration) error {
+	if d < time.Minute || d > MaxPlanAhead {
+		return fmt.Errorf("%q %s: want 1 minute to %d days", word, s, int(MaxPlanAhead/(24*time.Hour)))
+	}
+	return nil
+}
+
+// composedPlan is a composed broadcast's plan at now (Compose): in (when it
+// starts, from now) and over (how long it is spread over) written as
+// /broadcast writes them ("90m", "2h", "1d12h"; "" for none) and held to
+// the same bounds. Errors: not a duration; one out of bounds (planBounds).
+func composedPlan(in, over string, now time.Time) (plan, error) {
+	var p plan
+	for _, f := range [][2]string{{"in", in}, {"over", over}} {
+		s := strings.TrimSpace(f[1])
+		if s == "" {
+			continue
+		}
+		d, ok := parsePlanDuration(s)
+		if !ok {
+			return plan{}, fmt.Errorf("%q %s: not a duration (like 90m, 2h or 1d12h)", f[0], s)
+		}
+		if err := planBounds(f[0], s, d); err != nil {
+			return plan{}, err
+		}
+		if f[0] == "in" {
+			p.Start = now.Add(d)
+		} else {
+			p.Spread = d
+		}
+	}
+	return p, nil
 }
 
 // parsePlanDuration parses "90m", "1h30m" (time.ParseDuration) and days,
@@ -94,7 +130,7 @@ func planLines(p plan, copies, rate int, now time.Time) string {
 	}
 	if p.Spread > 0 {
 		pace := float64(copies) / p.Spread.Seconds()
-		fmt.Fprintf(&b, "⏳ Spread over %s: about %s messages/s", humanDuration(p.Spread), formatRate(pace))
+		fmt.Fprintf(&b, "⏳ Spread over %s: about %s messages/s", humanDuration(p.Spread), FormatRate(pace))
 		if rate > 0 && pace > float64(rate) {
 			fmt.Fprintf(&b, ", more than the budget's %d messages/s: it takes about %s", rate, humanDuration(estimate(copies, rate)))
 		}
@@ -103,8 +139,9 @@ func planLines(p plan, copies, rate int, now time.Time) string {
 	return b.String()
 }
 
-// formatRate renders a pace in messages/s: "0.35", "12", "1000".
-func formatRate(r float64) string {
+// FormatRate renders a pace in messages/s as the previews and progress
+// texts write it: "0.35", "12", "1000".
+func FormatRate(r float64) string {
 	if r >= 10 {
 		return strconv.FormatFloat(r, 'f', 0, 64)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // PreviewLifetime is how long a broadcast preview can be confirmed (Send)
@@ -45,6 +46,10 @@ type preview struct {
 	Broadcast string
 	// Plan is when it starts and how long it is spread over (plan.go).
 	Plan plan
+	// Mode is a composed preview's send, chosen when it was composed
+	// (Compose): btnSend, btnSendPaid or btnSendPaidCap; "" for a preview
+	// shown in Telegram, whose button chooses. Chat and Admin are 0 then.
+	Mode string
 }
 
 // decision is the outcome of previews.Decide.
@@ -63,10 +68,11 @@ type previews struct {
 	c      valkey.Client
 	keys   Keys
 	decide *valkey.Lua
+	claim  *valkey.Lua
 }
 
 func newPreviews(c valkey.Client, keys Keys) *previews {
-	return &previews{c: c, keys: keys, decide: luascript.Must(luaFS, "decide")}
+	return &previews{c: c, keys: keys, decide: luascript.Must(luaFS, "decide"), claim: luascript.Must(luaFS, "claim")}
 }
 
 // newPreviewID returns a fresh preview id: 16 base32 characters (80 random
@@ -98,6 +104,7 @@ func (s *previews) Create(ctx context.Context, p preview) error {
 			FieldValue("at", strconv.FormatInt(p.At.UnixMilli(), 10)).
 			FieldValue("sa", strconv.FormatInt(planStartMS(p.Plan), 10)).
 			FieldValue("sp", strconv.FormatInt(p.Plan.Spread.Milliseconds(), 10)).
+			FieldValue("m", p.Mode).
 			FieldValue("st", previewPending).Build(),
 		s.c.B().Pexpire().Key(key).Milliseconds(previewKeep.Milliseconds()).Build())
 	for _, r := range cmds {
@@ -121,7 +128,7 @@ func (s *previews) Get(ctx context.Context, id string) (p preview, ok bool, err 
 	admin, _ := strconv.ParseInt(m["admin"], 10, 64)
 	n, _ := strconv.Atoi(m["n"])
 	at, _ := strconv.ParseInt(m["at"], 10, 64)
-	p = preview{ID: id, Text: m["text"], Chat: chat, Admin: admin, Chats: n, At: time.UnixMilli(at), State: m["st"], Broadcast: m["bc"]}
+	p = preview{ID: id, Text: m["text"], Chat: chat, Admin: admin, Chats: n, At: time.UnixMilli(at), State: m["st"], Broadcast: m["bc"], Mode: m["m"]}
 	if sa, _ := strconv.ParseInt(m["sa"], 10, 64); sa > 0 {
 		p.Plan.Start = time.UnixMilli(sa)
 	}
@@ -161,6 +168,42 @@ func (s *previews) Decide(ctx context.Context, id, what string, now time.Time) (
 	return decision(v[0]), v[1], nil
 }
 
+// claimLease is how long a confirmation of a composed preview has to
+// start its broadcast before another confirmation may take over (Claim).
+const claimLease = 30 * time.Second
+
+// Claim outcomes.
+const (
+	claimed     = "ok"   // this call starts the broadcast
+	claimedSent = "sent" // started before: the broadcast id is returned
+	claimedBusy = "busy" // another confirmation is starting it (within claimLease)
+)
+
+// Claim lets one confirmation at a time start sent preview id's broadcast
+// (claim.lua, at now): claimed, claimedSent with the broadcast id, or
+// claimedBusy; a preview not decided as sent is claimedBusy too (Decide
+// comes first).
+func (s *previews) Claim(ctx context.Context, id string, now time.Time) (outcome, broadcast string, err error) {
+	v, err := s.claim.Exec(ctx, s.c, []string{s.keys.Preview(id)},
+		[]string{strconv.FormatInt(now.UnixMilli(), 10), strconv.FormatInt(claimLease.Milliseconds(), 10)}).AsStrSlice()
+	if err == nil && len(v) != 2 {
+		err = fmt.Errorf("malformed reply %q", v)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("broadcast: preview %s: claim: %w", id, err)
+	}
+	return v[0], v[1], nil
+}
+
+// Release gives up a claim on preview id (its start failed): the next
+// confirmation may start it at once.
+func (s *previews) Release(ctx context.Context, id string) error {
+	if err := s.c.Do(ctx, s.c.B().Hdel().Key(s.keys.Preview(id)).Field("cl").Build()).Error(); err != nil {
+		return fmt.Errorf("broadcast: preview %s: release: %w", id, err)
+	}
+	return nil
+}
+
 // estimate is how long n messages take at rate messages/s (whole seconds,
 // at least 1 s).
 func estimate(n, rate int) time.Duration {
@@ -187,6 +230,37 @@ func humanDuration(d time.Duration) string {
 		}
 		return fmt.Sprintf("%d h %d min", s/3600, (s%3600)/60)
 	}
+}
+
+// previewOf is the preview of text to chats chats under plan pl (the
+// message Telegram shows, and the console) and the sends it offers, as
+// (label, button action) pairs, Cancel aside. Free (paid false): the free
+// preview (PreviewText) offering ✅ Send. Paid (paid broadcasts on): the
+// paid preview (paidPreviewText, with the Stars balance: balanceLine)
+// offering ✅ Send free and 💫 Send paid; or ✅ Send free and "💫 N paid,
+// rest free" when the balance covers N copies but not all; or ✅ Send
+// free alone when it covers none. Either ends with the plan's lines
+// (planLines).
+func (s *Service) previewOf(ctx context.Context, text string, chats int, pl plan, paid bool) (string, [][2]string) {
+	copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
+	ptext := PreviewText(text, chats, s.cfg.GlobalRate)
+	offers := [][2]string{{"✅ Send", btnSend}}
+	if paid {
+		line, covers, coverable := s.balanceLine(ctx, copies)
+		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line)
+		switch {
+		case covers:
+			offers = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}}
+		case coverable > 0: // paid as far as the balance goes, then free
+			offers = [][2]string{{"✅ Send free", btnSend}, {fmt.Sprintf("💫 %d paid, rest free", coverable), btnSendPaidCap}}
+		default: // not started paid: the admin adds Stars first, or sends it free
+			offers = [][2]string{{"✅ Send free", btnSend}}
+		}
+	}
+	if lines := planLines(pl, copies, s.cfg.GlobalRate, s.now()); lines != "" {
+		ptext += "\n\n" + strings.TrimSuffix(lines, "\n")
+	}
+	return ptext, offers
 }
 
 // paidPreviewText is the preview message when paid broadcasts are on

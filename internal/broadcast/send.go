@@ -43,33 +43,27 @@ func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *updat
 			return toast
 		}
 	}
-	if err := s.previews.SetBroadcast(ctx, p.ID, id); err != nil {
+	edit, err := s.settle(ctx, p, id, mode)
+	if err != nil {
 		out.Fail(err)
 		return tapdata.ToastRetry
 	}
-	how := mode.text()
-	if !p.Plan.Start.IsZero() && p.Plan.Start.After(s.now()) {
-		when := p.Plan.Start.UTC().Format("2006-01-02 15:04 UTC")
-		s.editPreview(out, m, p.ID, fmt.Sprintf("🕘 Scheduled for %s to %d chats%s: broadcast %s.", when, p.Chats, how, id))
-		if err := s.trackProgress(ctx, p, id); err != nil {
-			out.Fail(err)
-			return tapdata.ToastRetry
-		}
-		s.wake()
-		return fmt.Sprintf("🕘 Scheduled for %s.", when)
+	s.editPreview(out, m, p.ID, edit)
+	if s.scheduled(p) {
+		return fmt.Sprintf("🕘 Scheduled for %s.", startText(p.Plan))
 	}
-	s.editPreview(out, m, p.ID, fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, how, id))
-	if err := s.trackProgress(ctx, p, id); err != nil {
-		out.Fail(err)
-		return tapdata.ToastRetry
-	}
-	s.wake()
-	return fmt.Sprintf("📣 Sending to %d chats%s.", p.Chats, how)
+	return fmt.Sprintf("📣 Sending to %d chats%s.", p.Chats, mode.text())
 }
 
 // sendMode is how a preview's Send tap sends it: free, paid, or paid as
 // far as the Stars balance covers and the rest free (capped).
 type sendMode struct{ paid, capped bool }
+
+// modeOf is the send of a button action (btnSend, btnSendPaid,
+// btnSendPaidCap).
+func modeOf(action string) sendMode {
+	return sendMode{paid: action == btnSendPaid || action == btnSendPaidCap, capped: action == btnSendPaidCap}
+}
 
 // text is the mode as the answers name it: "", " (paid)", " (paid up to
 // the balance, then free)".
@@ -84,42 +78,75 @@ func (m sendMode) text() string {
 }
 
 // start starts preview p's lazy broadcast for update r (its journal had no
-// broadcast id: notifier.Filler.Start makes its first copies, the fillers
-// the rest), audits it and journals the broadcast id, which it returns. A
-// toast instead ("" id) ends the tap there: a text the notifier refuses
-// (the preview says why). Errors: the store's (the update is handled
+// broadcast id: launch), and journals the broadcast id, which it returns.
+// A toast instead ("" id) ends the tap there: a text the notifier refuses
+// (the preview is edited to say why), or a Stars balance that could not
+// be read for a capped send. Errors: the store's (the update is handled
 // again; the key gets the same broadcast back, which goes on from its
 // cursor: nothing lost, nothing repeated).
 func (s *Service) start(ctx context.Context, r *update.Request, out *update.Outcome, admin int64, m *models.Message, p preview, mode sendMode) (id, toast string, err error) {
+	id, err = s.launch(ctx, adminWho(admin), p, mode)
+	switch {
+	case errors.Is(err, errBalanceUnread):
+		return "", "The bot's Stars balance could not be read: try again.", nil
+	case errors.Is(err, notifier.ErrInvalid):
+		s.editPreview(out, m, p.ID, "❌ This text cannot be sent: "+err.Error())
+		return "", "❌ This text cannot be sent.", nil
+	case err != nil:
+		return "", "", err
+	}
+	// The audit entry is recorded before the journal keeps the id: a
+	// re-run after a failure here records it again rather than not at all.
+	if err := s.journal.SaveJournal(ctx, r.ID, journalID, id); err != nil {
+		return "", "", err
+	}
+	return id, "", nil
+}
+
+// errBalanceUnread: a capped send (paid up to the balance) could not read
+// the Stars balance; nothing was started.
+var errBalanceUnread = errors.New("broadcast: the Stars balance could not be read")
+
+// launch starts preview p's lazy broadcast in mode (notifier.Filler.Start
+// makes its first copies, the fillers the rest) and audits it for who (an
+// admin's user id in decimal, or the console's name): ActionSent, its
+// detail "<id> to <n> chats[, paid (about X Stars)][, from <start>][, over
+// <spread>]". The Telegram tap and the console's confirmation both start
+// broadcasts here. It returns the broadcast id. The key (the preview id)
+// makes a second call, or a re-run after a crash, get the first call's
+// broadcast back instead of starting another (it goes on from its
+// cursor); each call audits it. Errors: errBalanceUnread (capped, nothing
+// started); one wrapping notifier.ErrInvalid for a text the notifier
+// refuses (nothing started); the store's.
+func (s *Service) launch(ctx context.Context, who string, p preview, mode sendMode) (string, error) {
 	paidMax := 0
 	if mode.capped {
 		// Paid as far as the balance covers now; at least one copy (the
-		// button was offered for a balance that covered some).
+		// send was offered for a balance that covered some).
 		tenths, err := s.starBalance(ctx)
 		if err != nil {
 			s.log.Warn("broadcast: the Stars balance could not be read", slog.Any("err", err))
-			return "", "The bot's Stars balance could not be read: try again.", nil
+			return "", errBalanceUnread
 		}
 		paidMax = max(int(tenths/notifier.StarTenthsPerCopy), 1)
 	}
-	// The key (the preview id) makes a second tap, or a re-run after a
-	// crash, get the first call's broadcast id back instead of starting
-	// another; the broadcast goes on from its cursor (notifier.Filler).
-	paid := mode.paid
-	id, err = s.filler.Start(ctx, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: paid}, p.Plan.notifierPlan(paidMax))
-	if errors.Is(err, notifier.ErrInvalid) {
-		s.editPreview(out, m, p.ID, "❌ This text cannot be sent: "+err.Error())
-		return "", "❌ This text cannot be sent.", nil
-	}
+	id, err := s.filler.Start(ctx, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: mode.paid}, p.Plan.notifierPlan(paidMax))
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	chats := p.Chats
-	// Recorded before the journal keeps the id: a re-run after a
-	// failure here records it again rather than not at all.
-	detail := fmt.Sprintf("%s to %d chats", id, chats)
-	if paid {
-		copies := chats * len(notifier.Split(p.Text, tgtext.MaxTextUnits))
+	if err := s.audit.Record(ctx, who, ActionSent, sentDetail(id, p, mode, paidMax)); err != nil {
+		return "", err
+	}
+	s.log.Info("broadcast queued", slog.String("broadcast", id), slog.Int("chats", p.Chats), slog.String("preview", p.ID), slog.String("by", who))
+	return id, nil
+}
+
+// sentDetail is ActionSent's detail of broadcast id started from preview
+// p in mode (paid up to paidMax copies when capped).
+func sentDetail(id string, p preview, mode sendMode, paidMax int) string {
+	detail := fmt.Sprintf("%s to %d chats", id, p.Chats)
+	if mode.paid {
+		copies := p.Chats * len(notifier.Split(p.Text, tgtext.MaxTextUnits))
 		if paidMax > 0 {
 			copies = min(copies, paidMax)
 			detail += fmt.Sprintf(", paid up to %d copies then free (about %s Stars)", paidMax, notifier.FormatStars(copies*notifier.StarTenthsPerCopy))
@@ -128,28 +155,55 @@ func (s *Service) start(ctx context.Context, r *update.Request, out *update.Outc
 		}
 	}
 	if !p.Plan.Start.IsZero() {
-		detail += ", from " + p.Plan.Start.UTC().Format("2006-01-02 15:04 UTC")
+		detail += ", from " + startText(p.Plan)
 	}
 	if p.Plan.Spread > 0 {
 		detail += ", over " + humanDuration(p.Plan.Spread)
 	}
-	if err := s.audit.Record(ctx, adminWho(admin), ActionSent, detail); err != nil {
-		return "", "", err
-	}
-	if err := s.journal.SaveJournal(ctx, r.ID, journalID, id); err != nil {
-		return "", "", err
-	}
-	s.log.Info("broadcast queued", slog.String("broadcast", id), slog.Int("chats", chats), slog.String("preview", p.ID))
-	return id, "", nil
+	return detail
 }
 
-// trackProgress sends broadcast id's progress message to the admin's chat
-// of preview p (with a Stop button) and tracks it, unless it is tracked
-// already. Errors: the store's.
+// startText is plan p's start as the answers write it: "2026-12-05 20:00
+// UTC".
+func startText(p plan) string { return p.Start.UTC().Format("2006-01-02 15:04 UTC") }
+
+// scheduled reports whether preview p's broadcast starts later than now.
+func (s *Service) scheduled(p preview) bool {
+	return !p.Plan.Start.IsZero() && p.Plan.Start.After(s.now())
+}
+
+// settle completes the start of broadcast id from preview p (mode): the
+// preview records the broadcast id, its progress is tracked (trackProgress)
+// and the Tracker woken. It returns what the preview says then: "✅ Sent
+// to 3 chats: broadcast bc_…." or "🕘 Scheduled for 2026-12-05 20:00 UTC
+// to 3 chats: broadcast bc_….". Errors: the store's (a run again does it
+// again: each step is idempotent).
+func (s *Service) settle(ctx context.Context, p preview, id string, mode sendMode) (string, error) {
+	if err := s.previews.SetBroadcast(ctx, p.ID, id); err != nil {
+		return "", err
+	}
+	if err := s.trackProgress(ctx, p, id); err != nil {
+		return "", err
+	}
+	s.wake()
+	if s.scheduled(p) {
+		return fmt.Sprintf("🕘 Scheduled for %s to %d chats%s: broadcast %s.", startText(p.Plan), p.Chats, mode.text(), id), nil
+	}
+	return fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, mode.text(), id), nil
+}
+
+// trackProgress tracks broadcast id's progress, unless it is tracked
+// already: with a progress message (and a Stop button) sent to the
+// admin's chat of preview p; without one for a composed preview (no
+// chat: the console shows its progress), tracked so that /broadcasts and
+// /metrics list it while it runs. Errors: the store's.
 func (s *Service) trackProgress(ctx context.Context, p preview, id string) error {
 	exists, err := s.tracking.IsTracked(ctx, id)
 	if err != nil || exists {
 		return err
+	}
+	if p.Chat == 0 {
+		return s.tracking.Track(ctx, id, tracked{Preview: p.ID})
 	}
 	pr, err := s.notifier.Progress(ctx, id)
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/notifier"
-	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // Broadcast buttons (tapdata.KindBroadcast): on a preview, Send, Send paid
@@ -106,23 +105,8 @@ func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Ou
 		return
 	}
 	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: chats, At: s.now(), State: previewPending, Plan: pl}
-	buttons := [][2]string{{"✅ Send", btnSend}, {"❌ Cancel", btnCancel}}
-	copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
-	ptext := PreviewText(text, chats, s.cfg.GlobalRate)
-	if s.cfg.PaidRate > 0 {
-		line, covers, coverable := s.balanceLine(ctx, copies)
-		buttons = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}, {"❌ Cancel", btnCancel}}
-		switch {
-		case !covers && coverable > 0: // paid as far as the balance goes, then free
-			buttons = [][2]string{{"✅ Send free", btnSend}, {fmt.Sprintf("💫 %d paid, rest free", coverable), btnSendPaidCap}, {"❌ Cancel", btnCancel}}
-		case !covers: // not started paid: the admin adds Stars first, or sends it free
-			buttons = [][2]string{{"✅ Send free", btnSend}, {"❌ Cancel", btnCancel}}
-		}
-		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line)
-	}
-	if lines := planLines(pl, copies, s.cfg.GlobalRate, s.now()); lines != "" {
-		ptext += "\n\n" + strings.TrimSuffix(lines, "\n")
-	}
+	ptext, buttons := s.previewOf(ctx, text, chats, pl, s.cfg.PaidRate > 0)
+	buttons = append(buttons, [2]string{"❌ Cancel", btnCancel})
 	kb, err := s.keyboard(m.Chat.ID, p.ID, buttons)
 	if err != nil {
 		out.Fail(err)
@@ -427,7 +411,7 @@ func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Out
 			b.WriteString(", starts at " + p.At.UTC().Format("2006-01-02 15:04 UTC"))
 		}
 		if p.Rate > 0 && !p.Done() {
-			b.WriteString(", spread at about " + formatRate(p.Rate) + " messages/s")
+			b.WriteString(", spread at about " + FormatRate(p.Rate) + " messages/s")
 		}
 		b.WriteString("\n")
 	}

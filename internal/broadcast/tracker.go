@@ -15,7 +15,7 @@ import (
 // tracked is a broadcast whose progress message is kept up to date, as
 // stored in {T}:app:bc (field: broadcast id).
 type tracked struct {
-	Chat    int64  `json:"chat"`         // the admin chat
+	Chat    int64  `json:"chat"`         // the admin chat (0: composed in the console, no progress message)
 	Preview string `json:"pv,omitempty"` // the preview it was sent from (its text, for ContinueFree)
 	// HaltShown: the admin was told the paid part halted (cannot pay),
 	// with the Continue free and Stop buttons.
@@ -83,7 +83,8 @@ func (s *Service) trackOnce(ctx context.Context) error {
 
 // trackOne brings broadcast id's progress message (raw: its tracked JSON)
 // up to date: untracked when unreadable, unknown to the notifier, or done
-// and showing its final counts; else edited when its text changed (at most
+// and showing its final counts (a composed one, without a message: once
+// done); else edited when its text changed (at most
 // once per edit interval, the final edit at once) and its state saved.
 // Errors: the store's.
 func (s *Service) trackOne(ctx context.Context, id, raw string) error {
@@ -97,6 +98,13 @@ func (s *Service) trackOne(ctx context.Context, id, raw string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if t.Chat == 0 { // composed in the console: no progress message, tracked until done
+		if !p.Done() {
+			return nil
+		}
+		s.log.Info("broadcast finished", slog.String("broadcast", id), slog.Int("sent", p.Sent), slog.Int("total", p.Total))
+		return s.tracking.Untrack(ctx, id)
 	}
 	if p, err = s.haltOnce(ctx, id, &t, p); err != nil {
 		return err

@@ -3,6 +3,8 @@ package broadcast
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,16 +19,29 @@ import (
 	"github.com/codemojex/codemojex/notifier"
 )
 
-// auditTrail keeps the actions recorded, in order.
-type auditTrail struct{ actions []string }
+// auditTrail keeps the entries recorded, in order ("who|action|detail").
+type auditTrail struct {
+	mu      sync.Mutex
+	entries []string
+}
 
-func (a *auditTrail) Record(_ context.Context, _, action, _ string) error {
-	a.actions = append(a.actions, action)
+func (a *auditTrail) Record(_ context.Context, who, action, detail string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.entries = append(a.entries, who+"|"+action+"|"+detail)
 	return nil
 }
 
-// newService is a Service on a real Valkey, in the test's own namespace.
-func newService(t *testing.T, editInterval time.Duration) (*Service, Keys) {
+// recorded returns the entries recorded so far.
+func (a *auditTrail) recorded() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.entries)
+}
+
+// newService is a Service on a real Valkey, in the test's own namespace;
+// opts change its Config before it is made.
+func newService(t *testing.T, editInterval time.Duration, opts ...func(*Config)) (*Service, Keys) {
 	t.Helper()
 	c := valkeytest.Shared(t).Client(t)
 	ns := valkeytest.Namespace(t)
@@ -36,9 +51,13 @@ func newService(t *testing.T, editInterval time.Duration) (*Service, Keys) {
 	require.NoError(t, err)
 	upd, err := lanes.New(c, append(intake.StoreOptions(0), lanes.WithTag(ns))...)
 	require.NoError(t, err)
-	s, err := New(Config{Client: c, Tag: ns, Notifier: n, Audience: chats.NewAudience(c, ns),
+	cfg := Config{Client: c, Tag: ns, Notifier: n, Audience: chats.NewAudience(c, ns),
 		Journal: intake.NewInbox(c, upd, ns), Audit: &auditTrail{}, Codec: tapdata.New("1:test-token"),
-		GlobalRate: 30, EditInterval: editInterval})
+		GlobalRate: 30, EditInterval: editInterval}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := New(cfg)
 	require.NoError(t, err)
 	return s, NewKeys(ns)
 }

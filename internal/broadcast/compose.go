@@ -1,0 +1,166 @@
+package broadcast
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/codemojex/codemojex/notifier"
+)
+
+// Composition is a broadcast composed in the console: its text, free or
+// paid, and its plan, written as /broadcast writes it: In is when it
+// starts, from now, Over how long it is spread over ("90m", "2h",
+// "1d12h"; "" for at once, and as fast as the budget allows).
+type Composition struct {
+	Text     string
+	Paid     bool
+	In, Over string
+}
+
+// Preview is a composed broadcast's preview (Compose), to confirm with
+// StartComposed.
+type Preview struct {
+	// Token confirms it (StartComposed) until Expires; "" when it cannot
+	// be sent as composed (a paid one the Stars balance covers no copy
+	// of: Text says so).
+	Token string
+	// Text is the preview as the Telegram preview shows it: the text as
+	// the chats will see it, how many chats, the estimated time, for a
+	// paid one the Stars cost and balance, the start and pace.
+	Text  string
+	Chats int
+	// Confirm is the confirmation's label, the Telegram preview's button
+	// of the same send: "✅ Send", "💫 Send paid", or "💫 N paid, rest
+	// free" (a paid one the balance covers only N copies of).
+	Confirm string
+	Expires time.Time
+}
+
+// RefusedError is a composition or confirmation refused before anything
+// was started; Text is the answer, as /broadcast words it.
+type RefusedError struct{ Text string }
+
+func (e *RefusedError) Error() string { return e.Text }
+
+func refused(text string) error { return &RefusedError{Text: text} }
+
+// Compose makes the preview of composition c, as /broadcast does in
+// Telegram (the same count, preview text and sends offered, previewOf),
+// and stores it (its send chosen: free, paid, or, when the Stars balance
+// covers only part, paid up to the balance and the rest free) for
+// StartComposed to start within PreviewLifetime. Nothing is sent to the
+// chats. Errors: a *RefusedError for an empty text, a plan /broadcast
+// would refuse, paid with paid broadcasts off, or no known chats; the
+// store's.
+func (s *Service) Compose(ctx context.Context, c Composition) (Preview, error) {
+	text := strings.TrimSpace(c.Text)
+	if text == "" {
+		return Preview{}, refused("❌ Missing text.")
+	}
+	if c.Paid && s.cfg.PaidRate <= 0 {
+		return Preview{}, refused("💫 Paid broadcasts are off (TELEGRAM_PAID_BROADCAST_RATE=0).")
+	}
+	pl, err := composedPlan(c.In, c.Over, s.now())
+	if err != nil {
+		return Preview{}, refused("❌ " + err.Error() + ".")
+	}
+	chats, err := s.count(ctx)
+	if err != nil {
+		return Preview{}, err
+	}
+	if chats == 0 {
+		return Preview{}, refused("No known chats to broadcast to.")
+	}
+	ptext, offers := s.previewOf(ctx, text, chats, pl, c.Paid)
+	p := preview{ID: newPreviewID(), Text: text, Chats: chats, At: s.now(), State: previewPending, Plan: pl}
+	v := Preview{Text: ptext, Chats: chats, Expires: p.At.Add(PreviewLifetime)}
+	for _, o := range offers {
+		if paid := o[1] != btnSend; paid == c.Paid {
+			v.Confirm, p.Mode = o[0], o[1]
+		}
+	}
+	if p.Mode == "" {
+		return v, nil // paid, and the balance covers no copy: Text says so
+	}
+	if err := s.previews.Create(ctx, p); err != nil {
+		return Preview{}, err
+	}
+	v.Token = p.ID
+	return v, nil
+}
+
+// Answers of StartComposed.
+const (
+	composedGone    = "This preview is no longer known: nothing was sent. Compose it again."
+	composedLate    = "⌛ This preview expired (after 10 minutes): nothing was sent. Compose it again."
+	composedStarted = "⌛ This broadcast is being started by another confirmation: it is listed in a moment."
+)
+
+// StartComposed starts the broadcast of composed preview token (Compose)
+// for who (the console's name), as the Telegram preview's Send does
+// (launch: the same broadcast, keyed by the preview, and the same audit
+// entry), and returns its id and the answer: "✅ Sent to 3 chats:
+// broadcast bc_….", or "🕘 Scheduled for … to 3 chats: broadcast bc_…."
+// (settle). It starts one broadcast per preview however often it is
+// confirmed: the first confirmation decides the preview (decide.lua) and
+// claims its start (claim.lua); a later one answers "Already sent
+// (broadcast bc_…)." with that id, or, while another is starting it, that
+// it is being started ("" id); one after a failed start completes it (the
+// same broadcast), as does one more than 30 s after a confirmation that
+// never finished (a crash). Its progress is tracked without a progress
+// message (no chat): /broadcasts and the console list it. Errors: a
+// *RefusedError for an unknown or expired preview (nothing sent), a text
+// the notifier refuses, or a Stars balance that could not be read (capped
+// send); the store's (confirm again to complete it).
+func (s *Service) StartComposed(ctx context.Context, who, token string) (id, answer string, err error) {
+	if !validPreviewID(token) {
+		return "", "", refused(composedGone)
+	}
+	p, ok, err := s.previews.Get(ctx, token)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok || p.Mode == "" { // a Telegram preview is its buttons'
+		return "", "", refused(composedGone)
+	}
+	dec, st, err := s.previews.Decide(ctx, token, previewSent, s.now())
+	switch {
+	case err != nil:
+		return "", "", err
+	case dec == decisionNoSuch:
+		return "", "", refused(composedGone)
+	case dec == decisionLate, st == previewExpired:
+		return "", "", refused(composedLate)
+	case st == previewCancelled:
+		return "", "", refused(ToastWasCancelled)
+	}
+	claim, sent, err := s.previews.Claim(ctx, token, s.now())
+	switch {
+	case err != nil:
+		return "", "", err
+	case claim == claimedSent:
+		return sent, "Already sent (broadcast " + sent + ").", nil
+	case claim == claimedBusy:
+		return "", composedStarted, nil
+	}
+	mode := modeOf(p.Mode)
+	if id, err = s.launch(ctx, who, p, mode); err == nil {
+		answer, err = s.settle(ctx, p, id, mode)
+	}
+	if err != nil {
+		// The next confirmation starts (or completes) it at once.
+		if rerr := s.previews.Release(context.WithoutCancel(ctx), token); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		switch {
+		case errors.Is(err, errBalanceUnread):
+			return "", "", refused("The bot's Stars balance could not be read: nothing was sent; confirm again.")
+		case errors.Is(err, notifier.ErrInvalid):
+			return "", "", refused("❌ This text cannot be sent: " + err.Error())
+		}
+		return "", "", err
+	}
+	return id, answer, nil
+}

@@ -1,0 +1,267 @@
+package broadcast
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/chats"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// clock is a test's settable clock (Config.Now).
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// composeService is a Service whose audience knows n chats, on clk, with
+// its audit trail.
+func composeService(t *testing.T, n int, clk *clock) (*Service, *auditTrail) {
+	t.Helper()
+	trail := &auditTrail{}
+	s, _ := newService(t, time.Second, func(c *Config) { c.Audit, c.Now = trail, clk.Now })
+	for i := range n {
+		require.NoError(t, s.cfg.Audience.(*chats.Audience).Add(context.Background(), int64(5000+i)))
+	}
+	return s, trail
+}
+
+// refusal is err's *RefusedError text ("" when err is not one).
+func refusal(err error) string {
+	var re *RefusedError
+	if errors.As(err, &re) {
+		return re.Text
+	}
+	return ""
+}
+
+// A composed broadcast starts once however often, and however
+// concurrently, it is confirmed: of ten concurrent confirmations one starts
+// it (the answer the Telegram preview's edit gives) and the others answer
+// that it is sent or being started, with one broadcast of every known chat,
+// one audit entry by the confirming name with the Telegram path's detail,
+// and its progress tracked without a progress message; a confirmation
+// after that answers "Already sent" with its id. The preview is the
+// Telegram one.
+func TestComposedBroadcastStartsOnceHoweverOftenConfirmed(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Now()}
+	s, trail := composeService(t, 3, clk)
+	ctx := context.Background()
+	pv, err := s.Compose(ctx, Composition{Text: "  📣 composed  "})
+	require.NoError(t, err)
+	require.True(t, validPreviewID(pv.Token), pv.Token)
+	require.Equal(t, Preview{Token: pv.Token, Text: PreviewText("📣 composed", 3, 30), Chats: 3, Confirm: "✅ Send",
+		Expires: clk.Now().Add(PreviewLifetime)}, pv)
+
+	type result struct{ id, answer string }
+	var (
+		mu      sync.Mutex
+		results []result
+		wg      sync.WaitGroup
+	)
+	for range 10 {
+		wg.Go(func() {
+			id, answer, err := s.StartComposed(ctx, "console", pv.Token)
+			require.NoError(t, err)
+			mu.Lock()
+			results = append(results, result{id, answer})
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	var id string
+	started := 0
+	for _, r := range results {
+		if strings.HasPrefix(r.answer, "✅ Sent to 3 chats: broadcast ") {
+			started++
+			id = r.id
+		}
+	}
+	require.Equal(t, 1, started, "one confirmation starts it: %v", results)
+	for _, r := range results {
+		require.Contains(t, []result{{id, "✅ Sent to 3 chats: broadcast " + id + "."}, {id, "Already sent (broadcast " + id + ")."}, {"", composedStarted}}, r)
+	}
+	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 3 chats"}, trail.recorded(), "audited once, as the Telegram path words it")
+	p, err := s.notifier.Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 3, p.Total)
+	require.Equal(t, 3, p.Queued, "its first copies are on their lanes")
+	all, err := s.tracking.Tracked(ctx)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"chat":0,"pv":"`+pv.Token+`","job":"","msg":0,"last":""}`, all[id], "tracked, without a progress message")
+
+	again, answer, err := s.StartComposed(ctx, "console", pv.Token)
+	require.NoError(t, err)
+	require.Equal(t, []string{id, "Already sent (broadcast " + id + ")."}, []string{again, answer})
+	require.Len(t, trail.recorded(), 1)
+}
+
+// A composition's plan is /broadcast's: written the same way and held to
+// the same bounds, shown with the same lines; a scheduled one is started
+// as scheduled (its answer and audit entry say from when and over how
+// long), and once stopped it is untracked. Empty text, paid with paid
+// broadcasts off, a bad plan or no known chats are refused with
+// /broadcast's words, nothing stored.
+func TestComposeTakesThePlanAndRefusesWhatBroadcastRefuses(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)}
+	ctx := context.Background()
+	empty, _ := composeService(t, 0, clk)
+	_, err := empty.Compose(ctx, Composition{Text: "hi"})
+	require.Equal(t, "No known chats to broadcast to.", refusal(err))
+
+	s, trail := composeService(t, 3, clk)
+	for _, tc := range []struct {
+		c    Composition
+		want string
+	}{
+		{Composition{Text: " \n "}, "❌ Missing text."},
+		{Composition{Text: "hi", Paid: true}, "💫 Paid broadcasts are off (TELEGRAM_PAID_BROADCAST_RATE=0)."},
+		{Composition{Text: "hi", In: "30s"}, `❌ "in" 30s: want 1 minute to 7 days.`},
+		{Composition{Text: "hi", Over: "8d"}, `❌ "over" 8d: want 1 minute to 7 days.`},
+		{Composition{Text: "hi", In: "soon"}, `❌ "in" soon: not a duration (like 90m, 2h or 1d12h).`},
+	} {
+		_, err := s.Compose(ctx, tc.c)
+		require.Equal(t, tc.want, refusal(err), "%+v", tc.c)
+	}
+
+	pv, err := s.Compose(ctx, Composition{Text: "🕘 later", In: "2h", Over: " 1m "})
+	require.NoError(t, err)
+	require.Equal(t, PreviewText("🕘 later", 3, 30)+"\n\n🕘 Starts at 2026-12-05 20:00 UTC (in 2 h).\n⏳ Spread over 1 min: about 0.05 messages/s.", pv.Text)
+	id, answer, err := s.StartComposed(ctx, "console", pv.Token)
+	require.NoError(t, err)
+	require.Equal(t, "🕘 Scheduled for 2026-12-05 20:00 UTC to 3 chats: broadcast "+id+".", answer)
+	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 3 chats, from 2026-12-05 20:00 UTC, over 1 min"}, trail.recorded())
+	p, err := s.notifier.Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2026, 12, 5, 20, 0, 0, 0, time.UTC), p.At.UTC())
+	require.InDelta(t, 0.05, p.Rate, 1e-9, "spread")
+
+	stop, err := s.Stop(ctx, "console", id)
+	require.NoError(t, err)
+	require.Equal(t, "🛑 Broadcast "+id+" stopped: 0 sent before the stop, 3 cancelled, 0 in flight (counted as they settle).", stop)
+	require.NoError(t, s.trackOnce(ctx))
+	all, err := s.tracking.Tracked(ctx)
+	require.NoError(t, err)
+	require.Empty(t, all, "done, untracked")
+}
+
+// A composed preview is confirmed within PreviewLifetime (on the app's
+// clock) or not at all; an unknown token, one not shaped like a preview's,
+// or a Telegram preview's id (its buttons decide it) starts nothing.
+func TestComposedPreviewExpiresAndOnlyItsTokenStartsIt(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Now()}
+	s, trail := composeService(t, 2, clk)
+	ctx := context.Background()
+	pv, err := s.Compose(ctx, Composition{Text: "late"})
+	require.NoError(t, err)
+	clk.Add(PreviewLifetime + time.Millisecond)
+	_, _, err = s.StartComposed(ctx, "console", pv.Token)
+	require.Equal(t, composedLate, refusal(err))
+	_, _, err = s.StartComposed(ctx, "console", pv.Token)
+	require.Equal(t, composedLate, refusal(err), "expired stays expired")
+
+	tg := preview{ID: newPreviewID(), Text: "telegram", Chat: adminID, Admin: adminID, Chats: 2, At: clk.Now()}
+	require.NoError(t, s.previews.Create(ctx, tg))
+	for _, token := range []string{tg.ID, newPreviewID(), "not-a-token", ""} {
+		_, _, err = s.StartComposed(ctx, "console", token)
+		require.Equal(t, composedGone, refusal(err), token)
+	}
+	require.Empty(t, trail.recorded(), "nothing started")
+}
+
+// One confirmation at a time starts a sent preview's broadcast (claim.lua):
+// a second within the lease is busy, one after a released claim (a failed
+// start) or after the lease (a crashed one) takes over, and once the
+// broadcast id is recorded every claim returns it; a preview not decided
+// as sent cannot be claimed.
+func TestClaimLetsOneConfirmationStartAtATime(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Now()}
+	s, _ := composeService(t, 1, clk)
+	ctx := context.Background()
+	pv, err := s.Compose(ctx, Composition{Text: "claimed"})
+	require.NoError(t, err)
+	claim := func() []string {
+		o, bc, err := s.previews.Claim(ctx, pv.Token, clk.Now())
+		require.NoError(t, err)
+		return []string{o, bc}
+	}
+	require.Equal(t, []string{claimedBusy, ""}, claim(), "pending, not decided")
+	_, _, err = s.previews.Decide(ctx, pv.Token, previewSent, clk.Now())
+	require.NoError(t, err)
+	require.Equal(t, []string{claimed, ""}, claim())
+	require.Equal(t, []string{claimedBusy, ""}, claim())
+	require.NoError(t, s.previews.Release(ctx, pv.Token))
+	require.Equal(t, []string{claimed, ""}, claim(), "released: taken at once")
+	clk.Add(claimLease - time.Millisecond)
+	require.Equal(t, []string{claimedBusy, ""}, claim())
+	clk.Add(time.Millisecond)
+	require.Equal(t, []string{claimed, ""}, claim(), "the lease is over")
+	require.NoError(t, s.previews.SetBroadcast(ctx, pv.Token, "bc_x"))
+	require.Equal(t, []string{claimedSent, "bc_x"}, claim())
+}
+
+// A confirmation whose start fails midway (here: the audit entry cannot
+// be recorded, after the broadcast was started) releases its claim, and the
+// next confirmation completes it: the same broadcast (keyed by the
+// preview), audited.
+func TestAFailedConfirmationIsCompletedByTheNext(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Now()}
+	failing := &failingAudit{}
+	s, _ := newService(t, time.Second, func(c *Config) { c.Audit, c.Now = failing, clk.Now })
+	ctx := context.Background()
+	require.NoError(t, s.cfg.Audience.(*chats.Audience).Add(ctx, 6001))
+	pv, err := s.Compose(ctx, Composition{Text: "retry"})
+	require.NoError(t, err)
+	failing.fail = true
+	_, _, err = s.StartComposed(ctx, "console", pv.Token)
+	require.ErrorIs(t, err, errAuditDown)
+	failing.fail = false
+	id, answer, err := s.StartComposed(ctx, "console", pv.Token)
+	require.NoError(t, err)
+	require.Equal(t, "✅ Sent to 1 chats: broadcast "+id+".", answer)
+	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 1 chats"}, failing.recorded())
+	p, err := s.notifier.Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Total)
+	st, err := s.notifier.Store().Inspector().Stats(ctx, tgjob.QueueNotify, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Pending, "one copy: the retry got the first start's broadcast back")
+}
+
+var errAuditDown = errors.New("audit down")
+
+// failingAudit is an audit trail that refuses entries while fail is set.
+type failingAudit struct {
+	auditTrail
+	fail bool
+}
+
+func (a *failingAudit) Record(ctx context.Context, who, action, detail string) error {
+	if a.fail {
+		return errAuditDown
+	}
+	return a.auditTrail.Record(ctx, who, action, detail)
+}
