@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/go-telegram/bot/models"
@@ -120,4 +121,59 @@ func TestAuditPagesNewestFirst(t *testing.T) {
 	var ie *InputError
 	require.True(t, errors.As(err, &ie), "%v", err)
 	require.Equal(t, `❌ "1-2; DEL x" is not an audit entry's id.`, ie.Text)
+}
+
+// A broadcast composed through the admin API is the Telegram one: the
+// same preview text, refusals as *InputError with /broadcast's answer, a
+// confirmation that starts it once (a second answers that it is sent)
+// audited with who the console and the Telegram detail, listed by
+// Broadcasts; an unknown token starts nothing. Paid composition is
+// offered only with paid broadcasts on.
+func TestComposeBroadcastPreviewsThenStartsOnceAuditedAsConsole(t *testing.T) {
+	ad := newAdmin(t)
+	ctx := context.Background()
+	var ie *InputError
+	_, err := ad.ComposeBroadcast(ctx, Composition{Text: "hello"})
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Equal(t, "No known chats to broadcast to.", ie.Text)
+	for _, c := range []int64{7001, 7002} {
+		require.NoError(t, ad.cfg.Audience.(*chats.Audience).Add(ctx, c))
+	}
+	_, err = ad.ComposeBroadcast(ctx, Composition{Text: "hello", In: "10s"})
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Equal(t, `❌ "in" 10s: want 1 minute to 7 days.`, ie.Text)
+
+	pv, err := ad.ComposeBroadcast(ctx, Composition{Text: "hello"})
+	require.NoError(t, err)
+	require.Equal(t, broadcast.PreviewText("hello", 2, 30), pv.Text)
+	require.Equal(t, "✅ Send", pv.Confirm)
+	answer, err := ad.StartBroadcast(ctx, WhoConsole, pv.Token)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`^✅ Sent to 2 chats: broadcast (bc_\w+)\.$`).FindStringSubmatch(answer)
+	require.NotNil(t, m, answer)
+	id := m[1]
+	again, err := ad.StartBroadcast(ctx, WhoConsole, pv.Token)
+	require.NoError(t, err)
+	require.Equal(t, "Already sent (broadcast "+id+").", again)
+
+	es, err := ad.Audit(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, es, 1, "audited once")
+	require.Equal(t, []string{"console", broadcast.ActionSent, id + " to 2 chats"}, []string{es[0].Actor(), es[0].Action, es[0].Detail})
+	bs, err := ad.Broadcasts(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, bs, 1)
+	require.Equal(t, []string{id, WhoConsole}, []string{bs[0].ID, bs[0].By})
+	require.Equal(t, 2, bs[0].Total)
+
+	_, err = ad.StartBroadcast(ctx, WhoConsole, "aaaaaaaaaaaaaaaa")
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Equal(t, "This preview is no longer known: nothing was sent. Compose it again.", ie.Text)
+
+	require.False(t, ad.PaidBroadcasts())
+	_, err = ad.ComposeBroadcast(ctx, Composition{Text: "hello", Paid: true})
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Equal(t, "💫 Paid broadcasts are off (TELEGRAM_PAID_BROADCAST_RATE=0).", ie.Text)
+	ad.cfg.Rates.PaidBroadcastRate = 100
+	require.True(t, ad.PaidBroadcasts())
 }

@@ -496,6 +496,53 @@ func (ad *Admin) StopBroadcast(ctx context.Context, who, id string) (string, err
 	return ad.cfg.Broadcasts.Stop(ctx, who, id)
 }
 
+// Composition is a broadcast composed in the console: text, free or
+// paid, and when it starts and how long it is spread over, written as
+// /broadcast writes them ("2h", "90m", "1d12h"; "" for none).
+type Composition = broadcast.Composition
+
+// ComposedPreview is a composed broadcast's preview: the Telegram
+// preview's text and the label of its one confirmation, and the token
+// that confirms it (StartBroadcast; "" when it cannot be sent as
+// composed).
+type ComposedPreview = broadcast.Preview
+
+// PaidBroadcasts reports whether paid broadcasts are on
+// (TELEGRAM_PAID_BROADCAST_RATE > 0): only then can one be composed paid.
+func (ad *Admin) PaidBroadcasts() bool { return ad.cfg.Rates.PaidBroadcastRate > 0 }
+
+// ComposeBroadcast is "/broadcast [in <d>] [over <d>] <text>" from the
+// console: the same preview (count, time, for a paid one the Stars cost
+// and balance, start and pace), stored for StartBroadcast for
+// broadcast.PreviewLifetime; nothing is sent. Errors: an *InputError with
+// /broadcast's answer for what it refuses (empty text, a bad plan, paid
+// with paid broadcasts off, no known chats); the store's.
+func (ad *Admin) ComposeBroadcast(ctx context.Context, c Composition) (ComposedPreview, error) {
+	p, err := ad.cfg.Broadcasts.Compose(ctx, c)
+	return p, refusal(err)
+}
+
+// StartBroadcast is the confirmation of composed preview token by who: the
+// Telegram preview's Send (the same broadcast start and audit entry,
+// ActionSent), once per preview however often it is confirmed; it
+// returns the answer ("✅ Sent to 3 chats: broadcast bc_….", "🕘
+// Scheduled for …", "Already sent (broadcast bc_…)."). Errors: an
+// *InputError for an unknown or expired preview (nothing sent); the
+// store's.
+func (ad *Admin) StartBroadcast(ctx context.Context, who, token string) (string, error) {
+	_, answer, err := ad.cfg.Broadcasts.StartComposed(ctx, who, token)
+	return answer, refusal(err)
+}
+
+// refusal is err with a *broadcast.RefusedError made an *InputError (its
+// answer), other errors as they are.
+func refusal(err error) error {
+	if re, ok := errors.AsType[*broadcast.RefusedError](err); ok {
+		return inputErr(re.Text)
+	}
+	return err
+}
+
 // Audit returns the last n admin actions, newest first (what /audit shows).
 // Errors: the server's.
 func (ad *Admin) Audit(ctx context.Context, n int) ([]AuditEntry, error) {
