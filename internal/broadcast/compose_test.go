@@ -123,7 +123,9 @@ func TestComposedBroadcastStartsOnceHoweverOftenConfirmed(t *testing.T) {
 // /broadcast's words, nothing stored.
 func TestComposeTakesThePlanAndRefusesWhatBroadcastRefuses(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)}
+	clk := &clock{now: time.Now().UTC().Truncate(time.Minute)} // the filler starts a plan whose start is past at once
+	start := clk.Now().Add(2 * time.Hour)
+	at := start.Format("2006-01-02 15:04 UTC")
 	ctx := context.Background()
 	empty, _ := composeService(t, 0, clk)
 	_, err := empty.Compose(ctx, Composition{Text: "hi"})
@@ -146,14 +148,15 @@ func TestComposeTakesThePlanAndRefusesWhatBroadcastRefuses(t *testing.T) {
 
 	pv, err := s.Compose(ctx, Composition{Text: "🕘 later", In: "2h", Over: " 1m "})
 	require.NoError(t, err)
-	require.Equal(t, PreviewText("🕘 later", 3, 30)+"\n\n🕘 Starts at 2026-12-05 20:00 UTC (in 2 h).\n⏳ Spread over 1 min: about 0.05 messages/s.", pv.Text)
+	require.Equal(t, PreviewText("🕘 later", 3, 30)+"\n\n🕘 Starts at "+at+" (in 2 h).\n⏳ Spread over 1 min: about 0.05 messages/s.", pv.Text)
 	id, answer, err := s.StartComposed(ctx, "console", pv.Token)
 	require.NoError(t, err)
-	require.Equal(t, "🕘 Scheduled for 2026-12-05 20:00 UTC to 3 chats: broadcast "+id+".", answer)
-	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 3 chats, from 2026-12-05 20:00 UTC, over 1 min"}, trail.recorded())
+	require.Equal(t, "🕘 Scheduled for "+at+" to 3 chats: broadcast "+id+".", answer)
+	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 3 chats, from "+at+", over 1 min"}, trail.recorded())
 	p, err := s.notifier.Progress(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, time.Date(2026, 12, 5, 20, 0, 0, 0, time.UTC), p.At.UTC())
+	require.Equal(t, start, p.At.UTC())
+	require.True(t, p.Scheduled(time.Now()), "scheduled")
 	require.InDelta(t, 0.05, p.Rate, 1e-9, "spread")
 
 	stop, err := s.Stop(ctx, "console", id)

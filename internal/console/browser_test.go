@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
@@ -53,30 +55,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	if shots != "" {
 		require.NoError(t, os.MkdirAll(shots, 0o755))
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	ctx, cancel := context.WithTimeout(bctx, 120*time.Second)
-	defer cancel()
-	// Accept the confirm() of the Stop and Purge buttons.
-	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for _, err := range dialogs {
-			if err != nil {
-				return
-			}
-			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		require.NoError(t, chromedp.Do(ctx, steps...), what)
-	}
+	b := newChrome(t, bin)
+	ctx, run, text, submit := b.ctx, b.run, b.text, b.submit
 	shot := func(name string) {
 		t.Helper()
 		if shots == "" {
@@ -86,23 +66,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		require.NoError(t, err, "screenshot "+name)
 		require.NoError(t, os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644))
 	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		require.NoError(t, err, "read "+sel)
-		return strings.TrimSpace(s)
-	}
 	base := e.srv.URL
-	// submit clicks a form's button and waits for the answer of the page it
-	// lands on: the flash of a page shown before is removed first, so it is
-	// not taken for the new one.
-	submit := func(what, button string) string {
-		t.Helper()
-		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const f = document.getElementById("flash"); if (f) f.remove(); return true })()`))
-		require.NoError(t, err, what)
-		run(what, chromedp.Click(chromedp.CSS(button)), chromedp.WaitVisible(chromedp.CSS("#flash")))
-		return text("#flash")
-	}
 
 	// Sign in: a wrong token first.
 	run("wrong token", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token")),
@@ -200,4 +164,160 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
 	require.Contains(t, text("#audit"), "console")
 	shot("audit")
+}
+
+// chrome is a headless Chromium tab for a browser test (closed when the
+// test ends), with the steps the tests share.
+type chrome struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// newChrome starts headless Chromium (bin) with a fresh profile; every
+// step of the test must be done within 120 s. JavaScript confirm() dialogs
+// (the Stop and Purge buttons) are accepted.
+func newChrome(t *testing.T, bin string) *chrome {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless,
+		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelA)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(cancelB)
+	ctx, cancel := context.WithTimeout(bctx, 120*time.Second)
+	t.Cleanup(cancel)
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	return &chrome{t: t, ctx: ctx}
+}
+
+// run does steps; what names them in a failure.
+func (b *chrome) run(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	require.NoError(b.t, chromedp.Do(b.ctx, steps...), what)
+}
+
+// text is the (trimmed) text of the element sel.
+func (b *chrome) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(b.t, err, "read "+sel)
+	return strings.TrimSpace(s)
+}
+
+// submit clicks a form's button and waits for the answer of the page it
+// lands on: the flash of a page shown before is removed first, so it is
+// not taken for the new one.
+func (b *chrome) submit(what, button string) string {
+	b.t.Helper()
+	_, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`(() => { const f = document.getElementById("flash"); if (f) f.remove(); return true })()`))
+	require.NoError(b.t, err, what)
+	b.run(what, chromedp.Click(chromedp.CSS(button)), chromedp.WaitVisible(chromedp.CSS("#flash")))
+	return b.text("#flash")
+}
+
+// signIn signs in to the console at base with the harness's token.
+func (b *chrome) signIn(base string) {
+	b.t.Helper()
+	b.run("sign in", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#signin")),
+		chromedp.WaitVisible(chromedp.CSS("#v-updates")))
+}
+
+// TestComposeABroadcastInTheBrowser composes broadcasts on the Broadcasts
+// page in headless Chromium: the form (no paid mode with paid broadcasts
+// off) previews what the Telegram preview says, nothing sent; Confirm
+// starts it and every known chat gets it once. A scheduled one ("in 1h")
+// confirmed twice at once and then once more starts one broadcast (the
+// last confirmation answers that it is sent), is listed as scheduled with
+// its start and stopped with every copy cancelled, none delivered. The
+// audit names the console, one entry per broadcast.
+func TestComposeABroadcastInTheBrowser(t *testing.T) {
+	bin := chromium(t)
+	e := start(t)
+	b := newChrome(t, bin)
+	base := e.srv.URL
+	b.signIn(base)
+	chats := e.knownChats(80_000, 5)
+	compose := func(text, in string) {
+		t.Helper()
+		b.run("compose "+text, chromedp.Navigate(base+"/broadcasts"), chromedp.WaitVisible(chromedp.CSS("#compose-text")),
+			chromedp.SendKeys(chromedp.CSS("#compose-text"), text))
+		if in != "" {
+			b.run("compose in "+in, chromedp.SendKeys(chromedp.CSS("#compose-in"), in))
+		}
+		b.run("preview "+text, chromedp.Click(chromedp.CSS("#compose-preview")), chromedp.WaitVisible(chromedp.CSS("#preview")))
+	}
+	noMode, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.getElementById("compose-mode") === null`))
+	require.NoError(t, err)
+	require.True(t, noMode, "no paid mode while paid broadcasts are off")
+
+	const now = "📣 composed in the console"
+	compose(now, "")
+	require.Equal(t, broadcast.PreviewText(now, 5, 1000), b.text("#preview-text"), "the Telegram preview")
+	require.Equal(t, "✅ Send", b.text("#confirm"))
+	count := func(text string) map[int64]int {
+		got := map[int64]int{}
+		for _, c := range chats {
+			for _, m := range e.emu.Messages(c) {
+				if m.Text == text {
+					got[c]++
+				}
+			}
+		}
+		return got
+	}
+	require.Empty(t, count(now), "nothing sent before the confirmation")
+	m := regexp.MustCompile(`^✅ Sent to 5 chats: broadcast (bc_\w+)\.$`).FindStringSubmatch(b.submit("confirm", "#confirm"))
+	require.NotNil(t, m)
+	id := m[1]
+	ctx := context.Background()
+	require.Eventually(t, func() bool {
+		p, err := e.app.Notifier().Progress(ctx, id)
+		return err == nil && p.Done() && p.Sent == 5
+	}, wait, 20*time.Millisecond, "every chat's copy delivered")
+	require.Equal(t, map[int64]int{chats[0]: 1, chats[1]: 1, chats[2]: 1, chats[3]: 1, chats[4]: 1}, count(now), "every chat once")
+
+	const later = "🕘 composed for later"
+	compose(later, "1h")
+	require.Regexp(t, `\n\n🕘 Starts at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1 h\)\.$`, b.text("#preview-text"))
+	statuses, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]int](`(() => {
+		const f = document.getElementById("confirm-form");
+		const post = () => fetch(f.action, {method: "POST", credentials: "same-origin", body: new URLSearchParams(new FormData(f))}).then(r => r.status);
+		return Promise.all([post(), post()]);
+	})()`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err, "confirm twice at once")
+	require.Equal(t, []int{200, 200}, statuses)
+	m = regexp.MustCompile(`^Already sent \(broadcast (bc_\w+)\)\.$`).FindStringSubmatch(b.submit("confirm again", "#confirm"))
+	require.NotNil(t, m)
+	scheduled := m[1]
+	row := `.bc[data-id="` + scheduled + `"]`
+	b.run("listed", chromedp.Navigate(base+"/broadcasts"), chromedp.WaitVisible(chromedp.CSS(row+" .bc-plan")))
+	require.Regexp(t, `^starts \d{4}-\d\d-\d\d \d\d:\d\d UTC \(scheduled\)$`, b.text(row+" .bc-plan"))
+	require.Equal(t, "🛑 Broadcast "+scheduled+" stopped: 0 sent before the stop, 5 cancelled, 0 in flight (counted as they settle).",
+		b.submit("stop", row+" button.stop"))
+	require.Empty(t, count(later), "nothing of the scheduled one sent")
+
+	es, err := e.app.Admin().Audit(ctx, 50)
+	require.NoError(t, err)
+	var sent []string
+	for _, a := range es {
+		if a.Action == broadcast.ActionSent {
+			sent = append(sent, a.Actor()+": "+a.Detail)
+		}
+	}
+	require.Len(t, sent, 2, "one entry per broadcast: %v", sent)
+	require.Regexp(t, `^console: `+scheduled+` to 5 chats, from \d{4}-\d\d-\d\d \d\d:\d\d UTC$`, sent[0])
+	require.Equal(t, "console: "+id+" to 5 chats", sent[1])
+	b.run("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
+	require.Contains(t, b.text("#audit"), "console\tbroadcast sent\t"+id+" to 5 chats")
 }

@@ -64,6 +64,9 @@ type Backend interface {
 	PurgeDead(ctx context.Context, who string, f admin.DeadFilter, ids []string) (string, error)
 	Broadcasts(ctx context.Context, n int) ([]admin.BroadcastView, error)
 	StopBroadcast(ctx context.Context, who, id string) (string, error)
+	PaidBroadcasts() bool
+	ComposeBroadcast(ctx context.Context, c admin.Composition) (admin.ComposedPreview, error)
+	StartBroadcast(ctx context.Context, who, token string) (string, error)
 	Audit(ctx context.Context, n int) ([]admin.AuditEntry, error)
 	AuditBefore(ctx context.Context, id string, n int) ([]admin.AuditEntry, error)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/admin"
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/console"
 	"github.com/codemojex/codemojex/internal/tgemu"
@@ -510,4 +511,86 @@ func TestAuditPagesThroughTheLog(t *testing.T) {
 	require.NotContains(t, page, `id="audit-older"`, "the last page")
 	resp, _ := b.get("/audit?before=x")
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}
+
+var (
+	previewRE = regexp.MustCompile(`(?s)<pre id="preview-text">(.*?)</pre>`)
+	tokenRE   = regexp.MustCompile(`name="token" value="([^"]+)"`)
+	confirmRE = regexp.MustCompile(`<button id="confirm">(.*?)</button>`)
+)
+
+// TestComposePaidUpToTheStarsBalance: with paid broadcasts on, the
+// Broadcasts form offers paid; a paid composition's preview shows the
+// Telegram paid preview's cost and the bot's Stars balance and, the
+// balance covering 2 of 3 copies, confirms "💫 2 paid, rest free"; a
+// confirmation without the CSRF token is refused and starts nothing; with
+// it, 2 copies go paid and 1 free, the balance spent on exactly those,
+// audited as console with the Telegram detail. With no Stars left a paid
+// composition has no Confirm.
+func TestComposePaidUpToTheStarsBalance(t *testing.T) {
+	t.Parallel()
+	e := start(t, "TELEGRAM_PAID_BROADCAST_RATE=1000")
+	b := e.browser()
+	b.signIn()
+	e.knownChats(81_000, 3)
+	e.emu.SetStarBalance(2)
+	_, page := b.get("/broadcasts")
+	require.Contains(t, page, `<select name="mode" id="compose-mode">`)
+	compose := func(form url.Values) string {
+		t.Helper()
+		form.Set("csrf", b.csrf())
+		resp, page := b.do(http.MethodPost, "/broadcasts/compose", form)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "the preview is shown at once")
+		return page
+	}
+	page = compose(url.Values{"text": {"💫 paid news"}, "mode": {"paid"}})
+	pv := previewRE.FindStringSubmatch(page)
+	require.NotNil(t, pv, page)
+	text := htmlUnescape(pv[1])
+	require.Contains(t, text, "• 💫 Send paid: in about 1 s at 1000 messages/s, for about 0.3 Telegram Stars (3 copies × 0.1 Star, from the bot's balance).")
+	require.Contains(t, text, "\n"+broadcast.BalanceText(2, 3)+"\n")
+	require.Equal(t, []string{`<button id="confirm">💫 2 paid, rest free</button>`}, confirmRE.FindAllString(page, -1))
+	tok := tokenRE.FindStringSubmatch(page)
+	require.NotNil(t, tok)
+
+	resp, _ := b.do(http.MethodPost, "/broadcasts/confirm", url.Values{"token": {tok[1]}})
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "no CSRF token")
+	es, err := e.app.Admin().Audit(context.Background(), 10)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing started")
+
+	answer, ok := flash(t, b.post("/broadcasts/confirm", url.Values{"token": {tok[1]}}))
+	require.True(t, ok, answer)
+	m := regexp.MustCompile(`^✅ Sent to 3 chats \(paid up to the balance, then free\): broadcast (bc_\w+)\.$`).FindStringSubmatch(answer)
+	require.NotNil(t, m, answer)
+	paid, free := 0, 0
+	require.Eventually(t, func() bool {
+		paid, free = 0, 0
+		for _, m := range e.emu.AllMessages() {
+			switch {
+			case m.Text == "💫 paid news" && m.Paid:
+				paid++
+			case m.Text == "💫 paid news":
+				free++
+			}
+		}
+		return paid+free == 3
+	}, wait, 20*time.Millisecond)
+	require.Equal(t, []int{2, 1}, []int{paid, free}, "as many paid as the balance covered, the rest free")
+	require.Zero(t, e.emu.StarBalance())
+	es, err = e.app.Admin().Audit(context.Background(), 10)
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	require.Equal(t, []string{"console", broadcast.ActionSent, m[1] + " to 3 chats, paid up to 2 copies then free (about 0.2 Stars)"},
+		[]string{es[0].Actor(), es[0].Action, es[0].Detail})
+
+	page = compose(url.Values{"text": {"💫 more"}, "mode": {"paid"}})
+	require.Contains(t, htmlUnescape(previewRE.FindStringSubmatch(page)[1]), broadcast.BalanceText(0, 3))
+	require.NotContains(t, page, `id="confirm"`)
+	require.Contains(t, page, `id="no-confirm"`)
+	page = compose(url.Values{"text": {"💫 more"}, "mode": {"free"}, "over": {"30s"}})
+	answer, ok = flash(t, page)
+	require.False(t, ok)
+	require.Equal(t, `❌ "over" 30s: want 1 minute to 7 days.`, answer)
+	require.Contains(t, page, `<textarea name="text" id="compose-text" rows="4" required>💫 more</textarea>`, "the form kept as filled")
 }

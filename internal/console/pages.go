@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/codemojex/codemojex/internal/admin"
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/notifier"
 )
@@ -35,6 +36,8 @@ func (c *Console) routes() {
 	mux.HandleFunc("GET /broadcasts", c.signedIn(c.broadcasts))
 	mux.HandleFunc("GET /api/broadcasts", c.signedIn(c.broadcastsJSON))
 	mux.HandleFunc("POST /broadcasts/stop", c.change(c.stopBroadcast))
+	mux.HandleFunc("POST /broadcasts/compose", c.change(c.composeBroadcast))
+	mux.HandleFunc("POST /broadcasts/confirm", c.change(c.confirmBroadcast))
 	mux.HandleFunc("GET /audit", c.signedIn(c.audit))
 	c.mux = http.NewServeMux()
 	c.mux.Handle("/", secure(mux))
@@ -304,6 +307,30 @@ type broadcastRow struct {
 	Text      string `json:"text"`
 	Percent   int    `json:"percent"`
 	Mode      string `json:"mode"` // free, or paid with its Stars spent so far (0.1 a copy)
+	Scheduled bool   `json:"scheduled"`
+	// Plan is its start, pace and paid cap, e.g. "starts 2026-12-05 20:00
+	// UTC (scheduled) · spread at about 0.35 messages/s · paid up to 40
+	// copies, then free" ("" for an eager broadcast).
+	Plan string `json:"plan"`
+}
+
+// planOf is how the Broadcasts page states p's plan at now: its start
+// (lazy broadcasts), its pace when spread, its paid cap.
+func planOf(p notifier.Progress, now time.Time) string {
+	var parts []string
+	switch {
+	case p.Scheduled(now):
+		parts = append(parts, "starts "+p.At.UTC().Format("2006-01-02 15:04 UTC")+" (scheduled)")
+	case p.Lazy && !p.At.IsZero():
+		parts = append(parts, "started "+p.At.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	if p.Rate > 0 {
+		parts = append(parts, "spread at about "+broadcast.FormatRate(p.Rate)+" messages/s")
+	}
+	if p.Paid && p.PaidMax > 0 {
+		parts = append(parts, fmt.Sprintf("paid up to %d copies, then free", p.PaidMax))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // modeOf is how the Broadcasts page names p's mode.
@@ -325,6 +352,7 @@ func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
 		return nil, err
 	}
 	out := make([]broadcastRow, 0, len(bs))
+	now := time.Now()
 	for _, b := range bs {
 		row := broadcastRow{ID: b.ID, At: b.At.UTC().Format(time.DateTime), By: admin.AuditEntry{Who: b.By}.Actor(), Total: b.Total, Sent: b.Sent,
 			Cancelled: b.Cancelled, Remaining: max(b.Remaining, 0), Stopped: b.Stopped, Known: b.Known, Text: b.Text}
@@ -333,6 +361,7 @@ func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
 		}
 		row.Running = b.Known && !b.Stopped && !b.Done()
 		row.Mode = modeOf(b.Progress)
+		row.Scheduled, row.Plan = b.Known && b.Scheduled(now), planOf(b.Progress, now)
 		if b.Total > 0 {
 			row.Percent = 100 * (b.Total - row.Remaining) / b.Total
 		}
@@ -341,21 +370,66 @@ func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
 	return out, nil
 }
 
+// broadcastsData is the Broadcasts page: the running and recent
+// broadcasts, and the compose form (with its preview once asked for).
+type broadcastsData struct {
+	Running, Recent []broadcastRow
+	// PaidOn: paid broadcasts are on (the form offers paid).
+	PaidOn  bool
+	Form    admin.Composition
+	Preview *admin.ComposedPreview
+}
+
 func (c *Console) broadcasts(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	c.broadcastsPage(w, r, sid, s, broadcastsData{})
+}
+
+// broadcastsPage renders the Broadcasts page with d's form and preview.
+func (c *Console) broadcastsPage(w http.ResponseWriter, r *http.Request, sid string, s session, d broadcastsData) {
 	rows, err := c.broadcastRows(r)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	var running, recent []broadcastRow
 	for _, b := range rows {
 		if b.Running {
-			running = append(running, b)
+			d.Running = append(d.Running, b)
 		} else {
-			recent = append(recent, b)
+			d.Recent = append(d.Recent, b)
 		}
 	}
-	c.render(w, r, sid, s, "broadcasts", "Broadcasts", struct{ Running, Recent []broadcastRow }{running, recent})
+	d.PaidOn = c.b.PaidBroadcasts()
+	c.render(w, r, sid, s, "broadcasts", "Broadcasts", d)
+}
+
+// composeBroadcast is POST /broadcasts/compose: the preview of the form's
+// broadcast (text, mode free or paid, in and over as /broadcast writes
+// them), shown on the Broadcasts page with its Confirm (nothing is sent
+// yet), or what is wrong with it, the form kept as it was filled.
+func (c *Console) composeBroadcast(w http.ResponseWriter, r *http.Request, sid string) {
+	s, _ := c.sessions.get(sid) // signed in: change checked it
+	f := r.PostForm
+	d := broadcastsData{Form: admin.Composition{Text: f.Get("text"), Paid: f.Get("mode") == "paid", In: f.Get("in"), Over: f.Get("over")}}
+	p, err := c.b.ComposeBroadcast(r.Context(), d.Form)
+	var ie *admin.InputError
+	switch {
+	case errors.As(err, &ie):
+		c.sessions.setFlash(sid, ie.Text, false)
+	case err != nil:
+		c.log.Error("console: change failed", slog.String("path", r.URL.Path), slog.Any("err", err))
+		c.sessions.setFlash(sid, "❌ Failed: "+err.Error(), false)
+	default:
+		d.Preview = &p
+	}
+	c.broadcastsPage(w, r, sid, s, d)
+}
+
+// confirmBroadcast is POST /broadcasts/confirm: the preview's Confirm
+// (its token) starts the broadcast, audited as console; a second
+// confirmation of the same preview starts nothing more.
+func (c *Console) confirmBroadcast(w http.ResponseWriter, r *http.Request, sid string) {
+	ans, err := c.b.StartBroadcast(r.Context(), admin.WhoConsole, r.PostForm.Get("token"))
+	c.done(w, r, sid, "/broadcasts", ans, err)
 }
 
 func (c *Console) broadcastsJSON(w http.ResponseWriter, r *http.Request, _ string, _ session) {

@@ -107,6 +107,7 @@ async function broadcasts() {
     if (b.stopped) counts = "stopped: " + b.sent + " sent · " + b.cancelled + " cancelled of " + b.total;
     else if (!b.running) counts = "done: " + b.sent + " sent · " + b.failed + " failed of " + b.total;
     el.querySelector(".bc-counts").textContent = counts;
+    el.querySelector(".bc-plan").textContent = b.plan;
     if (!b.running) { const f = el.querySelector("form"); if (f) f.remove(); el.classList.add("finished"); }
   }
 }
@@ -117,6 +118,10 @@ document.addEventListener("DOMContentLoaded", () => {
   const page = document.body.dataset.page;
   if (page === "overview") every(overview, 1000);
   if (page === "broadcasts") every(broadcasts, 1000);
+  // A preview's Confirm is sent once from the page (the server starts one
+  // broadcast per preview however often it is confirmed).
+  const confirmForm = document.getElementById("confirm-form");
+  if (confirmForm) confirmForm.addEventListener("submit", () => { setTimeout(() => { document.getElementById("confirm").disabled = true; }, 0); });
   for (const b of document.querySelectorAll("button.danger")) {
     b.addEventListener("click", (e) => { if (!window.confirm(b.textContent + "?")) e.preventDefault(); });
   }
