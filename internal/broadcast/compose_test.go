@@ -152,7 +152,7 @@ func TestComposeTakesThePlanAndRefusesWhatBroadcastRefuses(t *testing.T) {
 	id, answer, err := s.StartComposed(ctx, "console", pv.Token)
 	require.NoError(t, err)
 	require.Equal(t, "🕘 Scheduled for "+at+" to 3 chats: broadcast "+id+".", answer)
-	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 3 chats, from "+at+", over 1 min"}, trail.recorded())
+	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 3 chats, from " + at + ", over 1 min"}, trail.recorded())
 	p, err := s.notifier.Progress(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, start, p.At.UTC())
