@@ -176,7 +176,7 @@ func (f *Filler) Start(ctx context.Context, msg Message, plan Plan) (string, err
 	extra := []string{fieldLazy, "1", fieldTpl, string(tpl), fieldParts, strconv.Itoa(len(tmpl)),
 		fieldAt, strconv.FormatInt(at.UnixMilli(), 10)}
 	if plan.Spread > 0 && total > 0 {
-		extra = append(extra, fieldRate, strconv.FormatFloat(float64(total)/plan.Spread.Seconds(), 'f', 3, 64))
+		extra = append(extra, fieldRate, strconv.FormatFloat(float64(total)/plan.Spread.Seconds(), 'g', -1, 64))
 	}
 	if msg.Paid && plan.PaidMax > 0 {
 		extra = append(extra, fieldPaidMax, strconv.Itoa(plan.PaidMax))

@@ -298,6 +298,21 @@ func TestLazyBroadcastPlanHoldsItsStartRateAndPaidCap(t *testing.T) {
 		require.LessOrEqual(t, p.Queued, int(100*elapsed.Seconds())+10+1, "no faster than the spread allows")
 		require.Positive(t, p.Queued)
 	})
+	t.Run("spread thin", func(t *testing.T) {
+		// 10 chats over 8 h: 0.000347 copies/s, kept as such (a rate
+		// rounded to 0 would read as no spread: all at once).
+		r := newLazyRig(t, chatsUpTo(10), notifier.FillConfig{})
+		id, err := r.f.Start(ctx, notifier.Message{Text: "thin"}, notifier.Plan{Spread: 8 * time.Hour})
+		require.NoError(t, err)
+		for range 3 {
+			_, err := r.f.Fill(ctx)
+			require.NoError(t, err)
+		}
+		p, err := r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.InDelta(t, 10.0/(8*3600), p.Rate, 1e-9)
+		require.LessOrEqual(t, p.Queued, 1, "one copy at the start, the next one about 48 min later")
+	})
 	t.Run("paid up to a cap", func(t *testing.T) {
 		r := newLazyRig(t, chatsUpTo(1000), notifier.FillConfig{StepChats: 100})
 		id, err := r.f.Start(ctx, notifier.Message{Text: "paid", Paid: true}, notifier.Plan{PaidMax: 250})
