@@ -11,7 +11,8 @@ import (
 // (ShareFloor) of a store made without WithFloorEpoch.
 const DefaultFloorEpoch = 10 * time.Second
 
-// MaxClaimerBytes is the longest claimer id ShareFloor takes.
+// MaxClaimerBytes is the longest claimer id ShareFloor, Heartbeat and
+// ClaimRequest.Claimer take.
 const MaxClaimerBytes = 128
 
 // ShareFloor publishes claimer's round-trip floor (see Lease.Floor; whole

@@ -18,7 +18,8 @@ package lanes
 //	{T}:q:Q:ring        list        lanes ready to be served, each at most once
 //	{T}:q:Q:inring      set         the lanes in the ring (O(1) membership)
 //	{T}:q:Q:lane:<g>    sorted set  pending job ids at score 0 (FIFO by id)
-//	{T}:q:Q:job:<id>    hash        g (lane), p (payload), a (attempts), c (claims: the lease token), r (reason), d (dead at, ms); a and c absent while 0
+//	{T}:q:Q:job:<id>    hash        g (lane), p (payload), a (attempts), c (claims: the lease token), r (reason), d (dead at, ms),
+//	                                o (the claimer of its last claim, ClaimRequest.Claimer); a and c absent while 0
 //	{T}:q:Q:leases      sorted set  id -> lease deadline (ms, server clock)
 //	{T}:q:Q:inflight    hash        g -> jobs in flight (field removed at 0)
 //	{T}:q:Q:pending     string      pending jobs in the queue (removed at 0)
@@ -28,6 +29,7 @@ package lanes
 //	                                (absent when the three are empty): a claim scans them only once it passed
 //	{T}:q:Q:dead        sorted set  id -> dead-lettered at (ms)
 //	{T}:q:Q:recovered   string      jobs whose expired lease a claim took back, ever (Stats.Recovered; never reset)
+//	{T}:q:Q:claimers    sorted set  claimer -> its last heartbeat (ms, server clock) (Heartbeat, RecoverDead: liveness.go)
 //	{T}:q:Q:glimit      hash        g -> max in flight (only overrides)
 //	{T}:q:Q:turn        hash        g -> jobs still owed in a turn cut short (weight > 1 only)
 //	{T}:q:Q:co:<name>   string      id of the job last enqueued under coalesce key name; PX ttl (Coalesce, coalesce.go)

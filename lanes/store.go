@@ -27,6 +27,9 @@ type scripts struct {
 	cancel *valkey.Lua
 	// floor publishes and reads the claimers' round-trip floors (floor.go).
 	floor *valkey.Lua
+	// recover beats a claimer's heart and recovers dead claimers' leases
+	// (liveness.go).
+	recover *valkey.Lua
 	// sha maps each script to the SHA1 of its body, for pipelined EVALSHA.
 	sha map[*valkey.Lua]string
 }
@@ -55,7 +58,7 @@ func loadScripts() (*scripts, error) {
 	for name, dst := range map[string]**valkey.Lua{
 		"enqueue": &s.enqueue, "claim": &s.claim, "ack": &s.ack, "extend": &s.extend,
 		"settle": &s.settle, "lane": &s.lane, "drain": &s.drain, "requeue": &s.requeue,
-		"pause": &s.pause, "stats": &s.stats, "cancel": &s.cancel, "floor": &s.floor,
+		"pause": &s.pause, "stats": &s.stats, "cancel": &s.cancel, "floor": &s.floor, "recover": &s.recover,
 	} {
 		if *dst, err = load(name); err != nil {
 			return nil, err

@@ -2,13 +2,11 @@ package worker
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/lanes"
 )
 
@@ -123,18 +121,13 @@ type floorShare struct {
 	at    time.Time     // when it was read; zero: never
 }
 
-// claimer returns the id the worker publishes its floor under, made on
-// first use: host, pid and 8 random hex digits (several workers may run in
-// one process).
+// claimer returns the id the worker claims and publishes its floor under
+// (consumer.NewClaimerID), made on first use.
 func (s *floorShare) claimer() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.id == "" {
-		host, err := os.Hostname()
-		if err != nil || host == "" {
-			host = "unknown"
-		}
-		s.id = fmt.Sprintf("%.64s:%d:%08x", host, os.Getpid(), rand.Uint32())
+		s.id = consumer.NewClaimerID()
 	}
 	return s.id
 }

@@ -131,7 +131,8 @@ func (l *claimLoop) issue(now time.Time) {
 		cctx, cancel := context.WithTimeout(l.drain, 10*time.Second)
 		defer cancel()
 		t0 := time.Now()
-		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, l.queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax})
+		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, l.queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax,
+			Claimer: w.shared.claimer()})
 		l.results <- claimAnswer{c: c, err: err, t0: now, took: time.Since(t0)}
 	}()
 }

@@ -28,6 +28,7 @@ type metrics struct {
 	unknown       prometheus.Counter
 	settleRetries prometheus.Counter
 	freshBoards   prometheus.Counter   // edits sent as a new message (message gone or too old)
+	recovered     prometheus.Counter   // leases of dead claimers recovered (consumer.KeepAlive)
 	paidSent      prometheus.Counter   // paid broadcast copies delivered (allow_paid_broadcast)
 	starsSpent    prometheus.Collector // Telegram Stars those cost: paidSent / 10, exact (a CounterFunc)
 	paidHalts     prometheus.Counter   // cannot-pay answers that halted the paid queue
@@ -66,6 +67,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "codemojex_worker_in_flight", Help: "Jobs claimed and not yet settled.",
+		}),
+		recovered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "codemojex_worker_leases_recovered_total",
+			Help: "Leases of outbound messages held by a claimer whose heartbeat stopped (a process that died), put back on their lanes by this process before the lease's end.",
 		}),
 		sendsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "codemojex_worker_sends_in_flight", Help: "Bot API calls (sendMessage, editMessageText) sent and not yet answered.",
@@ -137,6 +142,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.unknown = reg1(m.unknown).(prometheus.Counter)
 	m.settleRetries = reg1(m.settleRetries).(prometheus.Counter)
 	m.freshBoards = reg1(m.freshBoards).(prometheus.Counter)
+	m.recovered = reg1(m.recovered).(prometheus.Counter)
 	m.paidSent = reg1(m.paidSent).(prometheus.Counter)
 	// Stars spent is derived from the (shared) paid copies counter, so it
 	// is exact: 0.1 added up in floating point drifts (10 x 0.1 != 1).

@@ -70,6 +70,11 @@ type Config struct {
 	// Lease is the lanes lease of a claimed job [30 s]; a slow send renews
 	// it (Extend) every Lease/3.
 	Lease time.Duration
+	// LivenessTTL is how long this worker may go unheard before any live
+	// worker recovers its leases [consumer.DefaultLivenessTTL, 2.5 s]: a
+	// worker killed mid-send has its jobs sent again within about this
+	// long, not at its leases' end (consumer.KeepAlive).
+	LivenessTTL time.Duration
 	// SendTimeout bounds one sendMessage call [20 s]. Near its flood
 	// limits Telegram may hold a request for about 15 s before answering
 	// it (instead of a quick 429), so a shorter timeout would cut sends
@@ -294,6 +299,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.shareFloor(ctx) // published before the first claim
 	var wg sync.WaitGroup
 	wg.Go(func() { w.shareFloors(ctx) })
+	// The heartbeat outlives the claim loop's drain (its jobs are settled
+	// or released by then): a worker killed mid-send has its jobs back on
+	// their lanes within LivenessTTL, and it recovers those of dead ones.
+	keep, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopKeep()
+	wg.Go(func() {
+		consumer.KeepAlive(keep, w.store, w.shared.claimer(), w.cfg.LivenessTTL, tgjob.AllQueues(), w.log,
+			func(n int) { w.m.recovered.Add(float64(n)) })
+	})
 	w.log.Info("worker started", slog.Int("senders_max", w.cfg.Senders), slog.Int("senders_min", w.cfg.MinSenders),
 		slog.Int("senders", w.senders()), slog.Duration("hold", w.hold.get()))
 	// One claim loop (consumer.Run), its batches each on a sender's
@@ -303,6 +317,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			return &claimLoop{w: w, waiter: waiter, workCtx: workCtx, drain: drain, queues: tgjob.AllQueues(),
 				pace: newClaimPacer(w.cfg.ClaimRate), results: make(chan claimAnswer, maxClaimsInFlight), probe: true}
 		})
+	stopKeep()
 	wg.Wait()
 	w.log.Info("worker stopped")
 	return nil

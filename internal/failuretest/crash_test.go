@@ -154,9 +154,9 @@ func testKilledMidHandling(t *testing.T, bin string, split bool) {
 		after, err = readInbox(ctx, p.c)
 		return err == nil && after.Offset == last+1 && after.Unhandled == 0
 	}), "every update handled: %+v, %v", after, err)
-	// A lease-expired send would be retried WORKER_LEASE after the kill:
-	// wait that long before counting duplicates.
-	time.Sleep(time.Until(t0.Add(workerLease + 500*time.Millisecond)))
+	// A dead claimer's send is sent again within recoveryWait of the
+	// kill: wait that long before counting duplicates.
+	time.Sleep(time.Until(t0.Add(recoveryWait)))
 
 	var lost, dups, wrong, handled int
 	var problems []string

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/consumer"
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeytest"
@@ -31,12 +32,17 @@ const (
 	globalRate = 50
 	chatRate   = 20
 	senders    = 8
-	// workerLease is the bot's WORKER_LEASE: a killed worker's messages are
-	// taken over after this.
-	workerLease = 2 * time.Second
-	// handlerLease is HANDLER_LEASE: how long an update claimed by a killed
-	// handler waits before another handler takes it.
-	handlerLease = 2 * time.Second
+	// workerLease is the bot's WORKER_LEASE and handlerLease its
+	// HANDLER_LEASE: longer than any scenario's deadline (60 s), so a
+	// killed process's jobs and updates are taken over by the live
+	// processes' recovery of dead claimers (consumer.KeepAlive, within
+	// about consumer.DefaultLivenessTTL of the kill), never by a lease
+	// running out: a scenario that relied on that would time out.
+	workerLease  = 90 * time.Second
+	handlerLease = 90 * time.Second
+	// recoveryWait is how long after a kill a dead claimer's jobs may
+	// still be sent again (its liveness ttl, the sweep's period, a claim).
+	recoveryWait = consumer.DefaultLivenessTTL + consumer.DefaultLivenessTTL/5 + time.Second
 )
 
 // proc is one running bot process and its metrics URL.

@@ -44,6 +44,11 @@ type Config struct {
 	// Drain bounds one update's handling, with Lease/2 (the smaller
 	// wins): the drain timeout of a graceful stop, > 0.
 	Drain time.Duration
+	// LivenessTTL is how long this process's handlers may go unheard
+	// before a live one recovers their updates [consumer.DefaultLivenessTTL]
+	// (consumer.KeepAlive): a handler process killed mid-update has its
+	// updates handled again within about this long, not at HANDLER_LEASE.
+	LivenessTTL time.Duration
 	// Ready, if set, runs before the first claim (the app learns the
 	// bot's identity with getMe, so commands addressed /cmd@bot are
 	// recognised); its error ends Run (nil when ctx ended meanwhile).
@@ -68,10 +73,11 @@ func (c Config) Validate() error {
 // ("handlers") running Config.Handlers claim loops. Any number of
 // processes may run one on the same update queue.
 type Handler struct {
-	cfg   Config
-	inbox *intake.Inbox
-	m     *Metrics
-	log   *slog.Logger
+	cfg     Config
+	inbox   *intake.Inbox
+	m       *Metrics
+	log     *slog.Logger
+	claimer string // its claims' claimer id (consumer.NewClaimerID)
 }
 
 // New returns the Handler of cfg, or Validate's error.
@@ -79,7 +85,7 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handler{cfg: cfg, inbox: cfg.Inbox, m: cfg.Metrics, log: cfg.Log}, nil
+	return &Handler{cfg: cfg, inbox: cfg.Inbox, m: cfg.Metrics, log: cfg.Log, claimer: consumer.NewClaimerID()}, nil
 }
 
 // Name is the service's name in the lifecycle's logs and errors.
@@ -131,9 +137,18 @@ func (h *Handler) Run(ctx context.Context, started func()) error {
 			}
 		}
 	})
+	// The heartbeat outlives the handlers' drain: a handler process killed
+	// mid-update has its updates handled again within LivenessTTL, not at
+	// its leases' end, and it recovers those of dead ones.
+	keep, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopKeep()
+	wg.Go(func() {
+		consumer.KeepAlive(keep, h.inbox.Store(), h.claimer, h.cfg.LivenessTTL, []string{intake.QueueName}, log, nil)
+	})
 	log.Info("handlers started", slog.Int("handlers", n), durationAttr("lease", h.cfg.Lease))
 	consumer.Run(ctx, consumer.Config{Loops: n, Backoff: intake.ErrorBackoff(), Log: log},
 		func(int) consumer.Source[intake.Claims] { return &loop{h: h, kick: kick, wakeOne: wakeOne} })
+	stopKeep()
 	wg.Wait()
 	return nil
 }

@@ -36,7 +36,7 @@ func (l *loop) Claim(ctx context.Context) (intake.Claims, error) {
 	h := l.h
 	for ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		c, err := h.inbox.ClaimAndAck(cctx, h.cfg.Lease, handlerBatch, l.acks)
+		c, err := h.inbox.ClaimAndAckAs(cctx, h.claimer, h.cfg.Lease, handlerBatch, l.acks)
 		cancel()
 		if err != nil {
 			h.settleAcks(ctx, l.acks)

@@ -425,7 +425,14 @@ type Claims struct {
 // settle each again with Ack (which answers nil for a job already acked).
 // Errors: the server's, lanes.ErrInvalid (wrapped) for a bad ack.
 func (in *Inbox) ClaimAndAck(ctx context.Context, lease time.Duration, max int, acks []Claimed) (Claims, error) {
-	req := lanes.ClaimRequest{Queues: []string{QueueName}, Lease: lease, Max: max}
+	return in.ClaimAndAckAs(ctx, "", lease, max, acks)
+}
+
+// ClaimAndAckAs is ClaimAndAck by claimer (lanes.ClaimRequest.Claimer: a
+// consumer that beats its heart with consumer.KeepAlive, so its updates
+// are recovered within seconds if it dies; "" for none).
+func (in *Inbox) ClaimAndAckAs(ctx context.Context, claimer string, lease time.Duration, max int, acks []Claimed) (Claims, error) {
+	req := lanes.ClaimRequest{Queues: []string{QueueName}, Lease: lease, Max: max, Claimer: claimer}
 	for _, a := range acks {
 		req.Ack = append(req.Ack, a.Job.Lease)
 	}

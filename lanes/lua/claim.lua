@@ -28,6 +28,9 @@
 -- then the number A of leases to ack first, then A quadruples: queue index (1..N),
 -- job id, lease token, the claimer's round-trip floor for its send (ms, 0 = none;
 -- see common.lua: the send counts from max(claim, ack - floor))
+-- then the claimer's id ("" for none): written to each claimed job's hash (field o),
+-- so that the leases of a claimer whose heartbeat stopped can be recovered early
+-- (recover.lua)
 --
 -- A turn: a lane of weight w is owed up to w jobs per turn of the ring. When
 -- the claimer's max, the global budget or the lane's own in-flight limit
@@ -100,6 +103,7 @@ for n = 1, nq do
 end
 local nacks = count(ARGV[i])
 i = i + 1
+local claimer = ARGV[i + 4 * nacks] or ''
 
 local now = now_ms()
 
@@ -342,9 +346,9 @@ for n = 1, nq do
           local c = (v[3] and num(v[3]) or 0) + 1
           local tok = int(c)
           if logged ~= '0' then
-            redis.call('HSET', jk, 'c', tok, 's', logged, 't', nows)
+            redis.call('HSET', jk, 'c', tok, 's', logged, 't', nows, 'o', claimer)
           else
-            redis.call('HSET', jk, 'c', tok, 's', logged)
+            redis.call('HSET', jk, 'c', tok, 's', logged, 'o', claimer)
           end
           leases[#leases + 1] = dls
           leases[#leases + 1] = id
