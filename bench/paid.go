@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strconv"
 	"sync"
 	"time"
@@ -108,35 +109,12 @@ func claimRateName(rate, appRate int) string {
 // limit after the enqueue starts (at least paidReplyWindow).
 func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, claimRate int, limit time.Duration, broadcast bool) (paidResult, error) {
 	var res paidResult
-	if err := flush(ctx, srv); err != nil {
-		return res, err
-	}
-	limits := tgemu.DefaultLimits() // Telegram's: 30/s, 1/s per chat, 1,000/s paid
-	limits.Reply = tgemu.Rate{Messages: paidReply + paidBulk, Per: time.Second}
-	limits.Replies = tgemu.RepliesApart // replies' own budget, apart from bulk
-	emu, err := tgemu.New(tgemu.WithLimits(limits), tgemu.WithAllowAnyChat(), tgemu.WithLatency(paidLatency))
+	rig, err := newPaidRig(ctx, srv, "paid"+strconv.Itoa(claimRate)+strconv.FormatBool(broadcast), paidLatency, claimRate)
 	if err != nil {
 		return res, err
 	}
-	defer emu.Close()
-	tag := "paid" + strconv.Itoa(claimRate) + strconv.FormatBool(broadcast)
-	p, err := newPipeline(srv, tag)
-	if err != nil {
-		return res, err
-	}
-	defer p.Close()
-	stop, _, err := startWorkerCmds(ctx, 1, srv, emu, tag, "-global", strconv.Itoa(paidBulk), "-chat", "1",
-		"-reply", strconv.Itoa(paidReply), "-paid", strconv.Itoa(paidRate), "-claim-rate", strconv.Itoa(claimRate),
-		"-senders", strconv.Itoa(deliveryCap))
-	if err != nil {
-		return res, err
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = stop()
-		}
-	}()
+	defer rig.Close()
+	emu, p := rig.emu, rig.p
 
 	// Replies: chat 1 + i%paidReplyChats, paidReplyChats per second in all.
 	rctx, rcancel := context.WithCancel(ctx)
@@ -199,8 +177,7 @@ func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, clai
 	rcancel()
 	stopAt := time.Now()
 	rwg.Wait()
-	stopped = true
-	if err := stop(); err != nil {
+	if err := rig.stopWorker(); err != nil {
 		return res, fmt.Errorf("worker process: %w", err)
 	}
 	if rerr != nil {
@@ -210,9 +187,35 @@ func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, clai
 		return res, err
 	}
 
+	lastCopy := res.tally(emu.AllMessages(), chat, sent, t0, end, stopAt)
+	res.done = res.copies >= paidAudience || !broadcast
+	switch {
+	case res.done:
+		res.last = lastCopy.Sub(t0)
+	case res.copies > 0:
+		// Projected at the rate of the copies so far.
+		res.last = time.Duration(float64(end.Sub(t0)) * paidAudience / float64(res.copies))
+	}
+	res.tooMany = emu.Stats().TooManyRequests
+	if !broadcast {
+		cfg.log.Info("replies without a broadcast", "429s", res.tooMany, "replies", res.replies, "p50", res.lat.quantile(0.50), "p99", res.lat.quantile(0.99), "late", res.late)
+		return res, nil
+	}
+	cfg.log.Info("paid broadcast", "claim rate", claimRate, "enqueue", enqueued.Round(time.Millisecond), "copies", res.copies, "done", res.done,
+		"last", res.last.Round(time.Millisecond), "ratio", fmt.Sprintf("%.2f", res.last.Seconds()/paidIdeal.Seconds()), "429s", res.tooMany,
+		"unflagged", res.unflagged, "flagged replies", res.flagged, "replies", res.replies, "p50", res.lat.quantile(0.50), "p99", res.lat.quantile(0.99), "late", res.late)
+	return res, nil
+}
+
+// tally counts a run's messages into res: the copies to the audience
+// (chat) accepted by end, those without the paid flag, the replies (sent:
+// text -> enqueued at) with it, the latency of each reply enqueued in the
+// window from t0 (one not delivered: how long it had waited at stopAt).
+// It returns the last copy's acceptance.
+func (res *paidResult) tally(msgs []tgemu.Message, chat map[int64]bool, sent map[string]time.Time, t0, end, stopAt time.Time) time.Time {
 	var lastCopy time.Time
 	delivered := map[string]bool{}
-	for _, m := range emu.AllMessages() {
+	for _, m := range msgs {
 		switch {
 		case chat[m.ChatID]:
 			if !m.Time.After(end) {
@@ -244,27 +247,73 @@ func paidRunOnce(ctx context.Context, cfg config, srv *valkeyserver.Server, clai
 			}
 		}
 	}
-	res.done = res.copies >= paidAudience || !broadcast
-	switch {
-	case res.done:
-		res.last = lastCopy.Sub(t0)
-	case res.copies > 0:
-		// Projected at the rate of the copies so far.
-		res.last = time.Duration(float64(end.Sub(t0)) * paidAudience / float64(res.copies))
-	}
-	res.tooMany = emu.Stats().TooManyRequests
-	if !broadcast {
-		cfg.log.Info("replies without a broadcast", "429s", res.tooMany, "replies", res.replies, "p50", res.lat.quantile(0.50), "p99", res.lat.quantile(0.99), "late", res.late)
-		return res, nil
-	}
-	cfg.log.Info("paid broadcast", "claim rate", claimRate, "enqueue", enqueued.Round(time.Millisecond), "copies", res.copies, "done", res.done,
-		"last", res.last.Round(time.Millisecond), "ratio", fmt.Sprintf("%.2f", res.last.Seconds()/paidIdeal.Seconds()), "429s", res.tooMany,
-		"unflagged", res.unflagged, "flagged replies", res.flagged, "replies", res.replies, "p50", res.lat.quantile(0.50), "p99", res.lat.quantile(0.99), "late", res.late)
-	return res, nil
+	return lastCopy
 }
 
 // inWindow reports whether a reply enqueued at at falls in the replies'
 // measured window, paidReplyWindow from t0.
 func inWindow(at, t0 time.Time) bool {
 	return !at.Before(t0) && at.Before(t0.Add(paidReplyWindow))
+}
+
+// paidRig is the rig of a paid broadcast run (this section's and the lazy
+// section's): a flushed server; the emulator enforcing Telegram's limits
+// (30/s bulk, 1/s per chat, 1,000/s paid; replies on a window of their own
+// of reply + bulk) and answering every request after lat; a pipeline on tag;
+// one worker process at the same budgets (TELEGRAM_PAID_BROADCAST_RATE=1000)
+// with ClaimRate claimRate (extra: more flags of the worker role).
+type paidRig struct {
+	emu     *tgemu.Emulator
+	p       *pipeline
+	proc    *exec.Cmd // the worker process
+	stop    func() error
+	stopped bool
+}
+
+// newPaidRig sets the rig up (see paidRig). Errors: the server's, the
+// emulator's, the worker process's start.
+func newPaidRig(ctx context.Context, srv *valkeyserver.Server, tag string, lat time.Duration, claimRate int, extra ...string) (*paidRig, error) {
+	if err := flush(ctx, srv); err != nil {
+		return nil, err
+	}
+	limits := tgemu.DefaultLimits() // Telegram's: 30/s, 1/s per chat, 1,000/s paid
+	limits.Reply = tgemu.Rate{Messages: paidReply + paidBulk, Per: time.Second}
+	limits.Replies = tgemu.RepliesApart // replies' own budget, apart from bulk
+	emu, err := tgemu.New(tgemu.WithLimits(limits), tgemu.WithAllowAnyChat(), tgemu.WithLatency(lat))
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPipeline(srv, tag)
+	if err != nil {
+		emu.Close()
+		return nil, err
+	}
+	args := append([]string{"-global", strconv.Itoa(paidBulk), "-chat", "1",
+		"-reply", strconv.Itoa(paidReply), "-paid", strconv.Itoa(paidRate), "-claim-rate", strconv.Itoa(claimRate),
+		"-senders", strconv.Itoa(deliveryCap)}, extra...)
+	stop, procs, err := startWorkerCmds(ctx, 1, srv, emu, tag, args...)
+	if err != nil {
+		p.Close()
+		emu.Close()
+		return nil, err
+	}
+	return &paidRig{emu: emu, p: p, proc: procs[0], stop: stop}, nil
+}
+
+// stopWorker stops the worker process (SIGTERM, then waits for it) once;
+// later calls return nil. Errors: the process's exit.
+func (r *paidRig) stopWorker() error {
+	if r.stopped {
+		return nil
+	}
+	r.stopped = true
+	return r.stop()
+}
+
+// Close stops the worker process if it still runs and closes the pipeline
+// and the emulator.
+func (r *paidRig) Close() {
+	_ = r.stopWorker()
+	r.p.Close()
+	r.emu.Close()
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/lanes"
@@ -132,8 +134,17 @@ func workerMain(args []string) error {
 	minSenders := fs.Int("min-senders", 0, "worker.Config.MinSenders (= -senders: a fixed pool)")
 	paid := fs.Int("paid", 0, "paid broadcasts' budget, messages/s (notifier.Limits.PaidPerSecond, TELEGRAM_PAID_BROADCAST_RATE; 0: off)")
 	claimRate := fs.Int("claim-rate", 0, "worker.Config.ClaimRate (0: -global + -reply, as internal/app sets it)")
+	fill := fs.Bool("fill", false, "run the lazy broadcasts' filler beside the worker (notifier.Filler.Run over the audience's buckets, as internal/app does)")
+	cpuProfile := fs.String("cpuprofile", "", "write the process's CPU profile (runtime/pprof) to this file until it exits")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 	}
 	limits := benchLimits()
 	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.ReplyPerSecond = *global, *chat, *reply
@@ -141,14 +152,9 @@ func workerMain(args []string) error {
 	if *claimRate <= 0 {
 		*claimRate = *global + *reply
 	}
-	opt, err := valkey.ParseURL(*addr)
+	c, err := roleClient(*addr)
 	if err != nil {
-		return fmt.Errorf("valkey url: %w", err)
-	}
-	opt.DisableCache = true
-	c, err := valkey.NewClient(opt)
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return err
 	}
 	defer c.Close()
 	store, err := notifier.NewStore(c, limits, 0, lanes.WithTag(*tag))
@@ -159,16 +165,59 @@ func workerMain(args []string) error {
 	if err != nil {
 		return err
 	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w, err := worker.New(n, worker.Config{
-		Token: *token, ServerURL: *api, Senders: *maxSenders, MinSenders: *minSenders, ClaimRate: *claimRate,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Token: *token, ServerURL: *api, Senders: *maxSenders, MinSenders: *minSenders, ClaimRate: *claimRate, Logger: logger,
 	})
 	if err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	return w.Run(ctx)
+	if !*fill {
+		return w.Run(ctx)
+	}
+	f, err := n.NewFiller(chats.NewAudience(c, *tag), notifier.FillConfig{
+		Rates: map[string]int{tgjob.QueueNotify: *global, tgjob.QueuePaid: *paid}, Log: logger})
+	if err != nil {
+		return err
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = f.Run(fctx) }) // returns fctx's error: a stop is not a failure
+	err = w.Run(ctx)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// startCPUProfile profiles this process's CPU into path until the returned
+// stop is called (runtime/pprof). Errors: the file's, the profiler's.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// roleClient connects a helper process (-role) to the server at URL addr,
+// without client-side caching. Errors: a bad URL, the connection's.
+func roleClient(addr string) (valkey.Client, error) {
+	opt, err := valkey.ParseURL(addr)
+	if err != nil {
+		return nil, fmt.Errorf("valkey url: %w", err)
+	}
+	opt.DisableCache = true
+	c, err := valkey.NewClient(opt)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return c, nil
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
