@@ -38,9 +38,15 @@ type config struct {
 }
 
 func main() {
-	if len(os.Args) > 2 && os.Args[1] == "-role" && os.Args[2] == "worker" {
-		if err := workerMain(os.Args[3:]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench worker:", err)
+	if len(os.Args) > 2 && os.Args[1] == "-role" {
+		roles := map[string]func([]string) error{"worker": workerMain, "start": startMain}
+		role, ok := roles[os.Args[2]]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "bench: -role %s: want worker or start\n", os.Args[2])
+			os.Exit(2)
+		}
+		if err := role(os.Args[3:]); err != nil {
+			fmt.Fprintf(os.Stderr, "bench %s: %v\n", os.Args[2], err)
 			os.Exit(1)
 		}
 		return
