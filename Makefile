@@ -42,7 +42,9 @@ vet:
 ## the commit, what each row measures) and its charts docs/bench-*.png. Its scenarios are registered in
 ## bench/sections.go; the update intake's figures come from BenchmarkIntake (internal/app), which it runs.
 ## A separate Go module (bench/go.mod), so the main module does not depend on asynq or gonum. A partial run
-## (cd bench && go run . -only fairness, or -quick) writes its report to a temporary directory instead.
+## (cd bench && go run . -only fairness, or -quick) writes its report to a temporary directory instead;
+## cd bench && go run . -docs ../docs -splice -only lazy puts its sections into docs/benchmarks.md in place of
+## theirs (each says its own run), the rest of the report kept.
 bench:
 	./scripts/ensure-valkey.sh benchmarks
 	@command -v redis-benchmark >/dev/null 2>&1 || command -v valkey-benchmark >/dev/null 2>&1 || \

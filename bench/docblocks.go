@@ -19,7 +19,7 @@ import (
 func writeDocBlocks(dir string, meta runMeta, results []sectionResult) error {
 	blocks := map[string]string{}
 	for i, r := range results {
-		blocks[r.name] = docBlock(i+1, meta, r)
+		blocks[r.name] = docBlock(r.number(i), meta, r)
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.md"))
 	if err != nil {

@@ -12,6 +12,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ type config struct {
 	jobs    int    // jobs per throughput run
 	quick   bool
 	only    string
+	splice  bool // put this partial run's sections into the full report in docs (splice.go)
 	debug   bool
 	log     *slog.Logger
 }
@@ -59,6 +61,8 @@ func main() {
 	flag.IntVar(&cfg.jobs, "n", 100_000, "jobs per throughput run")
 	flag.BoolVar(&cfg.quick, "quick", false, "smaller runs (a smoke test of the command, figures are not meaningful)")
 	flag.StringVar(&cfg.only, "only", "", "comma-separated sections to run ("+strings.Join(sectionNames(), ",")+"); empty: all")
+	flag.BoolVar(&cfg.splice, "splice", false, "with -only and -docs: put this run's sections into the full report already there "+
+		"(their rows and explanations in place of theirs, or added in the registry's order; each says its own run), the rest kept")
 	verbose := flag.Bool("v", false, "log progress at debug level")
 	flag.Parse()
 	level := slog.LevelInfo
@@ -92,8 +96,11 @@ func (c *config) check() error {
 			return fmt.Errorf("-only: no section %q (sections: %s)", s, strings.Join(known, ","))
 		}
 	}
-	if c.docs != "" && (c.quick || c.only != "") {
-		return fmt.Errorf("-docs %s with -quick or -only: the report there is one full run; drop -docs to write a partial run to a temporary directory", c.docs)
+	if c.splice && (c.only == "" || c.docs == "" || c.quick) {
+		return fmt.Errorf("-splice needs -only and -docs (a full report there), and no -quick")
+	}
+	if c.docs != "" && (c.quick || c.only != "") && !c.splice {
+		return fmt.Errorf("-docs %s with -quick or -only: the report there is one full run; drop -docs to write a partial run to a temporary directory, or add -splice to put its sections into that report", c.docs)
 	}
 	if c.docs == "" {
 		dir, err := os.MkdirTemp("", "codemojex-bench-")
@@ -140,6 +147,15 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return runErr
 	}
 	meta.took, meta.loadEnd = time.Since(meta.started), loadAverage()
+	if cfg.splice {
+		path, err := spliceInto(cfg, meta, results)
+		if err != nil {
+			return errors.Join(runErr, err)
+		}
+		writeTable(out, results)
+		fmt.Fprintf(out, "\nSpliced into: %s\nTotal run time: %s\n", path, meta.took.Round(time.Second))
+		return runErr
+	}
 	var b bytes.Buffer
 	writeReport(&b, meta, results)
 	path := filepath.Join(cfg.docs, "benchmarks.md")

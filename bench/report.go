@@ -27,6 +27,10 @@ type section struct {
 // sectionResult is one section's run.
 type sectionResult struct {
 	section
+	// num is the section's number in the report (its place in the
+	// registry, set when it is spliced into a full report); 0: its place
+	// in the run.
+	num       int
 	table     *table
 	took      time.Duration
 	loadStart string
@@ -46,15 +50,29 @@ type runMeta struct {
 	args      string // the flags the run was given other than -docs ("" for make bench's)
 }
 
+// number is the section's number in a report whose i-th section (from 0)
+// it is in the run: num when set.
+func (r sectionResult) number(i int) int {
+	if r.num > 0 {
+		return r.num
+	}
+	return i + 1
+}
+
 // writeTable writes the results as one markdown table, rows numbered by
 // section.
 func writeTable(w io.Writer, results []sectionResult) {
 	fmt.Fprintln(w, "| # | measure | codemojex | baseline | ratio |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
 	for i, r := range results {
-		for _, row := range r.table.rows {
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s |\n", i+1, cell(row.measure), cell(row.value), cell(row.baseline), cell(row.ratio))
-		}
+		writeRows(w, r.number(i), r)
+	}
+}
+
+// writeRows writes r's rows as lines of the report's table, numbered n.
+func writeRows(w io.Writer, n int, r sectionResult) {
+	for _, row := range r.table.rows {
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s |\n", n, cell(row.measure), cell(row.value), cell(row.baseline), cell(row.ratio))
 	}
 }
 
@@ -93,19 +111,28 @@ func writeReport(w io.Writer, meta runMeta, results []sectionResult) {
 	writeTable(w, results)
 	fmt.Fprint(w, "\n## What each row measures\n")
 	for i, r := range results {
-		fmt.Fprintf(w, "\n### %d. %s\n\n", i+1, r.title)
-		fmt.Fprintf(w, "`-only %s`: %s, load average %s at its start, %s at its end.\n\n",
-			r.name, r.took.Round(100*time.Millisecond), first(r.loadStart), first(r.loadEnd))
-		fmt.Fprintln(w, strings.TrimSpace(r.about))
-		if r.err != nil {
-			fmt.Fprintf(w, "\n**This section failed in this run**, so it has no rows above:\n\n```\n%s\n```\n", strings.TrimSpace(r.err.Error()))
-		}
-		for _, n := range r.table.notes {
-			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(n))
-		}
-		for _, c := range r.table.charts {
-			fmt.Fprintf(w, "\n![%s](%s)\n", c.alt, c.file)
-		}
+		writeSection(w, r.number(i), r, "")
+	}
+}
+
+// writeSection writes section n's explanation: its heading, its run (and
+// runNote, a sentence, after it), its about, its error, notes and charts.
+func writeSection(w io.Writer, n int, r sectionResult, runNote string) {
+	fmt.Fprintf(w, "\n### %d. %s\n\n", n, r.title)
+	if runNote != "" {
+		runNote = " " + runNote
+	}
+	fmt.Fprintf(w, "`-only %s`: %s, load average %s at its start, %s at its end.%s\n\n",
+		r.name, r.took.Round(100*time.Millisecond), first(r.loadStart), first(r.loadEnd), runNote)
+	fmt.Fprintln(w, strings.TrimSpace(r.about))
+	if r.err != nil {
+		fmt.Fprintf(w, "\n**This section failed in this run**, so it has no rows above:\n\n```\n%s\n```\n", strings.TrimSpace(r.err.Error()))
+	}
+	for _, note := range r.table.notes {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(note))
+	}
+	for _, c := range r.table.charts {
+		fmt.Fprintf(w, "\n![%s](%s)\n", c.alt, c.file)
 	}
 }
 

@@ -118,3 +118,63 @@ func TestReportSaysWhichSectionFailedAndWhy(t *testing.T) {
 	require.Contains(t, r, "### 2. Beta\n")
 	require.Contains(t, r, "B.\n\n**This section failed in this run**, so it has no rows above:\n\n```\nbeta: the bench timed out\n```\n")
 }
+
+// TestSpliceReplacesOnlyTheRunsSectionsAndSaysSo: a partial run spliced
+// into a full report takes the place of its own sections' rows and
+// explanations (or is added in the registry's order), leaves every other
+// row and section as the full run wrote it, and says which sections came
+// later, once however often it is spliced.
+func TestSpliceReplacesOnlyTheRunsSectionsAndSaysSo(t *testing.T) {
+	a, b := &table{}, &table{}
+	a.add("alpha row", "1", "2", ratio(1, 2))
+	b.add("old beta row", "3", "4", ratio(3, 4))
+	full := runMeta{started: time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC), commit: "abc123"}
+	var buf bytes.Buffer
+	writeReport(&buf, full, []sectionResult{
+		{section: section{name: "alpha", title: "Alpha", about: "What alpha measures."}, table: a},
+		{section: section{name: "beta", title: "Beta", about: "Old beta."}, table: b},
+	})
+	old := buf.String()
+	nb, nc := &table{}, &table{}
+	nb.add("new beta row", "5", "6", ratio(5, 6))
+	nc.add("gamma row", "7", "8", ratio(7, 8))
+	later := runMeta{started: time.Date(2026, 12, 5, 20, 0, 0, 0, time.UTC), commit: "def4567890abc", args: " -only=beta,gamma -splice=true"}
+	results := []sectionResult{
+		{section: section{name: "beta", title: "Beta", about: "New beta."}, num: 2, table: nb},
+		{section: section{name: "gamma", title: "Gamma", about: "What gamma measures."}, num: 3, table: nc},
+	}
+	titles := []string{"Alpha", "Beta", "Gamma"}
+	got, err := spliceReport(old, later, results, titles)
+	require.NoError(t, err)
+	alphaSection := old[strings.Index(old, "\n### 1. Alpha"):strings.Index(old, "\n### 2. Beta")]
+	require.Contains(t, got, alphaSection)
+	require.Contains(t, got, "| 1 | alpha row | 1 | 2 | 0.50× |\n| 2 | new beta row | 5 | 6 | 0.83× |\n| 3 | gamma row | 7 | 8 | 0.88× |\n")
+	require.NotContains(t, got, "old beta row")
+	require.NotContains(t, got, "Old beta.")
+	require.Contains(t, got, "### 2. Beta\n\n`-only beta`: 0s, load average  at its start,  at its end. "+splicedMark+
+		" from a later partial run, `cd bench && go run . -docs ../docs -only=beta,gamma -splice=true`, on 2026-12-05 20:00 UTC at `def4567890`")
+	require.Less(t, strings.Index(got, "### 2. Beta"), strings.Index(got, "### 3. Gamma"))
+	require.Contains(t, got, "on 2026-12-01 21:00 UTC, in 0s.\n\n"+splicedLine+"sections 2, 3.\n\n| | |")
+
+	again, err := spliceReport(got, later, results[1:], titles)
+	require.NoError(t, err)
+	require.Equal(t, got, again, "splicing the same run again changes nothing")
+}
+
+// TestSpliceRefusesAReportOfOtherSections: when the registry's sections
+// are no longer the report's (a section added in the middle renumbers the
+// rest), a splice would file rows under the wrong numbers: it is refused.
+func TestSpliceRefusesAReportOfOtherSections(t *testing.T) {
+	a := &table{}
+	a.add("alpha row", "1", "2", ratio(1, 2))
+	var buf bytes.Buffer
+	writeReport(&buf, runMeta{}, []sectionResult{
+		{section: section{name: "alpha", title: "Alpha", about: "A."}, table: a},
+		{section: section{name: "beta", title: "Beta", about: "B."}, table: &table{}},
+	})
+	results := []sectionResult{{section: section{name: "gamma", title: "Gamma", about: "G."}, num: 3, table: &table{}}}
+	_, err := spliceReport(buf.String(), runMeta{}, results, []string{"Alpha", "Inserted", "Beta", "Gamma"})
+	require.ErrorContains(t, err, `the report's section 2 is "Beta", not this program's section 2`)
+	_, err = spliceReport("# Benchmarks\n", runMeta{}, results, []string{"Alpha"})
+	require.ErrorContains(t, err, "not a benchmark report")
+}
