@@ -139,9 +139,9 @@ func addStartRows(t *table, n int, largest bool, a, b startCost) {
 		commas(n), commas(n), commas(lazyTextChars), commas(int(a.copies)), commas(int(b.copies)), bytesGoal),
 		fmt.Sprintf("%s B (%s in all)", perCopyFigure(a.perCopy()), byteSize(a.bytes)),
 		fmt.Sprintf("%s B (%s in all)", perCopyFigure(b.perCopy()), byteSize(b.bytes)), ratio(a.perCopy(), b.perCopy()))
-	t.add(fmt.Sprintf("start call to the first copy claimable (the queue's pending count seen > 0, polled every %v from another connection), %s chats: lazy (Start returned after %v) vs eager (Broadcast returned after %v) (lower is better; goal lazy ≤ %v: %s)",
-		lazyPoll, commas(n), a.took.Round(time.Millisecond), b.took.Round(time.Millisecond), lazyGoalFirst, verdict(a.first <= lazyGoalFirst)),
-		a.first.Round(100*time.Microsecond).String(), b.first.Round(100*time.Microsecond).String(), ratio(a.first.Seconds(), b.first.Seconds()))
+	t.add(fmt.Sprintf("start call to the first copy claimable (the queue's pending count seen > 0, polled every %v from another connection), %s chats: lazy (Start returned after %s) vs eager (Broadcast returned after %s) (lower is better; goal lazy ≤ %v: %s)",
+		lazyPoll, commas(n), shortDuration(a.took), shortDuration(b.took), lazyGoalFirst, verdict(a.first <= lazyGoalFirst)),
+		shortDuration(a.first), shortDuration(b.first), ratio(a.first.Seconds(), b.first.Seconds()))
 	t.add(fmt.Sprintf("peak RSS of the process that starts it (a process of its own, `-role start`: its VmHWM once the start returned, the Go runtime and the client included), %s chats: lazy vs eager (lower is better; goal lazy ≤ %d MB: %s)",
 		commas(n), lazyGoalRSSMiB, verdict(a.rssMiB() <= lazyGoalRSSMiB)),
 		fmt.Sprintf("%.1f MiB", a.rssMiB()), fmt.Sprintf("%.1f MiB", b.rssMiB()), ratio(a.rssMiB(), b.rssMiB()))
@@ -183,6 +183,15 @@ func runFigures(ds []lazyDelivery, format string, key func(lazyDelivery) float64
 		parts[i] = fmt.Sprintf(format, key(d))
 	}
 	return strings.Join(parts, " / ")
+}
+
+// shortDuration prints d in ms with one decimal under a second, else in
+// seconds with two.
+func shortDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
 // startCost is what starting one broadcast cost (measureStart).
