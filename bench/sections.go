@@ -254,7 +254,8 @@ paid, answering after 300 ms), started in this process as the Send tap does, laz
 alternating pairs, each run on a fresh emulator and a flushed server; each figure is the median of its three
 runs (all listed). Delivered ÷ limit: the least-squares slope of the copies' acceptances from 1 s after the
 first, over 1,000/s; ratio lazy ÷ eager. CPU per delivered copy: the worker process's user + system time
-(/proc/<pid>/stat) plus Valkey's (INFO cpu), from the start call to the last copy, over the copies delivered
+(/proc/<pid>/stat) plus Valkey's (INFO cpu; MEMORY PURGE first, so the allocator does not return the pages an
+earlier flush freed during the run), from the start call to the last copy, over the copies delivered
 (lower is better); the note under this section splits Valkey's time by command (INFO commandstats).
 ` + "`CODEMOJEX_BENCH_PROFILE=<dir>`" + ` has the first pair's worker processes write CPU profiles there
 (` + "`go tool pprof -top`" + `); ` + "`CODEMOJEX_BENCH_LAZY_SIZES`" + ` sets the start rows' audiences ("0": none).`,
