@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -13,32 +12,17 @@ import (
 	"github.com/codemojex/codemojex/game"
 	"github.com/codemojex/codemojex/internal/gameui"
 	"github.com/codemojex/codemojex/internal/tapdata"
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
-// keyboardOf decodes a board's inline keyboard: rows of button texts and
-// the callback data by text.
+// keyboardOf decodes a board's inline keyboard (testkit.Keyboard): rows
+// of button texts and the callback data by text.
 func keyboardOf(t testing.TB, markup string) ([][]string, map[string]string) {
 	t.Helper()
-	if markup == "" {
-		return nil, nil
-	}
-	var kb models.InlineKeyboardMarkup
-	require.NoError(t, json.Unmarshal([]byte(markup), &kb))
-	var rows [][]string
-	data := map[string]string{}
-	for _, r := range kb.InlineKeyboard {
-		var row []string
-		for _, b := range r {
-			row = append(row, b.Text)
-			data[b.Text] = b.CallbackData
-			require.LessOrEqual(t, len(b.CallbackData), 64)
-		}
-		rows = append(rows, row)
-	}
-	return rows, data
+	return testkit.Keyboard(t, markup)
 }
 
 // currentMarkup is the board's keyboard now (after its last edit).

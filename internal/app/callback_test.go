@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
@@ -83,16 +82,7 @@ func runTapsDuringBroadcast(tb testing.TB) tapsRun {
 	h.emu.SetAllowAnyChat(true)
 	r := h.startWithSecret(0, 1, 2, 3)
 	ctx := context.Background()
-	adds := make(valkey.Commands, 0, 1000)
-	for i := range tapsAudience {
-		adds = append(adds, r.app.audience.AddCmd(int64(2_000_000+i)))
-		if len(adds) == cap(adds) {
-			for _, res := range h.c.DoMulti(ctx, adds...) {
-				require.NoError(tb, res.Error())
-			}
-			adds = adds[:0]
-		}
-	}
+	h.addKnownChats(r, 2_000_000, tapsAudience)
 	player := user(751, "Pat")
 	h.ask(0, player, "/play")
 	pv, buttons := h.broadcastPreview("📣 Maintenance at 22:00 UTC")

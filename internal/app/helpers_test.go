@@ -502,11 +502,8 @@ func newTelegramLimitsHarness(t *testing.T) (*harness, *running) {
 // and to r's broadcast audience.
 func (h *harness) addKnownChats(r *running, first int64, n int) {
 	h.t.Helper()
-	for i := range n {
-		chat := first + int64(i)
-		h.emu.AddChat(models.Chat{ID: chat, Type: models.ChatTypePrivate, FirstName: "U"})
-		require.NoError(h.t, r.app.audience.Add(context.Background(), chat))
-	}
+	require.Equal(h.t, h.tag, r.app.opt.tag, "the app's audience is the harness's")
+	testkit.AddAudience(h.t, h.c, h.tag, h.emu, first, n)
 }
 
 // tracked reads the tracked broadcasts (broadcast id -> tracked JSON) as
