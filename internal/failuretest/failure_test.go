@@ -31,6 +31,7 @@ func TestFailures(t *testing.T) {
 	t.Run("ValkeyOutage", func(t *testing.T) { testOutage(t, bin) })
 	t.Run("BotKilledMidHandling", func(t *testing.T) { testKilledMidHandling(t, bin, false) })
 	t.Run("HandlerKilledMidHandling", func(t *testing.T) { testKilledMidHandling(t, bin, true) })
+	t.Run("BroadcastStarterAndSenderKilled", func(t *testing.T) { testBroadcastKilled(t, bin) })
 	// A cluster only (VALKEYTEST_MODE=cluster): a replica takes over.
 	t.Run("PrimaryKilledMidBurst", func(t *testing.T) { testPrimaryFailover(t, bin, primaryKilled) })
 	t.Run("PrimaryFailedOverMidBurst", func(t *testing.T) { testPrimaryFailover(t, bin, manualFailover) })
