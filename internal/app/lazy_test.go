@@ -271,32 +271,33 @@ func TestTwoLazyBroadcastsAtOnceReachEveryChatOnceAndShareTheBudget(t *testing.T
 	}
 }
 
-// TestLazyBroadcastPlanSchedulesSpreadsAndStops: broadcasts started with a
-// plan (notifier.Filler.Start, as the preview will; the app's fillers
-// make the copies) to 300 chats and the admin's:
-//   - scheduled 2 s ahead: no copy is delivered before its start, then
-//     every chat gets it once;
-//   - scheduled an hour ahead, then stopped with /broadcast stop: nothing
-//     is sent, every copy counts cancelled;
-//   - spread over 10 s (30.1 copies/s): the copies made never run ahead of
+// TestLazyBroadcastPlanSchedulesSpreadsAndStops: broadcasts to 300 chats
+// and the admin's with a plan (/broadcast in <duration>, over <duration>;
+// the shortest, a minute):
+//   - in 1 minute: no copy is delivered before its start, then every chat
+//     gets it once;
+//   - in an hour, then stopped with /broadcast stop: no copy is made in
+//     its first second, none is ever sent, every copy counts cancelled;
+//   - over 1 minute (5.02 copies/s): the copies made never run ahead of
 //     the rate (queued <= rate x elapsed + one copy, sampled while it
 //     runs; the k-th copy delivered no sooner than (k-1)/rate after the
-//     start), then stopped mid-way: no copy after those in flight.
+//     start), then stopped mid-way: after the stop only copies then in
+//     flight arrive.
 func TestLazyBroadcastPlanSchedulesSpreadsAndStops(t *testing.T) {
 	t.Parallel()
 	const chatsN = 301
 	for _, tc := range []struct {
 		name string
-		run  func(t *testing.T, h *harness, r *running, f *notifier.Filler)
+		run  func(t *testing.T, h *harness, r *running)
 	}{
-		{"scheduled", func(t *testing.T, h *harness, r *running, f *notifier.Filler) {
+		{"in a minute", func(t *testing.T, h *harness, r *running) {
 			const text = "⏰ at its time"
-			at := time.Now().Add(2 * time.Second)
-			id, err := f.Start(t.Context(), notifier.Message{Text: text}, notifier.Plan{At: at})
-			require.NoError(t, err)
+			asked := time.Now()
+			id := h.sendBroadcast("in 1m " + text)
 			p, err := r.app.Notifier().Progress(t.Context(), id)
 			require.NoError(t, err)
-			require.Equal(t, at.UnixMilli(), p.At.UnixMilli(), "its start, recorded")
+			require.False(t, p.At.Before(asked.Add(time.Minute).Truncate(time.Millisecond)), "it starts a minute after it was asked for")
+			time.Sleep(time.Until(p.At)) // nothing to wait on before its start
 			p = h.waitBroadcast(r, id, "every copy settled", notifier.Progress.Done)
 			require.Equal(t, chatsN, p.Sent)
 			copies := h.copies(text)
@@ -307,10 +308,9 @@ func TestLazyBroadcastPlanSchedulesSpreadsAndStops(t *testing.T) {
 				require.Equal(t, 1, n, "chat %d once", c)
 			}
 		}},
-		{"scheduled then stopped before its start", func(t *testing.T, h *harness, r *running, f *notifier.Filler) {
+		{"in an hour, stopped before its start", func(t *testing.T, h *harness, r *running) {
 			const text = "⏰ never"
-			id, err := f.Start(t.Context(), notifier.Message{Text: text}, notifier.Plan{At: time.Now().Add(time.Hour)})
-			require.NoError(t, err)
+			id := h.sendBroadcast("in 1h " + text)
 			time.Sleep(time.Second) // the fillers look at it 10 times
 			p, err := r.app.Notifier().Progress(t.Context(), id)
 			require.NoError(t, err)
@@ -323,26 +323,24 @@ func TestLazyBroadcastPlanSchedulesSpreadsAndStops(t *testing.T) {
 			h.requireQueuesEmpty(r)
 			require.Empty(t, h.copies(text), "nothing sent")
 		}},
-		{"spread then stopped", func(t *testing.T, h *harness, r *running, f *notifier.Filler) {
-			const text = "🐢 spread over 10 s"
-			const spread = 10 * time.Second
-			id, err := f.Start(t.Context(), notifier.Message{Text: text}, notifier.Plan{Spread: spread})
-			require.NoError(t, err)
-			rate := float64(chatsN) / spread.Seconds()
+		{"over a minute, stopped mid-way", func(t *testing.T, h *harness, r *running) {
+			const text = "🐢 spread over a minute"
+			id := h.sendBroadcast("over 1m " + text)
+			rate := float64(chatsN) / time.Minute.Seconds()
 			samples := 0
-			p := h.waitBroadcast(r, id, "100 copies sent at the spread's pace", func(p notifier.Progress) bool {
+			p := h.waitBroadcast(r, id, "30 copies sent at the spread's pace", func(p notifier.Progress) bool {
 				elapsed := time.Since(p.At) // read after p: at least the time the fillers had
 				require.InDelta(t, rate, p.Rate, 0.001)
 				require.LessOrEqual(t, p.Queued, int(math.Floor(p.Rate*elapsed.Seconds()))+1,
 					"copies made %v after the start: no more than the rate allows, plus one", elapsed)
 				samples++
-				return p.Sent >= 100
+				return p.Sent >= 30
 			})
 			require.True(t, p.Walking, "stopped mid-way")
 			atStop := h.stopBroadcast(r, id, text)
 			p = h.waitBroadcast(r, id, "the copies in flight settled", notifier.Progress.Done)
 			h.requireQueuesEmpty(r)
-			time.Sleep(500 * time.Millisecond) // at 30 copies/s, 15 more would arrive if any were left
+			time.Sleep(time.Second) // at 5 copies/s, 5 more would arrive if any were left
 			copies := h.copies(text)
 			t.Logf("spread: %d samples; stopped with %d delivered, %d in flight; in the end %d sent, %d cancelled of %d",
 				samples, atStop.delivered, atStop.inFlight, p.Sent, p.Cancelled, p.Total)
@@ -362,12 +360,8 @@ func TestLazyBroadcastPlanSchedulesSpreadsAndStops(t *testing.T) {
 			h := newHarness(t)
 			r := h.start(nil)
 			h.waitLeader(r)
-			admin := user(adminID, "Admin")
-			h.ask(0, admin, "/start") // the admin's chat is known: the audience is 301 chats
-			h.addKnownChats(r, 900_000, chatsN-1)
-			f, err := r.app.Notifier().NewFiller(r.app.audience, notifier.FillConfig{})
-			require.NoError(t, err)
-			tc.run(t, h, r, f)
+			h.addKnownChats(r, 900_000, chatsN-1) // and the admin's, known with its /broadcast
+			tc.run(t, h, r)
 		})
 	}
 }
