@@ -37,6 +37,8 @@ const (
 // worker take over: every chat receives the copy, the duplicates are at
 // most the sends in flight at the worker's kill, the tap started one
 // broadcast (one progress message), and the counts are those delivered.
+// The leases (90 s) outlast every wait's stall limit (stallAfter): the
+// killed processes' work is taken over by the recovery of dead claimers.
 func testBroadcastKilled(t *testing.T, bin string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -110,9 +112,9 @@ func testBroadcastKilled(t *testing.T, bin string) {
 
 	require.NoError(t, pollProgress(ctx, p.n, id, notifier.Progress.Done))
 	dead := p.settled(ctx, t)
-	// A lease-expired send is sent again WORKER_LEASE after the kill:
-	// wait that long before counting duplicates.
-	time.Sleep(time.Until(t0.Add(workerLease + 500*time.Millisecond)))
+	// A dead claimer's send is sent again within recoveryWait of the
+	// kill: wait that long before counting duplicates.
+	time.Sleep(time.Until(t0.Add(recoveryWait)))
 	pr, err = p.n.Progress(ctx, id)
 	require.NoError(t, err)
 	var lost, dups int
