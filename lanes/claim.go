@@ -75,7 +75,8 @@ type Job struct {
 	Lease
 	Group   string
 	Payload []byte
-	// Attempts is how many failed attempts (Nack or expired lease) it had.
+	// Attempts is how many failed attempts (Nack or expired lease) it had
+	// (a dead letter's also counts Dead's, see DeadLetter).
 	Attempts int
 }
 

@@ -12,9 +12,11 @@ import (
 
 // DeadLetter is a job in the dead-letter set.
 type DeadLetter struct {
-	ID       JobID
-	Group    string
-	Payload  []byte
+	ID      JobID
+	Group   string
+	Payload []byte
+	// Attempts is how many claims of it failed (Nack, an expired lease, and
+	// Dead's own); 0 for a job dead-lettered unclaimed (DeadLane).
 	Attempts int
 	Reason   string
 	// At is when it was dead-lettered (server clock).

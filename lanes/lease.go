@@ -132,8 +132,18 @@ func (s *Store) Nack(ctx context.Context, l Lease, delay time.Duration, reason s
 }
 
 // Dead moves a claimed job to the dead-letter set at once with reason (a
-// permanent error). Errors as Ack.
+// permanent error), counting this claim as a failed attempt (attempts + 1:
+// a job that failed for good on its first send reads 1 attempt). Errors as
+// Ack.
 func (s *Store) Dead(ctx context.Context, l Lease, reason string) error {
 	_, err := s.settle(ctx, l, "dead", 0, reason)
+	return err
+}
+
+// DeadUntried is Dead for a claimed job that was never tried (the rest of
+// a batch after its chat's 403, a payload that cannot be decoded): its
+// attempts stay as they were. Errors as Ack.
+func (s *Store) DeadUntried(ctx context.Context, l Lease, reason string) error {
+	_, err := s.settle(ctx, l, "dead-untried", 0, reason)
 	return err
 }

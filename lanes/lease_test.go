@@ -343,7 +343,7 @@ func TestNackAndDeadSettleToRetryOrDeadLetter(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []lanes.JobID{ids[2], ids[1], ids[0]}, []lanes.JobID{dl[0].ID, dl[1].ID, dl[2].ID}, "newest first")
 		require.Equal(t, "gone", dl[0].Reason)
-		require.Equal(t, 0, dl[0].Attempts, "Dead is not an attempt")
+		require.Equal(t, 1, dl[0].Attempts, "the claim Dead settles is a failed attempt: dead on its first claim reads 1")
 		// Dead at its TIME, between the server times read around the call.
 		require.GreaterOrEqual(t, dl[0].At.UnixMilli(), at[2].UnixMilli())
 		require.LessOrEqual(t, dl[0].At.UnixMilli(), deadHi)
@@ -424,4 +424,41 @@ func TestClockSkewCannotStealLease(t *testing.T) {
 	require.Equal(t, id, c.Jobs[0].ID)
 	require.ErrorIs(t, s.Ack(ctx, j.Lease), lanes.ErrStaleLease)
 	require.NoError(t, other.Ack(ctx, c.Jobs[0].Lease))
+}
+
+// A dead letter's attempts are the claims of it that failed: Dead counts
+// its own claim (a job dead on its first send reads 1, after a Nack 2),
+// DeadUntried does not (a claimed job never tried reads what it had).
+func TestDeadLetterAttemptsCountTheFailedClaims(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		nacks int
+		dead  func(context.Context, *lanes.Store, lanes.Lease) error
+		want  int
+	}{
+		{"Dead on the first claim", 0, func(ctx context.Context, s *lanes.Store, l lanes.Lease) error { return s.Dead(ctx, l, "r") }, 1},
+		{"Dead after a Nack", 1, func(ctx context.Context, s *lanes.Store, l lanes.Lease) error { return s.Dead(ctx, l, "r") }, 2},
+		{"DeadUntried on the first claim", 0, func(ctx context.Context, s *lanes.Store, l lanes.Lease) error { return s.DeadUntried(ctx, l, "r") }, 0},
+		{"DeadUntried after a Nack", 1, func(ctx context.Context, s *lanes.Store, l lanes.Lease) error { return s.DeadUntried(ctx, l, "r") }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t)
+			ids := enqueueN(t, s, lanes.NewMinter(), "q", "g", 1)
+			for range tc.nacks {
+				_, err := s.Nack(ctx, claimOne(t, s, time.Minute, "q").Lease, 0, "transient")
+				require.NoError(t, err)
+			}
+			j := claimOne(t, s, time.Minute, "q")
+			require.Equal(t, tc.nacks, j.Attempts)
+			require.NoError(t, tc.dead(ctx, s, j.Lease))
+			dl, err := s.Inspector().DeadLetters(ctx, "q", lanes.DeadQuery{IDs: ids})
+			require.NoError(t, err)
+			require.Len(t, dl, 1)
+			require.Equal(t, tc.want, dl[0].Attempts)
+			require.Equal(t, "r", dl[0].Reason)
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/codemojex/codemojex/tgapi"
@@ -102,4 +104,26 @@ func classify(err error, defaultRetryAfter time.Duration) decision {
 	// 5xx, 404 (wrong server URL), non-JSON bodies, transport errors and
 	// anything unknown: transient, bounded by the queue's MaxAttempts.
 	return decision{act: actRetry}
+}
+
+// deadReason is the reason a dead letter reads (the console, /dlq): its
+// reason code, then what Telegram said without the words the code already
+// says: "forbidden: bot was blocked by the user", "chat not found" (not
+// "forbidden: telegram sendMessage: 403 Forbidden: bot was blocked by the
+// user"). The description's leading HTTP status text ("Forbidden: ",
+// "Bad Request: ") is dropped, and a description equal to the code adds
+// nothing. An error with no Bot API description (a transport failure)
+// keeps its whole text. err is already redacted.
+func deadReason(code string, err error) string {
+	detail := err.Error()
+	if e := tgapi.AsError(err); e != nil && e.Description != "" {
+		detail = e.Description
+		if status, rest, ok := strings.Cut(detail, ": "); ok && strings.EqualFold(status, http.StatusText(e.Code)) {
+			detail = rest
+		}
+	}
+	if detail == "" || strings.EqualFold(detail, code) {
+		return code
+	}
+	return code + ": " + detail
 }

@@ -35,7 +35,7 @@ func (w *Worker) resolveRef(drain context.Context, job lanes.Job, p tgjob.Job) (
 		return p, false, nil
 	}
 	if !p.Fresh {
-		w.dead(drain, job, p, ReasonEditNotFound, ReasonEditNotFound+": message of job "+p.Ref+" unknown")
+		w.deadUntried(drain, job, p, ReasonEditNotFound, ReasonEditNotFound+": message of job "+p.Ref+" unknown")
 		return p, false, &next{}
 	}
 	return p, true, nil

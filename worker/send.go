@@ -141,7 +141,7 @@ func (b *sendBatch) Rest(from int, why consumer.Why) {
 	}
 	for j := from; j < len(b.jobs); j++ {
 		if nx.deadRest != "" {
-			w.dead(b.drain, b.jobs[j], decodeQuiet(b.jobs[j].Payload), nx.deadCode, nx.deadRest)
+			w.deadUntried(b.drain, b.jobs[j], decodeQuiet(b.jobs[j].Payload), nx.deadCode, nx.deadRest)
 		} else {
 			w.release(b.drain, b.jobs[j])
 		}
@@ -168,7 +168,7 @@ func (w *Worker) expand(drain context.Context, job lanes.Job, p tgjob.Job) (tgjo
 	}
 	if errors.Is(err, notifier.ErrUnknownBroadcast) || errors.Is(err, notifier.ErrInvalid) {
 		w.log.Warn("malformed job", slog.String("job", string(job.ID)), slog.String("lane", job.Group), slog.Any("err", err))
-		w.dead(drain, job, p, ReasonMalformed, ReasonMalformed)
+		w.deadUntried(drain, job, p, ReasonMalformed, ReasonMalformed)
 		return p, &next{}
 	}
 	w.log.Warn("broadcast copy: template", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
@@ -189,7 +189,7 @@ func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 	if err != nil || cerr != nil {
 		w.log.Warn("malformed job", slog.String("job", string(job.ID)), slog.String("lane", job.Group),
 			slog.Any("err", w.redactor.Error(errors.Join(err, cerr))))
-		w.dead(drain, job, p, ReasonMalformed, ReasonMalformed)
+		w.deadUntried(drain, job, p, ReasonMalformed, ReasonMalformed)
 		return next{}
 	}
 	if p.IsCopy() {
@@ -282,7 +282,7 @@ func (w *Worker) failed(workCtx, drain, sctx context.Context, job lanes.Job, cha
 	case actForbidden:
 		return w.forbidChat(f)
 	case actDead:
-		w.dead(drain, job, p, d.reason, d.reason+": "+rerr.Error())
+		w.dead(drain, job, p, d.reason, deadReason(d.reason, rerr))
 		return next{stop: true}
 	case actMigrate:
 		return w.holdMigrated(f, d.migrateTo)
@@ -340,7 +340,7 @@ func (w *Worker) forbidChat(f failure) next {
 	// Mark and drain the chat while this lease still holds its lane
 	// (an ordered lane with a job in flight is not served), so no
 	// sender sends the next message in between.
-	reason := ReasonForbidden + ": " + f.rerr.Error()
+	reason := deadReason(ReasonForbidden, f.rerr)
 	if merr := w.chats.MarkInactive(f.sctx, f.chat); merr != nil {
 		w.log.Error("mark inactive failed", append(f.attrs, slog.Any("mark_err", w.redactor.Error(merr)))...)
 	}
@@ -521,9 +521,23 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 	}
 }
 
-// dead dead-letters job with reason (already redacted) and counts it.
+// dead dead-letters job, whose send was tried and failed for good, with
+// reason (already redacted) and counts it; the failed send counts as an
+// attempt (lanes Store.Dead).
 func (w *Worker) dead(ctx context.Context, job lanes.Job, p tgjob.Job, code, reason string) {
-	if err := w.settle(ctx, job, "dead-letter", func(ctx context.Context) error { return w.store.Dead(ctx, job.Lease, reason) }); err != nil {
+	w.deadLetter(ctx, job, p, code, reason, w.store.Dead)
+}
+
+// deadUntried is dead for a job never sent (malformed, an edit of an
+// unknown message, the rest of a batch after its chat's 403): its attempts
+// stay as they were (lanes Store.DeadUntried).
+func (w *Worker) deadUntried(ctx context.Context, job lanes.Job, p tgjob.Job, code, reason string) {
+	w.deadLetter(ctx, job, p, code, reason, w.store.DeadUntried)
+}
+
+func (w *Worker) deadLetter(ctx context.Context, job lanes.Job, p tgjob.Job, code, reason string,
+	move func(context.Context, lanes.Lease, string) error) {
+	if err := w.settle(ctx, job, "dead-letter", func(ctx context.Context) error { return move(ctx, job.Lease, reason) }); err != nil {
 		w.log.Warn("dead-letter failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		return
 	}

@@ -6,7 +6,8 @@
 -- ARGV[8]  lease token
 -- ARGV[9]  mode: "release" (back to its lane now, no attempt used),
 --          "nack" (attempts + 1, back after the delay, dead past max attempts),
---          "dead" (to the dead-letter set at once)
+--          "dead" (attempts + 1, to the dead-letter set at once),
+--          "dead-untried" (the same, attempts unchanged: the claim was never tried)
 -- ARGV[10]  delay (ms, nack only): on an ordered queue the whole lane is
 --          parked until then, so later jobs cannot overtake this one; on an
 --          unordered queue the job waits in the delayed set
@@ -30,7 +31,10 @@ local inf = end_lease(S, q, id, g, tok, now, logged, num(ARGV[12]), claimed)
 local depth -- > 0 once the job is back on its lane
 local a = tonumber(redis.call('HGET', jk, 'a') or '0')
 local outcome = 'queued'
-if mode == 'dead' then
+if mode == 'dead' or mode == 'dead-untried' then
+  if mode == 'dead' then
+    a = redis.call('HINCRBY', jk, 'a', 1) -- the claim that failed for good is an attempt too
+  end
   to_dead(q, id, reason, now)
   outcome = 'dead'
 elseif mode == 'nack' then
