@@ -30,6 +30,7 @@ import (
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/procs"
 	"github.com/codemojex/codemojex/lanes"
 )
 
@@ -105,6 +106,9 @@ type Config struct {
 	// Username is the bot's username ("" until getMe answered): commands
 	// may be addressed "/weight@<username>". Nil: "".
 	Username func() string
+	// Processes is the deployment's list of live processes (their
+	// heartbeats). Nil: none listed.
+	Processes *procs.Registry
 }
 
 // Admin is the administration API of the bot: what the admin chat

@@ -17,6 +17,7 @@ import (
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/gamestore"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/procs"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -68,6 +69,16 @@ func (ad *Admin) Backlog(ctx context.Context) (intake.Backlog, error) {
 
 // Gatherer is the app's Prometheus registry (what /metrics serves).
 func (ad *Admin) Gatherer() prometheus.Gatherer { return ad.cfg.Gatherer }
+
+// Processes returns the deployment's live processes, every role on every
+// host sharing the Valkey (procs.Registry.List: at most procs.MaxProcs,
+// sorted by id); none when Config.Processes is nil. Errors: Valkey's.
+func (ad *Admin) Processes(ctx context.Context) ([]procs.Process, error) {
+	if ad.cfg.Processes == nil {
+		return nil, nil
+	}
+	return ad.cfg.Processes.List(ctx)
+}
 
 // LimitedChats are the chats being limited by the intake's flood limits
 // (an update of theirs dropped within the last FLOOD_WINDOW), at most n,

@@ -7,6 +7,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/codemojex/codemojex/internal/admin"
+	"github.com/codemojex/codemojex/internal/procs"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 )
@@ -15,7 +16,8 @@ import (
 // app's stores, after the flood limits (initFloods).
 func (a *App) initAdmin() error {
 	var err error
-	a.admin, err = admin.New(admin.Config{Outbound: a.store, Inbox: a.inbox, Directory: a.chatDir, Audience: a.audience,
+	a.procs = procs.New(a.c, a.opt.tag)
+	a.admin, err = admin.New(admin.Config{Processes: a.procs, Outbound: a.store, Inbox: a.inbox, Directory: a.chatDir, Audience: a.audience,
 		Games: a.games, Broadcasts: a.bc, Audit: a.audit, Flood: a.floods.Limiter(), Client: a.c, Gatherer: a.reg,
 		Rates: a.cfg.Rates, IsAdmin: a.cfg.IsAdmin, Username: a.username})
 	if err != nil {

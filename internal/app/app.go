@@ -29,6 +29,7 @@ import (
 	"github.com/codemojex/codemojex/internal/httpserver"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/lifecycle"
+	"github.com/codemojex/codemojex/internal/procs"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/internal/version"
@@ -60,6 +61,7 @@ type App struct {
 	chatDir   *chats.Directory
 	audit     *admin.AuditLog    // the audit stream: the admin commands' and the broadcasts' actions
 	admin     *admin.Admin       // the admin commands and the administration API (admin.go)
+	procs     *procs.Registry    // the deployment's live processes: this one's heartbeat (procs.go), the console's list
 	bc        *broadcast.Service // /broadcast, its taps, its tracker, the admin API's broadcasts
 	inbox     *intake.Inbox
 	lease     *intake.Lease

@@ -10,6 +10,8 @@ import (
 // Services returns the process's long-running parts for its role, in their
 // start order (lifecycle.Run stops them in the reverse one):
 //
+//  0. heartbeat (procs.Beater): this process in the deployment's list of
+//     live processes (the console's Processes), removed when all else stopped;
 //  1. flood notices (floodnotice.Notices): waits, at the stop, for the toasts of
 //     dropped taps being answered;
 //  2. http: /healthz, /metrics and, in webhook mode, the webhook
@@ -31,6 +33,7 @@ import (
 // server shuts down last.
 func (a *App) Services() []lifecycle.Service {
 	s := []lifecycle.Service{
+		service("heartbeat", a.heartbeat().Run),
 		a.floods,
 		a.http,
 		lifecycle.Func("migrations", func(ctx context.Context) error { a.migrateToBuckets(ctx); return nil }),

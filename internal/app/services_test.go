@@ -15,10 +15,10 @@ func TestServicesPerRole(t *testing.T) {
 		role string
 		want []string
 	}{
-		{"all", []string{"flood notices", "http", "migrations", "worker", "broadcast filler", "handlers", "poller"}},
-		{"poller", []string{"flood notices", "http", "migrations", "poller"}},
-		{"handler", []string{"flood notices", "http", "migrations", "handlers"}},
-		{"worker", []string{"flood notices", "http", "migrations", "worker", "broadcast filler"}},
+		{"all", []string{"heartbeat", "flood notices", "http", "migrations", "worker", "broadcast filler", "handlers", "poller"}},
+		{"poller", []string{"heartbeat", "flood notices", "http", "migrations", "poller"}},
+		{"handler", []string{"heartbeat", "flood notices", "http", "migrations", "handlers"}},
+		{"worker", []string{"heartbeat", "flood notices", "http", "migrations", "worker", "broadcast filler"}},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			a, _ := h.newApp([]string{"BOT_ROLE=" + tc.role})

@@ -1,6 +1,7 @@
 // Package console is codemojex's operator console: a small web UI served by
 // the bot itself on CONSOLE_ADDR (off by default) showing the queues, lanes,
-// weights, dead letters, broadcasts and the audit log, live.
+// weights, dead letters, broadcasts, the audit log and the deployment's
+// live processes, live.
 //
 // It holds no query of its own: every page reads the bot through Backend,
 // the administration API the admin chat commands use (*admin.Admin), so a
@@ -41,6 +42,7 @@ import (
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/lifecycle"
+	"github.com/codemojex/codemojex/internal/procs"
 )
 
 //go:embed templates/*.html static/*
@@ -68,6 +70,7 @@ type Backend interface {
 	ComposeBroadcast(ctx context.Context, c admin.Composition) (admin.ComposedPreview, error)
 	StartBroadcast(ctx context.Context, who, token string) (string, error)
 	Audit(ctx context.Context, n int) ([]admin.AuditEntry, error)
+	Processes(ctx context.Context) ([]procs.Process, error)
 	AuditBefore(ctx context.Context, id string, n int) ([]admin.AuditEntry, error)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -20,7 +21,9 @@ import (
 	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/console"
+	"github.com/codemojex/codemojex/internal/procs"
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/version"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -593,4 +596,33 @@ func TestComposePaidUpToTheStarsBalance(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, `❌ "over" 30s: want 1 minute to 7 days.`, answer)
 	require.Contains(t, page, `<textarea name="text" id="compose-text" rows="4" required>💫 more</textarea>`, "the form kept as filled")
+}
+
+// The Processes page lists every live process of the deployment from
+// Valkey, not only the one serving the console: this process (its roles,
+// version) and another process's heartbeat; a process that stopped is gone.
+func TestProcessesPageListsTheWholeDeployment(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	other := procs.Process{ID: "elsewhere:7:0007", Roles: []string{"worker"}, Version: "v9.9.9-other", Started: time.Now(),
+		Figures: map[string]float64{"messages sent": 12}}
+	reg := procs.New(e.c, e.tag)
+	_, err := reg.Beat(ctx, other, time.Minute)
+	require.NoError(t, err)
+	var page string
+	require.Eventually(t, func() bool {
+		_, page = b.get("/processes")
+		return strings.Count(page, "<tr data-id=") == 2
+	}, wait, 20*time.Millisecond, "this process and the other")
+	require.Contains(t, page, `<td class="roles">poller, handler, worker`)
+	require.Contains(t, page, `<td class="version">`+html.EscapeString(version.String())+`</td>`)
+	require.Contains(t, page, `<tr data-id="elsewhere:7:0007">`)
+	require.Contains(t, page, `<td class="version">v9.9.9-other</td>`)
+	require.Contains(t, page, "messages sent 12")
+	require.NoError(t, reg.Forget(ctx, other.ID))
+	_, page = b.get("/processes")
+	require.Equal(t, 1, strings.Count(page, "<tr data-id="), "the stopped process is gone")
 }

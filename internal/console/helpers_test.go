@@ -47,6 +47,7 @@ type env struct {
 	app  *app.App
 	srv  *httptest.Server
 	logs *testkit.LogBuffer
+	tag  string // the bot's key tag
 }
 
 // start runs the bot with the given extra environment and serves its
@@ -55,7 +56,7 @@ func start(t *testing.T, extra ...string) *env {
 	t.Helper()
 	emu := testkit.NewEmulator(t, testkit.Unlimited("the console's pages, not the bot's pacing"))
 	vs := valkeytest.Shared(t)
-	e := &env{t: t, emu: emu, c: vs.Client(t), logs: &testkit.LogBuffer{}}
+	e := &env{t: t, emu: emu, c: vs.Client(t), logs: &testkit.LogBuffer{}, tag: valkeytest.Namespace(t)}
 	cfg, err := config.FromEnv(append([]string{
 		"TELEGRAM_BOT_TOKEN=" + emu.Token(),
 		"TELEGRAM_API_URL=" + emu.URL(),
@@ -71,7 +72,7 @@ func start(t *testing.T, extra ...string) *env {
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	e.app, err = app.New(cfg, app.WithValkey(e.c), app.WithTag(valkeytest.Namespace(t)), app.WithPollTimeout(time.Second),
+	e.app, err = app.New(cfg, app.WithValkey(e.c), app.WithTag(e.tag), app.WithPollTimeout(time.Second),
 		app.WithLeaseTTL(3*time.Second), app.WithDrainTimeout(5*time.Second), app.WithEditInterval(200*time.Millisecond),
 		app.WithListener(ln), app.WithLogger(e.logs.Logger()))
 	require.NoError(t, err)

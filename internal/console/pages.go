@@ -39,6 +39,7 @@ func (c *Console) routes() {
 	mux.HandleFunc("POST /broadcasts/compose", c.change(c.composeBroadcast))
 	mux.HandleFunc("POST /broadcasts/confirm", c.change(c.confirmBroadcast))
 	mux.HandleFunc("GET /audit", c.signedIn(c.audit))
+	mux.HandleFunc("GET /processes", c.signedIn(c.processes))
 	c.mux = http.NewServeMux()
 	c.mux.Handle("/", secure(mux))
 }
@@ -471,4 +472,16 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, sid string, s se
 		d.Older = es[len(es)-1].ID
 	}
 	c.render(w, r, sid, s, "audit", "Audit", d)
+}
+
+// processes is the Processes page: every live process of the deployment
+// (each one's heartbeat in Valkey, internal/procs), with its roles,
+// version and own figures.
+func (c *Console) processes(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	ps, err := c.b.Processes(r.Context())
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, sid, s, "processes", "Processes", ps)
 }
