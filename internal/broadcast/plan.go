@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/codemojex/codemojex/notifier"
 )
@@ -27,23 +28,28 @@ func (p plan) notifierPlan(paidMax int) notifier.Plan {
 
 // parsePlan reads the leading "in <duration>" and "over <duration>" of a
 // /broadcast's arguments (each at most once, in either order; a duration
-// as Go writes it, "90m", "1h30m", or in days, "2d", "1d12h") at now and
-// returns the plan and the rest, the text. A leading "in" or "over" not
-// followed by a duration is the text's first word. Errors: a duration
-// under a minute or over MaxPlanAhead, or a plan with no text after it
-// (the admin is told; nothing is previewed).
+// as Go writes it, "90m", "1h30m", or in days, "2d", "1d12h"; words are
+// split at any white space, line breaks included) at now and returns the
+// plan and the rest, the text. A leading "in" or "over" followed by a word
+// that is not a number is the text's first word ("in the morning").
+// Errors: a duration that does not parse ("in 5 minutes", "in 2H", "in
+// -5m"), one under a minute or over MaxPlanAhead, or a plan with no text
+// after it (the admin is told; nothing is previewed).
 func parsePlan(args string, now time.Time) (plan, string, error) {
 	var p plan
 	rest := strings.TrimSpace(args)
 	seen := map[string]bool{}
 	for {
-		word, after, _ := strings.Cut(rest, " ")
+		word, after := cutSpace(rest)
 		if (word != "in" && word != "over") || seen[word] {
 			break
 		}
-		durWord, text, _ := strings.Cut(strings.TrimSpace(after), " ")
+		durWord, text := cutSpace(strings.TrimSpace(after))
 		d, ok := parsePlanDuration(durWord)
 		if !ok {
+			if looksLikeDuration(durWord) {
+				return plan{}, "", fmt.Errorf("%q %s is not a duration (like 90m, 2h, 1d12h)", word, durWord)
+			}
 			break
 		}
 		if err := planBounds(word, durWord, d); err != nil {
@@ -61,6 +67,24 @@ func parsePlan(args string, now time.Time) (plan, string, error) {
 		return plan{}, "", fmt.Errorf("no text after the plan")
 	}
 	return p, rest, nil
+}
+
+// cutSpace splits s at its first white space (a space, a line break, a
+// tab: announcements are often several lines): the word before and the
+// rest after it (its line breaks kept).
+func cutSpace(s string) (string, string) {
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i:]
+}
+
+// looksLikeDuration reports whether w was meant as a plan's duration (it
+// starts with a digit, a sign or a dot: "5" of "in 5 minutes", "2H",
+// "-5m"), so a mistyped one is refused rather than sent at once as text.
+func looksLikeDuration(w string) bool {
+	return w != "" && strings.ContainsRune("0123456789+-.", rune(w[0]))
 }
 
 // planBounds refuses a plan's duration d (written s, after word "in" or
@@ -105,7 +129,7 @@ func parsePlanDuration(s string) (time.Duration, bool) {
 	var days time.Duration
 	if d, rest, ok := strings.Cut(s, "d"); ok {
 		n, err := strconv.Atoi(d)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > 36500 {
 			return 0, false
 		}
 		days, s = time.Duration(n)*24*time.Hour, rest
@@ -130,7 +154,7 @@ func planLines(p plan, copies, rate int, now time.Time) string {
 	}
 	if p.Spread > 0 {
 		pace := float64(copies) / p.Spread.Seconds()
-		fmt.Fprintf(&b, "⏳ Spread over %s: about %s messages/s", humanDuration(p.Spread), FormatRate(pace))
+		fmt.Fprintf(&b, "⏳ Spread over %s: %s", humanDuration(p.Spread), Pace(pace))
 		if rate > 0 && pace > float64(rate) {
 			fmt.Fprintf(&b, ", more than the budget's %d messages/s: it takes about %s", rate, humanDuration(estimate(copies, rate)))
 		}
@@ -139,11 +163,15 @@ func planLines(p plan, copies, rate int, now time.Time) string {
 	return b.String()
 }
 
-// FormatRate renders a pace in messages/s as the previews and progress
-// texts write it: "0.35", "12", "1000".
-func FormatRate(r float64) string {
-	if r >= 10 {
-		return strconv.FormatFloat(r, 'f', 0, 64)
+// Pace renders a pace of r messages/s as the previews, progress texts and
+// the console write it: "about 12 messages/s", "about 0.35 messages/s",
+// and under 0.1/s "about one message every 48 min" (not "0.00").
+func Pace(r float64) string {
+	switch {
+	case r >= 10:
+		return "about " + strconv.FormatFloat(r, 'f', 0, 64) + " messages/s"
+	case r >= 0.1 || r <= 0:
+		return "about " + strconv.FormatFloat(r, 'f', 2, 64) + " messages/s"
 	}
-	return strconv.FormatFloat(r, 'f', 2, 64)
+	return "about one message every " + humanDuration(time.Duration(float64(time.Second)/r))
 }

@@ -1,6 +1,7 @@
 package broadcast
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,13 @@ func TestParsePlanReadsStartAndSpreadThenTheText(t *testing.T) {
 		{args: "over and out", text: "over and out"},
 		{args: "in 2h in 3h twice", start: 2 * time.Hour, text: "in 3h twice"},
 		{args: "in 30s too soon", err: `"in" 30s: want 1 minute to 7 days`},
+		{args: "in 2h\nBig news\nsecond line", start: 2 * time.Hour, text: "Big news\nsecond line"},
+		{args: "in 2h over 8h\nBig news", start: 2 * time.Hour, spread: 8 * time.Hour, text: "Big news"},
+		{args: "in 5 minutes hi", err: `"in" 5 is not a duration (like 90m, 2h, 1d12h)`},
+		{args: "in 2H hi", err: `"in" 2H is not a duration (like 90m, 2h, 1d12h)`},
+		{args: "in -5m hi", err: `"in" -5m is not a duration (like 90m, 2h, 1d12h)`},
+		{args: "in 9999999999999999999d hi", err: `"in" 9999999999999999999d is not a duration (like 90m, 2h, 1d12h)`},
+		{args: "over 36501d hi", err: `"over" 36501d is not a duration (like 90m, 2h, 1d12h)`},
 		{args: "over 8d too long", err: `"over" 8d: want 1 minute to 7 days`},
 		{args: "in 2h", err: "no text after the plan"},
 	} {
@@ -54,8 +62,19 @@ func TestParsePlanReadsStartAndSpreadThenTheText(t *testing.T) {
 func TestPlanLinesStateTheStartAndThePace(t *testing.T) {
 	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
 	require.Empty(t, planLines(plan{}, 1000, 30, now))
+	require.Equal(t, "⏳ Spread over 8 h: about one message every 48 min.\n",
+		planLines(plan{Spread: 8 * time.Hour}, 10, 30, now), "a thin spread is not 'about 0.00 messages/s'")
 	require.Equal(t, "🕘 Starts at 2026-12-05 20:00 UTC (in 2 h).\n⏳ Spread over 8 h: about 0.35 messages/s.\n",
 		planLines(plan{Start: now.Add(2 * time.Hour), Spread: 8 * time.Hour}, 10_000, 30, now))
 	require.Equal(t, "⏳ Spread over 1 min: about 167 messages/s, more than the budget's 30 messages/s: it takes about 5 min 34 s.\n",
 		planLines(plan{Spread: time.Minute}, 10_000, 30, now))
+}
+
+// The preview's time counts every message: a text split in two parts to
+// 100 chats is 200 messages (about 7 s at 30/s, not 4 s), and says so.
+func TestPreviewTextCountsEveryPartsMessages(t *testing.T) {
+	one := PreviewText("short", 100, 30)
+	require.Contains(t, one, "It will reach 100 chats, in about 4 s at the current rate of 30 messages/s.")
+	two := PreviewText(strings.Repeat("x", 5000), 100, 30)
+	require.Contains(t, two, "It will reach 100 chats (2 messages each: the text is split in 2), in about 7 s at the current rate of 30 messages/s.")
 }

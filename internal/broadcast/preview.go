@@ -326,13 +326,19 @@ func BalanceText(tenths int64, copies int) string {
 }
 
 // PreviewText is the preview message of a free broadcast: the text as the
-// chats will see it, the number of chats, and the estimated time at rate
+// chats will see it, the number of chats (and the messages each gets when
+// the text is split), and the estimated time of all the messages at rate
 // messages/s.
 func PreviewText(text string, chats, rate int) string {
 	noun := "chats"
 	if chats == 1 {
 		noun = "chat"
 	}
-	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s, in about %s at the current rate of %d messages/s. "+
-		"Send or Cancel within %d minutes.", text, chats, noun, humanDuration(estimate(chats, rate)), rate, int(PreviewLifetime/time.Minute))
+	parts := len(notifier.Split(text, tgtext.MaxTextUnits))
+	each := ""
+	if parts > 1 { // the time is the messages': chats × parts
+		each = fmt.Sprintf(" (%d messages each: the text is split in %d)", parts, parts)
+	}
+	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s%s, in about %s at the current rate of %d messages/s. "+
+		"Send or Cancel within %d minutes.", text, chats, noun, each, humanDuration(estimate(chats*parts, rate)), rate, int(PreviewLifetime/time.Minute))
 }
