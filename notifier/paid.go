@@ -145,18 +145,11 @@ func (n *Notifier) ContinueFree(ctx context.Context, id string, msg Message) (in
 			move = append(move, ids[i])
 		}
 		if len(items) > 0 {
-			res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, items, lanes.Unless(n.keys.stop(id)))
+			c, err := n.moveToFree(ctx, id, items, move, tally)
+			moved += c
 			if err != nil {
-				return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+				return moved, err
 			}
-			if res.Refused > 0 {
-				return moved, invalid("continue free: broadcast " + id + " was stopped")
-			}
-			c, err := n.store.Cancel(ctx, tgjob.QueuePaid, move, tally)
-			if err != nil {
-				return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
-			}
-			moved += c.Cancelled
 		}
 		if len(ids) < recordedChunk {
 			break
@@ -213,20 +206,34 @@ func (n *Notifier) continueLazyFree(ctx context.Context, id string) (int, error)
 		if len(items) == 0 {
 			continue
 		}
-		res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, items, lanes.Unless(n.keys.stop(id)))
+		c, err := n.moveToFree(ctx, id, items, move, tally)
+		moved += c
 		if err != nil {
-			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
+			return moved, err
 		}
-		if res.Refused > 0 {
-			return moved, invalid("continue free: broadcast " + id + " was stopped")
-		}
-		c, err := n.store.Cancel(ctx, tgjob.QueuePaid, move, tally)
-		if err != nil {
-			return moved, fmt.Errorf("notifier: continue free %s: %w", id, err)
-		}
-		moved += c.Cancelled
 	}
 	return moved, n.markFree(ctx, id)
+}
+
+// moveToFree moves one chunk of paid broadcast id's copies to the notify
+// queue: items (the copies as they go there) enqueued there first (unless
+// the broadcast was stopped), then move (their ids) cancelled on the paid
+// queue and counted in tally, so a crash between leaves a copy on both
+// queues rather than on none. It returns how many it cancelled on the paid
+// queue. Errors: ErrInvalid for a stopped broadcast; the store's, wrapped.
+func (n *Notifier) moveToFree(ctx context.Context, id string, items []lanes.Item, move []lanes.JobID, tally lanes.Tally) (int, error) {
+	res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, items, lanes.Unless(n.keys.stop(id)))
+	if err != nil {
+		return 0, fmt.Errorf("notifier: continue free %s: %w", id, err)
+	}
+	if res.Refused > 0 {
+		return 0, invalid("continue free: broadcast " + id + " was stopped")
+	}
+	c, err := n.store.Cancel(ctx, tgjob.QueuePaid, move, tally)
+	if err != nil {
+		return 0, fmt.Errorf("notifier: continue free %s: %w", id, err)
+	}
+	return c.Cancelled, nil
 }
 
 // StarTenthsPerCopy is the fee of one paid broadcast copy in tenths of a
