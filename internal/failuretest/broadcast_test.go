@@ -48,7 +48,7 @@ func testBroadcastKilled(t *testing.T, bin string) {
 	p := newProducer(t, srv)
 	const chatsN, first = 50_000, int64(1_000_000)
 	testkit.AddAudience(t, p.c, lanes.DefaultTag, nil, first, chatsN-1) // and the admin's chat
-	env := []string{"TELEGRAM_GLOBAL_RATE=" + strconv.Itoa(bcRate), "ADMIN_IDS=" + strconv.Itoa(bcAdmin)}
+	env := append([]string{"TELEGRAM_GLOBAL_RATE=" + strconv.Itoa(bcRate), "ADMIN_IDS=" + strconv.Itoa(bcAdmin)}, longLeases...)
 	startBot(t, bin, "poller", "poller", srv, emu, env...)
 	h1 := startBot(t, bin, "handler-1", "handler", srv, emu, env...)
 	w1 := startBot(t, bin, "worker-1", "worker", srv, emu, env...)

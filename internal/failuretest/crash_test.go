@@ -48,6 +48,7 @@ func testKilledMidHandling(t *testing.T, bin string, split bool) {
 	testkit.Require429sAtEnd(t, emu, 0)
 	p := newProducer(t, srv)
 	groupRate := "TELEGRAM_GROUP_RATE=" + strconv.Itoa(crashGroupRate)
+	env := append([]string{groupRate}, longLeases...)
 
 	// 6 groups × 10 updates, interleaved: per group /play, then 6 guesses
 	// and 3 /help (9 moves < 10 attempts: the game cannot be lost).
@@ -81,10 +82,10 @@ func testKilledMidHandling(t *testing.T, bin string, split bool) {
 	role := "all"
 	if split {
 		role = "handler"
-		startBot(t, bin, "poller", "poller", srv, emu, groupRate)
-		startBot(t, bin, "worker", "worker", srv, emu, groupRate)
+		startBot(t, bin, "poller", "poller", srv, emu, env...)
+		startBot(t, bin, "worker", "worker", srv, emu, env...)
 	}
-	b1 := startBot(t, bin, "bot-1", role, srv, emu, groupRate)
+	b1 := startBot(t, bin, "bot-1", role, srv, emu, env...)
 
 	// Kill as soon as 10 updates are handled: the first getUpdates batch
 	// (all 60) is recorded, most of it not handled yet.
@@ -124,7 +125,7 @@ func testKilledMidHandling(t *testing.T, bin string, split bool) {
 		require.NoError(t, p.c.Do(ctx, p.c.B().Pexpire().Key(pollerLease).Milliseconds(1).Build()).Error())
 	}
 	t0 := time.Now()
-	b2 := startBot(t, bin, "bot-2", role, srv, emu, groupRate)
+	b2 := startBot(t, bin, "bot-2", role, srv, emu, env...)
 
 	replies := func(u sentUpdate) []tgemu.Message {
 		var out []tgemu.Message

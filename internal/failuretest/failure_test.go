@@ -48,7 +48,7 @@ func testWorkerKilled(t *testing.T, bin string) {
 	emu := newEmulator(t)
 	p := newProducer(t, srv)
 	want := p.burst(ctx, t, 1001, 10, 20) // 200 messages
-	w1 := startBot(t, bin, "worker-1", "worker", srv, emu)
+	w1 := startBot(t, bin, "worker-1", "worker", srv, emu, longLeases...)
 	waitDelivered(ctx, t, emu, 70)
 	// From now on Telegram answers each message 500 ms after taking it, so
 	// the kill lands while sends are in flight: delivered, not yet acked.
@@ -63,7 +63,7 @@ func testWorkerKilled(t *testing.T, bin string) {
 	held, err := p.inFlight(ctx)
 	require.NoError(t, err)
 	inFlight = max(inFlight, held)
-	w2 := startBot(t, bin, "worker-2", "worker", srv, emu)
+	w2 := startBot(t, bin, "worker-2", "worker", srv, emu, longLeases...)
 	deliveredAll(ctx, t, emu, want)
 	dead := p.settled(ctx, t)
 	tl := count(emu, want)
@@ -158,7 +158,7 @@ func testTwoWorkers(t *testing.T, bin string) {
 	want := p.burst(ctx, t, 4001, 50, 5) // 250 messages, about 5 s at the limit
 	t0 := time.Now()
 	w1 := startBot(t, bin, "worker-1", "worker", srv, emu)
-	w2 := startBot(t, bin, "worker-2", "worker", srv, emu)
+	w2 := startBot(t, bin, "worker-2", "worker", srv, emu, longLeases...)
 	deliveredAll(ctx, t, emu, want)
 	took := time.Since(t0)
 	p.settled(ctx, t)
