@@ -3,19 +3,30 @@ package app
 import (
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/procs"
 	"github.com/codemojex/codemojex/internal/version"
 )
 
 // processFigures are the counters of this process a heartbeat carries
-// (internal/procs): figure name -> metric family, summed over its labels.
-var processFigures = [...]struct{ name, family string }{
-	{"updates received", "codemojex_updates_received_total"},
-	{"updates handled", "codemojex_updates_handled_total"},
-	{"messages sent", "codemojex_worker_sent_total"},
-	{"429s", "codemojex_worker_too_many_requests_total"},
-	{"dead letters", "codemojex_worker_dead_lettered_total"},
+// (internal/procs): figure name -> metric family, summed over its series
+// (only those whose label only.name is only.value, when set); with split,
+// one figure more per value of that label (name + value).
+var processFigures = [...]struct {
+	name, family string
+	only         [2]string
+	split        string
+}{
+	{name: procs.FigureReceived, family: "codemojex_updates_received_total"},
+	{name: procs.FigureHandled, family: "codemojex_updates_handled_total", only: [2]string{"result", "ok"}},
+	{name: procs.FigureSent, family: "codemojex_worker_sent_total"},
+	{name: procs.Figure429, family: "codemojex_worker_too_many_requests_total"},
+	{name: procs.FigureDead, family: "codemojex_worker_dead_lettered_total"},
+	{name: procs.FigureDropped, family: "codemojex_flood_dropped_total"},
+	{name: procs.FigureQueue, family: "codemojex_worker_sent_total", split: "queue"},
+	{name: procs.FigureQueue, family: "codemojex_worker_edited_total", split: "queue"},
 }
 
 // heartbeat is the service writing this process's heartbeat
@@ -49,13 +60,33 @@ func (a *App) figures() map[string]float64 {
 		byName[f.GetName()] = i
 	}
 	for _, pf := range processFigures {
-		sum := 0.0
-		if i, ok := byName[pf.family]; ok {
-			for _, m := range fams[i].GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
+		i, ok := byName[pf.family]
+		if pf.split == "" {
+			out[pf.name] += 0 // listed, 0 until the family has a series
 		}
-		out[pf.name] = sum
+		if !ok {
+			continue
+		}
+		for _, m := range fams[i].GetMetric() {
+			if pf.only[0] != "" && labelOf(m, pf.only[0]) != pf.only[1] {
+				continue
+			}
+			name := pf.name
+			if pf.split != "" {
+				name += labelOf(m, pf.split)
+			}
+			out[name] += m.GetCounter().GetValue()
+		}
 	}
 	return out
+}
+
+// labelOf is m's value of label name ("" when it has none).
+func labelOf(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
 }

@@ -48,19 +48,19 @@ type env struct {
 	srv  *httptest.Server
 	logs *testkit.LogBuffer
 	tag  string // the bot's key tag
+	// valkeyURL is the shared Valkey's address.
+	valkeyURL string
 }
 
-// start runs the bot with the given extra environment and serves its
-// console.
-func start(t *testing.T, extra ...string) *env {
+// process starts one more process of the bot (the same emulator, Valkey
+// and tag) with the given extra environment, running until the test ends.
+func (e *env) process(extra ...string) (*app.App, config.Config) {
+	t := e.t
 	t.Helper()
-	emu := testkit.NewEmulator(t, testkit.Unlimited("the console's pages, not the bot's pacing"))
-	vs := valkeytest.Shared(t)
-	e := &env{t: t, emu: emu, c: vs.Client(t), logs: &testkit.LogBuffer{}, tag: valkeytest.Namespace(t)}
 	cfg, err := config.FromEnv(append([]string{
-		"TELEGRAM_BOT_TOKEN=" + emu.Token(),
-		"TELEGRAM_API_URL=" + emu.URL(),
-		"VALKEY_URL=" + vs.URL,
+		"TELEGRAM_BOT_TOKEN=" + e.emu.Token(),
+		"TELEGRAM_API_URL=" + e.emu.URL(),
+		"VALKEY_URL=" + e.valkeyURL,
 		fmt.Sprintf("ADMIN_IDS=%d", adminID),
 		"TELEGRAM_GLOBAL_RATE=1000",
 		"TELEGRAM_CHAT_RATE=100",
@@ -72,12 +72,24 @@ func start(t *testing.T, extra ...string) *env {
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	e.app, err = app.New(cfg, app.WithValkey(e.c), app.WithTag(e.tag), app.WithPollTimeout(time.Second),
+	a, err := app.New(cfg, app.WithValkey(e.c), app.WithTag(e.tag), app.WithPollTimeout(time.Second),
 		app.WithLeaseTTL(3*time.Second), app.WithDrainTimeout(5*time.Second), app.WithEditInterval(200*time.Millisecond),
 		app.WithListener(ln), app.WithLogger(e.logs.Logger()))
 	require.NoError(t, err)
-	stop := testkit.RunInBackground(t, "app", wait, e.app.Run)
+	stop := testkit.RunInBackground(t, "app", wait, a.Run)
 	t.Cleanup(func() { require.NoError(t, stop()) })
+	return a, cfg
+}
+
+// start runs the bot with the given extra environment and serves its
+// console.
+func start(t *testing.T, extra ...string) *env {
+	t.Helper()
+	emu := testkit.NewEmulator(t, testkit.Unlimited("the console's pages, not the bot's pacing"))
+	vs := valkeytest.Shared(t)
+	e := &env{t: t, emu: emu, c: vs.Client(t), logs: &testkit.LogBuffer{}, tag: valkeytest.Namespace(t), valkeyURL: vs.URL}
+	var cfg config.Config
+	e.app, cfg = e.process(extra...)
 	con, err := console.New(e.app.Admin(), console.Config{Token: cfg.ConsoleToken, Log: e.logs.Logger()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

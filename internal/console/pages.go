@@ -81,6 +81,15 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 // the browser back to the page (POST, redirect, GET). An *admin.InputError is
 // shown as a refusal; any other error is logged and shown as a failure.
 func (c *Console) done(w http.ResponseWriter, r *http.Request, sid, back, answer string, err error) {
+	c.flash(r, sid, answer, err)
+	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+// flash records the answer of a change as the session's flash: an
+// *admin.InputError as a refusal (its text), any other error logged and
+// shown as a failure, else answer as a success. It reports whether err
+// was nil.
+func (c *Console) flash(r *http.Request, sid, answer string, err error) bool {
 	var ie *admin.InputError
 	switch {
 	case errors.As(err, &ie):
@@ -89,9 +98,12 @@ func (c *Console) done(w http.ResponseWriter, r *http.Request, sid, back, answer
 		c.log.Error("console: change failed", slog.String("path", r.URL.Path), slog.Any("err", err))
 		c.sessions.setFlash(sid, "❌ Failed: "+err.Error(), false)
 	default:
-		c.sessions.setFlash(sid, answer, true)
+		if answer != "" {
+			c.sessions.setFlash(sid, answer, true)
+		}
+		return true
 	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
+	return false
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -155,16 +167,17 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, sid string, s
 	}
 	d := overviewData{Queues: qs, Limited: limited, GlobalRate: c.b.GlobalRate(),
 		Backlog: oldest{Pending: bl.Pending, InFlight: bl.InFlight, Dead: bl.Dead, Age: ago(bl.Oldest)}}
-	if pts, _ := c.samples.points(); len(pts) > 0 {
+	if pts, _, _ := c.samples.points(); len(pts) > 0 {
 		d.Last = pts[len(pts)-1]
 	}
 	c.render(w, r, sid, s, "overview", "Overview", d)
 }
 
-// overviewJSON is the Overview's live data: the chart's points and the
-// global budget.
+// overviewJSON is the Overview's live data: the chart's points (the
+// deployment's rates), the send budgets' limits and the deployment's
+// totals (figure -> summed over the live processes, e.g. "messages sent").
 func (c *Console) overviewJSON(w http.ResponseWriter, r *http.Request, _ string, _ session) {
-	pts, limits := c.samples.points()
+	pts, limits, totals := c.samples.points()
 	queues := map[string]bool{}
 	for _, p := range pts {
 		for q := range p.Messages {
@@ -174,7 +187,8 @@ func (c *Console) overviewJSON(w http.ResponseWriter, r *http.Request, _ string,
 	if len(limits) == 0 {
 		limits = map[string]float64{"global": float64(c.b.GlobalRate())}
 	}
-	writeJSON(w, map[string]any{"points": pts, "queues": sortedKeys(queues), "budgets": sortedKeys(limits), "limits": limits})
+	writeJSON(w, map[string]any{"points": pts, "queues": sortedKeys(queues), "budgets": sortedKeys(limits), "limits": limits,
+		"totals": totals})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -412,14 +426,7 @@ func (c *Console) composeBroadcast(w http.ResponseWriter, r *http.Request, sid s
 	f := r.PostForm
 	d := broadcastsData{Form: admin.Composition{Text: f.Get("text"), Paid: f.Get("mode") == "paid", In: f.Get("in"), Over: f.Get("over")}}
 	p, err := c.b.ComposeBroadcast(r.Context(), d.Form)
-	var ie *admin.InputError
-	switch {
-	case errors.As(err, &ie):
-		c.sessions.setFlash(sid, ie.Text, false)
-	case err != nil:
-		c.log.Error("console: change failed", slog.String("path", r.URL.Path), slog.Any("err", err))
-		c.sessions.setFlash(sid, "❌ Failed: "+err.Error(), false)
-	default:
+	if c.flash(r, sid, "", err) {
 		d.Preview = &p
 	}
 	c.broadcastsPage(w, r, sid, s, d)

@@ -3,55 +3,62 @@ package console
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/codemojex/codemojex/internal/procs"
 )
 
-// Metric names the Overview reads from the bot's registry (app and worker).
-const (
-	metricHandled = "codemojex_updates_handled_total"
-	metricSent    = "codemojex_worker_sent_total"
-	metricEdited  = "codemojex_worker_edited_total"
-	metric429     = "codemojex_worker_too_many_requests_total"
-	metricDropped = "codemojex_flood_dropped_total"
-	metricLimit   = "codemojex_budget_limit" // by budget: reply and bulk, or global
-)
+// metricLimit is the metric the Overview reads from the serving process's
+// registry: the send budgets' limits (the same in every process: they are
+// the configuration's).
+const metricLimit = "codemojex_budget_limit" // by budget: reply and bulk, or global
 
-// counters is one reading of the registry's counters.
-type counters struct {
-	at      time.Time
-	handled float64
-	sent    map[string]float64 // by queue (each queue is a budget class: reply, notify)
-	tooMany float64
-	dropped float64
-	limits  map[string]float64 // budget -> messages/s
-}
-
-// Point is one sample of the Overview's chart: rates over the sampling
-// period before At, and gauges at At.
+// Point is one sample of the Overview's chart: the deployment's rates
+// (summed over every live process, each one's over its last two
+// heartbeats) and gauges at At.
 type Point struct {
 	At        int64              `json:"t"` // unix ms
 	Updates   float64            `json:"updates"`
-	Messages  map[string]float64 `json:"messages"` // messages/s by queue
+	Messages  map[string]float64 `json:"messages"` // messages/s by queue (sends and edits)
 	Budgets   map[string]float64 `json:"budgets"`  // messages/s by send budget (reply, bulk; or global)
 	TooMany   float64            `json:"too_many"` // 429s/s
 	Dropped   float64            `json:"dropped"`  // updates/s dropped by the flood limits
 	InFlight  int                `json:"in_flight"`
 	OldestAge float64            `json:"oldest_s"` // age of the oldest unhandled update, s
 	Depth     map[string]int     `json:"depth"`    // pending by queue
+	// Processes is how many live processes the rates are summed over.
+	Processes int `json:"processes"`
 }
 
-// sampler reads the bot's metrics every period and keeps the last n
-// points (a ring: memory bounded).
+// beats are one process's last two heartbeats (prev is zero until its
+// second one is read).
+type beats struct{ prev, last procs.Process }
+
+// rate is figure name's rate over b's two heartbeats (per second; 0
+// before the second, or when the counter went back: a new process under
+// the same id cannot be, but a figure may appear late).
+func (b *beats) rate(name string) float64 {
+	dt := b.last.Seen.Sub(b.prev.Seen).Seconds()
+	if b.prev.Seen.IsZero() || dt <= 0 {
+		return 0
+	}
+	return max(b.last.Figures[name]-b.prev.Figures[name], 0) / dt
+}
+
+// sampler reads the deployment's processes (their heartbeats, with their
+// counters) every period and keeps the last n points (a ring: memory
+// bounded), and the deployment's totals at the last.
 type sampler struct {
 	b      Backend
 	n      int
-	period time.Duration
 	mu     sync.Mutex
-	last   *counters
+	procs  map[string]*beats // by process id: the live ones
 	pts    []Point
+	totals map[string]float64 // figure -> summed over the live processes
 	// limits are the send budgets' limits (messages/s) last read.
 	limits map[string]float64
 }
@@ -73,12 +80,9 @@ func budgetOf(q string, limits map[string]float64) string {
 	return "bulk"
 }
 
-func newSampler(b Backend, n int) *sampler { return &sampler{b: b, n: n} }
+func newSampler(b Backend, n int) *sampler { return &sampler{b: b, n: n, procs: map[string]*beats{}} }
 
 func (s *sampler) run(ctx context.Context, period time.Duration) {
-	s.mu.Lock()
-	s.period = period
-	s.mu.Unlock()
 	t := time.NewTicker(period)
 	defer t.Stop()
 	s.sample(ctx)
@@ -92,40 +96,22 @@ func (s *sampler) run(ctx context.Context, period time.Duration) {
 	}
 }
 
-// read reads the counters of the registry.
-func (s *sampler) read() (*counters, error) {
+// readLimits reads the send budgets' limits from the serving process's
+// registry.
+func (s *sampler) readLimits() map[string]float64 {
+	out := map[string]float64{}
 	mfs, err := s.b.Gatherer().Gather()
 	if err != nil {
-		return nil, err
+		return out
 	}
-	c := &counters{at: time.Now(), sent: map[string]float64{}, limits: map[string]float64{}}
 	for _, mf := range mfs {
-		switch mf.GetName() {
-		case metricHandled:
+		if mf.GetName() == metricLimit {
 			for _, m := range mf.GetMetric() {
-				if label(m, "result") == "ok" {
-					c.handled += m.GetCounter().GetValue()
-				}
-			}
-		case metricSent, metricEdited:
-			for _, m := range mf.GetMetric() {
-				c.sent[label(m, "queue")] += m.GetCounter().GetValue()
-			}
-		case metric429:
-			for _, m := range mf.GetMetric() {
-				c.tooMany += m.GetCounter().GetValue()
-			}
-		case metricDropped:
-			for _, m := range mf.GetMetric() {
-				c.dropped += m.GetCounter().GetValue()
-			}
-		case metricLimit:
-			for _, m := range mf.GetMetric() {
-				c.limits[label(m, "budget")] = m.GetGauge().GetValue()
+				out[label(m, "budget")] = m.GetGauge().GetValue()
 			}
 		}
 	}
-	return c, nil
+	return out
 }
 
 func label(m *dto.Metric, name string) string {
@@ -137,15 +123,19 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-// sample takes one point.
+// sample takes one point: the live processes' heartbeats (a process's
+// rates change at each of its beats, every 5 s), the queues' depths and
+// the oldest waiting update.
 func (s *sampler) sample(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	cur, err := s.read()
+	ps, err := s.b.Processes(ctx)
 	if err != nil {
 		return
 	}
-	p := Point{At: cur.at.UnixMilli(), Messages: map[string]float64{}, Budgets: map[string]float64{}, Depth: map[string]int{}}
+	limits := s.readLimits()
+	p := Point{At: time.Now().UnixMilli(), Messages: map[string]float64{}, Budgets: map[string]float64{}, Depth: map[string]int{},
+		Processes: len(ps)}
 	if qs, err := s.b.Queues(ctx, 0); err == nil {
 		for _, q := range qs {
 			p.Depth[q.Name] = q.Pending
@@ -157,37 +147,43 @@ func (s *sampler) sample(ctx context.Context) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if prev := s.last; prev != nil {
-		dt := cur.at.Sub(prev.at).Seconds()
-		if dt < s.period.Seconds()/2 {
-			// A tick right after a late one (a slow read): a rate over so
-			// short a time would be a spike; the next tick covers it.
-			return
+	live := make(map[string]*beats, len(ps))
+	totals := map[string]float64{}
+	for _, pr := range ps {
+		b := s.procs[pr.ID]
+		switch {
+		case b == nil:
+			b = &beats{last: pr}
+		case pr.Seen.After(b.last.Seen):
+			b.prev, b.last = b.last, pr
 		}
-		if dt > 0 {
-			p.Updates = max(cur.handled-prev.handled, 0) / dt
-			p.TooMany = max(cur.tooMany-prev.tooMany, 0) / dt
-			p.Dropped = max(cur.dropped-prev.dropped, 0) / dt
-			for q, v := range cur.sent {
-				p.Messages[q] = max(v-prev.sent[q], 0) / dt
-				p.Budgets[budgetOf(q, cur.limits)] += p.Messages[q]
+		live[pr.ID] = b
+		p.Updates += b.rate(procs.FigureHandled)
+		p.TooMany += b.rate(procs.Figure429)
+		p.Dropped += b.rate(procs.FigureDropped)
+		for name, v := range b.last.Figures {
+			totals[name] += v
+			if q, ok := strings.CutPrefix(name, procs.FigureQueue); ok {
+				r := b.rate(name)
+				p.Messages[q] += r
+				p.Budgets[budgetOf(q, limits)] += r
 			}
 		}
 	}
-	s.last = cur
-	s.limits = cur.limits
+	s.procs, s.totals, s.limits = live, totals, limits
 	s.pts = append(s.pts, p)
 	if len(s.pts) > s.n {
 		s.pts = append(s.pts[:0], s.pts[len(s.pts)-s.n:]...)
 	}
 }
 
-// points returns a copy of the points kept, oldest first, and the send
-// budgets' limits.
-func (s *sampler) points() ([]Point, map[string]float64) {
+// points returns a copy of the points kept, oldest first, the send
+// budgets' limits and the deployment's totals (figure -> summed over the
+// live processes: their counters since each started).
+func (s *sampler) points() ([]Point, map[string]float64, map[string]float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Point(nil), s.pts...), s.limits
+	return append([]Point(nil), s.pts...), s.limits, s.totals
 }
 
 // sortedKeys returns m's keys in order.

@@ -59,6 +59,21 @@ type Process struct {
 	Figures map[string]float64
 }
 
+// The figures every process of the bot publishes (internal/app), by name:
+// its counters since it started. The console sums them over the live
+// processes for the deployment's rates.
+const (
+	FigureReceived = "updates received" // updates recorded from Telegram
+	FigureHandled  = "updates handled"  // updates handled (result ok)
+	FigureSent     = "messages sent"    // messages delivered (acked)
+	Figure429      = "429s"             // 429 Too Many Requests answered
+	FigureDead     = "dead letters"     // messages dead-lettered
+	FigureDropped  = "updates dropped"  // updates dropped by the flood limits
+	// FigureQueue + a queue's name: messages sent and edits accepted on
+	// that queue (one figure per queue the process sent on).
+	FigureQueue = "sends and edits: "
+)
+
 // FigureNames returns p's figure names, sorted.
 func (p Process) FigureNames() []string { return slices.Sorted(maps.Keys(p.Figures)) }
 

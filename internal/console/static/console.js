@@ -89,6 +89,7 @@ async function overview() {
   document.getElementById("v-dropped").textContent = fmt(avg((p) => p.dropped));
   document.getElementById("v-inflight").textContent = last.in_flight;
   document.getElementById("v-oldest").textContent = ageText(last.oldest_s);
+  document.getElementById("v-procs").textContent = last.processes;
   const series = [{ name: "updates/s", values: pts.map((p) => p.updates) }];
   for (const q of d.queues) series.push({ name: q + " messages/s", values: pts.map((p) => p.messages[q] || 0) });
   series.push({ name: "429s/s", values: pts.map((p) => p.too_many) });
