@@ -140,6 +140,16 @@
 // ring and come back when due, promoted inside the claim script, a bounded
 // number per call, so claims never scan parked lanes.
 //
+// A configured rate (WithGlobalRate, QueueConfig.Rate) is a ceiling, not a
+// target: Store.LowerBudget halves a budget at once when the receiver shows
+// a limit across every lane (codemojex: 429s from several chats), and the
+// budget climbs back a step at a time while nothing lowers it (additive
+// increase, multiplicative decrease; LearnConfig, WithLearning). The learned
+// rates live in Valkey ({T}:s:learned), so every claimer claims at
+// min(configured, learned) (one HMGET per claim) and a restarted one starts
+// from them; Inspector.Learned reads them with why and when they last went
+// down.
+//
 // WithoutSendLimits is for a store whose jobs are not sends but that shares
 // a tag with one (to share its weights): its claims ignore every pace,
 // per-lane overrides included, and the global pause.

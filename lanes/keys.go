@@ -15,6 +15,8 @@ package lanes
 //	{T}:s:wake          channel     Pub/Sub wake-ups (not a key)
 //	{T}:s:floor:<e>     sorted set  claimer -> round-trip floor (ms) published in epoch e (server ms / epoch);
 //	                                expires at the end of epoch e+1 (ShareFloor, floor.lua appends e)
+//	{T}:s:learned       hash        budget ("global", "q:<queue>") -> its learned rate "r at hit step every hold",
+//	                                budget:why, budget:n (LowerBudget, learn.lua; read by every claim)
 //	{T}:q:Q:ring        list        lanes ready to be served, each at most once
 //	{T}:q:Q:inring      set         the lanes in the ring (O(1) membership)
 //	{T}:q:Q:lane:<g>    sorted set  pending job ids at score 0 (FIFO by id)
@@ -42,6 +44,7 @@ func (k keyspace) rate() string          { return k.shared() + "rate" }
 func (k keyspace) pause() string         { return k.shared() + "pause" }
 func (k keyspace) wake() string          { return k.shared() + "wake" }
 func (k keyspace) weight() string        { return k.shared() + "weight" }
+func (k keyspace) learned() string       { return k.shared() + "learned" }
 func (k keyspace) queue(q string) string { return "{" + k.tag + "}:q:" + q + ":" }
 func (k keyspace) ring(q string) string  { return k.queue(q) + "ring" }
 func (k keyspace) job(q string, id JobID) string {

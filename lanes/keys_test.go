@@ -209,7 +209,7 @@ func TestOddGroupsStayInTagSlot(t *testing.T) {
 // After a run with a global rate, lane pacing (default,
 // rule and override), pace parks, a 429 park, a delayed retry, a dead
 // letter, priority claims over two queues, a pause, wake-ups and a shared
-// round-trip floor, every key
+// round-trip floor and a learned rate, every key
 // of the store is under its tag and CLUSTER KEYSLOT of each equals the
 // tag's slot (on a real cluster node, through a cluster client).
 func TestEveryKeySharesTheTagSlot(t *testing.T) {
@@ -266,6 +266,8 @@ func TestEveryKeySharesTheTagSlot(t *testing.T) {
 	require.NoError(t, s.Inspector().Pause(ctx, time.Minute))
 	_, err = s.ShareFloor(ctx, "claimer-1", 40*time.Millisecond) // {T}:s:floor:<epoch>
 	require.NoError(t, err)
+	_, _, err = s.LowerBudget(ctx, "notify", "429 from several chats") // {T}:s:learned
+	require.NoError(t, err)
 
 	keys, err := valkeytest.Keys(ctx, c, "*")
 	require.NoError(t, err)
@@ -275,7 +277,7 @@ func TestEveryKeySharesTheTagSlot(t *testing.T) {
 		require.True(t, strings.HasPrefix(k, ks.Tag()+":"), "key %q outside the store's tag", k)
 		require.Equal(t, want, slotOf(t, c, k), "key %q", k)
 	}
-	for _, prefix := range []string{ks.Rate(), ks.Pause(), ks.Shared("pacecfg"), ks.Shared("floor:"), ks.Pace("-1"), ks.Pace("7"),
+	for _, prefix := range []string{ks.Rate(), ks.Pause(), ks.Shared("pacecfg"), ks.Shared("floor:"), ks.Shared("learned"), ks.Pace("-1"), ks.Pace("7"),
 		ks.Queue("notify", "parked"), ks.Queue("reply", "parked"), ks.Queue("notify", "delayed"), ks.Queue("notify", "dead"),
 		ks.Job("notify", ""), ks.Lane("notify", ""), ks.Lane("reply", "5")} {
 		found := false

@@ -85,6 +85,7 @@ type options struct {
 	visits      int
 	unpaced     bool
 	floorEpoch  time.Duration
+	learn       LearnConfig
 }
 
 // Option configures a Store.

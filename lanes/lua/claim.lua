@@ -3,7 +3,8 @@
 --          in flight, then its latest possible arrival (ms); see common.lua
 -- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry ("{tag}:s:nopause", a key
 --          nobody writes, for a store WithoutSendLimits)
--- (also written: "{tag}:s:budgetwait", a flag with a PX expiry of one window, set when the
+-- (also read: "{tag}:s:learned", the learned rates, see learn.lua; written:
+-- "{tag}:s:budgetwait", a flag with a PX expiry of one window, set when the
 -- global budget or a queue's own is spent by sends all in flight; the next settle of a logged
 -- send deletes it and publishes a wake-up, see common.lua end_lease)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
@@ -193,6 +194,34 @@ for n = 1, nq do
   end
   -- Other idle claimers may serve what this one will not.
   if joined > 1 then wake(S, joined - 1) end
+end
+
+-- Learned rates (learn.lua, common.lua learned_rate): each budget of this
+-- call claims at min(configured, learned), read in one HMGET of
+-- "{tag}:s:learned" (fields "global" and "q:<queue>"; a queue's prefix
+-- "{tag}:q:<queue>:" is as long as S up to its name).
+if rate > 0 or nq > 0 then
+  local fields, of = {}, {}
+  if rate > 0 then fields[1], of[1] = 'global', 0 end
+  for n = 1, nq do
+    if queues[n].rate > 0 then
+      fields[#fields + 1] = 'q:' .. string.sub(queues[n].p, #S + 1, -2)
+      of[#fields] = n
+    end
+  end
+  if #fields > 0 then
+    local vals = redis.call('HMGET', S .. 'learned', unpack(fields))
+    for f = 1, #fields do
+      if vals[f] then
+        local n = of[f]
+        if n == 0 then
+          rate = learned_rate(vals[f], rate, now)
+        else
+          queues[n].rate = learned_rate(vals[f], queues[n].rate, now)
+        end
+      end
+    end
+  end
 end
 
 -- Global budget: a sliding window of claim times.

@@ -77,6 +77,31 @@ local function now_ms()
   return num(t[1] .. string.sub('00000' .. t[2], -6, -4))
 end
 
+-- A budget's learned rate (learn.lua writes it in "{tag}:s:learned", field
+-- "global" or "q:<queue>"): v is the field's value, "r at hit step every hold"
+-- (integers; at, every and hold in ms), or nil when nothing was learned; c is
+-- the configured rate (the ceiling). At time at Telegram pushed back while
+-- the budget ran at hit, and the budget went down to r. Since then it climbs
+-- back step per every ms (additive increase), never above c, and for hold ms
+-- after at never above three quarters of hit (nor below r): the rate that
+-- brought the 429s is not tried again at once. Returns the rate to claim at
+-- now (c when nothing was learned) and at (nil then).
+local function learned_rate(v, c, now)
+  if not v then return c end
+  local r, at, hit, step, every, hold = string.match(v, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+  if not hold then return c end
+  r, at = num(r), num(at)
+  local since = now - at
+  local rate = r
+  if since > 0 then rate = r + num(step) * math.floor(since / num(every)) end
+  if since < num(hold) then
+    local cap = math.max(r, math.floor(num(hit) * 3 / 4))
+    if rate > cap then rate = cap end
+  end
+  if rate > c then rate = c end
+  return rate, at
+end
+
 -- maxatt and logttl are parsed on first use (maxatt(q), logttl(q)): most
 -- calls read neither.
 local function read_queue(argv, i)

@@ -1,0 +1,214 @@
+package lanes
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+// LearnConfig says how a budget's learned rate moves (LowerBudget, and every
+// claim reading it). A configured rate (WithGlobalRate, QueueConfig.Rate) is
+// a ceiling, not a target: on evidence of a limit the receiver enforces
+// across every lane (codemojex: 429s from several chats at once),
+// LowerBudget halves the budget at once (multiplicative decrease, never
+// below max(1, ceil(configured ÷ 16))); from then on it climbs back by
+// max(1, ceil(configured ÷ 20)) every Every (additive increase), never above
+// the configured rate, and for Hold after the decrease never above three
+// quarters of the rate that brought it (so the rate that hit the limit is
+// not tried again at once). The learned state lives in Valkey
+// ({T}:s:learned): every claimer of the store claims at min(configured,
+// learned), and a restarted process starts from it.
+type LearnConfig struct {
+	// Every is the additive increase's period [DefaultLearnEvery, 5 s]:
+	// from half to the whole configured rate in 10 periods.
+	Every time.Duration
+	// Hold is how long after a decrease the rate stays at most three
+	// quarters of the rate that brought it [DefaultLearnHold, 10 min].
+	Hold time.Duration
+	// Cooldown: a decrease of a budget within Cooldown of its last one
+	// changes nothing [DefaultLearnCooldown, 2 s] (every process, and
+	// every 429 of one burst, reports the same push-back).
+	Cooldown time.Duration
+}
+
+// The defaults of LearnConfig.
+const (
+	DefaultLearnEvery    = 5 * time.Second
+	DefaultLearnHold     = 10 * time.Minute
+	DefaultLearnCooldown = 2 * time.Second
+)
+
+// The divisors of a budget's learning: the lowest rate a decrease leaves is
+// configured ÷ LearnFloorDivisor (at least 1), each increase adds
+// configured ÷ LearnStepDivisor (at least 1), both rounded up.
+const (
+	LearnFloorDivisor = 16
+	LearnStepDivisor  = 20
+)
+
+// WithLearning sets how the budgets' learned rates move (LearnConfig; zero
+// fields take the defaults). Every claimer of a store should use the same:
+// the one a decrease was made with is kept with it. Errors (from New):
+// ErrInvalid for a negative field, or Every under 1 ms.
+func WithLearning(c LearnConfig) Option {
+	return func(o *options) error {
+		if c.Every < 0 || c.Hold < 0 || c.Cooldown < 0 || (c.Every > 0 && c.Every < time.Millisecond) {
+			return fmt.Errorf("%w: learning every %v, hold %v, cooldown %v: want >= 0 (every >= 1ms)", ErrInvalid, c.Every, c.Hold, c.Cooldown)
+		}
+		o.learn = c
+		return nil
+	}
+}
+
+func (c LearnConfig) withDefaults() LearnConfig {
+	if c.Every == 0 {
+		c.Every = DefaultLearnEvery
+	}
+	if c.Hold == 0 {
+		c.Hold = DefaultLearnHold
+	}
+	if c.Cooldown == 0 {
+		c.Cooldown = DefaultLearnCooldown
+	}
+	return c
+}
+
+// LearnedBudget is one budget's learned rate (Inspector.Learned).
+type LearnedBudget struct {
+	// Queue names the queue whose own budget it is (QueueConfig.Rate); ""
+	// is the store's global rate (WithGlobalRate).
+	Queue string
+	// Configured is the configured rate: the ceiling, per Window.
+	Configured int
+	Window     time.Duration
+	// Rate is what claims use now: min(Configured, learned), per Window.
+	Rate int
+	// Lowered is when the budget last went down (zero: never), Why why
+	// (LowerBudget's why), Hit the rate it had then, HoldUntil the end of
+	// the hold (LearnConfig.Hold), Decreases how many times it went down
+	// since its first.
+	Lowered   time.Time
+	Why       string
+	Hit       int
+	HoldUntil time.Time
+	Decreases int64
+	// Cap is the most Rate climbs to before HoldUntil: min(Configured,
+	// max(the rate the decrease left, Hit × 3 ÷ 4)) while the hold runs,
+	// Configured otherwise.
+	Cap int
+}
+
+// budgetField is the field of {T}:s:learned of queue's budget: its own
+// ("q:<queue>") when it has one, else the store's ("global"); ok false when
+// neither is configured.
+func (s *core) budgetField(queue string) (field string, configured int, ok bool) {
+	if qc := s.opt.queues[queue]; qc.Rate > 0 {
+		return "q:" + queue, qc.Rate, true
+	}
+	if s.opt.rate > 0 {
+		return "global", s.opt.rate, true
+	}
+	return "", 0, false
+}
+
+// LowerBudget halves, at once, the budget that holds queue's sends (its own,
+// QueueConfig.Rate, when it has one, else the store's global rate) because
+// the receiver showed a limit across every lane (why says which evidence,
+// e.g. "429 from several chats"): its rate becomes max(floor, rate now ÷ 2)
+// (see LearnConfig), shared by every claimer at its next claim. A second
+// call within LearnConfig.Cooldown of the budget's last decrease changes
+// nothing. It returns whether the budget went down and its rate now (per its
+// window); (false, 0) when queue has no budget. One script call. Errors:
+// ErrInvalid for a bad queue name or a why over 200 bytes; the server's.
+func (s *Store) LowerBudget(ctx context.Context, queue, why string) (lowered bool, rate int, err error) {
+	if err := validQueue(queue); err != nil {
+		return false, 0, err
+	}
+	if len(why) > 200 {
+		return false, 0, fmt.Errorf("%w: lower budget: why of %d bytes: at most 200", ErrInvalid, len(why))
+	}
+	field, c, ok := s.budgetField(queue)
+	if !ok {
+		return false, 0, nil
+	}
+	lc := s.opt.learn.withDefaults()
+	floor := max(1, (c+LearnFloorDivisor-1)/LearnFloorDivisor)
+	step := max(1, (c+LearnStepDivisor-1)/LearnStepDivisor)
+	args := []string{"lower", field, strconv.Itoa(c), strconv.Itoa(floor), strconv.Itoa(step),
+		ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why}
+	v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned()}, args).AsIntSlice()
+	if err != nil {
+		return false, 0, fmt.Errorf("lanes: lower budget of %s: %w", queue, err)
+	}
+	if len(v) != 2 {
+		return false, 0, fmt.Errorf("lanes: lower budget of %s: malformed reply", queue)
+	}
+	return v[0] == 1, int(v[1]), nil
+}
+
+// Learned returns every configured budget's learned rate, the store's
+// global one first (Queue ""), then the queues' own by name. One script
+// call. Errors: the server's.
+func (in *Inspector) Learned(ctx context.Context) ([]LearnedBudget, error) {
+	var out []LearnedBudget
+	args := []string{"read"}
+	if in.opt.rate > 0 {
+		out = append(out, LearnedBudget{Configured: in.opt.rate, Window: in.opt.window})
+		args = append(args, "global", strconv.Itoa(in.opt.rate))
+	}
+	names := make([]string, 0, len(in.opt.queues))
+	for q, qc := range in.opt.queues {
+		if qc.Rate > 0 {
+			names = append(names, q)
+		}
+	}
+	sort.Strings(names)
+	for _, q := range names {
+		qc := in.opt.queues[q]
+		out = append(out, LearnedBudget{Queue: q, Configured: qc.Rate, Window: qc.Window})
+		args = append(args, "q:"+q, strconv.Itoa(qc.Rate))
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	arr, err := in.scripts.learn.Exec(ctx, in.c, []string{in.keys.learned()}, args).ToArray()
+	if err != nil {
+		return nil, fmt.Errorf("lanes: learned rates: %w", err)
+	}
+	if len(arr) != len(out)+1 {
+		return nil, fmt.Errorf("lanes: learned rates: malformed reply")
+	}
+	for i := range out {
+		if err := parseLearned(&out[i], arr[i]); err != nil {
+			return nil, fmt.Errorf("lanes: learned rates: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// parseLearned fills b from one budget's row of learn.lua's read.
+func parseLearned(b *LearnedBudget, m valkey.ValkeyMessage) error {
+	row, err := m.ToArray()
+	if err != nil || len(row) != 7 {
+		return fmt.Errorf("malformed row")
+	}
+	var n [7]int64
+	for _, i := range []int{0, 1, 2, 4, 5, 6} {
+		if n[i], err = row[i].AsInt64(); err != nil {
+			return fmt.Errorf("malformed row: %w", err)
+		}
+	}
+	b.Why, err = row[3].ToString()
+	if err != nil {
+		return fmt.Errorf("malformed why: %w", err)
+	}
+	b.Rate, b.Hit, b.Decreases, b.Cap = int(n[0]), int(n[2]), n[4], int(n[6])
+	if n[1] > 0 {
+		b.Lowered, b.HoldUntil = time.UnixMilli(n[1]), time.UnixMilli(n[5])
+	}
+	return nil
+}

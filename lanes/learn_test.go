@@ -1,0 +1,198 @@
+package lanes_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// learnBudget is a budget of 40 per minute (a window no test outlives, so
+// claims are bounded by the rate alone), either the store's global one or
+// the queue's own.
+type learnBudget struct {
+	name  string
+	opts  []lanes.Option
+	queue string // the queue whose field Learned reports ("" global)
+}
+
+func learnBudgets(learn lanes.LearnConfig) []learnBudget {
+	return []learnBudget{
+		{name: "global rate", opts: []lanes.Option{lanes.WithGlobalRate(40, time.Minute), lanes.WithLearning(learn)}},
+		{name: "queue's own rate", queue: "q", opts: []lanes.Option{
+			lanes.WithQueue("q", lanes.QueueConfig{Rate: 40, Window: time.Minute}), lanes.WithLearning(learn)}},
+	}
+}
+
+// claimAll claims one job at a time from queue q until a claim hands out
+// nothing, and returns how many it got.
+func claimAll(t *testing.T, s *lanes.Store) int {
+	t.Helper()
+	n := 0
+	for {
+		c := claim(t, s, 1, time.Minute, "q")
+		if len(c.Jobs) == 0 {
+			require.Positive(t, c.RetryIn, "the budget refills by time alone")
+			return n
+		}
+		n++
+	}
+}
+
+// learnedOf returns the learned state of budget b of s.
+func learnedOf(t *testing.T, s *lanes.Store, queue string) lanes.LearnedBudget {
+	t.Helper()
+	ls, err := s.Inspector().Learned(context.Background())
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Equal(t, queue, ls[0].Queue)
+	return ls[0]
+}
+
+// A decrease halves what every claimer of the store claims, a process
+// started afterwards included: a budget of 40 per minute lowered once
+// hands out 20 jobs of 60 to another store on its own client (another
+// process, or this one restarted), and Learned says so, why and when.
+func TestLowerBudgetHalvesWhatEveryClaimerClaims(t *testing.T) {
+	t.Parallel()
+	for _, b := range learnBudgets(lanes.LearnConfig{Every: time.Hour}) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStore(t, b.opts...)
+			m := lanes.NewMinter()
+			for g := range 60 {
+				enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+			}
+			before := learnedOf(t, s, b.queue)
+			require.Equal(t, lanes.LearnedBudget{Queue: b.queue, Configured: 40, Window: time.Minute, Rate: 40, Cap: 40}, before, "nothing learned yet")
+			t0 := serverNowMS(t, s)
+			lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+			require.NoError(t, err)
+			require.True(t, lowered)
+			require.Equal(t, 20, rate)
+
+			restarted := sibling(t, s, b.opts...)
+			require.Equal(t, 20, claimAll(t, restarted), "jobs claimed under the learned rate")
+			got := learnedOf(t, restarted, b.queue)
+			require.Equal(t, 20, got.Rate)
+			require.Equal(t, 40, got.Configured)
+			require.Equal(t, 40, got.Hit, "the rate that brought the decrease")
+			require.Equal(t, "429 from several chats", got.Why)
+			require.Equal(t, int64(1), got.Decreases)
+			require.GreaterOrEqual(t, got.Lowered.UnixMilli(), t0)
+			require.Equal(t, got.Lowered.Add(lanes.DefaultLearnHold), got.HoldUntil)
+			require.Equal(t, 30, got.Cap, "three quarters of the rate that brought it, while the hold runs")
+		})
+	}
+}
+
+// Decreases within the cooldown count once (every process, and every 429 of
+// a burst, report the same push-back); past it each halves the rate, never
+// below ceil(40 / 16) = 3.
+func TestLowerBudgetCountsABurstOnceAndStopsAtTheFloor(t *testing.T) {
+	t.Parallel()
+	for _, b := range learnBudgets(lanes.LearnConfig{Every: time.Hour, Cooldown: 50 * time.Millisecond}) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStore(t, b.opts...)
+			other := sibling(t, s, b.opts...)
+			steps := []struct {
+				store       *lanes.Store
+				waitCool    bool
+				wantLowered bool
+				wantRate    int
+			}{
+				{s, false, true, 20},
+				{other, false, false, 20}, // the same burst, seen by another process
+				{s, false, false, 20},
+				{other, true, true, 10},
+				{s, true, true, 5},
+				{s, true, true, 3},
+				{other, true, true, 3}, // at the floor
+			}
+			decreases := int64(0)
+			for i, st := range steps {
+				if st.waitCool {
+					waitServerPast(t, s, learnedOf(t, s, b.queue).Lowered.Add(50*time.Millisecond))
+				}
+				lowered, rate, err := st.store.LowerBudget(ctx, "q", "429 from several chats")
+				require.NoError(t, err)
+				require.Equal(t, st.wantLowered, lowered, "step %d", i)
+				require.Equal(t, st.wantRate, rate, "step %d", i)
+				if lowered {
+					decreases++
+				}
+				require.Equal(t, decreases, learnedOf(t, s, b.queue).Decreases, "step %d", i)
+			}
+		})
+	}
+}
+
+// After a decrease the rate climbs back by ceil(40 / 20) = 2 per step: with
+// a hold running, to three quarters of the rate that brought the decrease
+// (30) and no further, however many steps pass; without one, to the
+// configured 40, never above. Each rate read is one the claims use (the
+// same Lua), and it never goes down while nothing lowers it.
+func TestLearnedRateClimbsBackToTheCeiling(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		hold time.Duration
+		want int
+	}{
+		{"held below the rate that hit the limit", time.Hour, 30},
+		{"hold over: up to the configured rate", time.Millisecond, 40},
+	}
+	for _, tc := range cases {
+		for _, b := range learnBudgets(lanes.LearnConfig{Every: 20 * time.Millisecond, Hold: tc.hold}) {
+			t.Run(tc.name+", "+b.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				s := newStore(t, b.opts...)
+				_, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+				require.NoError(t, err)
+				require.Equal(t, 20, rate)
+				last := 20
+				require.Eventually(t, func() bool {
+					got := learnedOf(t, s, b.queue)
+					require.GreaterOrEqual(t, got.Rate, last, "never down while nothing lowers it")
+					require.Zero(t, (got.Rate-20)%2, "steps of 2")
+					last = got.Rate
+					return got.Rate == tc.want
+				}, 10*time.Second, 5*time.Millisecond)
+				// Ten more steps: still there (the ceiling, or the hold's cap).
+				waitServerPast(t, s, learnedOf(t, s, b.queue).Lowered.Add(20*20*time.Millisecond+200*time.Millisecond))
+				require.Equal(t, tc.want, learnedOf(t, s, b.queue).Rate)
+				m := lanes.NewMinter()
+				for g := range 50 {
+					enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+				}
+				require.Equal(t, tc.want, claimAll(t, s), "what the claims use")
+			})
+		}
+	}
+}
+
+// A store with no budget has nothing to learn: LowerBudget changes nothing
+// and Learned lists nothing.
+func TestLowerBudgetWithoutABudgetChangesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t)
+	lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	require.NoError(t, err)
+	require.False(t, lowered)
+	require.Zero(t, rate)
+	ls, err := s.Inspector().Learned(ctx)
+	require.NoError(t, err)
+	require.Empty(t, ls)
+	require.Empty(t, tagKeys(t, s), "nothing written")
+	_, _, err = s.LowerBudget(ctx, "bad queue", "x")
+	require.ErrorIs(t, err, lanes.ErrInvalid)
+}
