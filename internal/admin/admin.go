@@ -71,6 +71,7 @@ type Broadcasts interface {
 	Stop(ctx context.Context, who, id string) (string, error)
 	Compose(ctx context.Context, c broadcast.Composition) (broadcast.Preview, error)
 	StartComposed(ctx context.Context, who, token string) (id, answer string, err error)
+	Texts(ctx context.Context, id string) ([]string, error)
 }
 
 var _ Broadcasts = (*broadcast.Service)(nil)
