@@ -43,6 +43,7 @@ import (
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/lifecycle"
 	"github.com/codemojex/codemojex/internal/procs"
+	"github.com/codemojex/codemojex/lanes"
 )
 
 //go:embed templates/*.html static/*
@@ -72,6 +73,11 @@ type Backend interface {
 	Audit(ctx context.Context, n int) ([]admin.AuditEntry, error)
 	Processes(ctx context.Context) ([]procs.Process, error)
 	AuditBefore(ctx context.Context, id string, n int) ([]admin.AuditEntry, error)
+	FindJob(ctx context.Context, id string) ([]admin.JobView, error)
+	PendingJobs(ctx context.Context, queue, lane, after string) ([]admin.JobView, error)
+	RetryingJobs(ctx context.Context, queue string, skip int) ([]admin.JobView, error)
+	WeightsPage(ctx context.Context, cursor string) ([]lanes.GroupWeight, string, error)
+	Broadcast(ctx context.Context, id string, scan int) (admin.BroadcastDetail, error)
 }
 
 var _ Backend = (*admin.Admin)(nil)
@@ -207,7 +213,8 @@ func parseTemplates() (map[string]*template.Template, error) {
 			}
 			return min(100*a/b, 100)
 		},
-		"add": func(a, b int) int { return a + b },
+		"add":      func(a, b int) int { return a + b },
+		"jobState": jobState,
 	}
 	pages, err := fs.Glob(files, "templates/*.html")
 	if err != nil {

@@ -258,7 +258,8 @@ func (e *env) broadcast(text string) string {
 	require.NoError(e.t, err)
 	var id string
 	require.Eventually(e.t, func() bool {
-		for _, m := range e.emu.Messages(adminID) {
+		// From this preview on: an earlier broadcast's messages name theirs.
+		for _, m := range e.emu.Messages(adminID)[len(msgs)-1:] {
 			if s := broadcastIDRE.FindStringSubmatch(m.CurrentText()); s != nil {
 				id = s[1]
 				return true

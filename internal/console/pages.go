@@ -40,6 +40,10 @@ func (c *Console) routes() {
 	mux.HandleFunc("POST /broadcasts/confirm", c.change(c.confirmBroadcast))
 	mux.HandleFunc("GET /audit", c.signedIn(c.audit))
 	mux.HandleFunc("GET /processes", c.signedIn(c.processes))
+	mux.HandleFunc("GET /job", c.signedIn(c.job))
+	mux.HandleFunc("GET /jobs", c.signedIn(c.jobs))
+	mux.HandleFunc("GET /weights", c.signedIn(c.weights))
+	mux.HandleFunc("GET /broadcast", c.signedIn(c.broadcastDetail))
 	c.mux = http.NewServeMux()
 	c.mux.Handle("/", secure(mux))
 }
@@ -253,7 +257,9 @@ func (c *Console) setWeight(w http.ResponseWriter, r *http.Request, sid string) 
 	chat := r.PostForm.Get("chat")
 	ans, err := c.b.SetWeight(r.Context(), admin.WhoConsole, chat, r.PostForm.Get("weight"))
 	back := "/chat?id=" + url.QueryEscape(chat)
-	if _, perr := c.b.ParseChat(chat); perr != nil {
+	if r.PostForm.Get("back") == "weights" {
+		back = "/weights" // set from the Weights page: back to it
+	} else if _, perr := c.b.ParseChat(chat); perr != nil {
 		back = "/chat" // the answer says what is wrong with the id; the chat page would say it again
 	}
 	c.done(w, r, sid, back, ans, err)
@@ -369,20 +375,29 @@ func (c *Console) broadcastRows(r *http.Request) ([]broadcastRow, error) {
 	out := make([]broadcastRow, 0, len(bs))
 	now := time.Now()
 	for _, b := range bs {
-		row := broadcastRow{ID: b.ID, At: b.At.UTC().Format(time.DateTime), By: admin.AuditEntry{Who: b.By}.Actor(), Total: b.Total, Sent: b.Sent,
-			Cancelled: b.Cancelled, Remaining: max(b.Remaining, 0), Stopped: b.Stopped, Known: b.Known, Text: b.Text}
-		for _, n := range b.Failed {
-			row.Failed += n
-		}
-		row.Running = b.Known && !b.Stopped && !b.Done()
-		row.Mode = modeOf(b.Progress)
-		row.Scheduled, row.Plan = b.Known && b.Scheduled(now), planOf(b.Progress, now)
-		if b.Total > 0 {
-			row.Percent = 100 * (b.Total - row.Remaining) / b.Total
-		}
-		out = append(out, row)
+		out = append(out, rowOf(b, now))
 	}
 	return out, nil
+}
+
+// rowOf is broadcast b as the Broadcasts page and its detail page show it
+// at now.
+func rowOf(b admin.BroadcastView, now time.Time) broadcastRow {
+	row := broadcastRow{ID: b.ID, By: admin.AuditEntry{Who: b.By}.Actor(), Total: b.Total, Sent: b.Sent,
+		Cancelled: b.Cancelled, Remaining: max(b.Remaining, 0), Stopped: b.Stopped, Known: b.Known, Text: b.Text}
+	if !b.At.IsZero() {
+		row.At = b.At.UTC().Format(time.DateTime)
+	}
+	for _, n := range b.Failed {
+		row.Failed += n
+	}
+	row.Running = b.Known && !b.Stopped && !b.Done()
+	row.Mode = modeOf(b.Progress)
+	row.Scheduled, row.Plan = b.Known && b.Scheduled(now), planOf(b.Progress, now)
+	if b.Total > 0 {
+		row.Percent = 100 * (b.Total - row.Remaining) / b.Total
+	}
+	return row
 }
 
 // broadcastsData is the Broadcasts page: the running and recent

@@ -1,0 +1,178 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codemojex/codemojex/internal/admin"
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// jobState is how the Job and Jobs pages state where job v stands:
+// waiting (its place in its lane, a retry, its lane's park), in flight
+// with its lease's end, retrying with its due time, dead since when.
+func jobState(v admin.JobView) string {
+	utc := func(t time.Time) string { return t.UTC().Format(time.DateTime) + " UTC" }
+	switch v.State {
+	case lanes.JobPending:
+		s := "waiting"
+		if v.Position >= 0 {
+			s = fmt.Sprintf("waiting, %d ahead of it in its lane", v.Position)
+		}
+		if v.Attempts > 0 {
+			s += fmt.Sprintf(" (to be retried: %d failed attempts)", v.Attempts)
+		}
+		switch {
+		case v.Parked && v.ParkedUntil.IsZero():
+			s += "; its lane is paused until resumed"
+		case v.Parked:
+			s += "; its lane is parked until " + utc(v.ParkedUntil)
+		}
+		return s
+	case lanes.JobInFlight:
+		return "in flight, lease until " + utc(v.LeaseUntil)
+	case lanes.JobRetrying:
+		return "retrying at " + utc(v.Due)
+	case lanes.JobDead:
+		return "dead since " + utc(v.DeadAt)
+	}
+	return string(v.State) + " (between two steps: reload)"
+}
+
+// jobData is the Job page: a search by id and what it found.
+type jobData struct {
+	Query string
+	Found []admin.JobView
+	// Searched: a valid id was looked for (Found empty: no queue holds it).
+	Searched bool
+}
+
+// job is the Job page: find a job by id in every queue and show where it
+// stands, its attempts, its last failure and its payload.
+func (c *Console) job(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	d := jobData{Query: strings.TrimSpace(r.URL.Query().Get("id"))}
+	if d.Query != "" {
+		found, err := c.b.FindJob(r.Context(), d.Query)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		d.Found, d.Searched = found, true
+	}
+	c.render(w, r, sid, s, "job", "Job", d)
+}
+
+// jobsData is the Jobs page: a lane's pending jobs, or a queue's retries.
+type jobsData struct {
+	Queues      []string
+	Queue, Lane string
+	Jobs        []admin.JobView
+	// After is this page's after (lane), Next the next page's ("" at
+	// the end); Skip this page's skip (retries), NextSkip the next's (-1
+	// at the end).
+	After, Next    string
+	Skip, NextSkip int
+	Page           int
+}
+
+// jobs is the Jobs page: with a lane, its pending jobs in send order, a
+// page of admin.JobsPage after the after= id; without, the queue's jobs
+// waiting for a retry, soonest first, by skip=.
+func (c *Console) jobs(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	q := r.URL.Query()
+	d := jobsData{Queues: c.b.DeadQueues(), Queue: q.Get("queue"), Lane: strings.TrimSpace(q.Get("lane")),
+		After: q.Get("after"), NextSkip: -1, Page: admin.JobsPage}
+	if d.Queue == "" {
+		d.Queue = d.Queues[len(d.Queues)-1]
+	}
+	var err error
+	if d.Lane != "" {
+		d.Jobs, err = c.b.PendingJobs(r.Context(), d.Queue, d.Lane, d.After)
+		if len(d.Jobs) == admin.JobsPage {
+			d.Next = string(d.Jobs[len(d.Jobs)-1].ID)
+		}
+	} else {
+		d.Skip, _ = strconv.Atoi(q.Get("skip"))
+		d.Jobs, err = c.b.RetryingJobs(r.Context(), d.Queue, d.Skip)
+		if len(d.Jobs) == admin.JobsPage {
+			d.NextSkip = d.Skip + admin.JobsPage
+		}
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, sid, s, "jobs", "Jobs", d)
+}
+
+// weights is the Weights page: the chats with a non-default weight, a
+// bounded page at a time (cursor=), each editable as on the Chat page.
+func (c *Console) weights(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	cursor := r.URL.Query().Get("cursor")
+	ws, next, err := c.b.WeightsPage(r.Context(), cursor)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, sid, s, "weights", "Weights", struct {
+		Weights      []lanes.GroupWeight
+		Next         string
+		Paged        bool
+		Step, Cursor string
+	}{ws, next, cursor != "", strconv.Itoa(admin.WeightsStep), cursor})
+}
+
+// broadcastDetailData is a broadcast's page.
+type broadcastDetailData struct {
+	Row    broadcastRow
+	Detail admin.BroadcastDetail
+	// Failed are its failures by reason, sorted by reason.
+	Failed []reasonCount
+	State  string
+}
+
+type reasonCount struct {
+	Reason string
+	N      int
+}
+
+// stateOf names row's state as the broadcast's page shows it.
+func stateOf(row broadcastRow, d admin.BroadcastDetail) string {
+	switch {
+	case !row.Known:
+		return "expired (its record is kept a day after it ends)"
+	case row.Stopped:
+		return "stopped"
+	case d.Halted && !d.Free:
+		return "halted (the bot could not pay: continue it free from the Telegram preview's button, or stop it)"
+	case row.Scheduled:
+		return "scheduled"
+	case row.Running:
+		return "running"
+	}
+	return "done"
+}
+
+// broadcastDetail is a broadcast's page: its text, mode, plan, counts
+// and state (live), and its Stop while it runs.
+func (c *Console) broadcastDetail(w http.ResponseWriter, r *http.Request, sid string, s session) {
+	id := strings.TrimSpace(r.URL.Query().Get("id"))
+	if id == "" {
+		http.Redirect(w, r, "/broadcasts", http.StatusSeeOther)
+		return
+	}
+	d, err := c.b.Broadcast(r.Context(), id, broadcastScan)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data := broadcastDetailData{Row: rowOf(d.BroadcastView, time.Now()), Detail: d}
+	for _, reason := range sortedKeys(d.Failed) {
+		data.Failed = append(data.Failed, reasonCount{reason, d.Failed[reason]})
+	}
+	data.State = stateOf(data.Row, d)
+	c.render(w, r, sid, s, "broadcast", "Broadcast "+id, data)
+}

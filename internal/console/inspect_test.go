@@ -1,0 +1,139 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// TestJobPageFindsAJobByIDAndShowsWhereItStands: a job searched by id is
+// shown with its queue, lane, state (waiting, its place in its lane, the
+// lane's park), attempts and payload (its text); the Jobs page lists its
+// lane's pending jobs in send order, each linked to its Job page; a
+// malformed id is refused with an answer, and an id no queue holds says
+// so. No page shows the bot token (every answer is checked).
+func TestJobPageFindsAJobByIDAndShowsWhereItStands(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	const chat = 4343
+	until, err := e.app.Store().Inspector().Park(ctx, tgjob.QueueNotify, tgjob.Group(chat), time.Hour)
+	require.NoError(t, err)
+	var ids []lanes.JobID
+	for i := range 3 {
+		got, err := e.app.Notifier().Notify(ctx, chat, notifier.Message{Text: "parked note " + strconv.Itoa(i), Class: notifier.Notification})
+		require.NoError(t, err)
+		ids = append(ids, got...)
+	}
+	require.Len(t, ids, 3)
+	_, page := b.get("/job?id=" + string(ids[1]))
+	require.Contains(t, page, `<section class="job" data-id="`+string(ids[1])+`">`)
+	require.Contains(t, page, `<td class="job-queue">notify</td>`)
+	require.Contains(t, page, `<a href="/chat?id=4343">4343</a>`)
+	require.Contains(t, page, `<td class="job-state">waiting, 1 ahead of it in its lane; its lane is parked until `+until.UTC().Format(time.DateTime)+` UTC</td>`)
+	require.Contains(t, page, `<td class="job-attempts">0 failed of 0 claims</td>`)
+	require.Contains(t, page, `&#34;text&#34;: &#34;parked note 1&#34;`, "the payload, indented JSON")
+
+	_, page = b.get("/jobs?queue=notify&lane=" + tgjob.Group(chat))
+	var at []int
+	for _, id := range ids {
+		i := strings.Index(page, `<tr data-id="`+string(id)+`"><td><a href="/job?id=`+string(id)+`">`)
+		require.GreaterOrEqual(t, i, 0, "listed and linked: %s", id)
+		at = append(at, i)
+	}
+	require.IsIncreasing(t, at, "in send order")
+
+	resp, page := b.get("/job?id=job_nope")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, page, "is not a job id")
+	unknown := "job_" + strings.Repeat("0", 26)
+	_, page = b.get("/job?id=" + unknown)
+	require.Contains(t, page, `id="job-none"`)
+	_, page = b.get("/jobs?queue=notify")
+	require.Contains(t, page, "Retrying in notify")
+	require.Contains(t, page, `id="jobs-none"`)
+}
+
+// TestWeightsPageListsEveryNonDefaultWeightAndSetsOne: the chats given a
+// weight are listed with it, linked to their Chat page, and a weight set
+// from the page is /weight's (its answer shown back on the Weights page,
+// and audited as the console's); set to 1 the chat leaves the list.
+func TestWeightsPageListsEveryNonDefaultWeightAndSetsOne(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	_, page := b.get("/weights")
+	require.Contains(t, page, `id="no-weights"`)
+	for i, chat := range []string{"501", "502", "-100503"} {
+		require.True(t, strings.HasPrefix(e.ask("/weight "+chat+" "+strconv.Itoa(2+i)), "✅"))
+	}
+	_, page = b.get("/weights")
+	for i, chat := range []string{"501", "502", "-100503"} {
+		require.Contains(t, page, `<tr data-chat="`+chat+`"><td><a href="/chat?id=`+chat+`">`+chat+`</a></td>`)
+		require.Contains(t, page, `<input type="hidden" name="chat" value="`+chat+`"><input type="hidden" name="back" value="weights">
+<input name="weight" class="weight" value="`+strconv.Itoa(2+i)+`"`)
+	}
+	page = b.post("/chat/weight", url.Values{"chat": {"502"}, "weight": {"9"}, "back": {"weights"}})
+	text, ok := flash(t, page)
+	require.True(t, ok, text)
+	require.Equal(t, "✅ Chat 502: weight set to 9 (was 3), for replies and notifications alike.", text)
+	require.Contains(t, page, `<h1>Weights</h1>`, "back on the Weights page")
+	require.Contains(t, page, `value="9"`)
+	page = b.post("/chat/weight", url.Values{"chat": {"501"}, "weight": {"1"}, "back": {"weights"}})
+	require.NotContains(t, page, `data-chat="501"`, "back to the default: not listed")
+	_, audit := b.get("/audit")
+	require.Contains(t, audit, "<td>console</td><td>weight set</td><td>chat 502: weight 9 (was 3)</td>")
+}
+
+// TestBroadcastPageShowsItsTextPlanCountsAndState: a broadcast's page,
+// linked from the Broadcasts page, shows its text, its mode, its plan (a
+// scheduled, spread one: its start and pace), its counts and its state;
+// one delivered reads done with every copy sent; an unknown id reads
+// expired.
+func TestBroadcastPageShowsItsTextPlanCountsAndState(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	e.knownChats(90_000, 4)
+	now := e.broadcast("📣 detail <b>now</b>")
+	later := e.broadcast("in 1h over 2h 🕘 detail later")
+	_, list := b.get("/broadcasts")
+	for _, id := range []string{now, later} {
+		require.Contains(t, list, `<a href="/broadcast?id=`+id+`"><code>`+id+`</code></a>`)
+	}
+	ctx := context.Background()
+	require.Eventually(t, func() bool {
+		p, err := e.app.Notifier().Progress(ctx, now)
+		return err == nil && p.Done()
+	}, wait, 20*time.Millisecond)
+	_, page := b.get("/broadcast?id=" + now)
+	require.Contains(t, page, `<pre class="bc-text">📣 detail &lt;b&gt;now&lt;/b&gt;</pre>`, "its text, escaped")
+	require.Contains(t, page, `<td id="bc-state">done</td>`)
+	require.Contains(t, page, `<td id="bc-mode">free</td>`)
+	require.Regexp(t, `<td id="bc-plan">started \d{4}-\d\d-\d\d \d\d:\d\d UTC</td>`, page)
+	require.Contains(t, page, `· 5 sent · 0 failed · 0 cancelled`, "the 4 chats and the admin")
+	require.Contains(t, page, "by admin 9001")
+
+	_, page = b.get("/broadcast?id=" + later)
+	require.Contains(t, page, `<pre class="bc-text">🕘 detail later</pre>`)
+	require.Contains(t, page, `<td id="bc-state">scheduled</td>`)
+	require.Regexp(t, `<td id="bc-plan">starts \d{4}-\d\d-\d\d \d\d:\d\d UTC \(scheduled\) · spread at about `, page)
+	require.Contains(t, page, `id="bc-stop"`, "a scheduled one can be stopped")
+
+	_, page = b.get("/broadcast?id=bc_" + strings.Repeat("0", 26))
+	require.Contains(t, page, `<td id="bc-state">expired`)
+}
