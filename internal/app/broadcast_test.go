@@ -641,3 +641,50 @@ func TestSplitBroadcastIsCountedInChats(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^bc_\w+ to 6 chats$`, last[0].Detail)
 }
+
+// TestProgressEditsPastTheReplyWindowKeepToTheBulkBudget: the emulator
+// counts a message to the admin's chat as bulk once a second has run from
+// the admin's last update (tgemu.Limits.ReplyWindow, one reading of
+// Telegram's unpublished rule); a broadcast to 5,000 chats fills the bulk
+// budget for about 5 s while its progress message is edited every 200 ms.
+// Every edit after that second must be on the bulk budget the copies fill,
+// not on the reply budget: the emulator answers no 429 (newHarnessEmu's
+// end check), every chat gets its copy, and the progress message was
+// edited while copies were still going out (else the check proves
+// nothing).
+func TestProgressEditsPastTheReplyWindowKeepToTheBulkBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 5,000 copies")
+	}
+	t.Parallel()
+	lim := harnessLimits()
+	lim.ReplyWindow = time.Second
+	h := newHarnessEmu(t, []tgemu.Option{tgemu.WithLimits(lim)})
+	r := h.start(nil)
+	h.waitLeader(r)
+	const chatsN = 5000
+	h.addKnownChats(r, 500_000, chatsN-1)
+	const text = "📣 past the reply window"
+	id := h.sendBroadcast(text)
+	h.waitBroadcast(r, id, "every copy settled", notifier.Progress.Done)
+	require.Len(t, h.copiesPerChat(text), chatsN, "every chat received the copy")
+
+	var firstCopy, lastCopy time.Time // the admin tapped Send before the first
+	for _, m := range h.emu.AllMessages() {
+		if m.Text == text {
+			if firstCopy.IsZero() {
+				firstCopy = m.Time
+			}
+			lastCopy = m.Time
+		}
+	}
+	editsDuring := 0
+	for _, q := range h.emu.Requests() {
+		if strings.EqualFold(q.Method, "editMessageText") && q.ChatID == adminID && q.HTTPStatus == 200 &&
+			q.Time.After(firstCopy.Add(lim.ReplyWindow)) && q.Time.Before(lastCopy) {
+			editsDuring++
+		}
+	}
+	t.Logf("copies from %s to %s; %d progress edits in between, past the reply window", firstCopy.Format("15:04:05.000"), lastCopy.Format("15:04:05.000"), editsDuring)
+	require.Positive(t, editsDuring, "progress edits went out while the copies filled the bulk budget, over a second after the admin's tap")
+}

@@ -67,6 +67,11 @@ type Limits struct {
 	// ran out is judged afresh. 0 (the default): retry_after is only the
 	// window's own wait and nothing is held after it.
 	RetryAfterCap time.Duration
+	// ReplyWindow is how long after a user's update the bot's messages to
+	// that chat count as replies (when Reply is set); 0 means the default
+	// ReplyWindow, a minute. Telegram publishes no such rule: this is one
+	// reading, and a short window lets a test reach its end in seconds.
+	ReplyWindow time.Duration
 }
 
 // ReplyRule says whether replies count against Limits.Global when
@@ -83,8 +88,17 @@ const (
 )
 
 // ReplyWindow is how long after a user's update the bot's messages to that
-// chat count as replies (Limits.Reply).
+// chat count as replies (Limits.Reply), unless Limits.ReplyWindow says
+// otherwise.
 const ReplyWindow = time.Minute
+
+// replyWindow is l.ReplyWindow, or ReplyWindow when that is not positive.
+func (l Limits) replyWindow() time.Duration {
+	if l.ReplyWindow > 0 {
+		return l.ReplyWindow
+	}
+	return ReplyWindow
+}
 
 // DefaultLimits are Telegram's documented limits (Telegram Bot FAQ, "My bot
 // is hitting limits, how do I avoid this?"): about 30 messages/s overall,
@@ -192,7 +206,7 @@ type held struct {
 // otherwise nothing is counted and retry_after (seconds) is returned.
 func (e *Emulator) admitLocked(cs *chatState, now time.Time, isReply, paid bool) int {
 	l := e.limits
-	if !cs.heard.IsZero() && now.Sub(cs.heard) < ReplyWindow {
+	if !cs.heard.IsZero() && now.Sub(cs.heard) < l.replyWindow() {
 		isReply = true
 	}
 	windows := []held{{&cs.window, l.forChat(cs.chat.ID)}}

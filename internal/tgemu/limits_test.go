@@ -236,6 +236,38 @@ func TestReplyBudgetIsApartFromGlobal(t *testing.T) {
 	require.Equal(t, 1, send(ctx, t, b, 30), "a minute after the user wrote: bulk again")
 }
 
+// Limits.ReplyWindow: a message to a chat whose user wrote counts as a
+// reply until the window (a minute by default) has run from the user's
+// update, and as bulk from then on.
+func TestAChatsMessagesAreRepliesOnlyWithinTheReplyWindow(t *testing.T) {
+	tests := []struct {
+		name   string
+		window time.Duration // Limits.ReplyWindow
+		runs   time.Duration // the window that runs in fact
+	}{
+		{name: "default: a minute", runs: tgemu.ReplyWindow},
+		{name: "set: 5s", window: 5 * time.Second, runs: 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			clock := newFakeClock()
+			emu := testkit.NewEmulator(t, tgemu.WithAllowAnyChat(), tgemu.WithClock(clock.Now),
+				tgemu.WithLimits(tgemu.Limits{Global: tgemu.Rate{Messages: 1, Per: 100 * time.Millisecond},
+					Reply: tgemu.Rate{Messages: 100, Per: time.Second}, Replies: tgemu.RepliesApart, ReplyWindow: tt.window}))
+			b := newBot(t, emu)
+			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: 30, Text: "/help"})
+			require.NoError(t, err)
+			require.Equal(t, -1, send(ctx, t, b, 31), "bulk: the global window's one message")
+			clock.Advance(tt.runs - time.Millisecond)
+			require.Equal(t, -1, send(ctx, t, b, 32), "bulk again, the global window refilled")
+			require.Equal(t, -1, send(ctx, t, b, 30), "a reply just inside the window: not held by the spent global window")
+			clock.Advance(time.Millisecond)
+			require.Equal(t, 1, send(ctx, t, b, 30), "once the window has run: bulk, over the spent global window")
+		})
+	}
+}
+
 // Limits.Replies: with Reply set, RepliesInGlobal (the zero value) counts a
 // reply against Reply and Global both, RepliesApart against Reply only. A
 // reply is a send with reply_parameters or to a chat whose user just wrote.
