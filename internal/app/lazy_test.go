@@ -457,13 +457,25 @@ func (h *harness) waitBroadcasts(r *running, ids []string, what string, done fun
 			ps[i] = p
 		}
 		return done(ps), fmt.Sprintf("%+v", ps)
-	})
+	}, func() string { return h.queuesState(r) })
+}
+
+// queuesState describes every queue of r's store (its counts and deepest
+// lanes), for a stall's failure message.
+func (h *harness) queuesState(r *running) string {
+	var b strings.Builder
+	for _, q := range tgjob.AllQueues() {
+		st, err := r.app.Store().Inspector().Stats(h.t.Context(), q, 3)
+		fmt.Fprintf(&b, "\n  queue %s: %+v (err %v)", q, st, err)
+	}
+	return b.String()
 }
 
 // poll evaluates cond every 50 ms until it is done; it fails when wait
 // passes with no change of the state cond reports (a stall), never for
-// the time the whole takes, which a loaded machine stretches.
-func (h *harness) poll(what string, cond func() (done bool, state string)) {
+// the time the whole takes, which a loaded machine stretches. A stall's
+// message adds what each diag says then.
+func (h *harness) poll(what string, cond func() (done bool, state string), diag ...func() string) {
 	h.t.Helper()
 	var last string
 	moved := time.Now()
@@ -474,6 +486,11 @@ func (h *harness) poll(what string, cond func() (done bool, state string)) {
 		}
 		if state != last {
 			last, moved = state, time.Now()
+		}
+		if time.Since(moved) >= wait {
+			for _, d := range diag {
+				last += d()
+			}
 		}
 		require.Less(h.t, time.Since(moved), wait, "%s: no progress for %v: %s", what, wait, last)
 		time.Sleep(50 * time.Millisecond)
