@@ -48,6 +48,10 @@ func (c *Console) routes() {
 	c.mux.Handle("/", secure(mux))
 }
 
+// liveHeader marks a page's live refresh (console.js reads the page again
+// every 2 s and replaces its .live parts): it takes no flash.
+const liveHeader = "X-Console-Live"
+
 // page is what every page's template gets.
 type page struct {
 	Title   string
@@ -60,7 +64,7 @@ type page struct {
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, sid string, s session, name, title string, data any) {
 	p := page{Title: title, Nav: name, CSRF: s.csrf, Data: data}
-	if sid != "" {
+	if sid != "" && r.Header.Get(liveHeader) == "" { // a live refresh leaves the flash to the page shown
 		p.Flash, p.FlashOK = c.sessions.takeFlash(sid)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

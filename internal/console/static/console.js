@@ -1,4 +1,6 @@
-// codemojex console: live parts of the Overview and Broadcasts pages.
+// codemojex console: live parts of the pages (the Overview's chart and
+// cards and the Broadcasts' progress from JSON; every other page's .live
+// parts read again every 2 s).
 // Plain JavaScript (no library, no build step); served by the console
 // itself, allowed by its Content-Security-Policy (script-src 'self').
 "use strict";
@@ -113,17 +115,35 @@ async function broadcasts() {
   }
 }
 
+// live reads the page again (its own address; the server leaves the
+// flash alone) and replaces each .live part that changed, unless the
+// operator is in it (a field being typed into, a button being pressed).
+async function live() {
+  if (document.hidden) return;
+  const r = await fetch(location.href, { credentials: "same-origin", headers: { "X-Console-Live": "1" } });
+  if (!r.ok) return;
+  const fresh = new DOMParser().parseFromString(await r.text(), "text/html");
+  for (const el of document.querySelectorAll(".live[id]")) {
+    const next = fresh.getElementById(el.id);
+    if (!next || next.innerHTML === el.innerHTML || el.contains(document.activeElement)) continue;
+    el.innerHTML = next.innerHTML;
+  }
+}
+
 function every(f, ms) { f().catch(() => {}); setInterval(() => f().catch(() => {}), ms); }
 
 document.addEventListener("DOMContentLoaded", () => {
   const page = document.body.dataset.page;
   if (page === "overview") every(overview, 1000);
   if (page === "broadcasts") every(broadcasts, 1000);
+  else if (page !== "overview" && document.querySelector(".live[id]")) every(live, 2000);
   // A preview's Confirm is sent once from the page (the server starts one
   // broadcast per preview however often it is confirmed).
   const confirmForm = document.getElementById("confirm-form");
   if (confirmForm) confirmForm.addEventListener("submit", () => { setTimeout(() => { document.getElementById("confirm").disabled = true; }, 0); });
-  for (const b of document.querySelectorAll("button.danger")) {
-    b.addEventListener("click", (e) => { if (!window.confirm(b.textContent + "?")) e.preventDefault(); });
-  }
+  // Delegated: a live part's buttons are replaced as it refreshes.
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest("button.danger");
+    if (b && !window.confirm(b.textContent + "?")) e.preventDefault();
+  });
 });

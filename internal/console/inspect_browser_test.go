@@ -1,0 +1,91 @@
+package console_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/admin"
+	"github.com/codemojex/codemojex/internal/testkit"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// TestJobsWeightsAndABroadcastsPageInTheBrowser drives the new pages in
+// headless Chromium: a job searched by id with the Job page's form shows
+// where it stands, and once its lane is resumed and it is sent the page
+// says, live (no reload), that no queue holds it; the Weights page lists
+// a weight set with /weight, sets another from its row (the answer shown,
+// the store changed), and shows a weight set meanwhile live; a
+// broadcast's page, reached from its link on the Broadcasts page, shows
+// its text and state and turns to stopped live when it is stopped; the
+// Audit page shows a new entry live. No page shows the bot token.
+func TestJobsWeightsAndABroadcastsPageInTheBrowser(t *testing.T) {
+	bin := chromium(t)
+	e := start(t)
+	b := newChrome(t, bin)
+	base := e.srv.URL
+	b.signIn(base)
+	ctx := context.Background()
+	noToken := func(what string) {
+		t.Helper()
+		html, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+		require.NoError(t, err, what)
+		testkit.RequireNoToken(t, html, e.emu.Token(), what)
+	}
+
+	// A job, found by id with the form; sent once its lane is resumed: the
+	// page says so live.
+	chat := e.knownChats(61_610, 1)[0]
+	in := e.app.Store().Inspector()
+	_, err := in.Park(ctx, tgjob.QueueNotify, tgjob.Group(chat), time.Hour)
+	require.NoError(t, err)
+	ids, err := e.app.Notifier().Notify(ctx, chat, notifier.Message{Text: "find me", Class: notifier.Notification})
+	require.NoError(t, err)
+	require.Len(t, ids, 1)
+	id := string(ids[0])
+	b.run("job search", chromedp.Navigate(base+"/job"), chromedp.WaitVisible(chromedp.CSS("#job-id")),
+		chromedp.SendKeys(chromedp.CSS("#job-id"), id), chromedp.Click(chromedp.CSS("#job-find")),
+		chromedp.WaitVisible(chromedp.CSS(`section.job[data-id="`+id+`"]`)))
+	require.Equal(t, "notify", b.text(".job-queue"))
+	require.True(t, strings.HasPrefix(b.text(".job-state"), "waiting, 0 ahead of it in its lane; its lane is parked until "), b.text(".job-state"))
+	require.Contains(t, b.text(".payload"), `"text": "find me"`)
+	noToken("the job page")
+	require.NoError(t, in.ResumeLane(ctx, tgjob.QueueNotify, tgjob.Group(chat)))
+	b.run("job sent, live", chromedp.WaitVisible(chromedp.CSS("#job-none")))
+
+	// Weights: listed, set from the row, and a new one shown live.
+	e.ask("/weight 7001 4")
+	b.run("weights", chromedp.Navigate(base+"/weights"), chromedp.WaitVisible(chromedp.CSS(`tr[data-chat="7001"]`)),
+		chromedp.SetValue(chromedp.CSS(`tr[data-chat="7001"] input.weight`), "6"))
+	require.Equal(t, "✅ Chat 7001: weight set to 6 (was 4), for replies and notifications alike.",
+		b.submit("set weight", `tr[data-chat="7001"] button.set-weight`))
+	w, err := in.Weight(ctx, "7001")
+	require.NoError(t, err)
+	require.Equal(t, 6, w)
+	e.ask("/weight 7002 3")
+	b.run("a weight set meanwhile, live", chromedp.WaitVisible(chromedp.CSS(`tr[data-chat="7002"]`)))
+	noToken("the weights page")
+
+	// A broadcast's page from its link; stopped meanwhile: live.
+	e.knownChats(71_000, 3)
+	bc := e.broadcast("in 1h 🕘 the browser's broadcast")
+	b.run("broadcast page", chromedp.Navigate(base+"/broadcasts"), chromedp.WaitVisible(chromedp.CSS(`a[href="/broadcast?id=`+bc+`"]`)),
+		chromedp.Click(chromedp.CSS(`a[href="/broadcast?id=`+bc+`"]`)), chromedp.WaitVisible(chromedp.CSS("#bc-state")))
+	require.Equal(t, "scheduled", b.text("#bc-state"))
+	require.Equal(t, "🕘 the browser's broadcast", b.text(".bc-text"))
+	noToken("the broadcast's page")
+	_, err = e.app.Admin().StopBroadcast(ctx, admin.WhoConsole, bc)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return b.text("#bc-state") == "stopped" }, wait, 100*time.Millisecond, "stopped, live")
+
+	// The Audit page, live.
+	b.run("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
+	e.ask("/weight 7003 2")
+	require.Eventually(t, func() bool { return strings.Contains(b.text("#audit"), "chat 7003: weight 2 (was 1)") }, wait, 100*time.Millisecond,
+		"a new entry, live")
+}
