@@ -10,4 +10,5 @@ import (
 // (the app kept it before this package existed): byte-identical.
 func TestKeysAreTheDeployedOnes(t *testing.T) {
 	require.Equal(t, "{cmx}:app:audit", NewKeys("cmx").Audit())
+	require.Equal(t, "{cmx}:app:hist", NewKeys("cmx").History())
 }

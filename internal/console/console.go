@@ -78,6 +78,8 @@ type Backend interface {
 	RetryingJobs(ctx context.Context, queue string, skip int) ([]admin.JobView, error)
 	WeightsPage(ctx context.Context, cursor string) ([]lanes.GroupWeight, string, error)
 	Broadcast(ctx context.Context, id string, scan int) (admin.BroadcastDetail, error)
+	RecordSample(ctx context.Context, at time.Time, p string) (bool, error)
+	History(ctx context.Context, since time.Time) ([]admin.Sample, error)
 }
 
 var _ Backend = (*admin.Admin)(nil)
@@ -100,6 +102,9 @@ type Config struct {
 	// samples its chart keeps [600: 10 minutes].
 	Sample  time.Duration
 	History int
+	// HistoryEvery is the period of the history kept in Valkey
+	// ({T}:app:hist, admin.HistoryCap samples) [1 min: 24 hours].
+	HistoryEvery time.Duration
 }
 
 // Page sizes.
@@ -142,8 +147,11 @@ func New(b Backend, cfg Config) (*Console, error) {
 	if cfg.History <= 0 {
 		cfg.History = 600
 	}
+	if cfg.HistoryEvery <= 0 {
+		cfg.HistoryEvery = time.Minute
+	}
 	c := &Console{b: b, cfg: cfg, log: cfg.Log, sessions: newSessions(cfg.SessionTTL, 256),
-		limiter: newSigninLimiter(), samples: newSampler(b, cfg.History)}
+		limiter: newSigninLimiter(), samples: newSampler(b, cfg.History, cfg.HistoryEvery, cfg.Log)}
 	var err error
 	if c.tmpl, err = parseTemplates(); err != nil {
 		return nil, err

@@ -27,6 +27,7 @@ func (c *Console) routes() {
 	mux.HandleFunc("POST /logout", c.change(c.logout))
 	mux.HandleFunc("GET /{$}", c.signedIn(c.overview))
 	mux.HandleFunc("GET /api/overview", c.signedIn(c.overviewJSON))
+	mux.HandleFunc("GET /api/history", c.signedIn(c.historyJSON))
 	mux.HandleFunc("GET /queues", c.signedIn(c.queues))
 	mux.HandleFunc("GET /chat", c.signedIn(c.chat))
 	mux.HandleFunc("POST /chat/weight", c.change(c.setWeight))
@@ -197,6 +198,24 @@ func (c *Console) overviewJSON(w http.ResponseWriter, r *http.Request, _ string,
 	}
 	writeJSON(w, map[string]any{"points": pts, "queues": sortedKeys(queues), "budgets": sortedKeys(limits), "limits": limits,
 		"totals": totals})
+}
+
+// historyJSON is the Overview's long chart: the samples of the last
+// admin.HistoryCap periods kept in Valkey (every console writes and reads
+// the same), oldest first, and the period in seconds.
+func (c *Console) historyJSON(w http.ResponseWriter, r *http.Request, _ string, _ session) {
+	ss, err := c.b.History(r.Context(), time.Now().Add(-admin.HistoryCap*c.cfg.HistoryEvery))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	pts := make([]json.RawMessage, 0, len(ss))
+	for _, s := range ss {
+		if json.Valid([]byte(s.P)) {
+			pts = append(pts, json.RawMessage(s.P))
+		}
+	}
+	writeJSON(w, map[string]any{"every_s": c.cfg.HistoryEvery.Seconds(), "points": pts})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

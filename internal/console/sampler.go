@@ -2,6 +2,8 @@ package console
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +63,12 @@ type sampler struct {
 	totals map[string]float64 // figure -> summed over the live processes
 	// limits are the send budgets' limits (messages/s) last read.
 	limits map[string]float64
+	// every is the history's period; period the points of the current
+	// one (since periodAt), averaged into its sample when it ends.
+	every    time.Duration
+	periodAt time.Time
+	period   []Point
+	log      *slog.Logger
 }
 
 // budgetOf is the send budget queue q's messages count against: "global"
@@ -80,7 +88,9 @@ func budgetOf(q string, limits map[string]float64) string {
 	return "bulk"
 }
 
-func newSampler(b Backend, n int) *sampler { return &sampler{b: b, n: n, procs: map[string]*beats{}} }
+func newSampler(b Backend, n int, every time.Duration, log *slog.Logger) *sampler {
+	return &sampler{b: b, n: n, procs: map[string]*beats{}, every: every, log: log}
+}
 
 func (s *sampler) run(ctx context.Context, period time.Duration) {
 	t := time.NewTicker(period)
@@ -146,7 +156,6 @@ func (s *sampler) sample(ctx context.Context) {
 		p.OldestAge = max(time.Since(bl.Oldest).Seconds(), 0)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	live := make(map[string]*beats, len(ps))
 	totals := map[string]float64{}
 	for _, pr := range ps {
@@ -175,6 +184,56 @@ func (s *sampler) sample(ctx context.Context) {
 	if len(s.pts) > s.n {
 		s.pts = append(s.pts[:0], s.pts[len(s.pts)-s.n:]...)
 	}
+	done, doneAt := s.history(p)
+	s.mu.Unlock()
+	if len(done) == 0 {
+		return
+	}
+	avg := average(done)
+	avg.At = doneAt.UnixMilli()
+	js, err := json.Marshal(avg)
+	if err == nil {
+		_, err = s.b.RecordSample(ctx, doneAt, string(js))
+	}
+	if err != nil {
+		s.log.Warn("console: history sample not written", slog.Any("err", err))
+	}
+}
+
+// history adds p to the current history period; once p is past it, it
+// returns the period's points and start, for its sample (the average)
+// to be written to Valkey, unless another console wrote it first
+// (admin.Admin.RecordSample). Called with s.mu held.
+func (s *sampler) history(p Point) ([]Point, time.Time) {
+	at := time.UnixMilli(p.At).Truncate(s.every)
+	if !at.After(s.periodAt) {
+		s.period = append(s.period, p)
+		return nil, time.Time{}
+	}
+	done, doneAt := s.period, s.periodAt
+	s.period, s.periodAt = []Point{p}, at
+	return done, doneAt
+}
+
+// average is the points' average: their rates averaged, their gauges as
+// the last one read.
+func average(ps []Point) Point {
+	last := ps[len(ps)-1]
+	out := Point{Messages: map[string]float64{}, Budgets: map[string]float64{}, InFlight: last.InFlight,
+		OldestAge: last.OldestAge, Depth: last.Depth, Processes: last.Processes}
+	n := float64(len(ps))
+	for _, p := range ps {
+		out.Updates += p.Updates / n
+		out.TooMany += p.TooMany / n
+		out.Dropped += p.Dropped / n
+		for q, v := range p.Messages {
+			out.Messages[q] += v / n
+		}
+		for b, v := range p.Budgets {
+			out.Budgets[b] += v / n
+		}
+	}
+	return out
 }
 
 // points returns a copy of the points kept, oldest first, the send

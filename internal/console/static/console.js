@@ -98,6 +98,21 @@ async function overview() {
   drawChart(document.getElementById("chart"), series, document.getElementById("legend"));
 }
 
+// history draws the last 24 hours (one point a minute, from Valkey).
+async function history() {
+  const r = await fetch("/api/history", { credentials: "same-origin" });
+  if (!r.ok) return;
+  const d = await r.json();
+  const pts = d.points || [];
+  const queues = [...new Set(pts.flatMap((p) => Object.keys(p.messages || {})))].sort();
+  const series = [{ name: "updates/s", values: pts.map((p) => p.updates) }];
+  for (const q of queues) series.push({ name: q + " messages/s", values: pts.map((p) => (p.messages || {})[q] || 0) });
+  series.push({ name: "429s/s", values: pts.map((p) => p.too_many) });
+  drawChart(document.getElementById("chart-day"), series, document.getElementById("legend-day"));
+  document.getElementById("history-count").textContent = pts.length + " points since " +
+    (pts.length ? new Date(pts[0].t).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "-") + ".";
+}
+
 async function broadcasts() {
   const r = await fetch("/api/broadcasts", { credentials: "same-origin" });
   if (!r.ok) return;
@@ -134,7 +149,7 @@ function every(f, ms) { f().catch(() => {}); setInterval(() => f().catch(() => {
 
 document.addEventListener("DOMContentLoaded", () => {
   const page = document.body.dataset.page;
-  if (page === "overview") every(overview, 1000);
+  if (page === "overview") { every(overview, 1000); every(history, 30000); }
   if (page === "broadcasts") every(broadcasts, 1000);
   else if (page !== "overview" && document.querySelector(".live[id]")) every(live, 2000);
   // A preview's Confirm is sent once from the page (the server starts one
