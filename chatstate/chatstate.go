@@ -91,6 +91,14 @@ func (s *Store) MarkActive(ctx context.Context, chatID int64) error {
 // pays one round trip for both. Errors: the first of the also commands'
 // errors (wrapped, its index in also named), else MarkActive's.
 func (s *Store) MarkActiveWith(ctx context.Context, chatID int64, also ...valkey.Completed) error {
+	_, err := s.MarkActiveRead(ctx, chatID, also...)
+	return err
+}
+
+// MarkActiveRead is MarkActiveWith that also returns the also commands'
+// results, in order (for a caller that reads with them: a Valkey nil
+// reply is a result, not an error). Errors: as MarkActiveWith's.
+func (s *Store) MarkActiveRead(ctx context.Context, chatID int64, also ...valkey.Completed) ([]valkey.ValkeyResult, error) {
 	cmds := make(valkey.Commands, 0, 2+len(also))
 	cmds = append(cmds,
 		s.c.B().Srem().Key(s.inactiveKey()).Member(member(chatID)).Build(),
@@ -98,14 +106,23 @@ func (s *Store) MarkActiveWith(ctx context.Context, chatID int64, also ...valkey
 	cmds = append(cmds, also...)
 	res := s.c.DoMulti(ctx, cmds...)
 	for i, r := range res[2:] {
-		if err := r.Error(); err != nil {
-			return fmt.Errorf("chatstate: command %d sent with mark chat %d active: %w", i, chatID, err)
+		if err := r.Error(); err != nil && !valkey.IsValkeyNil(err) {
+			return nil, fmt.Errorf("chatstate: command %d sent with mark chat %d active: %w", i, chatID, err)
 		}
 	}
 	if err := res[0].Error(); err != nil {
-		return fmt.Errorf("chatstate: mark chat %d active: %w", chatID, err)
+		return nil, fmt.Errorf("chatstate: mark chat %d active: %w", chatID, err)
 	}
-	next, ok, err := aliasOf(res[1])
+	if err := s.followAlias(ctx, chatID, res[1]); err != nil {
+		return nil, err
+	}
+	return res[2:], nil
+}
+
+// followAlias clears the inactive mark of the chat chatID migrated to, if
+// its alias (the HGET result r) names one.
+func (s *Store) followAlias(ctx context.Context, chatID int64, r valkey.ValkeyResult) error {
+	next, ok, err := aliasOf(r)
 	if err != nil {
 		return fmt.Errorf("chatstate: resolve chat %d: %w", chatID, err)
 	}

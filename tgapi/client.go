@@ -61,7 +61,8 @@ type Client struct {
 // once in New).
 var methods = []string{
 	"getMe", "getUpdates", "setWebhook", "deleteWebhook", "getWebhookInfo", "sendMessage",
-	"editMessageText", "answerCallbackQuery", "setMyCommands", "getMyStarBalance",
+	"editMessageText", "answerCallbackQuery", "setMyCommands", "setMyDescription", "setMyShortDescription",
+	"getChatMember", "getMyStarBalance",
 }
 
 // New returns a Client for cfg. Errors: an empty token. A ServerURL that

@@ -137,6 +137,35 @@ func (c *Client) SetMyCommands(ctx context.Context, p *bot.SetMyCommandsParams) 
 	return err
 }
 
+// SetMyDescription sets the bot's description (the empty chat's "What
+// can this bot do?") for users of p.LanguageCode ("": everyone without a
+// dedicated one) (https://core.telegram.org/bots/api#setmydescription).
+func (c *Client) SetMyDescription(ctx context.Context, p *bot.SetMyDescriptionParams) error {
+	_, err := c.call(ctx, "setMyDescription", p, nil, c.timeout)
+	return err
+}
+
+// SetMyShortDescription sets the bot's short description (its profile
+// page and share text) for users of p.LanguageCode
+// (https://core.telegram.org/bots/api#setmyshortdescription).
+func (c *Client) SetMyShortDescription(ctx context.Context, p *bot.SetMyShortDescriptionParams) error {
+	_, err := c.call(ctx, "setMyShortDescription", p, nil, c.timeout)
+	return err
+}
+
+// ChatMemberStatus returns the status of user userID in chat chatID
+// ("creator", "administrator", "member", "restricted", "left",
+// "kicked": https://core.telegram.org/bots/api#getchatmember).
+func (c *Client) ChatMemberStatus(ctx context.Context, chatID, userID int64) (string, error) {
+	var m struct {
+		Status string `json:"status"`
+	}
+	if _, err := c.call(ctx, "getChatMember", &bot.GetChatMemberParams{ChatID: chatID, UserID: userID}, &m, c.timeout); err != nil {
+		return "", err
+	}
+	return m.Status, nil
+}
+
 // GetMyStarBalance returns the bot's Telegram Stars balance
 // (https://core.telegram.org/bots/api#getmystarbalance): Amount whole
 // Stars and NanostarAmount billionths of a Star (models.StarAmount).

@@ -27,6 +27,7 @@ import (
 	"github.com/codemojex/codemojex/internal/handling"
 	"github.com/codemojex/codemojex/internal/health"
 	"github.com/codemojex/codemojex/internal/httpserver"
+	"github.com/codemojex/codemojex/internal/i18n"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/lifecycle"
 	"github.com/codemojex/codemojex/internal/procs"
@@ -59,6 +60,8 @@ type App struct {
 	games     *gamestore.Store
 	audience  *chats.Audience
 	chatDir   *chats.Directory
+	langs     *chats.Languages   // the /language choices of users and groups
+	cat       *i18n.Catalog      // the players' texts (internal/i18n)
 	audit     *admin.AuditLog    // the audit stream: the admin commands' and the broadcasts' actions
 	admin     *admin.Admin       // the admin commands and the administration API (admin.go)
 	procs     *procs.Registry    // the deployment's live processes: this one's heartbeat (procs.go), the console's list
@@ -158,6 +161,11 @@ func (a *App) init() error {
 		return fmt.Errorf("app: game store: %w", err)
 	}
 	a.audience = chats.NewAudience(a.c, o.tag)
+	a.langs = chats.NewLanguages(a.c, o.tag)
+	if a.cat, err = i18n.New(); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.taps.Localize(a.localizeToast)
 	if a.chatDir, err = chats.NewDirectory(a.c, o.tag); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -175,10 +183,12 @@ func (a *App) init() error {
 		gc = *o.gameCfg
 	}
 	if a.ui, err = gameui.New(gameui.Config{Client: a.c, Tag: o.tag, Games: a.games, Notifier: a.notifier, Journal: a.inbox,
-		Codec: a.codec, Game: gc, Random: o.rng, Me: a.me.Load, Log: a.log}); err != nil {
+		Codec: a.codec, Game: gc, Random: o.rng, Me: a.me.Load, Catalog: a.cat, Languages: a.langs, IsGroupAdmin: a.isGroupAdmin,
+		Log: a.log}); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	a.taps.Route(tapdata.KindGame, a.ui.Tap)
+	a.taps.Route(tapdata.KindLanguage, a.ui.LanguageTap)
 	if a.bc, err = broadcast.New(broadcast.Config{Client: a.c, Tag: o.tag, Notifier: a.notifier, Audience: a.audience,
 		Journal: a.inbox, Audit: a.audit, Codec: a.codec, Username: a.username,
 		GlobalRate: cfg.GlobalRate, PaidRate: cfg.PaidBroadcastRate, StarBalance: a.starBalance(), EditInterval: o.editInterval, Now: o.now,

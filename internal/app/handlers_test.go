@@ -53,7 +53,7 @@ func TestPlayerGetsRepliesToStartPlayAndGuesses(t *testing.T) {
 	for _, c := range h.emu.MyCommands("", "") {
 		names = append(names, c.Command)
 	}
-	require.ElementsMatch(t, []string{"play", "guess", "giveup", "top", "help", "start"}, names)
+	require.ElementsMatch(t, []string{"play", "guess", "giveup", "top", "help", "language", "start"}, names)
 }
 
 func TestGroupGuessesByCommandAndReply(t *testing.T) {

@@ -426,11 +426,12 @@ func (h *harness) startWithHighUpdateID(from models.User) *running {
 const boardRules = "🔐 New code: 4 emojis from 🍎 🍌 🍇 🍒 🍋 🥝 (repeats allowed). Tap or type a guess: 🟢 right place, 🟡 wrong place, ⚪ no match."
 
 // board returns chat's latest board message (the last bot message starting
-// with the rules line) and whether there is one.
+// with the rules line, "🔐 ..." in every language) and whether there is
+// one.
 func (h *harness) board(chat int64) (tgemu.Message, bool) {
 	msgs := h.emu.Messages(chat)
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if strings.HasPrefix(msgs[i].Text, "🔐 New code:") {
+		if strings.HasPrefix(msgs[i].Text, "🔐 ") { // the rules line, in every language
 			return msgs[i], true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/chats"
+	"github.com/codemojex/codemojex/internal/i18n"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/notifier"
 )
@@ -30,18 +31,41 @@ func chatOf(u *models.Update) int64 {
 	return 0
 }
 
+// senderOf returns the user an update comes from and their language_code
+// (0 and "" when none).
+func senderOf(u *models.Update) (int64, string) {
+	var from *models.User
+	switch {
+	case u.Message != nil:
+		from = u.Message.From
+	case u.EditedMessage != nil:
+		from = u.EditedMessage.From
+	case u.CallbackQuery != nil:
+		from = &u.CallbackQuery.From
+	}
+	if from == nil {
+		return 0, ""
+	}
+	return from.ID, from.LanguageCode
+}
+
 // chatMiddleware records the chat as known (the broadcast audience) and
 // how it is named (the chat directory: sent only when this process has not
 // recorded that name yet, written only when it changed),
 // and marks it active in the notifier (a chat that blocked the bot and talks to
-// it again gets notifications again) before any handler runs: the SADD
-// and the name's EVAL ride in MarkActive's pipeline, one round trip for all (a migrated
+// it again gets notifications again) before any handler runs, and reads
+// the languages the handlers answer in (Request.Lang: the sender's
+// /language choice, else their language_code, i18n.Normalize'd;
+// Request.ChatLang: a group's choice): the SADD, the name's EVAL and the
+// languages' HGETs ride in MarkActive's pipeline, one round trip for all (a migrated
 // chat's alias target takes more). A failure is the update's Outcome (an
 // infrastructure error: retried); the handler does not run.
-func chatMiddleware(audience *chats.Audience, dir *chats.Directory, n *notifier.Notifier) update.Middleware {
+func chatMiddleware(audience *chats.Audience, dir *chats.Directory, langs *chats.Languages, n *notifier.Notifier) update.Middleware {
 	return func(next update.Handler) update.Handler {
 		return update.HandlerFunc(func(ctx context.Context, r *update.Request) update.Outcome {
 			u := r.Update
+			user, code := senderOf(u)
+			r.Lang = i18n.Normalize(code)
 			if chat := chatOf(u); chat != 0 {
 				also := []valkey.Completed{audience.AddCmd(chat)}
 				id, name, ok := nameOf(u)
@@ -49,11 +73,23 @@ func chatMiddleware(audience *chats.Audience, dir *chats.Directory, n *notifier.
 				if ok && id == chat {
 					rec, named = dir.Record(chat, name)
 				}
+				reads := len(also) // the languages' HGETs: the user's, then a group's
+				if user != 0 {
+					also = append(also, langs.GetCmd(user))
+				}
+				if chat < 0 {
+					also = append(also, langs.GetCmd(chat))
+				}
+				nread := len(also) - reads
 				if named {
 					also = append(also, rec)
 				}
-				if err := n.Chats().MarkActiveWith(ctx, chat, also...); err != nil {
+				res, err := n.Chats().MarkActiveRead(ctx, chat, also...)
+				if err != nil {
 					return update.Failed(fmt.Errorf("record chat %d: %w", chat, err))
+				}
+				if err := readLangs(r, res[reads:reads+nread], user != 0, chat < 0); err != nil {
+					return update.Failed(fmt.Errorf("languages of chat %d: %w", chat, err))
 				}
 				if named {
 					dir.Recorded(chat, name)
@@ -62,6 +98,31 @@ func chatMiddleware(audience *chats.Audience, dir *chats.Directory, n *notifier.
 			return next.Handle(ctx, r)
 		})
 	}
+}
+
+// readLangs sets r's languages from the HGETs of chatMiddleware: the
+// user's choice (when user), then the group's (when group).
+func readLangs(r *update.Request, res []valkey.ValkeyResult, user, group bool) error {
+	if user {
+		l, err := chats.ReadLang(res[0])
+		if err != nil {
+			return err
+		}
+		if l != "" {
+			r.Lang = i18n.Normalize(l)
+		}
+		res = res[1:]
+	}
+	if group {
+		l, err := chats.ReadLang(res[0])
+		if err != nil {
+			return err
+		}
+		if l != "" {
+			r.ChatLang = i18n.Normalize(l)
+		}
+	}
+	return nil
 }
 
 // newMux builds the update handlers' mux: the extra handlers (WithHandler)
@@ -73,7 +134,7 @@ func chatMiddleware(audience *chats.Audience, dir *chats.Directory, n *notifier.
 // it is recorded.
 func (a *App) newMux() *update.Mux {
 	m := update.NewMux()
-	m.Use(a.hm.Recover(a.log), chatMiddleware(a.audience, a.chatDir, a.notifier))
+	m.Use(a.hm.Recover(a.log), chatMiddleware(a.audience, a.chatDir, a.langs, a.notifier))
 	for _, h := range a.opt.handlers {
 		m.RouteFunc(h.match, h.h)
 	}

@@ -15,6 +15,7 @@ import "strconv"
 //	{T}:app:chatidx:<i>   sorted set  the search index's bucket i (chat mod IndexBuckets): "<search key>\0<chat id>", score 0
 //	{T}:app:chatname      hash        the directory as one hash, before the buckets (read; Directory.Migrate empties it)
 //	{T}:app:chatidx       sorted set  the search index as one sorted set, before the buckets (read; emptied with it)
+//	{T}:app:lang:<b>      hash        the languages' bucket b (Bucket): user id or group chat id -> its language (Languages)
 type Keys struct{ tag string }
 
 // NewKeys returns the keys under hash tag tag (lanes.DefaultTag unless the
@@ -82,3 +83,9 @@ func (k Keys) IndexBucket(i int64) string {
 // Directory.Migrate and by a chat's next record).
 func (k Keys) LegacyName() string  { return k.prefix() + "chatname" }
 func (k Keys) LegacyIndex() string { return k.prefix() + "chatidx" }
+
+// Lang is the languages' bucket of id (Bucket; a user id or a group's
+// negative chat id): hash id -> its language ("ru", "pt-BR").
+func (k Keys) Lang(id int64) string {
+	return k.prefix() + "lang:" + strconv.FormatInt(Bucket(id), 10)
+}

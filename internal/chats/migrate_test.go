@@ -114,6 +114,8 @@ func TestKeysAreTheDeployedOnes(t *testing.T) {
 		{k.IndexBucket(7), "{cm}:app:chatidx:7"},
 		{k.LegacyName(), "{cm}:app:chatname"},
 		{k.LegacyIndex(), "{cm}:app:chatidx"},
+		{k.Lang(-1), "{cm}:app:lang:1023"},
+		{k.Lang(1025), "{cm}:app:lang:1"},
 	} {
 		require.Equal(t, tc.want, tc.got)
 	}

@@ -115,6 +115,9 @@ type Subject struct {
 	// MessageID is a message's message_id (0 for a tap): a group's notice
 	// answers the dropped message, so it goes to the member who sent it.
 	MessageID int
+	// LanguageCode is the sender's language_code as Telegram sent it
+	// (what a dropped update's toast and notice are said in).
+	LanguageCode string
 }
 
 // SubjectOf reads the subject of an update's JSON as Telegram sent it: a
@@ -123,7 +126,8 @@ type Subject struct {
 // channel post) and a body that does not decode have User 0: not limited.
 func SubjectOf(raw []byte) Subject {
 	type ids struct {
-		ID int64 `json:"id"`
+		ID   int64  `json:"id"`
+		Lang string `json:"language_code"`
 	}
 	type msg struct {
 		ID   int  `json:"message_id"`
@@ -144,11 +148,11 @@ func SubjectOf(raw []byte) Subject {
 	}
 	for _, m := range []*msg{u.Message, u.EditedMessage} {
 		if m != nil && m.From != nil {
-			return Subject{User: m.From.ID, Chat: m.Chat.ID, Kind: Message, MessageID: m.ID}
+			return Subject{User: m.From.ID, Chat: m.Chat.ID, Kind: Message, MessageID: m.ID, LanguageCode: m.From.Lang}
 		}
 	}
 	if q := u.CallbackQuery; q != nil {
-		s := Subject{User: q.From.ID, Chat: q.From.ID, Kind: Tap, QueryID: q.ID}
+		s := Subject{User: q.From.ID, Chat: q.From.ID, Kind: Tap, QueryID: q.ID, LanguageCode: q.From.Lang}
 		if q.Message != nil && q.Message.Chat.ID != 0 {
 			s.Chat = q.Message.Chat.ID
 		}

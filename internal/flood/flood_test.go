@@ -330,11 +330,11 @@ func TestSubjectOfReadsSenderChatAndKind(t *testing.T) {
 		want flood.Subject
 	}{
 		{"private message", `{"update_id":1,"message":{"chat":{"id":7},"from":{"id":7},"text":"/help"}}`, msg(7, 7)},
-		{"group message", `{"update_id":1,"message":{"message_id":12,"chat":{"id":-5},"from":{"id":7},"text":"hi"}}`,
-			flood.Subject{User: 7, Chat: -5, Kind: flood.Message, MessageID: 12}},
+		{"group message", `{"update_id":1,"message":{"message_id":12,"chat":{"id":-5},"from":{"id":7,"language_code":"ru"},"text":"hi"}}`,
+			flood.Subject{User: 7, Chat: -5, Kind: flood.Message, MessageID: 12, LanguageCode: "ru"}},
 		{"edited message", `{"update_id":1,"edited_message":{"chat":{"id":-5},"from":{"id":8}}}`, msg(8, -5)},
-		{"tap on a group board", `{"update_id":1,"callback_query":{"id":"q1","from":{"id":7},"message":{"chat":{"id":-5}}}}`,
-			flood.Subject{User: 7, Chat: -5, Kind: flood.Tap, QueryID: "q1"}},
+		{"tap on a group board", `{"update_id":1,"callback_query":{"id":"q1","from":{"id":7,"language_code":"fa"},"message":{"chat":{"id":-5}}}}`,
+			flood.Subject{User: 7, Chat: -5, Kind: flood.Tap, QueryID: "q1", LanguageCode: "fa"}},
 		{"tap on an inaccessible message", `{"update_id":1,"callback_query":{"id":"q2","from":{"id":7}}}`,
 			flood.Subject{User: 7, Chat: 7, Kind: flood.Tap, QueryID: "q2"}},
 		{"channel post (no sender)", `{"update_id":1,"message":{"chat":{"id":-5}}}`, flood.Subject{}},

@@ -18,6 +18,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/flood"
+	"github.com/codemojex/codemojex/internal/i18n"
 	"github.com/codemojex/codemojex/notifier"
 )
 
@@ -41,7 +42,12 @@ type Config struct {
 	// toast (a process without a Bot API client).
 	Answer     func(ctx context.Context, queryID, text string)
 	Registerer prometheus.Registerer // the metrics' registry
-	Log        *slog.Logger
+	// Catalog says the toast and the notice in the dropped update's
+	// sender's language (flood.Subject.LanguageCode: their language_code,
+	// not a /language choice, which would cost a read per drop in a
+	// flood); nil: in English (flood.ToastText, flood.NoticeText).
+	Catalog *i18n.Catalog
+	Log     *slog.Logger
 }
 
 // Notices is the side of the intake limits that talks back, and their
@@ -111,14 +117,14 @@ func (n *Notices) OnDrops(ctx context.Context, drops []flood.Drop) {
 			case n.toasts <- struct{}{}:
 				n.bg.Go(func() {
 					defer func() { <-n.toasts }()
-					n.cfg.Answer(context.WithoutCancel(ctx), d.Subject.QueryID, flood.ToastText)
+					n.cfg.Answer(context.WithoutCancel(ctx), d.Subject.QueryID, n.text(d.Subject, "flood_toast", flood.ToastText))
 				})
 			default:
 				n.skipped.Inc()
 			}
 		}
 		if d.Result.Notice {
-			msg := notifier.Message{Text: flood.NoticeText, Class: notifier.Reply}
+			msg := notifier.Message{Text: n.text(d.Subject, "flood_notice", flood.NoticeText), Class: notifier.Reply}
 			if d.Subject.Chat < 0 {
 				msg.ReplyTo = d.Subject.MessageID
 			}
@@ -133,6 +139,15 @@ func (n *Notices) OnDrops(ctx context.Context, drops []flood.Drop) {
 				slog.Int64("user", d.Subject.User), slog.String("reason", string(d.Result.Reason)))
 		}
 	}
+}
+
+// text is message id of the catalog in s's language, english without a
+// catalog.
+func (n *Notices) text(s flood.Subject, id, english string) string {
+	if n.cfg.Catalog == nil {
+		return english
+	}
+	return n.cfg.Catalog.Text(i18n.Normalize(s.LanguageCode), id, nil)
 }
 
 // Name is the service's name in the lifecycle's logs and errors.

@@ -40,11 +40,27 @@ const (
 // compTTL bounds how long a composition outlives its last tap.
 const compTTL = gamestore.DefaultGameTTL
 
-// boardRef is the chat's current board: game id and the job id of the
-// board's sendMessage.
+// boardRef is the chat's current board: game id, the job id of the
+// board's sendMessage and its language (that of the group when it was
+// sent, else of the player who started the game; "" for a board of
+// before languages: read as i18n.Default).
 type boardRef struct {
 	Game string
 	Job  lanes.JobID
+	Lang string
+}
+
+// boardLang is the language a board of ref speaks to the update r: in a
+// private chat its player's (r.Lang); in a group the group's (r.ChatLang,
+// set by its admins), else the board's own (ref.Lang, the starter's).
+func boardLang(r *update.Request, ref boardRef, group bool) string {
+	switch {
+	case !group:
+		return r.Lang
+	case r.ChatLang != "":
+		return r.ChatLang
+	}
+	return ref.Lang
 }
 
 func (u *UI) loadBoard(ctx context.Context, chat int64) (boardRef, error) {
@@ -52,13 +68,13 @@ func (u *UI) loadBoard(ctx context.Context, chat int64) (boardRef, error) {
 	if err != nil {
 		return boardRef{}, fmt.Errorf("gameui: board of chat %d: %w", chat, err)
 	}
-	return boardRef{Game: m["g"], Job: lanes.JobID(m["j"])}, nil
+	return boardRef{Game: m["g"], Job: lanes.JobID(m["j"]), Lang: m["l"]}, nil
 }
 
 func (u *UI) saveBoard(ctx context.Context, chat int64, b boardRef) error {
 	k := u.keys.Board(chat)
 	for _, r := range u.c.DoMulti(ctx,
-		u.c.B().Hset().Key(k).FieldValue().FieldValue("g", b.Game).FieldValue("j", string(b.Job)).Build(),
+		u.c.B().Hset().Key(k).FieldValue().FieldValue("g", b.Game).FieldValue("j", string(b.Job)).FieldValue("l", b.Lang).Build(),
 		u.c.B().Pexpire().Key(k).Milliseconds(compTTL.Milliseconds()).Build()) {
 		if err := r.Error(); err != nil {
 			return fmt.Errorf("gameui: board of chat %d: %w", chat, err)
@@ -109,9 +125,9 @@ func decodeComps(m map[string]string, st game.State) []composition {
 	return out
 }
 
-// boardMessage renders the board of st with comps in chat: text and
-// keyboard (none once the game is over).
-func (u *UI) boardMessage(chat int64, st game.State, comps []composition, group bool) (notifier.Message, error) {
+// boardMessage renders the board of st with comps in chat in language
+// lang: text and keyboard (none once the game is over).
+func (u *UI) boardMessage(chat int64, st game.State, comps []composition, group bool, lang string) (notifier.Message, error) {
 	gc := make([]game.Composition, len(comps))
 	ready := 0
 	for i, c := range comps {
@@ -120,7 +136,7 @@ func (u *UI) boardMessage(chat int64, st game.State, comps []composition, group 
 			ready++
 		}
 	}
-	msg := notifier.Message{Text: st.BoardText(gc, group), Class: notifier.Reply, Editable: true}
+	msg := notifier.Message{Text: boardText(u.cat.For(lang), st, gc, group), Class: notifier.Reply, Editable: true}
 	if st.Over() {
 		return msg, nil
 	}
@@ -175,13 +191,15 @@ func (u *UI) keyboard(chat int64, st game.State, canSubmit bool) (models.InlineK
 }
 
 // sendBoard queues a new board for st in chat (idempotent per update),
-// threaded under message replyTo (0: none), and makes it the chat's board.
+// threaded under message replyTo (0: none), and makes it the chat's board,
+// speaking r's language (a group's, else r's sender's: boardLang).
 func (u *UI) sendBoard(ctx context.Context, r *update.Request, out *update.Outcome, chat int64, st game.State, group bool, replyTo int) error {
 	comps, err := u.compositions(ctx, chat, st)
 	if err != nil {
 		return err
 	}
-	msg, err := u.boardMessage(chat, st, comps, group)
+	lang := boardLang(r, boardRef{Lang: r.Lang}, group)
+	msg, err := u.boardMessage(chat, st, comps, group, lang)
 	if err != nil {
 		return err
 	}
@@ -191,7 +209,7 @@ func (u *UI) sendBoard(ctx context.Context, r *update.Request, out *update.Outco
 	if err != nil {
 		return fmt.Errorf("gameui: board of chat %d: %w", chat, err)
 	}
-	return u.saveBoard(ctx, chat, boardRef{Game: st.ID, Job: ids[0]})
+	return u.saveBoard(ctx, chat, boardRef{Game: st.ID, Job: ids[0], Lang: lang})
 }
 
 // refreshBoard queues an edit of chat's board to show st (coalesced with
@@ -220,7 +238,7 @@ func (u *UI) refreshBoard(ctx context.Context, r *update.Request, out *update.Ou
 	if err != nil {
 		return err
 	}
-	msg, err := u.boardMessage(chat, st, comps, group)
+	msg, err := u.boardMessage(chat, st, comps, group, boardLang(r, ref, group))
 	if err != nil {
 		return err
 	}
@@ -240,16 +258,17 @@ func (u *UI) refreshBoard(ctx context.Context, r *update.Request, out *update.Ou
 func (u *UI) onBoardTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
 	m := q.Message.Message
 	chat, group := m.Chat.ID, !update.IsPrivate(m)
+	t := u.texts(r)
 	cur, err := u.games.Current(ctx, chat)
 	switch {
 	case errors.Is(err, gamestore.ErrNoGame), errors.Is(err, game.ErrInvalidState):
-		return ToastGameOver
+		return t.T("toast_game_over", nil)
 	case err != nil:
 		u.log.Error("board tap: game not read", slog.Int64("chat", chat), slog.Any("err", err))
 		return tapdata.ToastRetry
 	}
 	if cur.ID != d.Scope {
-		return ToastGameOver
+		return t.T("toast_game_over", nil)
 	}
 	name := displayName(&q.From)
 	fail := func(err error) string {
@@ -272,11 +291,11 @@ func (u *UI) onBoardTap(ctx context.Context, r *update.Request, out *update.Outc
 		if err != nil {
 			return fail(err)
 		}
-		switch code {
+		switch n := cur.Config.CodeLength; code {
 		case -1:
-			return ToastFull
+			return t.N("toast_full", n, map[string]any{"N": n})
 		case -2:
-			return ToastEmpty
+			return t.T("toast_empty", nil)
 		}
 	case d.Arg == actSubmit:
 		var err error
@@ -286,12 +305,12 @@ func (u *UI) onBoardTap(ctx context.Context, r *update.Request, out *update.Outc
 	case d.Arg == actGiveUp:
 		st, err := u.games.GiveUp(ctx, chat)
 		if errors.Is(err, gamestore.ErrNoGame) {
-			return ToastGameOver
+			return t.T("toast_game_over", nil)
 		}
 		if err != nil {
 			return fail(err)
 		}
-		next, toast = st, ToastGaveUp
+		next, toast = st, t.T("toast_gave_up", nil)
 	default:
 		return tapdata.ToastInvalidButton
 	}
@@ -328,9 +347,10 @@ func (u *UI) submitTap(ctx context.Context, r *update.Request, chat int64, cur g
 			mine = c.Composition
 		}
 	}
+	t := u.texts(r)
 	n := cur.Config.CodeLength
 	if len(mine.Symbols) != n {
-		return cur, fmt.Sprintf(toastChooseFirst, n, len(mine.Symbols), n), nil
+		return cur, t.N("toast_choose_first", n, map[string]any{"N": n, "Chosen": len(mine.Symbols)}), nil
 	}
 	pre := Fingerprint(cur, true)
 	j, err := u.loadJournal(ctx, r.ID)
@@ -345,7 +365,7 @@ func (u *UI) submitTap(ctx context.Context, r *update.Request, chat int64, cur g
 	}
 	res, next, err := u.games.Guess(ctx, chat, from.ID, name, strings.Join(mine.Symbols, ""))
 	if errors.Is(err, gamestore.ErrNoGame) {
-		return cur, ToastGameOver, nil
+		return cur, t.T("toast_game_over", nil), nil
 	}
 	if err != nil {
 		return cur, "", err
@@ -358,9 +378,9 @@ func (u *UI) submitTap(ctx context.Context, r *update.Request, chat int64, cur g
 	toast := res.Pegs(n)
 	switch res.Status {
 	case game.Won:
-		toast = fmt.Sprintf(toastCracked, res.Points)
+		toast = t.T("toast_cracked", map[string]any{"Points": res.Points})
 	case game.Lost:
-		toast = toastOutOfAttempts
+		toast = t.T("toast_out_of_attempts", nil)
 	}
 	return next, toast, nil
 }

@@ -22,17 +22,23 @@
 //
 // Keys (docs/keys.md), {T} the lanes tag:
 //
-//	{T}:app:board:<chat_id>           hash    the chat's board: g (game id), j (job id of its sendMessage)
+//	{T}:app:board:<chat_id>           hash    the chat's board: g (game id), j (job id of its sendMessage), l (its language)
 //	{T}:app:comp:<chat_id>:<game id>  hash    the players' compositions of a game (compose.lua)
 //
-// The user-visible texts not produced by package game are gathered in
-// texts.go.
+// Every text is the catalog's (internal/i18n) in the sender's language
+// (update.Request.Lang); a group's board speaks the group's language
+// (Request.ChatLang, set by its admins with /language), else that of the
+// player who started the game (kept with the board: field l). render.go
+// renders package game's texts from the catalog. /language sets the
+// sender's language (in a group, the group's: admins only), kept by
+// chats.Languages.
 package gameui
 
 import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -41,7 +47,9 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/gamestore"
+	"github.com/codemojex/codemojex/internal/i18n"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
@@ -62,9 +70,9 @@ type Journal interface {
 	SaveJournal(ctx context.Context, id int64, kv ...string) error
 }
 
-// Config is what the game UI runs on. Every field but Random is required
-// (New refuses a nil Client, Games, Notifier, Journal, Me or Log; Codec
-// must come from tapdata.New).
+// Config is what the game UI runs on. Every field but Random, Catalog and
+// IsGroupAdmin is required (New refuses a nil Client, Games, Notifier,
+// Journal, Languages, Me or Log; Codec must come from tapdata.New).
 type Config struct {
 	Client   valkey.Client
 	Tag      string // the lanes tag {T} of its keys
@@ -76,8 +84,16 @@ type Config struct {
 	Random   io.Reader     // the secrets' randomness; nil: gamestore's default
 	// Me is the bot's own user from getMe (nil until it answered): its
 	// username for commands addressed to it, its id for replies to it.
-	Me  func() *models.User
-	Log *slog.Logger
+	Me func() *models.User
+	// Catalog is the players' texts (nil: New reads i18n.New's);
+	// Languages keeps the /language choices of users and groups.
+	Catalog   *i18n.Catalog
+	Languages *chats.Languages
+	// IsGroupAdmin reports whether user is an administrator (or the
+	// creator) of group chat (getChatMember): only they set a group's
+	// language. Nil: nobody can.
+	IsGroupAdmin func(ctx context.Context, chat, user int64) (bool, error)
+	Log          *slog.Logger
 }
 
 // UI is the game's chat interface. Its handlers may be called
@@ -93,20 +109,40 @@ type UI struct {
 	rng           io.Reader
 	me            func() *models.User
 	log           *slog.Logger
-	helpText      string      // /help's answer (helpText of gameCfg), built once
-	composeScript *valkey.Lua // compose.lua: a player's composition on a board
+	cat           *i18n.Catalog
+	langs         *chats.Languages
+	isGroupAdmin  func(ctx context.Context, chat, user int64) (bool, error)
+	helpTexts     map[string]string // /help's answer by language (helpText of gameCfg), built once
+	composeScript *valkey.Lua       // compose.lua: a player's composition on a board
 }
 
 // New returns the UI of cfg. Errors: a required field missing.
 func New(cfg Config) (*UI, error) {
-	if cfg.Client == nil || cfg.Games == nil || cfg.Notifier == nil || cfg.Journal == nil || cfg.Me == nil || cfg.Log == nil {
-		return nil, errors.New("gameui: Client, Games, Notifier, Journal, Me and Log are required")
+	if cfg.Client == nil || cfg.Games == nil || cfg.Notifier == nil || cfg.Journal == nil || cfg.Languages == nil || cfg.Me == nil || cfg.Log == nil {
+		return nil, errors.New("gameui: Client, Games, Notifier, Journal, Languages, Me and Log are required")
+	}
+	cat := cfg.Catalog
+	if cat == nil {
+		var err error
+		if cat, err = i18n.New(); err != nil {
+			return nil, fmt.Errorf("gameui: %w", err)
+		}
 	}
 	gc := cfg.Game.WithDefaults()
+	help := map[string]string{}
+	for _, l := range i18n.Languages() {
+		help[l] = helpText(cat.For(l), gc)
+	}
 	return &UI{c: cfg.Client, keys: Keys{Tag: cfg.Tag}, games: cfg.Games, notifier: cfg.Notifier, journal: cfg.Journal,
-		codec: cfg.Codec, gameCfg: gc, rng: cfg.Random, me: cfg.Me, log: cfg.Log,
-		helpText: helpText(gc), composeScript: luascript.Must(luaFS, "compose")}, nil
+		codec: cfg.Codec, gameCfg: gc, rng: cfg.Random, me: cfg.Me, log: cfg.Log, cat: cat, langs: cfg.Languages,
+		isGroupAdmin: cfg.IsGroupAdmin, helpTexts: help, composeScript: luascript.Must(luaFS, "compose")}, nil
 }
+
+// texts are the catalog in the language of r's sender (Request.Lang).
+func (u *UI) texts(r *update.Request) i18n.Texts { return u.cat.For(r.Lang) }
+
+// Catalog returns the UI's catalog.
+func (u *UI) Catalog() *i18n.Catalog { return u.cat }
 
 // Keys returns the keys of the UI (tests read them).
 func (u *UI) Keys() Keys { return u.keys }
@@ -117,7 +153,7 @@ func (u *UI) Keys() Keys { return u.keys }
 func (u *UI) Register(m *update.Mux) {
 	for name, h := range map[string]update.HandlerFunc{
 		"start": u.onStart, "help": u.onHelp, "play": u.onPlay, "guess": u.onGuessCommand,
-		"giveup": u.onGiveUp, "top": u.onTop,
+		"giveup": u.onGiveUp, "top": u.onTop, "language": u.onLanguage,
 	} {
 		m.RouteFunc(update.IsCommand(name, u.username), h)
 	}
@@ -125,6 +161,12 @@ func (u *UI) Register(m *update.Mux) {
 
 // Other handles every update no command matched (onOther).
 func (u *UI) Other(ctx context.Context, r *update.Request) update.Outcome { return u.onOther(ctx, r) }
+
+// LanguageTap handles a tap on a /language button (a tapdata.Handler of
+// kind tapdata.KindLanguage) and returns its toast.
+func (u *UI) LanguageTap(ctx context.Context, r *update.Request, out *update.Outcome, q *models.CallbackQuery, d tapdata.Data) string {
+	return u.onLanguageTap(ctx, r, out, q, d)
+}
 
 // Tap handles a tap on a game board (a tapdata.Handler of kind
 // tapdata.KindGame) and returns its toast.

@@ -3,7 +3,6 @@ package gameui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 
@@ -34,12 +33,12 @@ func displayName(u *models.User) string {
 
 func (u *UI) onStart(_ context.Context, r *update.Request) (out update.Outcome) {
 	cfg := u.gameCfg.WithDefaults()
-	u.reply(&out, r.Update.Message, fmt.Sprintf(textWelcome, cfg.CodeLength, strings.Join(cfg.Palette, " ")))
+	u.reply(&out, r.Update.Message, u.texts(r).T("welcome", map[string]any{"N": cfg.CodeLength, "Palette": palette(cfg)}))
 	return out
 }
 
 func (u *UI) onHelp(_ context.Context, r *update.Request) (out update.Outcome) {
-	u.reply(&out, r.Update.Message, u.helpText)
+	u.reply(&out, r.Update.Message, u.helpTexts[u.texts(r).Lang])
 	return out
 }
 
@@ -52,18 +51,19 @@ func (u *UI) onTop(ctx context.Context, r *update.Request) (out update.Outcome) 
 	if err != nil {
 		return update.Failed(err)
 	}
+	t := u.texts(r)
 	if len(top) == 0 {
-		u.reply(&out, m, TextTopEmpty)
+		u.reply(&out, m, t.T("top_empty", nil))
 		return out
 	}
 	var b strings.Builder
-	b.WriteString(textTopTitle)
+	b.WriteString(t.T("top_title", nil))
 	for _, e := range top {
 		name := e.Name
 		if name == "" {
-			name = fmt.Sprintf(textTopNoName, e.UserID)
+			name = t.T("top_no_name", map[string]any{"ID": e.UserID})
 		}
-		fmt.Fprintf(&b, textTopLine, e.Rank, name, e.Points)
+		b.WriteString(t.T("top_line", map[string]any{"Rank": e.Rank, "Name": name, "Points": e.Points}))
 	}
 	u.reply(&out, m, b.String())
 	return out
@@ -138,10 +138,11 @@ func (u *UI) gameMove(ctx context.Context, r *update.Request, out *update.Outcom
 // after the move, also when the update is handled again after a crash).
 func (u *UI) onPlay(ctx context.Context, r *update.Request) (out update.Outcome) {
 	m := r.Update.Message
+	t := u.texts(r)
 	started := false
 	u.gameMove(ctx, r, &out, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context, *update.Outcome) ([]string, error)) {
 		if exists {
-			return []string{fmt.Sprintf(textRunningBoard, cur.Board())}, nil
+			return []string{t.T("running_board", map[string]any{"Board": stateBoard(t, cur)})}, nil
 		}
 		started = true
 		return nil, func(ctx context.Context, _ *update.Outcome) ([]string, error) {
@@ -152,7 +153,7 @@ func (u *UI) onPlay(ctx context.Context, r *update.Request) (out update.Outcome)
 				_, err = u.games.Start(ctx, m.Chat.ID, u.gameCfg, u.rng)
 			}
 			if errors.Is(err, gamestore.ErrGameInProgress) {
-				return []string{textRunning}, nil
+				return []string{t.T("running", nil)}, nil
 			}
 			if err != nil {
 				return nil, err
@@ -181,17 +182,18 @@ func (u *UI) ensureBoard(ctx context.Context, r *update.Request, out *update.Out
 
 func (u *UI) onGiveUp(ctx context.Context, r *update.Request) (out update.Outcome) {
 	m := r.Update.Message
+	t := u.texts(r)
 	u.gameMove(ctx, r, &out, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context, *update.Outcome) ([]string, error)) {
 		switch {
 		case corrupt:
-			return []string{textCorruptGame}, nil
+			return []string{t.T("corrupt_game", nil)}, nil
 		case !exists:
-			return []string{TextNoGame}, nil
+			return []string{t.T("no_game", nil)}, nil
 		}
-		return []string{game.GiveUpText(cur.Secret)}, func(ctx context.Context, out *update.Outcome) ([]string, error) {
+		return []string{giveUpText(t, cur.Secret)}, func(ctx context.Context, out *update.Outcome) ([]string, error) {
 			st, err := u.games.GiveUp(ctx, m.Chat.ID)
 			if errors.Is(err, gamestore.ErrNoGame) {
-				return []string{TextNoGame}, nil
+				return []string{t.T("no_game", nil)}, nil
 			}
 			if err != nil {
 				return nil, err
@@ -199,7 +201,7 @@ func (u *UI) onGiveUp(ctx context.Context, r *update.Request) (out update.Outcom
 			out.Then(func(ctx context.Context, o *update.Outcome) error {
 				return u.refreshBoard(ctx, r, o, m.Chat.ID, st, !update.IsPrivate(m), nil)
 			})
-			return []string{game.GiveUpText(st.Secret)}, nil
+			return []string{giveUpText(t, st.Secret)}, nil
 		}
 	})
 	return out
@@ -208,31 +210,33 @@ func (u *UI) onGiveUp(ctx context.Context, r *update.Request) (out update.Outcom
 // guess plays text as the sender's guess in m's chat; the replies, hooks
 // and failure go to out.
 func (u *UI) guess(ctx context.Context, r *update.Request, out *update.Outcome, m *models.Message, text string) {
+	t := u.texts(r)
+	noGame := t.T("no_game", nil)
 	u.gameMove(ctx, r, out, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context, *update.Outcome) ([]string, error)) {
 		switch {
 		case corrupt:
-			return []string{textCorruptGame}, nil
+			return []string{t.T("corrupt_game", nil)}, nil
 		case !exists:
-			return []string{TextNoGame}, nil
+			return []string{noGame}, nil
 		}
 		_, res, err := cur.Guess(text)
 		if ge, ok := errors.AsType[*game.GuessError](err); ok {
-			return []string{guessErrorText(ge)}, nil
+			return []string{guessErrorText(t, ge)}, nil
 		}
 		if err != nil {
-			return []string{TextNoGame}, nil
+			return []string{noGame}, nil
 		}
 		var uid int64
 		if m.From != nil {
 			uid = m.From.ID
 		}
-		return []string{res.Text()}, func(ctx context.Context, out *update.Outcome) ([]string, error) {
+		return []string{resultText(t, res)}, func(ctx context.Context, out *update.Outcome) ([]string, error) {
 			res, next, err := u.games.Guess(ctx, m.Chat.ID, uid, displayName(m.From), text)
 			if ge, ok := errors.AsType[*game.GuessError](err); ok {
-				return []string{guessErrorText(ge)}, nil
+				return []string{guessErrorText(t, ge)}, nil
 			}
 			if errors.Is(err, gamestore.ErrNoGame) {
-				return []string{TextNoGame}, nil
+				return []string{noGame}, nil
 			}
 			if err != nil {
 				return nil, err
@@ -240,20 +244,15 @@ func (u *UI) guess(ctx context.Context, r *update.Request, out *update.Outcome, 
 			out.Then(func(ctx context.Context, o *update.Outcome) error {
 				return u.refreshBoard(ctx, r, o, m.Chat.ID, next, !update.IsPrivate(m), nil)
 			})
-			return []string{res.Text()}, nil
+			return []string{resultText(t, res)}, nil
 		}
 	})
-}
-
-// guessErrorText says what is wrong with a rejected guess.
-func guessErrorText(ge *game.GuessError) string {
-	return fmt.Sprintf(textInvalidGuess, ge.Error())
 }
 
 func (u *UI) onGuessCommand(ctx context.Context, r *update.Request) (out update.Outcome) {
 	c, _ := u.cmd(r.Update)
 	if c.Args == "" {
-		u.reply(&out, r.Update.Message, TextGuessUsage)
+		u.reply(&out, r.Update.Message, u.texts(r).T("guess_usage", nil))
 		return out
 	}
 	u.guess(ctx, r, &out, r.Update.Message, c.Args)
@@ -270,7 +269,7 @@ func (u *UI) onOther(ctx context.Context, r *update.Request) (out update.Outcome
 	}
 	m := r.Update.Message
 	if c, ok := u.cmd(r.Update); ok {
-		u.reply(&out, m, fmt.Sprintf(textUnknownCommand, c.Name))
+		u.reply(&out, m, u.texts(r).T("unknown_command", map[string]any{"Name": c.Name}))
 		return out
 	}
 	u.guess(ctx, r, &out, m, m.Text)

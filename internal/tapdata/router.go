@@ -37,11 +37,12 @@ type AnswerFunc func(ctx context.Context, id, toast string)
 // Build it with NewRouter and Handle before it serves; it is not changed
 // after, so Handle may then be called concurrently.
 type Router struct {
-	codec   Codec
-	kinds   map[byte]Handler
-	answer  AnswerFunc
-	refused func()
-	log     *slog.Logger
+	codec    Codec
+	kinds    map[byte]Handler
+	answer   AnswerFunc
+	refused  func()
+	localize func(r *update.Request, toast string) string
+	log      *slog.Logger
 }
 
 // NewRouter returns a Router verifying with codec and answering with
@@ -50,6 +51,12 @@ type Router struct {
 func NewRouter(codec Codec, answer AnswerFunc, refused func(), log *slog.Logger) *Router {
 	return &Router{codec: codec, kinds: map[byte]Handler{}, answer: answer, refused: refused, log: log}
 }
+
+// Localize makes f say every toast in the tapper's language before it is
+// answered (f returns it as it is when it has no translation: the
+// Router's own toasts and ToastRetry are English constants). Call it
+// before the Router serves.
+func (rt *Router) Localize(f func(r *update.Request, toast string) string) { rt.localize = f }
 
 // Route registers h for the taps of kind (the last registration wins).
 func (rt *Router) Route(kind byte, h Handler) { rt.kinds[kind] = h }
@@ -82,6 +89,9 @@ func (rt *Router) Handle(ctx context.Context, r *update.Request) (out update.Out
 			rt.refused()
 		}
 		rt.log.Info("callback refused", slog.Int64("chat", chat), slog.Int64("user", q.From.ID), slog.String("why", err.Error()))
+	}
+	if rt.localize != nil && toast != "" {
+		toast = rt.localize(r, toast)
 	}
 	rt.answer(ctx, q.ID, toast)
 	return out

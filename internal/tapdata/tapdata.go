@@ -47,6 +47,7 @@ const (
 const (
 	KindGame      byte = 'g'
 	KindBroadcast byte = 'b' // broadcast preview (Send, Cancel), progress (Stop) and halt buttons
+	KindLanguage  byte = 'l' // the /language menu's buttons (arg: the language)
 )
 
 // Errors of Decode; a router answers each with a toast.

@@ -79,6 +79,9 @@ func (e *Emulator) setMyCommands(c *call) reply {
 			return badRequest("BOT_COMMAND_DESCRIPTION_INVALID")
 		}
 	}
+	if !validLangCode(c.params["language_code"]) {
+		return badRequest("LANG_CODE_INVALID")
+	}
 	key, ok := scopeKey(c.params["scope"], c.params["language_code"])
 	if !ok {
 		return badRequest("can't parse BotCommandScope JSON object")

@@ -21,7 +21,10 @@
 // Supported methods: getMe, getUpdates (long polling; an offset more than
 // 10 beyond the next update_id is ignored, as Telegram ignores it, and
 // SetNextUpdateID moves the id sequence, e.g. below ids already handed out),
-// sendMessage, editMessageText, setMyCommands, getMyCommands, setWebhook,
+// sendMessage, editMessageText, setMyCommands, getMyCommands (a language_code
+// of two letters, as Telegram takes), setMyDescription, getMyDescription,
+// setMyShortDescription, getMyShortDescription, getChatMember
+// (SetChatMemberStatus), setWebhook,
 // getWebhookInfo, deleteWebhook, answerCallbackQuery, getMyStarBalance. Method names are case-insensitive, as in Telegram. Any
 // other method is answered 404 "Not Found"; a wrong token 401 "Unauthorized".
 //

@@ -125,6 +125,8 @@ type Emulator struct {
 	faults                       []*faultRule
 	requests                     []Request
 	commands                     map[string][]models.BotCommand
+	descriptions                 map[string]string   // "d|<lang>" / "s|<lang>" -> setMyDescription / setMyShortDescription
+	members                      map[[2]int64]string // {chat, user} -> getChatMember status set by SetChatMemberStatus
 	callbacks                    map[string]*callbackState
 	answers                      []CallbackAnswer
 	nextCallback                 int64
@@ -176,6 +178,8 @@ func New(opts ...Option) (*Emulator, error) {
 		chats:          make(map[int64]*chatState),
 		nextUpdateID:   1,
 		commands:       make(map[string][]models.BotCommand),
+		descriptions:   make(map[string]string),
+		members:        make(map[[2]int64]string),
 		callbacks:      make(map[string]*callbackState),
 	}
 	e.srv = &http.Server{
@@ -385,6 +389,16 @@ func (e *Emulator) dispatch(ctx context.Context, c *call) reply {
 		return e.setMyCommands(c)
 	case "getmycommands":
 		return e.getMyCommands(c)
+	case "setmydescription":
+		return e.setMyDescription(c, "d", "description", maxDescription)
+	case "setmyshortdescription":
+		return e.setMyDescription(c, "s", "short_description", maxShortDescription)
+	case "getmydescription":
+		return e.getMyDescription(c, "d", "description")
+	case "getmyshortdescription":
+		return e.getMyDescription(c, "s", "short_description")
+	case "getchatmember":
+		return e.getChatMember(c)
 	case "deletewebhook":
 		return e.deleteWebhook(c)
 	case "setwebhook":

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -346,6 +347,7 @@ func TestSetMyCommands(t *testing.T) {
 		{name: "chat scope", params: bot.SetMyCommandsParams{Commands: cmds[:1], Scope: &models.BotCommandScopeChat{ChatID: -5}}, scope: "chat:-5"},
 		{name: "invalid command", params: bot.SetMyCommandsParams{Commands: []models.BotCommand{{Command: "New Game", Description: "x"}}}, err: "BOT_COMMAND_INVALID"},
 		{name: "empty description", params: bot.SetMyCommandsParams{Commands: []models.BotCommand{{Command: "x"}}}, err: "BOT_COMMAND_DESCRIPTION_INVALID"},
+		{name: "language code not of two letters", params: bot.SetMyCommandsParams{Commands: cmds, LanguageCode: "pt-BR"}, err: "LANG_CODE_INVALID"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -365,6 +367,70 @@ func TestSetMyCommands(t *testing.T) {
 	}
 	require.Equal(t, cmds, emu.MyCommands("default", ""), "invalid calls keep the stored commands")
 	require.Nil(t, emu.MyCommands("all_private_chats", ""))
+}
+
+// setMyDescription and setMyShortDescription keep a text per two-letter
+// language_code (an empty one removes it, an overlong one or a longer code
+// is refused); getMy... fall back to the text for every language.
+func TestMyDescriptionsArePerLanguage(t *testing.T) {
+	ctx := testCtx(t)
+	emu := testkit.NewEmulator(t)
+	b := newBot(t, emu)
+	for _, tc := range []struct {
+		name string
+		call func() (bool, error)
+		err  string
+	}{
+		{"default", func() (bool, error) { return b.SetMyDescription(ctx, &bot.SetMyDescriptionParams{Description: "Play"}) }, ""},
+		{"ru", func() (bool, error) {
+			return b.SetMyDescription(ctx, &bot.SetMyDescriptionParams{Description: "Играть", LanguageCode: "ru"})
+		}, ""},
+		{"short fa", func() (bool, error) {
+			return b.SetMyShortDescription(ctx, &bot.SetMyShortDescriptionParams{ShortDescription: "بازی", LanguageCode: "fa"})
+		}, ""},
+		{"region", func() (bool, error) {
+			return b.SetMyDescription(ctx, &bot.SetMyDescriptionParams{Description: "Jogar", LanguageCode: "pt-BR"})
+		}, "LANG_CODE_INVALID"},
+		{"too long", func() (bool, error) {
+			return b.SetMyShortDescription(ctx, &bot.SetMyShortDescriptionParams{ShortDescription: strings.Repeat("x", 121)})
+		}, "SHORT_DESCRIPTION_TOO_LONG"},
+	} {
+		ok, err := tc.call()
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.name)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		require.True(t, ok, tc.name)
+	}
+	require.Equal(t, "Play", emu.MyDescription("", false))
+	require.Equal(t, "Играть", emu.MyDescription("ru", false))
+	require.Equal(t, "بازی", emu.MyDescription("fa", true))
+	require.Empty(t, emu.MyDescription("pt", false))
+	d, err := b.GetMyDescription(ctx, &bot.GetMyDescriptionParams{LanguageCode: "es"})
+	require.NoError(t, err)
+	require.Equal(t, "Play", d.Description, "no Spanish one: the default")
+	d, err = b.GetMyDescription(ctx, &bot.GetMyDescriptionParams{LanguageCode: "ru"})
+	require.NoError(t, err)
+	require.Equal(t, "Играть", d.Description)
+	_, err = b.SetMyDescription(ctx, &bot.SetMyDescriptionParams{LanguageCode: "ru"})
+	require.NoError(t, err)
+	require.Empty(t, emu.MyDescription("ru", false), "an empty description removes the language's")
+}
+
+// getChatMember answers the status SetChatMemberStatus set, "member"
+// otherwise.
+func TestGetChatMemberAnswersTheStatusSet(t *testing.T) {
+	ctx := testCtx(t)
+	emu := testkit.NewEmulator(t)
+	b := newBot(t, emu)
+	emu.SetChatMemberStatus(-5, 7, "administrator")
+	emu.SetChatMemberStatus(-5, 8, "creator")
+	for user, want := range map[int64]models.ChatMemberType{7: models.ChatMemberTypeAdministrator, 8: models.ChatMemberTypeOwner, 9: models.ChatMemberTypeMember} {
+		m, err := b.GetChatMember(ctx, &bot.GetChatMemberParams{ChatID: int64(-5), UserID: user})
+		require.NoError(t, err)
+		require.Equal(t, want, m.Type, "user %d", user)
+	}
 }
 
 // TestOffsetBeyondNextUpdateIDIsIgnored: after the update_id sequence was

@@ -27,6 +27,14 @@ type Request struct {
 	// (Key returns "").
 	ID    int64
 	Epoch int64
+	// Lang is the sender's language (an internal/i18n language: the one
+	// they chose with /language, else their language_code, else
+	// i18n.Default); ChatLang a group's language set by its admins ("":
+	// none, and always "" in a private chat). Set by internal/app's chat
+	// middleware before any handler runs; "" where no middleware ran
+	// (handlers read "" as i18n.Default).
+	Lang     string
+	ChatLang string
 }
 
 // Key returns the notifier idempotency key (notifier.Message.Key) of the
