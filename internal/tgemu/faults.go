@@ -89,6 +89,12 @@ type Fault struct {
 	// RetryAfter is FaultTooManyRequests' parameters.retry_after, seconds;
 	// 0 omits "parameters" (then go-telegram/bot reports RetryAfter 0).
 	RetryAfter int
+	// Expires, when not zero, ends the fault at that time on the
+	// emulator's clock (WithClock): a matching request at or after it is
+	// not faulted and the fault is disarmed, whatever uses it had left.
+	// It makes a fault last a span of time, the way an outage does (see
+	// Until).
+	Expires time.Time
 	// AfterProcessing runs the request normally first (a message is then
 	// really sent and recorded) and only then fails the reply: the bot sees
 	// an error, or a lost connection, for something that happened. With
@@ -152,6 +158,10 @@ func (f Fault) ForChat(chatID int64) Fault { f.ChatID = chatID; return f }
 // Times sets how many matching requests f applies to (negative: all).
 func (f Fault) Times(n int) Fault { f.Count = n; return f }
 
+// Until makes f apply only to matching requests before t (the emulator's
+// clock; see Fault.Expires): with Times(-1), every request until then.
+func (f Fault) Until(t time.Time) Fault { f.Expires = t; return f }
+
 // Processed makes f fail the reply only after the request was processed
 // (see Fault.AfterProcessing).
 func (f Fault) Processed() Fault { f.AfterProcessing = true; return f }
@@ -182,7 +192,7 @@ func (e *Emulator) ClearFaults() {
 }
 
 // PendingFaults is the number of armed faults with uses left (an unlimited
-// fault counts 1).
+// fault counts 1; an expired one until the next request disarms it).
 func (e *Emulator) PendingFaults() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -190,10 +200,19 @@ func (e *Emulator) PendingFaults() int {
 }
 
 // takeFault consumes one use of the first fault matching method (lower
-// case) and chatID.
+// case) and chatID, after disarming the faults that expired.
 func (e *Emulator) takeFault(method string, chatID int64) *Fault {
+	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	live := e.faults[:0]
+	for _, r := range e.faults {
+		if r.Expires.IsZero() || now.Before(r.Expires) {
+			live = append(live, r)
+		}
+	}
+	clear(e.faults[len(live):])
+	e.faults = live
 	for i, r := range e.faults {
 		if r.Method != "" && strings.ToLower(r.Method) != method {
 			continue

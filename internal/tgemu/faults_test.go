@@ -346,3 +346,38 @@ func TestLatencyDelaysEveryAnswer(t *testing.T) {
 	_, err = b.GetMe(qctx)
 	require.NoError(t, err, "latency switched off")
 }
+
+// TestFaultUntilLastsASpanOfTime: a fault armed Until a time on the
+// emulator's clock fails every matching request before it, none after, and
+// is disarmed then; a fault without Expires is untouched.
+func TestFaultUntilLastsASpanOfTime(t *testing.T) {
+	ctx := testCtx(t)
+	clk := newFakeClock()
+	emu := testkit.NewEmulator(t, testkit.Unlimited("injected faults, not the limiter's 429s"), tgemu.WithAllowAnyChat(), tgemu.WithClock(clk.Now))
+	b := newBot(t, emu)
+	emu.InjectFault(tgemu.BadGateway().For("sendMessage").Until(clk.Now().Add(2 * time.Second)).Times(-1))
+	emu.InjectFault(tgemu.InternalServerError().For("getMe").Times(-1))
+
+	steps := []struct {
+		advance time.Duration
+		fail    bool
+	}{
+		{0, true},
+		{time.Second, true},
+		{999 * time.Millisecond, true},
+		{time.Millisecond, false}, // at Expires: over
+		{time.Hour, false},
+	}
+	for i, st := range steps {
+		clk.Advance(st.advance)
+		err := sendErr(ctx, b, 1)
+		if st.fail {
+			require.Error(t, err, "step %d", i)
+		} else {
+			require.NoError(t, err, "step %d", i)
+		}
+	}
+	require.Equal(t, 1, emu.PendingFaults(), "the expired fault is disarmed, the other kept")
+	_, err := b.GetMe(ctx)
+	require.Error(t, err, "the fault without Expires still applies")
+}
