@@ -10,7 +10,7 @@ ifneq ($(wildcard $(VALKEY_BIN_DIR)/valkey-server),)
 export PATH := $(VALKEY_BIN_DIR):$(PATH)
 endif
 
-.PHONY: test fmt-check vet bench bench-lanes build clean demo console-screenshots
+.PHONY: test fmt-check vet bench bench-lanes build clean demo console-screenshots chaos chaos-table
 
 # TEST_SKIPS collects the tests that skipped for want of something (testkit.SkipOrFail), printed at the end of make test.
 TEST_SKIPS ?= $(CURDIR)/.test-skips
@@ -65,6 +65,21 @@ bench-lanes:
 demo:
 	./scripts/ensure-valkey.sh "the demo's processes"
 	$(GO) run ./cmd/demo $(DEMO_FLAGS)
+
+## chaos: a seeded run of random faults across the whole bot, then a checker over the whole history (docs/chaos.md):
+## the bot in split roles on Valkey with a replica behind a TCP proxy, the emulator, a load of players, faults drawn
+## from SEED (default: the time) for DURATION (default 10m); a failure names the SEED that reproduces it. With
+## CHAOS_RECORD=docs/chaos-runs.jsonl the run's figures are appended there (then make chaos-table).
+SEED     ?= $(shell date +%s)
+DURATION ?= 10m
+chaos:
+	./scripts/ensure-valkey.sh "the chaos run"
+	CHAOS_SEED=$(SEED) CHAOS_DURATION=$(DURATION) CHAOS_RECORD=$(CHAOS_RECORD) \
+		$(GO) test -count=1 -v -run '^TestChaos$$' -timeout 0 ./internal/chaos/
+
+## chaos-table: docs/chaos.md's table of runs, made from docs/chaos-runs.jsonl
+chaos-table:
+	CHAOS_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestDocsTableIsTheRecord$$' ./internal/chaos/
 
 ## console-screenshots: the console's pages as PNGs in docs/console/, taken by its browser test (headless Chromium)
 console-screenshots:

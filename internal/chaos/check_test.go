@@ -1,0 +1,223 @@
+package chaos
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// history is what the checker reads: what the players sent (load) and
+// what the emulator recorded.
+type history struct {
+	group     []sentUpdate
+	messages  map[int64][]tgemu.Message // by chat, in send order
+	rush      []int64
+	taps      []string
+	answers   map[string]int // callback query id -> answerCallbackQuery requests
+	marker    string         // the broadcast's text ("" when none was started)
+	audience  []int64        // chats that must each get one copy
+	copyChats []int64        // every chat that may hold copies (audience and the cast)
+	deadCopy  map[int64]bool // chats whose copy was dead-lettered
+}
+
+// verdict is the checker's account of a history.
+type verdict struct {
+	GroupUpdates, Starts, Taps, Copies int // checked
+	DeadCopies                         int // copies dead-lettered (not delivered, not lost)
+	Lost, Duplicates, OrderViolations  int
+	Wrong                              int // replies saying the update was applied twice, lost or out of turn
+	// TapsUnanswered are taps that never got an answerCallbackQuery: by
+	// design (internal/app/callback.go) the bot tries an answer for 5 s
+	// and then gives up, so they are counted apart from Lost.
+	TapsUnanswered int
+	// FloodNotices are group updates answered with the intake's flood
+	// notice (docs/floods.md): dropped unhandled, like the ones after it
+	// in its window, which count as Lost.
+	FloodNotices int
+	Problems     []string
+}
+
+func (v *verdict) problem(format string, args ...any) {
+	if len(v.Problems) < 30 {
+		v.Problems = append(v.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+var attemptRE = regexp.MustCompile(`attempt (\d+)/\d+`)
+
+// floodNotice begins the intake's notice for a dropped message.
+const floodNotice = "Too many messages"
+
+// longestIncreasing marks the elements of a longest strictly increasing
+// subsequence of xs (patience sorting, O(n log n)).
+func longestIncreasing(xs []int) []bool {
+	var tails []int // tails[l]: index in xs of the smallest tail of a run of length l+1
+	prev := make([]int, len(xs))
+	for k, x := range xs {
+		l, _ := slices.BinarySearchFunc(tails, x, func(t, x int) int { return xs[t] - x })
+		if l > 0 {
+			prev[k] = tails[l-1]
+		} else {
+			prev[k] = -1
+		}
+		if l == len(tails) {
+			tails = append(tails, k)
+		} else {
+			tails[l] = k
+		}
+	}
+	in := make([]bool, len(xs))
+	if len(tails) > 0 {
+		for k := tails[len(tails)-1]; k >= 0; k = prev[k] {
+			in[k] = true
+		}
+	}
+	return in
+}
+
+// check goes over h: every group update has a reply that answers its
+// message (reply_to_message_id), the first replies come in the order of
+// the updates, a guess's reply carries its attempt number in its round
+// (after a win: anything), a /play's says a new game began; every rush
+// user got one welcome; every tap an answerCallbackQuery (else TapsUnanswered); every audience
+// chat the broadcast once. Extra replies, welcomes and copies are
+// duplicates.
+func check(h history) verdict {
+	var v verdict
+	v.GroupUpdates = len(h.group)
+	byChat := map[int64][]sentUpdate{}
+	for _, u := range h.group {
+		byChat[u.chat] = append(byChat[u.chat], u)
+	}
+	for chat, ups := range byChat {
+		checkGroup(&v, chat, ups, h.messages[chat])
+	}
+	v.Starts = len(h.rush)
+	for _, user := range h.rush {
+		n := 0
+		for _, m := range h.messages[user] {
+			if strings.Contains(m.Text, "Welcome") {
+				n++
+			}
+		}
+		if n == 0 {
+			v.Lost++
+			v.problem("rush user %d: no welcome", user)
+		}
+		v.Duplicates += max(0, n-1)
+	}
+	v.Taps = len(h.taps)
+	for _, id := range h.taps {
+		if h.answers[id] == 0 {
+			v.TapsUnanswered++
+		}
+	}
+	if h.marker == "" {
+		return v
+	}
+	v.Copies = len(h.audience)
+	copies := map[int64]int{}
+	for _, chat := range h.copyChats {
+		for _, m := range h.messages[chat] {
+			if strings.Contains(m.Text, h.marker) {
+				copies[chat]++
+			}
+		}
+		v.Duplicates += max(0, copies[chat]-1)
+	}
+	for _, chat := range h.audience {
+		if copies[chat] == 0 && h.deadCopy[chat] {
+			v.DeadCopies++
+			continue
+		}
+		if copies[chat] == 0 {
+			v.Lost++
+			v.problem("broadcast: chat %d has no copy", chat)
+		}
+	}
+	return v
+}
+
+// checkGroup checks one group's updates (in the order sent) against the
+// messages the group received.
+func checkGroup(v *verdict, chat int64, ups []sentUpdate, msgs []tgemu.Message) {
+	idx := make(map[int]int, len(ups)) // message id -> index in ups
+	for i, u := range ups {
+		idx[u.msgID] = i
+	}
+	replies := make([][]tgemu.Message, len(ups))
+	var order []int // the updates of the first replies, in the order the replies came
+	for _, m := range msgs {
+		i, ok := idx[m.ReplyToMessageID]
+		if m.ReplyToMessageID == 0 || !ok {
+			continue
+		}
+		if len(replies[i]) == 0 {
+			order = append(order, i)
+		}
+		replies[i] = append(replies[i], m)
+	}
+	// The replies out of order are the fewest whose removal leaves the
+	// rest in the order of their updates: all but a longest increasing
+	// run (one early reply is one violation, not one per later reply).
+	inOrder := longestIncreasing(order)
+	for k, i := range order {
+		if !inOrder[k] {
+			v.OrderViolations++
+			v.problem("group %d: the reply to update %d (%s) came out of the order of the updates", chat, ups[i].id, ups[i].kind)
+		}
+	}
+	won := map[int]bool{} // rounds won before their end
+	for i, u := range ups {
+		rs := replies[i]
+		if len(rs) == 0 {
+			v.Lost++
+			v.problem("group %d: update %d (%s, round %d) got no reply", chat, u.id, u.kind, u.round)
+			continue
+		}
+		v.Duplicates += len(rs) - 1
+		txt := rs[0].Text
+		switch {
+		case strings.HasPrefix(txt, floodNotice):
+			v.FloodNotices++
+			v.problem("group %d: update %d (%s, round %d) dropped by the flood limits: %q", chat, u.id, u.kind, u.round, txt)
+		case won[u.round]:
+		case u.kind == "play" && !strings.Contains(txt, "New code"):
+			v.Wrong++
+			v.problem("group %d: /play (update %d, round %d) did not start a game: %q", chat, u.id, u.round, txt)
+		case u.kind == "guess":
+			if strings.Contains(txt, "🟢🟢🟢🟢") {
+				won[u.round] = true
+				continue
+			}
+			m := attemptRE.FindStringSubmatch(txt)
+			if m == nil || m[1] != strconv.Itoa(u.guess) {
+				v.Wrong++
+				v.problem("group %d: guess %d of round %d (update %d) answered %q", chat, u.guess, u.round, u.id, txt)
+			}
+		}
+	}
+}
+
+// chatsOf lists the chats of a history's cast (groups, tappers, rush users,
+// the flooder), for the broadcast's duplicates.
+func chatsOf(group []sentUpdate, rush []int64) []int64 {
+	var out []int64
+	for g := range groups {
+		out = append(out, int64(groupsFirst-g))
+	}
+	for i := range tappers {
+		out = append(out, int64(tappersFirst+i))
+	}
+	out = append(out, rush...)
+	out = append(out, flooderID) // not the admin: its preview carries the text too
+	for _, u := range group {
+		out = append(out, u.chat)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,131 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// baseHistory is a clean history: a group's /play, two guesses and /help
+// each answered once in order, a rush user welcomed, a tap answered, one
+// audience chat with its copy.
+func baseHistory() history {
+	const g = int64(groupsFirst)
+	return history{
+		group: []sentUpdate{
+			{chat: g, msgID: 1, id: 11, kind: "play", round: 1},
+			{chat: g, msgID: 2, id: 12, kind: "guess", round: 1, guess: 1},
+			{chat: g, msgID: 3, id: 13, kind: "guess", round: 1, guess: 2},
+			{chat: g, msgID: 4, id: 14, kind: "help", round: 1},
+		},
+		messages: map[int64][]tgemu.Message{
+			g: {
+				{ReplyToMessageID: 1, Text: "🔐 New code: 4 emojis"},
+				{ReplyToMessageID: 2, Text: "🍎🍎🍎🍎 🟡 attempt 1/10"},
+				{ReplyToMessageID: 3, Text: "🍎🍎🍎🍇 🟡 attempt 2/10"},
+				{ReplyToMessageID: 4, Text: "Commands: ..."},
+				{Text: "📣 M"},
+			},
+			rushFirst:     {{Text: "👋 Welcome to Codemojex"}},
+			audienceFirst: {{Text: "📣 M"}},
+		},
+		rush:      []int64{rushFirst},
+		taps:      []string{"q1"},
+		answers:   map[string]int{"q1": 1},
+		marker:    "📣 M",
+		audience:  []int64{audienceFirst},
+		copyChats: []int64{groupsFirst, rushFirst, audienceFirst},
+		deadCopy:  map[int64]bool{},
+	}
+}
+
+// TestCheckerCountsLossDuplicatesDisorderAndWrongReplies: each kind of
+// damage to a clean history shows in its own figure and nowhere else.
+func TestCheckerCountsLossDuplicatesDisorderAndWrongReplies(t *testing.T) {
+	const g = int64(groupsFirst)
+	tests := []struct {
+		name   string
+		damage func(h *history)
+		want   verdict // only the figures below are compared
+	}{
+		{"clean", func(*history) {}, verdict{}},
+		{"a reply lost", func(h *history) { h.messages[g] = append(h.messages[g][:3:3], h.messages[g][4:]...) },
+			verdict{Lost: 1}},
+		{"a reply sent twice", func(h *history) { h.messages[g] = append(h.messages[g], h.messages[g][1]) },
+			verdict{Duplicates: 1}},
+		{"two replies swapped", func(h *history) {
+			m := h.messages[g]
+			m[2], m[3] = m[3], m[2]
+		}, verdict{OrderViolations: 1}},
+		{"one reply early is one violation", func(h *history) {
+			m := h.messages[g]
+			h.messages[g] = []tgemu.Message{m[3], m[0], m[1], m[2], m[4]}
+		}, verdict{OrderViolations: 1}},
+		{"a guess dropped by the flood limits", func(h *history) { h.messages[g][1].Text = "Too many messages: slow down." },
+			verdict{FloodNotices: 1}},
+		{"a guess applied twice (attempt 3 for the second)", func(h *history) { h.messages[g][2].Text = "attempt 3/10" },
+			verdict{Wrong: 1}},
+		{"a /play answered with the running board", func(h *history) { h.messages[g][0].Text = "A game is running" },
+			verdict{Wrong: 1}},
+		{"a guess after a win answered anything", func(h *history) {
+			h.messages[g][1].Text = "🍎🍎🍎🍎 🟢🟢🟢🟢 attempt 1/10"
+			h.messages[g][2].Text = "No game is running"
+		}, verdict{}},
+		{"a rush user never welcomed", func(h *history) { h.messages[rushFirst] = nil }, verdict{Lost: 1}},
+		{"a rush user welcomed twice", func(h *history) {
+			h.messages[rushFirst] = append(h.messages[rushFirst], h.messages[rushFirst][0])
+		}, verdict{Duplicates: 1}},
+		{"a tap never answered", func(h *history) { h.answers = map[string]int{} }, verdict{TapsUnanswered: 1}},
+		{"a copy missing", func(h *history) { h.messages[audienceFirst] = nil }, verdict{Lost: 1}},
+		{"a copy dead-lettered", func(h *history) {
+			h.messages[audienceFirst] = nil
+			h.deadCopy[audienceFirst] = true
+		}, verdict{DeadCopies: 1}},
+		{"a copy twice", func(h *history) {
+			h.messages[audienceFirst] = append(h.messages[audienceFirst], h.messages[audienceFirst][0])
+		}, verdict{Duplicates: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := baseHistory()
+			tc.damage(&h)
+			v := check(h)
+			require.Equal(t, 4, v.GroupUpdates)
+			require.Equal(t, 1, v.Starts)
+			require.Equal(t, 1, v.Taps)
+			require.Equal(t, 1, v.Copies)
+			got := verdict{Lost: v.Lost, Duplicates: v.Duplicates, OrderViolations: v.OrderViolations, Wrong: v.Wrong,
+				TapsUnanswered: v.TapsUnanswered, DeadCopies: v.DeadCopies, FloodNotices: v.FloodNotices}
+			require.Equal(t, tc.want, got, "problems: %q", v.Problems)
+			require.Equal(t, v.Lost+v.OrderViolations+v.Wrong+v.FloodNotices > 0, len(v.Problems) > 0, "each loss, disorder or wrong reply is named")
+		})
+	}
+}
+
+// TestScheduleIsTheSeeds: a seed gives one schedule, another seed
+// another; faults start after 3 s, end before the settle margin, and
+// never hold one target twice at once.
+func TestScheduleIsTheSeeds(t *testing.T) {
+	for _, d := range []struct {
+		seed uint64
+		dur  time.Duration
+	}{{fixedSeed, time.Minute}, {1, 10 * time.Minute}, {7, 2 * time.Minute}} {
+		dur := d.dur
+		a, b := schedule(d.seed, dur), schedule(d.seed, dur)
+		require.Equal(t, a, b, "seed %d: the same schedule twice", d.seed)
+		require.NotEqual(t, a, schedule(d.seed+1, dur), "seed %d: another seed, another schedule", d.seed)
+		require.NotEmpty(t, a)
+		busy := map[string]fault{}
+		for _, f := range a {
+			require.GreaterOrEqual(t, f.At, 3*time.Second, "%s", f)
+			require.LessOrEqual(t, f.At+f.For, dur-settleMargin(dur), "%s", f)
+			if prev, ok := busy[f.Target]; ok {
+				require.GreaterOrEqual(t, f.At, prev.At+prev.For, "%s overlaps %s", f, prev)
+			}
+			busy[f.Target] = f
+		}
+	}
+}

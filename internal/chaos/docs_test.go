@@ -1,0 +1,85 @@
+package chaos
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/testkit"
+)
+
+// The docs' table of runs: docs/chaos.md between the markers, made from
+// the runs recorded in docs/chaos-runs.jsonl (make chaos
+// CHAOS_RECORD=docs/chaos-runs.jsonl appends one; make chaos-table
+// rewrites the table).
+const (
+	runsFile    = "docs/chaos-runs.jsonl"
+	docFile     = "docs/chaos.md"
+	tableBegin  = "<!-- chaos-runs: made by make chaos-table from docs/chaos-runs.jsonl -->"
+	tableEnd    = "<!-- /chaos-runs -->"
+	envWriteDoc = "CHAOS_WRITE_DOCS"
+)
+
+// TestDocsTableIsTheRecord: docs/chaos.md's table of runs is the one made
+// from docs/chaos-runs.jsonl (with CHAOS_WRITE_DOCS=1 it is rewritten so).
+func TestDocsTableIsTheRecord(t *testing.T) {
+	root := testkit.ModuleRoot(t)
+	runs, err := os.ReadFile(filepath.Join(root, runsFile))
+	require.NoError(t, err)
+	table, err := runsTable(runs)
+	require.NoError(t, err)
+	path := filepath.Join(root, docFile)
+	doc, err := os.ReadFile(path)
+	require.NoError(t, err)
+	before, rest, ok := strings.Cut(string(doc), tableBegin)
+	require.True(t, ok, "%s has the marker %q", docFile, tableBegin)
+	_, after, ok := strings.Cut(rest, tableEnd)
+	require.True(t, ok, "%s has the marker %q", docFile, tableEnd)
+	want := before + tableBegin + "\n" + table + tableEnd + after
+	if os.Getenv(envWriteDoc) != "" {
+		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+		return
+	}
+	require.Equal(t, want, string(doc), "%s's table is not the record's: make chaos-table", docFile)
+}
+
+// runsTable renders the recorded runs (JSON lines of figures) as a
+// Markdown table, one row a run in the record's order.
+func runsTable(jsonl []byte) (string, error) {
+	var b strings.Builder
+	b.WriteString("| seed | duration | faults by kind | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter / injected | Valkey memory before → after | result |\n")
+	b.WriteString("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	sc := bufio.NewScanner(bytes.NewReader(jsonl))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var f figures
+		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+			return "", fmt.Errorf("%s line %d: %w", runsFile, n, err)
+		}
+		var kinds []string
+		for _, k := range faultKinds {
+			if f.Faults[k] > 0 {
+				kinds = append(kinds, fmt.Sprintf("%s %d", k, f.Faults[k]))
+			}
+		}
+		result := "pass"
+		if !f.Pass {
+			result = "**FAIL**"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %d / %d | %.1f → %.1f MiB | %s |\n",
+			f.Seed, f.Duration, strings.Join(kinds, ", "), f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
+			f.Copies, f.DeadCopies, f.Lost, f.FloodNotices, f.IntakeLag, f.Duplicates, f.InFlight, f.OrderViolations, f.Wrong, f.Limiter429, f.Injected429,
+			float64(f.MemBefore)/(1<<20), float64(f.MemAfter)/(1<<20), result)
+	}
+	return b.String(), sc.Err()
+}

@@ -1,0 +1,274 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// Kinds of fault.
+const (
+	faultKill     = "kill-9"         // SIGKILL of a bot process, restarted after For
+	faultTerm     = "sigterm"        // SIGTERM (a graceful stop), restarted after For
+	faultStop     = "sigstop"        // SIGSTOP for For (longer than the lease), then SIGCONT
+	faultRestart  = "valkey-restart" // the primary restarted (SIGTERM, append-only file)
+	faultFailover = "valkey-failover"
+	faultCut      = "net-cut"  // the proxy stopped for For: connections dropped and refused
+	faultSlow     = "net-slow" // N ms latency (± a fifth) from Valkey to the bot for For
+	fault5xx      = "tg-500"   // Telegram answers 500 (JSON) to every method for For
+	fault502      = "tg-502"   // Telegram's nginx HTML 502 page to every method for For
+	fault429      = "tg-429"   // N sendMessage answered 429 with retry_after 1-3 s
+	faultTgSlow   = "tg-slow"  // every method answered 1 s late for For
+	faultHold     = "tg-hold"  // N sendMessage delivered, then the connection held 2 s and dropped
+)
+
+// faultKinds are the kinds a schedule draws from, each equally likely.
+var faultKinds = []string{faultKill, faultTerm, faultStop, faultRestart, faultFailover, faultCut, faultSlow,
+	fault5xx, fault502, fault429, faultTgSlow, faultHold}
+
+// processes are the bot processes a fault may hit (stack's slots).
+var processes = []string{"poller", "handler-1", "handler-2", "worker-1", "worker-2"}
+
+// fault is one scheduled fault.
+type fault struct {
+	At     time.Duration // after the load started
+	Kind   string
+	Target string        // a process, "valkey", or the kind itself
+	For    time.Duration // how long it lasts (0: instantaneous)
+	N      int           // net-slow: ms; tg-429, tg-hold: requests
+}
+
+func (f fault) String() string {
+	s := fmt.Sprintf("%7.1fs %-15s", f.At.Seconds(), f.Kind)
+	if f.Target != f.Kind {
+		s += " " + f.Target
+	}
+	if f.For > 0 {
+		s += fmt.Sprintf(" for %.1fs", f.For.Seconds())
+	}
+	if f.N > 0 {
+		s += fmt.Sprintf(" n=%d", f.N)
+	}
+	return s
+}
+
+// between draws a duration in [lo, hi).
+func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
+}
+
+// schedule draws the faults of a run of duration d from seed: from 3 s
+// on, one every 4 s on average (exponential gaps), overlapping, each over
+// by d - settleMargin(d); two faults never hold one target at once (a
+// process, Valkey, or a kind of Telegram or network fault).
+func schedule(seed uint64, d time.Duration) []fault {
+	rng := rand.New(rand.NewPCG(seed, 0x6368616f73))
+	end := d - settleMargin(d)
+	busy := map[string]time.Duration{} // target -> free from
+	var out []fault
+	at := 3 * time.Second
+	for {
+		at += time.Duration(rng.ExpFloat64() * float64(4*time.Second))
+		if at >= end {
+			return out
+		}
+		f := draw(rng, at)
+		if f.Target == "process" {
+			free := slices.DeleteFunc(slices.Clone(processes), func(p string) bool { return busy[p] > at })
+			if len(free) == 0 {
+				continue
+			}
+			f.Target = free[rng.IntN(len(free))]
+		}
+		// Restarted processes need a few seconds to start; Valkey's
+		// faults and a kind's spells do not overlap themselves.
+		hold := f.For + 2*time.Second
+		if busy[f.Target] > at || at+hold > end {
+			continue
+		}
+		busy[f.Target] = at + hold
+		out = append(out, f)
+	}
+}
+
+// draw is one fault of a random kind at at (Target "process" for a
+// process fault, to be chosen).
+func draw(rng *rand.Rand, at time.Duration) fault {
+	f := fault{At: at, Kind: faultKinds[rng.IntN(len(faultKinds))]}
+	f.Target = f.Kind
+	switch f.Kind {
+	case faultKill, faultTerm:
+		f.Target, f.For = "process", between(rng, time.Second, 4*time.Second)
+	case faultStop:
+		f.Target, f.For = "process", lease+between(rng, time.Second, 6*time.Second)
+	case faultRestart, faultFailover:
+		f.Target = "valkey"
+	case faultCut:
+		f.Target, f.For = "valkey", between(rng, time.Second, 6*time.Second)
+	case faultSlow:
+		f.For, f.N = between(rng, 2*time.Second, 10*time.Second), 50+rng.IntN(250)
+	case fault5xx, fault502, faultTgSlow:
+		f.For = between(rng, 2*time.Second, 8*time.Second)
+	case fault429:
+		f.N = 3 + rng.IntN(8)
+	case faultHold:
+		f.N = 1 + rng.IntN(3)
+	}
+	return f
+}
+
+// settleMargin is the end of a run kept free of faults: the last ones end
+// before the load does.
+func settleMargin(d time.Duration) time.Duration { return max(10*time.Second, d/6) }
+
+// applied is one fault as it happened.
+type applied struct {
+	fault
+	Began    time.Duration // after the load started
+	InFlight int           // sends under a lease when it began
+	Err      string        // what went wrong applying it ("" when nothing)
+}
+
+// injector applies a schedule to a stack.
+type injector struct {
+	st    *stack
+	start time.Time
+	mu    sync.Mutex
+	log   []applied
+	logf  func(format string, args ...any)
+}
+
+// run applies every fault at its time (each in its own goroutine, so they
+// overlap) and returns when the last one has ended and everything it did
+// was undone (processes running, the proxy up and clean, no Telegram
+// fault left).
+func (in *injector) run(ctx context.Context, faults []fault) {
+	var wg sync.WaitGroup
+	for _, f := range faults {
+		wg.Go(func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(in.start.Add(f.At))):
+			}
+			a := applied{fault: f, Began: time.Since(in.start), InFlight: in.st.inFlight(ctx)}
+			in.logf("fault %s (began at %.1fs, %d sends in flight)", f, a.Began.Seconds(), a.InFlight)
+			if err := in.apply(ctx, f); err != nil {
+				a.Err = err.Error()
+				in.logf("fault %s: %v", f, err)
+			}
+			in.mu.Lock()
+			in.log = append(in.log, a)
+			in.mu.Unlock()
+		})
+	}
+	wg.Wait()
+	in.st.emu.ClearFaults()
+}
+
+// applied lists the faults applied so far, by start time.
+func (in *injector) applied() []applied {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := slices.Clone(in.log)
+	slices.SortFunc(out, func(a, b applied) int { return int(a.Began - b.Began) })
+	return out
+}
+
+// apply does f and undoes it after f.For.
+func (in *injector) apply(ctx context.Context, f fault) error {
+	st := in.st
+	until := time.Now().Add(f.For) // the emulator runs on the real clock
+	switch f.Kind {
+	case faultKill, faultTerm, faultStop:
+		return in.process(ctx, f)
+	case faultRestart:
+		st.vmu.Lock()
+		defer st.vmu.Unlock()
+		return st.restartPrimary()
+	case faultFailover:
+		st.vmu.Lock()
+		defer st.vmu.Unlock()
+		_, err := st.failover(ctx)
+		return err
+	case faultCut:
+		st.vmu.Lock()
+		defer st.vmu.Unlock()
+		st.proxy.Stop()
+		sleep(ctx, f.For)
+		return st.proxy.Start()
+	case faultSlow:
+		name := fmt.Sprintf("slow-%d", f.At.Milliseconds())
+		if err := st.addToxic(name, "latency", fmt.Sprintf(`{"latency":%d,"jitter":%d}`, f.N, f.N/5)); err != nil {
+			return err
+		}
+		sleep(ctx, f.For)
+		return st.removeToxic(name)
+	case fault5xx:
+		st.emu.InjectFault(tgemu.InternalServerError().Until(until).Times(-1))
+	case fault502:
+		st.emu.InjectFault(tgemu.BadGateway().Until(until).Times(-1))
+	case faultTgSlow:
+		st.emu.InjectFault(tgemu.Delay(time.Second).Until(until).Times(-1))
+	case fault429:
+		st.emu.InjectFault(tgemu.TooManyRequests(1 + int(f.At.Milliseconds()%3)).For("sendMessage").Times(f.N))
+	case faultHold:
+		st.emu.InjectFault(tgemu.HeldResponse(2 * time.Second).For("sendMessage").Times(f.N))
+	default:
+		return fmt.Errorf("unknown fault %q", f.Kind)
+	}
+	sleep(ctx, f.For)
+	return nil
+}
+
+// process kills, stops or freezes a bot process and brings it back.
+func (in *injector) process(ctx context.Context, f fault) error {
+	var sl *slot
+	for _, s := range in.st.slots {
+		if s.name == f.Target {
+			sl = s
+		}
+	}
+	if sl == nil {
+		return fmt.Errorf("no process %q", f.Target)
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	p := sl.proc()
+	if p.Exited() {
+		return fmt.Errorf("%s had exited on its own: %v", sl.name, p.ExitErr())
+	}
+	switch f.Kind {
+	case faultStop:
+		sl.signal(syscall.SIGSTOP)
+		sleep(ctx, f.For)
+		sl.signal(syscall.SIGCONT)
+		return nil
+	case faultKill:
+		p.Kill()
+	case faultTerm:
+		if err := p.Stop(); err != nil && !strings.Contains(err.Error(), "signal: terminated") {
+			in.logf("%s: exit after SIGTERM: %v", sl.name, err)
+		}
+	}
+	sleep(ctx, f.For)
+	in.st.start(sl)
+	return nil
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

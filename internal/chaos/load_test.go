@@ -1,0 +1,330 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/codemojex/codemojex/game"
+	"github.com/codemojex/codemojex/internal/tgemu"
+)
+
+// The cast: chat ids by role.
+const (
+	groupsFirst   = -100_000 // groups -100000, -100001, ...; three players each
+	tappersFirst  = 9100
+	flooderID     = 9900
+	rushFirst     = 20_000 // rush k, player i: rushFirst + 100k + i
+	audienceFirst = 100_000
+	groups        = 6
+	tappers       = 3
+	rushSize      = 20
+	floodSize     = 40
+	// groupScript is one round of a group's game: 6 guesses (a game has
+	// 10 attempts: it cannot be lost), 2 /help, then /giveup, so the next
+	// /play starts a new game.
+	groupRound = "play guess guess help guess guess help guess guess giveup"
+)
+
+// sentUpdate is one injected group message and what its reply must say.
+type sentUpdate struct {
+	chat  int64
+	msgID int
+	id    int64  // update_id
+	kind  string // play, guess, help, giveup
+	round int    // the round of the group's game (groupRound)
+	guess int    // 1-based guess number in its round (kind guess)
+	at    time.Time
+}
+
+// load drives the players and records what they sent.
+type load struct {
+	st    *stack
+	seed  uint64
+	d     time.Duration
+	logf  func(format string, args ...any)
+	mu    sync.Mutex
+	group []sentUpdate
+	rush  []int64  // rush players (one /start each)
+	taps  []string // callback query ids
+	flood int      // the flooder's messages
+	// The admin's broadcast: its marker (in every copy), whether Send was
+	// answered, and the audience it must reach.
+	marker    string
+	sendTaps  int
+	sent      bool
+	audienceN int
+	errs      []string // what the players could not do (an answer never came)
+}
+
+func (l *load) fail(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.errs) < 50 {
+		l.errs = append(l.errs, fmt.Sprintf(format, args...))
+	}
+}
+
+// run plays until ctx ends (the run's duration): every player in its own
+// goroutine, all stopped then.
+func (l *load) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for g := range groups {
+		wg.Go(func() { l.groupPlayers(ctx, int64(groupsFirst-g), uint64(g)) })
+	}
+	for i := range tappers {
+		wg.Go(func() { l.tapper(ctx, int64(tappersFirst+i), uint64(100+i)) })
+	}
+	rng := rand.New(rand.NewPCG(l.seed, 0x72757368))
+	rushes := max(2, int(l.d/time.Minute))
+	for k := range rushes {
+		at := between(rng, 2*time.Second, max(3*time.Second, l.d-settleMargin(l.d)))
+		wg.Go(func() { l.startRush(ctx, at, k) })
+	}
+	floodAt := between(rng, l.d/5, l.d/2)
+	wg.Go(func() { l.flooder(ctx, floodAt) })
+	wg.Go(func() { l.admin(ctx) })
+	wg.Wait()
+}
+
+func (l *load) emu() *tgemu.Emulator { return l.st.emu }
+
+// groupPlayers: three players in group chat typing the game's rounds at a
+// human pace (0.4-1.4 s between messages), until ctx ends.
+func (l *load) groupPlayers(ctx context.Context, chat int64, stream uint64) {
+	rng := rand.New(rand.NewPCG(l.seed, stream))
+	palette := game.DefaultConfig().Palette
+	for round := 1; ; round++ {
+		guess := 0
+		for kind := range strings.FieldsSeq(groupRound) {
+			sleep(ctx, between(rng, 400*time.Millisecond, 1400*time.Millisecond))
+			if ctx.Err() != nil {
+				return
+			}
+			user := -chat*10 + int64(rng.IntN(3))
+			text := "/" + kind
+			su := sentUpdate{chat: chat, kind: kind, round: round}
+			if kind == "guess" {
+				guess++
+				su.guess = guess
+				var b strings.Builder
+				for range 4 {
+					b.WriteString(palette[rng.IntN(len(palette))])
+				}
+				text += " " + b.String()
+			}
+			u, err := l.emu().InjectMessage(tgemu.TextMessage{ChatID: chat, Text: text,
+				From: models.User{ID: user, FirstName: fmt.Sprintf("P%d", user)}})
+			if err != nil {
+				l.fail("group %d: inject %q: %v", chat, text, err)
+				continue
+			}
+			su.msgID, su.id, su.at = u.Message.ID, u.ID, time.Now()
+			l.mu.Lock()
+			l.group = append(l.group, su)
+			l.mu.Unlock()
+		}
+	}
+}
+
+// say injects text from user in their private chat.
+func (l *load) say(user int64, text string) (models.Update, error) {
+	return l.emu().InjectMessage(tgemu.TextMessage{ChatID: user, From: models.User{ID: user, FirstName: fmt.Sprintf("U%d", user)}, Text: text})
+}
+
+// waitFor polls cond every 50 ms for at most d; false when it never held.
+func waitFor(ctx context.Context, d time.Duration, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+// board is chat's latest inline keyboard (the last bot message with one,
+// as last edited): the message id and each label's callback data.
+func board(emu *tgemu.Emulator, chat int64) (int, map[string]string) {
+	msgs := emu.Messages(chat)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		markup := msgs[i].ReplyMarkup
+		if n := len(msgs[i].Edits); n > 0 {
+			markup = msgs[i].Edits[n-1].ReplyMarkup
+		}
+		if markup == "" {
+			continue
+		}
+		var kb models.InlineKeyboardMarkup
+		if json.Unmarshal([]byte(markup), &kb) != nil {
+			return 0, nil
+		}
+		data := map[string]string{}
+		for _, row := range kb.InlineKeyboard {
+			for _, b := range row {
+				data[b.Text] = b.CallbackData
+			}
+		}
+		return msgs[i].ID, data
+	}
+	return 0, nil
+}
+
+// answered reports whether query id got an accepted answer.
+func answered(emu *tgemu.Emulator, id string) bool {
+	return slices.ContainsFunc(emu.CallbackAnswers(), func(a tgemu.CallbackAnswer) bool { return a.QueryID == id })
+}
+
+// tap presses the first of labels on chat's board and waits up to 10 s
+// for the answer; false when there was no such button.
+func (l *load) tap(ctx context.Context, chat int64, labels ...string) bool {
+	msg, data := board(l.emu(), chat)
+	for _, label := range labels {
+		if d, ok := data[label]; ok {
+			u, err := l.emu().InjectCallbackQuery(tgemu.CallbackQuery{ChatID: chat, MessageID: msg,
+				From: models.User{ID: chat, FirstName: fmt.Sprintf("U%d", chat)}, Data: d})
+			if err != nil {
+				l.fail("chat %d: tap %q: %v", chat, label, err)
+				return false
+			}
+			l.mu.Lock()
+			l.taps = append(l.taps, u.CallbackQuery.ID)
+			l.mu.Unlock()
+			waitFor(ctx, 10*time.Second, func() bool { return answered(l.emu(), u.CallbackQuery.ID) })
+			return true
+		}
+	}
+	return false
+}
+
+// tapper: a private chat playing with the board's buttons (four palette
+// taps, then ✅) at a human pace; /play when the board has no palette.
+func (l *load) tapper(ctx context.Context, chat int64, stream uint64) {
+	rng := rand.New(rand.NewPCG(l.seed, stream))
+	palette := game.DefaultConfig().Palette
+	if _, err := l.say(chat, "/start"); err != nil {
+		l.fail("tapper %d: %v", chat, err)
+	}
+	for ctx.Err() == nil {
+		before := len(l.emu().Messages(chat))
+		if _, err := l.say(chat, "/play"); err != nil {
+			l.fail("tapper %d: %v", chat, err)
+			return
+		}
+		if !waitFor(ctx, 20*time.Second, func() bool { return len(l.emu().Messages(chat)) > before }) {
+			continue
+		}
+		for ctx.Err() == nil {
+			ok := true
+			for range 4 {
+				sleep(ctx, between(rng, 300*time.Millisecond, 700*time.Millisecond))
+				ok = ok && ctx.Err() == nil && l.tap(ctx, chat, palette[rng.IntN(len(palette))])
+			}
+			sleep(ctx, between(rng, 300*time.Millisecond, 700*time.Millisecond))
+			if !ok || ctx.Err() != nil || !l.tap(ctx, chat, "✅", "☑️") {
+				break // the game is over (no palette): a new one
+			}
+		}
+	}
+}
+
+// startRush: rushSize new users send /start at once, at.
+func (l *load) startRush(ctx context.Context, at time.Duration, k int) {
+	sleep(ctx, at)
+	if ctx.Err() != nil {
+		return
+	}
+	l.logf("load: /start rush %d of %d users at %.1fs", k, rushSize, at.Seconds())
+	for i := range rushSize {
+		user := int64(rushFirst + 100*k + i)
+		if _, err := l.say(user, "/start"); err != nil {
+			l.fail("rush user %d: %v", user, err)
+			continue
+		}
+		l.mu.Lock()
+		l.rush = append(l.rush, user)
+		l.mu.Unlock()
+	}
+}
+
+// flooder: one user sends floodSize /help 10 ms apart (the intake's flood
+// limits drop most: docs/floods.md).
+func (l *load) flooder(ctx context.Context, at time.Duration) {
+	sleep(ctx, at)
+	l.logf("load: flooder sends %d messages at %.1fs", floodSize, at.Seconds())
+	for range floodSize {
+		if ctx.Err() != nil {
+			return
+		}
+		if _, err := l.say(flooderID, "/help"); err == nil {
+			l.mu.Lock()
+			l.flood++
+			l.mu.Unlock()
+		}
+		sleep(ctx, 10*time.Millisecond)
+	}
+}
+
+// admin: /start, then raises the first group's weight, then previews a
+// free broadcast to everyone and taps its Send (again if unanswered).
+func (l *load) admin(ctx context.Context) {
+	if _, err := l.say(adminID, "/start"); err != nil {
+		l.fail("admin: %v", err)
+	}
+	sleep(ctx, l.d/10)
+	before := len(l.emu().Messages(adminID))
+	if _, err := l.say(adminID, fmt.Sprintf("/weight %d 5", groupsFirst)); err != nil {
+		l.fail("admin: %v", err)
+	}
+	if !waitFor(ctx, 60*time.Second, func() bool { return len(l.emu().Messages(adminID)) > before }) {
+		l.fail("admin: /weight never answered")
+	}
+	sleep(ctx, l.d/10)
+	before = len(l.emu().Messages(adminID))
+	l.logf("load: admin previews the broadcast %q", l.marker)
+	if _, err := l.say(adminID, "/broadcast "+l.marker); err != nil {
+		l.fail("admin: %v", err)
+		return
+	}
+	var msg int
+	var data map[string]string
+	if !waitFor(ctx, 60*time.Second, func() bool {
+		if len(l.emu().Messages(adminID)) <= before {
+			return false
+		}
+		msg, data = board(l.emu(), adminID)
+		return data["✅ Send"] != ""
+	}) {
+		l.fail("admin: the broadcast's preview never came")
+		return
+	}
+	for try := 0; try < 3 && ctx.Err() == nil; try++ {
+		u, err := l.emu().InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: msg,
+			From: models.User{ID: adminID, FirstName: "Admin"}, Data: data["✅ Send"]})
+		if err != nil {
+			l.fail("admin: tap Send: %v", err)
+			return
+		}
+		l.mu.Lock()
+		l.taps = append(l.taps, u.CallbackQuery.ID)
+		l.sendTaps++
+		l.mu.Unlock()
+		if waitFor(ctx, 20*time.Second, func() bool { return answered(l.emu(), u.CallbackQuery.ID) }) {
+			l.mu.Lock()
+			l.sent = true
+			l.mu.Unlock()
+			l.logf("load: admin's Send answered (tap %d)", try+1)
+			return
+		}
+	}
+}

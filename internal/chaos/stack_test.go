@@ -1,0 +1,358 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/testkit"
+	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeyserver"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// Limits of the run: Telegram's (30/s overall, 1/s per chat, 20/min per
+// group) scaled up as in the failure tests, so a minute does real work.
+const (
+	globalRate = 50
+	chatRate   = 20
+	groupRate  = 600 // messages/min per group
+	senders    = 8
+	// lease is the bot's WORKER_LEASE and HANDLER_LEASE; a SIGSTOP lasts
+	// longer, so the frozen process's work is taken over while it sleeps.
+	lease = 5 * time.Second
+	// adminID is the bot's ADMIN_IDS.
+	adminID = 9000
+	tag     = lanes.DefaultTag
+)
+
+// The app's intake keys (docs/keys.md, tag lanes.DefaultTag), read only.
+const (
+	inboxUnhandled = "{" + tag + "}:app:in:rec"
+)
+
+// slot is one bot process of the deployment, replaced on a restart.
+type slot struct {
+	name, role string
+	mu         sync.Mutex // held by a fault for its whole span
+	pmu        sync.Mutex // guards p
+	p          *testkit.Proc
+	starts     int
+	all        []*testkit.Proc // every process it ran, for the logs
+}
+
+func (s *slot) proc() *testkit.Proc {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	return s.p
+}
+
+// stack is everything the run starts: two Valkey servers (a primary and
+// its replica, swapped by a failover), the proxy the bot reaches Valkey
+// through, the emulator and the bot's processes.
+type stack struct {
+	t   *testing.T
+	bin string
+	emu *tgemu.Emulator
+
+	vmu     sync.Mutex // serialises the Valkey faults (restart, failover, cut)
+	nodes   [2]*valkeyserver.Server
+	clients [2]valkey.Client
+	stores  [2]*lanes.Store
+	pmu     sync.Mutex // guards primary
+	primary int        // index of the current primary in nodes
+
+	proxy *toxiproxy.Proxy
+	addr  string // the proxy's host:port, the bot's VALKEY_URL
+	slots []*slot
+}
+
+// startStack starts Valkey with a replica, the proxy, the emulator and the
+// bot's processes (poller, handler-1, handler-2, worker-1, worker-2).
+func startStack(t *testing.T, bin string) *stack {
+	t.Helper()
+	st := &stack{t: t, bin: bin}
+	for i := range st.nodes {
+		srv, err := valkeyserver.Start("standalone", valkeyserver.Options{AppendOnly: true})
+		require.NoError(t, err)
+		t.Cleanup(srv.Stop)
+		st.nodes[i] = srv
+		c, err := srv.NewClient()
+		require.NoError(t, err)
+		t.Cleanup(c.Close)
+		st.clients[i] = c
+		l := notifier.DefaultLimits()
+		l.GlobalPerSecond, l.PrivatePerSecond = globalRate, chatRate
+		store, err := notifier.NewStore(c, l, 0, lanes.WithTag(tag))
+		require.NoError(t, err)
+		st.stores[i] = store
+	}
+	require.NoError(t, st.replicaOf(context.Background(), 1, 0))
+
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	st.proxy = toxiproxy.NewProxy(server, "valkey", "127.0.0.1:0", st.nodes[0].Addr)
+	require.NoError(t, st.proxy.Start())
+	t.Cleanup(st.proxy.Stop)
+	st.addr = st.proxy.Listen // the port it listens on again after a Stop
+
+	// Registered before the processes start, so it runs after their
+	// cleanups have stopped them: their whole output, kept when t failed.
+	t.Cleanup(func() {
+		if t.Failed() {
+			st.keepLogs()
+		}
+	})
+	st.emu = testkit.NewEmulator(t, tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, groupRate)), tgemu.WithAllowAnyChat())
+	for _, s := range []struct{ name, role string }{
+		{"poller", "poller"}, {"handler-1", "handler"}, {"handler-2", "handler"}, {"worker-1", "worker"}, {"worker-2", "worker"},
+	} {
+		sl := &slot{name: s.name, role: s.role}
+		st.slots = append(st.slots, sl)
+		st.start(sl)
+	}
+	return st
+}
+
+// replicaOf makes node replica a replica of node primary ("REPLICAOF NO
+// ONE" when primary < 0).
+func (st *stack) replicaOf(ctx context.Context, replica, primary int) error {
+	c := st.clients[replica]
+	args := []string{"NO", "ONE"}
+	if primary >= 0 {
+		host, port, _ := net.SplitHostPort(st.nodes[primary].Addr)
+		args = []string{host, port}
+	}
+	if err := c.Do(ctx, c.B().Arbitrary("REPLICAOF").Args(args...).Build()).Error(); err != nil {
+		return fmt.Errorf("replicaof on %s: %w", st.nodes[replica].Addr, err)
+	}
+	return nil
+}
+
+// cur is the current primary's index.
+func (st *stack) cur() int {
+	st.pmu.Lock()
+	defer st.pmu.Unlock()
+	return st.primary
+}
+
+// client is a client of the current primary (not through the proxy: the
+// checker's reads are not subject to the network faults).
+func (st *stack) client() valkey.Client { return st.clients[st.cur()] }
+
+// store is the lanes store on the current primary (its Inspector).
+func (st *stack) store() *lanes.Store { return st.stores[st.cur()] }
+
+// env is a bot process's whole environment for role.
+func (st *stack) env(role string) []string {
+	return []string{
+		"TELEGRAM_BOT_TOKEN=" + st.emu.Token(),
+		"TELEGRAM_API_URL=" + st.emu.URL(),
+		"VALKEY_URL=redis://" + st.proxyAddr() + "/0",
+		"BOT_ROLE=" + role,
+		"ADMIN_IDS=" + strconv.Itoa(adminID),
+		"TELEGRAM_GLOBAL_RATE=" + strconv.Itoa(globalRate),
+		"TELEGRAM_CHAT_RATE=" + strconv.Itoa(chatRate),
+		"TELEGRAM_GROUP_RATE=" + strconv.Itoa(groupRate),
+		"TELEGRAM_REPLY_RATE=0", // one shared budget, as the emulator's
+		"WORKERS=" + strconv.Itoa(senders),
+		"WORKER_LEASE=" + lease.String(),
+		"HANDLER_LEASE=" + lease.String(),
+		"HTTP_ADDR=" + testkit.FreeAddr(st.t),
+		"LOG_LEVEL=warn",
+	}
+}
+
+func (st *stack) proxyAddr() string { return st.addr }
+
+// start starts sl's process (again).
+func (st *stack) start(sl *slot) {
+	p := testkit.StartBot(st.t, st.bin, fmt.Sprintf("%s#%d", sl.name, sl.starts+1), st.env(sl.role))
+	sl.pmu.Lock()
+	sl.p, sl.starts = p, sl.starts+1
+	sl.all = append(sl.all, p)
+	sl.pmu.Unlock()
+}
+
+// signal sends sig to sl's process.
+func (sl *slot) signal(sig syscall.Signal) {
+	_ = sl.proc().Cmd.Process.Signal(sig)
+}
+
+// inFlight is the number of sends under a lease, both queues (0 when the
+// primary does not answer).
+func (st *stack) inFlight(ctx context.Context) int {
+	n := 0
+	for _, q := range tgjob.AllQueues() {
+		s, err := st.store().Inspector().Stats(ctx, q, 0)
+		if err == nil {
+			n += s.InFlight
+		}
+	}
+	return n
+}
+
+// queues sums both send queues' stats on the current primary.
+func (st *stack) queues(ctx context.Context) (lanes.Stats, error) {
+	var sum lanes.Stats
+	for _, q := range tgjob.AllQueues() {
+		s, err := st.store().Inspector().Stats(ctx, q, 0)
+		if err != nil {
+			return sum, err
+		}
+		sum.Pending += s.Pending
+		sum.InFlight += s.InFlight
+		sum.Delayed += s.Delayed
+		sum.Dead += s.Dead
+		sum.Recovered += s.Recovered
+	}
+	return sum, nil
+}
+
+// unhandled is the number of updates recorded and not yet handled.
+func (st *stack) unhandled(ctx context.Context) (int64, error) {
+	c := st.client()
+	return c.Do(ctx, c.B().Zcard().Key(inboxUnhandled).Build()).AsInt64()
+}
+
+// usedMemory is the current primary's INFO memory used_memory, bytes.
+func (st *stack) usedMemory(ctx context.Context) (int64, error) {
+	return infoField(ctx, st.client(), "memory", "used_memory")
+}
+
+// infoField reads one integer field of INFO section.
+func infoField(ctx context.Context, c valkey.Client, section, field string) (int64, error) {
+	v, err := infoString(ctx, c, section, field)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// infoString reads one field of INFO section.
+func infoString(ctx context.Context, c valkey.Client, section, field string) (string, error) {
+	s, err := c.Do(ctx, c.B().Info().Section(section).Build()).ToString()
+	if err != nil {
+		return "", fmt.Errorf("info %s: %w", section, err)
+	}
+	for line := range strings.SplitSeq(s, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("info %s: no %s", section, field)
+}
+
+// caughtUp reports whether node replica holds every write of node
+// primary: its link is up, it follows the primary's replication id (a
+// restarted primary has a new one, and its replica a full sync to do) and
+// has applied up to the primary's offset.
+func (st *stack) caughtUp(ctx context.Context, replica, primary int) bool {
+	link, err1 := infoString(ctx, st.clients[replica], "replication", "master_link_status")
+	rid, err2 := infoString(ctx, st.clients[replica], "replication", "master_replid")
+	pid, err3 := infoString(ctx, st.clients[primary], "replication", "master_replid")
+	got, err4 := infoField(ctx, st.clients[replica], "replication", "slave_repl_offset")
+	want, err5 := infoField(ctx, st.clients[primary], "replication", "master_repl_offset")
+	return errors.Join(err1, err2, err3, err4, err5) == nil && link == "up" && rid == pid && got >= want
+}
+
+// failover moves the primary to its replica without losing an
+// acknowledged write, the way a planned failover does: the proxy stops
+// (the bot's connections drop), the replica catches up with the primary's
+// replication offset, is promoted, the old primary follows it, and the
+// proxy starts again towards the new primary. It returns how long the bot
+// was cut off.
+func (st *stack) failover(ctx context.Context) (time.Duration, error) {
+	t0 := time.Now()
+	st.proxy.Stop()
+	defer func() { _ = st.proxy.Start() }()
+	old := st.cur()
+	next := 1 - old
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for !st.caughtUp(ctx, next, old) {
+		select {
+		case <-ctx.Done():
+			return time.Since(t0), fmt.Errorf("failover: replica %s never caught up: %w", st.nodes[next].Addr, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := st.replicaOf(ctx, next, -1); err != nil {
+		return time.Since(t0), err
+	}
+	if err := st.replicaOf(ctx, old, next); err != nil {
+		return time.Since(t0), err
+	}
+	st.pmu.Lock()
+	st.primary = next
+	st.pmu.Unlock()
+	st.proxy.Lock()
+	st.proxy.Upstream = st.nodes[next].Addr
+	st.proxy.Unlock()
+	return time.Since(t0), nil
+}
+
+// restartPrimary restarts the current primary (SIGTERM, then the same port
+// and append-only file): acknowledged writes survive.
+func (st *stack) restartPrimary() error {
+	return st.nodes[st.cur()].Restart()
+}
+
+// addToxic adds a toxic to the proxy's stream from Valkey to the bot.
+func (st *stack) addToxic(name, kind string, attrs string) error {
+	js := fmt.Sprintf(`{"name":%q,"type":%q,"stream":"downstream","toxicity":1,"attributes":%s}`, name, kind, attrs)
+	_, err := st.proxy.Toxics.AddToxicJson(strings.NewReader(js))
+	return err
+}
+
+func (st *stack) removeToxic(name string) error {
+	return st.proxy.Toxics.RemoveToxic(context.Background(), name)
+}
+
+// deadLetters lists the dead letters of every send queue (up to 1,000 each).
+func (st *stack) deadLetters(ctx context.Context) ([]lanes.DeadLetter, error) {
+	var out []lanes.DeadLetter
+	for _, q := range tgjob.AllQueues() {
+		dl, err := st.store().Inspector().DeadLetters(ctx, q, lanes.DeadQuery{Newest: 1000})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, dl...)
+	}
+	return out, nil
+}
+
+// keepLogs writes every bot process's whole output to a new directory
+// (chaos-logs-* under the system's temporary directory) and names it.
+func (st *stack) keepLogs() {
+	dir, err := os.MkdirTemp("", "chaos-logs-")
+	if err != nil {
+		st.t.Logf("process logs not kept: %v", err)
+		return
+	}
+	for _, sl := range st.slots {
+		sl.pmu.Lock()
+		all := slices.Clone(sl.all)
+		sl.pmu.Unlock()
+		for _, p := range all {
+			_ = os.WriteFile(filepath.Join(dir, p.Name+".log"), []byte(p.Out.String()), 0o644)
+		}
+	}
+	st.t.Logf("every bot process's output: %s", dir)
+}
