@@ -1,14 +1,17 @@
 package console
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
 )
 
 // jobState is how the Job and Jobs pages state where job v stands:
@@ -48,19 +51,30 @@ type jobData struct {
 	Found []admin.JobView
 	// Searched: a valid id was looked for (Found empty: no queue holds it).
 	Searched bool
+	// Error is what is wrong with the id searched.
+	Error string
 }
 
 // job is the Job page: find a job by id in every queue and show where it
-// stands, its attempts, its last failure and its payload.
+// stands, its attempts, its last failure and its payload. A broadcast's
+// id (bc_…) is sent to its page; a malformed id is answered on the page.
 func (c *Console) job(w http.ResponseWriter, r *http.Request, sid string, s session) {
 	d := jobData{Query: strings.TrimSpace(r.URL.Query().Get("id"))}
+	if strings.HasPrefix(d.Query, notifier.BroadcastIDPrefix) {
+		http.Redirect(w, r, "/broadcast?id="+url.QueryEscape(d.Query), http.StatusSeeOther)
+		return
+	}
 	if d.Query != "" {
 		found, err := c.b.FindJob(r.Context(), d.Query)
-		if err != nil {
+		var ie *admin.InputError
+		switch {
+		case errors.As(err, &ie):
+			d.Error = ie.Text
+		case err != nil:
 			c.fail(w, r, err)
 			return
 		}
-		d.Found, d.Searched = found, true
+		d.Found, d.Searched = found, err == nil
 	}
 	c.render(w, r, sid, s, "job", "Job", d)
 }

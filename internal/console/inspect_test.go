@@ -20,8 +20,8 @@ import (
 // shown with its queue, lane, state (waiting, its place in its lane, the
 // lane's park), attempts and payload (its text); the Jobs page lists its
 // lane's pending jobs in send order, each linked to its Job page; a
-// malformed id is refused with an answer, and an id no queue holds says
-// so. No page shows the bot token (every answer is checked).
+// malformed id is refused with an answer on the page, a broadcast's id
+// opens the broadcast's page, and an id no queue holds says so. No page shows the bot token (every answer is checked).
 func TestJobPageFindsAJobByIDAndShowsWhereItStands(t *testing.T) {
 	t.Parallel()
 	e := start(t)
@@ -56,8 +56,12 @@ func TestJobPageFindsAJobByIDAndShowsWhereItStands(t *testing.T) {
 	require.IsIncreasing(t, at, "in send order")
 
 	resp, page := b.get("/job?id=job_nope")
-	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	require.Contains(t, page, "is not a job id")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, page, `<p class="flash bad" id="job-error">❌ &#34;job_nope&#34; is not a job id`, "answered on the page")
+	bc := "bc_" + strings.Repeat("0", 26)
+	resp, _ = b.get("/job?id=" + bc)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "a broadcast's id")
+	require.Equal(t, "/broadcast?id="+bc, resp.Header.Get("Location"))
 	unknown := "job_" + strings.Repeat("0", 26)
 	_, page = b.get("/job?id=" + unknown)
 	require.Contains(t, page, `id="job-none"`)
