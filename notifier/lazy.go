@@ -15,6 +15,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
@@ -42,6 +43,9 @@ type Audience interface {
 	// a walk may or may not be returned; none is returned twice. Errors:
 	// the store's.
 	Walk(ctx context.Context, cursor string, max int) ([]int64, string, error)
+	// Remaining is how many chats a walk from cursor would return now
+	// ("" the start: Size). Errors: a malformed cursor; the store's.
+	Remaining(ctx context.Context, cursor string) (int, error)
 	// Size is how many chats a walk returns now (before inactive chats
 	// are left out). Errors: the store's.
 	Size(ctx context.Context) (int, error)
@@ -56,7 +60,10 @@ type Plan struct {
 	At time.Time
 	// Spread, when > 0, spreads the copies evenly over this long from At
 	// (the rate shown in the preview: copies ÷ Spread), never faster than
-	// the budget; 0 sends as fast as the budget allows.
+	// the budget; 0 sends as fast as the budget allows. The pace is made
+	// again every FillConfig.Replan from the copies left and the time
+	// left, so chats that join during the spread do not stretch it past
+	// its end (after the end: the budget's pace).
 	Spread time.Duration
 	// PaidMax, on a paid broadcast, is the most copies sent paid (what the
 	// Stars balance covers); the copies after them go free on the notify
@@ -79,6 +86,12 @@ type FillConfig struct {
 	// Tick is how often Run looks for work when nothing wakes it
 	// (default 100 ms).
 	Tick time.Duration
+	// Replan is how often a running broadcast's total and its spread's
+	// pace are made again from the audience left after its cursor
+	// (Audience.Remaining; default 5 s): chats that join during a walk
+	// and land ahead of the cursor get the broadcast, and the counts and
+	// the pace follow them.
+	Replan time.Duration
 	// Log reports steps that failed (default slog.Default()).
 	Log *slog.Logger
 }
@@ -87,10 +100,11 @@ type FillConfig struct {
 // lazy.go). Every process that sends may run one (Run): they share the
 // work through the cursor, each step taken once. Safe for concurrent use.
 type Filler struct {
-	n    *Notifier
-	aud  Audience
-	cfg  FillConfig
-	wake chan struct{}
+	n      *Notifier
+	aud    Audience
+	cfg    FillConfig
+	wake   chan struct{}
+	replan *valkey.Lua // lua/replan.lua
 }
 
 // NewFiller returns a Filler of n's lazy broadcasts over aud. Errors:
@@ -108,11 +122,17 @@ func (n *Notifier) NewFiller(aud Audience, cfg FillConfig) (*Filler, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = 100 * time.Millisecond
 	}
+	if cfg.Replan <= 0 {
+		cfg.Replan = DefaultReplan
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Filler{n: n, aud: aud, cfg: cfg, wake: make(chan struct{}, 1)}, nil
+	return &Filler{n: n, aud: aud, cfg: cfg, wake: make(chan struct{}, 1), replan: luascript.Must(luaFS, "replan")}, nil
 }
+
+// DefaultReplan is FillConfig.Replan's default.
+const DefaultReplan = 5 * time.Second
 
 // Fields of a lazy broadcast's record (beside those of keys.go).
 const (
@@ -126,6 +146,10 @@ const (
 	fieldPaidQ   = "qp"  // copies enqueued on the paid queue
 	fieldPaidMax = "pm"  // paid copies at most (0/absent: all)
 	fieldClosed  = "xc"  // "1": the stop's counts were settled (closeLazy)
+	fieldEnd     = "en"  // spread: its end, unix ms
+	fieldRateAt  = "rf"  // spread: when the pace rt was set (unix ms; absent: at)
+	fieldRateQ   = "rb"  // spread: the copies due by rf on the pace before (decimal; absent: 0)
+	fieldReplan  = "rp"  // when the total and the pace were last made again (unix ms)
 	cursorEnd    = "$"
 )
 
@@ -176,7 +200,8 @@ func (f *Filler) Start(ctx context.Context, msg Message, plan Plan) (string, err
 	extra := []string{fieldLazy, "1", fieldTpl, string(tpl), fieldParts, strconv.Itoa(len(tmpl)),
 		fieldAt, strconv.FormatInt(at.UnixMilli(), 10)}
 	if plan.Spread > 0 && total > 0 {
-		extra = append(extra, fieldRate, strconv.FormatFloat(float64(total)/plan.Spread.Seconds(), 'g', -1, 64))
+		extra = append(extra, fieldRate, strconv.FormatFloat(float64(total)/plan.Spread.Seconds(), 'g', -1, 64),
+			fieldEnd, strconv.FormatInt(at.Add(plan.Spread).UnixMilli(), 10))
 	}
 	if msg.Paid && plan.PaidMax > 0 {
 		extra = append(extra, fieldPaidMax, strconv.Itoa(plan.PaidMax))
@@ -269,7 +294,13 @@ type lazyState struct {
 	parts, queued, paidQ  int
 	paidMax               int
 	at                    time.Time
-	rate                  float64 // spread: copies per second, 0: none
+	rate                  float64   // spread: copies per second, 0: none
+	rateAt                time.Time // spread: when rate was set (at when never made again)
+	rateQ                 float64   // spread: the copies due by rateAt (the schedule so far)
+	end                   time.Time // spread: its end (zero: none)
+	replanned             time.Time // when the total and pace were last made again
+	skipped               int       // copies not made: chats marked inactive
+	total                 int       // the copies planned (field t)
 	outstanding           int
 	stopped, free, walked bool
 }
@@ -279,7 +310,8 @@ func (f *Filler) readLazy(ctx context.Context, id string) (lazyState, error) {
 	n := f.n
 	out := n.c.DoMulti(ctx,
 		n.c.B().Hmget().Key(n.keys.progress(id)).Field(fieldCursor, fieldStop, fieldPaid, fieldFree, fieldHalt,
-			fieldParts, fieldQueued, fieldPaidQ, fieldPaidMax, fieldAt, fieldRate, fieldLazy).Build(),
+			fieldParts, fieldQueued, fieldPaidQ, fieldPaidMax, fieldAt, fieldRate, fieldLazy,
+			fieldRateAt, fieldRateQ, fieldEnd, fieldReplan, fieldSkipped, fieldTotal).Build(),
 		n.c.B().Zcard().Key(n.keys.out(id)).Build())
 	v, err := out[0].ToArray()
 	if err != nil {
@@ -292,10 +324,19 @@ func (f *Filler) readLazy(ctx context.Context, id string) (lazyState, error) {
 	st.walked = st.cursor == cursorEnd
 	st.done = st.stopped || st.walked || str(11) != "1"
 	st.paid = str(2) == "1" && !st.free && (st.paidMax == 0 || st.paidQ < st.paidMax)
-	if ms, err := strconv.ParseInt(str(9), 10, 64); err == nil {
-		st.at = time.UnixMilli(ms)
+	msAt := func(i int) time.Time {
+		if ms, err := strconv.ParseInt(str(i), 10, 64); err == nil {
+			return time.UnixMilli(ms)
+		}
+		return time.Time{}
+	}
+	st.at, st.rateAt, st.end, st.replanned = msAt(9), msAt(12), msAt(14), msAt(15)
+	if st.rateAt.IsZero() {
+		st.rateAt = st.at
 	}
 	st.rate, _ = strconv.ParseFloat(str(10), 64)
+	st.rateQ, _ = strconv.ParseFloat(str(13), 64)
+	st.skipped, st.total = num(16), num(17)
 	o, err := out[1].AsInt64()
 	if err != nil {
 		return lazyState{}, err
@@ -319,6 +360,11 @@ func (f *Filler) fillOne(ctx context.Context, id string, now time.Time) (int, er
 		}
 		if st.done {
 			return added, f.n.c.Do(ctx, f.n.c.B().Zrem().Key(f.n.keys.active()).Member(id).Build()).Error()
+		}
+		if now.Sub(st.replanned) >= f.cfg.Replan {
+			if st, err = f.replanOne(ctx, id, st, now); err != nil {
+				return added, fmt.Errorf("notifier: fill %s: %w", id, err)
+			}
 		}
 		chats := f.allowed(st, now)
 		if chats <= 0 || st.halted {
@@ -353,14 +399,55 @@ func (f *Filler) allowed(st lazyState, now time.Time) int {
 	}
 	window := max(step*parts, int(float64(rate)*f.cfg.Lead.Seconds()))
 	room := window - st.outstanding
-	if st.rate > 0 {
-		due := int(math.Floor(st.rate*now.Sub(st.at).Seconds())) + parts - st.queued
+	if st.rate > 0 && (st.end.IsZero() || now.Before(st.end)) {
+		due := int(math.Floor(st.rateQ+st.rate*now.Sub(st.rateAt).Seconds())) + parts - st.queued
 		room = min(room, due)
 	}
 	if st.paid && st.paidMax > 0 {
 		room = min(room, max(st.paidMax-st.paidQ, parts))
 	}
 	return min(step, room/parts)
+}
+
+// replanOne makes broadcast id's total and its spread's pace again from
+// the audience left after its cursor (Audience.Remaining) and returns st
+// as written: the total is the copies queued plus those still to make
+// (the chats left, less the inactive chats not yet skipped, times the
+// parts: an estimate until the walk is over, when it is the copies made);
+// when the total changed, a spread's pace is the copies left ÷ the time
+// left to its end, counted on from the copies the pace before had made due
+// by now (so a schedule ahead of its copies, as a thin spread's first copy
+// is, is not granted that lead again); within a second of its end, none
+// (the budget's pace). Nothing is
+// written when a step, a stop or another filler came first
+// (lua/replan.lua). Errors: the store's.
+func (f *Filler) replanOne(ctx context.Context, id string, st lazyState, now time.Time) (lazyState, error) {
+	n := f.n
+	rest, err := f.aud.Remaining(ctx, st.cursor)
+	if err != nil {
+		return st, err
+	}
+	inactive, err := n.chats.InactiveCount(ctx)
+	if err != nil {
+		return st, err
+	}
+	parts := max(st.parts, 1)
+	left := max(rest-max(inactive-st.skipped/parts, 0), 0) * parts
+	pace := ""
+	switch {
+	case st.rate <= 0 || st.end.IsZero():
+	case now.Before(st.end.Add(-time.Second)) && st.queued+left == st.total: // the plan holds: so does its pace
+	case now.Before(st.end.Add(-time.Second)):
+		st.rateQ += st.rate * now.Sub(st.rateAt).Seconds()
+		st.rate, st.rateAt = float64(left)/st.end.Sub(now).Seconds(), now
+		pace = strconv.FormatFloat(st.rate, 'g', -1, 64)
+	default:
+		st.rate, pace = 0, "-"
+	}
+	_, err = f.replan.Exec(ctx, n.c, []string{n.keys.progress(id)}, []string{st.cursor,
+		strconv.Itoa(st.queued + left), strconv.FormatInt(now.UnixMilli(), 10), pace, strconv.FormatFloat(st.rateQ, 'g', -1, 64)}).AsInt64()
+	st.replanned = now
+	return st, err
 }
 
 // step makes the copies of the next chats (at most chats) of broadcast id

@@ -17,31 +17,61 @@ import (
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
-// listAudience is an Audience over a fixed list of chats in Valkey-free
-// memory (the walk's contract: a step after the cursor, none twice); the
-// app's audience over its Valkey buckets is internal/chats' Audience,
-// tested with the whole bot in internal/app.
-type listAudience struct{ chats []int64 }
+// listAudience is an Audience over a list of chats in Valkey-free memory
+// (the walk's contract: a step after the cursor, none twice; a chat added
+// joins the end of the list, ahead of any cursor); the app's audience
+// over its Valkey buckets is internal/chats' Audience, tested with the
+// whole bot in internal/app.
+type listAudience struct {
+	mu    sync.Mutex
+	chats []int64
+}
 
-func (a listAudience) Walk(_ context.Context, cursor string, max int) ([]int64, string, error) {
-	i := 0
-	if cursor != "" {
-		var err error
-		if i, err = strconv.Atoi(cursor); err != nil {
-			return nil, "", err
-		}
+func newListAudience(chats []int64) *listAudience {
+	return &listAudience{chats: slices.Clone(chats)}
+}
+
+// add appends chats to the audience (they join during a walk).
+func (a *listAudience) add(chats ...int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.chats = append(a.chats, chats...)
+}
+
+func (a *listAudience) at(cursor string) (int, error) {
+	if cursor == "" {
+		return 0, nil
+	}
+	return strconv.Atoi(cursor)
+}
+
+func (a *listAudience) Walk(_ context.Context, cursor string, max int) ([]int64, string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i, err := a.at(cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	end := min(i+max, len(a.chats))
 	next := strconv.Itoa(end)
 	if end == len(a.chats) {
 		next = ""
 	}
-	return a.chats[i:end], next, nil
+	return slices.Clone(a.chats[i:end]), next, nil
 }
 
-func (a listAudience) Size(context.Context) (int, error) { return len(a.chats), nil }
+func (a *listAudience) Remaining(_ context.Context, cursor string) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i, err := a.at(cursor)
+	return len(a.chats) - i, err
+}
 
-func (a listAudience) Knows(_ context.Context, chat int64) (bool, error) {
+func (a *listAudience) Size(ctx context.Context) (int, error) { return a.Remaining(ctx, "") }
+
+func (a *listAudience) Knows(_ context.Context, chat int64) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	return slices.Contains(a.chats, chat), nil
 }
 
@@ -52,6 +82,7 @@ type lazyRig struct {
 	t      *testing.T
 	n      *notifier.Notifier
 	f      *notifier.Filler
+	aud    *listAudience
 	got    map[int64][]string // chat -> texts received
 	queues map[string]int     // copies delivered per queue
 }
@@ -63,9 +94,10 @@ func newLazyRig(t *testing.T, chats []int64, cfg notifier.FillConfig) *lazyRig {
 	require.NoError(t, err)
 	n, err := notifier.New(c, s, notifier.Config{})
 	require.NoError(t, err)
-	f, err := n.NewFiller(listAudience{chats: chats}, cfg)
+	aud := newListAudience(chats)
+	f, err := n.NewFiller(aud, cfg)
 	require.NoError(t, err)
-	return &lazyRig{t: t, n: n, f: f, got: map[int64][]string{}, queues: map[string]int{}}
+	return &lazyRig{t: t, n: n, f: f, aud: aud, got: map[int64][]string{}, queues: map[string]int{}}
 }
 
 // deliver claims up to max copies (any queue) and settles each as the
@@ -184,7 +216,7 @@ func TestLazyBroadcastFillersRacingMakeEachCopyOnce(t *testing.T) {
 	r := newLazyRig(t, chats, notifier.FillConfig{StepChats: 50, Rates: map[string]int{tgjob.QueueNotify: 1000}, Lead: time.Second})
 	others := make([]*notifier.Filler, 3)
 	for i := range others {
-		f, err := r.n.NewFiller(listAudience{chats: chats}, notifier.FillConfig{StepChats: 50, Rates: map[string]int{tgjob.QueueNotify: 1000}, Lead: time.Second})
+		f, err := r.n.NewFiller(r.aud, notifier.FillConfig{StepChats: 50, Rates: map[string]int{tgjob.QueueNotify: 1000}, Lead: time.Second})
 		require.NoError(t, err)
 		others[i] = f
 	}
@@ -301,17 +333,21 @@ func TestLazyBroadcastPlanHoldsItsStartRateAndPaidCap(t *testing.T) {
 	t.Run("spread thin", func(t *testing.T) {
 		// 10 chats over 8 h: 0.000347 copies/s, kept as such (a rate
 		// rounded to 0 would read as no spread: all at once).
-		r := newLazyRig(t, chatsUpTo(10), notifier.FillConfig{})
-		id, err := r.f.Start(ctx, notifier.Message{Text: "thin"}, notifier.Plan{Spread: 8 * time.Hour})
-		require.NoError(t, err)
-		for range 3 {
-			_, err := r.f.Fill(ctx)
+		// Paced again at every pass (Replan), the first copy's lead is
+		// not granted again.
+		for _, replan := range []time.Duration{0, time.Nanosecond} {
+			r := newLazyRig(t, chatsUpTo(10), notifier.FillConfig{Replan: replan})
+			id, err := r.f.Start(ctx, notifier.Message{Text: "thin"}, notifier.Plan{Spread: 8 * time.Hour})
 			require.NoError(t, err)
+			for range 20 {
+				_, err := r.f.Fill(ctx)
+				require.NoError(t, err)
+			}
+			p, err := r.n.Progress(ctx, id)
+			require.NoError(t, err)
+			require.InDelta(t, 10.0/(8*3600), p.Rate, 1e-9, "the plan holds (no chat joined): so does its pace")
+			require.LessOrEqual(t, p.Queued, 1, "replan %v: one copy at the start, the next one about 48 min later", replan)
 		}
-		p, err := r.n.Progress(ctx, id)
-		require.NoError(t, err)
-		require.InDelta(t, 10.0/(8*3600), p.Rate, 1e-9)
-		require.LessOrEqual(t, p.Queued, 1, "one copy at the start, the next one about 48 min later")
 	})
 	t.Run("paid up to a cap", func(t *testing.T) {
 		r := newLazyRig(t, chatsUpTo(1000), notifier.FillConfig{StepChats: 100})
@@ -329,6 +365,104 @@ func TestLazyBroadcastPlanHoldsItsStartRateAndPaidCap(t *testing.T) {
 		require.Equal(t, 250, r.queues[tgjob.QueuePaid], "the paid cap")
 		require.Equal(t, 750, r.queues[tgjob.QueueNotify], "the rest free")
 		require.Equal(t, 250, p.PaidMax)
+	})
+}
+
+// Chats that join the audience during a walk, ahead of its cursor, get
+// the broadcast, and the counts follow them (FillConfig.Replan): Total
+// grows to the audience as it is by the walk's end, which Sent reaches;
+// stopped after they joined, sent + cancelled is that larger total (the
+// chats never reached are cancelled, not lost from the counts); a spread
+// is paced again from the copies left and the time left, so it still ends
+// on time, and once its end is near it goes at the budget's pace.
+func TestLazyBroadcastCountsAndPaceFollowChatsThatJoinMidWalk(t *testing.T) {
+	t.Parallel()
+	cfg := notifier.FillConfig{StepChats: 50, Rates: map[string]int{tgjob.QueueNotify: 100}, Lead: time.Second, Replan: time.Nanosecond}
+	fillAndDeliver := func(t *testing.T, r *lazyRig, n int) {
+		for got := 0; got < n; {
+			_, err := r.f.Fill(t.Context())
+			require.NoError(t, err)
+			d := r.deliver(n - got)
+			require.Positive(t, d+r.pendingCopies(), "the walk makes copies")
+			got += d
+		}
+	}
+	t.Run("walked to the end", func(t *testing.T) {
+		ctx := t.Context()
+		r := newLazyRig(t, chatsUpTo(1000), cfg)
+		id, err := r.f.Start(ctx, notifier.Message{Text: "joiners"}, notifier.Plan{})
+		require.NoError(t, err)
+		fillAndDeliver(t, r, 300)
+		r.aud.add(chatsUpTo(1500)[1000:]...)
+		_, err = r.f.Fill(ctx)
+		require.NoError(t, err)
+		p, err := r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.True(t, p.Walking)
+		require.Equal(t, 1500, p.Total, "made again: the chats that joined are in the total")
+		for !p.Done() {
+			fillAndDeliver(t, r, 1)
+			p, err = r.n.Progress(ctx, id)
+			require.NoError(t, err)
+		}
+		require.Equal(t, 1500, p.Sent)
+		require.Equal(t, 1500, p.Total)
+		require.Len(t, r.got, 1500, "every chat once, the joiners too")
+	})
+	t.Run("stopped after chats joined", func(t *testing.T) {
+		ctx := t.Context()
+		r := newLazyRig(t, chatsUpTo(1000), cfg)
+		id, err := r.f.Start(ctx, notifier.Message{Text: "joiners, stopped"}, notifier.Plan{})
+		require.NoError(t, err)
+		fillAndDeliver(t, r, 200)
+		r.aud.add(chatsUpTo(1500)[1000:]...)
+		_, err = r.f.Fill(ctx)
+		require.NoError(t, err)
+		p, err := r.n.StopBroadcast(ctx, id)
+		require.NoError(t, err)
+		require.True(t, p.Stopped)
+		require.Zero(t, r.deliver(10_000), "none left: the stop cancelled the window")
+		p, err = r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.True(t, p.Done())
+		require.Equal(t, 1500, p.Total)
+		require.Equal(t, p.Total, p.Sent+p.Cancelled, "every chat of the audience at the stop is sent or cancelled")
+		require.Equal(t, len(r.got), p.Sent)
+	})
+	t.Run("spread paced again", func(t *testing.T) {
+		ctx := t.Context()
+		r := newLazyRig(t, chatsUpTo(1000), cfg)
+		start := time.Now()
+		id, err := r.f.Start(ctx, notifier.Message{Text: "joiners, spread"}, notifier.Plan{Spread: time.Hour})
+		require.NoError(t, err)
+		p, err := r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.InDelta(t, 1000.0/3600, p.Rate, 0.001, "1,000 copies over an hour")
+		r.aud.add(chatsUpTo(3000)[1000:]...)
+		for range 20 { // paced again at every pass: the first copy's lead is not granted again
+			_, err = r.f.Fill(ctx)
+			require.NoError(t, err)
+		}
+		p, err = r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, 3000, p.Total)
+		require.InDelta(t, float64(3000-p.Queued)/3600, p.Rate, 0.01, "the copies left over the hour left: three times the pace")
+		require.LessOrEqual(t, p.Queued, 1+int(time.Since(start).Seconds()*3000/3600),
+			"the first copy at the start, then no faster than 3,000 copies an hour")
+	})
+	t.Run("spread at its end", func(t *testing.T) {
+		ctx := t.Context()
+		r := newLazyRig(t, chatsUpTo(1000), cfg)
+		id, err := r.f.Start(ctx, notifier.Message{Text: "spread, ending"}, notifier.Plan{Spread: time.Second})
+		require.NoError(t, err)
+		p, err := r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.Zero(t, p.Rate, "within a second of its end: the budget's pace")
+		fillAndDeliver(t, r, 1000)
+		p, err = r.n.Progress(ctx, id)
+		require.NoError(t, err)
+		require.True(t, p.Done())
+		require.Equal(t, 1000, p.Sent)
 	})
 }
 

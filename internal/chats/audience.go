@@ -260,5 +260,51 @@ func (s *Audience) Size(ctx context.Context) (int, error) {
 	return total, nil
 }
 
+// Remaining is how many chats a walk from cursor would still return now
+// (notifier.Audience): the chats after the cursor's last one in its
+// bucket (one SMEMBERS) plus the sizes of the buckets after it (SCARD),
+// in one pipelined round trip; Size for "" (the start). Errors: a
+// malformed cursor; the server's.
+func (s *Audience) Remaining(ctx context.Context, cursor string) (int, error) {
+	if cursor == "" {
+		return s.Size(ctx)
+	}
+	b, last, hasLast, err := parseWalkCursor(cursor)
+	if err != nil {
+		return 0, err
+	}
+	cmds := make(valkey.Commands, 0, Buckets-b+1)
+	first := b
+	if hasLast {
+		cmds = append(cmds, s.c.B().Smembers().Key(s.keys.AudienceBucket(b)).Build())
+		first++
+	}
+	for i := first; i < Buckets; i++ {
+		cmds = append(cmds, s.c.B().Scard().Key(s.keys.AudienceBucket(i)).Build())
+	}
+	if len(cmds) == 0 {
+		return 0, nil
+	}
+	total := 0
+	for i, r := range s.c.DoMulti(ctx, cmds...) {
+		if i == 0 && hasLast {
+			vs, err := r.AsStrSlice()
+			if err != nil {
+				return 0, fmt.Errorf("chats: audience remaining: %w", err)
+			}
+			ids := parseChats(vs)
+			at, _ := slices.BinarySearch(ids, last+1)
+			total += len(ids) - at
+			continue
+		}
+		n, err := r.AsInt64()
+		if err != nil {
+			return 0, fmt.Errorf("chats: audience remaining: %w", err)
+		}
+		total += int(n)
+	}
+	return total, nil
+}
+
 // Knows is IsKnown (notifier.Audience).
 func (s *Audience) Knows(ctx context.Context, chat int64) (bool, error) { return s.IsKnown(ctx, chat) }
