@@ -40,7 +40,12 @@
 //     other lanes keep flowing. A 429 is treated as a global signal only
 //     when Config.GlobalFloodChats (3) distinct chats answered 429 within
 //     Config.GlobalFloodWindow (1 s): then the whole store is paused for the
-//     shortest retry_after among them. Rationale: every lane is paced below
+//     shortest retry_after among them, and the budget of each queue whose
+//     jobs got those 429s is halved at once (lanes Store.LowerBudget: the
+//     configured rate is a ceiling, the learned rate climbs back while
+//     Telegram stops pushing back; docs/delivery.md, "Budgets that learn";
+//     metric codemojex_worker_budget_decreases_total). A chat's own 429s
+//     lower nothing. Rationale: every lane is paced below
 //     Telegram's per-chat limits, so one chat's 429 is that chat's problem,
 //     while 429s across several chats at once mean the bot-wide limit was
 //     hit. (The worker only calls sendMessage and editMessageText, both

@@ -18,6 +18,7 @@ type metrics struct {
 	retried       prometheus.Counter
 	tooMany       *prometheus.CounterVec // by queue
 	globalPauses  prometheus.Counter
+	decreases     *prometheus.CounterVec   // budgets lowered by this process, by queue and reason (lanes LowerBudget)
 	apiLatency    *prometheus.HistogramVec // by Bot API method
 	claimLatency  prometheus.Histogram
 	inFlight      prometheus.Gauge
@@ -57,6 +58,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		globalPauses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "codemojex_worker_global_pauses_total", Help: "Global pauses of the store (global flood signal, 401).",
 		}),
+		decreases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "codemojex_worker_budget_decreases_total",
+			Help: "Send budgets this process halved on evidence of Telegram's bot-wide limit (reason: 429 from several chats), by the queue whose 429s lowered its budget; the learned rate itself is codemojex_budget_learned_rate.",
+		}, []string{"queue", "reason"}),
 		apiLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "codemojex_worker_send_duration_seconds", Help: "Bot API round trip (sendMessage, editMessageText, the warm-up's getMe), seconds, by method.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
@@ -132,6 +137,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.dead.WithLabelValues(r)
 	}
 	m.globalPauses = reg1(m.globalPauses).(prometheus.Counter)
+	m.decreases = reg1(m.decreases).(*prometheus.CounterVec)
+	for _, q := range tgjob.AllQueues() {
+		m.decreases.WithLabelValues(q, WhyFlood)
+	}
 	m.apiLatency = reg1(m.apiLatency).(*prometheus.HistogramVec)
 	m.claimLatency = reg1(m.claimLatency).(prometheus.Histogram)
 	m.inFlight = reg1(m.inFlight).(prometheus.Gauge)

@@ -328,8 +328,9 @@ func (w *Worker) parkChat(f failure, retryAfter time.Duration) next {
 	}
 	w.release(f.drain, f.job)
 	w.log.Info("429: chat parked", append(f.attrs, slog.String("retry_after", retryAfter.String()), slog.Time("until", until))...)
-	if pause, global := w.flood.note(f.chat, retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
-		w.pauseAll(f.sctx, pause, WhyFlood)
+	if sig, global := w.flood.note(f.chat, f.job.Queue, retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
+		w.pauseAll(f.sctx, sig.pause, WhyFlood)
+		w.lowerBudgets(f.sctx, sig.queues, WhyFlood)
 	}
 	return next{stop: true}
 }
@@ -457,6 +458,27 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 	w.m.globalPauses.Inc()
 	w.state.paused(PauseState{At: time.Now(), For: d, Why: why})
 	w.log.Warn("global pause", slog.String("why", why), slog.String("for", d.String()))
+}
+
+// lowerBudgets halves the budget of each of queues at once (lanes
+// LowerBudget: every process claims at the learned rate from its next
+// claim; it climbs back while Telegram stops pushing back) after a global
+// flood signal: Telegram's bot-wide limit is below what the budget let
+// through. A decrease another process (or this one) made within the
+// store's cooldown counts once. Counted in
+// codemojex_worker_budget_decreases_total{queue,reason}.
+func (w *Worker) lowerBudgets(ctx context.Context, queues []string, why string) {
+	for _, q := range queues {
+		lowered, rate, err := w.store.LowerBudget(ctx, q, why)
+		if err != nil {
+			w.log.Error("lower budget failed", slog.String("queue", q), slog.Any("err", w.redactor.Error(err)))
+			continue
+		}
+		if lowered {
+			w.m.decreases.WithLabelValues(q, why).Inc()
+			w.log.Warn("budget lowered", slog.String("queue", q), slog.String("why", why), slog.Int("rate", rate))
+		}
+	}
 }
 
 // delivered settles a job Telegram accepted: it records the message id of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -495,12 +496,21 @@ type floodDetector struct {
 type floodHit struct {
 	at    time.Time
 	retry time.Duration
+	queue string // the queue of the job answered 429
 }
 
-// note records a 429 for chat; it reports a global pause (the shortest
-// retry_after of the window) when at least chats distinct chats answered
-// 429 within window, and then starts counting afresh.
-func (f *floodDetector) note(chat int64, retry time.Duration, now time.Time, window time.Duration, chats int) (time.Duration, bool) {
+// floodSignal is a global flood signal (floodDetector.note): the pause (the
+// shortest retry_after of the window) and the queues whose jobs got the
+// 429s, sorted, once each (the budgets to lower).
+type floodSignal struct {
+	pause  time.Duration
+	queues []string
+}
+
+// note records a 429 for chat's job of queue; it reports a global signal
+// when at least chats distinct chats answered 429 within window, and then
+// starts counting afresh.
+func (f *floodDetector) note(chat int64, queue string, retry time.Duration, now time.Time, window time.Duration, chats int) (floodSignal, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for c, h := range f.hits {
@@ -508,16 +518,20 @@ func (f *floodDetector) note(chat int64, retry time.Duration, now time.Time, win
 			delete(f.hits, c)
 		}
 	}
-	f.hits[chat] = floodHit{at: now, retry: retry}
+	f.hits[chat] = floodHit{at: now, retry: retry, queue: queue}
 	if len(f.hits) < chats {
-		return 0, false
+		return floodSignal{}, false
 	}
-	pause := time.Duration(-1)
+	sig := floodSignal{pause: -1}
 	for _, h := range f.hits {
-		if pause < 0 || h.retry < pause {
-			pause = h.retry
+		if sig.pause < 0 || h.retry < sig.pause {
+			sig.pause = h.retry
+		}
+		if !slices.Contains(sig.queues, h.queue) {
+			sig.queues = append(sig.queues, h.queue)
 		}
 	}
+	slices.Sort(sig.queues)
 	clear(f.hits)
-	return pause, true
+	return sig, true
 }
