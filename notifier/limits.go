@@ -137,3 +137,17 @@ func (l Limits) StoreOptions(maxAttempts int) []lanes.Option {
 func NewStore(c valkey.Client, l Limits, maxAttempts int, extra ...lanes.Option) (*lanes.Store, error) {
 	return lanes.New(c, append(l.StoreOptions(maxAttempts), extra...)...)
 }
+
+// BudgetName is the name the program gives the send budget of queue (a
+// lanes.LearnedBudget's Queue), as /metrics labels it (budget="...") and
+// /lanes shows it: "global" for the store's one rate (queue ""), "bulk"
+// for tgjob.QueueNotify's own, else the queue's name ("reply", "paid").
+func BudgetName(queue string) string {
+	switch queue {
+	case "":
+		return "global"
+	case tgjob.QueueNotify:
+		return "bulk"
+	}
+	return queue
+}

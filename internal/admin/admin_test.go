@@ -177,3 +177,22 @@ func TestComposeBroadcastPreviewsThenStartsOnceAuditedAsConsole(t *testing.T) {
 	ad.cfg.Rates.PaidBroadcastRate = 100
 	require.True(t, ad.PaidBroadcasts())
 }
+
+// /lanes shows each send budget's learned rate against its configured
+// ceiling: untouched, "never lowered"; after 429s from several chats halved
+// it, the rate now, when, why, the rate that brought it and the hold's cap.
+func TestLanesShowsEachBudgetsLearnedRate(t *testing.T) {
+	ad := newAdmin(t)
+	ctx := context.Background()
+	text, err := ad.budgetsText(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "Send budgets, messages per 1.01s (configured: the ceiling; learned from Telegram's 429s):\n• global: 30 of 30, never lowered", text)
+	lowered, rate, err := ad.cfg.Outbound.LowerBudget(ctx, "notify", "429 from several chats")
+	require.NoError(t, err)
+	require.True(t, lowered)
+	require.Equal(t, 15, rate)
+	text, err = ad.budgetsText(ctx)
+	require.NoError(t, err)
+	require.Regexp(t, `^Send budgets, messages per 1.01s \(configured: the ceiling; learned from Telegram's 429s\):
+• global: 15 of 30, lowered at \d\d:\d\d:\d\d UTC \(429 from several chats, from 30\), at most 22 until \d\d:\d\d:\d\d UTC; decreases in all: 1$`, text)
+}

@@ -61,6 +61,17 @@ func (ad *Admin) Queues(ctx context.Context, top int) ([]QueueView, error) {
 	return out, nil
 }
 
+// Budgets returns the outbound send budgets' learned rates (the store's
+// global one, or reply, bulk and paid: lanes.Inspector.Learned), as /lanes
+// shows them. Errors: the server's.
+func (ad *Admin) Budgets(ctx context.Context) ([]lanes.LearnedBudget, error) {
+	bs, err := ad.out.Learned(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("admin: budgets: %w", err)
+	}
+	return bs, nil
+}
+
 // Backlog returns the update queue's counts and its oldest unhandled
 // update's recording time.
 func (ad *Admin) Backlog(ctx context.Context) (intake.Backlog, error) {

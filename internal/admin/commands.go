@@ -16,6 +16,7 @@ import (
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
@@ -267,6 +268,12 @@ func (ad *Admin) onLanes(ctx context.Context, r *update.Request) (out update.Out
 			}
 		}
 	}
+	budgets, err := ad.budgetsText(ctx)
+	if err != nil {
+		out.Fail(err)
+		return out
+	}
+	b.WriteString("\n\n" + budgets)
 	lim, err := ad.limitedText(ctx)
 	if err != nil {
 		out.Fail(err)
@@ -372,6 +379,34 @@ func (ad *Admin) deadSources(updates bool) []deadSource {
 		out = append(out, deadSource{ad.out, q})
 	}
 	return out
+}
+
+// budgetsText is /lanes' paragraph on the send budgets: each one's rate now
+// (learned: halved on 429s from several chats, climbing back) against its
+// configured ceiling, and why and when it last went down.
+func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
+	bs, err := ad.Budgets(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(bs) == 0 {
+		return "Send budgets: none", nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Send budgets, messages per %v (configured: the ceiling; learned from Telegram's 429s):", bs[0].Window)
+	for _, x := range bs {
+		fmt.Fprintf(&b, "\n• %s: %d of %d", notifier.BudgetName(x.Queue), x.Rate, x.Configured)
+		if x.Lowered.IsZero() {
+			b.WriteString(", never lowered")
+			continue
+		}
+		fmt.Fprintf(&b, ", lowered at %s UTC (%s, from %d)", x.Lowered.UTC().Format(time.TimeOnly), x.Why, x.Hit)
+		if x.Cap < x.Configured {
+			fmt.Fprintf(&b, ", at most %d until %s UTC", x.Cap, x.HoldUntil.UTC().Format(time.TimeOnly))
+		}
+		fmt.Fprintf(&b, "; decreases in all: %d", x.Decreases)
+	}
+	return b.String(), nil
 }
 
 // limitedText is /lanes' paragraph on the chats being limited by the

@@ -99,6 +99,8 @@ func TestAdminCommands(t *testing.T) {
 	require.Contains(t, lanesReply, "Queue reply:")
 	require.Contains(t, lanesReply, "Queue notify:")
 	require.Contains(t, lanesReply, "• chat 42: depth 3, weight 5, in flight 0, parked until ")
+	// The send budgets, none lowered: each at its configured rate.
+	require.Regexp(t, `\n\nSend budgets, messages per \S+ \(configured: the ceiling; learned from Telegram's 429s\):\n• bulk: (\d+) of \d+, never lowered\n• reply: \d+ of \d+, never lowered\n`, lanesReply)
 
 	// /dlq after a message to a chat that blocked the bot.
 	h.emu.SetChatStatus(4242, tgemu.ChatBlocked)

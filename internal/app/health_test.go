@@ -56,7 +56,11 @@ func TestHealthzAndMetrics(t *testing.T) {
 		`codemojex_budget_limit{budget="reply"} 1000`,
 		`codemojex_budget_limit{budget="bulk"} 1000`,
 		`codemojex_budget_use{budget="bulk"} 0`,
-		`codemojex_budget_use{budget="reply"} `, // 0.001 while the reply is within the window
+		`codemojex_budget_use{budget="reply"} `,              // 0.001 while the reply is within the window
+		`codemojex_budget_learned_rate{budget="reply"} 1000`, // nothing learned: the configured rate
+		`codemojex_budget_learned_rate{budget="bulk"} 1000`,
+		`codemojex_budget_decreases_total{budget="bulk"} 0`,
+		`codemojex_worker_budget_decreases_total{queue="reply",reason="429 from several chats"} 0`,
 	} {
 		require.Contains(t, body, want)
 	}

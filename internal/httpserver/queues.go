@@ -8,6 +8,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
@@ -36,7 +37,7 @@ type QueueCollector struct {
 	q                                                      Queues
 	depth, inFlight, delayed, dead, ready, parked, statsUp *prometheus.Desc
 	updates, updatesInFlight, updatesDead, oldest          *prometheus.Desc
-	budgetUse, budgetLimit                                 *prometheus.Desc
+	budgetUse, budgetLimit, learnedRate, learnedDecreases  *prometheus.Desc
 	recovered, updatesRecovered                            *prometheus.Desc
 }
 
@@ -67,13 +68,19 @@ func NewQueueCollector(q Queues) *QueueCollector {
 		budgetLimit: prometheus.NewDesc("codemojex_budget_limit",
 			"A send budget's limit, messages per window of 1 s (plus the notifier's 10 ms slack): TELEGRAM_REPLY_RATE, TELEGRAM_GLOBAL_RATE. rate(codemojex_worker_sent_total) summed over processes, divided by it, is the budget's use over time.",
 			[]string{"budget"}, nil),
+		learnedRate: prometheus.NewDesc("codemojex_budget_learned_rate",
+			"The rate a send budget claims at now, messages per window (as codemojex_budget_limit): the configured one (the ceiling) until Telegram's 429s from several chats halve it, then climbing back by a twentieth of it every 5 s (lanes.Inspector.Learned; the same in every process).",
+			[]string{"budget"}, nil),
+		learnedDecreases: prometheus.NewDesc("codemojex_budget_decreases_total",
+			"Times a send budget was halved on evidence of Telegram's bot-wide limit (429s from several chats), counted in Valkey since its first: the same in every process (codemojex_worker_budget_decreases_total has the reason, per process).",
+			[]string{"budget"}, nil),
 	}
 }
 
 // Describe sends the gauges' descriptions (prometheus.Collector).
 func (q *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.statsUp, q.updates, q.updatesInFlight, q.updatesDead, q.oldest,
-		q.budgetUse, q.budgetLimit, q.recovered, q.updatesRecovered} {
+		q.budgetUse, q.budgetLimit, q.learnedRate, q.learnedDecreases, q.recovered, q.updatesRecovered} {
 		ch <- d
 	}
 }
@@ -125,6 +132,15 @@ func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(q.budgetUse, prometheus.GaugeValue, float64(b.Used)/float64(b.Limit), budget)
 		ch <- prometheus.MustNewConstMetric(q.budgetLimit, prometheus.GaugeValue, float64(b.Limit), budget)
+	}
+	if ls, err := q.q.Store.Learned(ctx); err == nil {
+		for _, b := range ls {
+			name := notifier.BudgetName(b.Queue)
+			ch <- prometheus.MustNewConstMetric(q.learnedRate, prometheus.GaugeValue, float64(b.Rate), name)
+			ch <- prometheus.MustNewConstMetric(q.learnedDecreases, prometheus.CounterValue, float64(b.Decreases), name)
+		}
+	} else {
+		up = 0
 	}
 	if b, err := q.q.Inbox.Backlog(ctx); err == nil {
 		g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
