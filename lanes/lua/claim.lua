@@ -200,7 +200,7 @@ end
 -- call claims at min(configured, learned), read in one HMGET of
 -- "{tag}:s:learned" (fields "global" and "q:<queue>"; a queue's prefix
 -- "{tag}:q:<queue>:" is as long as S up to its name).
-if rate > 0 or nq > 0 then
+do
   local fields, of = {}, {}
   if rate > 0 then fields[1], of[1] = 'global', 0 end
   for n = 1, nq do
