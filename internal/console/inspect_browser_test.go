@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,17 @@ func TestJobsWeightsAndABroadcastsPageInTheBrowser(t *testing.T) {
 	base := e.srv.URL
 	b.signIn(base)
 	ctx := context.Background()
+	// liveText is the text of sel as one script reads it ("" when absent):
+	// a live part is replaced while the page is open, so a node found by
+	// one command may be gone by the next.
+	liveText := func(sel string) string {
+		s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`(document.querySelector(`+strconv.Quote(sel)+`) || {textContent: ""}).textContent.trim()`))
+		if err != nil {
+			return ""
+		}
+		return s
+	}
+	seen := func(sel string) func() bool { return func() bool { return liveText(sel) != "" } }
 	noToken := func(what string) {
 		t.Helper()
 		html, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
@@ -56,7 +68,7 @@ func TestJobsWeightsAndABroadcastsPageInTheBrowser(t *testing.T) {
 	require.Contains(t, b.text(".payload"), `"text": "find me"`)
 	noToken("the job page")
 	require.NoError(t, in.ResumeLane(ctx, tgjob.QueueNotify, tgjob.Group(chat)))
-	b.run("job sent, live", chromedp.WaitVisible(chromedp.CSS("#job-none")))
+	require.Eventually(t, seen("#job-none"), wait, 100*time.Millisecond, "job sent: no queue holds it, live")
 
 	// Weights: listed, set from the row, and a new one shown live.
 	e.ask("/weight 7001 4")
@@ -68,7 +80,7 @@ func TestJobsWeightsAndABroadcastsPageInTheBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 6, w)
 	e.ask("/weight 7002 3")
-	b.run("a weight set meanwhile, live", chromedp.WaitVisible(chromedp.CSS(`tr[data-chat="7002"]`)))
+	require.Eventually(t, seen(`tr[data-chat="7002"]`), wait, 100*time.Millisecond, "a weight set meanwhile, live")
 	noToken("the weights page")
 
 	// A broadcast's page from its link; stopped meanwhile: live.
@@ -81,11 +93,11 @@ func TestJobsWeightsAndABroadcastsPageInTheBrowser(t *testing.T) {
 	noToken("the broadcast's page")
 	_, err = e.app.Admin().StopBroadcast(ctx, admin.WhoConsole, bc)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return b.text("#bc-state") == "stopped" }, wait, 100*time.Millisecond, "stopped, live")
+	require.Eventually(t, func() bool { return liveText("#bc-state") == "stopped" }, wait, 100*time.Millisecond, "stopped, live")
 
 	// The Audit page, live.
 	b.run("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
 	e.ask("/weight 7003 2")
-	require.Eventually(t, func() bool { return strings.Contains(b.text("#audit"), "chat 7003: weight 2 (was 1)") }, wait, 100*time.Millisecond,
+	require.Eventually(t, func() bool { return strings.Contains(liveText("#audit"), "chat 7003: weight 2 (was 1)") }, wait, 100*time.Millisecond,
 		"a new entry, live")
 }
