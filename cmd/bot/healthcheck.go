@@ -31,9 +31,19 @@ const defaultProbeTimeout = 3 * time.Second
 // answer's first line, or why there is none.
 func healthcheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("codemojex healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	timeout := fs.Duration("timeout", defaultProbeTimeout, "how long to wait for /healthz's answer")
-	if err := fs.Parse(args); err != nil {
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: codemojex healthcheck [-timeout 3s]: exits 0 when the bot's /healthz (HTTP_ADDR) answers 200, 1 otherwise, 2 on a bad argument")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		usage(stdout) // asked for: not an error
+		return exitOK
+	} else if err != nil {
+		fmt.Fprintf(stderr, "codemojex healthcheck: %v\n", err)
+		usage(stderr)
 		return exitConfig
 	}
 	if fs.NArg() > 0 || *timeout <= 0 {

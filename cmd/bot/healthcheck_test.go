@@ -68,6 +68,8 @@ func TestHealthcheckExitCodes(t *testing.T) {
 		{"port 0 cannot be probed", "", []string{"HTTP_ADDR=:0"}, nil, 2, "port 0 is picked by the kernel"},
 		{"a bad HTTP_ADDR", "", []string{"HTTP_ADDR=8080"}, nil, 2, "configuration error: HTTP_ADDR: host:port or :port"},
 		{"an extra argument", "", []string{"HTTP_ADDR=" + healthy}, []string{"now"}, 2, "usage: codemojex healthcheck"},
+		{"--help is not an error", "", []string{"HTTP_ADDR=" + healthy}, []string{"--help"}, 0, "usage: codemojex healthcheck [-timeout 3s]"},
+		{"-h too", "", []string{"HTTP_ADDR=" + healthy}, []string{"-h"}, 0, "-timeout duration"},
 		{"a bad timeout", "", []string{"HTTP_ADDR=" + healthy}, []string{"-timeout", "soon"}, 2, "invalid value"},
 		{"a timeout of 0", "", []string{"HTTP_ADDR=" + healthy}, []string{"-timeout", "0s"}, 2, "a positive timeout"},
 	} {

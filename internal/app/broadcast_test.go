@@ -538,6 +538,8 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	h.waitLeader(r)
 	adminUser := user(adminID, "Admin")
 	require.Equal(t, "No broadcast is running or scheduled.", h.ask(0, adminUser, "/broadcasts"))
+	require.Equal(t, `❌ /broadcasts takes no argument (got "now"): send /broadcasts alone to list the running and scheduled broadcasts.`,
+		h.ask(0, adminUser, "/broadcasts  now"), "an argument is refused, not ignored")
 	h.addKnownChats(r, 30_000, 99) // and the admin's: 100 chats
 	pv, buttons := h.broadcastPreview("in 1h over 2h 🕘 spread")
 	require.Contains(t, pv.Text, "The chats will see:\n\n🕘 spread\n\n")

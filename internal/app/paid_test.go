@@ -200,8 +200,8 @@ func TestPaidPreviewShowsTheStarsBalance(t *testing.T) {
 		{name: "unlimited", balance: -1, want: "The bot's Stars balance: 1000000000.0 Stars, enough for it."},
 		{name: "one copy short", balance: 2, short: true, want: "The bot's Stars balance: 0.2 Stars, not enough: it pays for 2 of the 3 copies, " +
 			"so Send paid is not offered; send the first 2 paid and the rest free, add Stars and send /broadcast again, or send it free."},
-		{name: "empty", balance: 0, short: true, want: "The bot's Stars balance: 0.0 Stars, not enough: it pays for 0 of the 3 copies, " +
-			"so Send paid is not offered; send the first 0 paid and the rest free, add Stars and send /broadcast again, or send it free."},
+		{name: "empty", balance: 0, short: true, want: "The bot's Stars balance: 0.0 Stars, not enough for one paid copy of the 3, " +
+			"so Send paid is not offered; add Stars and send /broadcast again, or send it free."},
 		{name: "unreadable", balance: -1, fail: true,
 			want: "The bot's Stars balance could not be read: a paid broadcast halts when it runs out (then ▶️ Continue free or 🛑 Stop)."},
 	} {

@@ -321,8 +321,13 @@ func BalanceText(tenths int64, copies int) string {
 	if tenths >= cost {
 		return fmt.Sprintf("The bot's Stars balance: %s Stars, enough for it.", bal)
 	}
+	covered := max(tenths, 0) / notifier.StarTenthsPerCopy
+	if covered == 0 {
+		return fmt.Sprintf("The bot's Stars balance: %s Stars, not enough for one paid copy of the %d, so Send paid is not offered; "+
+			"add Stars and send /broadcast again, or send it free.", bal, copies)
+	}
 	return fmt.Sprintf("The bot's Stars balance: %s Stars, not enough: it pays for %d of the %d copies, so Send paid is not offered; "+
-		"send the first %d paid and the rest free, add Stars and send /broadcast again, or send it free.", bal, max(tenths, 0)/notifier.StarTenthsPerCopy, copies, max(tenths, 0)/notifier.StarTenthsPerCopy)
+		"send the first %d paid and the rest free, add Stars and send /broadcast again, or send it free.", bal, covered, copies, covered)
 }
 
 // PreviewText is the preview message of a free broadcast: the text as the

@@ -378,9 +378,14 @@ func SentID(action, detail string) (string, bool) {
 // message is kept up to date (running, scheduled, or stopped with copies
 // still in flight), one line each with its counts and, scheduled, its
 // start, and how to stop one; "No broadcast is running or scheduled."
-// when there is none.
+// when there is none. Anything after the command is refused (with what it
+// got, clipped), not ignored.
 func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Outcome) {
 	m := r.Update.Message
+	if c, _ := update.ParseCommand(m, s.cfg.Username()); strings.TrimSpace(c.Args) != "" {
+		out.Reply(update.ReplyTo(m, fmt.Sprintf("❌ /broadcasts takes no argument (got %q): send /broadcasts alone to list the running and scheduled broadcasts.", clipRunes(strings.TrimSpace(c.Args), 40))))
+		return out
+	}
 	all, err := s.tracking.Tracked(ctx)
 	if err != nil {
 		out.Fail(err)
@@ -421,4 +426,12 @@ func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Out
 	}
 	out.Reply(update.ReplyTo(m, "📣 Broadcasts:\n"+b.String()+"To stop one: /broadcast stop <id>"))
 	return out
+}
+
+// clipRunes is s cut to at most n runes, with "…" when cut.
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }

@@ -57,11 +57,14 @@ func progressText(p notifier.Progress) string {
 }
 
 // modeText is a paid broadcast's mode and cost so far, e.g. "💫 Paid: 30
-// copies, 3.0 Stars so far", "💫 Paid, halted (the bot cannot pay): …",
-// "💫 Paid, then free: 30 copies paid (3.0 Stars), 50 moved to free".
+// copies, 3.0 Stars so far" ("… 3.0 Stars" once done), "💫 Paid, halted
+// (the bot cannot pay): …", "💫 Paid, then free: 30 copies paid (3.0
+// Stars), 50 moved to free".
 func modeText(p notifier.Progress) string {
 	stars := notifier.FormatStars(p.StarTenths())
 	switch {
+	case p.Done() && !p.Free:
+		return fmt.Sprintf("💫 Paid: %d copies, %s Stars", p.PaidSent, stars)
 	case p.Free:
 		return fmt.Sprintf("💫 Paid, then free: %d copies paid (%s Stars), %d moved to free", p.PaidSent, stars, p.Moved)
 	case p.Halted && !p.Stopped:
