@@ -13,7 +13,11 @@ import (
 // Telegram Bot FAQ, "My bot is hitting limits, how do I avoid this?": no more
 // than about 30 messages per second overall, one message per second in a
 // private chat, 20 messages per minute in a group. A zero rate field means no
-// limit.
+// limit. Each budget's rate (GlobalPerSecond, ReplyPerSecond, PaidPerSecond)
+// is a ceiling, not a target: the store claims at the rate each budget
+// learned from Telegram's 429s across several chats (lanes.LearnConfig's
+// defaults: halved at once, back up a twentieth every 5 s; the worker
+// lowers them, docs/delivery.md "Budgets that learn").
 type Limits struct {
 	// GlobalPerSecond caps the bot's messages per second, all chats
 	// together; with ReplyPerSecond set, only the bulk ones (queue
