@@ -89,7 +89,8 @@ func (s *Store) MarkActive(ctx context.Context, chatID int64) error {
 // Store's client; valkey-go recycles them, so they must not be reused), so
 // a caller that keeps per-update bookkeeping of its own on the same server
 // pays one round trip for both. Errors: the first of the also commands'
-// errors (wrapped, its index in also named), else MarkActive's.
+// errors (wrapped, its index in also named; a Valkey nil reply, e.g. an
+// HGET of a missing field, is none), else MarkActive's.
 func (s *Store) MarkActiveWith(ctx context.Context, chatID int64, also ...valkey.Completed) error {
 	_, err := s.MarkActiveRead(ctx, chatID, also...)
 	return err
