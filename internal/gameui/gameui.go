@@ -1,5 +1,5 @@
 // Package gameui is the game's chat interface: the player commands
-// (/start, /help, /play, /guess, /giveup, /top), guesses typed as plain
+// (/start, /help, /play, /guess, /giveup, /top, /language), guesses typed as plain
 // text (in a private chat, or as a reply to the bot in a group), and the
 // board: one message per game with an inline keyboard (the palette, ⌫, ✅,
 // 🏳️), kept up to date in place by coalesced edits (notifier.EditLatest)
