@@ -21,7 +21,9 @@
 // administers) holds every operation on a whole lane or queue: weights
 // (SetWeight, Weight, Weights), lane limits and pace (SetLaneLimit,
 // SetLanePace), parks and the global pause (Park, ResumeLane, Pause,
-// Resume), draining a lane (MoveLane, DeadLane), the dead-letter set
+// Resume), an operator's pause of one queue or one lane in every queue
+// (PauseQueue, ResumeQueue, PausedQueues; PauseGroup, ResumeGroup,
+// PausedGroups), draining a lane (MoveLane, DeadLane), the dead-letter set
 // (DeadLetters, RequeueDead, PurgeDead) and Stats. It shares the store's
 // client, keyspace and options, so it costs nothing to get one.
 //

@@ -17,6 +17,7 @@ package lanes
 //	                                expires at the end of epoch e+1 (ShareFloor, floor.lua appends e)
 //	{T}:s:learned       hash        budget ("global", "q:<queue>") -> its learned rate "r at hit step every hold",
 //	                                budget:why, budget:n (LowerBudget, learn.lua; read by every claim)
+//	{T}:s:qpause        hash        Q -> why it was paused (PauseQueue, qpause.lua; read by every claim)
 //	{T}:q:Q:ring        list        lanes ready to be served, each at most once
 //	{T}:q:Q:inring      set         the lanes in the ring (O(1) membership)
 //	{T}:q:Q:lane:<g>    sorted set  pending job ids at score 0 (FIFO by id)
@@ -45,6 +46,7 @@ func (k keyspace) pause() string         { return k.shared() + "pause" }
 func (k keyspace) wake() string          { return k.shared() + "wake" }
 func (k keyspace) weight() string        { return k.shared() + "weight" }
 func (k keyspace) learned() string       { return k.shared() + "learned" }
+func (k keyspace) qpause() string        { return k.shared() + "qpause" }
 func (k keyspace) queue(q string) string { return "{" + k.tag + "}:q:" + q + ":" }
 func (k keyspace) ring(q string) string  { return k.queue(q) + "ring" }
 func (k keyspace) job(q string, id JobID) string {

@@ -32,6 +32,8 @@ type scripts struct {
 	recover *valkey.Lua
 	// learn lowers and reads the budgets' learned rates (learn.go).
 	learn *valkey.Lua
+	// qpause pauses and resumes one queue (qpause.go).
+	qpause *valkey.Lua
 	// sha maps each script to the SHA1 of its body, for pipelined EVALSHA.
 	sha map[*valkey.Lua]string
 }
@@ -61,7 +63,7 @@ func loadScripts() (*scripts, error) {
 		"enqueue": &s.enqueue, "claim": &s.claim, "ack": &s.ack, "extend": &s.extend,
 		"settle": &s.settle, "lane": &s.lane, "drain": &s.drain, "requeue": &s.requeue,
 		"pause": &s.pause, "stats": &s.stats, "cancel": &s.cancel, "floor": &s.floor, "recover": &s.recover,
-		"learn": &s.learn,
+		"learn": &s.learn, "qpause": &s.qpause,
 	} {
 		if *dst, err = load(name); err != nil {
 			return nil, err

@@ -3,7 +3,8 @@
 --          in flight, then its latest possible arrival (ms); see common.lua
 -- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry ("{tag}:s:nopause", a key
 --          nobody writes, for a store WithoutSendLimits)
--- (also read: "{tag}:s:learned", the learned rates, see learn.lua; written:
+-- (also read: "{tag}:s:learned", the learned rates, see learn.lua, and
+-- "{tag}:s:qpause", the paused queues, see qpause.lua; written:
 -- "{tag}:s:budgetwait", a flag with a PX expiry of one window, set when the
 -- global budget or a queue's own is spent by sends all in flight; the next settle of a logged
 -- send deletes it and publishes a wake-up, see common.lua end_lease)
@@ -224,6 +225,17 @@ do
   end
 end
 
+-- Paused queues (qpause.lua: an operator's pause, "{tag}:s:qpause" queue ->
+-- why): not served by this call (their maintenance above still ran), read
+-- in one HMGET of every queue of the call.
+local paused = {}
+do
+  local names = {}
+  for n = 1, nq do names[n] = string.sub(queues[n].p, #S + 1, -2) end
+  local vals = redis.call('HMGET', S .. 'qpause', unpack(names))
+  for n = 1, nq do paused[n] = vals[n] and true or false end
+end
+
 -- Global budget: a sliding window of claim times.
 local avail = max
 if rate > 0 then
@@ -295,6 +307,7 @@ for n = 1, nq do
       qavail = q.rate - used
     end
   end
+  if paused[n] then visits = visits_max end -- paused: the next queue may be served
   while visits < visits_max do
     local g = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
     if not g then break end
@@ -453,7 +466,11 @@ local function consider(t)
 end
 for n = 1, nq do
   local q = queues[n]
-  if blocked[n] and redis.call('LLEN', q.p .. 'ring') > 0 then
+  if paused[n] then
+    -- Its lanes wait for the resume (which wakes claimers); its leases
+    -- and schedules still fall due.
+    consider(reset_due(q, dues[n + 1]))
+  elseif blocked[n] and redis.call('LLEN', q.p .. 'ring') > 0 then
     -- Lanes ready, the queue's own budget spent: when it refills.
     consider(blocked[n])
   elseif redis.call('LLEN', q.p .. 'ring') > 0 then
