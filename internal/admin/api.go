@@ -44,6 +44,8 @@ type QueueView struct {
 	// Complete is false when the queue has more lanes with work than
 	// LaneScan: Top is then the deepest of the first LaneScan read.
 	Complete bool
+	// Paused is why the queue is paused (PauseQueue), "" while it runs.
+	Paused string
 }
 
 // Queues returns the update queue and the outbound queues (reply, notify),
@@ -56,9 +58,72 @@ func (ad *Admin) Queues(ctx context.Context, top int) ([]QueueView, error) {
 		if err != nil {
 			return nil, fmt.Errorf("admin: queue %s: %w", src.q, err)
 		}
-		out = append(out, QueueView{Name: src.q, Stats: st, Complete: complete})
+		paused, err := src.in.PausedQueues(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("admin: queue %s: %w", src.q, err)
+		}
+		out = append(out, QueueView{Name: src.q, Stats: st, Complete: complete, Paused: paused[src.q]})
 	}
 	return out, nil
+}
+
+// PauseQueue pauses (pause true) or resumes queue (update, reply, paid or
+// notify: lanes.Inspector.PauseQueue/ResumeQueue) for who, audited, and
+// returns the answer to show. A paused queue is served by no process until
+// resumed: its jobs wait, enqueues still land, leases in flight still
+// settle. Pausing a paused queue or resuming a running one changes nothing
+// and is not audited. Errors: an *InputError for an unknown queue; the
+// server's.
+func (ad *Admin) PauseQueue(ctx context.Context, who, queue string, pause bool) (string, error) {
+	for _, src := range ad.deadSources(true) {
+		if src.q != queue {
+			continue
+		}
+		var changed bool
+		var err error
+		if pause {
+			changed, err = src.in.PauseQueue(ctx, queue, "paused by "+who)
+		} else {
+			changed, err = src.in.ResumeQueue(ctx, queue)
+		}
+		switch {
+		case err != nil:
+			return "", err
+		case !changed && pause:
+			return fmt.Sprintf("Queue %s is already paused.", queue), nil
+		case !changed:
+			return fmt.Sprintf("Queue %s is not paused.", queue), nil
+		case pause:
+			return fmt.Sprintf("⏸ Queue %s paused: nothing of it is sent until it is resumed.", queue), ad.audit.Record(ctx, who, ActionQueuePaused, queue)
+		default:
+			return fmt.Sprintf("▶️ Queue %s resumed.", queue), ad.audit.Record(ctx, who, ActionQueueResumed, queue)
+		}
+	}
+	return "", inputErr(fmt.Sprintf("❌ No queue %q.", queue))
+}
+
+// PauseChat pauses (pause true) or resumes everything the bot sends to
+// chat (its lane in every outbound queue: lanes.Inspector.PauseGroup /
+// ResumeGroup) for who, audited, and returns the answer to show; its
+// updates are still handled, and their answers wait with the rest. A
+// resume also ends a 429's park of the chat. Errors: an *InputError for a
+// bad chat id (as /weight's); the server's.
+func (ad *Admin) PauseChat(ctx context.Context, who, chat string, pause bool) (string, error) {
+	id, bad := parseChatID(chat)
+	if bad != "" {
+		return "", inputErr(bad)
+	}
+	group := tgjob.Group(id)
+	if pause {
+		if err := ad.out.PauseGroup(ctx, group); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("⏸ Chat %d paused: nothing is sent to it until it is resumed.", id), ad.audit.Record(ctx, who, ActionChatPaused, fmt.Sprintf("chat %d", id))
+	}
+	if err := ad.out.ResumeGroup(ctx, group); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("▶️ Chat %d resumed.", id), ad.audit.Record(ctx, who, ActionChatResumed, fmt.Sprintf("chat %d", id))
 }
 
 // Budgets returns the outbound send budgets' learned rates (the store's
@@ -181,6 +246,9 @@ type ChatView struct {
 	ChatRef
 	Known  bool // in the broadcast audience (it wrote to the bot)
 	Weight int
+	// Paused: everything sent to it waits (PauseChat), in every outbound
+	// queue.
+	Paused bool
 	// Pace is the chat's pace by Telegram's limits: messages per second
 	// for a private chat, per minute for a group.
 	Pace string
@@ -219,6 +287,9 @@ func (ad *Admin) Chat(ctx context.Context, id int64) (ChatView, error) {
 			return v, fmt.Errorf("admin: chat %d lanes: %w", id, err)
 		}
 		v.Lanes = append(v.Lanes, ChatLane{Queue: src.q, LaneStats: rows[0]})
+		if src.in == ad.out && rows[0].Indefinite {
+			v.Paused = true
+		}
 		page, err := ad.deadPage(ctx, DeadFilter{Queue: src.q, Chat: group, Limit: dlqShown, Scan: chatDeadScan})
 		if err != nil {
 			return v, err

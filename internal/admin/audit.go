@@ -19,6 +19,10 @@ const (
 	ActionWeightSet    = "weight set"
 	ActionDeadRequeued = "dead letters requeued"
 	ActionDeadPurged   = "dead letters purged"
+	ActionQueuePaused  = "queue paused"
+	ActionQueueResumed = "queue resumed"
+	ActionChatPaused   = "chat paused"
+	ActionChatResumed  = "chat resumed"
 )
 
 // Fields of an audit stream entry.

@@ -61,6 +61,8 @@ type Backend interface {
 	ParseChat(s string) (int64, error)
 	Chat(ctx context.Context, id int64) (admin.ChatView, error)
 	SetWeight(ctx context.Context, who, chat, weight string) (string, error)
+	PauseQueue(ctx context.Context, who, queue string, pause bool) (string, error)
+	PauseChat(ctx context.Context, who, chat string, pause bool) (string, error)
 	DeadQueues() []string
 	DeadLetters(ctx context.Context, f admin.DeadFilter) (admin.DeadPage, error)
 	RequeueDead(ctx context.Context, who string, f admin.DeadFilter, ids []string) (string, error)

@@ -31,6 +31,8 @@ func (c *Console) routes() {
 	mux.HandleFunc("GET /queues", c.signedIn(c.queues))
 	mux.HandleFunc("GET /chat", c.signedIn(c.chat))
 	mux.HandleFunc("POST /chat/weight", c.change(c.setWeight))
+	mux.HandleFunc("POST /chat/pause", c.change(c.pauseChat))
+	mux.HandleFunc("POST /queues/pause", c.change(c.pauseQueue))
 	mux.HandleFunc("GET /dead", c.signedIn(c.dead))
 	mux.HandleFunc("POST /dead/requeue", c.change(c.deadAction(true)))
 	mux.HandleFunc("POST /dead/purge", c.change(c.deadAction(false)))
@@ -286,6 +288,21 @@ func (c *Console) setWeight(w http.ResponseWriter, r *http.Request, sid string) 
 		back = "/chat" // the answer says what is wrong with the id; the chat page would say it again
 	}
 	c.done(w, r, sid, back, ans, err)
+}
+
+// pauseChat pauses or resumes (form field op: "pause" or "resume") what
+// the bot sends to a chat, audited as the console.
+func (c *Console) pauseChat(w http.ResponseWriter, r *http.Request, sid string) {
+	chat := r.PostForm.Get("chat")
+	ans, err := c.b.PauseChat(r.Context(), admin.WhoConsole, chat, r.PostForm.Get("op") == "pause")
+	c.done(w, r, sid, "/chat?id="+url.QueryEscape(chat), ans, err)
+}
+
+// pauseQueue pauses or resumes (form field op) a queue, audited as the
+// console.
+func (c *Console) pauseQueue(w http.ResponseWriter, r *http.Request, sid string) {
+	ans, err := c.b.PauseQueue(r.Context(), admin.WhoConsole, r.PostForm.Get("queue"), r.PostForm.Get("op") == "pause")
+	c.done(w, r, sid, "/queues", ans, err)
 }
 
 // deadData is the Dead letters page.
