@@ -261,6 +261,24 @@ as the first run's), from the start call to the last copy, over the copies deliv
 (` + "`go tool pprof -top`" + `); ` + "`CODEMOJEX_BENCH_LAZY_SIZES`" + ` sets the start rows' audiences ("0": none).`,
 			run: benchLazy,
 		},
+		{
+			name:  "chatter",
+			title: "A group's conversation against the same count of commands",
+			about: `Issue 28: updates the bot ignores are confirmed and dropped before they are recorded. ` + "`go test -run '^$' -bench '^BenchmarkFlood$' -benchtime 1x ./internal/app/`" + ` with
+` + "`CODEMOJEX_BENCH_FLOOD_PARTS=chatter`" + `, run by this program in the main module: a default app (poller, handlers and
+worker in process, ` + "`TELEGRAM_GLOBAL_RATE=30`" + `, 1/s per chat, 20/min per group) against the emulator at Telegram's
+limits, on a Valkey server of its own. 30 members of one group send 3,000 messages injected at once: plain
+conversation none addressed to the bot (what a bot with privacy mode off sees: text, emoji, a command for another
+bot, an unknown command, a mention of someone else); baseline: the same 3,000 messages from the same members as
+` + "`/help`" + `, on a fresh server and emulator in the same run (most of them dropped by the flood limits, which
+record them first: what the same traffic costs when the bot acts on it). The window runs from the first injection
+to the last update confirmed (ignored, handled or dropped); the baseline's replies still queued then are counted,
+their sending is outside its window. Valkey CPU is INFO cpu (the server's whole time, the polling's and the idle
+loops' included), the commands' time INFO commandstats' usec summed; bytes are the MEMORY USAGE of the bot's keys less
+the polling's own state, and INFO used_memory's delta (which moves with the allocator and client buffers, so it can
+fall). Ratios: conversation ÷ ` + "`/help`" + ` (lower is better); the goals are 3,000 dropped unrecorded, 0 B and 0 replies.`,
+			run: benchChatter,
+		},
 	}
 }
 

@@ -66,8 +66,12 @@ import (
 //     (the polling's own state aside: offset, lease, heartbeat, and the
 //     senders' round-trip floors, written whatever the updates), the
 //     Valkey CPU per message (INFO cpu, from the first injection until
-//     every one is confirmed and counted) and the replies (notices
-//     included) to the group.
+//     every one is confirmed and counted), the time in commands (INFO
+//     commandstats' usec summed), INFO used_memory's delta and the replies
+//     (notices included, sent or queued) to the group; then the baseline,
+//     on a fresh server and emulator: the same 3,000 messages from the same
+//     members as /help (handled or dropped by the limits), the same figures
+//     with the chatterhelp prefix.
 //
 // Run: go test -run '^$' -bench '^BenchmarkFlood$' -benchtime 1x ./internal/app/
 // (CODEMOJEX_BENCH_FLOOD_PARTS=flood,rest,cost,chatter picks parts).
@@ -182,7 +186,7 @@ func BenchmarkFlood(b *testing.B) {
 	droppedAll := func(a *App) float64 { return gatherCounter(b, a, "codemojex_flood_dropped_total", "") }
 
 	// CODEMOJEX_BENCH_FLOOD_PARTS (comma-separated; default all) picks the
-	// parts run: flood, rest, cost.
+	// parts run: flood, rest, cost, chatter.
 	part := func(name string) bool {
 		v := os.Getenv("CODEMOJEX_BENCH_FLOOD_PARTS")
 		return v == "" || slices.Contains(strings.Split(v, ","), name)
@@ -477,41 +481,55 @@ func BenchmarkFlood(b *testing.B) {
 		}
 	}
 
-	// A group's conversation, none of it to the bot.
+	// A group's conversation, none of it to the bot; and the baseline: the
+	// same 3,000 messages from the same 30 members as /help (on a fresh
+	// server and emulator each).
 	if part("chatter") {
-		emu := testkit.NewEmulator(b, tgemu.WithLimits(tgemu.DefaultLimits()))
-		a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
-		keys := a.inbox.Keys()
-		polling := []string{keyPattern(keys.Offset()), keyPattern(keys.Lease()), keyPattern(keys.Polled()), keyPattern("{" + tag + "}:s:floor:1")}
-		spent := func() int64 {
-			var n int64
-			for p, g := range breakdown(c, tag) {
-				if !slices.Contains(polling, p) {
-					n += g.bytes
+		talk := func(prefix string, texts []string) {
+			emu := testkit.NewEmulator(b, tgemu.WithLimits(tgemu.DefaultLimits()))
+			a, c, tag, stop := run(emu, "TELEGRAM_GLOBAL_RATE=30", "TELEGRAM_CHAT_RATE=1", "TELEGRAM_GROUP_RATE=20")
+			keys := a.inbox.Keys()
+			polling := []string{keyPattern(keys.Offset()), keyPattern(keys.Lease()), keyPattern(keys.Polled()), keyPattern("{" + tag + "}:s:floor:1")}
+			spent := func() int64 {
+				var n int64
+				for p, g := range breakdown(c, tag) {
+					if !slices.Contains(polling, p) {
+						n += g.bytes
+					}
 				}
+				return n
 			}
-			return n
-		}
-		ignored := func() float64 { return gatherCounter(b, a, "codemojex_updates_ignored_total", "") }
-		const group, members, total = int64(-100_777_001), 30, 3000
-		texts := []string{"hi all", "did you see the match?", "🍎🍌🍒🍇", "lol", "/nope", "/help@other_bot", "@someone look"}
-		before, cpu0, t0 := spent(), serverCPU(c), time.Now()
-		for i := range total {
-			from := models.User{ID: int64(777_100 + i%members), FirstName: "Member"}
-			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: group, From: from, Text: texts[i%len(texts)]})
+			ignored := func() float64 { return gatherCounter(b, a, "codemojex_updates_ignored_total", "") }
+			const group, members, total = int64(-100_777_001), 30, 3000
+			before, cpu0, mem0, cmd0, t0 := spent(), serverCPU(c), usedMemory(ctx, b, c), commandUsec(ctx, b, c), time.Now()
+			for i := range total {
+				from := models.User{ID: int64(777_100 + i%members), FirstName: "Member"}
+				_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: group, From: from, Text: texts[i%len(texts)]})
+				require.NoError(b, err)
+			}
+			require.Eventually(b, func() bool {
+				return len(emu.PendingUpdates()) == 0 && ignored()+handledOK(a)+droppedAll(a) >= total
+			}, wait, time.Millisecond)
+			cpu1, mem1, cmd1, took := serverCPU(c), usedMemory(ctx, b, c), commandUsec(ctx, b, c), time.Since(t0)
+			after := spent()
+			st, err := a.store.Inspector().Stats(ctx, tgjob.QueueReply, 0)
 			require.NoError(b, err)
+			replies := len(emu.Messages(group)) + st.Pending + st.InFlight
+			metric(ignored(), prefix+"_ignored")
+			metric(handledOK(a), prefix+"_handled")
+			metric(droppedAll(a), prefix+"_dropped")
+			metric(float64(after-before), prefix+"_bytes")
+			metric(float64(mem1-mem0), prefix+"_used_memory")
+			metric((cpu1-cpu0)*1e6/total, prefix+"_valkey_us/message")
+			metric(float64(cmd1-cmd0)/total, prefix+"_cmd_us/message")
+			metric(float64(replies), prefix+"_replies")
+			b.Logf("%s: %d group messages from %d members, confirmed in %v: %v dropped unrecorded, %v handled, %v dropped by the limits, %+d bytes of the bot's keys (the polling's state aside), used_memory %+d B, %.2f µs Valkey CPU/message (INFO cpu), %.2f µs in commands/message (INFO commandstats), %d replies sent or queued",
+				prefix, total, members, took.Round(time.Millisecond), ignored(), handledOK(a), droppedAll(a), after-before, mem1-mem0,
+				(cpu1-cpu0)*1e6/total, float64(cmd1-cmd0)/total, replies)
+			stop()
 		}
-		require.Eventually(b, func() bool { return len(emu.PendingUpdates()) == 0 && ignored() >= total }, wait, time.Millisecond)
-		cpu1, took := serverCPU(c), time.Since(t0)
-		after := spent()
-		replies := len(emu.Messages(group))
-		metric(ignored(), "chatter_ignored")
-		metric(float64(after-before), "chatter_bytes")
-		metric((cpu1-cpu0)*1e6/total, "chatter_valkey_us/message")
-		metric(float64(replies), "chatter_replies")
-		b.Logf("chatter: %d group messages, none to the bot, confirmed in %v: %v dropped unrecorded, %+d bytes (the polling's state aside), %.2f µs Valkey CPU/message, %d replies",
-			total, took.Round(time.Millisecond), ignored(), after-before, (cpu1-cpu0)*1e6/total, replies)
-		stop()
+		talk("chatter", []string{"hi all", "did you see the match?", "🍎🍌🍒🍇", "lol", "/nope", "/help@other_bot", "@someone look"})
+		talk("chatterhelp", []string{"/help"})
 	}
 
 	for b.Loop() {
@@ -544,6 +562,43 @@ func keyPattern(k string) string {
 		sb.WriteRune(r)
 	}
 	return sb.String()
+}
+
+// usedMemory is the server's INFO memory used_memory, bytes.
+func usedMemory(ctx context.Context, b *testing.B, c valkey.Client) int64 {
+	return infoSum(ctx, b, c, "memory", func(k string) bool { return k == "used_memory" })
+}
+
+// commandUsec is the server's time in commands so far, µs: the sum of
+// INFO commandstats' usec over every command.
+func commandUsec(ctx context.Context, b *testing.B, c valkey.Client) int64 {
+	return infoSum(ctx, b, c, "commandstats", func(string) bool { return true })
+}
+
+// infoSum sums, over INFO section's lines whose key passes keep, the
+// line's value when it is a number, or its usec= field (commandstats).
+func infoSum(ctx context.Context, b *testing.B, c valkey.Client, section string, keep func(string) bool) int64 {
+	info, err := c.Do(ctx, c.B().Info().Section(section).Build()).ToString()
+	require.NoError(b, err)
+	var sum int64
+	for _, l := range strings.Split(info, "\r\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || !keep(k) {
+			continue
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			sum += n
+			continue
+		}
+		for _, f := range strings.Split(v, ",") {
+			if u, ok := strings.CutPrefix(f, "usec="); ok {
+				n, err := strconv.ParseInt(u, 10, 64)
+				require.NoError(b, err)
+				sum += n
+			}
+		}
+	}
+	return sum
 }
 
 // gatherCounter sums the counter name of a's registry over the series
