@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -133,11 +134,15 @@ type BroadcastDetail struct {
 	// Texts are its text as the chats get it, one per part (none when
 	// its record is gone or keeps no text).
 	Texts []string
+	// Timeline is what was done to it, oldest first: its audit entries
+	// among the last scan (sent, stopped, continued free), by whom.
+	Timeline []AuditEntry
 }
 
 // Broadcast returns broadcast id's detail: its progress, its text, and
 // when and by whom it was sent (At and By from its audit entry among the
-// last scan ones; zero when not among them). A broadcast whose progress
+// last scan ones; zero when not among them) and its timeline (every one
+// of those entries naming it). A broadcast whose progress
 // expired is Known false. Errors: the store's.
 func (ad *Admin) Broadcast(ctx context.Context, id string, scan int) (BroadcastDetail, error) {
 	id = strings.TrimSpace(id)
@@ -150,12 +155,15 @@ func (ad *Admin) Broadcast(ctx context.Context, id string, scan int) (BroadcastD
 	if err != nil {
 		return d, err
 	}
-	for _, e := range es {
-		if sent, ok := broadcast.SentID(e.Action, e.Detail); ok && sent == id {
+	for _, e := range es { // newest first
+		if sent, ok := broadcast.SentID(e.Action, e.Detail); ok && sent == id && d.At.IsZero() {
 			d.At, d.By = e.At, e.Who
-			break
+		}
+		if id != "" && (e.Detail == id || strings.HasPrefix(e.Detail, id+" ") || strings.HasPrefix(e.Detail, id+":")) {
+			d.Timeline = append(d.Timeline, e)
 		}
 	}
+	slices.Reverse(d.Timeline)
 	if v.Known {
 		d.Texts, err = ad.cfg.Broadcasts.Texts(ctx, id)
 	}

@@ -137,6 +137,12 @@ func TestBroadcastPageShowsItsTextPlanCountsAndState(t *testing.T) {
 	require.Contains(t, page, `<td id="bc-state">scheduled</td>`)
 	require.Regexp(t, `<td id="bc-plan">starts \d{4}-\d\d-\d\d \d\d:\d\d UTC \(scheduled\) · spread at about `, page)
 	require.Contains(t, page, `id="bc-stop"`, "a scheduled one can be stopped")
+	stopped := b.post("/broadcasts/stop", url.Values{"id": {later}})
+	text, ok := flash(t, stopped)
+	require.True(t, ok, text)
+	_, page = b.get("/broadcast?id=" + later)
+	require.Regexp(t, `(?s)<table id="bc-timeline">.*<td>admin 9001</td><td>broadcast sent</td><td>`+later+` to 5 chats, from .*`+
+		`<td>console</td><td>broadcast stopped</td><td>`+later+`: `, page, "its timeline, oldest first: sent by the admin, stopped from the console")
 
 	_, page = b.get("/broadcast?id=bc_" + strings.Repeat("0", 26))
 	require.Contains(t, page, `<td id="bc-state">expired`)
