@@ -279,6 +279,27 @@ the polling's own state, and INFO used_memory's delta (which moves with the allo
 fall). Ratios: conversation ÷ ` + "`/help`" + ` (lower is better); the goals are 3,000 dropped unrecorded, 0 B and 0 replies.`,
 			run: benchChatter,
 		},
+		{
+			name:  "learned",
+			title: "Budgets that learn: a reply burst against one global window",
+			about: `Issue 28 (docs/delivery.md, "Budgets that learn"). The emulator counts every send, replies included, in
+one global window (` + "`tgemu.Limits.Global`" + ` at 30/s, then 50/s, ` + "`Replies: tgemu.RepliesInGlobal`" + `, no reply
+window), 1/s per chat, and answers every request after 300 ms (` + "`tgemu.WithLatency`" + `). 40 chats each have 10
+replies queued at once (400, ` + "`notifier.Reply`" + `); one worker process (this program as ` + "`-role worker`" + `) sends them.
+codemojex: the default config (` + "`TELEGRAM_GLOBAL_RATE=30`" + `, ` + "`TELEGRAM_REPLY_RATE=100`" + ` apart, ` + "`TELEGRAM_CHAT_RATE=1`" + `,
+senders from the budget up to ` + "`worker.DefaultSenders`" + `, claims at global + reply as ` + "`internal/app`" + ` sets them), whose
+reply budget guesses 100/s and learns the window from the 429s (a global flood signal halves it, lanes
+` + "`LowerBudget`" + `; default ` + "`lanes.LearnConfig`" + `). Baseline, same run: a fixed rate that knows the window
+(` + "`TELEGRAM_REPLY_RATE=0`" + `, ` + "`TELEGRAM_GLOBAL_RATE`" + ` = the window): learning has no off switch
+(` + "`lanes.WithLearning`" + `'s zero value is the defaults), so the baseline is what a user who knew the limit would
+configure. Each run on a fresh emulator and a flushed server. Sends are the sendMessage requests the emulator
+processed (accepted or 429); 429s per 1,000 sends over the whole run (goal ≤ 5) and those after the first 10 s from the
+first send (goal 0); the reply budget's learned rate at the end (` + "`Inspector.Learned`" + `: learned/configured).
+Delivered ÷ true limit: the 400 replies over the time from the first send to the last acceptance, divided by the
+window (goal ≥ 0.9); in brackets divided by what the burst can take at all: 40 chats at Telegram's 1/s each is
+40/s, below the 50/s window. Ratio: codemojex's rate ÷ the baseline's.`,
+			run: benchLearned,
+		},
 	}
 }
 
