@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -242,14 +244,24 @@ func (c *Console) signedIn(h func(w http.ResponseWriter, r *http.Request, sid st
 	}
 }
 
+// maxForm bounds a changing POST's form (bytes): a broadcast's text is the
+// largest field.
+const maxForm = 64 << 10
+
 // change wraps a POST that changes state: signed in, and carrying the
 // session's CSRF token in the form field csrf (compared in constant time);
 // a forged request without it is refused (403) and changes nothing.
 func (c *Console) change(h func(w http.ResponseWriter, r *http.Request, sid string)) http.HandlerFunc {
 	return c.signedIn(func(w http.ResponseWriter, r *http.Request, sid string, s session) {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 		if err := r.ParseForm(); err != nil {
-			http.Error(w, "bad form", http.StatusBadRequest)
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, fmt.Sprintf("form too large: a form is at most %d KiB, a broadcast's text with it "+
+					"(about 60,000 bytes: send a longer text as several broadcasts); nothing was changed", maxForm>>10), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "bad form: "+err.Error()+"; nothing was changed", http.StatusBadRequest)
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 {

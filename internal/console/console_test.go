@@ -626,3 +626,19 @@ func TestProcessesPageListsTheWholeDeployment(t *testing.T) {
 	_, page = b.get("/processes")
 	require.Equal(t, 1, strings.Count(page, "<tr data-id="), "the stopped process is gone")
 }
+
+// A composed text over the console's form limit (64 KiB) is refused with
+// 413 and a reason saying the limit and what to do, not a bare "bad form";
+// nothing is previewed or sent.
+func TestAFormOverTheLimitIsRefusedWithItsReason(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	resp, body := b.do(http.MethodPost, "/broadcasts/compose", url.Values{"csrf": {b.csrf()}, "text": {strings.Repeat("a", 70<<10)}, "mode": {"free"}})
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.Contains(t, body, "form too large: a form is at most 64 KiB")
+	require.Contains(t, body, "nothing was changed")
+	_, page := b.get("/broadcasts")
+	require.NotContains(t, page, "aaaaaaaa", "nothing previewed")
+}
