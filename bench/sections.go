@@ -300,6 +300,22 @@ window (goal ≥ 0.9); in brackets divided by what the burst can take at all: 40
 40/s, below the 50/s window. Ratio: codemojex's rate ÷ the baseline's.`,
 			run: benchLearned,
 		},
+		{
+			name:  "kill",
+			title: "kill -9 with a send in flight: the resend",
+			about: `Issue 28: work claimed by a process that died resumes within about 3 s, however long the lease
+(docs/operations.md: every worker beats its heart every 0.5 s, a claimer unheard for 2.5 s,
+` + "`consumer.DefaultLivenessTTL`" + `, has its jobs put back by any live process). 20 kills, each on a flushed server and
+a fresh emulator at Telegram's limits: worker process A (this program as ` + "`-role worker`" + `, default lease 30 s)
+claims the one message and sends it, and the emulator holds that request 60 s before processing it
+(` + "`tgemu.FaultDelay`" + `: Telegram has not taken it); a second worker process B starts, and 1 s later A gets SIGKILL
+(its held request is then cancelled, never processed). Figure: kill to the emulator's acceptance of the message
+(B's resend), p50 and p100 over the 20 kills, with the sendMessage requests for the message in all (the held
+ones included: 2 a kill means one resend each). Baseline: the 30 s lease, what a kill cost before (a setting,
+not a run). ` + "`internal/failuretest`" + ` (the real cmd/bot as processes) has no non-test code to import, so the
+updates' side (a handler process killed mid-handling) is not measured here.`,
+			run: benchKill,
+		},
 	}
 }
 
