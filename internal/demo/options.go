@@ -43,6 +43,9 @@ type Options struct {
 	// (CONSOLE_ADDR) with a fresh random token, printed with the address, to
 	// watch the scene in a browser (docs/console.md).
 	ConsoleAddr string
+	// ExtraEnv is appended to the bot's environment (a later value of a
+	// key wins), e.g. the playground's flood limits over the demo's.
+	ExtraEnv []string
 	// LanesTag is the hash tag of the bot's keys: the bot's
 	// VALKEY_KEY_TAG, and the tag the "queued" column reads its lanes
 	// store under (default lanes.DefaultTag, the bot's default).

@@ -102,6 +102,9 @@ func Run(ctx context.Context, log *slog.Logger, opts Options) (Summary, error) {
 // reverse.
 type stack struct {
 	emu        *tgemu.Emulator
+	valkeyURL  string
+	consoleURL string // "" without opts.ConsoleAddr
+	consoleTok string
 	bot        *botProcess
 	vc         valkey.Client
 	botStopped bool
@@ -145,6 +148,7 @@ func startStack(ctx context.Context, log *slog.Logger, opts Options) (*stack, er
 		return st, err
 	}
 	st.closers = append(st.closers, stopValkey)
+	st.valkeyURL = valkeyURL
 
 	st.emu, err = tgemu.New(tgemu.WithToken(Token), tgemu.WithLimits(tgemu.DefaultLimits()),
 		tgemu.WithLogger(log.With(slog.String("component", "tgemu"))))
@@ -158,8 +162,10 @@ func startStack(ctx context.Context, log *slog.Logger, opts Options) (*stack, er
 	if opts.ConsoleAddr != "" {
 		token := consoleToken()
 		env = append(env, "CONSOLE_ADDR="+opts.ConsoleAddr, "CONSOLE_TOKEN="+token)
+		st.consoleURL, st.consoleTok = "http://"+opts.ConsoleAddr, token
 		fmt.Fprintf(out, "console http://%s (sign in with %s)\n", opts.ConsoleAddr, token)
 	}
+	env = append(env, opts.ExtraEnv...)
 	if st.bot, err = startBot(bin, tmp, env); err != nil {
 		return st, err
 	}

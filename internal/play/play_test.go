@@ -1,0 +1,127 @@
+package play_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/demo"
+	"github.com/codemojex/codemojex/internal/play"
+	"github.com/codemojex/codemojex/internal/testkit"
+)
+
+// wait bounds each step that waits on the bot (a reply, an edit).
+const wait = 60 * time.Second
+
+// startPlayground starts the playground on free ports with the bot built
+// for the test; it is closed when the test ends.
+func startPlayground(t *testing.T) *play.Playground {
+	t.Helper()
+	bin := testkit.BuildBot(t)
+	logs := &testkit.LogBuffer{}
+	p, err := play.Start(context.Background(), logs.Logger(), play.Options{Addr: "127.0.0.1:0",
+		Stack: demo.Options{BotBinary: bin}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, p.Close(), "the bot stops cleanly")
+		if t.Failed() {
+			t.Logf("--- playground log ---\n%s", testkit.Tail(logs.String(), 4000))
+		}
+	})
+	return p
+}
+
+// TestPlaygroundInABrowser drives the playground's page in headless
+// Chromium: Ana (en) types /play, taps four emojis and the submit button,
+// and the board is edited in place (the same element, its text changed,
+// one edit per tap); Boris (ru) types /start and gets an answer in
+// Russian; the console link opens the console signed in.
+func TestPlaygroundInABrowser(t *testing.T) {
+	bin := testkit.Chromium(t, "the playground's browser test")
+	p := startPlayground(t)
+	b := testkit.NewChrome(t, bin)
+
+	b.Run("open the page", chromedp.Navigate(p.URL()), chromedp.WaitVisible(chromedp.CSS("#chat-101")),
+		chromedp.Click(chromedp.CSS("#chat-101")), chromedp.WaitEnabled(chromedp.CSS("#text")))
+	type_ := func(text string) {
+		t.Helper()
+		b.Run("type "+text, chromedp.SendKeys(chromedp.CSS("#text"), text), chromedp.Click(chromedp.CSS("#send")))
+	}
+	type_("/play")
+	b.Run("the board shows", chromedp.WaitVisible(chromedp.CSS("#messages .msg.bot .kb button")))
+	id := testkit.Eval[string](b, `(() => { const m = [...document.querySelectorAll("#messages .msg.bot")].find(e => e.querySelector(".kb button"));
+		m.playProbe = "the board"; return m.dataset.id })()`)
+	board := `document.querySelector('#messages .msg[data-id="` + id + `"]')`
+	boardText := func() string { return testkit.Eval[string](b, board+`.querySelector(".text").textContent`) }
+	edits := func() int {
+		n, err := strconv.Atoi(testkit.Eval[string](b, board+`.dataset.edits`))
+		require.NoError(t, err)
+		return n
+	}
+	// tap clicks the board's button labelled with one of labels and waits
+	// for the edit it brings.
+	tap := func(labels ...string) {
+		t.Helper()
+		before := edits()
+		want, err := json.Marshal(labels)
+		require.NoError(t, err)
+		js := fmt.Sprintf(`(() => { const want = %s; const b = [...%s.querySelectorAll(".kb button")].find(b => want.includes(b.textContent));
+			if (!b) return ""; b.click(); return b.textContent })()`, want, board)
+		require.NotEmpty(t, testkit.Eval[string](b, js), "a button labelled one of %v", labels)
+		require.Eventually(t, func() bool { return edits() > before }, wait, 50*time.Millisecond, "tapping %v edits the board", labels)
+	}
+	empty := boardText()
+	fruits := []string{"🍎", "🍌", "🍇", "🍒"}
+	for _, f := range fruits {
+		tap(f)
+	}
+	picked := boardText()
+	require.NotEqual(t, empty, picked)
+	tap("✅", "☑️")
+	require.NotEqual(t, picked, boardText(), "the submitted guess shows on the board")
+	require.Equal(t, "the board", testkit.Eval[string](b, board+`.playProbe`), "the board is the same element, edited in place")
+	require.Equal(t, 5, edits(), "one edit per tap")
+	idn, err := strconv.Atoi(id)
+	require.NoError(t, err)
+	var boardMsg bool
+	for _, m := range p.Emulator().Messages(101) {
+		if m.ID == idn {
+			boardMsg = true
+			require.Len(t, m.Edits, 5, "the emulator saw the five edits of this message")
+		}
+	}
+	require.True(t, boardMsg, "the page's board is the bot's message %d", idn)
+
+	// Boris, in Russian.
+	b.Run("Boris's chat", chromedp.Click(chromedp.CSS("#chat-102")), chromedp.WaitEnabled(chromedp.CSS("#text")))
+	type_("/start")
+	b.Run("Boris gets an answer", chromedp.WaitVisible(chromedp.CSS("#messages .msg.bot .text")))
+	require.Regexp(t, regexp.MustCompile(`\p{Cyrillic}`), b.Text("#messages .msg.bot .text"), "Boris (language_code ru) is answered in Russian")
+
+	// The console, signed in by the link.
+	href := testkit.Eval[string](b, `document.getElementById("console-link").href`)
+	b.Run("open the console link", chromedp.Navigate(href))
+	consoleURL := ""
+	require.Eventually(t, func() bool {
+		consoleURL = testkit.Eval[string](b, `document.getElementById("token") || document.readyState !== "complete" ? "" : location.href`)
+		return consoleURL != ""
+	}, wait, 100*time.Millisecond, "the console shows a page other than its sign-in")
+	u, err := url.Parse(consoleURL)
+	require.NoError(t, err)
+	require.NotEqual(t, mustHost(t, p.URL()), u.Host, "the page is the console's, not the playground's")
+	require.Equal(t, "/", u.Path, "signed in: the console's overview, not /login")
+}
+
+func mustHost(t *testing.T, raw string) string {
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u.Host
+}
