@@ -46,11 +46,14 @@ type Chat struct {
 	Toast    string `json:"toast,omitempty"` // the answer to the last tap in it
 }
 
-// Stats are the emulator's figures shown in the page's footer.
+// Stats are the emulator's figures shown beside the chats: messages
+// delivered and edits accepted, 429s answered by its flood limits, the
+// peak of sends in any 1 s, whether "slow" is on, the injected faults
+// applied so far and still pending.
 type Stats struct {
 	Sent, Edits, TooMany, PeakPerSecond int
 	Slow                                bool
-	Faults                              int
+	FaultsApplied, FaultsPending        int // FaultsPending: armed fault rules (tgemu PendingFaults)
 }
 
 // State is GET /api/state's answer.
@@ -73,7 +76,7 @@ func (p *Playground) snapshot() State {
 	for q, c := range p.taps {
 		taps[q] = c
 	}
-	st := State{Users: p.cast, Events: append([]string(nil), p.events...), Stats: Stats{Slow: p.slow}}
+	st := State{Users: p.cast, Events: append([]string{}, p.events...), Stats: Stats{Slow: p.slow}}
 	p.mu.Unlock()
 
 	toasts := map[int64]string{}
@@ -115,7 +118,7 @@ func (p *Playground) snapshot() State {
 	}
 	es := p.emu.Stats()
 	st.Stats.Sent, st.Stats.Edits, st.Stats.TooMany, st.Stats.PeakPerSecond = es.Sent, es.Edits, es.TooManyRequests, es.MaxPerSecond
-	st.Stats.Faults = p.emu.PendingFaults()
+	st.Stats.FaultsApplied, st.Stats.FaultsPending = es.Faults, p.emu.PendingFaults()
 	return st
 }
 

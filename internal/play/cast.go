@@ -5,12 +5,13 @@ import "github.com/codemojex/codemojex/internal/demo"
 // GroupID is the playground's group chat (a supergroup id).
 const GroupID int64 = -1_001_000_000_777
 
-// Ids of the staged crowds: the burst's chats and the flooding user.
+// Ids of the staged crowds: the first burst's chats are FirstBurstID on (a
+// second burst the next burstChats ids), the flooding user is FlooderID.
 const (
-	firstBurst int64 = 7_000_001
-	burstChats       = 40 // the burst: this many chats say /start at once
-	FlooderID  int64 = 8_000_001
-	floodSize        = 30 // the flood: this many /help at once from one user
+	FirstBurstID int64 = 7_000_001
+	burstChats         = 40 // the burst: this many chats say /start at once
+	FlooderID    int64 = 8_000_001
+	floodSize          = 30 // the flood: this many /help at once from one user
 )
 
 // User is a simulated Telegram user of the playground.

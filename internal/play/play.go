@@ -60,7 +60,7 @@ type Playground struct {
 	taps   map[string]int64 // callback query id -> chat, for its toast
 	events []string         // what was staged, newest last
 	slow   bool
-	bursts int // bursts staged so far
+	bursts int            // bursts staged so far
 	wg     sync.WaitGroup // staged goroutines
 	ctx    context.Context
 	cancel context.CancelFunc

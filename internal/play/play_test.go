@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +44,10 @@ func startPlayground(t *testing.T) *play.Playground {
 // Chromium: Ana (en) types /play, taps four emojis and the submit button,
 // and the board is edited in place (the same element, its text changed,
 // one edit per tap); Boris (ru) types /start and gets an answer in
-// Russian; the console link opens the console signed in.
+// Russian; the console link opens the console signed in. Then the stage
+// buttons: 429 arms five faults and Calm clears them, Slow sets the
+// emulator's latency, the broadcast reaches Boris, the flood is answered
+// with a notice besides the help, the burst's 40 chats are all answered.
 func TestPlaygroundInABrowser(t *testing.T) {
 	bin := testkit.Chromium(t, "the playground's browser test")
 	p := startPlayground(t)
@@ -118,6 +122,59 @@ func TestPlaygroundInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, mustHost(t, p.URL()), u.Host, "the page is the console's, not the playground's")
 	require.Equal(t, "/", u.Path, "signed in: the console's overview, not /login")
+
+	stages(t, p, b)
+}
+
+// stages clicks the stage buttons (see TestPlaygroundInABrowser).
+func stages(t *testing.T, p *play.Playground, b *testkit.Chrome) {
+	emu := p.Emulator()
+	b.Run("back to the playground", chromedp.Navigate(p.URL()), chromedp.WaitVisible(chromedp.CSS("#chat-101")))
+	stats := func(want string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return strings.Contains(b.Text("#stats"), want) }, wait, 50*time.Millisecond,
+			"the stats say %q; they say %q", want, b.Text("#stats"))
+	}
+	click := func(name string) { t.Helper(); b.Run("stage "+name, chromedp.Click(chromedp.CSS("#stage-"+name))) }
+	click("429")
+	stats("armed 1")
+	require.Equal(t, 1, emu.PendingFaults(), "one fault armed (for the next 5 sendMessage)")
+	click("calm")
+	stats("armed 0")
+	click("slow")
+	stats("latency 1.5 s an answer")
+	click("calm")
+	stats("latency none")
+
+	click("broadcast")
+	require.Eventually(t, func() bool {
+		for _, m := range emu.Messages(102) {
+			if strings.Contains(m.Text, "Playground news") {
+				return true
+			}
+		}
+		return false
+	}, wait, 50*time.Millisecond, "the admin's broadcast reaches Boris")
+
+	click("flood")
+	require.Eventually(t, func() bool {
+		texts := map[string]bool{}
+		for _, m := range emu.Messages(play.FlooderID) {
+			texts[m.Text] = true
+		}
+		return len(texts) >= 2
+	}, wait, 50*time.Millisecond, "the flood is answered with a notice besides the help")
+
+	click("burst")
+	require.Eventually(t, func() bool {
+		answered := 0
+		for _, c := range emu.Chats() {
+			if c.ID >= play.FirstBurstID && c.ID < play.FirstBurstID+40 && len(emu.Messages(c.ID)) > 0 {
+				answered++
+			}
+		}
+		return answered == 40
+	}, wait, 50*time.Millisecond, "each of the burst's 40 chats is answered")
 }
 
 func mustHost(t *testing.T, raw string) string {

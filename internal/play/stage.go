@@ -88,12 +88,12 @@ func (p *Playground) Stage(name string) (string, error) {
 // 30 messages/s overall, so the bot's queue paces the answers.
 func (p *Playground) burst() (string, error) {
 	p.mu.Lock()
-	first := firstBurst + int64(p.bursts)*burstChats // a fresh crowd each time
+	first := FirstBurstID + int64(p.bursts)*burstChats // a fresh crowd each time
 	p.bursts++
 	p.mu.Unlock()
 	for i := range int64(burstChats) {
 		id := first + i
-		u := User{ID: id, Name: fmt.Sprintf("Crowd %d", id-firstBurst+1), Lang: "en"}
+		u := User{ID: id, Name: fmt.Sprintf("Crowd %d", id-FirstBurstID+1), Lang: "en"}
 		if _, err := p.inject(id, u, "/start"); err != nil {
 			return "", err
 		}

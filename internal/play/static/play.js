@@ -124,10 +124,12 @@
 
   function drawSide() {
     const s = state.stats;
-    $("stats").textContent = `delivered ${s.Sent} · edits ${s.Edits}\n429 answers ${s.TooMany} · peak ${s.PeakPerSecond}/s\n` +
-      `latency ${s.Slow ? "slow (1.5 s)" : "none"} · faults pending ${s.Faults}`;
+    $("stats").textContent = `delivered ${s.Sent} · edits ${s.Edits} · peak ${s.PeakPerSecond}/s\n` +
+      `429s from the limits ${s.TooMany}\ninjected faults: applied ${s.FaultsApplied}, armed ${s.FaultsPending}\n` +
+      `latency ${s.Slow ? "1.5 s an answer" : "none"}`;
     const ev = $("events");
-    if (ev.childElementCount !== state.events.length) ev.replaceChildren(...state.events.slice().reverse().map((x) => el("li", "", x)));
+    const evs = state.events || [];
+    if (ev.childElementCount !== evs.length) ev.replaceChildren(...evs.slice().reverse().map((x) => el("li", "", x)));
   }
 
   function draw() { if (state) { drawList(); drawChat(); drawSide(); } }
