@@ -10,7 +10,7 @@ ifneq ($(wildcard $(VALKEY_BIN_DIR)/valkey-server),)
 export PATH := $(VALKEY_BIN_DIR):$(PATH)
 endif
 
-.PHONY: test fmt-check vet bench bench-lanes build clean demo console-screenshots chaos chaos-table
+.PHONY: test fmt-check vet bench bench-lanes build clean demo play console-screenshots chaos chaos-table
 
 # TEST_SKIPS collects the tests that skipped for want of something (testkit.SkipOrFail), printed at the end of make test.
 TEST_SKIPS ?= $(CURDIR)/.test-skips
@@ -65,6 +65,12 @@ bench-lanes:
 demo:
 	./scripts/ensure-valkey.sh "the demo's processes"
 	$(GO) run ./cmd/demo $(DEMO_FLAGS)
+
+## play: the playground (docs/play.md): the real bot, a throwaway Valkey, the emulator and the console until Ctrl-C,
+## with a local page (http://127.0.0.1:8090) where simulated users play it and buttons stage bursts, floods and faults
+play:
+	./scripts/ensure-valkey.sh "the playground's processes"
+	$(GO) run ./cmd/play $(PLAY_FLAGS)
 
 ## chaos: a seeded run of random faults across the whole bot, then a checker over the whole history (docs/chaos.md):
 ## the bot in split roles on Valkey with a replica behind a TCP proxy, the emulator, a load of players, faults drawn
