@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -27,17 +25,10 @@ import (
 // of each page to (make console-screenshots sets it to docs/console).
 const screenshotsEnv = "CONSOLE_SCREENSHOTS"
 
-// chromium finds Debian's chromium (scripts/ensure-chromium.sh installs it);
-// without it the test skips loudly, and fails in CI (testkit.SkipOrFail).
+// chromium finds chromium, or skips the test loudly (fails it in CI):
+// testkit.Chromium.
 func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	testkit.SkipOrFail(t, "no chromium on PATH: the console's browser test needs it (scripts/ensure-chromium.sh installs Debian's chromium as root; "+
-		"elsewhere install chromium by hand)")
-	return ""
+	return testkit.Chromium(t, "the console's browser test")
 }
 
 // TestConsoleInABrowser drives the console in headless Chromium: a wrong
@@ -166,52 +157,33 @@ func TestConsoleInABrowser(t *testing.T) {
 	shot("audit")
 }
 
-// chrome is a headless Chromium tab for a browser test (closed when the
-// test ends), with the steps the tests share.
+// chrome is testkit's headless Chromium tab (closed when the test ends)
+// with the steps the console's tests share.
 type chrome struct {
+	*testkit.Chrome
 	t   *testing.T
 	ctx context.Context
 }
 
-// newChrome starts headless Chromium (bin) with a fresh profile; every
-// step of the test must be done within 120 s. JavaScript confirm() dialogs
-// (the Stop and Purge buttons) are accepted.
+// newChrome starts headless Chromium (testkit.NewChrome: a fresh profile,
+// 120 s for the whole test, dialogs such as the Stop and Purge buttons'
+// confirm() accepted).
 func newChrome(t *testing.T, bin string) *chrome {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelA)
-	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(cancelB)
-	ctx, cancel := context.WithTimeout(bctx, 120*time.Second)
-	t.Cleanup(cancel)
-	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for _, err := range dialogs {
-			if err != nil {
-				return
-			}
-			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
-	return &chrome{t: t, ctx: ctx}
+	c := testkit.NewChrome(t, bin)
+	return &chrome{Chrome: c, t: t, ctx: c.Ctx}
 }
 
-// run does steps; what names them in a failure.
+// run does steps; what names them in a failure (testkit.Chrome.Run).
 func (b *chrome) run(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	require.NoError(b.t, chromedp.Do(b.ctx, steps...), what)
+	b.Run(what, steps...)
 }
 
-// text is the (trimmed) text of the element sel.
+// text is the (trimmed) text of the element sel (testkit.Chrome.Text).
 func (b *chrome) text(sel string) string {
 	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
-	require.NoError(b.t, err, "read "+sel)
-	return strings.TrimSpace(s)
+	return b.Text(sel)
 }
 
 // submit clicks a form's button and waits for the answer of the page it
