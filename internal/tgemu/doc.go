@@ -44,7 +44,8 @@
 // is too old and response timeout expired or query ID is invalid") and
 // transport faults (see Fault; HeldResponse delivers a message and never
 // answers), answer every request after a network latency (WithLatency,
-// SetLatency: half before processing, half after), mark messages deleted or too old to edit (DeleteMessage,
+// SetLatency: half before processing, half after; WithJitter: each half
+// drawn within ±f of itself per request, as a network jitters), mark messages deleted or too old to edit (DeleteMessage,
 // MakeUneditable), and records everything the bot
 // did (Messages, Requests, Stats) with wait helpers that block on change
 // notifications rather than polling (WaitForMessages, WaitUntil).

@@ -3,6 +3,7 @@ package tgemu_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -380,4 +381,25 @@ func TestFaultUntilLastsASpanOfTime(t *testing.T) {
 	require.Equal(t, 1, emu.PendingFaults(), "the expired fault is disarmed, the other kept")
 	_, err := b.GetMe(ctx)
 	require.Error(t, err, "the fault without Expires still applies")
+}
+
+// TestJitteredLatencyVariesPerRequestAroundItsMean: with ±50% on 200 ms,
+// every answer takes at least 100 ms (the shortest both ways can be) and
+// 20 requests one after another do not all take the same time (a steady
+// latency would: their spread stays within the host's noise, about 20 ms on a busy
+// 2-CPU host, where ±50% spreads 20 answers over about 150 ms).
+func TestJitteredLatencyVariesPerRequestAroundItsMean(t *testing.T) {
+	const d = 200 * time.Millisecond
+	ctx := testCtx(t)
+	emu := testkit.NewEmulator(t, tgemu.WithLatency(d), tgemu.WithJitter(0.5), tgemu.WithAllowAnyChat())
+	b := newBot(t, emu)
+	var took []time.Duration
+	for i := range 20 {
+		start := time.Now()
+		_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: int64(1 + i), Text: "jitter"})
+		require.NoError(t, err)
+		took = append(took, time.Since(start))
+		require.GreaterOrEqual(t, took[i], d/2, "no answer before half the latency")
+	}
+	require.Greater(t, slices.Max(took)-slices.Min(took), 60*time.Millisecond, "the latency varies per request: %v", took)
 }

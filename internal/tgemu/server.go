@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -40,6 +41,7 @@ type config struct {
 	now          func() time.Time
 	localServer  bool
 	latency      time.Duration
+	jitter       float64
 	// webhook delivery: answer timeout, retry delay
 	webhookTimeout, webhookRetry time.Duration
 }
@@ -82,6 +84,14 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // it composes with injected faults (a FaultDelay adds to it). A cancelled
 // request is not processed. Change it at run time with SetLatency.
 func WithLatency(d time.Duration) Option { return func(c *config) { c.latency = max(d, 0) } }
+
+// WithJitter makes WithLatency's delay jitter by ±f of it (f clamped to
+// [0, 1]; 0.5 is ±50%), as a network's does: the way there and the way
+// back are each drawn uniformly and independently within ±f of their half,
+// per request, so the total stays within latency × (1 ± f) with the
+// latency as its mean, and two requests sent in order may be processed
+// out of order. 0 (the default) is a steady latency.
+func WithJitter(f float64) Option { return func(c *config) { c.jitter = min(max(f, 0), 1) } }
 
 // Emulator is a running Telegram Bot API emulator. Create it with New and
 // stop it with Close. All methods are safe for concurrent use.
@@ -132,6 +142,7 @@ type Emulator struct {
 	nextCallback                 int64
 	inflight                     int // requests being handled
 	latency                      time.Duration
+	jitter                       float64 // WithJitter's fraction
 }
 
 // New starts an emulator listening on 127.0.0.1 on a free port. Call Close
@@ -175,6 +186,7 @@ func New(opts ...Option) (*Emulator, error) {
 		webhookTimeout: cfg.webhookTimeout,
 		webhookRetry:   cfg.webhookRetry,
 		latency:        cfg.latency,
+		jitter:         cfg.jitter,
 		chats:          make(map[int64]*chatState),
 		nextUpdateID:   1,
 		commands:       make(map[string][]models.BotCommand),
@@ -260,15 +272,27 @@ func (e *Emulator) SetLatency(d time.Duration) {
 	e.latency = max(d, 0)
 }
 
-// latencyFor is the injected answer delay of a request for method (lower
-// case): WithLatency's, none for getUpdates (a long poll already waits).
-func (e *Emulator) latencyFor(method string) time.Duration {
+// latencyFor is the injected delays of a request for method (lower case):
+// WithLatency's, half on the way there and the rest on the way back, each
+// jittered (WithJitter); none for getUpdates (a long poll already waits).
+func (e *Emulator) latencyFor(method string) (there, back time.Duration) {
 	if method == "getupdates" {
-		return 0
+		return 0, 0
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.latency
+	lat, j := e.latency, e.jitter
+	e.mu.Unlock()
+	there, back = lat/2, lat-lat/2
+	if j > 0 {
+		there, back = jittered(there, j, rand.Float64()), jittered(back, j, rand.Float64())
+	}
+	return there, back
+}
+
+// jittered is d moved by up to ±j of it: d × (1 + j × (2u − 1)) for u in
+// [0, 1) (uniform u: uniform within d × (1 ± j)).
+func jittered(d time.Duration, j, u float64) time.Duration {
+	return time.Duration(float64(d) * (1 + j*(2*u-1)))
 }
 
 // SetAllowAnyChat switches WithAllowAnyChat on or off at run time.
@@ -321,9 +345,8 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &call{method: strings.ToLower(method), params: params}
 	// The way to Telegram (WithLatency): half the delay before processing,
 	// the rest (back) before any answer.
-	lat := e.latencyFor(c.method)
-	back := lat - lat/2
-	if !e.sleep(ctx, lat/2) {
+	there, back := e.latencyFor(c.method)
+	if !e.sleep(ctx, there) {
 		rec.Canceled = true
 		e.record(ctx, &rec)
 		return
