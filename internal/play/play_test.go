@@ -91,7 +91,7 @@ func TestPlaygroundInABrowser(t *testing.T) {
 	require.NotEqual(t, empty, picked)
 	tap("✅", "☑️")
 	require.NotEqual(t, picked, boardText(), "the submitted guess shows on the board")
-	require.Equal(t, "the board", testkit.Eval[string](b, board+`.playProbe`), "the board is the same element, edited in place")
+	require.Equal(t, "the board", testkit.Eval[string](b, `String(`+board+`.playProbe)`), "the board is the same element, edited in place")
 	require.Equal(t, 5, edits(), "one edit per tap")
 	idn, err := strconv.Atoi(id)
 	require.NoError(t, err)
