@@ -289,6 +289,9 @@ func (p *Playground) tapAs(chat int64, u User, msg int, data string) (string, er
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.taps) >= 4096 { // bounded: only the latest taps' toasts matter
+		clear(p.taps)
+	}
 	p.taps[upd.CallbackQuery.ID] = chat
 	return upd.CallbackQuery.ID, nil
 }
