@@ -316,6 +316,23 @@ not a run). ` + "`internal/failuretest`" + ` (the real cmd/bot as processes) has
 updates' side (a handler process killed mid-handling) is not measured here.`,
 			run: benchKill,
 		},
+		{
+			name:  "jitter",
+			title: "Delivery when Telegram's latency jitters",
+			about: `Issue 28: the whole budget at real latency when it is not steady. The delivery section's rig (a
+backlog of one message per chat, 1 and 2 worker processes, this program as ` + "`-role worker`" + ` with senders from the
+budget up to ` + "`worker.DefaultSenders`" + `; per-chat limit 100/s so the global one binds; delivered ÷ limit the
+least-squares slope over three steps of the budget from 1 s after the first delivery) at Telegram's 30/s, with
+replies (` + "`notifier.Reply`" + `, reply_parameters set): sharing the one global budget (the worker's reply rate 0, the
+emulator counting replies in its global window), or on a budget of their own (reply rate 30, the emulator's reply
+window of 30/s apart, ` + "`tgemu.RepliesApart`" + `). The emulator answers after 0, 100, 300 or 1,000 ms, jittering
+±50% (` + "`tgemu.WithJitter(0.5)`" + `: the way there and the way back each uniform within ±50% of their half, per
+request); baseline: the same cell with the latency steady, run right after it. Sends are the sendMessage requests
+the emulator processed over the whole run, warm-up included. Goal: ≥ 0.95 of the limit and ≤ 1 × 429 per 1,000
+sends in every jittering cell; the ratio column divides the jittering rate by the steady one and judges the goal.
+The host is the shared 2-CPU machine as it is (no busy loops added).`,
+			run: benchJitter,
+		},
 	}
 }
 
