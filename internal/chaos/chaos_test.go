@@ -75,6 +75,7 @@ type figures struct {
 	Settled     bool    `json:"settled"`
 	SettleSecs  float64 `json:"settle_s"`
 	IntakeLag   float64 `json:"intake_lag_s"` // the longest a group update waited to be confirmed to Telegram
+	SelfExits   int     `json:"self_exits"`   // processes that exited on their own (restarted by the supervisor)
 	Flood       int     `json:"flood"`
 	FloodReply  int     `json:"flood_replies"`
 	Pass        bool    `json:"pass"`
@@ -119,6 +120,9 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	in := &injector{st: st, start: start, logf: t.Logf}
 	injected := make(chan struct{})
 	go func() { defer close(injected); in.run(ctx, faults) }()
+	superCtx, stopSuper := context.WithCancel(ctx)
+	supervised := make(chan struct{})
+	go func() { defer close(supervised); st.supervise(superCtx) }()
 	loadCtx, stopLoad := context.WithTimeout(ctx, d)
 	l.run(loadCtx)
 	stopLoad()
@@ -134,12 +138,14 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 		return v.Lost == 0
 	})
 	fig.SettleSecs = time.Since(t0).Seconds()
+	stopSuper()
+	<-supervised
 	// A dead claimer's send may still go out again: wait before counting.
 	sleep(ctx, consumer.DefaultLivenessTTL+consumer.DefaultLivenessTTL/5+time.Second)
 	h = l.history(ctx, st)
 	fig.verdict = check(h)
 	fig.account(ctx, t, st, in, l, h)
-	report(t, fig, in.applied(), l)
+	report(t, st, fig, in.applied(), l)
 	fig.Pass = !t.Failed() && fig.ok(l, st)
 	record(t, fig)
 	require.True(t, fig.Settled, "the system settled within the bounded wait (queues drained, leases released, every update confirmed and answered)")
@@ -250,6 +256,7 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 	} else {
 		t.Errorf("memory: %v", err)
 	}
+	f.SelfExits = len(st.exits())
 	l.mu.Lock()
 	f.Flood = l.flood
 	l.mu.Unlock()
@@ -267,7 +274,7 @@ func (f figures) ok(l *load, st *stack) bool {
 }
 
 // report logs the run's faults as they happened and its figures.
-func report(t *testing.T, f figures, faults []applied, l *load) {
+func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos report: seed %d, %s\nfaults as applied (%d):", f.Seed, f.Duration, len(faults))
 	for _, a := range faults {
@@ -290,6 +297,9 @@ func report(t *testing.T, f figures, faults []applied, l *load) {
 	}
 	for _, e := range l.errs {
 		b.WriteString("\n  player: " + e)
+	}
+	for _, e := range st.exits() {
+		b.WriteString("\n  exited on its own (restarted): " + e)
 	}
 	t.Log(b.String())
 }

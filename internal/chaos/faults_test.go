@@ -241,10 +241,8 @@ func (in *injector) process(ctx context.Context, f fault) error {
 	}
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
+	in.st.revive(sl) // exited on its own since the supervisor looked
 	p := sl.proc()
-	if p.Exited() {
-		return fmt.Errorf("%s had exited on its own: %v", sl.name, p.ExitErr())
-	}
 	switch f.Kind {
 	case faultStop:
 		sl.signal(syscall.SIGSTOP)

@@ -56,6 +56,7 @@ type slot struct {
 	p          *testkit.Proc
 	starts     int
 	all        []*testkit.Proc // every process it ran, for the logs
+	exits      []string        // the processes that exited on their own: name and last line
 }
 
 func (s *slot) proc() *testkit.Proc {
@@ -355,4 +356,48 @@ func (st *stack) keepLogs() {
 		}
 	}
 	st.t.Logf("every bot process's output: %s", dir)
+}
+
+// supervise restarts, every 500 ms until ctx ends, any bot process that
+// exited on its own, as docker compose's restart policy (unless-stopped)
+// does: the bot exits when it cannot reach Valkey at its start, e.g. when
+// restarted during a network cut. A process a fault holds is left to it.
+func (st *stack) supervise(ctx context.Context) {
+	for ctx.Err() == nil {
+		for _, sl := range st.slots {
+			if sl.mu.TryLock() {
+				st.revive(sl)
+				sl.mu.Unlock()
+			}
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+// revive restarts sl's process when it exited on its own, recording the
+// exit; the caller holds sl.mu.
+func (st *stack) revive(sl *slot) {
+	p := sl.proc()
+	if !p.Exited() {
+		return
+	}
+	out := strings.TrimSpace(p.Out.String())
+	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[i+1:]
+	}
+	sl.pmu.Lock()
+	sl.exits = append(sl.exits, fmt.Sprintf("%s: %v: %s", p.Name, p.ExitErr(), out))
+	sl.pmu.Unlock()
+	st.start(sl)
+}
+
+// exits lists the processes that exited on their own.
+func (st *stack) exits() []string {
+	var out []string
+	for _, sl := range st.slots {
+		sl.pmu.Lock()
+		out = append(out, sl.exits...)
+		sl.pmu.Unlock()
+	}
+	return out
 }
