@@ -57,15 +57,17 @@ func senderOf(u *models.Update) (int64, string) {
 // the languages the handlers answer in (Request.Lang: the sender's
 // /language choice, else their language_code, i18n.Normalize'd;
 // Request.ChatLang: a group's choice): the SADD, the name's EVAL and the
-// languages' HGETs ride in MarkActive's pipeline, one round trip for all (a migrated
+// languages' HGETs ride in MarkActive's pipeline (with, in a private chat,
+// the user's language_code recorded for broadcasts when it changed:
+// chats.Languages.RecordCode), one round trip for all (a migrated
 // chat's alias target takes more). A failure is the update's Outcome (an
 // infrastructure error: retried); the handler does not run.
 func chatMiddleware(audience *chats.Audience, dir *chats.Directory, langs *chats.Languages, n *notifier.Notifier) update.Middleware {
 	return func(next update.Handler) update.Handler {
 		return update.HandlerFunc(func(ctx context.Context, r *update.Request) update.Outcome {
 			u := r.Update
-			user, code := senderOf(u)
-			r.Lang = i18n.Normalize(code)
+			user, lcode := senderOf(u)
+			r.Lang = i18n.Normalize(lcode)
 			if chat := chatOf(u); chat != 0 {
 				also := []valkey.Completed{audience.AddCmd(chat)}
 				id, name, ok := nameOf(u)
@@ -84,6 +86,18 @@ func chatMiddleware(audience *chats.Audience, dir *chats.Directory, langs *chats
 				if named {
 					also = append(also, rec)
 				}
+				// A private chat's language_code, so a broadcast knows its
+				// language (recorded when it changed; "" for the default).
+				code, coded := "", false
+				var codeCmd valkey.Completed
+				if user != 0 && user == chat {
+					if code = i18n.Normalize(lcode); code == i18n.Default {
+						code = ""
+					}
+					if codeCmd, coded = langs.RecordCode(user, code); coded {
+						also = append(also, codeCmd)
+					}
+				}
 				res, err := n.Chats().MarkActiveRead(ctx, chat, also...)
 				if err != nil {
 					return update.Failed(fmt.Errorf("record chat %d: %w", chat, err))
@@ -93,6 +107,9 @@ func chatMiddleware(audience *chats.Audience, dir *chats.Directory, langs *chats
 				}
 				if named {
 					dir.Recorded(chat, name)
+				}
+				if coded {
+					langs.CodeRecorded(user, code)
 				}
 			}
 			return next.Handle(ctx, r)

@@ -16,6 +16,7 @@ import "strconv"
 //	{T}:app:chatname      hash        the directory as one hash, before the buckets (read; Directory.Migrate empties it)
 //	{T}:app:chatidx       sorted set  the search index as one sorted set, before the buckets (read; emptied with it)
 //	{T}:app:lang:<b>      hash        the languages' bucket b (Bucket): user id or group chat id -> its language (Languages)
+//	{T}:app:ulang:<b>     hash        the app languages' bucket b (Bucket): user id -> its language_code's language when not the default (Languages)
 type Keys struct{ tag string }
 
 // NewKeys returns the keys under hash tag tag (lanes.DefaultTag unless the
@@ -86,6 +87,19 @@ func (k Keys) LegacyIndex() string { return k.prefix() + "chatidx" }
 
 // Lang is the languages' bucket of id (Bucket; a user id or a group's
 // negative chat id): hash id -> its language ("ru", "pt-BR").
-func (k Keys) Lang(id int64) string {
-	return k.prefix() + "lang:" + strconv.FormatInt(Bucket(id), 10)
+func (k Keys) Lang(id int64) string { return k.LangBucket(Bucket(id)) }
+
+// Code is the app languages' bucket of user (Bucket): hash user id -> the
+// catalog language of the user's Telegram language_code ("ru", "pt-BR"),
+// kept only when it is not i18n.Default (Languages.RecordCode).
+func (k Keys) Code(user int64) string { return k.CodeBucket(Bucket(user)) }
+
+// CodeBucket is the app languages' bucket b (0..Buckets-1).
+func (k Keys) CodeBucket(b int64) string {
+	return k.prefix() + "ulang:" + strconv.FormatInt(b, 10)
+}
+
+// LangBucket is the languages' bucket b (0..Buckets-1).
+func (k Keys) LangBucket(b int64) string {
+	return k.prefix() + "lang:" + strconv.FormatInt(b, 10)
 }
