@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +66,13 @@ type Plan struct {
 	// left, so chats that join during the spread do not stretch it past
 	// its end (after the end: the budget's pace).
 	Spread time.Duration
+	// Texts are the texts of some languages (a language as
+	// FillConfig.Languages names a chat's: "ru", "pt-BR") that the chats
+	// of that language get instead of the message's text, which the
+	// others get (the default). Each must split into as many parts as the
+	// default (ErrInvalid otherwise: every chat gets the same number of
+	// copies). Nil: one text for all.
+	Texts map[string]string
 	// PaidMax, on a paid broadcast, is the most copies sent paid (what the
 	// Stars balance covers); the copies after them go free on the notify
 	// queue. 0: every copy paid.
@@ -92,6 +100,12 @@ type FillConfig struct {
 	// and land ahead of the cursor get the broadcast, and the counts and
 	// the pace follow them.
 	Replan time.Duration
+	// Languages returns the language of each of chats, in order ("" or
+	// a language without a text of its own: the default text), read in one
+	// round trip for a step (chats.Languages.Of). Only a broadcast with
+	// Plan.Texts calls it; Start refuses one without it. Errors: the
+	// store's.
+	Languages func(ctx context.Context, chats []int64) ([]string, error)
 	// Log reports steps that failed (default slog.Default()).
 	Log *slog.Logger
 }
@@ -137,7 +151,8 @@ const DefaultReplan = 5 * time.Second
 // Fields of a lazy broadcast's record (beside those of keys.go).
 const (
 	fieldLazy    = "lz"  // "1": a lazy broadcast
-	fieldTpl     = "tpl" // the copies' template: JSON array of tgjob.Job, one per part
+	fieldTpl     = "tpl" // the copies' template: JSON array of tgjob.Job, one per part; "tpl:<lang>" a language's (Plan.Texts)
+	fieldLangs   = "ls"  // the languages with a template of their own, comma-separated (absent: none)
 	fieldParts   = "np"  // parts per chat
 	fieldCursor  = "cur" // the audience walk's cursor; cursorEnd once over
 	fieldAt      = "at"  // start, unix ms
@@ -185,20 +200,17 @@ func (f *Filler) Start(ctx context.Context, msg Message, plan Plan) (string, err
 	}
 	size = max(size-inactive, 0)
 	bc := BroadcastIDPrefix + strings.TrimPrefix(string(n.minter.New()), lanes.JobIDPrefix)
-	for i := range tmpl {
-		tmpl[i].Chat, tmpl[i].Broadcast = 0, bc
-	}
-	tpl, err := json.Marshal(tmpl)
+	tpls, err := f.templates(bc, msg, plan.Texts)
 	if err != nil {
-		return "", fmt.Errorf("notifier: broadcast: %w", err)
+		return "", err
 	}
 	at := plan.At
 	if now := time.Now(); at.Before(now) {
 		at = now
 	}
 	total := size * len(tmpl)
-	extra := []string{fieldLazy, "1", fieldTpl, string(tpl), fieldParts, strconv.Itoa(len(tmpl)),
-		fieldAt, strconv.FormatInt(at.UnixMilli(), 10)}
+	extra := append(tpls, fieldLazy, "1", fieldParts, strconv.Itoa(len(tmpl)),
+		fieldAt, strconv.FormatInt(at.UnixMilli(), 10))
 	if plan.Spread > 0 && total > 0 {
 		extra = append(extra, fieldRate, strconv.FormatFloat(float64(total)/plan.Spread.Seconds(), 'g', -1, 64),
 			fieldEnd, strconv.FormatInt(at.Add(plan.Spread).UnixMilli(), 10))
@@ -229,6 +241,64 @@ func (f *Filler) Start(ctx context.Context, msg Message, plan Plan) (string, err
 	}
 	f.Wake()
 	return bc, nil
+}
+
+// templates returns the record's fields of broadcast bc's templates, as
+// (field, value) pairs: msg's (fieldTpl) and, for each language of texts,
+// msg with that text (fieldTpl:<lang>), with fieldLangs naming them.
+// Errors: ErrInvalid for a language's text the notifier refuses, one that
+// splits into another number of parts than msg's, texts without
+// FillConfig.Languages, or an empty or comma-holding language.
+func (f *Filler) templates(bc string, msg Message, texts map[string]string) ([]string, error) {
+	if len(texts) > 0 && f.cfg.Languages == nil {
+		return nil, invalid("broadcast: texts per language without FillConfig.Languages")
+	}
+	langs := make([]string, 0, len(texts))
+	for l := range texts {
+		if l == "" || strings.Contains(l, ",") {
+			return nil, invalid(fmt.Sprintf("broadcast: language %q", l))
+		}
+		langs = append(langs, l)
+	}
+	slices.Sort(langs)
+	var out []string
+	parts := 0
+	for _, l := range append([]string{""}, langs...) {
+		m := msg
+		if l != "" {
+			m.Text = texts[l]
+		}
+		tmpl, err := f.n.jobs(1, m)
+		if err != nil {
+			return nil, err
+		}
+		if l == "" {
+			parts = len(tmpl)
+		} else if len(tmpl) != parts {
+			return nil, invalid(fmt.Sprintf("broadcast: the %s text splits into %d parts, the default into %d", l, len(tmpl), parts))
+		}
+		for i := range tmpl {
+			tmpl[i].Chat, tmpl[i].Broadcast = 0, bc
+		}
+		tpl, err := json.Marshal(tmpl)
+		if err != nil {
+			return nil, fmt.Errorf("notifier: broadcast: %w", err)
+		}
+		out = append(out, tplField(l), string(tpl))
+	}
+	if len(langs) > 0 {
+		out = append(out, fieldLangs, strings.Join(langs, ","))
+	}
+	return out, nil
+}
+
+// tplField is the record's field of language lang's template ("" the
+// default's).
+func tplField(lang string) string {
+	if lang == "" {
+		return fieldTpl
+	}
+	return fieldTpl + ":" + lang
 }
 
 // Wake has Run look for work now (a broadcast started or resumed).
@@ -303,6 +373,7 @@ type lazyState struct {
 	total                 int       // the copies planned (field t)
 	outstanding           int
 	stopped, free, walked bool
+	langs                 map[string]bool // the languages with a template of their own (nil: none)
 }
 
 // readLazy reads broadcast id's record and its outstanding copies.
@@ -311,7 +382,7 @@ func (f *Filler) readLazy(ctx context.Context, id string) (lazyState, error) {
 	out := n.c.DoMulti(ctx,
 		n.c.B().Hmget().Key(n.keys.progress(id)).Field(fieldCursor, fieldStop, fieldPaid, fieldFree, fieldHalt,
 			fieldParts, fieldQueued, fieldPaidQ, fieldPaidMax, fieldAt, fieldRate, fieldLazy,
-			fieldRateAt, fieldRateQ, fieldEnd, fieldReplan, fieldSkipped, fieldTotal).Build(),
+			fieldRateAt, fieldRateQ, fieldEnd, fieldReplan, fieldSkipped, fieldTotal, fieldLangs).Build(),
 		n.c.B().Zcard().Key(n.keys.out(id)).Build())
 	v, err := out[0].ToArray()
 	if err != nil {
@@ -337,6 +408,12 @@ func (f *Filler) readLazy(ctx context.Context, id string) (lazyState, error) {
 	st.rate, _ = strconv.ParseFloat(str(10), 64)
 	st.rateQ, _ = strconv.ParseFloat(str(13), 64)
 	st.skipped, st.total = num(16), num(17)
+	if ls := str(18); ls != "" {
+		st.langs = map[string]bool{}
+		for _, l := range strings.Split(ls, ",") {
+			st.langs[l] = true
+		}
+	}
 	o, err := out[1].AsInt64()
 	if err != nil {
 		return lazyState{}, err
@@ -469,19 +546,28 @@ func (f *Filler) step(ctx context.Context, id string, st lazyState, chats int) (
 	if err != nil {
 		return 0, err
 	}
-	enc, err := f.encoders(id, st)
+	langs, err := f.languages(ctx, st, targets)
 	if err != nil {
 		return 0, err
 	}
-	items := make([]lanes.Item, 0, len(targets)*len(enc))
-	for _, chat := range targets {
+	parts := max(st.parts, 1)
+	encs := map[string][]func(int64) []byte{}
+	items := make([]lanes.Item, 0, len(targets)*parts)
+	for i, chat := range targets {
+		enc, ok := encs[langs[i]]
+		if !ok {
+			if enc, err = f.encoders(id, st, langs[i]); err != nil {
+				return 0, err
+			}
+			encs[langs[i]] = enc
+		}
 		for _, e := range enc {
 			items = append(items, lanes.Item{Group: tgjob.Group(chat), ID: n.minter.New(), Payload: e(chat)})
 		}
 	}
 	queue, incr := tgjob.QueueNotify, map[string]int64{}
 	if skipped > 0 {
-		incr[fieldSkipped] = int64(skipped * len(enc))
+		incr[fieldSkipped] = int64(skipped * parts)
 	}
 	if st.paid {
 		queue = tgjob.QueuePaid
@@ -531,13 +617,38 @@ func (f *Filler) resolve(ctx context.Context, walked []int64) ([]int64, int, err
 	return out, skipped, nil
 }
 
-// encoders returns the copies' payload encoders of broadcast id, one per
-// part: a tgjob.KindCopy naming the broadcast and the part.
-func (f *Filler) encoders(id string, st lazyState) ([]func(int64) []byte, error) {
+// languages returns the language of each of chats for broadcast st: the
+// chat's (FillConfig.Languages) when st has a template of that language,
+// else "" (the default); all "" for a broadcast of one text, without
+// reading them. Errors: the store's.
+func (f *Filler) languages(ctx context.Context, st lazyState, chats []int64) ([]string, error) {
+	out := make([]string, len(chats))
+	if len(st.langs) == 0 || len(chats) == 0 {
+		return out, nil
+	}
+	if f.cfg.Languages == nil {
+		return nil, invalid("broadcast with texts per language: no FillConfig.Languages")
+	}
+	ls, err := f.cfg.Languages(ctx, chats)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if i < len(ls) && st.langs[ls[i]] {
+			out[i] = ls[i]
+		}
+	}
+	return out, nil
+}
+
+// encoders returns the copies' payload encoders of broadcast id for
+// language lang ("" the default), one per part: a tgjob.KindCopy naming
+// the broadcast, the part and the language.
+func (f *Filler) encoders(id string, st lazyState, lang string) ([]func(int64) []byte, error) {
 	parts := max(st.parts, 1)
 	enc := make([]func(int64) []byte, parts)
 	for i := range enc {
-		j := tgjob.Job{Kind: tgjob.KindCopy, Broadcast: id}
+		j := tgjob.Job{Kind: tgjob.KindCopy, Broadcast: id, Lang: lang}
 		if parts > 1 {
 			j.Part, j.Parts = i+1, parts
 		}
@@ -561,31 +672,27 @@ type copyCache struct {
 const copyCacheMax = 64
 
 // ExpandCopy returns copy j (tgjob.KindCopy) as the message it stands for:
-// part j.Part of its broadcast's template (text, parse mode, markup,
+// part j.Part of its broadcast's template of j.Lang (its default one when
+// j.Lang is "" or has none: Plan.Texts) (text, parse mode, markup,
 // silence), for j's chat, keeping j's broadcast and part. The template is
-// read from the broadcast's record once per process. Errors:
+// read from the broadcast's record once per process and language. Errors:
 // ErrUnknownBroadcast when the record is gone (expired); ErrInvalid for a
 // part the template lacks; the server's (wrapped).
 func (n *Notifier) ExpandCopy(ctx context.Context, j tgjob.Job) (tgjob.Job, error) {
+	key := j.Broadcast + "\x00" + j.Lang
 	n.copies.mu.Lock()
-	tmpl, ok := n.copies.m[j.Broadcast]
+	tmpl, ok := n.copies.m[key]
 	n.copies.mu.Unlock()
 	if !ok {
-		raw, err := n.c.Do(ctx, n.c.B().Hget().Key(n.keys.progress(j.Broadcast)).Field(fieldTpl).Build()).ToString()
-		if valkey.IsValkeyNil(err) {
-			return j, fmt.Errorf("%w: %s", ErrUnknownBroadcast, j.Broadcast)
-		}
-		if err != nil {
-			return j, fmt.Errorf("notifier: copy of %s: %w", j.Broadcast, err)
-		}
-		if err := json.Unmarshal([]byte(raw), &tmpl); err != nil || len(tmpl) == 0 {
-			return j, invalid(fmt.Sprintf("copy of %s: template: %v", j.Broadcast, err))
+		var err error
+		if tmpl, err = n.readTemplate(ctx, j.Broadcast, j.Lang); err != nil {
+			return j, err
 		}
 		n.copies.mu.Lock()
 		if n.copies.m == nil || len(n.copies.m) >= copyCacheMax {
 			n.copies.m = make(map[string][]tgjob.Job)
 		}
-		n.copies.m[j.Broadcast] = tmpl
+		n.copies.m[key] = tmpl
 		n.copies.mu.Unlock()
 	}
 	i := max(j.Part, 1) - 1
@@ -595,4 +702,30 @@ func (n *Notifier) ExpandCopy(ctx context.Context, j tgjob.Job) (tgjob.Job, erro
 	out := tmpl[i]
 	out.V, out.Kind, out.Chat, out.Broadcast, out.Part, out.Parts = tgjob.Version, tgjob.KindSend, j.Chat, j.Broadcast, j.Part, j.Parts
 	return out, nil
+}
+
+// readTemplate reads broadcast bc's template of lang from its record (the
+// default's when lang is "" or has none). Errors: ErrUnknownBroadcast when
+// the record is gone; ErrInvalid for a template that does not decode; the
+// server's (wrapped).
+func (n *Notifier) readTemplate(ctx context.Context, bc, lang string) ([]tgjob.Job, error) {
+	v, err := n.c.Do(ctx, n.c.B().Hmget().Key(n.keys.progress(bc)).Field(tplField(lang), fieldTpl).Build()).ToArray()
+	if err != nil {
+		return nil, fmt.Errorf("notifier: copy of %s: %w", bc, err)
+	}
+	raw, err := v[0].ToString()
+	if err != nil {
+		raw, err = v[1].ToString()
+	}
+	if valkey.IsValkeyNil(err) {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownBroadcast, bc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("notifier: copy of %s: %w", bc, err)
+	}
+	var tmpl []tgjob.Job
+	if err := json.Unmarshal([]byte(raw), &tmpl); err != nil || len(tmpl) == 0 {
+		return nil, invalid(fmt.Sprintf("copy of %s: template: %v", bc, err))
+	}
+	return tmpl, nil
 }

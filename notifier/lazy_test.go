@@ -494,3 +494,61 @@ func TestProgressInChatsCountsChatsNotMessages(t *testing.T) {
 		require.Equal(t, tc.want, tc.in.InChats(), tc.name)
 	}
 }
+
+// A lazy broadcast with texts per language gives each chat its language's
+// text (FillConfig.Languages, read per step), in as many parts as the
+// default; a chat of a language without a text, or of none, gets the
+// default; each chat once, Sent = the copies. A language whose text splits
+// into another number of parts, or texts without FillConfig.Languages,
+// are refused with nothing started.
+func TestLazyBroadcastGivesEachChatItsLanguagesText(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	langOf := func(c int64) string { return []string{"", "ru", "es", "fa", "en"}[c%5] }
+	var calls int
+	cfg := notifier.FillConfig{StepChats: 7, Rates: map[string]int{tgjob.QueueNotify: 1000}, Lead: time.Second,
+		Languages: func(_ context.Context, chats []int64) ([]string, error) {
+			calls++
+			out := make([]string, len(chats))
+			for i, c := range chats {
+				out[i] = langOf(c)
+			}
+			return out, nil
+		}}
+	chats := chatsUpTo(60)
+	r := newLazyRig(t, chats, cfg)
+	texts := map[string]string{"ru": "Привет", "es": "Hola"}
+	id, err := r.f.Start(ctx, notifier.Message{Text: "Hello"}, notifier.Plan{Texts: texts})
+	require.NoError(t, err)
+	for range 1000 {
+		_, err := r.f.Fill(ctx)
+		require.NoError(t, err)
+		if r.deliver(100) == 0 && r.pendingCopies() == 0 {
+			break
+		}
+	}
+	p, err := r.n.Progress(ctx, id)
+	require.NoError(t, err)
+	require.True(t, p.Done(), "%+v", p)
+	require.Equal(t, len(chats), p.Sent)
+	for _, c := range chats {
+		want := "Hello"
+		if t, ok := texts[langOf(c)]; ok {
+			want = t
+		}
+		require.Equal(t, []string{want}, r.got[c], "chat %d (%q)", c, langOf(c))
+	}
+	require.Positive(t, calls, "the languages are read per step")
+
+	for _, tc := range []struct {
+		name  string
+		rig   *lazyRig
+		texts map[string]string
+	}{
+		{"a language's text in two parts, the default in one", r, map[string]string{"ru": strings.Repeat("я", 4097)}},
+		{"texts without FillConfig.Languages", newLazyRig(t, chats, notifier.FillConfig{}), texts},
+	} {
+		_, err := tc.rig.f.Start(ctx, notifier.Message{Text: "Hello", Key: tc.name}, notifier.Plan{Texts: tc.texts})
+		require.ErrorIs(t, err, notifier.ErrInvalid, tc.name)
+	}
+}

@@ -107,6 +107,10 @@ type Job struct {
 	// text was not split).
 	Part  int `json:"part,omitempty"`
 	Parts int `json:"parts,omitempty"`
+	// Lang is a copy's language (KindCopy): the worker sends its
+	// broadcast's template of that language, else the default one ("":
+	// the default).
+	Lang string `json:"l,omitempty"`
 }
 
 // Encode returns the payload bytes (JSON).
