@@ -189,7 +189,7 @@ func (a *App) init() error {
 	}
 	a.taps.Route(tapdata.KindGame, a.ui.Tap)
 	a.taps.Route(tapdata.KindLanguage, a.ui.LanguageTap)
-	if a.bc, err = broadcast.New(broadcast.Config{Client: a.c, Tag: o.tag, Notifier: a.notifier, Audience: a.audience,
+	if a.bc, err = broadcast.New(broadcast.Config{Client: a.c, Tag: o.tag, Notifier: a.notifier, Audience: a.audience, Languages: a.langs,
 		Journal: a.inbox, Audit: a.audit, Codec: a.codec, Username: a.username,
 		GlobalRate: cfg.GlobalRate, PaidRate: cfg.PaidBroadcastRate, StarBalance: a.starBalance(), EditInterval: o.editInterval, Now: o.now,
 		Log: a.log.With(slog.String("component", "broadcast"))}); err != nil {

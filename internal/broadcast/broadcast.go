@@ -75,9 +75,12 @@ type Config struct {
 	Tag      string // the hash tag of every key (lanes.DefaultTag unless the program says otherwise)
 	Notifier *notifier.Notifier
 	Audience Audience
-	Journal  Journal
-	Audit    Auditor
-	Codec    tapdata.Codec // signs the buttons (kind tapdata.KindBroadcast)
+	// Languages reads the chats' languages for a broadcast with texts per
+	// language (chats.Languages). Nil: such a text is refused.
+	Languages Languages
+	Journal   Journal
+	Audit     Auditor
+	Codec     tapdata.Codec // signs the buttons (kind tapdata.KindBroadcast)
 	// Username is the bot's username ("" until getMe answered): a
 	// command may be addressed "/broadcast@<username>". Nil: "".
 	Username func() string
@@ -133,8 +136,11 @@ func New(cfg Config) (*Service, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	keys := NewKeys(cfg.Tag)
-	filler, err := cfg.Notifier.NewFiller(cfg.Audience, notifier.FillConfig{
-		Rates: map[string]int{tgjob.QueueNotify: cfg.GlobalRate, tgjob.QueuePaid: cfg.PaidRate}, Log: cfg.Log})
+	fc := notifier.FillConfig{Rates: map[string]int{tgjob.QueueNotify: cfg.GlobalRate, tgjob.QueuePaid: cfg.PaidRate}, Log: cfg.Log}
+	if cfg.Languages != nil {
+		fc.Languages = cfg.Languages.Of
+	}
+	filler, err := cfg.Notifier.NewFiller(cfg.Audience, fc)
 	if err != nil {
 		return nil, fmt.Errorf("broadcast: %w", err)
 	}

@@ -59,6 +59,10 @@ func (s *Service) Compose(ctx context.Context, c Composition) (Preview, error) {
 	if text == "" {
 		return Preview{}, refused("❌ Missing text.")
 	}
+	text, texts, err := s.texts(text)
+	if err != nil {
+		return Preview{}, refused("❌ " + err.Error() + ". Nothing was sent. " + usageLangs)
+	}
 	if c.Paid && s.cfg.PaidRate <= 0 {
 		return Preview{}, refused("💫 Paid broadcasts are off (TELEGRAM_PAID_BROADCAST_RATE=0).")
 	}
@@ -73,8 +77,11 @@ func (s *Service) Compose(ctx context.Context, c Composition) (Preview, error) {
 	if chats == 0 {
 		return Preview{}, refused("No known chats to broadcast to.")
 	}
-	ptext, offers := s.previewOf(ctx, text, chats, pl, c.Paid)
-	p := preview{ID: newPreviewID(), Text: text, Chats: chats, At: s.now(), State: previewPending, Plan: pl}
+	ptext, offers, err := s.previewOf(ctx, text, texts, chats, pl, c.Paid)
+	if err != nil {
+		return Preview{}, err
+	}
+	p := preview{ID: newPreviewID(), Text: text, Texts: texts, Chats: chats, At: s.now(), State: previewPending, Plan: pl}
 	v := Preview{Text: ptext, Chats: chats, Expires: p.At.Add(PreviewLifetime)}
 	for _, o := range offers {
 		if paid := o[1] != btnSend; paid == c.Paid {

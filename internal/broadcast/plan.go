@@ -21,9 +21,10 @@ type plan struct {
 	Spread time.Duration // 0: as fast as the budget allows
 }
 
-// notifierPlan is p as the notifier's Plan (paidMax: see notifier.Plan).
-func (p plan) notifierPlan(paidMax int) notifier.Plan {
-	return notifier.Plan{At: p.Start, Spread: p.Spread, PaidMax: paidMax}
+// notifierPlan is p as the notifier's Plan (paidMax, texts: see
+// notifier.Plan).
+func (p plan) notifierPlan(paidMax int, texts map[string]string) notifier.Plan {
+	return notifier.Plan{At: p.Start, Spread: p.Spread, PaidMax: paidMax, Texts: texts}
 }
 
 // parsePlan reads the leading "in <duration>" and "over <duration>" of a

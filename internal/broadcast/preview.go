@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -46,6 +47,9 @@ type preview struct {
 	Broadcast string
 	// Plan is when it starts and how long it is spread over (plan.go).
 	Plan plan
+	// Texts are the texts of the languages with a section of their own
+	// (parseTexts; nil: Text for all), kept as JSON in field tl.
+	Texts map[string]string
 	// Mode is a composed preview's send, chosen when it was composed
 	// (Compose): btnSend, btnSendPaid or btnSendPaidCap; "" for a preview
 	// shown in Telegram, whose button chooses. Chat and Admin are 0 then.
@@ -95,6 +99,14 @@ func validPreviewID(id string) bool {
 // Create stores p as pending.
 func (s *previews) Create(ctx context.Context, p preview) error {
 	key := s.keys.Preview(p.ID)
+	tl := ""
+	if len(p.Texts) > 0 {
+		raw, err := json.Marshal(p.Texts)
+		if err != nil {
+			return fmt.Errorf("broadcast: preview %s: %w", p.ID, err)
+		}
+		tl = string(raw)
+	}
 	cmds := s.c.DoMulti(ctx,
 		s.c.B().Hset().Key(key).FieldValue().
 			FieldValue("text", p.Text).
@@ -105,6 +117,7 @@ func (s *previews) Create(ctx context.Context, p preview) error {
 			FieldValue("sa", strconv.FormatInt(planStartMS(p.Plan), 10)).
 			FieldValue("sp", strconv.FormatInt(p.Plan.Spread.Milliseconds(), 10)).
 			FieldValue("m", p.Mode).
+			FieldValue("tl", tl).
 			FieldValue("st", previewPending).Build(),
 		s.c.B().Pexpire().Key(key).Milliseconds(previewKeep.Milliseconds()).Build())
 	for _, r := range cmds {
@@ -134,6 +147,11 @@ func (s *previews) Get(ctx context.Context, id string) (p preview, ok bool, err 
 	}
 	sp, _ := strconv.ParseInt(m["sp"], 10, 64)
 	p.Plan.Spread = time.Duration(sp) * time.Millisecond
+	if tl := m["tl"]; tl != "" {
+		if err := json.Unmarshal([]byte(tl), &p.Texts); err != nil {
+			return preview{}, false, fmt.Errorf("broadcast: preview %s: texts: %w", id, err)
+		}
+	}
 	return p, true, nil
 }
 
@@ -239,9 +257,10 @@ func humanDuration(d time.Duration) string {
 // paid preview (paidPreviewText, with the Stars balance: balanceLine)
 // offering ✅ Send free and 💫 Send paid; or ✅ Send free and "💫 N paid,
 // rest free" when the balance covers N copies but not all; or ✅ Send
-// free alone when it covers none. Either ends with the plan's lines
-// (planLines).
-func (s *Service) previewOf(ctx context.Context, text string, chats int, pl plan, paid bool) (string, [][2]string) {
+// free alone when it covers none. With texts per language, the
+// languages' texts and counts follow (langLines). Either ends with the
+// plan's lines (planLines). Errors: the store's (the counts).
+func (s *Service) previewOf(ctx context.Context, text string, texts map[string]string, chats int, pl plan, paid bool) (string, [][2]string, error) {
 	copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
 	ptext := PreviewText(text, chats, s.cfg.GlobalRate)
 	offers := [][2]string{{"✅ Send", btnSend}}
@@ -257,10 +276,17 @@ func (s *Service) previewOf(ctx context.Context, text string, chats int, pl plan
 			offers = [][2]string{{"✅ Send free", btnSend}}
 		}
 	}
+	if len(texts) > 0 {
+		counts, exact, err := s.langCounts(ctx, texts, chats)
+		if err != nil {
+			return "", nil, err
+		}
+		ptext += "\n\n" + langLines(texts, counts, exact)
+	}
 	if lines := planLines(pl, copies, s.cfg.GlobalRate, s.now()); lines != "" {
 		ptext += "\n\n" + strings.TrimSuffix(lines, "\n")
 	}
-	return ptext, offers
+	return ptext, offers, nil
 }
 
 // paidPreviewText is the preview message when paid broadcasts are on

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/go-telegram/bot/models"
 
@@ -130,7 +132,7 @@ func (s *Service) launch(ctx context.Context, who string, p preview, mode sendMo
 		}
 		paidMax = max(int(tenths/notifier.StarTenthsPerCopy), 1)
 	}
-	id, err := s.filler.Start(ctx, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: mode.paid}, p.Plan.notifierPlan(paidMax))
+	id, err := s.filler.Start(ctx, notifier.Message{Text: p.Text, Key: "bcp:" + p.ID, Paid: mode.paid}, p.Plan.notifierPlan(paidMax, p.Texts))
 	if err != nil {
 		return "", err
 	}
@@ -153,6 +155,14 @@ func sentDetail(id string, p preview, mode sendMode, paidMax int) string {
 		} else {
 			detail += fmt.Sprintf(", paid (about %s Stars)", notifier.FormatStars(copies*notifier.StarTenthsPerCopy))
 		}
+	}
+	if len(p.Texts) > 0 {
+		langs := make([]string, 0, len(p.Texts))
+		for l := range p.Texts {
+			langs = append(langs, l)
+		}
+		slices.Sort(langs)
+		detail += ", texts in " + strings.Join(langs, ", ") + " and the default"
 	}
 	if !p.Plan.Start.IsZero() {
 		detail += ", from " + startText(p.Plan)

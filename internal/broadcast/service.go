@@ -85,15 +85,33 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 		out.Reply(update.ReplyTo(m, "❌ "+err.Error()+". Usage: /broadcast [in <duration>] [over <duration>] <text>, e.g. /broadcast in 2h over 8h Big news"))
 		return out
 	}
-	s.preview(ctx, r, &out, text, pl)
+	text, texts, err := s.texts(text)
+	if err != nil {
+		out.Reply(update.ReplyTo(m, "❌ "+err.Error()+". Nothing was sent. "+usageLangs))
+		return out
+	}
+	s.preview(ctx, r, &out, text, texts, pl)
 	return out
+}
+
+// usageLangs tells the admin how to give a text per language.
+const usageLangs = "A text per language: the default text first, then a line [ru] (or [es], [pt-BR], [fa], ...) and that language's text."
+
+// texts reads text's sections per language (parseTexts). Errors:
+// parseTexts'; sections without Config.Languages.
+func (s *Service) texts(text string) (string, map[string]string, error) {
+	def, texts, err := parseTexts(text)
+	if err == nil && len(texts) > 0 && s.cfg.Languages == nil {
+		err = errors.New("texts per language are off here (no languages configured)")
+	}
+	return def, texts, err
 }
 
 // preview answers /broadcast <text> with a preview: the text as
 // the chats will see it, how many chats it will reach and the estimated
 // time at the global rate, with Send and Cancel buttons valid for
 // PreviewLifetime. Nothing is sent to the chats.
-func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Outcome, text string, pl plan) {
+func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Outcome, text string, texts map[string]string, pl plan) {
 	m := r.Update.Message
 	chats, err := s.count(ctx)
 	if err != nil {
@@ -104,8 +122,12 @@ func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Ou
 		out.Reply(update.ReplyTo(m, "No known chats to broadcast to."))
 		return
 	}
-	p := preview{ID: newPreviewID(), Text: text, Chat: m.Chat.ID, Admin: m.From.ID, Chats: chats, At: s.now(), State: previewPending, Plan: pl}
-	ptext, buttons := s.previewOf(ctx, text, chats, pl, s.cfg.PaidRate > 0)
+	p := preview{ID: newPreviewID(), Text: text, Texts: texts, Chat: m.Chat.ID, Admin: m.From.ID, Chats: chats, At: s.now(), State: previewPending, Plan: pl}
+	ptext, buttons, err := s.previewOf(ctx, text, texts, chats, pl, s.cfg.PaidRate > 0)
+	if err != nil {
+		out.Fail(err)
+		return
+	}
 	buttons = append(buttons, [2]string{"❌ Cancel", btnCancel})
 	kb, err := s.keyboard(m.Chat.ID, p.ID, buttons)
 	if err != nil {
