@@ -268,3 +268,37 @@ func (a *failingAudit) Record(ctx context.Context, who, action, detail string) e
 	}
 	return a.auditTrail.Record(ctx, who, action, detail)
 }
+
+// The console's compose takes a text per language as /broadcast does: the
+// preview shows each language's text and its chats (a chat's /language
+// choice counted), a code the catalog lacks is refused, and a service
+// without Config.Languages refuses sections.
+func TestComposedBroadcastTakesATextPerLanguage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := &clock{now: time.Now()}
+	trail := &auditTrail{}
+	s, _ := newService(t, time.Second, func(c *Config) {
+		c.Audit, c.Now = trail, clk.Now
+		c.Languages = chats.NewLanguages(c.Client, c.Tag)
+	})
+	for i := range 3 {
+		require.NoError(t, s.cfg.Audience.(*chats.Audience).Add(ctx, int64(5000+i)))
+	}
+	require.NoError(t, s.cfg.Languages.(*chats.Languages).Set(ctx, 5001, "ru"))
+	pv, err := s.Compose(ctx, Composition{Text: "Hi\n[ru]\nПривет"})
+	require.NoError(t, err)
+	require.Contains(t, pv.Text, PreviewText("Hi", 3, 30))
+	require.Contains(t, pv.Text, "🌐 [ru] 1 chat will see:\n\nПривет\n\n🌐 The default text goes to 2 chats")
+	require.NotContains(t, pv.Text, "Estimated")
+	p, ok, err := s.previews.Get(ctx, pv.Token)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, map[string]string{"ru": "Привет"}, p.Texts, "the preview keeps the texts per language")
+
+	_, err = s.Compose(ctx, Composition{Text: "Hi\n[xx]\nfoo"})
+	require.Contains(t, refusal(err), "❌ unknown language [xx]")
+	plain, _ := composeService(t, 1, clk)
+	_, err = plain.Compose(ctx, Composition{Text: "Hi\n[ru]\nПривет"})
+	require.Contains(t, refusal(err), "texts per language are off here")
+}
