@@ -43,6 +43,31 @@ func (s *Store) NewWaiter(ctx context.Context) (*Waiter, error) {
 	}
 }
 
+// NewWaiterRetry is NewWaiter tried again while the subscription fails
+// (Valkey restarting, failing over, or out of reach), after 100 ms, then
+// twice as long each time up to 2 s, until it is live or ctx ends: a
+// claimer that starts while Valkey is away waits for it rather than
+// exiting. Each failure is passed to failed (nil: none) with the wait
+// before the next try. Errors: ctx's, once it ends.
+func (s *Store) NewWaiterRetry(ctx context.Context, failed func(err error, next time.Duration)) (*Waiter, error) {
+	wait := 100 * time.Millisecond
+	for {
+		w, err := s.NewWaiter(ctx)
+		if err == nil || ctx.Err() != nil {
+			return w, err
+		}
+		if failed != nil {
+			failed(err, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
 func (w *Waiter) notify() {
 	select {
 	case w.sig <- struct{}{}:

@@ -99,12 +99,20 @@ func (l *claimLoop) wait(ctx context.Context) {
 		}
 	case c.RetryIn < 0:
 		l.zeros = 0
-		l.waiter.Wait(ctx, -1)
+		l.waiter.Wait(ctx, maxIdleWait)
 	default:
 		l.zeros = 0
-		l.waiter.Wait(ctx, c.RetryIn)
+		l.waiter.Wait(ctx, min(c.RetryIn, maxIdleWait))
 	}
 }
+
+// maxIdleWait bounds an idle wait for a wake-up: the Waiter's subscription
+// can die without a word (a network cut that leaves its TCP connection
+// half-open: no error, and no message ever again), and a worker waiting on
+// it alone would then wait for good while its queues fill (a chaos run,
+// seed 3: delivery stopped after a 5.8 s cut). One claim a second of an
+// idle worker costs nothing worth counting.
+const maxIdleWait = time.Second
 
 // waitAnswer waits d (the pacer's) or for an answer, which it takes.
 func (l *claimLoop) waitAnswer(ctx context.Context, d time.Duration) (claimAnswer, bool) {

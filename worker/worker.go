@@ -252,7 +252,8 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 // Max = BatchMax (a claim returns up to min(weight, BatchMax) heads of one
 // lane), hands the batch to a goroutine that sends it in order, and, with
 // no slot free or nothing claimable, blocks on a freed slot, the lanes
-// Waiter or RetryIn: it never polls. The loop keeps up to
+// Waiter or RetryIn, never longer than a second (maxIdleWait: a wake-up
+// lost with a silently dead subscription costs at most that). The loop keeps up to
 // claimsFor(ClaimRate, claim round trip) claims in flight (ClaimRate × the
 // measured round trip × 2, 1 to 8, claims.go): at a high rate one claim at a
 // time cannot keep up (a broadcast at 1,000/s is 1,000 claims of one message
@@ -274,7 +275,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("worker: already running")
 	}
 	defer w.running.Store(false)
-	waiter, err := w.store.NewWaiter(ctx)
+	waiter, err := w.store.NewWaiterRetry(ctx, func(err error, next time.Duration) {
+		w.log.Warn("wake-up subscription failed; retrying", slog.Any("err", w.redactor.Error(err)), slog.Duration("retry_in", next))
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

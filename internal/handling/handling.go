@@ -114,7 +114,9 @@ func (h *Handler) Run(ctx context.Context, started func()) error {
 		}
 	}
 	log := h.log.With(slog.String("component", "handler"))
-	waiter, err := h.inbox.Store().NewWaiter(ctx)
+	waiter, err := h.inbox.Store().NewWaiterRetry(ctx, func(err error, next time.Duration) {
+		log.Warn("wake-up subscription failed; retrying", slog.Any("err", err), slog.Duration("retry_in", next))
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
