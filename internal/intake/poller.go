@@ -21,9 +21,13 @@ const (
 	// row, never a tight loop.
 	conflictBackoffMin = 5 * time.Second
 	conflictBackoffMax = 2 * time.Minute
-	// errorBackoffMin/Max bound the wait after any other failure.
+	// errorBackoffMin/Max bound the wait after any other failure. 5 s at
+	// most, as aiogram's polling backoff (BackoffConfig max_delay 5.0): a
+	// longer cap left the poller deaf for up to 16 s after Telegram or
+	// Valkey came back (30 s before: a chaos run, seed 18, then took the
+	// groups' backlog for a flood), and the handlers' claims as long.
 	errorBackoffMin = 500 * time.Millisecond
-	errorBackoffMax = 30 * time.Second
+	errorBackoffMax = 5 * time.Second
 )
 
 // ErrorBackoff is the wait after a failure of the intake and of the
