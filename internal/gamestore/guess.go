@@ -2,6 +2,7 @@ package gamestore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,20 +30,45 @@ const MaxNameLen = 64
 //   - ErrConflict: too many concurrent moves; the guess was not played.
 //   - game.ErrInvalidState: the stored game is corrupt (Restart replaces it).
 func (s *Store) Guess(ctx context.Context, chatID, userID int64, userName, text string) (game.Result, game.State, error) {
+	return s.GuessOnce(ctx, chatID, userID, userName, text, "")
+}
+
+// GuessOnce is Guess played at most once for move, the token of what asked
+// for it (e.g. "u:<update_id>" of the message, "q:<callback_query_id>" of
+// the tap; "" is Guess): a second call with the move whose result is the
+// game's latest returns that result and the current state and writes
+// nothing (an update handled twice, its lease taken over or its settle
+// lost, must not use a second attempt). A replay after the move ended the
+// game finds no game (ErrNoGame) and credits nothing again. Errors: as
+// Guess.
+func (s *Store) GuessOnce(ctx context.Context, chatID, userID int64, userName, text, move string) (game.Result, game.State, error) {
 	var (
 		res     game.Result
 		current game.State
 	)
 	name := cleanName(userName)
-	next, err := s.update(ctx, chatID, func(cur game.State) (game.State, credit, error) {
+	next, err := s.update(ctx, chatID, move, func(cur game.State) (game.State, credit, error) {
 		current = cur
 		next, r, err := cur.GuessBy(text, name)
 		if err != nil {
 			return game.State{}, credit{}, err
 		}
 		res = r
-		return next, credit{userID: userID, name: name, points: r.Points}, nil
+		c := credit{userID: userID, name: name, points: r.Points}
+		if move != "" {
+			if c.result, err = json.Marshal(r); err != nil {
+				return game.State{}, credit{}, err
+			}
+		}
+		return next, c, nil
 	})
+	if re, ok := errors.AsType[*replayedError](err); ok {
+		var r game.Result
+		if jerr := json.Unmarshal([]byte(re.result), &r); jerr != nil {
+			return game.Result{}, game.State{}, fmt.Errorf("gamestore: guess in chat %d: replay of %s: %w", chatID, move, jerr)
+		}
+		return r, next, nil
+	}
 	if err != nil {
 		err = fmt.Errorf("gamestore: guess in chat %d: %w", chatID, err)
 		if _, ok := errors.AsType[*game.GuessError](err); ok {

@@ -34,6 +34,10 @@ type casWrite struct {
 	credit  int64 // user id to credit when points != 0
 	points  int
 	name    string
+	// move and moveResult: the move's token and result (JSON), kept with
+	// the new state (fields mv, mr) so a replay of the move finds them.
+	move       string
+	moveResult []byte
 }
 
 // exec runs cas.lua for a chat. It returns ok=false when the check failed
@@ -53,6 +57,8 @@ func (s *Store) exec(ctx context.Context, chatID int64, w casWrite) (rev int64, 
 		credit,
 		strconv.Itoa(w.points),
 		w.name,
+		w.move,
+		string(w.moveResult),
 	}
 	rev, err = s.cas.Exec(ctx, s.client, s.keys.script(chatID), args).AsInt64()
 	if err != nil {

@@ -130,7 +130,7 @@ func (s *Store) Current(ctx context.Context, chatID int64) (game.State, error) {
 // returns the final state (Status game.GaveUp, with the Secret to reveal), or
 // ErrNoGame.
 func (s *Store) GiveUp(ctx context.Context, chatID int64) (game.State, error) {
-	st, err := s.update(ctx, chatID, func(cur game.State) (game.State, credit, error) {
+	st, err := s.update(ctx, chatID, "", func(cur game.State) (game.State, credit, error) {
 		next, err := cur.GiveUp()
 		return next, credit{}, err
 	})
@@ -142,23 +142,38 @@ func (s *Store) GiveUp(ctx context.Context, chatID int64) (game.State, error) {
 
 // load reads the chat's game and its rev, or ErrNoGame.
 func (s *Store) load(ctx context.Context, chatID int64) (game.State, int64, error) {
+	st, rev, _, err := s.loadMove(ctx, chatID)
+	return st, rev, err
+}
+
+// lastMove is the token and result (JSON) of the move that wrote a game's
+// state (cas.lua fields mv, mr); zero when that move carried no token.
+type lastMove struct{ token, result string }
+
+// loadMove is load with the last move that wrote the state.
+func (s *Store) loadMove(ctx context.Context, chatID int64) (game.State, int64, lastMove, error) {
+	st, rev, m, err := s.loadRaw(ctx, chatID)
+	return st, rev, lastMove{token: m["mv"], result: m["mr"]}, err
+}
+
+func (s *Store) loadRaw(ctx context.Context, chatID int64) (game.State, int64, map[string]string, error) {
 	m, err := s.client.Do(ctx, s.client.B().Hgetall().Key(s.keys.game(chatID)).Build()).AsStrMap()
 	if err != nil {
-		return game.State{}, 0, fmt.Errorf("read game: %w", err)
+		return game.State{}, 0, nil, fmt.Errorf("read game: %w", err)
 	}
 	if len(m) == 0 {
-		return game.State{}, 0, ErrNoGame
+		return game.State{}, 0, m, ErrNoGame
 	}
 	rev, err := strconv.ParseInt(m["rev"], 10, 64)
 	if err != nil {
-		return game.State{}, 0, fmt.Errorf("read game: rev %q: %w", m["rev"], game.ErrInvalidState)
+		return game.State{}, 0, m, fmt.Errorf("read game: rev %q: %w", m["rev"], game.ErrInvalidState)
 	}
 	st, err := game.DecodeState([]byte(m["state"]))
 	if err != nil {
-		return game.State{}, 0, fmt.Errorf("read game: %w", err)
+		return game.State{}, 0, m, fmt.Errorf("read game: %w", err)
 	}
 	if st.ID != m["id"] {
-		return game.State{}, 0, fmt.Errorf("read game: id %q but state of game %q: %w", m["id"], st.ID, game.ErrInvalidState)
+		return game.State{}, 0, m, fmt.Errorf("read game: id %q but state of game %q: %w", m["id"], st.ID, game.ErrInvalidState)
 	}
-	return st, rev, nil
+	return st, rev, m, nil
 }

@@ -364,3 +364,39 @@ func TestCleanName(t *testing.T) {
 	require.Equal(t, "a\uFFFDb", cleanName("a\xffb"))
 	require.Equal(t, MaxNameLen, len([]rune(cleanName(strings.Repeat("é", 100)))))
 }
+
+// A move handled twice (its update taken over by another handler, or its
+// settle lost) is played once: GuessOnce with the same token returns the
+// first result and the current state and uses no second attempt; another
+// token plays; a token without a prior move plays; the winning move's
+// replay finds no game and credits nothing again.
+func TestGuessOncePlaysAMoveHandledTwiceOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	_, err := f.store.Start(ctx, chat, game.Config{}, secretRNG(0, 1, 2, 3))
+	require.NoError(t, err)
+
+	first, st, err := f.store.GuessOnce(ctx, chat, 7, "Ann", "🍎🍌🍒🍇", "upd:10:guess")
+	require.NoError(t, err)
+	require.Equal(t, 1, first.Attempt)
+	again, st2, err := f.store.GuessOnce(ctx, chat, 7, "Ann", "🍎🍌🍒🍇", "upd:10:guess")
+	require.NoError(t, err)
+	require.Equal(t, first, again, "the replay answers the first result")
+	require.Equal(t, st, st2)
+	require.Equal(t, 1, st2.AttemptsUsed(), "no second attempt")
+
+	next, _, err := f.store.GuessOnce(ctx, chat, 8, "Bob", "🍎🍌🍒🍇", "upd:11:guess")
+	require.NoError(t, err)
+	require.Equal(t, 2, next.Attempt, "another update plays")
+
+	won, _, err := f.store.GuessOnce(ctx, chat, 8, "Bob", "🍎🍌🍇🍒", "upd:12:guess")
+	require.NoError(t, err)
+	require.Equal(t, game.Won, won.Status)
+	_, _, err = f.store.GuessOnce(ctx, chat, 8, "Bob", "🍎🍌🍇🍒", "upd:12:guess")
+	require.ErrorIs(t, err, ErrNoGame, "the winning move's replay: the game is over")
+	top, err := f.store.Top(ctx, chat, 10)
+	require.NoError(t, err)
+	require.Len(t, top, 1)
+	require.EqualValues(t, won.Points, top[0].Points, "credited once")
+}

@@ -363,7 +363,7 @@ func (u *UI) submitTap(ctx context.Context, r *update.Request, chat int64, cur g
 	if err := u.PlanMove(ctx, r.ID, pre, nil); err != nil {
 		return cur, "", err
 	}
-	res, next, err := u.games.Guess(ctx, chat, from.ID, name, strings.Join(mine.Symbols, ""))
+	res, next, err := u.games.GuessOnce(ctx, chat, from.ID, name, strings.Join(mine.Symbols, ""), r.Key("submit"))
 	if errors.Is(err, gamestore.ErrNoGame) {
 		return cur, t.T("toast_game_over", nil), nil
 	}

@@ -231,7 +231,9 @@ func (u *UI) guess(ctx context.Context, r *update.Request, out *update.Outcome, 
 			uid = m.From.ID
 		}
 		return []string{resultText(t, res)}, func(ctx context.Context, out *update.Outcome) ([]string, error) {
-			res, next, err := u.games.Guess(ctx, m.Chat.ID, uid, displayName(m.From), text)
+			// Once per update: a handler that takes the update over (its
+			// lease lost, its settle failed) must not use a second attempt.
+			res, next, err := u.games.GuessOnce(ctx, m.Chat.ID, uid, displayName(m.From), text, r.Key("guess"))
 			if ge, ok := errors.AsType[*game.GuessError](err); ok {
 				return []string{guessErrorText(t, ge)}, nil
 			}

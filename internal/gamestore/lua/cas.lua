@@ -16,6 +16,9 @@
 -- ARGV[7]  user id to credit; "" = nobody
 -- ARGV[8]  points to credit (integer; 0 = none)
 -- ARGV[9]  display name of ARGV[7]; "" = leave as is
+-- ARGV[10] the move's token (e.g. "u:<update_id>"; "" = none), kept with the
+--          new state in field mv, so a move handled twice is played once
+-- ARGV[11] the move's result (JSON), kept in field mr with ARGV[10]
 --
 -- Returns the new rev (previous rev + 1, or 1 for a new key; 0 when KEYS[1]
 -- was deleted), or -1 when the check failed and nothing was written.
@@ -36,6 +39,11 @@ if ARGV[5] == '' then
 else
   rev = (tonumber(cur[2]) or 0) + 1
   redis.call('HSET', KEYS[1], 'id', ARGV[4], 'rev', tostring(rev), 'state', ARGV[5])
+  if (ARGV[10] or '') ~= '' then
+    redis.call('HSET', KEYS[1], 'mv', ARGV[10], 'mr', ARGV[11] or '')
+  else
+    redis.call('HDEL', KEYS[1], 'mv', 'mr')
+  end
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
 end
 
