@@ -522,3 +522,16 @@ func (h *harness) waitHealthz(r *running, code int, prefix, why string) {
 		return c == code && strings.HasPrefix(body, prefix)
 	}, wait, 20*time.Millisecond, "/healthz %d %q: %s", code, prefix, why)
 }
+
+// keyBytes is MEMORY USAGE of key k (every sample), 0 when the key is gone:
+// a key listed by a scan may expire before it is measured (a chat's pace
+// log lives one pace period).
+func (h *harness) keyBytes(k string) int64 {
+	h.t.Helper()
+	n, err := h.c.Do(context.Background(), h.c.B().MemoryUsage().Key(k).Samples(0).Build()).AsInt64()
+	if valkey.IsValkeyNil(err) {
+		return 0
+	}
+	require.NoError(h.t, err)
+	return n
+}

@@ -39,9 +39,7 @@ func (h *harness) namespaceBytes() map[string]int64 {
 		if strings.HasPrefix(k, "{"+h.tag+"}:s:floor:") {
 			continue
 		}
-		n, err := h.c.Do(ctx, h.c.B().MemoryUsage().Key(k).Samples(0).Build()).AsInt64()
-		require.NoError(h.t, err)
-		out[k] = n
+		out[k] = h.keyBytes(k)
 	}
 	return out
 }
