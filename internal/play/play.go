@@ -111,6 +111,11 @@ func Start(ctx context.Context, log *slog.Logger, opts Options) (*Playground, er
 		p.emu.AddChat(models.Chat{ID: u.ID, Type: models.ChatTypePrivate, FirstName: u.Name})
 	}
 	p.emu.AddChat(models.Chat{ID: GroupID, Type: models.ChatTypeSupergroup, Title: "Playground group"})
+	for _, u := range p.cast {
+		if u.Admin { // the group's administrator too: /language in the group sets the board's language
+			p.emu.SetChatMemberStatus(GroupID, u.ID, "administrator")
+		}
+	}
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		return nil, fmt.Errorf("play: embedded files: %w", err)

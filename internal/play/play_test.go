@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -181,4 +182,30 @@ func mustHost(t *testing.T, raw string) string {
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
 	return u.Host
+}
+
+// The cast's admin is the group's administrator too (getChatMember says
+// so), so /language in the group sets the board's language there, while a
+// player who is not an administrator is refused.
+func TestTheAdminSetsTheGroupsLanguage(t *testing.T) {
+	p := startPlayground(t)
+	send := func(from int64, text string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"chat": %d, "from": %d, "text": %q}`, play.GroupID, from, text)
+		resp, err := http.Post(p.URL()+"/api/send", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	said := func(want string) bool {
+		for _, m := range p.Emulator().Messages(play.GroupID) {
+			if strings.Contains(m.CurrentText(), want) {
+				return true
+			}
+		}
+		return false
+	}
+	send(demo.AdminID, "/language es")
+	require.Eventually(t, func() bool { return said("Idioma de este grupo") }, 30*time.Second, 50*time.Millisecond, "the admin set the group's language")
+	require.False(t, said("Only an admin of this group"), "the admin was not refused")
 }
