@@ -70,7 +70,8 @@ demo:
 ## with a local page (http://127.0.0.1:8090) where simulated users play it and buttons stage bursts, floods and faults
 play:
 	./scripts/ensure-valkey.sh "the playground's processes"
-	$(GO) run ./cmd/play $(PLAY_FLAGS)
+	$(GO) build -o bin/play ./cmd/play
+	exec ./bin/play $(PLAY_FLAGS)
 
 ## chaos: a seeded run of random faults across the whole bot, then a checker over the whole history (docs/chaos.md):
 ## the bot in split roles on Valkey with a replica behind a TCP proxy, the emulator, a load of players, faults drawn

@@ -406,6 +406,6 @@ func TestURLPasswordsNeverInErrors(t *testing.T) {
 			require.NotContains(t, err.Error(), pw)
 		})
 	}
-	require.Equal(t, `"http://api:xxxxx@127.0.0.1:8081"`, config.RedactURL("http://api:"+pw+"@127.0.0.1:8081"))
+	require.Equal(t, `http://api:xxxxx@127.0.0.1:8081`, config.RedactURL("http://api:"+pw+"@127.0.0.1:8081"))
 	require.NotContains(t, config.RedactURL("http://api:"+pw+"@[::1"), pw)
 }

@@ -39,8 +39,11 @@ func (t Telegram) Validate() error {
 		return &Error{Var: "TELEGRAM_BOT_TOKEN", Want: "a token shaped <digits>:<20-100 letters, digits, _ or ->; the value set is not (not shown)"}
 	}
 	u, err := url.Parse(t.APIURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil {
 		return &Error{Var: "TELEGRAM_API_URL", Want: "an http(s) URL such as https://api.telegram.org, got " + RedactURL(t.APIURL)}
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &Error{Var: "TELEGRAM_API_URL", Want: "an http(s) URL such as https://api.telegram.org, got " + strconv.Quote(RedactURL(t.APIURL))}
 	}
 	if strings.Contains(u.Path, "/bot") {
 		// A pasted request URL (https://api.telegram.org/bot<token>):
@@ -103,13 +106,15 @@ func (v Valkey) Validate() error {
 
 // RedactURL is raw as it may be shown in an error or a log: its password
 // replaced by "xxxxx" (url.URL.Redacted), or a placeholder when raw does
-// not parse (its userinfo cannot be told apart then).
+// not parse (its userinfo cannot be told apart then). It is not quoted: a
+// log handler quotes a value as its format needs (slog's text handler
+// does), an error quotes it itself.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "a value that does not parse as a URL (not shown: it may hold a password)"
 	}
-	return strconv.Quote(u.Redacted())
+	return u.Redacted()
 }
 
 // urlReason is a URL parse failure without the URL it quotes (a
