@@ -78,3 +78,28 @@ func TestPreviewTextCountsEveryPartsMessages(t *testing.T) {
 	two := PreviewText(strings.Repeat("x", 5000), 100, 30)
 	require.Contains(t, two, "It will reach 100 chats (2 messages each: the text is split in 2), in about 7 s at the current rate of 30 messages/s.")
 }
+
+// A spread broadcast's preview gives the spread as its time, not the
+// budget's: "/broadcast over 2m" to 3 chats is "over 2 min (spread)", not
+// "in about 1 s" next to a pace of one message every 40 s; a spread
+// shorter than the budget needs keeps the budget's time; the paid preview
+// says the same of both ways.
+func TestASpreadPreviewTakesTheSpreadsTime(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		chats  int
+		spread time.Duration
+		want   string
+	}{
+		{"spread longer than the budget needs", 3, 2 * time.Minute, "It will reach 3 chats, over 2 min (spread)."},
+		{"spread shorter than the budget needs", 10_000, time.Minute, "It will reach 10000 chats, in about 5 min 34 s at the current rate of 30 messages/s."},
+		{"no spread", 3, 0, "It will reach 3 chats, in about 1 s at the current rate of 30 messages/s."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Contains(t, previewText("hi", tc.chats, 30, tc.spread), tc.want)
+		})
+	}
+	paid := paidPreviewText("hi", 3, 3, 30, 1000, "", 2*time.Minute)
+	require.Contains(t, paid, "• ✅ Send free: over 2 min (spread), no fee.")
+	require.Contains(t, paid, "• 💫 Send paid: over 2 min (spread), for about")
+}

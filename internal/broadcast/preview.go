@@ -262,11 +262,11 @@ func humanDuration(d time.Duration) string {
 // plan's lines (planLines). Errors: the store's (the counts).
 func (s *Service) previewOf(ctx context.Context, text string, texts map[string]string, chats int, pl plan, paid bool) (string, [][2]string, error) {
 	copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
-	ptext := PreviewText(text, chats, s.cfg.GlobalRate)
+	ptext := previewText(text, chats, s.cfg.GlobalRate, pl.Spread)
 	offers := [][2]string{{"✅ Send", btnSend}}
 	if paid {
 		line, covers, coverable := s.balanceLine(ctx, copies)
-		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line)
+		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line, pl.Spread)
 		switch {
 		case covers:
 			offers = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}}
@@ -295,16 +295,20 @@ func (s *Service) previewOf(ctx context.Context, text string, texts map[string]s
 // estimated cost, copies x 0.1 Star (a text split in parts is one copy per
 // part); balance, when not "", is a line on the bot's Stars balance
 // (balanceLine) put before the last.
-func paidPreviewText(text string, chats, copies, rate, paidRate int, balance string) string {
+func paidPreviewText(text string, chats, copies, rate, paidRate int, balance string, spread time.Duration) string {
 	noun := "chats"
 	if chats == 1 {
 		noun = "chat"
 	}
+	paidTime := fmt.Sprintf("in about %s at %d messages/s", humanDuration(estimate(copies, paidRate)), paidRate)
+	if spread > estimate(copies, paidRate) {
+		paidTime = fmt.Sprintf("over %s (spread)", humanDuration(spread))
+	}
 	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s:\n"+
-		"• ✅ Send free: in about %s at the current rate of %d messages/s, no fee.\n"+
-		"• 💫 Send paid: in about %s at %d messages/s, for about %s Telegram Stars (%d copies × 0.1 Star, from the bot's balance).\n"+
-		"%sChoose, or Cancel, within %d minutes.", text, chats, noun, humanDuration(estimate(copies, rate)), rate,
-		humanDuration(estimate(copies, paidRate)), paidRate, notifier.FormatStars(copies*notifier.StarTenthsPerCopy), copies,
+		"• ✅ Send free: %s, no fee.\n"+
+		"• 💫 Send paid: %s, for about %s Telegram Stars (%d copies × 0.1 Star, from the bot's balance).\n"+
+		"%sChoose, or Cancel, within %d minutes.", text, chats, noun, timePhrase(copies, rate, spread),
+		paidTime, notifier.FormatStars(copies*notifier.StarTenthsPerCopy), copies,
 		balance, int(PreviewLifetime/time.Minute))
 }
 
@@ -361,6 +365,22 @@ func BalanceText(tenths int64, copies int) string {
 // the text is split), and the estimated time of all the messages at rate
 // messages/s.
 func PreviewText(text string, chats, rate int) string {
+	return previewText(text, chats, rate, 0)
+}
+
+// timePhrase is how long copies messages take at rate messages/s, as the
+// previews write it: "in about 2 min at the current rate of 30
+// messages/s", or, spread over longer than that, "over 2 h (spread)": the
+// plan's line gives the pace.
+func timePhrase(copies, rate int, spread time.Duration) string {
+	if est := estimate(copies, rate); spread > est {
+		return fmt.Sprintf("over %s (spread)", humanDuration(spread))
+	}
+	return fmt.Sprintf("in about %s at the current rate of %d messages/s", humanDuration(estimate(copies, rate)), rate)
+}
+
+// previewText is PreviewText with a plan spread over spread (0: none).
+func previewText(text string, chats, rate int, spread time.Duration) string {
 	noun := "chats"
 	if chats == 1 {
 		noun = "chat"
@@ -370,6 +390,6 @@ func PreviewText(text string, chats, rate int) string {
 	if parts > 1 { // the time is the messages': chats × parts
 		each = fmt.Sprintf(" (%d messages each: the text is split in %d)", parts, parts)
 	}
-	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s%s, in about %s at the current rate of %d messages/s. "+
-		"Send or Cancel within %d minutes.", text, chats, noun, each, humanDuration(estimate(chats*parts, rate)), rate, int(PreviewLifetime/time.Minute))
+	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s%s, %s. "+
+		"Send or Cancel within %d minutes.", text, chats, noun, each, timePhrase(chats*parts, rate, spread), int(PreviewLifetime/time.Minute))
 }
