@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -347,4 +348,63 @@ func TestLimitsAreSharedByProcessesAndSurviveARestart(t *testing.T) {
 	notices, others := h.countTexts(flooder.ID)
 	require.Equal(t, []int{1, flood.DefaultUserMessages}, []int{notices, others}, "no second notice within the window")
 	require.Contains(t, h.ask(0, user(852, "Other"), "/start"), "Welcome", "another user is not limited")
+}
+
+// A group's conversation that piled up while the bot could not fetch it
+// (Telegram or Valkey down, the poller backing off) and comes in one
+// getUpdates batch is judged by its messages' dates, as it was sent: 90
+// messages of three members dated over a minute (1.5 a second, under every
+// limit) are all handled and answered, with no notice; the same 90 dated
+// within 10 s are a flood by their dates and are limited (the group's 30
+// at once and 3/s, each member's 10 and 1/s), with one notice.
+func TestABacklogIsJudgedAsItWasSent(t *testing.T) {
+	t.Parallel()
+	const n = 90
+	cases := []struct {
+		name    string
+		group   int64
+		span    time.Duration
+		limited bool
+	}{
+		{name: "a minute's conversation", group: -100851, span: time.Minute},
+		{name: "the same messages within 10 s", group: -100852, span: 10 * time.Second, limited: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var shift atomic.Int64 // the emulator's clock: time.Now() + shift (ns)
+			h := newHarnessEmu(t, []tgemu.Option{tgemu.WithClock(func() time.Time { return time.Now().Add(time.Duration(shift.Load())) })})
+			members := []models.User{user(tc.group*-10+1, "Ann"), user(tc.group*-10+2, "Bo"), user(tc.group*-10+3, "Cy")}
+			for i := range n { // sent while no bot polls: the first getUpdates fetches all 90
+				shift.Store(int64(-tc.span + tc.span*time.Duration(i)/n))
+				h.say(tc.group, members[i%len(members)], "/help")
+			}
+			shift.Store(0)
+			r := h.start(nil)
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			require.NoError(t, h.emu.WaitUntil(ctx, func() bool { return len(h.emu.PendingUpdates()) == 0 }))
+			dropped := h.droppedTotal(r)
+			var handled int
+			require.Eventually(t, func() bool {
+				_, err := fmt.Sscan(h.metric(r, `codemojex_updates_handled_total{result="ok"}`), &handled)
+				return err == nil && handled+dropped == n
+			}, wait, 20*time.Millisecond, "every update handled or dropped")
+			require.NoError(t, h.emu.WaitUntil(ctx, func() bool {
+				_, o := h.countTexts(tc.group)
+				return o >= handled
+			}))
+			notices, others := h.countTexts(tc.group)
+			t.Logf("%d messages dated over %v, fetched at once: %d handled, %d dropped, %d notices", n, tc.span, handled, dropped, notices)
+			require.Equal(t, handled, others, "one reply per handled update")
+			if !tc.limited {
+				require.Zero(t, dropped, "a conversation over a minute is not a flood")
+				require.Zero(t, notices)
+				return
+			}
+			require.GreaterOrEqual(t, handled, flood.DefaultChatMessages)
+			require.LessOrEqual(t, handled, 60)
+			require.Equal(t, 1, notices)
+		})
+	}
 }

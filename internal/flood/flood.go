@@ -11,7 +11,9 @@
 // A limit of L per window W is a budget refilled continuously (GCRA, a
 // token bucket): L updates may come at once, then one every W/L; an update
 // over it is dropped and draws nothing, so a flood ends with its sender
-// able to send again as soon as its budget refills. A dropped update
+// able to send again as soon as its budget refills. A message counts at
+// its date (Arrival), so a backlog fetched at once after an outage is
+// judged as it was sent; a tap when it is recorded. A dropped update
 // is confirmed to Telegram like any other (the offset moves past it; a
 // webhook answers 200), is not handled, and leaves nothing in Valkey but
 // the budgets (one member per user and kind, per group and kind, of one
@@ -118,11 +120,19 @@ type Subject struct {
 	// LanguageCode is the sender's language_code as Telegram sent it
 	// (what a dropped update's toast and notice are said in).
 	LanguageCode string
+	// Date is when a message was sent: Telegram's date (whole seconds),
+	// an edit's edit_date. Zero for a tap (a callback query carries no
+	// date of its own, and its message's is when the bot sent the board)
+	// and for a message without one: such an update counts when it is
+	// recorded. See Record.
+	Date time.Time
 }
 
 // SubjectOf reads the subject of an update's JSON as Telegram sent it: a
 // message or edited message (its from, chat and message_id), or a callback
-// query (its from, id and its message's chat). Other updates (a member change, a
+// query (its from, id and its message's chat). A message's Date is its
+// date, or its edit_date when later (an edit counts when it was made), in
+// whole seconds; a tap has none. Other updates (a member change, a
 // channel post) and a body that does not decode have User 0: not limited.
 func SubjectOf(raw []byte) Subject {
 	type ids struct {
@@ -130,9 +140,11 @@ func SubjectOf(raw []byte) Subject {
 		Lang string `json:"language_code"`
 	}
 	type msg struct {
-		ID   int  `json:"message_id"`
-		Chat ids  `json:"chat"`
-		From *ids `json:"from"`
+		ID       int   `json:"message_id"`
+		Chat     ids   `json:"chat"`
+		From     *ids  `json:"from"`
+		Date     int64 `json:"date"`
+		EditDate int64 `json:"edit_date"`
 	}
 	var u struct {
 		Message       *msg `json:"message"`
@@ -148,7 +160,11 @@ func SubjectOf(raw []byte) Subject {
 	}
 	for _, m := range []*msg{u.Message, u.EditedMessage} {
 		if m != nil && m.From != nil {
-			return Subject{User: m.From.ID, Chat: m.Chat.ID, Kind: Message, MessageID: m.ID, LanguageCode: m.From.Lang}
+			s := Subject{User: m.From.ID, Chat: m.Chat.ID, Kind: Message, MessageID: m.ID, LanguageCode: m.From.Lang}
+			if d := max(m.Date, m.EditDate); d > 0 {
+				s.Date = time.Unix(d, 0)
+			}
+			return s
 		}
 	}
 	if q := u.CallbackQuery; q != nil {
@@ -264,11 +280,43 @@ func (l *Limiter) limitsOf(s Subject) (user, chat int) {
 	return max(user, 0), max(chat, 0)
 }
 
+// MaxAge bounds how old a message's date may count (Arrival): Telegram
+// keeps an update it could not deliver for 24 hours, so an older date is
+// not a real one.
+const MaxAge = 24 * time.Hour
+
+// Arrival is when s counts against its budgets, recorded at now: a
+// message at the end of its date's second (the latest it can have been
+// sent; dates are whole seconds), at most now (a clock ahead of this
+// host's) and at least now - MaxAge; a tap, or a message without a date,
+// at now. So a group's conversation that piled up while the bot could not
+// fetch it (Telegram or Valkey down, the poller backing off) and comes in
+// one batch is judged as it was sent, not as a burst, while a flood is
+// one by its dates too.
+func Arrival(s Subject, now time.Time) time.Time {
+	if s.Kind == Tap || s.Date.IsZero() {
+		return now
+	}
+	a := s.Date.Truncate(time.Second).Add(time.Second - time.Millisecond)
+	if a.After(now) {
+		return now
+	}
+	if oldest := now.Add(-MaxAge); a.Before(oldest) {
+		return oldest
+	}
+	return a
+}
+
 // Record checks a batch of updates being recorded and writes the recorded
 // time (score now, unix ms) of each one within the limits under its job
 // id members[i] in the sorted set recorded (ZADD NX), in one script call
 // (check.lua): the intake's record of the batch's times, with the limits
-// in it. subjects[i] is update i's subject (SubjectOf). It returns one
+// in it. subjects[i] is update i's subject (SubjectOf); each counts at its
+// Arrival, in batch order (getUpdates hands a chat's updates in the order
+// they were sent), so a backlog is judged by its messages' dates. A budget
+// is trimmed once full at the batch's latest message arrival (now for a
+// batch of taps only): a backlog fetched in several batches finds the
+// budgets the previous batch left at its own dates. It returns one
 // Result per update; a member given twice is Present the second time.
 // Errors: the server's (nothing is known to be written: the caller
 // records the batch again).
@@ -304,26 +352,7 @@ func (l *Limiter) Record(ctx context.Context, c valkey.Client, recorded string, 
 		}
 	}
 	keys := []string{recorded, l.LimitedKey(), l.BudgetsKey(), l.NoticesKey()}
-	args := make([]string, 0, 7+3*len(order))
-	args = append(args, strconv.FormatInt(l.limits.Window.Milliseconds(), 10), strconv.FormatInt(now.UnixMilli(), 10),
-		strconv.Itoa(messages), strconv.Itoa(max(l.limits.UserMessages, 0)), strconv.Itoa(max(l.limits.UserTaps, 0)),
-		strconv.Itoa(max(l.limits.ChatMessages, 0)), strconv.Itoa(max(l.limits.ChatTaps, 0)))
-	for _, i := range order {
-		args = append(args, members[i])
-	}
-	args = args[:7+3*len(order)]
-	for k, i := range order {
-		s := subjects[i]
-		ul, cl := l.limitsOf(s)
-		ub, cb := "", strconv.FormatInt(s.Chat, 10) // no chat budget: the chat id
-		if ul > 0 {
-			ub = userBudget(s)
-		}
-		if cl > 0 {
-			cb = chatBudget(s)
-		}
-		args[7+len(order)+k], args[7+2*len(order)+k] = ub, cb
-	}
+	args := l.checkArgs(now, subjects, members, order, messages)
 	codes, err := l.check.Exec(ctx, c, keys, args).AsIntSlice()
 	if err == nil && len(codes) != len(order) {
 		err = fmt.Errorf("check.lua answered %d results for %d updates", len(codes), len(order))
@@ -352,6 +381,39 @@ func (l *Limiter) Record(ctx context.Context, c valkey.Client, recorded string, 
 		}
 	}
 	return out, nil
+}
+
+// checkArgs lays out check.lua's ARGV for the updates order (indexes into
+// subjects and members, the first messages of them messages) recorded at
+// now: the window, now, the count of messages and the four limits, then
+// per update its job id, its user budget and its chat budget (or chat id),
+// then each message's arrival (unix ms).
+func (l *Limiter) checkArgs(now time.Time, subjects []Subject, members []string, order []int, messages int) []string {
+	n := len(order)
+	args := make([]string, 0, 7+3*n+messages)
+	args = append(args, strconv.FormatInt(l.limits.Window.Milliseconds(), 10), strconv.FormatInt(now.UnixMilli(), 10),
+		strconv.Itoa(messages), strconv.Itoa(max(l.limits.UserMessages, 0)), strconv.Itoa(max(l.limits.UserTaps, 0)),
+		strconv.Itoa(max(l.limits.ChatMessages, 0)), strconv.Itoa(max(l.limits.ChatTaps, 0)))
+	for _, i := range order {
+		args = append(args, members[i])
+	}
+	args = args[:7+3*n+messages]
+	for k, i := range order {
+		s := subjects[i]
+		ul, cl := l.limitsOf(s)
+		ub, cb := "", strconv.FormatInt(s.Chat, 10) // no chat budget: the chat id
+		if ul > 0 {
+			ub = userBudget(s)
+		}
+		if cl > 0 {
+			cb = chatBudget(s)
+		}
+		args[7+n+k], args[7+2*n+k] = ub, cb
+		if k < messages {
+			args[7+3*n+k] = strconv.FormatInt(Arrival(s, now).UnixMilli(), 10)
+		}
+	}
+	return args
 }
 
 // LimitedChat is a chat being limited.

@@ -38,12 +38,18 @@ func (r *rig) recorded() string { return "{" + r.tag + "}:app:in:rec" }
 // the results.
 func (r *rig) record(subjects ...flood.Subject) []flood.Result {
 	r.t.Helper()
+	return r.recordAt(time.Now(), subjects...)
+}
+
+// recordAt is record with the recording time now.
+func (r *rig) recordAt(now time.Time, subjects ...flood.Subject) []flood.Result {
+	r.t.Helper()
 	members := make([]string, len(subjects))
 	for i := range subjects {
 		r.next++
 		members[i] = fmt.Sprintf("job-%06d", r.next)
 	}
-	res, err := r.l.Record(context.Background(), r.c, r.recorded(), time.Now(), subjects, members)
+	res, err := r.l.Record(context.Background(), r.c, r.recorded(), now, subjects, members)
 	require.NoError(r.t, err)
 	require.Len(r.t, res, len(subjects))
 	return res
@@ -333,6 +339,9 @@ func TestSubjectOfReadsSenderChatAndKind(t *testing.T) {
 		{"group message", `{"update_id":1,"message":{"message_id":12,"chat":{"id":-5},"from":{"id":7,"language_code":"ru"},"text":"hi"}}`,
 			flood.Subject{User: 7, Chat: -5, Kind: flood.Message, MessageID: 12, LanguageCode: "ru"}},
 		{"edited message", `{"update_id":1,"edited_message":{"chat":{"id":-5},"from":{"id":8}}}`, msg(8, -5)},
+		{"dated message", `{"update_id":1,"message":{"chat":{"id":-5},"from":{"id":8},"date":1700000000}}`, dated(8, -5, time.Unix(1700000000, 0))},
+		{"edit: its edit_date", `{"update_id":1,"edited_message":{"chat":{"id":-5},"from":{"id":8},"date":1700000000,"edit_date":1700000090}}`,
+			dated(8, -5, time.Unix(1700000090, 0))},
 		{"tap on a group board", `{"update_id":1,"callback_query":{"id":"q1","from":{"id":7,"language_code":"fa"},"message":{"chat":{"id":-5}}}}`,
 			flood.Subject{User: 7, Chat: -5, Kind: flood.Tap, QueryID: "q1", LanguageCode: "fa"}},
 		{"tap on an inaccessible message", `{"update_id":1,"callback_query":{"id":"q2","from":{"id":7}}}`,
@@ -346,4 +355,113 @@ func TestSubjectOfReadsSenderChatAndKind(t *testing.T) {
 			require.Equal(t, tc.want, flood.SubjectOf([]byte(tc.raw)))
 		})
 	}
+}
+
+// dated is msg(user, chat) sent at date.
+func dated(user, chat int64, date time.Time) flood.Subject {
+	s := msg(user, chat)
+	s.Date = date
+	return s
+}
+
+// conversation is n messages of three members of group, in turn, dated
+// evenly from first (inclusive) over span, in the order they were sent.
+func conversation(group int64, n int, first time.Time, span time.Duration) []flood.Subject {
+	out := make([]flood.Subject, n)
+	for i := range out {
+		out[i] = dated(int64(2000+i%3), group, first.Add(span*time.Duration(i)/time.Duration(n)))
+	}
+	return out
+}
+
+// A backlog fetched at once (the poller deaf through an outage) counts at
+// its messages' dates: a group's conversation of 90 messages over a minute
+// (each member one message every 2 s, 1.5 a second in all, under every
+// limit) passes whole, in one batch or two; the same 90 messages dated
+// within 10 s are a flood by their dates and are limited, and so is one
+// member's 40 messages in one second a minute ago, the same way in one
+// batch or two (the second batch finds the budgets the first drew at its
+// dates, though they were full again by the time it was recorded).
+func TestABacklogIsJudgedByItsMessagesDates(t *testing.T) {
+	const group = int64(-700)
+	cases := []struct {
+		name     string
+		backlog  func(now time.Time) []flood.Subject
+		min, max int // recorded
+	}{
+		{name: "a minute's conversation", backlog: func(now time.Time) []flood.Subject {
+			return conversation(group, 90, now.Add(-time.Minute), time.Minute)
+		}, min: 90, max: 90},
+		// 30 at once for the group, then 3/s, and 10 at once for each
+		// member, then 1/s: over 10 s between 30 and 60 of the 90.
+		{name: "the same messages within 10 s", backlog: func(now time.Time) []flood.Subject {
+			return conversation(group, 90, now.Add(-10*time.Second), 10*time.Second)
+		}, min: flood.DefaultChatMessages, max: 60},
+		{name: "one member's flood a minute ago", backlog: func(now time.Time) []flood.Subject {
+			return repeat(dated(2000, group, now.Add(-time.Minute)), 40)
+		}, min: flood.DefaultUserMessages, max: flood.DefaultUserMessages},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var dropped []int
+			for _, batches := range []int{1, 2} {
+				r := newRig(t, flood.DefaultLimits(), nil)
+				now := time.Now()
+				backlog := tc.backlog(now)
+				n := len(backlog)
+				var res []flood.Result
+				for b := range batches {
+					res = append(res, r.recordAt(now, backlog[b*n/batches:(b+1)*n/batches]...)...)
+				}
+				rec, drop, notices := tally(res)
+				require.Equal(t, n, rec+drop)
+				require.GreaterOrEqual(t, rec, tc.min, "in %d batches", batches)
+				require.LessOrEqual(t, rec, tc.max, "in %d batches", batches)
+				require.Equal(t, min(drop, 1), notices, "one notice when limited")
+				dropped = append(dropped, drop)
+			}
+			require.Equal(t, dropped[0], dropped[1], "the same drops in one batch or two")
+		})
+	}
+}
+
+// A date that cannot be when the message was sent does not break the
+// limits: one in the future counts now (a flood dated ahead is limited now,
+// and the budget is not pushed past a window); one older than MaxAge counts
+// MaxAge ago (its flood limited there, leaving today's budget full).
+func TestAnImpossibleDateCountsWithinNowAndMaxAge(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		name    string
+		date    time.Time
+		arrival time.Time
+		// after: messages at now right after the 20 dated ones: recorded
+		after int
+	}{
+		{name: "an hour ahead", date: now.Add(time.Hour), arrival: now, after: 0},
+		{name: "a second ahead", date: now.Add(time.Second), arrival: now, after: 0},
+		{name: "in 1970", date: time.Unix(1, 0), arrival: now.Add(-flood.MaxAge), after: 10},
+		{name: "two days ago", date: now.Add(-48 * time.Hour), arrival: now.Add(-flood.MaxAge), after: 10},
+		{name: "none (a tap's)", arrival: now, after: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.arrival, flood.Arrival(dated(7, -8, tc.date), now))
+			r := newRig(t, flood.DefaultLimits(), nil)
+			rec, drop, _ := tally(r.recordAt(now, repeat(dated(7, -8, tc.date), 20)...))
+			require.Equal(t, []int{10, 10}, []int{rec, drop}, "a flood at one instant")
+			rec, _, _ = tally(r.recordAt(now, repeat(dated(7, -8, now), 10)...))
+			require.Equal(t, tc.after, rec)
+			ctx := context.Background()
+			zs, err := r.c.Do(ctx, r.c.B().Zrange().Key(r.l.BudgetsKey()).Min("0").Max("-1").Withscores().Build()).AsZScores()
+			require.NoError(t, err)
+			for _, z := range zs {
+				require.LessOrEqual(t, int64(z.Score), now.Add(flood.DefaultWindow).UnixMilli(), "%s within a window of now", z.Member)
+			}
+		})
+	}
+	require.Equal(t, now, flood.Arrival(flood.Subject{User: 7, Chat: 7, Kind: flood.Tap, Date: now.Add(-time.Minute)}, now),
+		"a tap counts when it is recorded")
+	require.Equal(t, now.Add(-time.Minute).Truncate(time.Second).Add(999*time.Millisecond),
+		flood.Arrival(dated(7, 7, now.Add(-time.Minute).Truncate(time.Second)), now), "a message at the end of its date's second")
 }

@@ -10,7 +10,11 @@
 -- member of one sorted set scored by its theoretical arrival time (ms),
 -- trimmed of the members whose time has passed (a full bucket: the same
 -- as none), the set expiring a window after its last write. A dropped
--- update draws on no budget.
+-- update draws on no budget. A message counts at its arrival (its date,
+-- flood.Arrival: a backlog fetched at once is judged as it was sent), a
+-- tap at now; a budget is trimmed once full at the batch's latest message
+-- arrival (now when it has none), so the next batch of a backlog finds
+-- what this one drew at its dates.
 --
 -- KEYS[1]  recorded times  {T}:app:in:rec      sorted set job id -> recorded (ms)
 -- KEYS[2]  limited chats   {T}:app:fl:limited  sorted set chat id -> last drop + window (ms)
@@ -29,6 +33,8 @@
 --          member ('': not counted); the chat's budget member
 --          "c:<chat>:<m|t>" when it is counted, else the chat id (a drop's
 --          chat, from either)
+-- ARGV[7+3n+i], for message i = 1..m: its arrival (unix ms, at most now:
+--          flood.Arrival)
 --
 -- The cost is a fixed handful of commands per batch (ZMSCORE of the
 -- recorded times, ZMSCORE of the budgets drawn on, one ZADD each, a trim),
@@ -50,7 +56,7 @@ local nm = tonumber(ARGV[3])
 -- The steps W/L per kind (messages, taps).
 local usm, ust = win / tonumber(ARGV[4]), win / tonumber(ARGV[5])
 local csm, cst = win / tonumber(ARGV[6]), win / tonumber(ARGV[7])
-local n = (#ARGV - 7) / 3
+local n = (#ARGV - 7 - nm) / 3
 local byte, sub = string.byte, string.sub
 local out = {}
 
@@ -73,21 +79,28 @@ local function zadd(key, flat)
   end
 end
 
+-- tat: each budget's TAT, 0 when it has none (full at any arrival).
 local names, tat, nn = {}, {}, 0
 for i = 8 + n, 7 + 2 * n do
   local ub, cb = ARGV[i], ARGV[i + n]
-  if ub ~= '' and not tat[ub] then tat[ub] = now; nn = nn + 1; names[nn] = ub end
-  if not tat[cb] and byte(cb) == 99 then tat[cb] = now; nn = nn + 1; names[nn] = cb end -- 'c'
+  if ub ~= '' and not tat[ub] then tat[ub] = 0; nn = nn + 1; names[nn] = ub end
+  if not tat[cb] and byte(cb) == 99 then tat[cb] = 0; nn = nn + 1; names[nn] = cb end -- 'c'
 end
 local present = zmscore(KEYS[1], ARGV, 8, 7 + n)
 if nn > 0 then
   local cur = zmscore(KEYS[3], names, 1, nn)
   for j = 1, nn do
     local v = cur[j]
-    if v then
-      v = tonumber(v)
-      if v > now then tat[names[j]] = v end
-    end
+    if v then tat[names[j]] = tonumber(v) end
+  end
+end
+-- The trim: the latest message arrival, else now.
+local full = now
+if nm > 0 then
+  full = 0
+  for i = 1, nm do
+    local a = tonumber(ARGV[7 + 3 * n + i])
+    if a > full then full = a end
   end
 end
 
@@ -100,13 +113,15 @@ for i = 1, n do
     -- tat has the budgets counted, and no chat id nor '' (not counted).
     local code, ub, cb = 1, ARGV[7 + n + i], ARGV[7 + 2 * n + i]
     local ut, ct = tat[ub], tat[cb]
-    local us, cs = usm, csm
-    if i > nm then us, cs = ust, cst end
-    if ut then -- the budget has one to spare while TAT - now <= W - W/L
-      if ut - now > win - us then code = 2 else ut = ut + us end
+    local us, cs, at = usm, csm, now
+    if i > nm then us, cs = ust, cst else at = tonumber(ARGV[7 + 3 * n + i]) end
+    if ut then -- the budget has one to spare while TAT - arrival <= W - W/L
+      if ut < at then ut = at end
+      if ut - at > win - us then code = 2 else ut = ut + us end
     end
     if code == 1 and ct then
-      if ct - now > win - cs then code = 4 else ct = ct + cs end
+      if ct < at then ct = at end
+      if ct - at > win - cs then code = 4 else ct = ct + cs end
     end
     if code == 1 then
       if ut then tat[ub], drawn[ub] = ut, true end
@@ -149,7 +164,7 @@ for j = 1, nn do
 end
 if nf > 0 then
   zadd(KEYS[3], flat)
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', full)
   redis.call('PEXPIRE', KEYS[3], win)
 end
 return out
