@@ -52,10 +52,11 @@ func benchJitter(ctx context.Context, cfg config, srv *valkeyserver.Server, t *t
 					budget = "replies on their own budget"
 				}
 				met := a.got/jitterRate >= 0.95 && a.perMille() <= 1
+				bound := jitterBound(lat, jitterFraction, jitterRate, time.Second, 1)
 				t.add(fmt.Sprintf("delivered ÷ limit (%d/s), %s, Telegram answering after %v ±50%% vs steady, %d worker process(es) (429s per 1,000 sends %.1f / %.1f)",
 					jitterRate, budget, lat, procs, a.perMille(), b.perMille()),
 					fmt.Sprintf("%.2f (%.1f msg/s)", a.got/jitterRate, a.got), fmt.Sprintf("%.2f (%.1f msg/s)", b.got/jitterRate, b.got),
-					ratio(a.got, b.got)+"; goal ≥ 0.95, ≤ 1 × 429 per 1,000: "+verdict(met))
+					ratio(a.got, b.got)+"; goal ≥ 0.95, ≤ 1 × 429 per 1,000: "+verdict(met)+fmt.Sprintf("; ideal regular sender's bound %.2f", bound))
 			}
 		}
 	}

@@ -331,7 +331,13 @@ window of 30/s apart, ` + "`tgemu.RepliesApart`" + `). The emulator answers afte
 request); baseline: the same cell with the latency steady, run right after it. Sends are the sendMessage requests
 the emulator processed over the whole run, warm-up included. Goal: ≥ 0.95 of the limit and ≤ 1 × 429 per 1,000
 sends in every jittering cell; the ratio column divides the jittering rate by the steady one and judges the goal.
-The host is the shared 2-CPU machine as it is (no busy loops added).`,
+It also gives the bound of an ideal sender (bench/jitterbound.go, simulated, seeded): one that claims at a
+perfectly regular pace with no CPU or queue in the way and, like every sender, does not know a request's way there
+before the answer comes back; the highest such pace (in 0.1/s steps) whose 429s from the emulator's sliding
+window stay within 1 per 1,000 (the emulator's penalty after a 429 left out, so the real bound is lower still).
+Where the bound is under 0.95 the goal is out of any sender's reach against a strict sliding window: the jitter
+of the way there alone brings 31 arrivals into some second. The host is the shared 2-CPU machine as it is (no
+busy loops added).`,
 			run: benchJitter,
 		},
 	}
