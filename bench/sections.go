@@ -335,8 +335,9 @@ It also gives the bound of an ideal sender (bench/jitterbound.go, simulated, see
 perfectly regular pace with no CPU or queue in the way and, like every sender, does not know a request's way there
 before the answer comes back; the highest such pace (in 0.1/s steps) whose 429s from the emulator's sliding
 window stay within 1 per 1,000 (the emulator's penalty after a 429 left out, so the real bound is lower still).
-Where the bound is under 0.95 the goal is out of any sender's reach against a strict sliding window: the jitter
-of the way there alone brings 31 arrivals into some second. The host is the shared 2-CPU machine as it is (no
+Where the bound is under 0.95 the goal is out of reach of a sender at a steady pace against a strict sliding
+window (the jitter of the way there alone brings 31 arrivals into some second), and a sender that bunches its
+claims fills some windows fuller still. The host is the shared 2-CPU machine as it is (no
 busy loops added).`,
 			run: benchJitter,
 		},
