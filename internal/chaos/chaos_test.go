@@ -76,9 +76,14 @@ type figures struct {
 	SettleSecs  float64 `json:"settle_s"`
 	IntakeLag   float64 `json:"intake_lag_s"` // the longest a group update waited to be confirmed to Telegram
 	SelfExits   int     `json:"self_exits"`   // processes that exited on their own (restarted by the supervisor)
-	Flood       int     `json:"flood"`
-	FloodReply  int     `json:"flood_replies"`
-	Pass        bool    `json:"pass"`
+	// Goroutines: the bot processes alive at the end whose goroutines were
+	// judged against their slot's before the faults (judgeGoroutines),
+	// and the leaks found.
+	GoroutinesJudged int      `json:"goroutines_judged"`
+	Leaks            []string `json:"goroutine_leaks,omitempty"`
+	Flood            int      `json:"flood"`
+	FloodReply       int      `json:"flood_replies"`
+	Pass             bool     `json:"pass"`
 }
 
 // audienceSize is the broadcast's known audience for a run of d: 500
@@ -107,6 +112,8 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	testkit.AddAudience(t, st.client(), tag, st.emu, audienceFirst, audience)
 	memBefore, err := st.usedMemory(ctx)
 	require.NoError(t, err)
+	goBefore, err := st.stats(ctx)
+	require.NoError(t, err, "the bot processes' /metrics before the faults")
 
 	faults := schedule(seed, d)
 	var sched strings.Builder
@@ -145,6 +152,7 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	h = l.history(ctx, st)
 	fig.verdict = check(h)
 	fig.account(ctx, t, st, in, l, h)
+	fig.judgeGoroutines(ctx, t, st, goBefore)
 	report(t, st, fig, in.applied(), l)
 	fig.Pass = !t.Failed() && fig.ok(l, st)
 	record(t, fig)
@@ -153,9 +161,12 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	require.Zero(t, fig.Lost, "lost updates and copies")
 	require.Zero(t, fig.OrderViolations, "replies out of the order of their updates")
 	require.Zero(t, fig.Wrong, "updates applied twice or out of turn")
+	require.Zero(t, fig.ProgressOff, "the broadcast's progress counts are what the emulator received")
 	require.LessOrEqual(t, fig.Duplicates, fig.InFlight, "duplicates are at most the sends in flight at the faults (and the held responses)")
 	require.Zero(t, fig.Unconfirmed, "updates never confirmed to Telegram")
 	require.Zero(t, fig.FaultErrors, "faults that could not be applied")
+	require.Empty(t, fig.Leaks, "goroutines leaked by the surviving processes")
+	require.Positive(t, fig.GoroutinesJudged, "a surviving process did enough work for its goroutines to be judged")
 	require.Empty(t, l.errs, "what the players could not do")
 	require.True(t, l.sent || fig.Copies > 0 && fig.Lost == 0, "the broadcast was started")
 	for _, sl := range st.slots {
@@ -199,6 +210,7 @@ func (l *load) history(ctx context.Context, st *stack) history {
 	for _, c := range h.copyChats {
 		h.messages[c] = st.emu.Messages(c)
 	}
+	h.admin = st.emu.Messages(adminID)
 	for _, r := range requestsFor(st.emu, "answerCallbackQuery") {
 		h.answers[strings.Trim(r.Params["callback_query_id"], `"`)]++
 	}
@@ -263,6 +275,25 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 	f.FloodReply = len(h.messages[flooderID])
 }
 
+// judgeGoroutines reads the bot processes' /metrics once settled and
+// judges their goroutines against before (judgeGoroutines), logging each.
+func (f *figures) judgeGoroutines(ctx context.Context, t *testing.T, st *stack, before map[string]procStat) {
+	after, err := st.stats(ctx)
+	if err != nil {
+		t.Errorf("the bot processes' /metrics after settling: %v", err)
+		return
+	}
+	for _, sl := range st.slots {
+		a, b := after[sl.name], before[sl.name]
+		t.Logf("goroutines: %s %d before the faults (%s), %s %d after settling, %d units of work", sl.name, b.Goroutines, b.Name, a.Name, a.Goroutines, a.Work)
+	}
+	var unjudged []string
+	f.Leaks, f.GoroutinesJudged, unjudged = judgeGoroutines(before, after)
+	for _, u := range unjudged {
+		t.Logf("goroutines not judged: %s", u)
+	}
+}
+
 // ok is the run's verdict without the test's own failures.
 func (f figures) ok(l *load, st *stack) bool {
 	alive := true
@@ -270,7 +301,8 @@ func (f figures) ok(l *load, st *stack) bool {
 		alive = alive && !sl.proc().Exited()
 	}
 	return f.Settled && len(f.Problems) == 0 && f.Lost == 0 && f.OrderViolations == 0 && f.Wrong == 0 &&
-		f.Duplicates <= f.InFlight && f.Unconfirmed == 0 && f.FaultErrors == 0 && len(l.errs) == 0 && alive
+		f.Duplicates <= f.InFlight && f.Unconfirmed == 0 && f.FaultErrors == 0 && len(l.errs) == 0 && alive &&
+		len(f.Leaks) == 0 && f.GoroutinesJudged > 0
 }
 
 // report logs the run's faults as they happened and its figures.
@@ -292,6 +324,11 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	fmt.Fprintf(&b, "\nlongest wait of a group update to be confirmed to Telegram %.1fs; %d group updates answered with the flood notice",
 		f.IntakeLag, f.FloodNotices)
 	fmt.Fprintf(&b, "\nsettled %v in %.1fs; Valkey used_memory %d -> %d bytes", f.Settled, f.SettleSecs, f.MemBefore, f.MemAfter)
+	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
+	fmt.Fprintf(&b, "\ngoroutines: %d processes judged (tolerance %d), %d leaks", f.GoroutinesJudged, goroutineTolerance, len(f.Leaks))
+	for _, l := range f.Leaks {
+		b.WriteString("\n  leak: " + l)
+	}
 	for _, p := range f.Problems {
 		b.WriteString("\n  problem: " + p)
 	}

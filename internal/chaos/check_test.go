@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,6 +23,10 @@ type history struct {
 	audience  []int64        // chats that must each get one copy
 	copyChats []int64        // every chat that may hold copies (audience and the cast)
 	deadCopy  map[int64]bool // chats whose copy was dead-lettered
+	// admin is the admin's chat as received: the preview (with its
+	// buttons), the broadcast's progress message (edited as it goes) and
+	// the admin's own copy.
+	admin []tgemu.Message
 }
 
 // verdict is the checker's account of a history.
@@ -38,7 +43,14 @@ type verdict struct {
 	// notice (docs/floods.md): dropped unhandled, like the ones after it
 	// in its window, which count as Lost.
 	FloodNotices int
-	Problems     []string
+	// ProgressSent and ProgressFailed are the broadcast's final progress
+	// counts (the admin's progress message: "✅ Broadcast done: N sent, F
+	// failed ..."); CopyChats is how many chats the emulator saw get a
+	// copy (the admin's own included). ProgressOff is 1 when the counts
+	// disagree with the emulator (sent ≠ CopyChats, or failed ≠ the
+	// copies dead-lettered) or the progress never reached its final text.
+	ProgressSent, ProgressFailed, CopyChats, ProgressOff int
+	Problems                                             []string
 }
 
 func (v *verdict) problem(format string, args ...any) {
@@ -51,6 +63,10 @@ var attemptRE = regexp.MustCompile(`attempt (\d+)/\d+`)
 
 // floodNotice begins the intake's notice for a dropped message.
 const floodNotice = "Too many messages"
+
+// progressRE reads a broadcast's progress text (internal/broadcast's
+// progressText): its head, sent and failed counts.
+var progressRE = regexp.MustCompile(`^(📣 Broadcast|✅ Broadcast done|🛑 Broadcast stopped): (\d+) sent[^,]*, (\d+) failed`)
 
 // longestIncreasing marks the elements of a longest strictly increasing
 // subsequence of xs (patience sorting, O(n log n)).
@@ -139,7 +155,82 @@ func check(h history) verdict {
 			v.problem("broadcast: chat %d has no copy", chat)
 		}
 	}
+	checkProgress(&v, h)
 	return v
+}
+
+// checkProgress compares the broadcast's final progress counts with what
+// the emulator received: sent is the chats with a copy (a copy sent twice
+// counts once, as the tracker counts a chat's copy once), failed the
+// copies dead-lettered; a progress that never said "done" is off too.
+func checkProgress(v *verdict, h history) {
+	chats := 0
+	for _, chat := range h.copyChats {
+		for _, m := range h.messages[chat] {
+			if strings.Contains(m.Text, h.marker) {
+				chats++
+				break
+			}
+		}
+	}
+	var progress string
+	for _, m := range h.admin {
+		switch txt := m.CurrentText(); {
+		case progressRE.MatchString(txt):
+			progress = txt
+		case strings.Contains(m.Text, h.marker) && m.ReplyMarkup == "": // the admin's own copy (the preview has buttons)
+			chats++
+		}
+	}
+	v.CopyChats = chats
+	m := progressRE.FindStringSubmatch(progress)
+	if m == nil || m[1] != "✅ Broadcast done" {
+		v.ProgressOff = 1
+		v.problem("broadcast: the progress never said done: %q", progress)
+		return
+	}
+	v.ProgressSent, _ = strconv.Atoi(m[2])
+	v.ProgressFailed, _ = strconv.Atoi(m[3])
+	if v.ProgressSent != chats || v.ProgressFailed != v.DeadCopies {
+		v.ProgressOff = 1
+		v.problem("broadcast: the progress says %d sent, %d failed; the emulator saw %d chats get a copy, %d dead-lettered",
+			v.ProgressSent, v.ProgressFailed, chats, v.DeadCopies)
+	}
+}
+
+// goroutineTolerance is how many more goroutines a bot process may run
+// once the run has settled than its slot's process ran before the faults:
+// its idle keep-alive connections to the emulator (a worker keeps up to
+// senders+2, two goroutines each: worker.NewTransport) and to Valkey
+// (valkey-go's connections, remade after the faults). A process is judged
+// only when it did more work than this (updates recorded or handled,
+// messages sent: workFamilies), so a leak of one goroutine per unit of work
+// cannot hide within it.
+const goroutineTolerance = 20
+
+// judgeGoroutines compares each slot's process after settling (after,
+// the processes alive at the end: a restarted slot's newest) with the
+// slot's before the faults (before): more than goroutineTolerance above
+// it is a leak. It returns the leaks, how many processes it judged, and
+// the ones it could not judge (too little work since their start).
+func judgeGoroutines(before, after map[string]procStat) (leaks []string, judged int, unjudged []string) {
+	names := slices.Sorted(maps.Keys(after))
+	for _, slot := range names {
+		a, b := after[slot], before[slot]
+		if _, ok := before[slot]; !ok {
+			continue
+		}
+		if a.Work <= goroutineTolerance {
+			unjudged = append(unjudged, fmt.Sprintf("%s: %d goroutines (%d before the faults), only %d units of work", a.Name, a.Goroutines, b.Goroutines, a.Work))
+			continue
+		}
+		judged++
+		if a.Goroutines > b.Goroutines+goroutineTolerance {
+			leaks = append(leaks, fmt.Sprintf("%s: %d goroutines after settling, %d before the faults (%s), after %d units of work",
+				a.Name, a.Goroutines, b.Goroutines, b.Name, a.Work))
+		}
+	}
+	return leaks, judged, unjudged
 }
 
 // checkGroup checks one group's updates (in the order sent) against the

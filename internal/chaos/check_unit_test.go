@@ -11,7 +11,8 @@ import (
 
 // baseHistory is a clean history: a group's /play, two guesses and /help
 // each answered once in order, a rush user welcomed, a tap answered, one
-// audience chat with its copy.
+// audience chat with its copy, the group and the admin with theirs, and
+// the admin's progress message done with the 3 copies sent.
 func baseHistory() history {
 	const g = int64(groupsFirst)
 	return history{
@@ -39,6 +40,11 @@ func baseHistory() history {
 		audience:  []int64{audienceFirst},
 		copyChats: []int64{groupsFirst, rushFirst, audienceFirst},
 		deadCopy:  map[int64]bool{},
+		admin: []tgemu.Message{
+			{Text: "Preview: 📣 M", ReplyMarkup: `{"inline_keyboard":[[{"text":"✅ Send"}]]}`},
+			{Text: "📣 Broadcast: 0 sent, 0 failed, 3 remaining of 3", Edits: []tgemu.Edit{{Text: "✅ Broadcast done: 3 sent, 0 failed, 0 remaining of 3"}}},
+			{Text: "📣 M"},
+		},
 	}
 }
 
@@ -79,11 +85,21 @@ func TestCheckerCountsLossDuplicatesDisorderAndWrongReplies(t *testing.T) {
 			h.messages[rushFirst] = append(h.messages[rushFirst], h.messages[rushFirst][0])
 		}, verdict{Duplicates: 1}},
 		{"a tap never answered", func(h *history) { h.answers = map[string]int{} }, verdict{TapsUnanswered: 1}},
-		{"a copy missing", func(h *history) { h.messages[audienceFirst] = nil }, verdict{Lost: 1}},
+		{"a copy missing (counted as sent)", func(h *history) { h.messages[audienceFirst] = nil }, verdict{Lost: 1, ProgressOff: 1}},
 		{"a copy dead-lettered", func(h *history) {
 			h.messages[audienceFirst] = nil
 			h.deadCopy[audienceFirst] = true
+			h.admin[1].Edits[0].Text = "✅ Broadcast done: 2 sent, 1 failed (forbidden 1), 0 remaining of 3"
 		}, verdict{DeadCopies: 1}},
+		{"a dead-lettered copy counted as sent", func(h *history) {
+			h.messages[audienceFirst] = nil
+			h.deadCopy[audienceFirst] = true
+		}, verdict{DeadCopies: 1, ProgressOff: 1}},
+		{"the progress counts a copy too many", func(h *history) {
+			h.admin[1].Edits[0].Text = "✅ Broadcast done: 4 sent, 0 failed, 0 remaining of 4"
+		}, verdict{ProgressOff: 1}},
+		{"the progress never done", func(h *history) { h.admin[1].Edits = nil }, verdict{ProgressOff: 1}},
+		{"the admin's copy missing", func(h *history) { h.admin = h.admin[:2] }, verdict{ProgressOff: 1}},
 		{"a copy twice", func(h *history) {
 			h.messages[audienceFirst] = append(h.messages[audienceFirst], h.messages[audienceFirst][0])
 		}, verdict{Duplicates: 1}},
@@ -98,9 +114,10 @@ func TestCheckerCountsLossDuplicatesDisorderAndWrongReplies(t *testing.T) {
 			require.Equal(t, 1, v.Taps)
 			require.Equal(t, 1, v.Copies)
 			got := verdict{Lost: v.Lost, Duplicates: v.Duplicates, OrderViolations: v.OrderViolations, Wrong: v.Wrong,
-				TapsUnanswered: v.TapsUnanswered, DeadCopies: v.DeadCopies, FloodNotices: v.FloodNotices}
+				TapsUnanswered: v.TapsUnanswered, DeadCopies: v.DeadCopies, FloodNotices: v.FloodNotices, ProgressOff: v.ProgressOff}
 			require.Equal(t, tc.want, got, "problems: %q", v.Problems)
-			require.Equal(t, v.Lost+v.OrderViolations+v.Wrong+v.FloodNotices > 0, len(v.Problems) > 0, "each loss, disorder or wrong reply is named")
+			require.Equal(t, v.Lost+v.OrderViolations+v.Wrong+v.FloodNotices+v.ProgressOff > 0, len(v.Problems) > 0,
+				"each loss, disorder, wrong reply or progress off is named")
 		})
 	}
 }
@@ -127,5 +144,35 @@ func TestScheduleIsTheSeeds(t *testing.T) {
 			}
 			busy[f.Target] = f
 		}
+	}
+}
+
+// TestGoroutinesJudgedAgainstTheSlotsBaseline: a process that leaked one
+// goroutine per unit of its work is a leak, whatever its idle connections;
+// connections within the tolerance are not; a process that did no more
+// work than the tolerance is not judged (named apart); a slot without a
+// baseline is skipped.
+func TestGoroutinesJudgedAgainstTheSlotsBaseline(t *testing.T) {
+	before := map[string]procStat{"handler-1": {Name: "handler-1#1", Goroutines: 30}}
+	tests := []struct {
+		name     string
+		after    procStat
+		leaks    int
+		judged   int
+		unjudged int
+	}{
+		{"idle connections within the tolerance", procStat{Name: "handler-1#1", Goroutines: 30 + goroutineTolerance, Work: 500}, 0, 1, 0},
+		{"one per update", procStat{Name: "handler-1#1", Goroutines: 30 + 500, Work: 500}, 1, 1, 0},
+		{"one per update, the least work judged", procStat{Name: "handler-1#3", Goroutines: 30 + goroutineTolerance + 1, Work: goroutineTolerance + 1}, 1, 1, 0},
+		{"fewer than before (restarted)", procStat{Name: "handler-1#2", Goroutines: 20, Work: 100}, 0, 1, 0},
+		{"too little work to judge", procStat{Name: "handler-1#4", Goroutines: 30 + goroutineTolerance, Work: goroutineTolerance}, 0, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			leaks, judged, unjudged := judgeGoroutines(before, map[string]procStat{"handler-1": tc.after, "worker-9": {Goroutines: 1000, Work: 1000}})
+			require.Len(t, leaks, tc.leaks, "%q", leaks)
+			require.Equal(t, tc.judged, judged)
+			require.Len(t, unjudged, tc.unjudged)
+		})
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,6 +56,7 @@ type slot struct {
 	mu         sync.Mutex // held by a fault for its whole span
 	pmu        sync.Mutex // guards p
 	p          *testkit.Proc
+	addr       string // p's HTTP_ADDR (its /metrics)
 	starts     int
 	all        []*testkit.Proc // every process it ran, for the logs
 	exits      []string        // the processes that exited on their own: name and last line
@@ -184,9 +187,16 @@ func (st *stack) proxyAddr() string { return st.addr }
 
 // start starts sl's process (again).
 func (st *stack) start(sl *slot) {
-	p := testkit.StartBot(st.t, st.bin, fmt.Sprintf("%s#%d", sl.name, sl.starts+1), st.env(sl.role))
+	env := st.env(sl.role)
+	var addr string
+	for _, kv := range env {
+		if a, ok := strings.CutPrefix(kv, "HTTP_ADDR="); ok {
+			addr = a
+		}
+	}
+	p := testkit.StartBot(st.t, st.bin, fmt.Sprintf("%s#%d", sl.name, sl.starts+1), env)
 	sl.pmu.Lock()
-	sl.p, sl.starts = p, sl.starts+1
+	sl.p, sl.addr, sl.starts = p, addr, sl.starts+1
 	sl.all = append(sl.all, p)
 	sl.pmu.Unlock()
 }
@@ -400,4 +410,73 @@ func (st *stack) exits() []string {
 		sl.pmu.Unlock()
 	}
 	return out
+}
+
+// workFamilies are the counters of a process's work, one per update
+// recorded (poller), handled (handler) or message sent (worker).
+var workFamilies = []string{"codemojex_updates_received_total", "codemojex_updates_handled_total", "codemojex_worker_sent_total"}
+
+// procStat is one bot process's goroutines and work, read from its
+// /metrics.
+type procStat struct {
+	Name       string // the process's name (slot#start)
+	Goroutines int    // go_goroutines
+	Work       int    // the sum of workFamilies' series: updates recorded, handled, messages sent
+}
+
+// stat reads sl's current process's /metrics. Errors: the request's, or
+// no go_goroutines in the answer.
+func (st *stack) stat(ctx context.Context, sl *slot) (procStat, error) {
+	sl.pmu.Lock()
+	p, addr := sl.p, sl.addr
+	sl.pmu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return procStat{}, fmt.Errorf("%s metrics: %w", p.Name, err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return procStat{}, fmt.Errorf("%s metrics: %w", p.Name, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return procStat{}, fmt.Errorf("%s metrics: %w", p.Name, err)
+	}
+	out, found := procStat{Name: p.Name}, false
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		if name == "go_goroutines" {
+			out.Goroutines, found = int(n), true
+		}
+		if family, _, _ := strings.Cut(name, "{"); slices.Contains(workFamilies, family) {
+			out.Work += int(n)
+		}
+	}
+	if !found {
+		return procStat{}, fmt.Errorf("%s metrics: no go_goroutines", p.Name)
+	}
+	return out, nil
+}
+
+// stats reads every slot's process's /metrics, by slot name.
+func (st *stack) stats(ctx context.Context) (map[string]procStat, error) {
+	out := map[string]procStat{}
+	for _, sl := range st.slots {
+		s, err := st.stat(ctx, sl)
+		if err != nil {
+			return nil, err
+		}
+		out[sl.name] = s
+	}
+	return out, nil
 }
