@@ -21,9 +21,11 @@ var claimerRE = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
 func validClaimer(c string) bool { return len(c) <= MaxClaimerBytes && claimerRE.MatchString(c) }
 
 // Heartbeat records that claimer, which claims from queues, is alive now
-// (server clock), in each queue's {T}:q:Q:claimers. Call it more often
-// than the ttl given to RecoverDead (e.g. every ttl/5). Errors: ErrInvalid
-// for a bad claimer id or queue, or no queue; the server's.
+// (server clock), in each queue's {T}:q:Q:claimers. Call it at least
+// every ttl/5 of the ttl given to RecoverDead (consumer.KeepAlive: every
+// ttl/10): RecoverDead counts a dead claimer's sends in flight from its
+// last beat + ttl/5. Errors: ErrInvalid for a bad claimer id or queue, or
+// no queue; the server's.
 func (s *Store) Heartbeat(ctx context.Context, claimer string, queues ...string) error {
 	if !validClaimer(claimer) {
 		return fmt.Errorf("%w: heartbeat: claimer %q: want 1..%d of [A-Za-z0-9._:/-]", ErrInvalid, claimer, MaxClaimerBytes)
@@ -44,7 +46,14 @@ func (s *Store) Heartbeat(ctx context.Context, claimer string, queues ...string)
 // its job back on its lane as an expired lease would be (one attempt
 // counted; the job dead-lettered at its queue's MaxAttempts), idle claimers
 // are woken, and the claimer is forgotten in that queue (a claimer that
-// beats again later is known again). It returns how many leases it
+// beats again later is known again). Its send in flight is counted in the
+// send logs (the global rate, the lane's pace) at the claimer's last beat
+// + ttl/5, when it had stopped (it beats at least that often, see
+// Heartbeat), not at the reclaim, so the lane's pace does not hold the
+// job back a further period after the recovery. A claimer silent for less
+// than ttl (slow, or frozen briefly) keeps its leases; its late settle of
+// a recovered lease is refused (ErrStaleLease) once the job was reclaimed.
+// It returns how many leases it
 // recovered. O(1) a queue while no claimer is dead. Errors: ErrInvalid for
 // a bad queue, no queue, or a ttl under 1 ms; the server's.
 func (s *Store) RecoverDead(ctx context.Context, ttl time.Duration, queues ...string) (int, error) {

@@ -113,3 +113,60 @@ func TestRecoverDeadForgetsAClaimerOnlyInTheQueuesItSwept(t *testing.T) {
 		require.Equal(t, 1, n, "queue %s", q)
 	}
 }
+
+// A dead claimer's send in flight is counted in its lane's pace from when
+// the claimer stopped (its last beat + ttl/5), not from the recovery: the
+// claim right after RecoverDead serves the job again although its lane is
+// paced (1 per 200 ms, shorter than ttl - ttl/5), so a resend waits for the
+// dead claimer's ttl only, not a pace period more. A lease that merely
+// expired (its claimer never beat, so nothing is known of when it
+// stopped) still counts its send from the reclaim: its lane (1 per 10 s) is
+// parked for the pace period.
+func TestADeadClaimersSendIsPacedFromItsLastBeat(t *testing.T) {
+	t.Parallel()
+	const ttl = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		beats     bool          // the claimer beat before its claim
+		lease     time.Duration // its claim's lease
+		pace      time.Duration // the lane's pace period (1 send in it)
+		recovered int           // RecoverDead's count after the claimer's silence
+		served    bool          // the next claim gets the job again
+	}{
+		{name: "dead claimer recovered", beats: true, lease: time.Hour, pace: 200 * time.Millisecond, recovered: 1, served: true},
+		// The in-flight entry lives lease + pace: the reclaim comes well within it.
+		{name: "lease expired", beats: false, lease: 50 * time.Millisecond, pace: 10 * time.Second, recovered: 0, served: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			s := newStore(t, lanes.WithQueue("q", lanes.QueueConfig{Ordered: true}),
+				lanes.WithLanePace(lanes.Pace{Limit: 1, Period: tc.pace}))
+			_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "chat", ID: lanes.NewMinter().New(), Payload: []byte("x")}})
+			require.NoError(t, err)
+			if tc.beats {
+				require.NoError(t, s.Heartbeat(ctx, "dies", "q"))
+			}
+			first, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: tc.lease, Max: 1, Claimer: "dies"})
+			require.NoError(t, err)
+			require.Len(t, first.Jobs, 1)
+			time.Sleep(ttl + 100*time.Millisecond) // silent past the ttl (and the short lease)
+			n, err := s.RecoverDead(ctx, ttl, "q")
+			require.NoError(t, err)
+			require.Equal(t, tc.recovered, n)
+
+			again, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: 1, Claimer: "other"})
+			require.NoError(t, err)
+			require.ErrorIs(t, s.Ack(ctx, first.Jobs[0].Lease), lanes.ErrStaleLease, "the first claimer's late ack")
+			if !tc.served {
+				require.Empty(t, again.Jobs, "the reclaimed send counted from now parks its lane")
+				require.Positive(t, again.RetryIn, "parked until the pace allows")
+				return
+			}
+			require.Len(t, again.Jobs, 1, "served at once: the lane's pace counts the dead claimer's send from its last beat")
+			require.Equal(t, first.Jobs[0].ID, again.Jobs[0].ID)
+			require.Equal(t, 1, again.Jobs[0].Attempts, "recovered as an expired lease: one attempt counted")
+			require.NoError(t, s.Ack(ctx, again.Jobs[0].Lease))
+		})
+	}
+}

@@ -156,12 +156,20 @@ for n = 1, nq do
     local recovered = 0
     for _, id in ipairs(expired) do
       local jk = q.p .. 'job:' .. id
-      local v = redis.call('HMGET', jk, 'g', 'c', 's')
+      local v = redis.call('HMGET', jk, 'g', 'c', 's', 'k')
       local g = v[1]
       redis.call('ZREM', q.p .. 'leases', id)
       if g then
-        -- Nothing is known of the send's round trip: counted from now.
-        local inf = end_lease(S, q, id, g, v[2] or '0', now, v[3], 0, false)
+        -- Nothing is known of the send's round trip: counted from now;
+        -- unless this lease's claimer was found dead (recover.lua, field
+        -- k "<token>:<ms>"): counted from when it stopped.
+        local at = now
+        if v[4] then
+          local tok, t = string.match(v[4], '^(%d+):(%d+)$')
+          if tok == (v[2] or '0') and num(t) < now then at = num(t) end
+          redis.call('HDEL', jk, 'k')
+        end
+        local inf = end_lease(S, q, id, g, v[2] or '0', at, v[3], 0, false)
         local a = redis.call('HINCRBY', jk, 'a', '1')
         local depth -- > 0 once the job is back on its lane
         if maxatt(q) > 0 and a >= maxatt(q) then
