@@ -18,9 +18,13 @@ type Liveness interface {
 
 // DefaultLivenessTTL is how long a claimer may go unheard before its leases
 // are recovered (KeepAlive): a process killed mid-send has its jobs back on
-// their lanes within about this long, whatever the lease length; a live
-// one beats its heart five times in it.
-const DefaultLivenessTTL = 2500 * time.Millisecond
+// their lanes within this long + ttl/10 of its last beat, so of the kill
+// (2.2 s), whatever the lease length, and its sends resent
+// then (their chat's pace counts the dead process's send from when it
+// stopped, lanes.Store.RecoverDead). A live one beats ten times in it: it
+// keeps its leases through a stall (CPU starvation, a GC, SIGSTOP) of up
+// to ttl - ttl/10 (1.8 s). Issue 28: a resend within 3 s of a kill.
+const DefaultLivenessTTL = 2 * time.Second
 
 // NewClaimerID returns a claimer id for this process: host, pid and 8
 // random hex digits (lanes' claimer alphabet; several consumers of one
@@ -34,10 +38,10 @@ func NewClaimerID() string {
 }
 
 // KeepAlive beats claimer's heart in queues (Liveness.Heartbeat) every
-// ttl/5, and as often recovers, in queues, the leases of claimers unheard
-// there for ttl (any
-// process's: every live consumer sweeps, so one dead is recovered within
-// about ttl + ttl/5 of its last beat) until ctx ends. Run it for as long
+// ttl/10 (at its start first), and as often recovers, in queues, the
+// leases of claimers unheard there for ttl (any process's: every live
+// consumer sweeps, a restarted one at once, so one dead is recovered
+// within ttl + ttl/10 of its last beat) until ctx ends. Run it for as long
 // as the consumer holds leases: past its claim loop's drain (a consumer
 // unheard while it still settles would have its jobs taken). A failed beat
 // or sweep is logged and tried at the next tick; recovered (nil: none) is
@@ -46,7 +50,7 @@ func KeepAlive(ctx context.Context, l Liveness, claimer string, ttl time.Duratio
 	if ttl <= 0 {
 		ttl = DefaultLivenessTTL
 	}
-	t := time.NewTicker(ttl / 5)
+	t := time.NewTicker(ttl / 10)
 	defer t.Stop()
 	for {
 		if err := l.Heartbeat(ctx, claimer, queues...); err != nil && ctx.Err() == nil && log != nil {

@@ -72,7 +72,7 @@ type Config struct {
 	// it (Extend) every Lease/3.
 	Lease time.Duration
 	// LivenessTTL is how long this worker may go unheard before any live
-	// worker recovers its leases [consumer.DefaultLivenessTTL, 2.5 s]: a
+	// worker recovers its leases [consumer.DefaultLivenessTTL, 2 s]: a
 	// worker killed mid-send has its jobs sent again within about this
 	// long, not at its leases' end (consumer.KeepAlive).
 	LivenessTTL time.Duration
