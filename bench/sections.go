@@ -305,8 +305,10 @@ reach 0.9 of the window with 40 chats). Ratio: codemojex's rate ÷ the baseline'
 			name:  "kill",
 			title: "kill -9 with a send in flight: the resend",
 			about: `Issue 28: work claimed by a process that died resumes within about 3 s, however long the lease
-(docs/operations.md: every worker beats its heart every 0.5 s, a claimer unheard for 2.5 s,
-` + "`consumer.DefaultLivenessTTL`" + `, has its jobs put back by any live process). 20 kills, each on a flushed server and
+(docs/operations.md: every worker beats its heart and sweeps every 0.2 s, a claimer unheard for 2 s,
+` + "`consumer.DefaultLivenessTTL`" + `, has its jobs put back by any live process, its send counted in the chat's pace
+from its last beat, not from the recovery). Run it as the issue measured it: two busy loops beside it
+(` + "`yes > /dev/null &`" + ` twice). 20 kills, each on a flushed server and
 a fresh emulator at Telegram's limits: worker process A (this program as ` + "`-role worker`" + `, default lease 30 s)
 claims the one message and sends it, and the emulator holds that request 60 s before processing it
 (` + "`tgemu.FaultDelay`" + `: Telegram has not taken it); a second worker process B starts, and 1 s later A gets SIGKILL
