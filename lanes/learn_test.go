@@ -96,7 +96,11 @@ func TestLowerBudgetHalvesWhatEveryClaimerClaims(t *testing.T) {
 // below ceil(40 / 16) = 3.
 func TestLowerBudgetCountsABurstOnceAndStopsAtTheFloor(t *testing.T) {
 	t.Parallel()
-	for _, b := range learnBudgets(lanes.LearnConfig{Every: time.Hour, Cooldown: 50 * time.Millisecond}) {
+	// The cooldown is long enough that two calls of one step's burst land
+	// within it on a loaded host (50 ms did not, once: step 1 lowered), and
+	// short enough that the four waits past it cost seconds.
+	const cooldown = 2 * time.Second
+	for _, b := range learnBudgets(lanes.LearnConfig{Every: time.Hour, Cooldown: cooldown}) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -119,7 +123,7 @@ func TestLowerBudgetCountsABurstOnceAndStopsAtTheFloor(t *testing.T) {
 			decreases := int64(0)
 			for i, st := range steps {
 				if st.waitCool {
-					waitServerPast(t, s, learnedOf(t, s, b.queue).Lowered.Add(50*time.Millisecond))
+					waitServerPast(t, s, learnedOf(t, s, b.queue).Lowered.Add(cooldown))
 				}
 				lowered, rate, err := st.store.LowerBudget(ctx, "q", "429 from several chats")
 				require.NoError(t, err)
