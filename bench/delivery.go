@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/valkey-io/valkey-go"
+
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeyserver"
 	"github.com/codemojex/codemojex/notifier"
@@ -207,6 +209,12 @@ func serverCPU(ctx context.Context, srv *valkeyserver.Server) (time.Duration, er
 		return 0, fmt.Errorf("connect: %w", err)
 	}
 	defer c.Close()
+	return clientCPU(ctx, c)
+}
+
+// clientCPU is the used_cpu_user + used_cpu_sys (INFO cpu) of the server c
+// talks to (a node's own client for a cluster node: NodeClient).
+func clientCPU(ctx context.Context, c valkey.Client) (time.Duration, error) {
 	info, err := c.Do(ctx, c.B().Info().Section("cpu").Build()).ToString()
 	if err != nil {
 		return 0, fmt.Errorf("info cpu: %w", err)

@@ -276,10 +276,7 @@ func newPaidRig(ctx context.Context, srv *valkeyserver.Server, tag string, lat t
 	if err := flush(ctx, srv); err != nil {
 		return nil, err
 	}
-	limits := tgemu.DefaultLimits() // Telegram's: 30/s, 1/s per chat, 1,000/s paid
-	limits.Reply = tgemu.Rate{Messages: paidReply + paidBulk, Per: time.Second}
-	limits.Replies = tgemu.RepliesApart // replies' own budget, apart from bulk
-	emu, err := tgemu.New(tgemu.WithLimits(limits), tgemu.WithAllowAnyChat(), tgemu.WithLatency(lat))
+	emu, err := tgemu.New(tgemu.WithLimits(paidEmuLimits()), tgemu.WithAllowAnyChat(), tgemu.WithLatency(lat))
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +295,16 @@ func newPaidRig(ctx context.Context, srv *valkeyserver.Server, tag string, lat t
 		return nil, err
 	}
 	return &paidRig{emu: emu, p: p, proc: procs[0], stop: stop}, nil
+}
+
+// paidEmuLimits are Telegram's limits as the paid rig's emulator enforces
+// them: 30/s bulk, 1/s per chat, 1,000/s paid, and replies on a window of
+// their own of reply + bulk (tgemu.Limits.Reply, tgemu.RepliesApart).
+func paidEmuLimits() tgemu.Limits {
+	limits := tgemu.DefaultLimits()
+	limits.Reply = tgemu.Rate{Messages: paidReply + paidBulk, Per: time.Second}
+	limits.Replies = tgemu.RepliesApart
+	return limits
 }
 
 // stopWorker stops the worker process (SIGTERM, then waits for it) once;

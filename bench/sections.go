@@ -343,6 +343,38 @@ claims fills some windows fuller still. The host is the shared 2-CPU machine as 
 busy loops added).`,
 			run: benchJitter,
 		},
+		{
+			name:  "twobots",
+			title: "Two bots on one Valkey Cluster: one broadcasts, the other's replies",
+			about: `Issue 27: several bots on one cluster, each in its own slot. The real bot (` + "`cmd/bot`" + `, built by this
+section with ` + "`go build`" + ` in the checkout) runs as two OS processes, bot A and bot B, each against an emulator
+of its own (two tokens; Telegram's limits: 30/s bulk, 1/s per chat, 1,000/s paid, replies on a window of their
+own; answering at once), on one Valkey Cluster of 3 primaries and no replicas (` + "`valkeyserver.StartClusterWith`" + `),
+both with the default rates and ` + "`TELEGRAM_PAID_BROADCAST_RATE=1000`" + `. ` + "`VALKEY_KEY_TAG`" + ` is ` + "`bot-1`" + ` for A and, for B, the
+first ` + "`bot-N`" + ` whose hash slot (CLUSTER KEYSLOT) a primary other than A's owns (CLUSTER NODES); the first row
+checks that, and that a SCAN of every node after the run finds each tag's keys on its tag's primary only.
+B's audience is 40,000 synthetic chats written straight into its audience's buckets (as the lazy section writes
+them), plus its admin. A's 40 users each send ` + "`/help`" + ` every 2 s (20/s in all, far below A's limits) from
+the start to the end: 10 s of warm-up (in no phase), 30 s while B idles, then while B's admin sends
+` + "`/broadcast`" + ` with a 1,000-character text and taps 💫 Send paid (40,001 paid copies: about 40 s at 1,000/s),
+then, 2 s after B's last copy, 15 s while B idles again. Reply latency: a ` + "`/help`" + ` injected into A's emulator
+to A's reply accepted by it (the k-th ` + "`/help`" + ` of a chat paired with the chat's k-th reply; a chat with more
+replies than ` + "`/help`" + ` fails the run), counted in the phase it was sent in: B broadcasting (its first paid
+copy to its last) against B idle (both idle phases together; the preview and tap, and the settle, count in
+neither). Ratio: p99 while B broadcasts ÷ p99 while B idles (lower is better), the p50s' beside it; the goal,
+within 1.2×, is "unaffected" with room for a shared host's noise: the row prints each idle phase's p99, which
+shows how far it moves with no broadcast at all. Valkey CPU per primary: INFO cpu (used_cpu_sys +
+used_cpu_user) of each node, read at the phases' edges, per second of wall time, with the commands each ran per
+second (INFO commandstats, the scripts' own commands included); ratio broadcast ÷ idle, and each primary's share
+of what the cluster's CPU grew by during the broadcast: the goal is that the broadcast lands on B's primary
+(≥ 90% of the growth there; the other two rows show what moved elsewhere: their commands per second, and
+their CPU, which also moves with how busy the host's CPUs are). The broadcast's row is its delivered rate (the least-squares slope of the copies'
+acceptances from 1 s after the first) over the paid limit. The notes give the host's busy share and each bot
+process's CPU in both phases (the two bots, the two emulators in this process and the three nodes share the
+host's CPUs, so A's latency carries what B's broadcast costs the machine as well as the cluster), and A's worst
+reply in each 5 s of the run.`,
+			run: benchTwoBots,
+		},
 	}
 }
 
