@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -35,6 +36,19 @@ func NewClaimerID() string {
 		host = "unknown"
 	}
 	return fmt.Sprintf("%.64s:%d:%08x", host, os.Getpid(), rand.Uint32())
+}
+
+// StartKeepAlive beats claimer's heart in queues once (Liveness.Heartbeat)
+// before it returns, then runs KeepAlive on a goroutine of wg until ctx
+// ends. Call it before the first claim: a consumer that claimed before its
+// first beat and died then would never be found dead (its claimer unknown
+// to RecoverDead), its jobs waiting for their leases' end. A failed first
+// beat is logged (log non-nil) and KeepAlive tries again at its start.
+func StartKeepAlive(ctx context.Context, wg *sync.WaitGroup, l Liveness, claimer string, ttl time.Duration, queues []string, log *slog.Logger, recovered func(int)) {
+	if err := l.Heartbeat(ctx, claimer, queues...); err != nil && ctx.Err() == nil && log != nil {
+		log.Warn("heartbeat failed", slog.Any("err", err))
+	}
+	wg.Go(func() { KeepAlive(ctx, l, claimer, ttl, queues, log, recovered) })
 }
 
 // KeepAlive beats claimer's heart in queues (Liveness.Heartbeat) every

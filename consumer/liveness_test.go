@@ -91,3 +91,45 @@ func TestKeepAliveTakesADeadClaimersJobAndLeavesLiveOnesTheirs(t *testing.T) {
 	require.NoError(t, s.Ack(ctx, frozen.Lease), "the briefly frozen claimer's lease held")
 	require.NoError(t, s.Ack(ctx, again.Jobs[0].Lease))
 }
+
+// slowFirstBeat is the store with its first heartbeat answered late (as on
+// a loaded host): StartKeepAlive must still not return before it landed.
+type slowFirstBeat struct {
+	consumer.Liveness
+	once  sync.Once
+	delay time.Duration
+}
+
+func (b *slowFirstBeat) Heartbeat(ctx context.Context, claimer string, queues ...string) error {
+	b.once.Do(func() { time.Sleep(b.delay) })
+	return b.Liveness.Heartbeat(ctx, claimer, queues...)
+}
+
+// A consumer is known to the sweeps from before its first claim:
+// StartKeepAlive returns only once its first beat landed, so a claimer that
+// dies right after its first claim (its KeepAlive ended before another
+// beat, as with kill -9) still has its lease recovered by another's sweep,
+// not left to its hour-long end.
+func TestStartKeepAliveRegistersTheClaimerBeforeItsFirstClaim(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newStore(t, nil)
+	_, err := s.Enqueue(ctx, ordered, []lanes.Item{{Group: "a", ID: lanes.NewMinter().New(), Payload: []byte("a")}})
+	require.NoError(t, err)
+	queues := []string{ordered}
+
+	var wg sync.WaitGroup
+	kctx, kill := context.WithCancel(ctx)
+	consumer.StartKeepAlive(kctx, &wg, &slowFirstBeat{Liveness: s, delay: 200 * time.Millisecond}, "short-lived", time.Second, queues, nil, nil)
+	c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: queues, Lease: time.Hour, Max: 1, Claimer: "short-lived"})
+	require.NoError(t, err)
+	require.Len(t, c.Jobs, 1)
+	kill() // dies right after its first claim
+	wg.Wait()
+
+	require.Eventually(t, func() bool {
+		n, err := s.RecoverDead(ctx, 50*time.Millisecond, queues...)
+		require.NoError(t, err)
+		return n == 1
+	}, 10*time.Second, 20*time.Millisecond, "the short-lived claimer's lease was never recovered")
+}

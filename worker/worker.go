@@ -308,10 +308,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	// their lanes within LivenessTTL, and it recovers those of dead ones.
 	keep, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopKeep()
-	wg.Go(func() {
-		consumer.KeepAlive(keep, w.store, w.shared.claimer(), w.cfg.LivenessTTL, tgjob.AllQueues(), w.log,
-			func(n int) { w.m.recovered.Add(float64(n)) })
-	})
+	consumer.StartKeepAlive(keep, &wg, w.store, w.shared.claimer(), w.cfg.LivenessTTL, tgjob.AllQueues(), w.log,
+		func(n int) { w.m.recovered.Add(float64(n)) })
 	w.log.Info("worker started", slog.Int("senders_max", w.cfg.Senders), slog.Int("senders_min", w.cfg.MinSenders),
 		slog.Int("senders", w.senders()), slog.Duration("hold", w.hold.get()))
 	// One claim loop (consumer.Run), its batches each on a sender's

@@ -144,9 +144,7 @@ func (h *Handler) Run(ctx context.Context, started func()) error {
 	// its leases' end, and it recovers those of dead ones.
 	keep, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopKeep()
-	wg.Go(func() {
-		consumer.KeepAlive(keep, h.inbox.Store(), h.claimer, h.cfg.LivenessTTL, []string{intake.QueueName}, log, nil)
-	})
+	consumer.StartKeepAlive(keep, &wg, h.inbox.Store(), h.claimer, h.cfg.LivenessTTL, []string{intake.QueueName}, log, nil)
 	log.Info("handlers started", slog.Int("handlers", n), durationAttr("lease", h.cfg.Lease))
 	consumer.Run(ctx, consumer.Config{Loops: n, Backoff: intake.ErrorBackoff(), Log: log},
 		func(int) consumer.Source[intake.Claims] { return &loop{h: h, kick: kick, wakeOne: wakeOne} })
