@@ -20,10 +20,22 @@ type ClaimRequest struct {
 	// Lease is how long the claimer holds each job (server clock) before it
 	// may be reclaimed; >= 1ms.
 	Lease time.Duration
-	// Max is the most jobs to hand out (the caller's concurrency headroom),
-	// 1..1000. One claim serves one lane: K = min(weight, depth, glimit
-	// headroom, Max, global budget, lane pace budget).
+	// Max is the most jobs to hand out per lane served (the caller's batch
+	// cap), 1..1000: a lane gets K = min(weight, depth, glimit headroom,
+	// Max, global budget, lane pace budget).
 	Max int
+	// Lanes is the most lanes one call serves, 0..MaxClaim (0 and 1: one,
+	// the lane the ring's rotation reaches first). With more, the call
+	// rotates the same queue's ring on after a served lane and serves the
+	// next, each lane exactly as a call of its own would (one rotation per
+	// lane visited, its K under the budgets the lanes before it left),
+	// until Lanes lanes are served, a budget is spent, no servable lane is
+	// found within the visit budget, or a lane keeps the rest of its turn
+	// (it stays at the ring's head for the next call). One queue per call:
+	// a later queue is served only by a call that served no lane of an
+	// earlier one. So a claimer with many free senders gets a batch per
+	// lane in one round trip (a broadcast's lanes hold one copy each).
+	Lanes int
 	// Ack, when not empty, acks these leases of delivered jobs in the same
 	// atomic call, before claiming (each exactly as Store.Ack): a claimer
 	// that finished its jobs settles them and gets its next batch in one
@@ -82,8 +94,10 @@ type Job struct {
 
 // Claimed is what a claim handed out.
 type Claimed struct {
-	// Jobs are the heads of one lane, in mint order (empty when nothing was
-	// claimable).
+	// Jobs are the heads of the lanes served (one lane unless
+	// ClaimRequest.Lanes > 1), all of one queue: each lane's jobs together
+	// and in mint order, lanes in the order served (empty when nothing was
+	// claimable). A lane's jobs are one batch: Batches splits them.
 	Jobs []Job
 	// RetryIn, when Jobs is empty, is how long until something may become
 	// claimable by time alone (a lease expiring, a parked lane or retry
@@ -111,17 +125,8 @@ type Claimed struct {
 // ClaimRequest.Ack), O(log n) each. Errors: ErrInvalid for a bad request;
 // the server's error.
 func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
-	if len(req.Queues) == 0 || len(req.Queues) > 8 {
-		return Claimed{}, fmt.Errorf("%w: claim: want 1..8 queues, got %d", ErrInvalid, len(req.Queues))
-	}
-	if req.Lease < time.Millisecond {
-		return Claimed{}, fmt.Errorf("%w: claim: lease %v: want >= 1ms", ErrInvalid, req.Lease)
-	}
-	if req.Max < 1 || req.Max > MaxClaim {
-		return Claimed{}, fmt.Errorf("%w: claim: max %d: want 1..%d", ErrInvalid, req.Max, MaxClaim)
-	}
-	if req.Claimer != "" && !validClaimer(req.Claimer) {
-		return Claimed{}, fmt.Errorf("%w: claim: claimer %q: want 1..%d of [A-Za-z0-9._:/-]", ErrInvalid, req.Claimer, MaxClaimerBytes)
+	if err := checkClaim(req); err != nil {
+		return Claimed{}, err
 	}
 	pause := s.keys.pause()
 	if s.opt.unpaced {
@@ -140,7 +145,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	if o.unpaced {
 		paceLimit = "-1" // claim.lua: no pace at all, not even a lane's override
 	}
-	// claim.lua's ARGV[2]: nine numbers in one argument.
+	// claim.lua's ARGV[2]: ten numbers in one argument.
 	args := []string{
 		s.keys.shared(),
 		strings.Join([]string{
@@ -153,6 +158,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 			paceLimit,
 			ms(o.pace.Period),
 			strconv.Itoa(len(o.paceRules)),
+			strconv.Itoa(max(req.Lanes, 1)),
 		}, " "),
 	}
 	for _, r := range o.paceRules {
@@ -207,6 +213,26 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	return c, nil
 }
 
+// checkClaim checks a claim's numbers and claimer (ErrInvalid).
+func checkClaim(req ClaimRequest) error {
+	if len(req.Queues) == 0 || len(req.Queues) > 8 {
+		return fmt.Errorf("%w: claim: want 1..8 queues, got %d", ErrInvalid, len(req.Queues))
+	}
+	if req.Lease < time.Millisecond {
+		return fmt.Errorf("%w: claim: lease %v: want >= 1ms", ErrInvalid, req.Lease)
+	}
+	if req.Max < 1 || req.Max > MaxClaim {
+		return fmt.Errorf("%w: claim: max %d: want 1..%d", ErrInvalid, req.Max, MaxClaim)
+	}
+	if req.Lanes < 0 || req.Lanes > MaxClaim {
+		return fmt.Errorf("%w: claim: lanes %d: want 0..%d", ErrInvalid, req.Lanes, MaxClaim)
+	}
+	if req.Claimer != "" && !validClaimer(req.Claimer) {
+		return fmt.Errorf("%w: claim: claimer %q: want 1..%d of [A-Za-z0-9._:/-]", ErrInvalid, req.Claimer, MaxClaimerBytes)
+	}
+	return nil
+}
+
 func parseClaim(queues []string, arr []valkey.ValkeyMessage) (Claimed, error) {
 	bad := func(what string) (Claimed, error) {
 		return Claimed{}, fmt.Errorf("lanes: claim: malformed reply (%s)", what)
@@ -228,34 +254,76 @@ func parseClaim(queues []string, arr []valkey.ValkeyMessage) (Claimed, error) {
 		}
 		return Claimed{RetryIn: time.Duration(hint) * time.Millisecond}, nil
 	}
-	if len(arr) < 5 {
+	if len(arr) < 4 {
 		return bad("short claim")
 	}
 	qi, err1 := arr[1].AsInt64()
-	group, err2 := arr[2].ToString()
-	deadline, err3 := arr[3].AsInt64()
-	n, err4 := arr[4].AsInt64()
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || qi < 1 || int(qi) > len(queues) || len(arr) != 5+4*int(n) {
+	deadline, err2 := arr[2].AsInt64()
+	nl, err3 := arr[3].AsInt64()
+	if err1 != nil || err2 != nil || err3 != nil || qi < 1 || int(qi) > len(queues) || nl < 0 {
 		return bad("header")
 	}
-	jobs := make([]Job, 0, n)
 	dl := time.UnixMilli(deadline)
-	for j := 5; j < len(arr); j += 4 {
-		id, e1 := arr[j].ToString()
-		tok, e2 := arr[j+1].AsInt64()
-		att, e3 := arr[j+2].AsInt64()
-		payload, e4 := arr[j+3].ToString()
-		if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
-			return bad("job")
+	jobs := make([]Job, 0, len(arr)/4)
+	at := 4
+	for range nl {
+		if at+2 > len(arr) {
+			return bad("lane")
 		}
-		jobs = append(jobs, Job{
-			Lease:    Lease{Queue: queues[qi-1], ID: JobID(id), Token: strconv.FormatInt(tok, 10), Deadline: dl},
-			Group:    group,
-			Payload:  []byte(payload),
-			Attempts: int(att),
-		})
+		group, e1 := arr[at].ToString()
+		n, e2 := arr[at+1].AsInt64()
+		at += 2
+		if e1 != nil || e2 != nil || n < 0 || at+4*int(n) > len(arr) {
+			return bad("lane")
+		}
+		for range n {
+			j, ok := parseJob(arr[at:at+4], queues[qi-1], group, dl)
+			if !ok {
+				return bad("job")
+			}
+			jobs = append(jobs, j)
+			at += 4
+		}
+	}
+	if at != len(arr) {
+		return bad("trailing")
 	}
 	return Claimed{Jobs: jobs}, nil
+}
+
+// parseJob reads one job of a claim's reply (id, token, attempts,
+// payload); ok is false for a malformed one.
+func parseJob(f []valkey.ValkeyMessage, queue, group string, dl time.Time) (Job, bool) {
+	id, e1 := f[0].ToString()
+	tok, e2 := f[1].AsInt64()
+	att, e3 := f[2].AsInt64()
+	payload, e4 := f[3].ToString()
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+		return Job{}, false
+	}
+	return Job{
+		Lease:    Lease{Queue: queue, ID: JobID(id), Token: strconv.FormatInt(tok, 10), Deadline: dl},
+		Group:    group,
+		Payload:  []byte(payload),
+		Attempts: int(att),
+	}, true
+}
+
+// Batches splits c.Jobs into one batch per lane served, in order: each a
+// run of jobs of one group (two lanes served one after the other with the
+// same group are one batch, still in mint order). The batches share
+// c.Jobs' backing array.
+func (c Claimed) Batches() [][]Job {
+	var out [][]Job
+	for i := 0; i < len(c.Jobs); {
+		j := i + 1
+		for j < len(c.Jobs) && c.Jobs[j].Group == c.Jobs[i].Group {
+			j++
+		}
+		out = append(out, c.Jobs[i:j:j])
+		i = j
+	}
+	return out
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -3,6 +3,7 @@ package lanes_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -461,4 +462,83 @@ func TestClaimWithAcksSettlesThenClaimsInOneCall(t *testing.T) {
 	// A lease of a queue the claim does not name is refused before any call.
 	_, err = s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Minute, Max: 1, Ack: []lanes.Lease{third.Jobs[0].Lease}})
 	require.ErrorIs(t, err, lanes.ErrInvalid)
+}
+
+// A claim of several lanes (ClaimRequest.Lanes) serves each lane as a
+// claim of its own would, within the budgets the lanes before it left: the
+// global rate, the queue's own budget and each lane's pace bound the call
+// as they bound consecutive calls, a lane gets at most Max, and a later
+// queue is not served by a call that served an earlier one. Each case
+// fills lanes g0..g(n-1) of "b" (and "a" for the priority case) and makes
+// one claim of want.lanes lanes, then a second, which finds nothing.
+func TestClaimOfSeveralLanesKeepsEveryBudget(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		opts     []lanes.Option
+		lanes    int // lanes filled in "b"
+		per      int // jobs per lane
+		first    int // lanes filled in "a", claimed before "b"
+		weight0  int // g0's weight (0: 1)
+		req      lanes.ClaimRequest
+		want     []string // groups of the first claim's jobs, in order
+		thenNone bool     // the second claim hands out nothing
+	}{
+		{name: "the global rate caps the call", opts: []lanes.Option{lanes.WithGlobalRate(5, time.Minute)},
+			lanes: 10, per: 1, req: lanes.ClaimRequest{Max: 16, Lanes: 10},
+			want: []string{"g0", "g1", "g2", "g3", "g4"}, thenNone: true},
+		{name: "the queue's own budget caps the call",
+			opts:  []lanes.Option{lanes.WithQueue("b", lanes.QueueConfig{Rate: 3, Window: time.Minute})},
+			lanes: 10, per: 1, req: lanes.ClaimRequest{Max: 16, Lanes: 10},
+			want: []string{"g0", "g1", "g2"}, thenNone: true},
+		{name: "each lane's pace caps it, once per call",
+			opts:  []lanes.Option{lanes.WithLanePace(lanes.Pace{Limit: 1, Period: time.Minute}), lanes.WithQueue("b", lanes.QueueConfig{LaneLimit: 10})},
+			lanes: 3, per: 3, req: lanes.ClaimRequest{Max: 16, Lanes: 10},
+			want: []string{"g0", "g1", "g2"}, thenNone: true},
+		{name: "Lanes bounds the lanes served",
+			lanes: 6, per: 1, req: lanes.ClaimRequest{Max: 16, Lanes: 4},
+			want: []string{"g0", "g1", "g2", "g3"}},
+		{name: "Max bounds each lane, and a lane keeping its turn ends the call",
+			opts: []lanes.Option{lanes.WithQueue("b", lanes.QueueConfig{LaneLimit: 10})}, weight0: 3,
+			lanes: 2, per: 3, req: lanes.ClaimRequest{Max: 2, Lanes: 2},
+			want: []string{"g0", "g0"}},
+		{name: "lanes of weight 1 in ring order", opts: []lanes.Option{lanes.WithQueue("b", lanes.QueueConfig{LaneLimit: 10})},
+			lanes: 3, per: 2, req: lanes.ClaimRequest{Max: 16, Lanes: 5},
+			want: []string{"g0", "g1", "g2", "g0", "g1"}},
+		{name: "an earlier queue's lanes only", lanes: 5, per: 1, first: 1,
+			req: lanes.ClaimRequest{Max: 16, Lanes: 10}, want: []string{"a0"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStore(t, tc.opts...)
+			m := lanes.NewMinter()
+			queues := []string{"b"}
+			if tc.first > 0 {
+				fillLanes(t, s, m, "a", "a", tc.first, 1)
+				queues = []string{"a", "b"}
+			}
+			if tc.weight0 > 0 {
+				require.NoError(t, s.Inspector().SetWeight(ctx, "g0", tc.weight0))
+			}
+			fillLanes(t, s, m, "b", "g", tc.lanes, tc.per)
+			req := tc.req
+			req.Queues, req.Lease = queues, time.Minute
+			c, err := s.Claim(ctx, req)
+			require.NoError(t, err)
+			var got []string
+			for _, j := range c.Jobs {
+				got = append(got, j.Group)
+			}
+			require.Equal(t, tc.want, got)
+			require.Len(t, c.Batches(), len(slices.Compact(slices.Clone(tc.want))), "one batch per lane served")
+			if tc.thenNone {
+				c, err = s.Claim(ctx, req)
+				require.NoError(t, err)
+				require.Empty(t, c.Jobs, "a second claim within the same budgets")
+				require.NotZero(t, c.RetryIn)
+			}
+		})
+	}
 }

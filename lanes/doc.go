@@ -58,7 +58,11 @@
 // its tail in O(1) (it was just rotated there). So a burst in one lane
 // cannot starve the others: each ready lane is visited once per turn of the
 // ring; and while a global rate binds, a lane of weight w gets about w times
-// the share of a lane of weight 1.
+// the share of a lane of weight 1. A claim may serve several lanes
+// (ClaimRequest.Lanes): it then rotates on after each lane it served, each
+// lane served exactly as a call of its own would, so one round trip and one
+// script's fixed work (pause, due times, budgets) serve many one-message
+// lanes (a broadcast's).
 //
 // # Weight, glimit and ordering
 //

@@ -156,8 +156,27 @@ func (m *model) fail(j *mJob) lanes.Outcome {
 }
 
 // claim returns the jobs the model expects (nil: none) after reclaiming the
-// expired leases in expiry order.
-func (m *model) claim(max int) (string, []*mJob) {
+// expired leases in expiry order: those of up to lanes lanes (a claim with
+// ClaimRequest.Lanes), each served as a claim of one lane would, until a
+// lane keeps the rest of its turn at the ring's head or no lane is
+// servable within the visits (modelVisits, one more per lane served).
+func (m *model) claim(most, lanes int) []*mJob {
+	m.reclaim()
+	var out []*mJob
+	visits := 0
+	for served := 0; served < max(lanes, 1); served++ {
+		jobs, head, used := m.serveOne(most, modelVisits+served-visits)
+		visits += used
+		out = append(out, jobs...)
+		if len(jobs) == 0 || head {
+			break
+		}
+	}
+	return out
+}
+
+// reclaim ends the expired leases, in expiry order.
+func (m *model) reclaim() {
 	var expired []*mJob
 	for _, j := range m.expired {
 		expired = append(expired, j)
@@ -169,12 +188,18 @@ func (m *model) claim(max int) (string, []*mJob) {
 		m.ensureRing(j.g)
 		m.recovered++
 	}
+}
+
+// serveOne serves the first servable lane of the ring within visits: its
+// jobs (nil: none), whether it stays at the ring's head (the rest of its
+// turn) and the visits it took.
+func (m *model) serveOne(max, visits int) (jobs []*mJob, head bool, used int) {
 	// Lanes not servable (only a lane emptied by a cancel can be in the
 	// ring so) leave it from the tail as the claim rotates past them.
 	var g string
-	for visits := 0; ; visits++ {
-		if len(m.ring) == 0 || visits == modelVisits {
-			return "", nil
+	for ; ; used++ {
+		if len(m.ring) == 0 || used >= visits {
+			return nil, false, used
 		}
 		g = m.ring[0]
 		m.ring = append(m.ring[1:], g)
@@ -184,6 +209,7 @@ func (m *model) claim(max int) (string, []*mJob) {
 		}
 		m.ring = m.ring[:len(m.ring)-1]
 	}
+	used++
 	inf := m.inflight[g]
 	credit := m.w(g)
 	if owed, ok := m.turn[g]; ok && owed < credit {
@@ -215,8 +241,9 @@ func (m *model) claim(max int) (string, []*mJob) {
 		m.ring = m.ring[:len(m.ring)-1]
 	case owed > 0: // the rest of its turn comes next: tail back to head
 		m.ring = append([]string{g}, m.ring[:len(m.ring)-1]...)
+		head = true
 	}
-	return g, out
+	return out, head, used
 }
 
 // modelSnapshot reads the whole state of one queue atomically.
@@ -429,8 +456,8 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 
 	// expectClaim checks that claim c (of up to max jobs) handed out exactly
 	// what the model's claim predicts, and holds the jobs' leases.
-	expectClaim := func(step int, c lanes.Claimed, max int, when string) {
-		g, want := m.claim(max)
+	expectClaim := func(step int, c lanes.Claimed, max, nl int, when string) {
+		want := m.claim(max, nl)
 		if len(want) == 0 {
 			require.Empty(t, c.Jobs, "step %d: claim%s", step, when)
 			if len(m.inflight) > 0 {
@@ -439,10 +466,10 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 				require.Equal(t, time.Duration(-1), c.RetryIn)
 			}
 		} else {
-			require.Len(t, c.Jobs, len(want), "step %d: claim of lane %s%s", step, g, when)
+			require.Len(t, c.Jobs, len(want), "step %d: claim of %d lanes%s", step, nl, when)
 			for i, j := range c.Jobs {
 				require.Equal(t, want[i].id, j.ID, "step %d: claim order", step)
-				require.Equal(t, g, j.Group)
+				require.Equal(t, want[i].g, j.Group)
 				require.Equal(t, strconv.Itoa(want[i].c), j.Token)
 				require.Equal(t, want[i].a, j.Attempts)
 				require.Equal(t, want[i].p, string(j.Payload), "step %d: payload", step)
@@ -456,7 +483,8 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	// now and then with a stale lease after it: the acks run first, in
 	// order, each exactly as Ack (the model applies them so), then the claim
 	// hands out exactly what the model's claim predicts.
-	ride := rand.New(rand.NewPCG(seed, 0xac4)) // its own draws: the main sequence of ops is unchanged
+	ride := rand.New(rand.NewPCG(seed, 0xac4))     // its own draws: the main sequence of ops is unchanged
+	several := rand.New(rand.NewPCG(seed, 0x1a9e)) // lanes per claim (ClaimRequest.Lanes), its own draws too
 	ackInClaim := func(step int, j lanes.Job) {
 		max := 1 + ride.IntN(4)
 		acks := []lanes.Lease{j.Lease}
@@ -484,7 +512,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			}
 			counts["stale calls"]++
 		}
-		expectClaim(step, c, max, " after the ack")
+		expectClaim(step, c, max, 1, " after the ack")
 	}
 
 	// steps counts operations that ran (a pick with nothing to act on,
@@ -547,9 +575,10 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		case r < 47: // claim
 			op = "claim"
 			max := 1 + rng.IntN(4)
-			c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: max})
+			nl := 1 + several.IntN(4)
+			c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: time.Hour, Max: max, Lanes: nl})
 			require.NoError(t, err)
-			expectClaim(step, c, max, "")
+			expectClaim(step, c, max, nl, "")
 		case r < 69: // ack (a third of them riding on a claim, see below)
 			op = "ack"
 			j, ok := pickHeld()

@@ -49,14 +49,14 @@ func TestClaimPacerReservationAtIssueMatchesRecordingAtTheStart(t *testing.T) {
 		for range 50 {
 			whole.claimed(now, k)
 			split.claimed(now, 1)
-			split.answered(k)
+			split.answered(1, k)
 			require.Equal(t, max(whole.wait(now), 0), max(split.wait(now), 0), "k=%d", k)
 			now = now.Add(max(whole.wait(now), 0))
 		}
 	}
 	p := newClaimPacer(rate)
 	p.claimed(t0, 1)
-	p.answered(0)
+	p.answered(1, 0)
 	require.LessOrEqual(t, p.wait(t0), time.Duration(0), "an empty answer keeps no pace")
 
 	// Claims in flight (none answered yet) after an idle spell: the first

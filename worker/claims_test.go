@@ -90,3 +90,30 @@ func TestConcurrentClaimsNeverExceedTheSendersAndKeepEachChatsOrder(t *testing.T
 		})
 	}
 }
+
+// At a high claim rate one claim serves several chats (lanes
+// ClaimRequest.Lanes, a batch per lane on a sender of its own): 240 chats
+// with one message each are delivered once each in far fewer claims than
+// messages (a claim of one lane per message would need at least 240),
+// never more sends at once than senders, nothing dead-lettered.
+func TestAClaimAtAHighRateServesSeveralChats(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{latency: 20 * time.Millisecond, unlimited: "the claims per message are measured, not a rate"})
+	const chats, senders = 240, 32
+	for c := 1; c <= chats; c++ {
+		e.notify(int64(c), orderedText(c, 0), notifier.Notification)
+	}
+	peak := &peakTransport{next: worker.NewTransport(senders)}
+	cfg := e.config()
+	cfg.Senders, cfg.MinSenders = senders, senders
+	cfg.ClaimRate = 2_000 // 16 lanes a claim (lanesFor)
+	cfg.HTTPClient = &http.Client{Transport: peak}
+	e.start(cfg)
+	e.requireEachChatInOrder(chats, 1)
+	require.Equal(t, chats, e.emu.Stats().Sent, "each message once")
+	require.LessOrEqual(t, peak.max(), senders, "sends in flight at once")
+	require.Empty(t, e.dead(tgjob.QueueNotify))
+	claims := e.histogramCount("codemojex_worker_claim_duration_seconds")
+	t.Logf("%d claims for %d messages", claims, chats)
+	require.Less(t, claims, uint64(chats/2), "claims: several chats each")
+}

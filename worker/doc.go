@@ -21,8 +21,9 @@
 // DefaultSenders 1,536, MaxSenders 4,096): so a bot 300 ms away from
 // Telegram keeps about 14 sends in flight at 30/s and about 377 at
 // 1,000/s, and the number follows
-// Telegram's latency as it changes. A claim returns heads of one lane; they
-// are sent one after another, and a failure releases the rest, so with
+// Telegram's latency as it changes. A claim returns heads of one lane, or
+// of several at a high rate (one batch per lane, each on a sender of its
+// own); a lane's batch is sent one after another, and a failure releases the rest, so with
 // Ordered queues a chat's messages arrive in enqueue order with any number
 // of senders and workers (a chat's own rate is therefore at most one
 // message per round trip). The transport (NewTransport) keeps its

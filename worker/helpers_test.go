@@ -356,3 +356,19 @@ func (e *env) parkedLog(chat int64) (retryAfter time.Duration, until time.Time) 
 	e.t.Fatalf("no park of chat %d logged:\n%s", chat, e.logs.String())
 	return 0, time.Time{}
 }
+
+// histogramCount reads the sample count of histogram name (no labels)
+// from the test's registry (0: none).
+func (e *env) histogramCount(name string) uint64 {
+	e.t.Helper()
+	mfs, err := e.reg.Gather()
+	require.NoError(e.t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				return m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return 0
+}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/codemojex/codemojex/consumer"
@@ -71,7 +72,8 @@ func (l *claimLoop) Claim(ctx context.Context) (claimAnswer, error) {
 			continue
 		}
 		now := time.Now()
-		if d := l.pace.wait(now); d > 0 {
+		n := min(free, lanesFor(w.cfg.ClaimRate))
+		if d := l.pace.waitFor(now, n); d > 0 {
 			if l.claiming == 0 {
 				_ = consumer.Sleep(ctx, d)
 				continue
@@ -81,7 +83,7 @@ func (l *claimLoop) Claim(ctx context.Context) (claimAnswer, error) {
 			}
 			continue
 		}
-		l.issue(now)
+		l.issue(now, n)
 	}
 	return claimAnswer{}, consumer.ErrStopped
 }
@@ -127,21 +129,23 @@ func (l *claimLoop) waitAnswer(ctx context.Context, d time.Duration) (claimAnswe
 	return claimAnswer{}, false
 }
 
-// issue sends a claim. The claim's slot and its first message of the pace
-// are taken before it is issued, so claims in flight never oversubscribe
-// the senders and the pacer spaces their starts.
-func (l *claimLoop) issue(now time.Time) {
+// issue sends a claim of up to n lanes (a batch per lane, each for a
+// sender of its own, see lanesFor). The claim's n slots and its n messages
+// of the pace are taken before it is issued, so claims in flight never
+// oversubscribe the senders and the pacer spaces their starts; the answer
+// gives back what it did not use.
+func (l *claimLoop) issue(now time.Time, n int) {
 	w := l.w
-	l.pace.claimed(now, 1)
-	w.batches.Add(1)
+	l.pace.claimed(now, n)
+	w.batches.Add(int64(n))
 	l.claiming++
 	go func() {
 		cctx, cancel := context.WithTimeout(l.drain, 10*time.Second)
 		defer cancel()
 		t0 := time.Now()
 		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, l.queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax,
-			Claimer: w.shared.claimer()})
-		l.results <- claimAnswer{c: c, err: err, t0: now, took: time.Since(t0)}
+			Lanes: n, Claimer: w.shared.claimer()})
+		l.results <- claimAnswer{c: c, lanes: n, err: err, t0: now, took: time.Since(t0)}
 	}()
 }
 
@@ -153,34 +157,47 @@ func (l *claimLoop) take(a claimAnswer) (claimAnswer, bool) {
 	l.rtt.observe(time.Since(a.t0))
 	w.m.claimLatency.Observe(a.took.Seconds())
 	if a.err != nil {
-		l.pace.answered(0)
-		w.batches.Add(-1)
+		l.pace.answered(a.lanes, 0)
+		w.unreserve(a.lanes)
 		a.err = w.redactor.Error(a.err)
 		w.state.claimed(time.Now(), a.err, a.err.Error())
 		return a, true
 	}
 	w.state.claimed(time.Now(), nil, "")
 	if len(a.c.Jobs) == 0 {
-		l.pace.answered(0)
-		w.batches.Add(-1)
+		l.pace.answered(a.lanes, 0)
+		w.unreserve(a.lanes)
 		l.empty = &a.c
 		return a, false
 	}
 	l.zeros, l.empty, l.probe = 0, nil, false
-	l.pace.answered(len(a.c.Jobs))
+	l.pace.answered(a.lanes, len(a.c.Jobs))
+	a.batches = a.c.Batches()
+	w.unreserve(a.lanes - len(a.batches))
 	w.inflight.Add(int64(len(a.c.Jobs)))
 	w.m.inFlight.Add(float64(len(a.c.Jobs)))
 	return a, true
 }
 
-// Handle sends a claimed batch on the sender that claimed it (its slot was
-// taken at the claim's issue) and frees the sender.
+// Handle sends a claim's batches (one per lane served), each on a sender
+// of its own (their slots were taken at the claim's issue), and frees
+// each sender when its batch is done; it returns once all are.
 func (l *claimLoop) Handle(ctx context.Context, a claimAnswer) bool {
+	var wg sync.WaitGroup
+	for _, b := range a.batches[1:] {
+		wg.Go(func() { l.send(ctx, a.t0, b) })
+	}
+	l.send(ctx, a.t0, a.batches[0])
+	wg.Wait()
+	return false
+}
+
+// send sends one lane's batch claimed at t0 and frees its sender.
+func (l *claimLoop) send(ctx context.Context, t0 time.Time, jobs []lanes.Job) {
 	defer l.w.batchDone()
 	// From the claim's start: a sender's slot is taken while the loop
 	// claims for it, too.
-	if sent := l.w.runBatch(ctx, l.workCtx, l.drain, a.t0, a.c.Jobs); sent > 0 {
-		l.w.hold.observe(time.Since(a.t0) / time.Duration(sent))
+	if sent := l.w.runBatch(ctx, l.workCtx, l.drain, t0, jobs); sent > 0 {
+		l.w.hold.observe(time.Since(t0) / time.Duration(sent))
 	}
-	return false
 }

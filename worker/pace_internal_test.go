@@ -126,3 +126,25 @@ func TestClaimPacerCreditIsTimeAtHighRates(t *testing.T) {
 	require.Equal(t, 1+20, prompt, "claims at once after the late wake")
 	require.Equal(t, time.Millisecond, p.wait(now))
 }
+
+// A claim of several lanes starts when the last of its messages is due,
+// never ahead of the rate: at 1,000/s, once the credit is spent, a claim
+// of one message waits 1 ms and one of five waits 5 ms; after a late wake
+// the credit covers a claim of several at once.
+func TestClaimPacerStartsAClaimOfSeveralLanesWhenAllItsMessagesAreDue(t *testing.T) {
+	p := newClaimPacer(1000)
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	for p.wait(now) <= 0 {
+		p.claimed(now, 1)
+	}
+	require.Equal(t, time.Millisecond, p.waitFor(now, 1))
+	require.Equal(t, 5*time.Millisecond, p.waitFor(now, 5))
+	now = now.Add(5 * time.Millisecond)
+	require.LessOrEqual(t, p.waitFor(now, 5), time.Duration(0))
+	p.claimed(now, 5)
+	p.answered(5, 2) // two lanes served: three messages given back
+	require.Equal(t, time.Duration(0), p.waitFor(now, 3))
+	require.Equal(t, time.Millisecond, p.waitFor(now, 4))
+	now = now.Add(time.Second) // late: the credit (20) covers 16 at once
+	require.LessOrEqual(t, p.waitFor(now, 16), time.Duration(0))
+}

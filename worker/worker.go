@@ -249,8 +249,10 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 //
 // One claim loop (consumer.Run over claimLoop, loop.go) feeds the senders:
 // while a sender is free it claims with
-// Max = BatchMax (a claim returns up to min(weight, BatchMax) heads of one
-// lane), hands the batch to a goroutine that sends it in order, and, with
+// Max = BatchMax (up to min(weight, BatchMax) heads of a lane) and Lanes =
+// the free senders up to lanesFor(ClaimRate) (one lane at the bulk rate,
+// up to 16 at a high rate: claims.go), hands each lane's batch to a
+// goroutine that sends it in order, and, with
 // no slot free or nothing claimable, blocks on a freed slot, the lanes
 // Waiter or RetryIn, never longer than a second (maxIdleWait: a wake-up
 // lost with a silently dead subscription costs at most that). The loop keeps up to
@@ -259,9 +261,10 @@ func (w *Worker) Redactor() *redact.Redactor { return w.redactor }
 // time cannot keep up (a broadcast at 1,000/s is 1,000 claims of one message
 // each per second, 0.5-0.8 ms each on a loaded 2-CPU host), while at the
 // bulk rate (30/s) it stays 1. A claim in flight holds a sender's slot and
-// one message of the pace from its issue, so claims never oversubscribe the
-// senders and their starts are spaced at ClaimRate; the rest of a claim's
-// messages are paced at its answer (so while P claims are in flight, the
+// one message of the pace per lane asked for from its issue (it starts once
+// they are all due), so claims never oversubscribe the senders and their
+// starts are spaced at ClaimRate; the rest of a claim's messages are paced
+// at its answer, and the slots and messages of lanes not served given back (so while P claims are in flight, the
 // claims may take up to (P - 1) × (BatchMax - 1) messages more than the
 // pacer's bound; the limits never depend on it). An answer that claimed
 // nothing stops new claims until those in flight are back; the loop then
@@ -401,11 +404,21 @@ func newClaimPacer(rate int) claimPacer {
 
 // wait returns how long a claim about to start at now must wait first (0
 // or less: none).
-func (p *claimPacer) wait(now time.Time) time.Duration {
+func (p *claimPacer) wait(now time.Time) time.Duration { return p.waitFor(now, 1) }
+
+// waitFor returns how long a claim of n messages (n >= 1) about to start
+// at now must wait first (0 or less: none): until the last of its n
+// messages is due, so a claim of several lanes starts when its n messages
+// are, not ahead of the rate (a late loop's credit counts as in claimed).
+func (p *claimPacer) waitFor(now time.Time, n int) time.Duration {
 	if p.per == 0 {
 		return 0
 	}
-	return p.next.Sub(now)
+	next := p.next
+	if earliest := now.Add(-time.Duration(p.credit) * p.per); next.Before(earliest) {
+		next = earliest
+	}
+	return next.Add(time.Duration(n-1) * p.per).Sub(now)
 }
 
 // claimed records a claim started at t0 that took k messages; the claim
@@ -421,21 +434,25 @@ func (p *claimPacer) claimed(t0 time.Time, k int) {
 	p.next = p.next.Add(time.Duration(k) * p.per)
 }
 
-// answered records the answer of a claim recorded with claimed(t0, 1) at
-// its issue: it took k messages (0 gives its one message back).
-func (p *claimPacer) answered(k int) {
+// answered records the answer of a claim recorded with claimed(t0, n) at
+// its issue: it took k messages (fewer than n give the rest back, more
+// are counted on).
+func (p *claimPacer) answered(n, k int) {
 	if p.per == 0 {
 		return
 	}
-	p.next = p.next.Add(time.Duration(k-1) * p.per)
+	p.next = p.next.Add(time.Duration(k-n) * p.per)
 }
 
 // claimAnswer is a claim's answer, handed to the claim loop.
 type claimAnswer struct {
-	c    lanes.Claimed
-	err  error
-	t0   time.Time     // when the loop issued it
-	took time.Duration // the store call alone
+	c     lanes.Claimed
+	lanes int // the lanes it asked for: the senders' slots it holds
+	// batches are c's batches, one per lane served (take splits them).
+	batches [][]lanes.Job
+	err     error
+	t0      time.Time     // when the loop issued it
+	took    time.Duration // the store call alone
 }
 
 // claimCreditTime is the least ClaimRate time a late claim loop may catch
@@ -446,6 +463,19 @@ type claimAnswer struct {
 // docs/delivery.md). 20 ms of the rate is still a small part of the 1 s
 // window.
 const claimCreditTime = 20 * time.Millisecond
+
+// unreserve frees n senders' slots taken for a claim that did not use
+// them (n <= 0: none).
+func (w *Worker) unreserve(n int) {
+	if n <= 0 {
+		return
+	}
+	w.batches.Add(-int64(n))
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
+}
 
 // batchDone records that a sender finished its batch and is free.
 func (w *Worker) batchDone() {

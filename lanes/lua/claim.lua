@@ -10,11 +10,11 @@
 -- send deletes it and publishes a wake-up, see common.lua end_lease)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2]  the call's numbers: one string of 9 decimal integers separated by single spaces
+-- ARGV[2]  the call's numbers: one string of 10 decimal integers separated by single spaces
 --          (one argument, not nine: the server handles each argument of a call at about
 --          the cost of building a Lua helper), in order:
 --            lease length (ms)
---            max jobs to hand out (the caller's concurrency headroom, >= 1)
+--            max jobs to hand out per lane served (the caller's batch cap, >= 1)
 --            global rate: max jobs claimed per window (0 = no limit)
 --            global window (ms)
 --            maintenance budget per queue per call (expired leases, due delayed jobs, due parked lanes)
@@ -23,6 +23,8 @@
 --              not even a lane's override: a store WithoutSendLimits)
 --            default lane pace period (ms)
 --            number R of pace rules
+--            max lanes to serve (>= 1): the call serves up to this many lanes of one
+--              queue, each exactly as a call serving one lane would (see "Several lanes")
 -- ARGV[3..] R triples: group prefix, limit, period (ms)
 -- then the number N of queues, then N queue configs (5 fields each, see common.lua), each
 -- followed by the queue's own budget: max jobs of the queue claimed per window (0 = no
@@ -65,17 +67,29 @@
 -- independent of the number of lanes (A acks, each O(log n); the budget only
 -- for a queue whose due time has passed).
 --
--- Returns {1, queue index, group, lease deadline ms, K, id, token, attempts, payload, ...}
--- or {0, hint}: hint is the ms until something may become claimable
+-- Several lanes: with a lane count L > 1 the call goes on after a lane is
+-- served, rotating the same queue's ring again (one LMOVE per lane visited,
+-- as L calls in a row would), until L lanes are served, the global or the
+-- queue's budget is spent, the ring runs out of servable lanes, or a served
+-- lane keeps the rest of its turn at the ring's head (the next call serves
+-- it first, as it would have). Each served lane gets its own K under the
+-- budgets left by the lanes before it. The visit budget grows by one per
+-- lane served, so serving lanes never eats the search for the next one.
+-- A later queue is not served in a call that served a lane (strict
+-- priority, as before). The global and queue send logs' expiries and the
+-- queue's pending count are written once per call.
+--
+-- Returns {1, queue index, lease deadline ms, L', then L' lanes each as
+-- group, K, then K times id, token, attempts, payload} or {0, hint}: hint is the ms until something may become claimable
 -- (0 = try again now, -1 = nothing scheduled: wait for a wake-up); either
 -- followed by the A ack codes, in order (1 acked, -1 stale token, -2 no such job).
 -- (A number is parsed only when it is used: most calls skip the limits
 -- that are off, and the maintenance budget is a command argument.)
 local S = ARGV[1]
-local lease_ms, max, rate, window, budget, visits_max, pace_limit, pace_period, nrules =
-  string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%-?%d+) (%d+) (%d+)$')
-if not nrules then return redis.error_reply('claim: malformed numbers ' .. ARGV[2]) end
-lease_ms, max = num(lease_ms), count(max)
+local lease_ms, max, rate, window, budget, visits_max, pace_limit, pace_period, nrules, lanes_max =
+  string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%-?%d+) (%d+) (%d+) (%d+)$')
+if not lanes_max then return redis.error_reply('claim: malformed numbers ' .. ARGV[2]) end
+lease_ms, max, lanes_max = num(lease_ms), count(max), count(lanes_max)
 if rate ~= '0' then rate, window = num(rate), num(window) else rate, window = 0, 0 end
 visits_max = num(visits_max)
 if pace_limit ~= '0' then
@@ -244,8 +258,9 @@ do
   for n = 1, nq do paused[n] = vals[n] and true or false end
 end
 
--- Global budget: a sliding window of claim times.
-local avail = max
+-- Global budget: a sliding window of claim times. (avail: what the call
+-- may still hand out, max per lane over up to lanes_max lanes.)
+local avail = max * lanes_max
 if rate > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', int(now - window))
   local used = redis.call('ZCARD', KEYS[1])
@@ -316,7 +331,13 @@ for n = 1, nq do
     end
   end
   if paused[n] then visits = visits_max end -- paused: the next queue may be served
-  while visits < visits_max do
+  -- What this queue's lanes served by the call hand out (see "Several
+  -- lanes"): the reply, the leases and send-log entries written once.
+  local out, served, got_all = nil, 0, 0
+  local leases, sends = {}, {}
+  local deadline = now + lease_ms
+  local dls, nows = int(deadline), int(now)
+  while visits < visits_max + served do
     local g = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
     if not g then break end
     visits = visits + 1
@@ -369,11 +390,12 @@ for n = 1, nq do
         if lim and lim - inf < k then k = lim - inf end
         if qavail < k then k = qavail end
         if lavail < k then k = lavail end
+        if max < k then k = max end
         local heads = redis.call('ZPOPMIN', lane, k)
-        local deadline = now + lease_ms
-        local dls = int(deadline)
-        local nows = int(now)
-        local out = {1, n, g, deadline, 0}
+        if not out then out = {1, n, deadline, 0} end
+        out[#out + 1] = g
+        local kat = #out + 1 -- where this lane's K goes
+        out[kat] = 0
         local got = 0
         -- Which send logs get this claim's entries: the job's "s" field
         -- (see mark_settled), so its settle touches only those; with any,
@@ -385,8 +407,9 @@ for n = 1, nq do
         if plim > 0 then flags = flags + 2 end
         if q.rate > 0 then flags = flags + 4 end
         local logged = int(flags)
-        -- One ZADD per set for all K jobs: score/member pairs.
-        local leases, sends = {}, {}
+        -- One ZADD per set for all the call's jobs (the lane's pace log:
+        -- per lane): score/member pairs.
+        local lsends = {}
         for j = 1, #heads, 2 do
           local id = heads[j]
           local jk = q.p .. 'job:' .. id
@@ -403,8 +426,13 @@ for n = 1, nq do
           leases[#leases + 1] = dls
           leases[#leases + 1] = id
           if logged ~= '0' then
+            local m = id .. ':' .. tok
+            if plim > 0 then
+              lsends[#lsends + 1] = 'inf'
+              lsends[#lsends + 1] = m
+            end
             sends[#sends + 1] = 'inf'
-            sends[#sends + 1] = id .. ':' .. tok
+            sends[#sends + 1] = m
           end
           out[#out + 1] = id
           out[#out + 1] = c
@@ -412,28 +440,16 @@ for n = 1, nq do
           out[#out + 1] = v[2] or ''
           got = got + 1
         end
-        out[5] = got
-        if got > 0 then
-          redis.call('ZADD', q.p .. 'leases', unpack(leases))
-          local d = dues[n + 1]
-          if not d or deadline < d then redis.call('SET', q.p .. 'due', dls) end
-          if rate > 0 then redis.call('ZADD', KEYS[1], unpack(sends)) end
-          if plim > 0 then redis.call('ZADD', pk, unpack(sends)) end
-          if q.rate > 0 then redis.call('ZADD', q.p .. 'rate', unpack(sends)) end
-        end
-        -- In-flight entries must outlive the lease; settling extends further.
-        if rate > 0 then
-          if redis.call('PTTL', KEYS[1]) < window + lease_ms then redis.call('PEXPIRE', KEYS[1], int(window + lease_ms)) end
-        end
-        if plim > 0 then
+        out[kat] = got
+        if plim > 0 and got > 0 then
+          redis.call('ZADD', pk, unpack(lsends))
+          -- In-flight entries must outlive the lease; settling extends further.
           if redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, int(pper + lease_ms)) end
         end
-        if q.rate > 0 then
-          local qk = q.p .. 'rate'
-          if redis.call('PTTL', qk) < q.window + lease_ms then redis.call('PEXPIRE', qk, int(q.window + lease_ms)) end
-        end
         redis.call('HINCRBY', q.p .. 'inflight', g, int(got))
-        add_pending(q, -got)
+        got_all = got_all + got
+        qavail, avail = qavail - got, avail - got
+        served = served + 1
         inf = inf + got
         depth = depth - got
         local paced_out = plim > 0 and lavail - got <= 0
@@ -446,21 +462,45 @@ for n = 1, nq do
         elseif w > 1 and credit < w then
           redis.call('HDEL', q.p .. 'turn', g)
         end
+        local more = served < lanes_max and qavail > 0
         if depth == 0 or q.ordered or inf >= lim or paced_out then
           leave_ring_tail(q, g)
         elseif owed > 0 then
-          -- The rest of its turn comes next: back from the tail to the head.
+          -- The rest of its turn comes next: back from the tail to the
+          -- head, for the next call (this one serves no further lane).
           redis.call('RPOP', ring)
           redis.call('LPUSH', ring, g)
+          more = false
         end
         if depth > 0 and paced_out then
           local t = park_for_pace(pk, pper, now)
           redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
           dues[n + 1] = lower_due(q, t)
         end
-        return reply(out, got > 0 and n or nil)
+        if not more then break end
       end
     end
+  end
+  if out then
+    -- The call's writes for every lane it served.
+    if got_all > 0 then
+      redis.call('ZADD', q.p .. 'leases', unpack(leases))
+      local d = dues[n + 1]
+      if not d or deadline < d then redis.call('SET', q.p .. 'due', dls) end
+      if rate > 0 then redis.call('ZADD', KEYS[1], unpack(sends)) end
+      if q.rate > 0 then redis.call('ZADD', q.p .. 'rate', unpack(sends)) end
+    end
+    -- In-flight entries must outlive the lease; settling extends further.
+    if rate > 0 then
+      if redis.call('PTTL', KEYS[1]) < window + lease_ms then redis.call('PEXPIRE', KEYS[1], int(window + lease_ms)) end
+    end
+    if q.rate > 0 then
+      local qk = q.p .. 'rate'
+      if redis.call('PTTL', qk) < q.window + lease_ms then redis.call('PEXPIRE', qk, int(q.window + lease_ms)) end
+    end
+    add_pending(q, -got_all)
+    out[4] = served
+    return reply(out, got_all > 0 and n or nil)
   end
 end
 
