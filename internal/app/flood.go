@@ -24,7 +24,7 @@ func (a *App) initFloods() error {
 	}
 	var err error
 	if a.floods, err = floodnotice.New(floodnotice.Config{Limiter: limiter, Client: a.c, Notifier: a.notifier, Answer: answer,
-		Registerer: a.reg, Catalog: a.cat, Log: a.log}); err != nil {
+		Registerer: a.reg, Catalog: a.cat, Choice: a.langs.Get, Log: a.log}); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	if limiter != nil {

@@ -241,3 +241,35 @@ func TestFloodAnswersAreInTheSendersLanguage(t *testing.T) {
 	}
 	require.Contains(t, h.texts(sara.ID, 3), "پیام\u200cها خیلی زیاد است: کمی آهسته\u200cتر.")
 }
+
+// What the intake limits still answer follows the sender's /language
+// choice over their language_code, as every handler's answer does: a
+// user whose Telegram is English and who chose Russian gets the dropped
+// taps' toasts in Russian; a Russian one who chose Persian gets the
+// notice in Persian.
+func TestFloodAnswersFollowTheSendersLanguageChoice(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "FLOOD_USER_TAPS=2", "FLOOD_USER_MESSAGES=2", "FLOOD_WINDOW=1m")
+	h.startWithSecret(0, 1, 2, 3)
+	ann := speaker(7431, "Ann", "en")
+	require.Equal(t, "🌐 Язык: Русский", h.ask(0, ann, "/language ru"))
+	h.ask(0, ann, "/play") // the second message of the window: handled
+	b, _ := h.board(ann.ID)
+	_, data := keyboardOf(t, b.ReplyMarkup)
+	toasts := map[string]int{}
+	for range 4 {
+		u, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: ann.ID, MessageID: b.ID, From: ann, Data: data["🍎"]})
+		require.NoError(t, err)
+		toasts[h.answerOf(u.CallbackQuery.ID)]++
+	}
+	require.Equal(t, 2, toasts["Слишком много нажатий: помедленнее."], "4 taps, 2 within the limit, the 2 others toasted in the choice's language: %v", toasts)
+
+	ivan := speaker(7432, "Иван", "ru")
+	require.Equal(t, "🌐 زبان: فارسی", h.ask(0, ivan, "/language fa"))
+	for range 2 {
+		h.say(0, ivan, "/help")
+	}
+	texts := h.texts(ivan.ID, 3)
+	require.Contains(t, texts, "پیام\u200cها خیلی زیاد است: کمی آهسته\u200cتر.", "the notice in Persian, the choice's")
+	require.NotContains(t, texts, "Слишком много сообщений: помедленнее.")
+}

@@ -118,7 +118,8 @@ type Subject struct {
 	// answers the dropped message, so it goes to the member who sent it.
 	MessageID int
 	// LanguageCode is the sender's language_code as Telegram sent it
-	// (what a dropped update's toast and notice are said in).
+	// (what a dropped update's toast and notice are said in, unless the
+	// sender chose a language with /language: floodnotice.Config.Choice).
 	LanguageCode string
 	// Date is when a message was sent: Telegram's date (whole seconds),
 	// an edit's edit_date. Zero for a tap (a callback query carries no

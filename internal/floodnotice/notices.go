@@ -43,11 +43,18 @@ type Config struct {
 	Answer     func(ctx context.Context, queryID, text string)
 	Registerer prometheus.Registerer // the metrics' registry
 	// Catalog says the toast and the notice in the dropped update's
-	// sender's language (flood.Subject.LanguageCode: their language_code,
-	// not a /language choice, which would cost a read per drop in a
-	// flood); nil: in English (flood.ToastText, flood.NoticeText).
+	// sender's language, as the handlers choose it: their /language
+	// choice (Choice), else their language_code (flood.Subject.LanguageCode),
+	// i18n.Normalize'd; nil: in English (flood.ToastText, flood.NoticeText).
 	Catalog *i18n.Catalog
-	Log     *slog.Logger
+	// Choice returns user's /language choice ("" none; the app's
+	// chats.Languages.Get: one HGET). It is asked only for a toast or a
+	// notice being sent (at most maxToasts at once, one notice per chat
+	// per window), never for a drop that gets neither; an error reads as
+	// no choice (the language_code's text, logged at debug). Nil: the
+	// language_code alone.
+	Choice func(ctx context.Context, user int64) (string, error)
+	Log    *slog.Logger
 }
 
 // Notices is the side of the intake limits that talks back, and their
@@ -117,14 +124,15 @@ func (n *Notices) OnDrops(ctx context.Context, drops []flood.Drop) {
 			case n.toasts <- struct{}{}:
 				n.bg.Go(func() {
 					defer func() { <-n.toasts }()
-					n.cfg.Answer(context.WithoutCancel(ctx), d.Subject.QueryID, n.text(d.Subject, "flood_toast", flood.ToastText))
+					actx := context.WithoutCancel(ctx)
+					n.cfg.Answer(actx, d.Subject.QueryID, n.text(actx, d.Subject, "flood_toast", flood.ToastText))
 				})
 			default:
 				n.skipped.Inc()
 			}
 		}
 		if d.Result.Notice {
-			msg := notifier.Message{Text: n.text(d.Subject, "flood_notice", flood.NoticeText), Class: notifier.Reply}
+			msg := notifier.Message{Text: n.text(ctx, d.Subject, "flood_notice", flood.NoticeText), Class: notifier.Reply}
 			if d.Subject.Chat < 0 {
 				msg.ReplyTo = d.Subject.MessageID
 			}
@@ -141,13 +149,24 @@ func (n *Notices) OnDrops(ctx context.Context, drops []flood.Drop) {
 	}
 }
 
-// text is message id of the catalog in s's language, english without a
-// catalog.
-func (n *Notices) text(s flood.Subject, id, english string) string {
+// text is message id of the catalog in s's sender's language (their
+// /language choice, else their language_code: Config.Choice), english
+// without a catalog.
+func (n *Notices) text(ctx context.Context, s flood.Subject, id, english string) string {
 	if n.cfg.Catalog == nil {
 		return english
 	}
-	return n.cfg.Catalog.Text(i18n.Normalize(s.LanguageCode), id, nil)
+	lang := s.LanguageCode
+	if n.cfg.Choice != nil && s.User != 0 {
+		l, err := n.cfg.Choice(ctx, s.User)
+		switch {
+		case err != nil:
+			n.cfg.Log.Debug("flood: the sender's language not read; their language_code's text", slog.Int64("user", s.User), slog.Any("err", err))
+		case l != "":
+			lang = l
+		}
+	}
+	return n.cfg.Catalog.Text(i18n.Normalize(lang), id, nil)
 }
 
 // Name is the service's name in the lifecycle's logs and errors.
