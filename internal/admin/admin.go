@@ -31,6 +31,7 @@ import (
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/procs"
+	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
 )
 
@@ -110,6 +111,10 @@ type Config struct {
 	// Processes is the deployment's list of live processes (their
 	// heartbeats). Nil: none listed.
 	Processes *procs.Registry
+	// Refusal is what a sender who is not an admin gets for admin command
+	// name (without its "/") of request r: a player's text, so in their
+	// language (the app's catalog, r.Lang). Nil: RefusalText (English).
+	Refusal func(r *update.Request, name string) string
 }
 
 // Admin is the administration API of the bot: what the admin chat
@@ -135,6 +140,9 @@ func New(cfg Config) (*Admin, error) {
 	}
 	if cfg.IsAdmin == nil {
 		cfg.IsAdmin = func(int64) bool { return false }
+	}
+	if cfg.Refusal == nil {
+		cfg.Refusal = func(_ *update.Request, name string) string { return RefusalText(name) }
 	}
 	if cfg.Username == nil {
 		cfg.Username = func() string { return "" }

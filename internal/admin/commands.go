@@ -51,7 +51,8 @@ func (ad *Admin) cmd(u *models.Update) update.Command {
 }
 
 // Gate wraps an admin command. A sender not in ADMIN_IDS gets a refusal
-// and nothing else happens (an empty ADMIN_IDS means nobody is admin). An
+// (Config.Refusal: in their language) and nothing else happens (an empty
+// ADMIN_IDS means nobody is admin). An
 // admin gets the command's answer only in a private chat with the bot:
 // admin answers carry other users' chat ids and delivery failures, so in a
 // group (or a channel) the admin gets PrivateOnlyText there, with no data,
@@ -61,7 +62,7 @@ func (ad *Admin) Gate(h update.HandlerFunc) update.HandlerFunc {
 		m := r.Update.Message
 		c := ad.cmd(r.Update)
 		if m.From == nil || !ad.cfg.IsAdmin(m.From.ID) {
-			reply(&out, m, "⛔ /"+c.Name+" is for bot admins only.")
+			reply(&out, m, ad.cfg.Refusal(r, c.Name))
 			return out
 		}
 		if !adminChat(m) {
@@ -84,6 +85,10 @@ func reply(out *update.Outcome, m *models.Message, text string) {
 func adminChat(m *models.Message) bool {
 	return m.From != nil && update.IsPrivate(m) && m.Chat.ID == m.From.ID
 }
+
+// RefusalText is the English refusal a sender who is not an admin gets
+// for admin command name (Config.Refusal's default).
+func RefusalText(name string) string { return "⛔ /" + name + " is for bot admins only." }
 
 // PrivateOnlyText is the hint an admin gets for admin command name sent
 // outside a private chat with the bot: it carries no data.

@@ -19,7 +19,7 @@ func (a *App) initAdmin() error {
 	a.procs = procs.New(a.c, a.opt.tag)
 	a.admin, err = admin.New(admin.Config{Processes: a.procs, Outbound: a.store, Inbox: a.inbox, Directory: a.chatDir, Audience: a.audience,
 		Games: a.games, Broadcasts: a.bc, Audit: a.audit, Flood: a.floods.Limiter(), Client: a.c, Gatherer: a.reg,
-		Rates: a.cfg.Rates, IsAdmin: a.cfg.IsAdmin, Username: a.username})
+		Rates: a.cfg.Rates, IsAdmin: a.cfg.IsAdmin, Username: a.username, Refusal: a.refusal})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -29,7 +29,14 @@ func (a *App) initAdmin() error {
 // Admin returns the app's administration API (the console's backend).
 func (a *App) Admin() *admin.Admin { return a.admin }
 
-// toastAdminOnly answers a tap on an admin's button by anyone else.
+// refusal is what a player who is not an admin gets for admin command
+// name, in their language (admin.Config.Refusal).
+func (a *App) refusal(r *update.Request, name string) string {
+	return a.cat.Text(r.Lang, "admins_only", map[string]any{"Command": name})
+}
+
+// toastAdminOnly answers a tap on an admin's button by anyone else (in
+// English: localizeToast says it in the tapper's language).
 const toastAdminOnly = "⛔ For bot admins only, in a private chat with the bot."
 
 // adminTap is the admin gate for taps (as admin.Admin.Gate is for the

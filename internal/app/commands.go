@@ -90,7 +90,7 @@ func (a *App) isGroupAdmin(ctx context.Context, chat, user int64) (bool, error) 
 }
 
 // localizeToast says the router's own toasts (a refused button, a tap to
-// retry) in the tapper's language (the tapdata.Router's Localize); every
+// retry) and the admin buttons' refusal (adminTap) in the tapper's language (the tapdata.Router's Localize); every
 // other toast is said in it already.
 func (a *App) localizeToast(r *update.Request, toast string) string {
 	id := ""
@@ -101,6 +101,8 @@ func (a *App) localizeToast(r *update.Request, toast string) string {
 		id = "toast_old_button"
 	case tapdata.ToastRetry:
 		id = "toast_retry"
+	case toastAdminOnly:
+		id = "toast_admins_only"
 	default:
 		return toast
 	}

@@ -273,3 +273,36 @@ func TestFloodAnswersFollowTheSendersLanguageChoice(t *testing.T) {
 	require.Contains(t, texts, "پیام\u200cها خیلی زیاد است: کمی آهسته\u200cتر.", "the notice in Persian, the choice's")
 	require.NotContains(t, texts, "Слишком много сообщений: помедленнее.")
 }
+
+// A player who is not an admin is refused an admin command, and a tap on
+// an admin's button, in their language (the admins' own answers stay
+// English).
+func TestAdminRefusalsAreInThePlayersLanguage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	for _, tc := range []struct {
+		from models.User
+		text string
+		want string
+	}{
+		{speaker(7441, "Аня", "ru-RU"), "/broadcast hi", "⛔ /broadcast — только для администраторов бота."},
+		{speaker(7442, "سارا", "fa"), "/weights", "⛔ دستور /weights فقط برای مدیران ربات است."},
+		{speaker(7443, "Beto", "es"), "/lanes", "⛔ /lanes es solo para los administradores del bot."},
+		{speaker(7444, "Caio", "pt-BR"), "/audit", "⛔ /audit é só para os administradores do bot."},
+		{speaker(7445, "Eve", "de"), "/dlq", "⛔ /dlq is for bot admins only."},
+	} {
+		require.Equal(t, tc.want, h.ask(0, tc.from, tc.text), tc.from.LanguageCode)
+	}
+
+	// A tap on the admin's preview by a Russian player.
+	pv := h.ask(0, user(adminID, "Admin"), "/broadcast hi")
+	require.True(t, strings.HasPrefix(pv, "📣 Broadcast preview."), pv)
+	msgs := h.emu.Messages(adminID)
+	m := msgs[len(msgs)-1]
+	_, data := keyboardOf(t, m.ReplyMarkup)
+	u, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: m.ID, From: speaker(7441, "Аня", "ru"), Data: data["✅ Send"]})
+	require.NoError(t, err)
+	require.Equal(t, "⛔ Только для администраторов бота, в личном чате с ботом.", h.answerOf(u.CallbackQuery.ID))
+}
