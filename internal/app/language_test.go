@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,15 +67,19 @@ func TestGameIsPlayedInRussianAndInPersian(t *testing.T) {
 		win        string
 		top        string
 		menu       string // the first command's description
+		digits     string // the digits 0 to 9 of the board's turn numbers ("" Latin)
 	}{
 		{lang: "ru", code: "ru-RU", player: speaker(7301, "Аня", "ru-RU"),
 			left: map[int]string{22: "Осталось 22 попытки из 22.", 21: "Осталась 21 попытка из 22.", 5: "Осталось 5 попыток из 22.",
 				2: "Осталось 2 попытки из 22.", 1: "Осталась 1 попытка из 22."},
 			win: "🎉 Код разгадан за 22 попытки из 22! +10 очков.", top: "🏆 Лучшие игроки\n1. Аня — 10 очк.", menu: "Начать новую игру"},
 		{lang: "fa", code: "fa", player: speaker(7302, "سارا", "fa"),
-			left: map[int]string{22: "22 فرصت از 22 فرصت باقی مانده است.", 21: "21 فرصت از 22 فرصت باقی مانده است.",
-				5: "5 فرصت از 22 فرصت باقی مانده است.", 2: "2 فرصت از 22 فرصت باقی مانده است.", 1: "1 فرصت از 22 فرصت باقی مانده است."},
-			win: "🎉 کد در 22 فرصت از 22 رمزگشایی شد! +10 امتیاز.", top: "🏆 برترین بازیکنان\n1. سارا — 10 امتیاز", menu: "شروع بازی جدید"},
+			// Numbers in Persian digits (CLDR's arabext), the board's
+			// turn numbers too (digits).
+			left: map[int]string{22: "۲۲ فرصت از ۲۲ فرصت باقی مانده است.", 21: "۲۱ فرصت از ۲۲ فرصت باقی مانده است.",
+				5: "۵ فرصت از ۲۲ فرصت باقی مانده است.", 2: "۲ فرصت از ۲۲ فرصت باقی مانده است.", 1: "۱ فرصت از ۲۲ فرصت باقی مانده است."},
+			win: "🎉 کد در ۲۲ فرصت از ۲۲ رمزگشایی شد! +۱۰ امتیاز.", top: "🏆 برترین بازیکنان\n۱. سارا — ۱۰ امتیاز", menu: "شروع بازی جدید",
+			digits: "۰۱۲۳۴۵۶۷۸۹"},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			t.Parallel()
@@ -106,14 +110,14 @@ func TestGameIsPlayedInRussianAndInPersian(t *testing.T) {
 			for n := 1; n <= 21; n++ {
 				require.Equal(t, tr.T("turn_line", map[string]any{"Guess": "🥝🥝🥝🥝", "Pegs": "⚪⚪⚪⚪", "Attempt": n, "Max": 22}),
 					h.ask(0, p, "🥝🥝🥝🥝"))
-				turns += fmt.Sprintf("\n%d. 🥝🥝🥝🥝  ⚪⚪⚪⚪", n)
+				turns += "\n" + inDigits(tc.digits, n) + ". 🥝🥝🥝🥝  ⚪⚪⚪⚪"
 				if _, ok := tc.left[22-n]; ok {
 					h.waitBoard(p.ID, board(22-n))
 				}
 			}
 			require.Equal(t, tr.T("turn_line", map[string]any{"Guess": "🍎🍌🍇🍒", "Pegs": "🟢🟢🟢🟢", "Attempt": 22, "Max": 22})+"\n"+tc.win,
 				h.ask(0, p, "🍎🍌🍇🍒"))
-			h.waitBoard(p.ID, rules+"\n"+turns+"\n22. 🍎🍌🍇🍒  🟢🟢🟢🟢\n\n"+tc.win)
+			h.waitBoard(p.ID, rules+"\n"+turns+"\n"+inDigits(tc.digits, 22)+". 🍎🍌🍇🍒  🟢🟢🟢🟢\n\n"+tc.win)
 			require.Equal(t, tc.top, h.ask(0, p, "/top"))
 			h.requireNoEnglish(p.ID)
 
@@ -166,6 +170,20 @@ func TestLanguageCommandChangesTheLanguageAndSurvivesARestart(t *testing.T) {
 	require.Equal(t, gameuiNoGame, h.ask(0, ann, "/giveup"))
 }
 
+// inDigits is n written with digits (0 to 9 of a script; "" Latin).
+func inDigits(digits string, n int) string {
+	s := strconv.Itoa(n)
+	if digits == "" {
+		return s
+	}
+	d := []rune(digits)
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(d[r-'0'])
+	}
+	return b.String()
+}
+
 // gameuiNoGame is the English "no game" answer.
 const gameuiNoGame = "No game is running here. Send /play to start one."
 
@@ -201,11 +219,12 @@ func TestGroupBoardSpeaksTheGroupsLanguageAndEachPlayerTheirs(t *testing.T) {
 	require.Equal(t, "🌐 زبان این گروه: فارسی", h.ask(group, cat2, "/language@codemojex_test_bot fa"))
 	fa := cat.For("fa")
 	rulesFA := fa.N("rules_line", 4, map[string]any{"N": 4, "Palette": pal})
-	h.waitBoard(group, rulesFA+"\n"+turns+"\n✏️ Beto: 🍎 _ _ _\n8 فرصت از 10 فرصت باقی مانده است.")
+	turns = "\n۱. 🥝🥝🥝🥝  ⚪⚪⚪⚪  Beto\n۲. 🥝🥝🥝🥝  ⚪⚪⚪⚪  Аня\n" // Persian digits now
+	h.waitBoard(group, rulesFA+"\n"+turns+"\n✏️ Beto: 🍎 _ _ _\n۸ فرصت از ۱۰ فرصت باقی مانده است.")
 	require.Equal(t, "🥝🥝🥝🥝  ⚪⚪⚪⚪  intento 3/10", h.ask(group, bob, "/guess 🥝🥝🥝🥝"), "Bob's answers stay Spanish")
-	h.waitBoard(group, rulesFA+"\n"+turns+"3. 🥝🥝🥝🥝  ⚪⚪⚪⚪  Beto\n\n✏️ Beto: 🍎 _ _ _\n7 فرصت از 10 فرصت باقی مانده است.")
+	h.waitBoard(group, rulesFA+"\n"+turns+"۳. 🥝🥝🥝🥝  ⚪⚪⚪⚪  Beto\n\n✏️ Beto: 🍎 _ _ _\n۷ فرصت از ۱۰ فرصت باقی مانده است.")
 	require.Equal(t, "🏳️ Вы сдались", h.tap(group, ann, "🏳️"), "Ann's toast is Russian")
-	h.waitBoard(group, rulesFA+"\n"+turns+"3. 🥝🥝🥝🥝  ⚪⚪⚪⚪  Beto\n\n🏳️ تسلیم شدید. کد 🍎🍌🍇🍒 بود.")
+	h.waitBoard(group, rulesFA+"\n"+turns+"۳. 🥝🥝🥝🥝  ⚪⚪⚪⚪  Beto\n\n🏳️ تسلیم شدید. کد 🍎🍌🍇🍒 بود.")
 
 	// A new game in the group: the group's language, not its starter's.
 	h.ask(group, bob, "/play@codemojex_test_bot")

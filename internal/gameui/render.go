@@ -100,7 +100,7 @@ func boardText(t i18n.Texts, s game.State, comps []game.Composition, group bool)
 	b.WriteString(rulesLine(t, s.Config))
 	b.WriteString("\n")
 	for i, turn := range s.Turns {
-		fmt.Fprintf(&b, "\n%d. %s  %s", i+1, strings.Join(turn.Guess, ""), turn.Pegs(len(turn.Guess)))
+		fmt.Fprintf(&b, "\n%s. %s  %s", t.Num(i+1), strings.Join(turn.Guess, ""), turn.Pegs(len(turn.Guess)))
 		if group && turn.By != "" {
 			b.WriteString("  " + turn.By)
 		}

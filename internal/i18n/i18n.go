@@ -12,7 +12,11 @@
 //
 // A message's placeholders are Go template fields ({{.N}}); a plural
 // message has one text per CLDR form of its language, chosen by the count
-// the caller gives (Catalog.Plural). Every language has exactly English's
+// the caller gives (Catalog.Plural). A number placeholder (an int) is
+// written in the digits of the language's CLDR numbering system, read
+// from golang.org/x/text/number (Persian's ۰-۹; go-i18n formats no
+// numbers itself), without grouping; Texts.Num writes a number the code
+// puts beside a text the same way. Every language has exactly English's
 // message ids and, per message, English's placeholders (the catalog test
 // walks them), so a text is never missing; a language the catalog does not
 // have reads English.
@@ -28,11 +32,14 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 
 	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"golang.org/x/text/number"
 )
 
 //go:embed locales/*.yaml
@@ -78,6 +85,10 @@ type Catalog struct {
 	locs  map[string]*goi18n.Localizer // language -> its localizer (falling back to Default)
 	files map[string]*goi18n.MessageFile
 	names map[string]string // language -> its own name ("Русский")
+	// digits is, for a language whose CLDR numbering system is not
+	// Latin's (Persian: arabext, ۰-۹), its digits 0 to 9; absent for
+	// the others.
+	digits map[string][10]rune
 }
 
 // New reads the embedded message files. Errors: a file that does not
@@ -85,7 +96,8 @@ type Catalog struct {
 func New() (*Catalog, error) {
 	b := goi18n.NewBundle(language.English)
 	b.RegisterUnmarshalFunc("yaml", yaml.Unmarshal)
-	c := &Catalog{locs: map[string]*goi18n.Localizer{}, files: map[string]*goi18n.MessageFile{}, names: map[string]string{}}
+	c := &Catalog{locs: map[string]*goi18n.Localizer{}, files: map[string]*goi18n.MessageFile{}, names: map[string]string{},
+		digits: map[string][10]rune{}}
 	for _, l := range Languages() {
 		p := path.Join("locales", l+".yaml")
 		buf, err := fs.ReadFile(files, p)
@@ -98,6 +110,9 @@ func New() (*Catalog, error) {
 		}
 		c.files[l] = f
 		c.locs[l] = goi18n.NewLocalizer(b, l, Default)
+		if d, ok := cldrDigits(l); ok {
+			c.digits[l] = d
+		}
 	}
 	for _, l := range Languages() {
 		c.names[l] = c.Text(l, "language_name", nil)
@@ -124,11 +139,64 @@ func (c *Catalog) localize(lang string, lc *goi18n.LocalizeConfig) string {
 	if l == nil {
 		l = c.locs[Default]
 	}
+	if d, ok := c.digits[lang]; ok {
+		if data, ok := lc.TemplateData.(map[string]any); ok && len(data) > 0 {
+			lc.TemplateData = localDigits(d, data)
+		}
+	}
 	s, err := l.Localize(lc)
 	if err != nil && s == "" {
 		return lc.MessageID
 	}
 	return s
+}
+
+// cldrDigits returns language lang's digits 0 to 9 as CLDR's default
+// numbering system for it writes them (golang.org/x/text/number), and ok
+// false when they are Latin's (0-9).
+func cldrDigits(lang string) ([10]rune, bool) {
+	p := message.NewPrinter(language.Make(lang))
+	var d [10]rune
+	for i := range d {
+		r := []rune(p.Sprint(number.Decimal(i)))
+		if len(r) != 1 {
+			return d, false
+		}
+		d[i] = r[0]
+	}
+	return d, d[0] != '0'
+}
+
+// localDigits returns data with its integers written in digits d (a
+// copy: data is the caller's); other values as they are.
+func localDigits(d [10]rune, data map[string]any) map[string]any {
+	out := make(map[string]any, len(data))
+	for k, v := range data {
+		var s string
+		switch n := v.(type) {
+		case int:
+			s = strconv.Itoa(n)
+		case int64:
+			s = strconv.FormatInt(n, 10)
+		default:
+			out[k] = v
+			continue
+		}
+		out[k] = withDigits(d, s)
+	}
+	return out
+}
+
+// withDigits is s with each ASCII digit replaced by d's.
+func withDigits(d [10]rune, s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			r = d[r-'0']
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Name is language lang's name in that language ("Русский"; lang itself
@@ -157,6 +225,16 @@ type Texts struct {
 
 // T is Catalog.Text in t's language.
 func (t Texts) T(id string, data map[string]any) string { return t.c.Text(t.Lang, id, data) }
+
+// Num is n as t's language writes it in its texts: in the digits of its
+// CLDR numbering system (Persian's ۰-۹; Latin's for the others), no
+// grouping (as a placeholder's number reads: Catalog.Text).
+func (t Texts) Num(n int) string {
+	if d, ok := t.c.digits[t.Lang]; ok {
+		return withDigits(d, strconv.Itoa(n))
+	}
+	return strconv.Itoa(n)
+}
 
 // N is Catalog.Plural in t's language.
 func (t Texts) N(id string, n int, data map[string]any) string {

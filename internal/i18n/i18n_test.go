@@ -110,12 +110,39 @@ func TestPluralsFollowEachLanguagesRules(t *testing.T) {
 		{"pt-BR", 1, "Resta 1 tentativa de 22."},
 		{"pt-BR", 0, "Resta 0 tentativa de 22."},
 		{"pt-BR", 5, "Restam 5 tentativas de 22."},
-		{"fa", 1, "1 فرصت از 22 فرصت باقی مانده است."},
-		{"fa", 21, "21 فرصت از 22 فرصت باقی مانده است."},
+		{"fa", 1, "۱ فرصت از ۲۲ فرصت باقی مانده است."},
+		{"fa", 21, "۲۱ فرصت از ۲۲ فرصت باقی مانده است."},
 	} {
 		require.Equal(t, tc.want, c.Plural(tc.lang, "attempts_left", tc.n, map[string]any{"Left": tc.n, "Max": 22}), "%s %d", tc.lang, tc.n)
 	}
 	require.Equal(t, "🎉 Код разгадан за 21 попытку из 22! +20 очков.", c.For("ru").N("win", 21, map[string]any{"Attempt": 21, "Max": 22, "Points": 20}))
+}
+
+// Persian writes numbers in its CLDR numbering system's digits (arabext,
+// ۰-۹), the placeholders' and Texts.Num's alike, without grouping; the
+// other languages in Latin digits; a text value is left as it is, and the
+// caller's data is not changed.
+func TestPersianWritesNumbersInPersianDigits(t *testing.T) {
+	c, err := New()
+	require.NoError(t, err)
+	data := map[string]any{"Attempt": 1234, "Max": int64(22), "Points": 1_000_000}
+	require.Equal(t, "🎉 کد در ۱۲۳۴ فرصت از ۲۲ رمزگشایی شد! +۱۰۰۰۰۰۰ امتیاز.", c.For("fa").N("win", 1234, data))
+	require.Equal(t, map[string]any{"Attempt": 1234, "Max": int64(22), "Points": 1_000_000}, data, "the caller's data is unchanged")
+	require.Equal(t, "🎉 Code cracked in 1234/22 attempts! +1000000 points.", c.For("en").N("win", 1234, data))
+	require.Equal(t, "بازیکن 42a", c.Text("fa", "top_no_name", map[string]any{"ID": "42a"}), "a string is not a number")
+	for lang, want := range map[string]string{"fa": "۰۱۲۳۴۵۶۷۸۹", "en": "0123456789", "ru": "0123456789", "es": "0123456789", "pt-BR": "0123456789"} {
+		require.Equal(t, want, numAll(c.For(lang)), lang)
+	}
+	require.Equal(t, "۱۲۳۴", c.For("fa").Num(1234))
+}
+
+// numAll is the digits 0 to 9 as t writes them.
+func numAll(t Texts) string {
+	s := ""
+	for i := range 10 {
+		s += t.Num(i)
+	}
+	return s
 }
 
 func TestNormalizeMapsTelegramLanguageCodesToTheCatalogs(t *testing.T) {
