@@ -33,7 +33,7 @@ func benchFloods(ctx context.Context, cfg config, _ *valkeyserver.Server, t *tab
 	}
 	cfg.log.Info("floods", "metrics", m)
 	for _, u := range []string{"flood_handled", "flood_dropped", "flood_replies_queued", "flood_bytes/dropped", "flood_next_ms",
-		"flood_keys_left", "rest_chats", "rest_bytes/chat", "rest_bytes/chat_1min", "msg_bytes/delivered", "msg_bytes/delivered_1min",
+		"flood_keys_left", "rest_chats", "rest_lang_choices", "rest_lang_codes", "rest_bytes/chat", "rest_bytes/chat_1min", "msg_bytes/delivered", "msg_bytes/delivered_1min",
 		"limit_on_updates/s", "limit_off_updates/s", "limit_on_valkey_us/update", "limit_off_valkey_us/update",
 		"path_on_updates/s", "path_off_updates/s", "path_on_valkey_us/update", "path_off_valkey_us/update",
 		"path_valkey_us_ratio", "path_updates_ratio", "limit_valkey_us_ratio",
@@ -63,7 +63,8 @@ func floodRows(t *table, m map[string]float64) {
 		verdict(m["flood_bytes/dropped"] < 100 && m["flood_keys_left"] == 0))
 	t.add("the flooder's `/start` 10 s after the flood: sent -> answered",
 		fmt.Sprintf("%.0f ms", m["flood_next_ms"]), "none: a check (goal < 2 s)", verdict(m["flood_next_ms"] < 2000))
-	t.add(fmt.Sprintf("memory per known chat at rest: %s chats, one `/start` each, delivered: bytes/chat at once, and 61 s later (pace logs expired; the finished-update set stays 24 h)", n(m["rest_chats"])),
+	t.add(fmt.Sprintf("memory per known chat at rest, with stored languages: %s chats, one message each (%s `/language <code>`: stored choices; the rest `/start`), language_codes en, ru, es, pt-BR, fa in turn (%s recorded for broadcasts), delivered: bytes/chat at once, and 61 s later (pace logs expired; the finished-update set stays 24 h)",
+		n(m["rest_chats"]), n(m["rest_lang_choices"]), n(m["rest_lang_codes"])),
 		fmt.Sprintf("%s B; %s B", n(m["rest_bytes/chat"]), n(m["rest_bytes/chat_1min"])), "none: a check (goal <= 200 B within the first minute)",
 		verdict(m["rest_bytes/chat"] <= 200 && m["rest_bytes/chat_1min"] <= 200))
 	t.add("bytes kept per delivered message never edited (10,000 notifications): 1 s after delivery (the limiter's own send logs: each chat's pace log lives one pace period), and 61 s later",

@@ -144,7 +144,10 @@ The flood rows are checks against the issue's goals, each judged from this run's
 "not met"); the first checks that every one of the 3,000 updates was either handled or dropped (what the bot would
 do without the limits is not measured here): one user sends 3,000 ` + "`/help`" + ` in 3 s to a bot
 at Telegram's own limits; bytes are the sum of MEMORY USAGE over the bot's keys. Memory at rest: 100,000 chats
-(` + "`CODEMOJEX_BENCH_CHATS`" + ` to change) each send one ` + "`/start`" + `, every reply delivered; then 10,000 notifications that
+(` + "`CODEMOJEX_BENCH_CHATS`" + ` to change) each send one message, every reply delivered, with stored languages: their users'
+` + "`language_code`" + `s are en, ru, es, pt-BR and fa in turn (the four not English are recorded for broadcasts,
+` + "`{T}:app:ulang`" + `), and every 4th chat sends ` + "`/language <code>`" + ` (a stored choice, ` + "`{T}:app:lang`" + `) where the others send
+` + "`/start`" + ` (the row gives both counts, read from Valkey); then 10,000 notifications that
 are never edited. The cost rows are ratios, limits on (the defaults) divided by off (` + "`FLOOD_WINDOW=0`" + `), medians of
 alternating runs in the same sitting. The whole normal path (the issue's goal, within 5%): a ` + "`BOT_ROLE=poller`" + ` app and a
 ` + "`BOT_ROLE=handler`" + ` app (default ` + "`HANDLERS`" + `) in process on a server of their own, no worker; 6,000 ` + "`/help`" + ` from 2,000

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/internal/flood"
 	"github.com/codemojex/codemojex/internal/intake"
@@ -40,7 +41,10 @@ import (
 //     passed, against the bytes before it; then, 10 s after the flood, the
 //     flooder's /start: the time until it is answered.
 //   - memory at rest: CODEMOJEX_BENCH_CHATS (default 100,000) chats each
-//     send one /start, every reply delivered (limits that do not bind):
+//     send one message, every reply delivered (limits that do not bind):
+//     their users' language_codes are en, ru, es, pt-BR and fa in turn
+//     (4 in 5 recorded for broadcasts), and every 4th chat sends
+//     "/language <code>" (a stored choice) where the others send /start:
 //     bytes and keys per chat right after delivery and 61 s later (the pace
 //     logs have expired); then 10,000 notifications, never edited, to those
 //     chats: bytes kept per delivered message.
@@ -268,7 +272,7 @@ func BenchmarkFlood(b *testing.B) {
 		stop()
 	}
 
-	// Memory at rest.
+	// Memory at rest, with stored languages.
 	if part("rest") {
 		chats := 100_000
 		if v, err := strconv.Atoi(os.Getenv("CODEMOJEX_BENCH_CHATS")); err == nil && v > 0 {
@@ -280,9 +284,18 @@ func BenchmarkFlood(b *testing.B) {
 		before, beforeKeys := bytesOf(c, tag)
 		groupsBefore := breakdown(c, tag)
 		sent := func() float64 { return gatherCounter(b, a, "codemojex_worker_sent_total", "") }
+		// Each user's language_code is one of the catalog's in turn (en is
+		// not recorded, the other four are: {T}:app:ulang), and every 4th
+		// chat sends "/language <another>" instead of /start (a stored
+		// choice: {T}:app:lang).
+		codes := []string{"en", "ru", "es", "pt-BR", "fa"}
 		for i := range chats {
 			id := int64(1_000_000 + i)
-			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: id, From: models.User{ID: id, FirstName: "U"}, Text: "/start"})
+			text := "/start"
+			if i%4 == 0 {
+				text = "/language " + codes[(i+2)%len(codes)]
+			}
+			_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: id, From: models.User{ID: id, FirstName: "U", LanguageCode: codes[i%len(codes)]}, Text: text})
 			require.NoError(b, err)
 		}
 		require.Eventually(b, func() bool { return sent() >= float64(chats) }, 15*time.Minute, 50*time.Millisecond)
@@ -297,8 +310,11 @@ func BenchmarkFlood(b *testing.B) {
 		metric(float64(atOnce-before)/float64(chats), "rest_bytes/chat")
 		metric(float64(atMinute-before)/float64(chats), "rest_bytes/chat_1min")
 		metric(float64(keysMinute-beforeKeys)/float64(chats), "rest_keys/chat_1min")
-		b.Logf("at rest: %d chats, one /start each, delivered: %d bytes/chat (%.2f keys/chat) at once, %d bytes/chat (%.2f keys/chat) 61 s later",
-			chats, (atOnce-before)/int64(chats), float64(keysOnce-beforeKeys)/float64(chats),
+		choices, recorded := languageFields(ctx, b, c, tag)
+		metric(float64(choices), "rest_lang_choices")
+		metric(float64(recorded), "rest_lang_codes")
+		b.Logf("at rest: %d chats (%d /language choices, %d language_codes recorded), one message each, delivered: %d bytes/chat (%.2f keys/chat) at once, %d bytes/chat (%.2f keys/chat) 61 s later",
+			chats, choices, recorded, (atOnce-before)/int64(chats), float64(keysOnce-beforeKeys)/float64(chats),
 			(atMinute-before)/int64(chats), float64(keysMinute-beforeKeys)/float64(chats))
 		// Messages never edited.
 		const msgs = 10_000
@@ -645,4 +661,21 @@ func pairRatios[T any](on, off []T, f func(T) float64) []float64 {
 		out[i] = f(on[i]) / f(off[i])
 	}
 	return out
+}
+
+// languageFields counts the fields of the bot's language hashes on c under
+// tag: the /language choices ({T}:app:lang:<b>) and the language_codes
+// recorded for broadcasts ({T}:app:ulang:<b>).
+func languageFields(ctx context.Context, b *testing.B, c valkey.Client, tag string) (choices, codes int64) {
+	b.Helper()
+	k := chats.NewKeys(tag)
+	for bucket := range int64(chats.Buckets) {
+		n, err := c.Do(ctx, c.B().Hlen().Key(k.LangBucket(bucket)).Build()).AsInt64()
+		require.NoError(b, err)
+		choices += n
+		n, err = c.Do(ctx, c.B().Hlen().Key(k.CodeBucket(bucket)).Build()).AsInt64()
+		require.NoError(b, err)
+		codes += n
+	}
+	return choices, codes
 }
