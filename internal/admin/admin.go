@@ -33,6 +33,7 @@ import (
 	"github.com/codemojex/codemojex/internal/procs"
 	"github.com/codemojex/codemojex/internal/update"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
 )
 
 // Inbox is the update queue as the admin API reads it (intake.Inbox):
@@ -72,7 +73,7 @@ type Broadcasts interface {
 	Stop(ctx context.Context, who, id string) (string, error)
 	Compose(ctx context.Context, c broadcast.Composition) (broadcast.Preview, error)
 	StartComposed(ctx context.Context, who, token string) (id, answer string, err error)
-	Texts(ctx context.Context, id string) ([]string, error)
+	Texts(ctx context.Context, id string) ([]notifier.BroadcastText, error)
 }
 
 var _ Broadcasts = (*broadcast.Service)(nil)

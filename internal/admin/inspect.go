@@ -13,6 +13,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
 )
 
 // Limits of the console's job and weight listings.
@@ -131,9 +132,11 @@ func (ad *Admin) WeightsPage(ctx context.Context, cursor string) ([]lanes.GroupW
 // BroadcastDetail is one broadcast as its console page shows it.
 type BroadcastDetail struct {
 	BroadcastView
-	// Texts are its text as the chats get it, one per part (none when
-	// its record is gone or keeps no text).
-	Texts []string
+	// Texts are its texts as the chats get them: the default (Lang "")
+	// first, then each language's with a text of its own, in the
+	// catalog's order; each in its parts (none when its record is gone or
+	// keeps no text).
+	Texts []notifier.BroadcastText
 	// Timeline is what was done to it, oldest first: its audit entries
 	// among the last scan (sent, stopped, continued free), by whom.
 	Timeline []AuditEntry

@@ -147,3 +147,21 @@ func TestBroadcastPageShowsItsTextPlanCountsAndState(t *testing.T) {
 	_, page = b.get("/broadcast?id=bc_" + strings.Repeat("0", 26))
 	require.Contains(t, page, `<td id="bc-state">expired`)
 }
+
+// A broadcast with a text per language shows every language's text,
+// labelled by its language (the default first, then the catalog's order),
+// each escaped, a language's marked with its lang and dir="auto" (Persian
+// is right to left).
+func TestBroadcastPageShowsEveryLanguagesText(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	e.knownChats(91_000, 2)
+	id := e.broadcast("📣 <b>news</b>\n[fa]\n📣 اخبار\n[ru]\n📣 новости")
+	_, page := b.get("/broadcast?id=" + id)
+	require.Regexp(t, `(?s)<h2>Texts, one per language</h2>\s*`+
+		`<h3 class="bc-lang">default <span class="note">\(every chat whose language has no text of its own\)</span></h3>\s*<pre class="bc-text">📣 &lt;b&gt;news&lt;/b&gt;</pre>\s*`+
+		`<h3 class="bc-lang">\[ru\]</h3>\s*<pre class="bc-text" lang="ru" dir="auto">📣 новости</pre>\s*`+
+		`<h3 class="bc-lang">\[fa\]</h3>\s*<pre class="bc-text" lang="fa" dir="auto">📣 اخبار</pre>`, page)
+}
