@@ -187,3 +187,24 @@ func keys(m map[string]bool) []string {
 	}
 	return out
 }
+
+// TestLanguageRowsJudgeTheGoalFromTheRun: the languages section's first
+// row judges the goal (within 5%) from the run's pairs' median,
+// and the catalog's row gives its cost per guess as a share of an English
+// update's handler CPU.
+func TestLanguageRowsJudgeTheGoalFromTheRun(t *testing.T) {
+	m := map[string]float64{"lang_updates": 10000, "lang_pairs": 5, "lang_en_go_us/update": 400, "lang_loc_go_us/update": 410,
+		"lang_go_ratio": 1.05, "lang_en_valkey_us/update": 200, "lang_loc_valkey_us/update": 210, "lang_valkey_ratio": 1.05}
+	ns := map[string]float64{"game": 4000, "catalog_en": 16000, "catalog_ru": 14000, "catalog_fa": 20000}
+	rows := func() []tableRow {
+		tb := &table{}
+		languageRows(tb, m, ns)
+		return tb.rows
+	}
+	r := rows()
+	require.Len(t, r, 3)
+	require.True(t, strings.HasSuffix(r[0].ratio, "goal met"), r[0].ratio)
+	require.Equal(t, "Persian +16.0 µs a guess: 4.0% of an English update's handler CPU (English +12.0 µs a guess: 3.0% of an English update's handler CPU; medians of 5 rounds)", r[2].ratio)
+	m["lang_go_ratio"] = 1.06
+	require.True(t, strings.HasSuffix(rows()[0].ratio, "goal **not met**"), rows()[0].ratio)
+}

@@ -378,6 +378,27 @@ host's CPUs, so A's latency carries what B's broadcast costs the machine as well
 reply in each 5 s of the run.`,
 			run: benchTwoBots,
 		},
+		{
+			name:  "languages",
+			title: "What the players' languages cost the handlers",
+			about: `Issue 29's measured row: handler CPU per update with localization vs without (goal: within 5%). Every text
+a player sees comes from the catalog (go-i18n), English's too, so "without" is measured two ways. End to end:
+` + "`go test -run '^$' -bench '^BenchmarkHandlerLanguages$' -benchtime 1x ./internal/app/`" + `, run by this program in the main
+module: the real bot (` + "`cmd/bot`" + `, ` + "`BOT_ROLE=handler`" + `, default ` + "`HANDLERS`" + `) as an OS process of its own on a Valkey server of
+its own, no worker; 2,000 private chats each play a game (` + "`/play`" + `, three typed guesses, each answered and the board
+re-rendered, ` + "`/top`" + `), 10,000 updates recorded up front, the window from the first update seen handled to the last.
+The baseline's players have ` + "`language_code`" + ` en and no choice (English texts, nothing recorded); the measured side's
+have ru and fa by turns, half of them a stored ` + "`/language`" + ` choice of the other language (the choice is read in every
+update's pipeline anyway; a non-English code is recorded for broadcasts by the process's first update of each
+user; Persian numbers are written in its digits). Runs alternate, English then localized, five pairs; the ratio
+is the median of each pair's ratio (lower is better), the ratio of the medians beside it; the handler process's
+CPU is /proc's (10 ms ticks: about 0.3% of a run). In process: ` + "`BenchmarkGuessTexts`" + ` (internal/gameui, 20,000
+iterations a run, five rounds of the four variants in turn, each variant's median) renders what a typed guess renders (its answer and the board) from package game's English
+(no catalog: the bot before localization) and from the catalog in English, Russian and Persian; the difference
+over the English run's handler CPU per update is the catalog's share (a guess renders the most of the game's
+updates, so over this mix it is an upper bound).`,
+			run: benchLanguages,
+		},
 	}
 }
 
