@@ -83,7 +83,7 @@ func floodRows(t *table, m map[string]float64) {
 		fmt.Sprintf("%.1f µs", m["limit_on_valkey_us/update"]), fmt.Sprintf("%.1f µs", m["limit_off_valkey_us/update"]),
 		fmt.Sprintf("%.2f× (pairs' median; of the medians %s)", m["limit_valkey_us_ratio"], ratio(m["limit_on_valkey_us/update"], m["limit_off_valkey_us/update"])))
 	const chatter = 3000 // the group messages BenchmarkFlood's chatter part sends
-	t.add("a group's conversation: 3,000 plain messages from 30 members, none to the bot (privacy mode off), default config: dropped unrecorded / bytes they added to Valkey (the polling's own state aside) / Valkey CPU per message (INFO cpu, the poller's and idle loops' included) / replies",
+	t.add("a group's conversation: 3,000 plain messages from 30 members, none to the bot (privacy mode off), default config: dropped unrecorded / bytes they added to Valkey (the polling's own state and the processes' heartbeats aside) / Valkey CPU per message (INFO cpu, the poller's and idle loops' included) / replies",
 		fmt.Sprintf("%s / %s B / %.2f µs / %s", n(m["chatter_ignored"]), n(m["chatter_bytes"]), m["chatter_valkey_us/message"], n(m["chatter_replies"])),
 		"none: a check (goal: all 3,000 dropped, 0 B, 0 replies)",
 		verdict(m["chatter_ignored"] == chatter && m["chatter_bytes"] <= 0 && m["chatter_replies"] == 0))
