@@ -193,6 +193,12 @@ func (r *resultInto) UnmarshalJSON(b []byte) error {
 // description and parameters; a body that is not Bot API JSON, or a
 // result that does not fit result, with Err set.
 func (c *Client) decode(method string, status int, body []byte, result any) error {
+	if m, ok := result.(*messageID); ok && status == http.StatusOK {
+		if id, ok := leadingMessageID(body); ok {
+			m.ID = id
+			return nil
+		}
+	}
 	a := answer{Result: resultInto{dest: result}}
 	if err := json.Unmarshal(body, &a); err != nil {
 		return &Error{Method: method, Status: status, Err: c.red.Error(err)}
@@ -211,6 +217,34 @@ func (c *Client) decode(method string, status int, body []byte, result any) erro
 		return &Error{Method: method, Status: status, Err: c.red.Error(fmt.Errorf("unexpected result: %w", a.Result.err))}
 	}
 	return nil
+}
+
+// sentPrefix begins an answer to a send or an edit as Telegram and the
+// emulator write it: "ok" first, then the message with its message_id
+// first.
+const sentPrefix = `{"ok":true,"result":{"message_id":`
+
+// leadingMessageID reads the message_id of an accepted send's answer body
+// from its prefix alone (sentPrefix, 1..18 digits, then ',' or '}'; the
+// body a complete object, ending in '}'), without decoding the message: the
+// send path needs nothing else, and the full decode read the whole text
+// about four times (encoding/json's validity scan, then the envelope's,
+// then the result's two). ok is false for any other shape, which the full
+// decode then reads.
+func leadingMessageID(body []byte) (id int, ok bool) {
+	if len(body) < len(sentPrefix)+2 || string(body[:len(sentPrefix)]) != sentPrefix || body[len(body)-1] != '}' {
+		return 0, false
+	}
+	rest := body[len(sentPrefix):]
+	n := 0
+	for n < len(rest) && n < 19 && rest[n] >= '0' && rest[n] <= '9' {
+		id = id*10 + int(rest[n]-'0')
+		n++
+	}
+	if n == 0 || n > 18 || n == len(rest) || (rest[n] != ',' && rest[n] != '}') {
+		return 0, false
+	}
+	return id, true
 }
 
 // transportError is the *Error of a call that got no answer: err's
