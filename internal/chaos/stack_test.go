@@ -468,11 +468,18 @@ func (st *stack) stat(ctx context.Context, sl *slot) (procStat, error) {
 	return out, nil
 }
 
-// stats reads every slot's process's /metrics, by slot name.
+// stats reads every slot's process's /metrics, by slot name, each tried
+// again every 50 ms for up to a minute (a process just started, on a
+// loaded host, may not listen yet). Errors: the last try's.
 func (st *stack) stats(ctx context.Context) (map[string]procStat, error) {
 	out := map[string]procStat{}
 	for _, sl := range st.slots {
-		s, err := st.stat(ctx, sl)
+		var s procStat
+		var err error
+		waitFor(ctx, time.Minute, func() bool {
+			s, err = st.stat(ctx, sl)
+			return err == nil
+		})
 		if err != nil {
 			return nil, err
 		}
