@@ -89,9 +89,14 @@ func endText(t i18n.Texts, s game.State, group bool) string {
 	return ""
 }
 
-// rulesLine is game.State.RulesLine.
+// rulesLine is game.State.RulesLine, rendered once per language and
+// config (i18n.Texts.Memo: it heads every board, and its template run was
+// a third of a board's rendering).
 func rulesLine(t i18n.Texts, cfg game.Config) string {
-	return t.N("rules_line", cfg.CodeLength, map[string]any{"N": cfg.CodeLength, "Palette": palette(cfg)})
+	pal := palette(cfg)
+	return t.Memo("rules_line\x00"+strconv.Itoa(cfg.CodeLength)+"\x00"+pal, func() string {
+		return t.N("rules_line", cfg.CodeLength, map[string]any{"N": cfg.CodeLength, "Palette": pal})
+	})
 }
 
 // boardText is game.State.BoardText: the board message.

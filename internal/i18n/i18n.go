@@ -34,6 +34,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
 	"go.yaml.in/yaml/v3"
@@ -80,8 +82,11 @@ func Parse(code string) (string, bool) {
 }
 
 // Catalog holds the message files and a localizer per language. Build it
-// once (New) and share it: it is read only, safe for concurrent use.
+// once (New) and share it: safe for concurrent use; its messages are read
+// only, and its memo of rendered texts (Memo) holds at most MaxMemo.
 type Catalog struct {
+	memo  sync.Map     // Memo's key -> its text
+	memoN atomic.Int64 // entries in memo
 	locs  map[string]*goi18n.Localizer // language -> its localizer (falling back to Default)
 	files map[string]*goi18n.MessageFile
 	names map[string]string // language -> its own name ("Русский")
@@ -199,6 +204,28 @@ func withDigits(d [10]rune, s string) string {
 	return b.String()
 }
 
+// MaxMemo bounds Catalog.Memo: past this many texts it renders every call
+// (nothing more is kept).
+const MaxMemo = 4096
+
+// Memo returns the text f renders for key, rendered once and kept: for a
+// text that is the same every time for its key (a game config's rules
+// line: its template run costs more than the rest of a board). key must
+// name everything the text depends on, its language included
+// (Texts.Memo adds it). Past MaxMemo texts it calls f every time.
+func (c *Catalog) Memo(key string, f func() string) string {
+	if v, ok := c.memo.Load(key); ok {
+		return v.(string)
+	}
+	s := f()
+	if c.memoN.Load() < MaxMemo {
+		if _, loaded := c.memo.LoadOrStore(key, s); !loaded {
+			c.memoN.Add(1)
+		}
+	}
+	return s
+}
+
 // Name is language lang's name in that language ("Русский"; lang itself
 // for one the catalog lacks).
 func (c *Catalog) Name(lang string) string {
@@ -235,6 +262,9 @@ func (t Texts) Num(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// Memo is Catalog.Memo of key in t's language.
+func (t Texts) Memo(key string, f func() string) string { return t.c.Memo(t.Lang+"\x00"+key, f) }
 
 // N is Catalog.Plural in t's language.
 func (t Texts) N(id string, n int, data map[string]any) string {

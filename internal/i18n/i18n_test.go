@@ -4,6 +4,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 
 	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
@@ -167,4 +168,26 @@ func TestAnUnknownLanguageReadsEnglish(t *testing.T) {
 	require.Equal(t, "Русский", c.Name("ru"))
 	require.Equal(t, "فارسی", c.Name("fa"))
 	require.Equal(t, "missing_id", c.Text("ru", "missing_id", nil))
+}
+
+// Memo renders a key's text once and keeps it (per language: Texts.Memo
+// keys it by its language too), and keeps at most MaxMemo texts: past that
+// every call renders (nothing grows).
+func TestMemoRendersAKeysTextOnceAndKeepsAtMostMaxMemo(t *testing.T) {
+	c, err := New()
+	require.NoError(t, err)
+	calls := 0
+	render := func(s string) func() string { return func() string { calls++; return s } }
+	require.Equal(t, "a", c.For("en").Memo("k", render("a")))
+	require.Equal(t, "a", c.For("en").Memo("k", render("changed")), "kept")
+	require.Equal(t, "б", c.For("ru").Memo("k", render("б")), "each language its own")
+	require.Equal(t, 2, calls)
+	for i := range MaxMemo {
+		c.Memo("fill"+strconv.Itoa(i), render("x"))
+	}
+	calls = 0
+	require.Equal(t, "y", c.Memo("past the bound", render("y")))
+	require.Equal(t, "z", c.Memo("past the bound", render("z")), "not kept past MaxMemo")
+	require.Equal(t, 2, calls)
+	require.Equal(t, "a", c.For("en").Memo("k", render("changed")), "what was kept stays")
 }
