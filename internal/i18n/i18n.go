@@ -85,8 +85,8 @@ func Parse(code string) (string, bool) {
 // once (New) and share it: safe for concurrent use; its messages are read
 // only, and its memo of rendered texts (Memo) holds at most MaxMemo.
 type Catalog struct {
-	memo  sync.Map     // Memo's key -> its text
-	memoN atomic.Int64 // entries in memo
+	memo  sync.Map                     // Memo's key -> its text
+	memoN atomic.Int64                 // entries in memo
 	locs  map[string]*goi18n.Localizer // language -> its localizer (falling back to Default)
 	files map[string]*goi18n.MessageFile
 	names map[string]string // language -> its own name ("Русский")
