@@ -15,7 +15,8 @@ import (
 type ClaimRequest struct {
 	// Queues are tried in order: a later queue is served only when no lane
 	// of an earlier one could be (strict priority; e.g. replies before
-	// broadcasts). 1..8 queues.
+	// broadcasts), except that a later queue with a QueueConfig.MinShare
+	// and ready lanes keeps that share of the global budget. 1..8 queues.
 	Queues []string
 	// Lease is how long the claimer holds each job (server clock) before it
 	// may be reclaimed; >= 1ms.
@@ -167,9 +168,10 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	args = append(args, strconv.Itoa(len(req.Queues)))
 	for _, q := range req.Queues {
 		args = append(args, s.queueArgs(q)...)
-		// The queue's own budget (claim.lua only): rate and window (ms).
+		// The queue's own budget (claim.lua only): rate and window (ms),
+		// then its minimum share of the global budget (percent).
 		qc := s.opt.queues[q]
-		args = append(args, strconv.Itoa(qc.Rate), ms(qc.Window))
+		args = append(args, strconv.Itoa(qc.Rate), ms(qc.Window), strconv.Itoa(qc.MinShare))
 	}
 	if len(req.Ack) > MaxClaim {
 		return Claimed{}, fmt.Errorf("%w: claim: %d acks: want at most %d", ErrInvalid, len(req.Ack), MaxClaim)

@@ -55,6 +55,20 @@ type QueueConfig struct {
 	// notifications) while a lane's pace stays shared by both.
 	Rate   int
 	Window time.Duration
+	// MinShare, in percent (0..100) of the store's global budget
+	// (WithGlobalRate, at its learned rate), is what this queue is
+	// guaranteed of that budget while it has ready lanes: a claim serves
+	// an earlier queue of its Queues only from what is left of the budget
+	// after this queue's share not yet used in the current window (a
+	// fixed window of the global window's length, counted from this
+	// queue's first claim in it; its count is "<queue prefix>share"). So
+	// under strict priority a later queue is never starved while the
+	// earlier ones could use the whole budget (codemojex: bulk
+	// notifications behind replies when both share one budget); with no
+	// ready lane of its own it reserves nothing, and an earlier queue
+	// takes the whole budget as before. 0 means none (strict priority).
+	// It has no effect without a global rate.
+	MinShare int
 }
 
 // Pace limits how fast one lane is served: at most Limit jobs in any Period
@@ -143,6 +157,9 @@ func WithQueue(name string, cfg QueueConfig) Option {
 		}
 		if cfg.Rate < 0 || cfg.Window < 0 || (cfg.Rate > 0 && cfg.Window < time.Millisecond) {
 			return fmt.Errorf("%w: queue %q: rate %d per %v: want rate >= 0 and window >= 1ms", ErrInvalid, name, cfg.Rate, cfg.Window)
+		}
+		if cfg.MinShare < 0 || cfg.MinShare > 100 {
+			return fmt.Errorf("%w: queue %q: min share %d%%: want 0..100", ErrInvalid, name, cfg.MinShare)
 		}
 		o.queues[name] = cfg
 		return nil

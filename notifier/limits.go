@@ -71,6 +71,16 @@ type Limits struct {
 // 100 ms here and still let rare stalls through as 429s.
 const DefaultSlack = 10 * time.Millisecond
 
+// BulkShare is the share of the one global budget (percent, at its learned
+// rate) that bulk messages (tgjob.QueueNotify: broadcast copies and other
+// notifications) keep while they wait, when replies share that budget
+// (ReplyPerSecond 0): replies come first, but never take more than the
+// rest of it (lanes.QueueConfig.MinShare). Without it a reply load above
+// the budget starves every broadcast for as long as it lasts; in chaos
+// seed 7 injected 429s halved the learned budget to 7-10/s, under the
+// players' replies, and a broadcast's copies waited minutes (docs/chaos.md).
+const BulkShare = 20
+
 // DefaultMaxAttempts is the attempts after which a message that keeps
 // failing transiently (5xx, timeouts, dropped connections) is dead-lettered.
 const DefaultMaxAttempts = 8
@@ -89,8 +99,9 @@ func (l Limits) stretch(d time.Duration) time.Duration { return d + max(l.Slack,
 // queues (tgjob.QueueReply, tgjob.QueuePaid with PaidPerSecond per 1 s +
 // Slack as its own budget, tgjob.QueueNotify) Ordered with maxAttempts (0
 // means DefaultMaxAttempts), WithGlobalRate(GlobalPerSecond per 1 s +
-// Slack) (with ReplyPerSecond > 0 instead two queue budgets: reply
-// ReplyPerSecond, notify GlobalPerSecond, each per 1 s + Slack), and
+// Slack) with BulkShare of it kept for tgjob.QueueNotify (with
+// ReplyPerSecond > 0 instead two queue budgets: reply ReplyPerSecond,
+// notify GlobalPerSecond, each per 1 s + Slack), and
 // WithLanePace(PrivatePerSecond per 1 s + Slack, with a
 // PaceRule for prefix "-": GroupPerMinute per 1 min + Slack). Pacing is
 // per group and shared by both queues, so a chat's replies and
@@ -121,7 +132,10 @@ func (l Limits) StoreOptions(maxAttempts int) []lanes.Option {
 		}
 		opts = []lanes.Option{lanes.WithQueue(tgjob.QueueReply, reply), lanes.WithQueue(tgjob.QueuePaid, pc), lanes.WithQueue(tgjob.QueueNotify, bulk)}
 	case l.GlobalPerSecond > 0:
-		opts = append(opts, lanes.WithGlobalRate(l.GlobalPerSecond, l.stretch(time.Second)))
+		// One budget for all: replies first, bulk keeps its share.
+		bulk := qc
+		bulk.MinShare = BulkShare
+		opts = append(opts, lanes.WithQueue(tgjob.QueueNotify, bulk), lanes.WithGlobalRate(l.GlobalPerSecond, l.stretch(time.Second)))
 	}
 	var private, group lanes.Pace
 	if l.PrivatePerSecond > 0 {

@@ -176,3 +176,41 @@ func TestTwoBudgetsKeepTheReplyLaneDepth(t *testing.T) {
 	_, err = n.Notify(ctx, 7, notifier.Message{Text: "news", Class: notifier.Notification})
 	require.NoError(t, err)
 }
+
+// With one budget for replies and bulk (ReplyPerSecond 0), replies come
+// first but leave bulk its BulkShare: 20 replies and 20 notifications to 40
+// chats, a budget of 10 per window, and a worker's claims (["reply",
+// "paid", "notify"], one job each) take 8 replies, then 2 notifications,
+// then nothing until the window refills (chaos seed 7: a broadcast starved
+// for minutes behind replies). The window is stretched to a minute by
+// Slack, so nothing refills during the test.
+func TestRepliesLeaveBulkItsShareOfOneBudget(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := valkeytest.Shared(t).Client(t)
+	store, err := notifier.NewStore(c, notifier.Limits{GlobalPerSecond: 10, Slack: time.Minute}, 0, lanes.WithTag(valkeytest.Namespace(t)))
+	require.NoError(t, err)
+	n, err := notifier.New(c, store, notifier.Config{})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := n.Notify(ctx, int64(1000+i), notifier.Message{Text: "reply", Class: notifier.Reply})
+		require.NoError(t, err)
+		_, err = n.Notify(ctx, int64(2000+i), notifier.Message{Text: "news", Class: notifier.Notification})
+		require.NoError(t, err)
+	}
+	req := lanes.ClaimRequest{Queues: []string{tgjob.QueueReply, tgjob.QueuePaid, tgjob.QueueNotify}, Lease: time.Minute, Max: 1}
+	var got []string
+	for range 20 {
+		cl, err := store.Claim(ctx, req)
+		require.NoError(t, err)
+		if len(cl.Jobs) == 0 {
+			break
+		}
+		for _, j := range cl.Jobs {
+			got = append(got, j.Queue)
+			require.NoError(t, store.Ack(ctx, j.Lease))
+		}
+	}
+	r, b := tgjob.QueueReply, tgjob.QueueNotify
+	require.Equal(t, []string{r, r, r, r, r, r, r, r, b, b}, got, "one window's claims")
+}

@@ -28,7 +28,8 @@
 -- ARGV[3..] R triples: group prefix, limit, period (ms)
 -- then the number N of queues, then N queue configs (5 fields each, see common.lua), each
 -- followed by the queue's own budget: max jobs of the queue claimed per window (0 = no
--- budget of its own) and its window (ms); its send log is "<queue prefix>rate"
+-- budget of its own) and its window (ms); its send log is "<queue prefix>rate"; then its
+-- minimum share of the global budget in percent (0 = none; see "Minimum shares")
 -- then the number A of leases to ack first, then A quadruples: queue index (1..N),
 -- job id, lease token, the claimer's round-trip floor for its send (ms, 0 = none;
 -- see common.lua: the send counts from max(claim, ack - floor))
@@ -79,6 +80,17 @@
 -- priority, as before). The global and queue send logs' expiries and the
 -- queue's pending count are written once per call.
 --
+-- Minimum shares: a queue with a share p > 0 (percent) and a global rate
+-- keeps ceil(rate x p / 100) jobs of each window (the rate as learned)
+-- while it has lanes in its ring: an earlier queue of the call is served
+-- only from the budget left after the part of that share the queue has
+-- not used yet, counted in "<queue prefix>share" (a fixed window of the
+-- global window's length from the queue's first claim in it: INCRBY, and
+-- PEXPIRE when it starts). An earlier queue the reserve leaves nothing is
+-- skipped as if its own budget were spent, so the later queue is served
+-- in the same call. Strict priority otherwise: a queue with no ready lane,
+-- a paused one, or one whose share is used reserves nothing.
+--
 -- Returns {1, queue index, lease deadline ms, L', then L' lanes each as
 -- group, K, then K times id, token, attempts, payload} or {0, hint}: hint is the ms until something may become claimable
 -- (0 = try again now, -1 = nothing scheduled: wait for a wake-up); either
@@ -115,7 +127,8 @@ for n = 1, nq do
   else
     queues[n].rate = 0
   end
-  i = i + 2
+  queues[n].share = ARGV[i + 2] ~= '0' and num(ARGV[i + 2]) or 0
+  i = i + 3
 end
 local nacks = count(ARGV[i])
 i = i + 1
@@ -260,7 +273,7 @@ end
 
 -- Global budget: a sliding window of claim times. (avail: what the call
 -- may still hand out, max per lane over up to lanes_max lanes.)
-local avail = max * lanes_max
+local avail, left = max * lanes_max, 0 -- left: the global budget's headroom
 if rate > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', int(now - window))
   local used = redis.call('ZCARD', KEYS[1])
@@ -276,7 +289,8 @@ if rate > 0 then
     end
     return reply({0, math.max(1, tonumber(oldest[2]) + window - now)})
   end
-  if rate - used < avail then avail = rate - used end
+  left = rate - used
+  if left < avail then avail = left end
 end
 
 -- Lane g's pace: its override, else the first rule matching its name,
@@ -305,6 +319,22 @@ local function park_for_pace(pk, period, now)
   return now + period
 end
 
+-- The global budget the queues after n keep for their minimum shares (see
+-- "Minimum shares"): the unused part of each one's share, for those with
+-- ready lanes. (Arguments, not the top level's locals: see pace_of.)
+local function reserved(queues, paused, n, nq, rate)
+  local r = 0
+  for m = n + 1, nq do
+    local qm = queues[m]
+    if qm.share > 0 and not paused[m] and redis.call('LLEN', qm.p .. 'ring') > 0 then
+      local used = tonumber(redis.call('GET', qm.p .. 'share') or '0')
+      local keep = math.ceil(rate * qm.share / 100) - used
+      if keep > 0 then r = r + keep end
+    end
+  end
+  return r
+end
+
 -- A queue's own budget (its send log "<prefix>rate"): how many it may still
 -- hand out now (qavail), or, spent, when it refills (blocked[n], ms).
 local blocked = {}
@@ -313,6 +343,11 @@ for n = 1, nq do
   local ring = q.p .. 'ring'
   local visits = 0
   local qavail = avail
+  if rate > 0 and n < nq then
+    local r = left - reserved(queues, paused, n, nq, rate)
+    if r < qavail then qavail = r end
+    if qavail <= 0 then visits = visits_max end -- the later queues' shares: serve them
+  end
   if q.rate > 0 then
     local qk = q.p .. 'rate'
     redis.call('ZREMRANGEBYSCORE', qk, '-inf', int(now - q.window))
@@ -487,7 +522,13 @@ for n = 1, nq do
       redis.call('ZADD', q.p .. 'leases', unpack(leases))
       local d = dues[n + 1]
       if not d or deadline < d then redis.call('SET', q.p .. 'due', dls) end
-      if rate > 0 then redis.call('ZADD', KEYS[1], unpack(sends)) end
+      if rate > 0 then
+        redis.call('ZADD', KEYS[1], unpack(sends))
+        if q.share > 0 then
+          local sk = q.p .. 'share'
+          if redis.call('INCRBY', sk, got_all) == got_all then redis.call('PEXPIRE', sk, int(window)) end
+        end
+      end
       if q.rate > 0 then redis.call('ZADD', q.p .. 'rate', unpack(sends)) end
     end
     -- In-flight entries must outlive the lease; settling extends further.
