@@ -59,9 +59,8 @@ type QueueConfig struct {
 	// (WithGlobalRate, at its learned rate), is what this queue is
 	// guaranteed of that budget while it has ready lanes: a claim serves
 	// an earlier queue of its Queues only from what is left of the budget
-	// after this queue's share not yet used in the current window (a
-	// fixed window of the global window's length, counted from this
-	// queue's first claim in it; its count is "<queue prefix>share"). So
+	// after this queue's share not yet used in the last window (its
+	// claims of the last global window, kept in "<queue prefix>share"). So
 	// under strict priority a later queue is never starved while the
 	// earlier ones could use the whole budget (codemojex: bulk
 	// notifications behind replies when both share one budget); with no

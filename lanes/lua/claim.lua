@@ -84,9 +84,9 @@
 -- keeps ceil(rate x p / 100) jobs of each window (the rate as learned)
 -- while it has lanes in its ring: an earlier queue of the call is served
 -- only from the budget left after the part of that share the queue has
--- not used yet, counted in "<queue prefix>share" (a fixed window of the
--- global window's length from the queue's first claim in it: INCRBY, and
--- PEXPIRE when it starts). An earlier queue the reserve leaves nothing is
+-- not used yet in the last window, counted in "<queue prefix>share" (a
+-- sorted set of the queue's claims, "<id>:<claim>" -> claim time, kept one
+-- window). An earlier queue the reserve leaves nothing is
 -- skipped as if its own budget were spent, so the later queue is served
 -- in the same call. Strict priority otherwise: a queue with no ready lane,
 -- a paused one, or one whose share is used reserves nothing.
@@ -322,12 +322,14 @@ end
 -- The global budget the queues after n keep for their minimum shares (see
 -- "Minimum shares"): the unused part of each one's share, for those with
 -- ready lanes. (Arguments, not the top level's locals: see pace_of.)
-local function reserved(queues, paused, n, nq, rate)
+local function reserved(queues, paused, n, nq, rate, window, now)
   local r = 0
   for m = n + 1, nq do
     local qm = queues[m]
     if qm.share > 0 and not paused[m] and redis.call('LLEN', qm.p .. 'ring') > 0 then
-      local used = tonumber(redis.call('GET', qm.p .. 'share') or '0')
+      local sk = qm.p .. 'share'
+      redis.call('ZREMRANGEBYSCORE', sk, '-inf', int(now - window))
+      local used = redis.call('ZCARD', sk)
       local keep = math.ceil(rate * qm.share / 100) - used
       if keep > 0 then r = r + keep end
     end
@@ -344,7 +346,7 @@ for n = 1, nq do
   local visits = 0
   local qavail = avail
   if rate > 0 and n < nq then
-    local r = left - reserved(queues, paused, n, nq, rate)
+    local r = left - reserved(queues, paused, n, nq, rate, window, now)
     if r < qavail then qavail = r end
     if qavail <= 0 then visits = visits_max end -- the later queues' shares: serve them
   end
@@ -525,8 +527,13 @@ for n = 1, nq do
       if rate > 0 then
         redis.call('ZADD', KEYS[1], unpack(sends))
         if q.share > 0 then
-          local sk = q.p .. 'share'
-          if redis.call('INCRBY', sk, got_all) == got_all then redis.call('PEXPIRE', sk, int(window)) end
+          -- Its share log: the same members at their claim time.
+          local sk, shares = q.p .. 'share', {}
+          for j = 2, #sends, 2 do
+            shares[j - 1], shares[j] = nows, sends[j]
+          end
+          redis.call('ZADD', sk, unpack(shares))
+          redis.call('PEXPIRE', sk, int(window))
         end
       end
       if q.rate > 0 then redis.call('ZADD', q.p .. 'rate', unpack(sends)) end
