@@ -162,7 +162,9 @@
 //
 // A ClaimRequest names several queues in priority order: codemojex claims
 // ["reply", "notify"], so a reply to a user's command is served before any
-// broadcast, while both share the global and per-chat budgets.
+// broadcast, while both share the global and per-chat budgets; a queue's
+// QueueConfig.MinShare keeps it that share of the global budget while it
+// has work, so a later queue is never starved by an earlier one.
 //
 // When nothing is claimable, Claim says when to look again (RetryIn), and a
 // Waiter blocks until a lane joins a ring (Pub/Sub), so idle workers do not

@@ -5,9 +5,9 @@
 // user's command, tgjob.QueueNotify for notifications and broadcasts, and
 // tgjob.QueuePaid for the copies of paid broadcasts (Message.Paid; see
 // paid.go for the halt when the bot cannot pay). Workers (package worker)
-// claim them with strict priority to replies; the queues are Ordered, so a
-// chat's messages arrive in enqueue order, and they share the per-chat
-// budgets (Limits.StoreOptions).
+// claim them with priority to replies (bulk keeping BulkShare of a shared
+// budget); the queues are Ordered, so a chat's messages arrive in enqueue
+// order, and they share the per-chat budgets (Limits.StoreOptions).
 //
 // Edit enqueues an editMessageText of a message the bot sent (a job of kind
 // tgjob.KindEdit) on the chat's lane the same way, so an edit is ordered

@@ -2,8 +2,8 @@
 // queues of a notifier's lanes.Store (tgjob.QueueReply, then
 // tgjob.QueuePaid, whose jobs alone are sent with allow_paid_broadcast and
 // which it skips while halted because the bot cannot pay, then
-// tgjob.QueueNotify: strict priority), sends each with the Bot API's
-// sendMessage (package tgapi) (editMessageText for a job of kind tgjob.KindEdit) and
+// tgjob.QueueNotify: priority, bulk keeping notifier.BulkShare of a shared
+// budget), sends each with the Bot API's sendMessage (package tgapi) (editMessageText for a job of kind tgjob.KindEdit) and
 // settles it in the store. After a successful sendMessage it records the
 // message id Telegram gave the job (chatstate.Store.RecordMessageID), so a
 // later edit can target it (chatstate.Store.SentMessageID), and acks the

@@ -321,17 +321,24 @@ end
 
 -- The global budget the queues after n keep for their minimum shares (see
 -- "Minimum shares"): the unused part of each one's share, for those with
--- ready lanes. (Arguments, not the top level's locals: see pace_of.)
-local function reserved(queues, paused, n, nq, rate, window, now)
+-- ready lanes; keep caches each one's part for the call. (Arguments, not
+-- the top level's locals: see pace_of.)
+local function reserved(queues, paused, n, nq, rate, window, now, keep)
   local r = 0
   for m = n + 1, nq do
     local qm = queues[m]
-    if qm.share > 0 and not paused[m] and redis.call('LLEN', qm.p .. 'ring') > 0 then
-      local sk = qm.p .. 'share'
-      redis.call('ZREMRANGEBYSCORE', sk, '-inf', int(now - window))
-      local used = redis.call('ZCARD', sk)
-      local keep = math.ceil(rate * qm.share / 100) - used
-      if keep > 0 then r = r + keep end
+    if qm.share > 0 and not paused[m] then
+      local k = keep[m]
+      if not k then
+        k = 0
+        if redis.call('LLEN', qm.p .. 'ring') > 0 then
+          local sk = qm.p .. 'share'
+          redis.call('ZREMRANGEBYSCORE', sk, '-inf', int(now - window))
+          k = math.max(0, math.ceil(rate * qm.share / 100) - redis.call('ZCARD', sk))
+        end
+        keep[m] = k
+      end
+      r = r + k
     end
   end
   return r
@@ -339,14 +346,15 @@ end
 
 -- A queue's own budget (its send log "<prefix>rate"): how many it may still
 -- hand out now (qavail), or, spent, when it refills (blocked[n], ms).
-local blocked = {}
+local blocked, keep = {}, {}
 for n = 1, nq do
   local q = queues[n]
   local ring = q.p .. 'ring'
   local visits = 0
   local qavail = avail
-  if rate > 0 and n < nq then
-    local r = left - reserved(queues, paused, n, nq, rate, window, now)
+  -- (Only for a queue with lanes to serve: a broadcast alone pays nothing.)
+  if rate > 0 and n < nq and redis.call('LLEN', ring) > 0 then
+    local r = left - reserved(queues, paused, n, nq, rate, window, now, keep)
     if r < qavail then qavail = r end
     if qavail <= 0 then visits = visits_max end -- the later queues' shares: serve them
   end

@@ -18,7 +18,7 @@ import (
 )
 
 // Queue names of the message classes. All are lanes queues of one store,
-// claimed in this order (strict priority: replies first) and all Ordered.
+// claimed in this order (replies first; see notifier.BulkShare) and all Ordered.
 const (
 	// QueueReply holds answers to a user's command.
 	QueueReply = "reply"
