@@ -3,8 +3,9 @@
 // tgjob.QueuePaid, whose jobs alone are sent with allow_paid_broadcast and
 // which it skips while halted because the bot cannot pay, then
 // tgjob.QueueNotify: priority, bulk keeping notifier.BulkShare of a shared
-// budget), sends each with the Bot API's sendMessage (package tgapi) (editMessageText for a job of kind tgjob.KindEdit) and
-// settles it in the store. After a successful sendMessage it records the
+// budget), sends each with the Bot API's sendMessage (package tgapi)
+// (editMessageText for a job of kind tgjob.KindEdit) and settles it in the
+// store. After a successful sendMessage it records the
 // message id Telegram gave the job (chatstate.Store.RecordMessageID), so a
 // later edit can target it (chatstate.Store.SentMessageID), and acks the
 // job: the record goes first when the store takes it at once (the lane's
