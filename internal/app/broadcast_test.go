@@ -491,7 +491,7 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 // answered with the preview of exactly that text (whose Send/Cancel
 // protects against a mistyped stop); "stop" with an id of the right shape
 // that no broadcast has is answered "No broadcast <id>" (issue 27: it was
-// previewed as a text); nothing is stopped or audited. A known broadcast's
+// previewed as a text), "Stop" or "STOP" as well; nothing is stopped or audited. A known broadcast's
 // id still stops it.
 func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	t.Parallel()
@@ -506,9 +506,13 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 		require.Equal(t, broadcast.PreviewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
 		require.Contains(t, buttons, "✅ Send", "the preview of %q can be sent", text)
 	}
-	// Shaped like an id but unknown: answered as such, nothing previewed.
-	require.Equal(t, "❌ No broadcast bc_01ARZ3NDEKTSV4RRFFQ69G5FAV (unknown, or finished more than a day ago).",
-		h.ask(0, admin, "/broadcast stop bc_01ARZ3NDEKTSV4RRFFQ69G5FAV"))
+	// Shaped like an id but unknown: answered as such, nothing previewed;
+	// "Stop" as a phone keyboard capitalizes it is a stop too (it was
+	// previewed as a text to every chat, one tap from being sent).
+	for _, stop := range []string{"stop", "Stop", "STOP"} {
+		require.Equal(t, "❌ No broadcast bc_01ARZ3NDEKTSV4RRFFQ69G5FAV (unknown, or finished more than a day ago).",
+			h.ask(0, admin, "/broadcast "+stop+" bc_01ARZ3NDEKTSV4RRFFQ69G5FAV"), stop)
+	}
 	es, err := r.app.audit.Last(context.Background(), 10)
 	require.NoError(t, err)
 	require.Empty(t, es, "nothing was stopped or sent")

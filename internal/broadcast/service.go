@@ -44,8 +44,8 @@ const (
 
 // OnCommand handles /broadcast <text> and /broadcast stop <id> of an admin
 // in the admin's private chat (the app's admin gate lets no other through).
-// "stop" followed by something shaped like a broadcast id (bc_ + a ULID)
-// is a stop: of the broadcast the notifier knows (running, stopped or
+// "stop" (in any case: a phone keyboard types "Stop") followed by
+// something shaped like a broadcast id (bc_ + a ULID) is a stop: of the broadcast the notifier knows (running, stopped or
 // finished within its progress TTL), or answered "No broadcast <id>" when
 // it knows none (never sent, or expired), with nothing previewed; any
 // other text, "stop test" or a lone "stop" included, is a text to
@@ -61,7 +61,7 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 		out.Reply(update.ReplyTo(m, "❌ Missing text. Usage: /broadcast [in <duration>] [over <duration>] <text>"))
 		return out
 	}
-	if f := strings.Fields(c.Args); len(f) == 2 && f[0] == "stop" {
+	if f := strings.Fields(c.Args); len(f) == 2 && strings.EqualFold(f[0], "stop") {
 		_, err := s.notifier.Progress(ctx, f[1])
 		switch {
 		case err == nil || errors.Is(err, notifier.ErrUnknownBroadcast):

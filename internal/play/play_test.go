@@ -111,6 +111,16 @@ func TestPlaygroundInABrowser(t *testing.T) {
 	b.Run("Boris gets an answer", chromedp.WaitVisible(chromedp.CSS("#messages .msg.bot .text")))
 	require.Regexp(t, regexp.MustCompile(`\p{Cyrillic}`), b.Text("#messages .msg.bot .text"), "Boris (language_code ru) is answered in Russian")
 
+	// Dara, in Persian: laid out right to left (dir=auto, as Telegram
+	// lays a text out by its first strong character; a trial found the
+	// sentences scrambled left to right).
+	b.Run("Dara's chat", chromedp.Click(chromedp.CSS("#chat-105")), chromedp.WaitEnabled(chromedp.CSS("#text")))
+	type_("/start")
+	b.Run("Dara gets an answer", chromedp.WaitVisible(chromedp.CSS("#messages .msg.bot .text")))
+	require.Regexp(t, regexp.MustCompile(`\p{Arabic}`), b.Text("#messages .msg.bot .text"), "Dara (language_code fa) is answered in Persian")
+	require.Equal(t, "rtl", testkit.Eval[string](b, `getComputedStyle(document.querySelector("#messages .msg.bot .text")).direction`),
+		"a Persian answer is laid out right to left")
+
 	// The console, signed in by the link.
 	href := testkit.Eval[string](b, `document.getElementById("console-link").href`)
 	b.Run("open the console link", chromedp.Navigate(href))

@@ -93,7 +93,11 @@
       if (!e) {
         e = el("div", m.bot ? "msg bot" : "msg user");
         e.dataset.id = m.id;
-        e.append(el("div", "from", m.from), el("div", "text"), el("div", "kb"), el("div", "meta"));
+        // dir=auto: a Persian text lays out right to left, by its
+        // first strong character, as Telegram lays it out.
+        const text = el("div", "text");
+        text.dir = "auto";
+        e.append(el("div", "from", m.from), text, el("div", "kb"), el("div", "meta"));
         box.append(e);
         shown.set(m.id, e);
       }
