@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
@@ -317,19 +318,24 @@ func (e *env) copiesOf(chat int64, text string) int {
 	return n
 }
 
-// gauge reads gauge name (no labels) from the test's registry.
-func (e *env) gauge(name string) float64 {
+// firstMetric is the first sample of metric family name (no labels) in
+// the test's registry (nil: none).
+func (e *env) firstMetric(name string) *dto.Metric {
 	e.t.Helper()
 	mfs, err := e.reg.Gather()
 	require.NoError(e.t, err)
 	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				return m.GetGauge().GetValue()
-			}
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0]
 		}
 	}
-	return 0
+	return nil
+}
+
+// gauge reads gauge name (no labels) from the test's registry (0: none).
+func (e *env) gauge(name string) float64 {
+	e.t.Helper()
+	return e.firstMetric(name).GetGauge().GetValue()
 }
 
 // parkedLine is the end of the worker's "429: chat parked" log line: the
@@ -361,14 +367,5 @@ func (e *env) parkedLog(chat int64) (retryAfter time.Duration, until time.Time) 
 // from the test's registry (0: none).
 func (e *env) histogramCount(name string) uint64 {
 	e.t.Helper()
-	mfs, err := e.reg.Gather()
-	require.NoError(e.t, err)
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				return m.GetHistogram().GetSampleCount()
-			}
-		}
-	}
-	return 0
+	return e.firstMetric(name).GetHistogram().GetSampleCount()
 }
