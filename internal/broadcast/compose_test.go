@@ -148,7 +148,7 @@ func TestComposeTakesThePlanAndRefusesWhatBroadcastRefuses(t *testing.T) {
 
 	pv, err := s.Compose(ctx, Composition{Text: "🕘 later", In: "2h", Over: " 1m "})
 	require.NoError(t, err)
-	require.Equal(t, previewText("🕘 later", 3, 30, time.Minute)+"\n\n🕘 Starts at "+at+" (in 2 h).\n⏳ Spread over 1 min: about one message every 20 s.", pv.Text)
+	require.Equal(t, previewText("🕘 later", 3, 30, plan{Start: start, Spread: time.Minute})+"\n\n🕘 Starts at "+at+" (in 2 h).\n⏳ Spread over 1 min: about one message every 20 s.", pv.Text)
 	id, answer, err := s.StartComposed(ctx, "console", pv.Token)
 	require.NoError(t, err)
 	require.Equal(t, "🕘 Scheduled for "+at+" to 3 chats: broadcast "+id+".", answer)

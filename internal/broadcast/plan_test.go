@@ -96,10 +96,48 @@ func TestASpreadPreviewTakesTheSpreadsTime(t *testing.T) {
 		{"no spread", 3, 0, "It will reach 3 chats, in about 1 s at the current rate of 30 messages/s."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Contains(t, previewText("hi", tc.chats, 30, tc.spread), tc.want)
+			require.Contains(t, previewText("hi", tc.chats, 30, plan{Spread: tc.spread}), tc.want)
 		})
 	}
-	paid := paidPreviewText("hi", 3, 3, 30, 1000, "", 2*time.Minute)
+	paid := paidPreviewText("hi", 3, 3, 30, 1000, "", plan{Spread: 2 * time.Minute})
 	require.Contains(t, paid, "• ✅ Send free: over 2 min (spread), no fee.")
 	require.Contains(t, paid, "• 💫 Send paid: over 2 min (spread), for about")
+}
+
+// A scheduled broadcast's preview counts its time from its start, which
+// the plan's line gives: "taking about 2 s once it starts", not "in about
+// 2 s" beside "Starts at … (in 1 min)"; a spread one is spread "once it
+// starts"; the paid preview says the same of both ways; one sent at once
+// keeps "in about".
+func TestAScheduledPreviewCountsItsTimeFromTheStart(t *testing.T) {
+	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		pl   plan
+		free string // the free preview's
+		paid []string
+	}{
+		{"scheduled", plan{Start: now.Add(time.Minute)},
+			"It will reach 60 chats, taking about 2 s once it starts, at the current rate of 30 messages/s.",
+			[]string{"• ✅ Send free: taking about 2 s once it starts, at the current rate of 30 messages/s, no fee.",
+				"• 💫 Send paid: taking about 1 s once it starts, at 1000 messages/s, for about"}},
+		{"scheduled and spread", plan{Start: now.Add(time.Minute), Spread: time.Hour},
+			"It will reach 60 chats, over 1 h (spread) once it starts.",
+			[]string{"• ✅ Send free: over 1 h (spread) once it starts, no fee.", "• 💫 Send paid: over 1 h (spread) once it starts, for about"}},
+		{"at once", plan{},
+			"It will reach 60 chats, in about 2 s at the current rate of 30 messages/s.",
+			[]string{"• ✅ Send free: in about 2 s at the current rate of 30 messages/s, no fee.", "• 💫 Send paid: in about 1 s at 1000 messages/s, for about"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			free := previewText("hi", 60, 30, tc.pl)
+			require.Contains(t, free, tc.free)
+			paid := paidPreviewText("hi", 60, 60, 30, 1000, "", tc.pl)
+			for _, want := range tc.paid {
+				require.Contains(t, paid, want)
+			}
+			if !tc.pl.Start.IsZero() {
+				require.NotContains(t, free+paid, "in about", "no time from now beside the start's")
+			}
+		})
+	}
 }

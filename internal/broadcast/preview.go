@@ -262,11 +262,11 @@ func humanDuration(d time.Duration) string {
 // plan's lines (planLines). Errors: the store's (the counts).
 func (s *Service) previewOf(ctx context.Context, text string, texts map[string]string, chats int, pl plan, paid bool) (string, [][2]string, error) {
 	copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
-	ptext := previewText(text, chats, s.cfg.GlobalRate, pl.Spread)
+	ptext := previewText(text, chats, s.cfg.GlobalRate, pl)
 	offers := [][2]string{{"✅ Send", btnSend}}
 	if paid {
 		line, covers, coverable := s.balanceLine(ctx, copies)
-		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line, pl.Spread)
+		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line, pl)
 		switch {
 		case covers:
 			offers = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}}
@@ -291,23 +291,21 @@ func (s *Service) previewOf(ctx context.Context, text string, texts map[string]s
 
 // paidPreviewText is the preview message when paid broadcasts are on
 // (TELEGRAM_PAID_BROADCAST_RATE > 0): the text, the number of chats, and
-// both ways to send it, each with its estimated time; the paid one with its
-// estimated cost, copies x 0.1 Star (a text split in parts is one copy per
-// part); balance, when not "", is a line on the bot's Stars balance
-// (balanceLine) put before the last.
-func paidPreviewText(text string, chats, copies, rate, paidRate int, balance string, spread time.Duration) string {
+// both ways to send it, each with its estimated time under plan pl
+// (timePhrase: counted from its start when scheduled); the paid one with
+// its estimated cost, copies x 0.1 Star (a text split in parts is one
+// copy per part); balance, when not "", is a line on the bot's Stars
+// balance (balanceLine) put before the last.
+func paidPreviewText(text string, chats, copies, rate, paidRate int, balance string, pl plan) string {
 	noun := "chats"
 	if chats == 1 {
 		noun = "chat"
 	}
-	paidTime := fmt.Sprintf("in about %s at %d messages/s", humanDuration(estimate(copies, paidRate)), paidRate)
-	if spread > estimate(copies, paidRate) {
-		paidTime = fmt.Sprintf("over %s (spread)", humanDuration(spread))
-	}
+	paidTime := timePhrase(copies, paidRate, pl, fmt.Sprintf("at %d messages/s", paidRate))
 	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s:\n"+
 		"• ✅ Send free: %s, no fee.\n"+
 		"• 💫 Send paid: %s, for about %s Telegram Stars (%d copies × 0.1 Star, from the bot's balance).\n"+
-		"%sChoose, or Cancel, within %d minutes.", text, chats, noun, timePhrase(copies, rate, spread),
+		"%sChoose, or Cancel, within %d minutes.", text, chats, noun, timePhrase(copies, rate, pl, currentRate(rate)),
 		paidTime, notifier.FormatStars(copies*notifier.StarTenthsPerCopy), copies,
 		balance, int(PreviewLifetime/time.Minute))
 }
@@ -360,27 +358,43 @@ func BalanceText(tenths int64, copies int) string {
 		"send the first %d paid and the rest free, add Stars and send /broadcast again, or send it free.", bal, covered, copies, covered)
 }
 
-// PreviewText is the preview message of a free broadcast: the text as the
-// chats will see it, the number of chats (and the messages each gets when
-// the text is split), and the estimated time of all the messages at rate
-// messages/s.
+// PreviewText is the preview message of a free broadcast sent at once:
+// the text as the chats will see it, the number of chats (and the
+// messages each gets when the text is split), and the estimated time of
+// all the messages at rate messages/s.
 func PreviewText(text string, chats, rate int) string {
-	return previewText(text, chats, rate, 0)
+	return previewText(text, chats, rate, plan{})
 }
 
-// timePhrase is how long copies messages take at rate messages/s, as the
-// previews write it: "in about 2 min at the current rate of 30
-// messages/s", or, spread over longer than that, "over 2 h (spread)": the
-// plan's line gives the pace.
-func timePhrase(copies, rate int, spread time.Duration) string {
-	if est := estimate(copies, rate); spread > est {
-		return fmt.Sprintf("over %s (spread)", humanDuration(spread))
+// currentRate is how the free preview names the budget's rate of rate
+// messages/s: "at the current rate of 30 messages/s".
+func currentRate(rate int) string {
+	return fmt.Sprintf("at the current rate of %d messages/s", rate)
+}
+
+// timePhrase is how long copies messages take at rate messages/s under
+// plan pl, as the previews write it, at naming the rate: "in about 2 min
+// at the current rate of 30 messages/s"; scheduled (pl.Start set), counted
+// from its start, which the plan's line gives: "taking about 2 min once
+// it starts, at the current rate of 30 messages/s" (not "in about 2 min"
+// beside "Starts in 1 h"); spread over longer than the budget needs,
+// "over 2 h (spread)" ("over 2 h (spread) once it starts"): the plan's
+// line gives the pace.
+func timePhrase(copies, rate int, pl plan, at string) string {
+	est := estimate(copies, rate)
+	switch {
+	case pl.Spread > est && pl.Start.IsZero():
+		return fmt.Sprintf("over %s (spread)", humanDuration(pl.Spread))
+	case pl.Spread > est:
+		return fmt.Sprintf("over %s (spread) once it starts", humanDuration(pl.Spread))
+	case pl.Start.IsZero():
+		return fmt.Sprintf("in about %s %s", humanDuration(est), at)
 	}
-	return fmt.Sprintf("in about %s at the current rate of %d messages/s", humanDuration(estimate(copies, rate)), rate)
+	return fmt.Sprintf("taking about %s once it starts, %s", humanDuration(est), at)
 }
 
-// previewText is PreviewText with a plan spread over spread (0: none).
-func previewText(text string, chats, rate int, spread time.Duration) string {
+// previewText is PreviewText under plan pl (timePhrase).
+func previewText(text string, chats, rate int, pl plan) string {
 	noun := "chats"
 	if chats == 1 {
 		noun = "chat"
@@ -391,5 +405,5 @@ func previewText(text string, chats, rate int, spread time.Duration) string {
 		each = fmt.Sprintf(" (%d messages each: the text is split in %d)", parts, parts)
 	}
 	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s%s, %s. "+
-		"Send or Cancel within %d minutes.", text, chats, noun, each, timePhrase(chats*parts, rate, spread), int(PreviewLifetime/time.Minute))
+		"Send or Cancel within %d minutes.", text, chats, noun, each, timePhrase(chats*parts, rate, pl, currentRate(rate)), int(PreviewLifetime/time.Minute))
 }
