@@ -528,7 +528,8 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 		"/broadcast stop <a known id> answers as a stop")
 }
 
-// A broadcast scheduled from Telegram ("/broadcast in 1h <text>"; the
+// A broadcast scheduled from Telegram ("/broadcast in 1h <text>"; a
+// malformed schedule, "in abc hi", is refused, not previewed as text; the
 // preview of "in 1h over 2h" says when it starts and at what pace): Send
 // schedules it (the preview edited to say so); nothing of it reaches any
 // chat before its start, even while another broadcast, sent at once,
@@ -544,6 +545,9 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	require.Equal(t, "No broadcast is running or scheduled.", h.ask(0, adminUser, "/broadcasts"))
 	require.Equal(t, `❌ /broadcasts takes no argument (got "now"): send /broadcasts alone to list the running and scheduled broadcasts.`,
 		h.ask(0, adminUser, "/broadcasts  now"), "an argument is refused, not ignored")
+	require.Equal(t, `❌ "in" abc: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In". `+
+		"Usage: /broadcast [in <duration>] [over <duration>] <text>, e.g. /broadcast in 2h over 8h Big news",
+		h.ask(0, adminUser, "/broadcast in abc hi"), "a malformed schedule is refused, not previewed as the text \"in abc hi\"")
 	h.addKnownChats(r, 30_000, 99) // and the admin's: 100 chats
 	pv, buttons := h.broadcastPreview("in 1h over 2h 🕘 spread")
 	require.Contains(t, pv.Text, "The chats will see:\n\n🕘 spread\n\n")

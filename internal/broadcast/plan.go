@@ -31,11 +31,13 @@ func (p plan) notifierPlan(paidMax int, texts map[string]string) notifier.Plan {
 // /broadcast's arguments (each at most once, in either order; a duration
 // as Go writes it, "90m", "1h30m", or in days, "2d", "1d12h"; words are
 // split at any white space, line breaks included) at now and returns the
-// plan and the rest, the text. A leading "in" or "over" followed by a word
-// that is not a number is the text's first word ("in the morning").
-// Errors: a duration that does not parse ("in 5 minutes", "in 2H", "in
-// -5m"), one under a minute or over MaxPlanAhead, or a plan with no text
-// after it (the admin is told; nothing is previewed).
+// plan and the rest, the text. "in" and "over" are plan words in lower
+// case only: a text that starts with the word writes it "In" or "Over"
+// ("In the morning"), as the error for a lower-case one says.
+// Errors (the admin is told; nothing is previewed): a leading "in" or
+// "over" not followed by a duration ("in abc hi", "in 5 minutes", "in 2H",
+// "in -5m", planDuration's, the console's words), one under a minute or
+// over MaxPlanAhead, or a plan with no text after it.
 func parsePlan(args string, now time.Time) (plan, string, error) {
 	var p plan
 	rest := strings.TrimSpace(args)
@@ -46,14 +48,11 @@ func parsePlan(args string, now time.Time) (plan, string, error) {
 			break
 		}
 		durWord, text := cutSpace(strings.TrimSpace(after))
-		d, ok := parsePlanDuration(durWord)
-		if !ok {
-			if looksLikeDuration(durWord) {
-				return plan{}, "", fmt.Errorf("%q %s is not a duration (like 90m, 2h, 1d12h)", word, durWord)
+		d, err := planDuration(word, durWord)
+		if err != nil {
+			if _, ok := parsePlanDuration(durWord); !ok {
+				return plan{}, "", fmt.Errorf("%w; a text that starts with the word %q writes it %q", err, word, strings.ToUpper(word[:1])+word[1:])
 			}
-			break
-		}
-		if err := planBounds(word, durWord, d); err != nil {
 			return plan{}, "", err
 		}
 		seen[word] = true
@@ -81,26 +80,29 @@ func cutSpace(s string) (string, string) {
 	return s[:i], s[i:]
 }
 
-// looksLikeDuration reports whether w was meant as a plan's duration (it
-// starts with a digit, a sign or a dot: "5" of "in 5 minutes", "2H",
-// "-5m"), so a mistyped one is refused rather than sent at once as text.
-func looksLikeDuration(w string) bool {
-	return w != "" && strings.ContainsRune("0123456789+-.", rune(w[0]))
-}
-
-// planBounds refuses a plan's duration d (written s, after word "in" or
-// "over") under a minute or over MaxPlanAhead.
-func planBounds(word, s string, d time.Duration) error {
-	if d < time.Minute || d > MaxPlanAhead {
-		return fmt.Errorf("%q %s: want 1 minute to %d days", word, s, int(MaxPlanAhead/(24*time.Hour)))
+// planDuration reads the duration s written after plan word word ("in"
+// or "over"), as /broadcast and the console's form take it: "90m", "2h",
+// "1d12h" (parsePlanDuration), 1 minute to MaxPlanAhead. Errors: `"in"
+// abc: not a duration (like 90m, 2h or 1d12h)`, `"in" 30s: want 1 minute
+// to 7 days`.
+func planDuration(word, s string) (time.Duration, error) {
+	d, ok := parsePlanDuration(s)
+	if !ok {
+		if s == "" {
+			return 0, fmt.Errorf("%q without a duration (like 90m, 2h or 1d12h)", word)
+		}
+		return 0, fmt.Errorf("%q %s: not a duration (like 90m, 2h or 1d12h)", word, s)
 	}
-	return nil
+	if d < time.Minute || d > MaxPlanAhead {
+		return 0, fmt.Errorf("%q %s: want 1 minute to %d days", word, s, int(MaxPlanAhead/(24*time.Hour)))
+	}
+	return d, nil
 }
 
 // composedPlan is a composed broadcast's plan at now (Compose): in (when it
 // starts, from now) and over (how long it is spread over) written as
-// /broadcast writes them ("90m", "2h", "1d12h"; "" for none) and held to
-// the same bounds. Errors: not a duration; one out of bounds (planBounds).
+// /broadcast writes them ("90m", "2h", "1d12h"; "" for none), read by the
+// same planDuration. Errors: planDuration's.
 func composedPlan(in, over string, now time.Time) (plan, error) {
 	var p plan
 	for _, f := range [][2]string{{"in", in}, {"over", over}} {
@@ -108,11 +110,8 @@ func composedPlan(in, over string, now time.Time) (plan, error) {
 		if s == "" {
 			continue
 		}
-		d, ok := parsePlanDuration(s)
-		if !ok {
-			return plan{}, fmt.Errorf("%q %s: not a duration (like 90m, 2h or 1d12h)", f[0], s)
-		}
-		if err := planBounds(f[0], s, d); err != nil {
+		d, err := planDuration(f[0], s)
+		if err != nil {
 			return plan{}, err
 		}
 		if f[0] == "in" {

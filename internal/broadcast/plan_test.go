@@ -10,9 +10,10 @@ import (
 
 // A /broadcast's leading "in <duration>" and "over <duration>" (either
 // order, each once, days allowed) are its plan and the rest its text; a
-// leading "in" or "over" that is not followed by a duration is text; a
-// duration under a minute or over 7 days, or a plan with no text, is
-// refused.
+// leading lower-case "in" or "over" not followed by a duration is refused
+// as a schedule, in the console's words, with how to start a text with the
+// word ("In the morning" is text); a duration under a minute or over 7
+// days, or a plan with no text, is refused.
 func TestParsePlanReadsStartAndSpreadThenTheText(t *testing.T) {
 	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -27,17 +28,22 @@ func TestParsePlanReadsStartAndSpreadThenTheText(t *testing.T) {
 		{args: "over 8h Big news", spread: 8 * time.Hour, text: "Big news"},
 		{args: "in 1d12h over 90m  Big news", start: 36 * time.Hour, spread: 90 * time.Minute, text: "Big news"},
 		{args: "over 2d in 30m x", start: 30 * time.Minute, spread: 48 * time.Hour, text: "x"},
-		{args: "in the morning we play", text: "in the morning we play"},
-		{args: "over and out", text: "over and out"},
+		{args: "In the morning we play", text: "In the morning we play"},
+		{args: "Over and out", text: "Over and out"},
+		{args: "in abc hi", err: `"in" abc: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
+		{args: "in the morning we play", err: `"in" the: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
+		{args: "over and out", err: `"over" and: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "over" writes it "Over"`},
+		{args: "in 2h over soon hi", err: `"over" soon: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "over" writes it "Over"`},
+		{args: "in", err: `"in" without a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
 		{args: "in 2h in 3h twice", start: 2 * time.Hour, text: "in 3h twice"},
 		{args: "in 30s too soon", err: `"in" 30s: want 1 minute to 7 days`},
 		{args: "in 2h\nBig news\nsecond line", start: 2 * time.Hour, text: "Big news\nsecond line"},
 		{args: "in 2h over 8h\nBig news", start: 2 * time.Hour, spread: 8 * time.Hour, text: "Big news"},
-		{args: "in 5 minutes hi", err: `"in" 5 is not a duration (like 90m, 2h, 1d12h)`},
-		{args: "in 2H hi", err: `"in" 2H is not a duration (like 90m, 2h, 1d12h)`},
-		{args: "in -5m hi", err: `"in" -5m is not a duration (like 90m, 2h, 1d12h)`},
-		{args: "in 9999999999999999999d hi", err: `"in" 9999999999999999999d is not a duration (like 90m, 2h, 1d12h)`},
-		{args: "over 36501d hi", err: `"over" 36501d is not a duration (like 90m, 2h, 1d12h)`},
+		{args: "in 5 minutes hi", err: `"in" 5: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
+		{args: "in 2H hi", err: `"in" 2H: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
+		{args: "in -5m hi", err: `"in" -5m: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
+		{args: "in 9999999999999999999d hi", err: `"in" 9999999999999999999d: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
+		{args: "over 36501d hi", err: `"over" 36501d: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "over" writes it "Over"`},
 		{args: "over 8d too long", err: `"over" 8d: want 1 minute to 7 days`},
 		{args: "in 2h", err: "no text after the plan"},
 	} {
@@ -139,5 +145,26 @@ func TestAScheduledPreviewCountsItsTimeFromTheStart(t *testing.T) {
 				require.NotContains(t, free+paid, "in about", "no time from now beside the start's")
 			}
 		})
+	}
+}
+
+// /broadcast and the console's form read a schedule with one parser
+// (planDuration): what the console refuses, /broadcast refuses in the same
+// words ("in abc" is no text to send at once); /broadcast adds how to start
+// a text with the word.
+func TestTheBotAndTheConsoleRefuseAScheduleAlike(t *testing.T) {
+	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	for _, tc := range []struct{ word, dur string }{
+		{"in", "abc"}, {"in", "5"}, {"in", "30s"}, {"in", "8d"}, {"over", "soon"}, {"over", "10s"},
+	} {
+		in, over := tc.dur, ""
+		if tc.word == "over" {
+			in, over = "", tc.dur
+		}
+		_, console := composedPlan(in, over, now)
+		require.Error(t, console, "%s %s", tc.word, tc.dur)
+		_, text, bot := parsePlan(tc.word+" "+tc.dur+" hi", now)
+		require.Error(t, bot, "%s %s is refused, not the text %q", tc.word, tc.dur, text)
+		require.True(t, strings.HasPrefix(bot.Error(), console.Error()), "%q has the console's words %q", bot, console)
 	}
 }
