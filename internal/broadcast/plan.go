@@ -154,13 +154,38 @@ func planLines(p plan, copies, rate int, now time.Time) string {
 	}
 	if p.Spread > 0 {
 		pace := float64(copies) / p.Spread.Seconds()
-		fmt.Fprintf(&b, "⏳ Spread over %s: %s", humanDuration(p.Spread), Pace(pace))
+		fmt.Fprintf(&b, "⏳ Spread over %s: %s", humanDuration(p.Spread), spreadPace(copies == 1, pace))
 		if rate > 0 && pace > float64(rate) {
 			fmt.Fprintf(&b, ", more than the budget's %d messages/s: it takes about %s", rate, humanDuration(estimate(copies, rate)))
 		}
 		b.WriteString(".\n")
 	}
 	return b.String()
+}
+
+// oneMessage is the pace of a spread broadcast of a single message (one
+// chat, one part): it has none, that message goes as the broadcast starts.
+const oneMessage = "one message, sent as it starts (nothing to spread)"
+
+// spreadPace is the pace of a spread broadcast at r messages/s as the
+// preview and the progress text write it: Pace(r); single (one message
+// in all), oneMessage, not "about one message every 1 min".
+func spreadPace(single bool, r float64) string {
+	if single {
+		return oneMessage
+	}
+	return Pace(r)
+}
+
+// SpreadPhrase is how /broadcasts and the console state spread broadcast
+// p's pace: "spread at " + Pace(p.Rate), e.g. "spread at about 0.35
+// messages/s"; for a single message (Total 1, counted in messages or in
+// chats, of one part) "spread: " + oneMessage.
+func SpreadPhrase(p notifier.Progress) string {
+	if p.Total == 1 && p.Parts <= 1 {
+		return "spread: " + oneMessage
+	}
+	return "spread at " + Pace(p.Rate)
 }
 
 // Pace renders a pace of r messages/s as the previews, progress texts and

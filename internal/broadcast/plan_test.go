@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/notifier"
 )
 
 // A /broadcast's leading "in <duration>" and "over <duration>" (either
@@ -166,5 +168,33 @@ func TestTheBotAndTheConsoleRefuseAScheduleAlike(t *testing.T) {
 		_, text, bot := parsePlan(tc.word+" "+tc.dur+" hi", now)
 		require.Error(t, bot, "%s %s is refused, not the text %q", tc.word, tc.dur, text)
 		require.True(t, strings.HasPrefix(bot.Error(), console.Error()), "%q has the console's words %q", bot, console)
+	}
+}
+
+// A spread broadcast of a single message (one chat, one part) has no pace
+// to state: its preview, progress text, /broadcasts line and console row
+// say it goes as it starts, not "about one message every 1 min"; two
+// messages or more keep their pace.
+func TestASpreadOfOneMessageStatesNoPace(t *testing.T) {
+	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name          string
+		copies, parts int
+		preview       string // planLines over 1 min
+		phrase        string // SpreadPhrase
+	}{
+		{"one chat", 1, 1, "⏳ Spread over 1 min: one message, sent as it starts (nothing to spread).\n",
+			"spread: one message, sent as it starts (nothing to spread)"},
+		{"one chat, a text in two parts", 2, 2, "⏳ Spread over 1 min: about one message every 30 s.\n", "spread at about one message every 30 s"},
+		{"two chats", 2, 1, "⏳ Spread over 1 min: about one message every 30 s.\n", "spread at about one message every 30 s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.preview, planLines(plan{Spread: time.Minute}, tc.copies, 30, now))
+			p := notifier.Progress{ID: "bc_x", Total: tc.copies, Remaining: tc.copies, Parts: tc.parts, Rate: float64(tc.copies) / 60}
+			require.Equal(t, tc.phrase, SpreadPhrase(p), "in messages")
+			require.Equal(t, tc.phrase, SpreadPhrase(p.InChats()), "in chats")
+			_, pace, _ := strings.Cut(tc.preview, ": ")
+			require.Contains(t, progressText(p), "\n⏳ Spread: "+strings.TrimSuffix(pace, ".\n")+"\n")
+		})
 	}
 }

@@ -438,7 +438,7 @@ func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Out
 			b.WriteString(", starts at " + p.At.UTC().Format("2006-01-02 15:04 UTC"))
 		}
 		if p.Rate > 0 && !p.Done() {
-			b.WriteString(", spread at " + Pace(p.Rate))
+			b.WriteString(", " + SpreadPhrase(p))
 		}
 		b.WriteString("\n")
 	}

@@ -45,7 +45,7 @@ func progressText(p notifier.Progress) string {
 		txt += "\n🕘 Starts at " + p.At.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	if p.Rate > 0 && !p.Done() {
-		txt += "\n⏳ Spread: " + Pace(p.Rate)
+		txt += "\n⏳ Spread: " + spreadPace(p.Total == 1 && p.Parts <= 1, p.Rate)
 	}
 	if p.Paid {
 		txt += "\n" + modeText(p)

@@ -386,7 +386,7 @@ func planOf(p notifier.Progress, now time.Time) string {
 		parts = append(parts, "started "+p.At.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	if p.Rate > 0 {
-		parts = append(parts, "spread at "+broadcast.Pace(p.Rate))
+		parts = append(parts, broadcast.SpreadPhrase(p))
 	}
 	if p.Paid && p.PaidMax > 0 {
 		parts = append(parts, fmt.Sprintf("paid up to %d copies, then free", p.PaidMax))
