@@ -170,6 +170,30 @@ func TestLanguageCommandChangesTheLanguageAndSurvivesARestart(t *testing.T) {
 	require.Equal(t, gameuiNoGame, h.ask(0, ann, "/giveup"))
 }
 
+// /language's menu says whose language it sets: in a private chat the
+// sender's ("Choose your language"), in a group the group's, which only
+// its administrators set; in the sender's language either way.
+func TestLanguageMenuNamesWhoseLanguageItSets(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	const group = int64(-1007402)
+	for _, tc := range []struct {
+		name string
+		chat int64 // 0: the sender's private chat
+		from models.User
+		want string
+	}{
+		{"private, English", 0, speaker(7441, "Ann", "en"), "🌐 Choose your language:"},
+		{"group, English", group, speaker(7442, "Bob", "en"), "🌐 Choose this group's language (administrators only):"},
+		{"group, Russian", group, speaker(7443, "Аня", "ru"), "🌐 Выберите язык этой группы (только администраторы):"},
+		{"group, Persian", group, speaker(7444, "Dara", "fa"), "🌐 زبان این گروه را انتخاب کنید (فقط مدیران):"},
+	} {
+		require.Equal(t, tc.want, h.ask(tc.chat, tc.from, "/language@codemojex_test_bot"), tc.name)
+	}
+}
+
 // inDigits is n written with digits (0 to 9 of a script; "" Latin).
 func inDigits(digits string, n int) string {
 	s := strconv.Itoa(n)

@@ -110,7 +110,9 @@ func (u *UI) setLanguage(ctx context.Context, r *update.Request, out *update.Out
 
 // sendLanguageMenu queues the /language menu in m's chat (keyed by the
 // update), answering m in a group: a button per language, by its own
-// name.
+// name, under "Choose your language" in a private chat and "Choose this
+// group's language (administrators only)" in a group (in the sender's
+// language).
 func (u *UI) sendLanguageMenu(ctx context.Context, r *update.Request, out *update.Outcome, m *models.Message) error {
 	var rows [][]models.InlineKeyboardButton
 	for _, l := range i18n.Languages() {
@@ -130,8 +132,8 @@ func (u *UI) sendLanguageMenu(ctx context.Context, r *update.Request, out *updat
 		return fmt.Errorf("gameui: language menu: %w", err)
 	}
 	msg := notifier.Message{Text: u.texts(r).T("language_choose", nil), Class: notifier.Reply, Markup: string(kb), Key: out.Key(r, "language")}
-	if !update.IsPrivate(m) {
-		msg.ReplyTo = m.ID
+	if !update.IsPrivate(m) { // the group's language, not the sender's
+		msg.Text, msg.ReplyTo = u.texts(r).T("language_group_choose", nil), m.ID
 	}
 	if _, err := u.notifier.Notify(ctx, m.Chat.ID, msg); err != nil {
 		return fmt.Errorf("gameui: language menu in chat %d: %w", m.Chat.ID, err)
