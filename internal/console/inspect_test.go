@@ -148,6 +148,36 @@ func TestBroadcastPageShowsItsTextPlanCountsAndState(t *testing.T) {
 	require.Contains(t, page, `<td id="bc-state">expired`)
 }
 
+// While a broadcast runs (here: scheduled) and none has finished, the
+// Broadcasts page lists it under Running and says Recent holds none
+// finished yet (not "None in the audit log", which it is in); stopped
+// before it started, it is listed under Recent as stopped (its plan "was
+// to start … (stopped before it)", not "(scheduled)"), and its page
+// reads stopped, 0% with 0 sent (not 100%).
+func TestBroadcastsPageShowsARunningOneAndAStoppedOneAsTheyAre(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	e.knownChats(93_000, 2)
+	id := e.broadcast("in 1h 🕘 soon")
+	_, list := b.get("/broadcasts")
+	require.Regexp(t, `(?s)<div id="running">\s*<div class="bc" data-id="`+id+`">`, list, "listed as running")
+	require.Contains(t, list, `<p class="note" id="none-recent">None finished yet: the running and scheduled ones are above.</p>`)
+	require.NotContains(t, list, "None in the audit log")
+
+	text, ok := flash(t, b.post("/broadcasts/stop", url.Values{"id": {id}}))
+	require.True(t, ok, text)
+	_, list = b.get("/broadcasts")
+	require.Contains(t, list, `<p class="note" id="none-running">No broadcast running.</p>`)
+	require.Regexp(t, `(?s)<tr><td><a href="/broadcast\?id=`+id+`"><code>`+id+`</code></a></td>[^\n]*<td>was to start \d{4}-\d\d-\d\d \d\d:\d\d UTC \(stopped before it\)</td>[^\n]*\n<td>stopped</td></tr>`, list)
+	_, page := b.get("/broadcast?id=" + id)
+	require.Contains(t, page, `<td id="bc-state">stopped</td>`)
+	require.NotContains(t, page, "(scheduled)", "no longer scheduled")
+	require.Contains(t, page, `<progress max="100" value="0"></progress> 0%`, "stopped before it started: nothing sent")
+	require.Contains(t, page, ` · 0 sent · 0 failed · 3 cancelled`)
+}
+
 // A broadcast with a text per language shows every language's text,
 // labelled by its language (the default first, then the catalog's order),
 // each escaped, a language's marked with its lang and dir="auto" (Persian

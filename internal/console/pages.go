@@ -366,6 +366,9 @@ type broadcastRow struct {
 	Stopped   bool   `json:"stopped"`
 	Known     bool   `json:"known"`
 	Text      string `json:"text"`
+	// Percent is the share of Total settled, sent or failed (0 to 100):
+	// a stopped broadcast's cancelled copies are not counted, so one
+	// stopped before it started shows 0, not 100.
 	Percent   int    `json:"percent"`
 	Mode      string `json:"mode"` // free, or paid with its Stars spent so far (0.1 a copy)
 	Scheduled bool   `json:"scheduled"`
@@ -376,10 +379,13 @@ type broadcastRow struct {
 }
 
 // planOf is how the Broadcasts page states p's plan at now: its start
-// (lazy broadcasts), its pace when spread, its paid cap.
+// (lazy broadcasts; one stopped before its start "was to start … (stopped
+// before it)"), its pace when spread, its paid cap.
 func planOf(p notifier.Progress, now time.Time) string {
 	var parts []string
 	switch {
+	case p.Scheduled(now) && p.Stopped:
+		parts = append(parts, "was to start "+p.At.UTC().Format("2006-01-02 15:04 UTC")+" (stopped before it)")
 	case p.Scheduled(now):
 		parts = append(parts, "starts "+p.At.UTC().Format("2006-01-02 15:04 UTC")+" (scheduled)")
 	case p.Lazy && !p.At.IsZero():
@@ -433,9 +439,9 @@ func rowOf(b admin.BroadcastView, now time.Time) broadcastRow {
 	}
 	row.Running = b.Known && !b.Stopped && !b.Done()
 	row.Mode = modeOf(b.Progress)
-	row.Scheduled, row.Plan = b.Known && b.Scheduled(now), planOf(b.Progress, now)
-	if b.Total > 0 {
-		row.Percent = 100 * (b.Total - row.Remaining) / b.Total
+	row.Scheduled, row.Plan = b.Known && !b.Stopped && b.Scheduled(now), planOf(b.Progress, now)
+	if b.Total > 0 { // sent or failed: a copy cancelled by a stop is not progress
+		row.Percent = max(100*(b.Total-row.Remaining-b.Cancelled)/b.Total, 0)
 	}
 	return row
 }
