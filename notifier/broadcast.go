@@ -14,6 +14,11 @@ import (
 // BroadcastIDPrefix brands broadcast ids: "bc_" + a 26-character ULID.
 const BroadcastIDPrefix = "bc_"
 
+// ValidBroadcastID reports whether id is shaped like a broadcast id
+// (BroadcastIDPrefix and a ULID): one that is not never named a broadcast
+// (Progress refuses it with ErrInvalid).
+func ValidBroadcastID(id string) bool { return validBroadcastID(id) }
+
 func validBroadcastID(id string) bool {
 	rest, ok := strings.CutPrefix(id, BroadcastIDPrefix)
 	if !ok {

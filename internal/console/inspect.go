@@ -153,11 +153,18 @@ type reasonCount struct {
 	N      int
 }
 
-// stateOf names row's state as the broadcast's page shows it.
+// stateOf names row's state as the broadcast's page shows it. One whose
+// record is gone is expired when the audit log has it sent (row.At);
+// else no such broadcast: an id not shaped like one never named one, and
+// of one shaped like one nothing is known (never sent, or gone long ago).
 func stateOf(row broadcastRow, d admin.BroadcastDetail) string {
 	switch {
-	case !row.Known:
+	case !row.Known && row.At != "":
 		return "expired (its record is kept a day after it ends)"
+	case !row.Known && !notifier.ValidBroadcastID(row.ID):
+		return "no such broadcast: " + row.ID + " is not a broadcast id (bc_ and 26 letters and digits)"
+	case !row.Known:
+		return "no such broadcast is known: never sent, or ended more than a day ago (its record is kept a day after it ends)"
 	case row.Stopped:
 		return "stopped"
 	case d.Halted && !d.Free:

@@ -105,8 +105,7 @@ func TestWeightsPageListsEveryNonDefaultWeightAndSetsOne(t *testing.T) {
 // TestBroadcastPageShowsItsTextPlanCountsAndState: a broadcast's page,
 // linked from the Broadcasts page, shows its text, its mode, its plan (a
 // scheduled, spread one: its start and pace), its counts and its state;
-// one delivered reads done with every copy sent; an unknown id reads
-// expired.
+// one delivered reads done with every copy sent.
 func TestBroadcastPageShowsItsTextPlanCountsAndState(t *testing.T) {
 	t.Parallel()
 	e := start(t)
@@ -143,9 +142,28 @@ func TestBroadcastPageShowsItsTextPlanCountsAndState(t *testing.T) {
 	_, page = b.get("/broadcast?id=" + later)
 	require.Regexp(t, `(?s)<table id="bc-timeline">.*<td>admin 9001</td><td>broadcast sent</td><td>`+later+` to 5 chats, from .*`+
 		`<td>console</td><td>broadcast stopped</td><td>`+later+`: `, page, "its timeline, oldest first: sent by the admin, stopped from the console")
+}
 
-	_, page = b.get("/broadcast?id=bc_" + strings.Repeat("0", 26))
-	require.Contains(t, page, `<td id="bc-state">expired`)
+// A broadcast's page for one whose record is gone says which it is: expired
+// when the audit log has it sent; else no such broadcast: an id not
+// shaped like one ("bc_zzz") never named one, and nothing is known of one
+// that is (never sent, or ended long ago).
+func TestAnUnknownBroadcastsPageSaysWhetherItExpiredOrNeverWas(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	e.knownChats(94_000, 1)
+	gone := e.broadcast("in 1h soon gone")
+	require.NoError(t, e.c.Do(context.Background(), e.c.B().Del().Key("{"+e.tag+"}:n:bc:"+gone).Build()).Error(), "its record expired")
+	for _, tc := range []struct{ id, state string }{
+		{gone, "expired (its record is kept a day after it ends)"},
+		{"bc_zzz", "no such broadcast: bc_zzz is not a broadcast id (bc_ and 26 letters and digits)"},
+		{"bc_" + strings.Repeat("0", 26), "no such broadcast is known: never sent, or ended more than a day ago (its record is kept a day after it ends)"},
+	} {
+		_, page := b.get("/broadcast?id=" + tc.id)
+		require.Contains(t, page, `<td id="bc-state">`+tc.state+`</td>`, tc.id)
+	}
 }
 
 // While a broadcast runs (here: scheduled) and none has finished, the
