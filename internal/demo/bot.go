@@ -23,14 +23,14 @@ const botPackage = "github.com/codemojex/codemojex/cmd/bot"
 func buildBot(ctx context.Context, dir string, flags []string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("demo: build the bot: no go on PATH (or pass -bot <binary>): %w", err)
+		return "", fmt.Errorf("build the bot: no go on PATH (or pass -bot <binary>): %w", err)
 	}
 	out := filepath.Join(dir, "codemojex-bot")
 	args := append(append([]string{"build"}, flags...), "-o", out, botPackage)
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	msg, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("demo: go build %s: %w\n%s", botPackage, err, strings.TrimSpace(string(msg)))
+		return "", fmt.Errorf("go build %s: %w\n%s", botPackage, err, strings.TrimSpace(string(msg)))
 	}
 	return out, nil
 }
@@ -97,7 +97,7 @@ func startBot(bin, dir string, env []string) (*botProcess, error) {
 	cmd.Stderr = logs
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("demo: start the bot: %w", err)
+		return nil, fmt.Errorf("start the bot: %w", err)
 	}
 	p := &botProcess{cmd: cmd, logs: logs, done: make(chan struct{})}
 	go func() {

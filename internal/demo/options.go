@@ -28,6 +28,9 @@ const (
 // Options configure Run. The zero value of a field means its default (see
 // FullScene and QuickScene).
 type Options struct {
+	// Name prefixes the errors of starting the stack, as the command that
+	// runs it is called (default "demo"; the playground's "play").
+	Name string
 	// Scene sizes the scripted scene.
 	Scene Scene
 	// BotBinary is a prebuilt bot to run; "" builds ./cmd/bot with go build
@@ -144,6 +147,9 @@ func (o Options) withDefaults() Options {
 	}
 	if s.Deadline <= 0 {
 		s.Deadline = def.Deadline
+	}
+	if o.Name == "" {
+		o.Name = "demo"
 	}
 	if o.LanesTag == "" {
 		o.LanesTag = lanes.DefaultTag

@@ -124,12 +124,17 @@ func (st *stack) close() {
 // checks opts.ValkeyURL's), the emulator at Telegram's limits and the bot,
 // and waits until it polls. The stack it returns, even with an error, is
 // closed by the caller.
-func startStack(ctx context.Context, log *slog.Logger, opts Options) (*stack, error) {
+func startStack(ctx context.Context, log *slog.Logger, opts Options) (st *stack, err error) {
+	defer func() { // one prefix for what the caller runs: "demo: …", "play: …"
+		if err != nil {
+			err = fmt.Errorf("%s: %w", opts.Name, err)
+		}
+	}()
 	out := opts.Out
-	st := &stack{}
+	st = &stack{}
 	tmp, err := os.MkdirTemp("", "codemojex-demo-")
 	if err != nil {
-		return st, fmt.Errorf("demo: temp dir: %w", err)
+		return st, fmt.Errorf("temp dir: %w", err)
 	}
 	st.closers = append(st.closers, func() { os.RemoveAll(tmp) })
 
@@ -153,7 +158,7 @@ func startStack(ctx context.Context, log *slog.Logger, opts Options) (*stack, er
 	st.emu, err = tgemu.New(tgemu.WithToken(Token), tgemu.WithLimits(tgemu.DefaultLimits()),
 		tgemu.WithLogger(log.With(slog.String("component", "tgemu"))))
 	if err != nil {
-		return st, fmt.Errorf("demo: emulator: %w", err)
+		return st, fmt.Errorf("emulator: %w", err)
 	}
 	st.closers = append(st.closers, func() { _ = st.emu.Close() })
 	fmt.Fprintf(out, "valkey %s, Bot API emulator %s (30 msg/s, 1 msg/s per chat, 20/min per group)\n", valkeyURL, st.emu.URL())
@@ -265,7 +270,7 @@ func valkeyFor(ctx context.Context, url string) (string, func(), error) {
 	if url == "" {
 		srv, err := valkeyserver.Start("standalone", valkeyserver.Options{})
 		if err != nil {
-			return "", nil, fmt.Errorf("demo: start a throwaway Valkey (run ./scripts/ensure-valkey.sh, or pass -valkey-url): %w", err)
+			return "", nil, fmt.Errorf("start a throwaway Valkey (run ./scripts/ensure-valkey.sh, or pass -valkey-url): %w", err)
 		}
 		return srv.URL, srv.Stop, nil
 	}
@@ -276,10 +281,14 @@ func valkeyFor(ctx context.Context, url string) (string, func(), error) {
 	defer c.Close()
 	n, err := c.Do(ctx, c.B().Dbsize().Build()).AsInt64()
 	if err != nil {
-		return "", nil, fmt.Errorf("demo: %s: %w", url, err)
+		return "", nil, fmt.Errorf("%s: %w", url, err)
 	}
 	if n != 0 {
-		return "", nil, fmt.Errorf("demo: %s holds %d keys: the demo needs an empty database", url, n)
+		noun := "keys"
+		if n == 1 {
+			noun = "key"
+		}
+		return "", nil, fmt.Errorf("%s holds %d %s: it needs an empty database (the bot's keys would mix with them): flush it, or leave out -valkey-url for a throwaway server", url, n, noun)
 	}
 	return url, func() {}, nil
 }
@@ -287,12 +296,12 @@ func valkeyFor(ctx context.Context, url string) (string, func(), error) {
 func valkeyClient(url string) (valkey.Client, error) {
 	opt, err := valkey.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("demo: valkey URL: %w", err)
+		return nil, fmt.Errorf("valkey URL: %w", err)
 	}
 	opt.DisableCache = true
 	c, err := valkey.NewClient(opt)
 	if err != nil {
-		return nil, fmt.Errorf("demo: connect to valkey: %w", err)
+		return nil, fmt.Errorf("connect to valkey: %w", err)
 	}
 	return c, nil
 }
@@ -315,12 +324,12 @@ func waitReady(ctx context.Context, emu *tgemu.Emulator, bot *botProcess) error 
 	}
 	logs := lastLines(strings.TrimSpace(bot.logs.String()), 20)
 	if done, werr := bot.exited(); done {
-		return fmt.Errorf("demo: the bot exited before polling for updates (%w); its output:\n%s", orExit0(werr), logs)
+		return fmt.Errorf("the bot exited before polling for updates (%w); its output:\n%s", orExit0(werr), logs)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("demo: the bot did not poll for updates within %v; its output:\n%s", readyTimeout, logs)
+		return fmt.Errorf("the bot did not poll for updates within %v; its output:\n%s", readyTimeout, logs)
 	}
-	return fmt.Errorf("demo: waiting for the bot: %w", err)
+	return fmt.Errorf("waiting for the bot: %w", err)
 }
 
 func lastLines(s string, n int) string {

@@ -98,10 +98,13 @@ func Start(ctx context.Context, log *slog.Logger, opts Options) (*Playground, er
 		}
 	}
 	so.ExtraEnv = append(floodEnv(), so.ExtraEnv...)
+	if so.Name == "" {
+		so.Name = "play"
+	}
 	st, err := demo.StartStack(ctx, log, so)
-	if err != nil {
+	if err != nil { // "play: …" (so.Name)
 		ln.Close()
-		return nil, fmt.Errorf("play: %w", err)
+		return nil, err
 	}
 	pctx, cancel := context.WithCancel(context.Background())
 	p := &Playground{log: log, stack: st, emu: st.Emulator(), cast: Cast(), url: "http://" + ln.Addr().String(),
