@@ -13,26 +13,49 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/codemojex/codemojex/internal/version"
 )
 
 // botPackage is the bot's import path, built by buildBot.
 const botPackage = "github.com/codemojex/codemojex/cmd/bot"
 
 // buildBot builds the bot into dir with go build and returns the binary's
-// path. The working directory must be inside the module.
+// path, stamped with the checkout's version as make build stamps it
+// (checkoutVersion; the caller's flags come after, so an -ldflags of
+// theirs wins): its --version, start-up log and the console's Processes
+// page name the commit, not "devel" (go build's own VCS stamp is off under
+// GOFLAGS=-buildvcs=false and in a git worktree). The working directory
+// must be inside the module.
 func buildBot(ctx context.Context, dir string, flags []string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("build the bot: no go on PATH (or pass -bot <binary>): %w", err)
 	}
 	out := filepath.Join(dir, "codemojex-bot")
-	args := append(append([]string{"build"}, flags...), "-o", out, botPackage)
+	args := []string{"build"}
+	if v := checkoutVersion(ctx); v != "" {
+		args = append(args, "-ldflags", version.LinkFlag(v))
+	}
+	args = append(append(args, flags...), "-o", out, botPackage)
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	msg, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", botPackage, err, strings.TrimSpace(string(msg)))
 	}
 	return out, nil
+}
+
+// checkoutVersion is the working directory's checkout as make build's
+// VERSION names it (git describe --tags --always --dirty: a tag, or the
+// abbreviated commit, "-dirty" when modified), "" when git cannot tell
+// (no git, not a checkout): the bot then reports its build information's.
+func checkoutVersion(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "git", "describe", "--tags", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // consoleToken is a fresh console sign-in token: 32 random bytes, base64url.

@@ -12,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/valkeyserver"
+	"github.com/codemojex/codemojex/internal/version"
 )
 
 // TestQuickScene plays the short scene against the real bot (built from
@@ -215,6 +217,36 @@ func TestCtrlCPrintsInterruptedNotAVerdict(t *testing.T) {
 				require.Contains(t, text, "summary: scene")
 				require.Contains(t, text, "interrupted: the scene was stopped before its end; no promise judged")
 			}
+		})
+	}
+}
+
+// The bot the demo and the playground build reports the checkout's version
+// as make build stamps it (git describe), on --version, not "devel" (go
+// build's own VCS stamp is off under GOFLAGS=-buildvcs=false and in a git
+// worktree); a caller's -ldflags comes after, and wins.
+func TestTheBotItBuildsReportsTheCheckoutsVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bot; skipped with -short")
+	}
+	want := checkoutVersion(t.Context())
+	if want == "" {
+		testkit.SkipOrFail(t, "git describe names no version here (no git, or not a checkout)")
+	}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"as built", nil, want},
+		{"the caller's -ldflags", []string{"-ldflags", version.LinkFlag("v9.9.9-caller")}, "v9.9.9-caller"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin, err := buildBot(t.Context(), t.TempDir(), tc.flags)
+			require.NoError(t, err)
+			code, stdout, _ := testkit.RunBinary(t, bin, t.TempDir(), nil, "--version")
+			require.Equal(t, 0, code)
+			require.True(t, strings.HasPrefix(stdout, "codemojex "+tc.want+" ("), "%q names %s", stdout, tc.want)
 		})
 	}
 }

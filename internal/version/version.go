@@ -16,12 +16,22 @@ import (
 // assigned at run time.
 var stamped string
 
+// LinkFlag is the go build -ldflags value that stamps v as the version
+// ("-X github.com/codemojex/codemojex/internal/version.stamped=v"), as
+// make build and the Dockerfile pass it.
+func LinkFlag(v string) string {
+	return "-X github.com/codemojex/codemojex/internal/version.stamped=" + v
+}
+
 // String is the binary's version: the one stamped at link time when there
 // is one; else the main module's version from the build information (a
 // pseudo-version with the commit, e.g. v0.0.0-20261205120000-1a1ec40aa2b3,
 // or v0.0.0-...+dirty, when go build ran in a git checkout); else the
 // commit (vcs.revision, its first 12 hex digits, "-dirty" when modified);
-// else "devel".
+// else "devel" (a plain go build under GOFLAGS=-buildvcs=false, or in a
+// git worktree, where go build finds no VCS information: make build, the
+// Dockerfile and the bot the demo and the playground build stamp it at
+// link time instead, LinkFlag).
 func String() string {
 	if stamped != "" {
 		return stamped
