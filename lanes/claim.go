@@ -146,7 +146,7 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	if o.unpaced {
 		paceLimit = "-1" // claim.lua: no pace at all, not even a lane's override
 	}
-	// claim.lua's ARGV[2]: ten numbers in one argument.
+	// claim.lua's ARGV[2]: twelve numbers in one argument.
 	args := []string{
 		s.keys.shared(),
 		strings.Join([]string{
@@ -160,6 +160,8 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 			ms(o.pace.Period),
 			strconv.Itoa(len(o.paceRules)),
 			strconv.Itoa(max(req.Lanes, 1)),
+			strconv.Itoa(o.rateStart),
+			ms(o.learn.withDefaults().Probe),
 		}, " "),
 	}
 	for _, r := range o.paceRules {
@@ -169,9 +171,14 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 	for _, q := range req.Queues {
 		args = append(args, s.queueArgs(q)...)
 		// The queue's own budget (claim.lua only): rate and window (ms),
-		// then its minimum share of the global budget (percent).
+		// then its minimum share of the global budget (percent), then
+		// whether it is outside the global budget.
 		qc := s.opt.queues[q]
-		args = append(args, strconv.Itoa(qc.Rate), ms(qc.Window), strconv.Itoa(qc.MinShare))
+		outside := "0"
+		if qc.OutsideGlobal {
+			outside = "1"
+		}
+		args = append(args, strconv.Itoa(qc.Rate), ms(qc.Window), strconv.Itoa(qc.MinShare), outside)
 	}
 	if len(req.Ack) > MaxClaim {
 		return Claimed{}, fmt.Errorf("%w: claim: %d acks: want at most %d", ErrInvalid, len(req.Ack), MaxClaim)

@@ -33,6 +33,12 @@ type LearnConfig struct {
 	// changes nothing [DefaultLearnCooldown, 2 s] (every process, and
 	// every 429 of one burst, reports the same push-back).
 	Cooldown time.Duration
+	// Probe is the least time between two raises of a probed global rate
+	// (WithGlobalRateStart), and after a decrease before the next raise
+	// [DefaultLearnProbe, 1.5 s]: at least the window plus a round trip,
+	// so a raise Telegram answers with 429s is taken back before the next
+	// one.
+	Probe time.Duration
 }
 
 // The defaults of LearnConfig.
@@ -40,6 +46,7 @@ const (
 	DefaultLearnEvery    = 5 * time.Second
 	DefaultLearnHold     = 10 * time.Minute
 	DefaultLearnCooldown = 2 * time.Second
+	DefaultLearnProbe    = 1500 * time.Millisecond
 )
 
 // The divisors of a budget's learning: the lowest rate a decrease leaves is
@@ -56,8 +63,8 @@ const (
 // ErrInvalid for a negative field, or Every under 1 ms.
 func WithLearning(c LearnConfig) Option {
 	return func(o *options) error {
-		if c.Every < 0 || c.Hold < 0 || c.Cooldown < 0 || (c.Every > 0 && c.Every < time.Millisecond) {
-			return fmt.Errorf("%w: learning every %v, hold %v, cooldown %v: want >= 0 (every >= 1ms)", ErrInvalid, c.Every, c.Hold, c.Cooldown)
+		if c.Every < 0 || c.Hold < 0 || c.Cooldown < 0 || c.Probe < 0 || (c.Every > 0 && c.Every < time.Millisecond) {
+			return fmt.Errorf("%w: learning every %v, hold %v, cooldown %v, probe %v: want >= 0 (every >= 1ms)", ErrInvalid, c.Every, c.Hold, c.Cooldown, c.Probe)
 		}
 		o.learn = c
 		return nil
@@ -73,6 +80,9 @@ func (c LearnConfig) withDefaults() LearnConfig {
 	}
 	if c.Cooldown == 0 {
 		c.Cooldown = DefaultLearnCooldown
+	}
+	if c.Probe == 0 {
+		c.Probe = DefaultLearnProbe
 	}
 	return c
 }
@@ -98,54 +108,110 @@ type LearnedBudget struct {
 	Decreases int64
 	// Cap is the most Rate climbs to before HoldUntil: min(Configured,
 	// max(the rate the decrease left, Hit × 3 ÷ 4)) while the hold runs,
-	// Configured otherwise.
+	// Configured otherwise (a probed budget after a 429 answered a probe:
+	// the rate before the probe).
 	Cap int
+	// Start is a probed budget's start (WithGlobalRateStart; 0: not
+	// probed): it climbs by probes, not with time.
+	Start int
 }
 
-// budgetField is the field of {T}:s:learned of queue's budget: its own
-// ("q:<queue>") when it has one, else the store's ("global"); ok false when
-// neither is configured.
-func (s *core) budgetField(queue string) (field string, configured int, ok bool) {
-	if qc := s.opt.queues[queue]; qc.Rate > 0 {
-		return "q:" + queue, qc.Rate, true
-	}
-	if s.opt.rate > 0 {
-		return "global", s.opt.rate, true
-	}
-	return "", 0, false
+// budget is one send budget's field of {T}:s:learned, its configured
+// rate and its start (0: not probed).
+type budget struct {
+	field             string
+	configured, start int
 }
 
-// LowerBudget halves, at once, the budget that holds queue's sends (its own,
-// QueueConfig.Rate, when it has one, else the store's global rate) because
-// the receiver showed a limit across every lane (why says which evidence,
-// e.g. "429 from several chats"): its rate becomes max(floor, rate now ÷ 2)
-// (see LearnConfig), shared by every claimer at its next claim. A second
-// call within LearnConfig.Cooldown of the budget's last decrease changes
-// nothing. It returns whether the budget went down and its rate now (per its
-// window); (false, 0) when queue has no budget. One script call. Errors:
-// ErrInvalid for a bad queue name or a why over 200 bytes; the server's.
+// budgetsOf are the budgets that hold queue's sends: its own ("q:<queue>")
+// when it has one, and the store's ("global") unless the queue is outside
+// it; none when neither is configured.
+func (s *core) budgetsOf(queue string) []budget {
+	var out []budget
+	qc := s.opt.queues[queue]
+	if qc.Rate > 0 {
+		out = append(out, budget{field: "q:" + queue, configured: qc.Rate})
+	}
+	if s.opt.rate > 0 && !qc.OutsideGlobal {
+		out = append(out, budget{field: "global", configured: s.opt.rate, start: s.opt.rateStart})
+	}
+	return out
+}
+
+// LowerBudget halves, at once, every budget that holds queue's sends (its
+// own, QueueConfig.Rate, and the store's global rate unless the queue is
+// OutsideGlobal) because the receiver showed a limit across every lane (why
+// says which evidence, e.g. "429 from several chats"): each one's rate
+// becomes max(floor, rate now ÷ 2) (see LearnConfig), shared by every
+// claimer at its next claim. A budget's second decrease within
+// LearnConfig.Cooldown of its last one (a probe taken back by RevertProbe
+// included) changes nothing. It returns whether any budget went down and
+// the lowest of their rates now (per window); (false, 0) when queue has no
+// budget. One script call per budget. Errors: ErrInvalid for a bad queue
+// name or a why over 200 bytes; the server's.
 func (s *Store) LowerBudget(ctx context.Context, queue, why string) (lowered bool, rate int, err error) {
-	if err := validQueue(queue); err != nil {
+	if err := checkWhy(queue, why); err != nil {
 		return false, 0, err
 	}
-	if len(why) > 200 {
-		return false, 0, fmt.Errorf("%w: lower budget: why of %d bytes: at most 200", ErrInvalid, len(why))
+	lc := s.opt.learn.withDefaults()
+	for i, b := range s.budgetsOf(queue) {
+		c := b.configured
+		floor := max(1, (c+LearnFloorDivisor-1)/LearnFloorDivisor)
+		step := max(1, (c+LearnStepDivisor-1)/LearnStepDivisor)
+		args := []string{"lower", b.field, strconv.Itoa(c), strconv.Itoa(floor), strconv.Itoa(step),
+			ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why, strconv.Itoa(b.start)}
+		v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned()}, args).AsIntSlice()
+		if err != nil {
+			return lowered, rate, fmt.Errorf("lanes: lower budget %s of %s: %w", b.field, queue, err)
+		}
+		if len(v) != 2 {
+			return lowered, rate, fmt.Errorf("lanes: lower budget %s of %s: malformed reply", b.field, queue)
+		}
+		lowered = lowered || v[0] == 1
+		if i == 0 || int(v[1]) < rate {
+			rate = int(v[1])
+		}
 	}
-	field, c, ok := s.budgetField(queue)
-	if !ok {
+	return lowered, rate, nil
+}
+
+// checkWhy checks LowerBudget's and RevertProbe's queue and why (ErrInvalid).
+func checkWhy(queue, why string) error {
+	if err := validQueue(queue); err != nil {
+		return err
+	}
+	if len(why) > 200 {
+		return fmt.Errorf("%w: lower budget: why of %d bytes: at most 200", ErrInvalid, len(why))
+	}
+	return nil
+}
+
+// RevertProbe takes a probed global rate (WithGlobalRateStart) back to the
+// rate it had before its last raise when Telegram answered one of queue's
+// sends with a 429 while the rate ran above it (why says which, e.g. "429
+// while probing"), and holds it at most there for LearnConfig.Hold
+// (doubled for each failed probe in a row, at most 16 times). One 429 is
+// evidence enough: going back to a rate that held costs little, where
+// LowerBudget's halving waits for 429s from several chats. It returns
+// whether the rate went back and the global rate now; (false, 0) when
+// queue's sends are not held by a probed global rate, (false, rate) when it
+// runs at no raise to take back. One script call. Errors: ErrInvalid for a
+// bad queue name or a why over 200 bytes; the server's.
+func (s *Store) RevertProbe(ctx context.Context, queue, why string) (reverted bool, rate int, err error) {
+	if err := checkWhy(queue, why); err != nil {
+		return false, 0, err
+	}
+	if s.opt.rateStart == 0 || s.opt.queues[queue].OutsideGlobal {
 		return false, 0, nil
 	}
 	lc := s.opt.learn.withDefaults()
-	floor := max(1, (c+LearnFloorDivisor-1)/LearnFloorDivisor)
-	step := max(1, (c+LearnStepDivisor-1)/LearnStepDivisor)
-	args := []string{"lower", field, strconv.Itoa(c), strconv.Itoa(floor), strconv.Itoa(step),
-		ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why}
+	args := []string{"revert", "global", strconv.Itoa(s.opt.rate), ms(lc.Hold), why}
 	v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned()}, args).AsIntSlice()
 	if err != nil {
-		return false, 0, fmt.Errorf("lanes: lower budget of %s: %w", queue, err)
+		return false, 0, fmt.Errorf("lanes: revert probe of %s: %w", queue, err)
 	}
 	if len(v) != 2 {
-		return false, 0, fmt.Errorf("lanes: lower budget of %s: malformed reply", queue)
+		return false, 0, fmt.Errorf("lanes: revert probe of %s: malformed reply", queue)
 	}
 	return v[0] == 1, int(v[1]), nil
 }
@@ -157,8 +223,8 @@ func (in *Inspector) Learned(ctx context.Context) ([]LearnedBudget, error) {
 	var out []LearnedBudget
 	args := []string{"read"}
 	if in.opt.rate > 0 {
-		out = append(out, LearnedBudget{Configured: in.opt.rate, Window: in.opt.window})
-		args = append(args, "global", strconv.Itoa(in.opt.rate))
+		out = append(out, LearnedBudget{Configured: in.opt.rate, Window: in.opt.window, Start: in.opt.rateStart})
+		args = append(args, "global", strconv.Itoa(in.opt.rate), strconv.Itoa(in.opt.rateStart))
 	}
 	names := make([]string, 0, len(in.opt.queues))
 	for q, qc := range in.opt.queues {
@@ -170,7 +236,7 @@ func (in *Inspector) Learned(ctx context.Context) ([]LearnedBudget, error) {
 	for _, q := range names {
 		qc := in.opt.queues[q]
 		out = append(out, LearnedBudget{Queue: q, Configured: qc.Rate, Window: qc.Window})
-		args = append(args, "q:"+q, strconv.Itoa(qc.Rate))
+		args = append(args, "q:"+q, strconv.Itoa(qc.Rate), "0")
 	}
 	if len(out) == 0 {
 		return nil, nil
@@ -193,7 +259,7 @@ func (in *Inspector) Learned(ctx context.Context) ([]LearnedBudget, error) {
 // parseLearned fills b from one budget's row of learn.lua's read.
 func parseLearned(b *LearnedBudget, m valkey.ValkeyMessage) error {
 	row, err := m.ToArray()
-	if err != nil || len(row) != 7 {
+	if err != nil || len(row) != 8 {
 		return fmt.Errorf("malformed row")
 	}
 	var n [7]int64

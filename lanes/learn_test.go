@@ -200,3 +200,182 @@ func TestLowerBudgetWithoutABudgetChangesNothing(t *testing.T) {
 	_, _, err = s.LowerBudget(ctx, "bad queue", "x")
 	require.ErrorIs(t, err, lanes.ErrInvalid)
 }
+
+// probeStore is a store whose global rate of 40 per minute (a window no
+// test outlives: claims are bounded by the rate alone) is probed from 10,
+// with the given probe period and hold.
+func probeStore(t *testing.T, probe, hold time.Duration, extra ...lanes.Option) (*lanes.Store, []lanes.Option) {
+	t.Helper()
+	opts := append([]lanes.Option{lanes.WithGlobalRate(40, time.Minute), lanes.WithGlobalRateStart(10),
+		lanes.WithLearning(lanes.LearnConfig{Every: time.Hour, Probe: probe, Hold: hold, Cooldown: time.Hour})}, extra...)
+	return newStore(t, opts...), opts
+}
+
+// globalOf returns the learned state of s's global budget.
+func globalOf(t *testing.T, s *lanes.Store) lanes.LearnedBudget {
+	t.Helper()
+	ls, err := s.Inspector().Learned(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, ls)
+	require.Equal(t, "", ls[0].Queue)
+	return ls[0]
+}
+
+// probeOnce waits one probe period past the global budget's last change on
+// the server clock, then claims until a claim hands out nothing: it returns
+// how many it got and the learned global budget after.
+func probeOnce(t *testing.T, s *lanes.Store, probe time.Duration) (int, lanes.LearnedBudget) {
+	t.Helper()
+	now, err := s.ServerTime(context.Background())
+	require.NoError(t, err)
+	waitServerPast(t, s, now.Add(probe))
+	n := claimAll(t, s)
+	return n, globalOf(t, s)
+}
+
+// A probed global rate claims at its start, and goes up only when a claim
+// finds it spent while lanes wait, one raise per probe period, by a step
+// that doubles (10, 11, 13, 17, 25, then the ceiling 40); the first spent
+// claim only starts the probe clock. Every claimer (another process
+// included) claims at the raised rate, and with no lane waiting a spent
+// budget is not raised.
+func TestAProbedGlobalRateStartsAtItsStartAndRisesOnlyWhileLanesWait(t *testing.T) {
+	t.Parallel()
+	const probe = 500 * time.Millisecond
+	s, opts := probeStore(t, probe, time.Hour)
+	m := lanes.NewMinter()
+	for g := range 60 {
+		enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+	}
+	b := learnedOf(t, s, "")
+	require.Equal(t, lanes.LearnedBudget{Configured: 40, Window: time.Minute, Rate: 10, Cap: 40, Start: 10}, b, "nothing learned: the start")
+	require.Equal(t, 10, claimAll(t, s), "claims at the start")
+	other := sibling(t, s, opts...)
+	total := 10
+	require.Equal(t, 10, learnedOf(t, s, "").Rate, "the first spent claim starts the probe clock, no raise")
+	for _, want := range []int{11, 13, 17, 25, 40} {
+		n, b := probeOnce(t, other, probe)
+		total += n
+		require.Equal(t, want, b.Rate, "one raise per probe period, the step doubling")
+		require.Equal(t, want, total, "every claimer claims at the raised rate")
+		require.Zero(t, b.Decreases)
+	}
+	n, b := probeOnce(t, s, probe)
+	require.Zero(t, n, "at the ceiling")
+	require.Equal(t, 40, b.Rate)
+
+	// No lane waiting: spent, but no demand above the budget.
+	idle, _ := probeStore(t, probe, time.Hour)
+	for g := range 10 {
+		enqueueN(t, idle, m, "q", "i"+strconv.Itoa(g), 1)
+	}
+	for range 3 {
+		n, b := probeOnce(t, idle, probe)
+		require.Equal(t, 10, b.Rate, "no raise without lanes waiting")
+		if n > 0 {
+			require.Equal(t, 10, n)
+		}
+	}
+}
+
+// A 429 answered while the probed rate runs above the rate before its last
+// raise takes it back there at once, and it stays there for the hold (no
+// raise while lanes wait), doubled for a second failed probe in a row;
+// LowerBudget within the cooldown of it changes nothing (the probe explains
+// the 429s). Nothing to take back (at the rate that held, or not probed, or
+// a queue outside the global rate) changes nothing.
+func TestRevertProbeTakesTheRateBackToTheOneThatHeldAndHoldsIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const probe, hold = 300 * time.Millisecond, 1500 * time.Millisecond
+	s, _ := probeStore(t, probe, hold, lanes.WithQueue("paid", lanes.QueueConfig{Rate: 100, Window: time.Minute, OutsideGlobal: true}))
+	m := lanes.NewMinter()
+	for g := range 60 {
+		enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+	}
+	require.Equal(t, 10, claimAll(t, s))
+	for _, want := range []int{11, 13} {
+		_, b := probeOnce(t, s, probe)
+		require.Equal(t, want, b.Rate)
+	}
+	t0 := serverNowMS(t, s)
+	reverted, rate, err := s.RevertProbe(ctx, "q", "429 while probing")
+	require.NoError(t, err)
+	require.True(t, reverted)
+	require.Equal(t, 11, rate, "the rate before the raise that was answered")
+	b := globalOf(t, s)
+	require.Equal(t, 11, b.Rate)
+	require.Equal(t, 13, b.Hit)
+	require.Equal(t, 11, b.Cap, "held at the rate that held")
+	require.Equal(t, "429 while probing", b.Why)
+	require.Equal(t, int64(1), b.Decreases)
+	require.GreaterOrEqual(t, b.Lowered.UnixMilli(), t0)
+	require.Equal(t, hold, b.HoldUntil.Sub(b.Lowered))
+
+	again, rate, err := s.RevertProbe(ctx, "q", "429 while probing")
+	require.NoError(t, err)
+	require.False(t, again, "at the rate that held: nothing to take back")
+	require.Equal(t, 11, rate)
+	lowered, _, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	require.NoError(t, err)
+	require.False(t, lowered, "within the cooldown of the revert")
+	paid, rate, err := s.RevertProbe(ctx, "paid", "429 while probing")
+	require.NoError(t, err)
+	require.False(t, paid)
+	require.Zero(t, rate, "a queue outside the global rate")
+
+	_, b = probeOnce(t, s, probe)
+	require.Equal(t, 11, b.Rate, "no raise while the hold runs")
+	waitServerPast(t, s, b.HoldUntil)
+	_, b = probeOnce(t, s, probe)
+	require.Equal(t, 12, b.Rate, "after the hold the probe starts again from a step of 1")
+	reverted, rate, err = s.RevertProbe(ctx, "q", "429 while probing")
+	require.NoError(t, err)
+	require.True(t, reverted)
+	require.Equal(t, 11, rate)
+	b = globalOf(t, s)
+	require.Equal(t, 2*hold, b.HoldUntil.Sub(b.Lowered), "a second failed probe in a row holds twice as long")
+
+	plain := newStore(t, lanes.WithGlobalRate(40, time.Minute))
+	no, rate, err := plain.RevertProbe(ctx, "q", "429 while probing")
+	require.NoError(t, err)
+	require.False(t, no)
+	require.Zero(t, rate, "not probed")
+	_, _, err = s.RevertProbe(ctx, "bad queue", "x")
+	require.ErrorIs(t, err, lanes.ErrInvalid)
+}
+
+// LowerBudget halves every budget that holds the queue's sends, its own
+// and the global one (a probed one stays probed: back from the halved
+// rate by probes), and returns the lowest; a queue outside the global
+// rate lowers only its own.
+func TestLowerBudgetHalvesEveryBudgetThatHoldsTheQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := probeStore(t, time.Hour, time.Hour,
+		lanes.WithQueue("q", lanes.QueueConfig{Rate: 30, Window: time.Minute}),
+		lanes.WithQueue("paid", lanes.QueueConfig{Rate: 100, Window: time.Minute, OutsideGlobal: true}))
+	lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	require.NoError(t, err)
+	require.True(t, lowered)
+	require.Equal(t, 5, rate, "the global rate, at its start 10, halved")
+	ls, err := s.Inspector().Learned(ctx)
+	require.NoError(t, err)
+	require.Len(t, ls, 3)
+	require.Equal(t, "", ls[0].Queue)
+	require.Equal(t, 5, ls[0].Rate)
+	require.Equal(t, 10, ls[0].Hit)
+	require.Equal(t, 10, ls[0].Start, "still probed")
+	require.Equal(t, "paid", ls[1].Queue)
+	require.Equal(t, 100, ls[1].Rate, "not lowered")
+	require.Equal(t, "q", ls[2].Queue)
+	require.Equal(t, 15, ls[2].Rate, "its own halved")
+
+	lowered, rate, err = s.LowerBudget(ctx, "paid", "429 from several chats")
+	require.NoError(t, err)
+	require.True(t, lowered)
+	require.Equal(t, 50, rate)
+	ls, err = s.Inspector().Learned(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 5, ls[0].Rate, "the global rate does not hold paid's sends")
+}

@@ -68,6 +68,12 @@ type QueueConfig struct {
 	// takes the whole budget as before. 0 means none (strict priority).
 	// It has no effect without a global rate.
 	MinShare int
+	// OutsideGlobal: the queue's jobs are neither counted in nor held by
+	// the store's global rate (WithGlobalRate); its own budget (Rate) and
+	// the lanes' paces still hold them. codemojex: paid broadcast copies,
+	// which Telegram sends "ignoring broadcasting limits" (Bot API,
+	// allow_paid_broadcast). A queue with a MinShare cannot be outside.
+	OutsideGlobal bool
 }
 
 // Pace limits how fast one lane is served: at most Limit jobs in any Period
@@ -92,6 +98,7 @@ type options struct {
 	queues      map[string]QueueConfig
 	rate        int
 	window      time.Duration
+	rateStart   int
 	pace        Pace
 	paceRules   []PaceRule
 	maintenance int
@@ -160,6 +167,9 @@ func WithQueue(name string, cfg QueueConfig) Option {
 		if cfg.MinShare < 0 || cfg.MinShare > 100 {
 			return fmt.Errorf("%w: queue %q: min share %d%%: want 0..100", ErrInvalid, name, cfg.MinShare)
 		}
+		if cfg.MinShare > 0 && cfg.OutsideGlobal {
+			return fmt.Errorf("%w: queue %q: a min share of the global budget for a queue outside it", ErrInvalid, name)
+		}
 		o.queues[name] = cfg
 		return nil
 	}
@@ -174,6 +184,33 @@ func WithGlobalRate(limit int, window time.Duration) Option {
 			return fmt.Errorf("%w: global rate %d per %v: want limit >= 0 and window >= 1ms", ErrInvalid, limit, window)
 		}
 		o.rate, o.window = limit, window
+		return nil
+	}
+}
+
+// WithGlobalRateStart makes the global rate (WithGlobalRate's limit, then
+// a ceiling) a probed one: it claims at start until it learns more. When a
+// claim finds the budget spent while a queue it holds has ready lanes
+// (demand above it), the claim raises it, at most once per
+// LearnConfig.Probe since its last change and never above the limit, by a
+// step that starts at 1 and doubles at each raise (30, 31, 33, 37, 45, 61,
+// 93...); the rate before the raise is kept. A 429 answered to a send while
+// it runs above that rate (Store.RevertProbe) takes it back there and
+// holds it at most there for LearnConfig.Hold (doubled for each failed
+// probe in a row, at most 16 times); LowerBudget halves it as any budget.
+// So a receiver whose limit is unknown is sent to at a rate known to be
+// safe, and more only while there is more to send and it takes it
+// (codemojex: replies and bulk messages start within Telegram's 30/s
+// however it counts replies). The state lives in Valkey with the other
+// learned rates. start 0 means not probed (the default); start must be at
+// most the limit. Errors (from New): ErrInvalid for a negative start, or
+// one above the limit.
+func WithGlobalRateStart(start int) Option {
+	return func(o *options) error {
+		if start < 0 {
+			return fmt.Errorf("%w: global rate start %d: want >= 0", ErrInvalid, start)
+		}
+		o.rateStart = start
 		return nil
 	}
 }

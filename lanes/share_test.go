@@ -2,6 +2,7 @@ package lanes_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -84,4 +85,37 @@ func TestMinShareKeepsALaterQueueServedWhileAnEarlierOneSaturatesTheBudget(t *te
 			require.Equal(t, tc.want, got, "the queues of one window's claims, in order")
 		})
 	}
+}
+
+// A queue outside the global rate is served while the global budget is
+// spent and its claims are not counted in it: with a global rate of 5 and
+// paid's own 20 (per minute), a claim of [q, paid] hands out 5 of q's and
+// then 20 of paid's, and q's 5 are still all the global log holds.
+func TestAQueueOutsideTheGlobalRateIsNeitherCountedNorHeldByIt(t *testing.T) {
+	t.Parallel()
+	s := newStore(t, lanes.WithGlobalRate(5, time.Minute),
+		lanes.WithQueue("paid", lanes.QueueConfig{Rate: 20, Window: time.Minute, OutsideGlobal: true}))
+	m := lanes.NewMinter()
+	for g := range 10 {
+		enqueueN(t, s, m, "q", "q"+strconv.Itoa(g), 1)
+	}
+	for g := range 30 {
+		enqueueN(t, s, m, "paid", "p"+strconv.Itoa(g), 1)
+	}
+	got := map[string]int{}
+	for {
+		c := claim(t, s, 1, time.Minute, "q", "paid")
+		if len(c.Jobs) == 0 {
+			require.Positive(t, c.RetryIn, "both budgets refill by time alone")
+			break
+		}
+		got[c.Jobs[0].Queue]++
+	}
+	require.Equal(t, map[string]int{"q": 5, "paid": 20}, got)
+	require.Equal(t, 5, rint(t, s, "ZCARD", "{"+s.Tag()+"}:s:rate"), "paid's claims are not in the global log")
+
+	_, err := lanes.New(nil, lanes.WithQueue("paid", lanes.QueueConfig{MinShare: 10, OutsideGlobal: true}))
+	require.ErrorIs(t, err, lanes.ErrInvalid, "a share of a budget the queue is outside")
+	_, err = lanes.New(nil, lanes.WithGlobalRate(5, time.Minute), lanes.WithGlobalRateStart(6))
+	require.ErrorIs(t, err, lanes.ErrInvalid, "a start above the rate")
 }

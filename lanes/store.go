@@ -120,6 +120,9 @@ func New(c valkey.Client, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
+	if o.rateStart > o.rate {
+		return nil, fmt.Errorf("%w: global rate start %d above the global rate %d", ErrInvalid, o.rateStart, o.rate)
+	}
 	sc, err := loadScripts()
 	if err != nil {
 		return nil, err

@@ -31,6 +31,19 @@ type Limits struct {
 	// Limits" states that the 30/s applies to bulk notifications only, not
 	// to replies to users' messages. 0 means replies share
 	// GlobalPerSecond with everything else.
+	//
+	// Whether Telegram counts replies in its bulk window is unknown
+	// (docs/delivery.md, "Budgets that learn"), so replies and bulk
+	// messages together start at GlobalPerSecond, which is safe either
+	// way, and the bot learns more by probing: while replies or bulk
+	// messages wait with that total spent, it raises the total (by 1, 2,
+	// 4... messages/s, one raise per lanes.LearnConfig.Probe) up to
+	// GlobalPerSecond + ReplyPerSecond; a 429 to a send above the last
+	// total that held takes it back there (the worker calls
+	// lanes.Store.RevertProbe) for lanes.LearnConfig.Hold. Against one
+	// window that counts replies a probe costs one or two 429s per hold;
+	// against a separate reply window the total reaches its ceiling in
+	// about seven probe periods.
 	ReplyPerSecond int
 	// PaidPerSecond, when > 0, is the budget of paid broadcast copies
 	// (queue tgjob.QueuePaid, sent with allow_paid_broadcast: Telegram
@@ -97,11 +110,14 @@ func (l Limits) stretch(d time.Duration) time.Duration { return d + max(l.Slack,
 
 // StoreOptions returns the lanes.Store options for these limits: the
 // queues (tgjob.QueueReply, tgjob.QueuePaid with PaidPerSecond per 1 s +
-// Slack as its own budget, tgjob.QueueNotify) Ordered with maxAttempts (0
-// means DefaultMaxAttempts), WithGlobalRate(GlobalPerSecond per 1 s +
-// Slack) with BulkShare of it kept for tgjob.QueueNotify (with
-// ReplyPerSecond > 0 instead two queue budgets: reply ReplyPerSecond,
-// notify GlobalPerSecond, each per 1 s + Slack), and
+// Slack as its own budget and outside the global one, tgjob.QueueNotify)
+// Ordered with maxAttempts (0 means DefaultMaxAttempts),
+// WithGlobalRate(GlobalPerSecond per 1 s + Slack) with BulkShare of it
+// kept for tgjob.QueueNotify; with ReplyPerSecond > 0 instead a budget per
+// queue (reply ReplyPerSecond, notify GlobalPerSecond, each per 1 s +
+// Slack) and a global one over both, GlobalPerSecond + ReplyPerSecond,
+// probed from GlobalPerSecond (lanes.WithGlobalRateStart: see
+// ReplyPerSecond), BulkShare of it kept for tgjob.QueueNotify; and
 // WithLanePace(PrivatePerSecond per 1 s + Slack, with a
 // PaceRule for prefix "-": GroupPerMinute per 1 min + Slack). Pacing is
 // per group and shared by both queues, so a chat's replies and
@@ -114,6 +130,7 @@ func (l Limits) StoreOptions(maxAttempts int) []lanes.Option {
 	rc := qc
 	rc.MaxDepth = max(l.ReplyLaneDepth, 0)
 	pc := qc
+	pc.OutsideGlobal = true // "ignoring broadcasting limits" (Bot API)
 	if l.PaidPerSecond > 0 {
 		pc.Rate, pc.Window = l.PaidPerSecond, l.stretch(time.Second)
 	}
@@ -123,14 +140,19 @@ func (l Limits) StoreOptions(maxAttempts int) []lanes.Option {
 		lanes.WithQueue(tgjob.QueueNotify, qc),
 	}
 	switch {
-	case l.ReplyPerSecond > 0:
-		// Two budgets, one per queue, each shared by every process.
+	case l.ReplyPerSecond > 0 && l.GlobalPerSecond > 0:
+		// A budget per queue, and one over both probed from the bulk
+		// rate (see ProbedStart), each shared by every process.
 		reply, bulk := rc, qc // the reply lanes keep their depth bound
 		reply.Rate, reply.Window = l.ReplyPerSecond, l.stretch(time.Second)
-		if l.GlobalPerSecond > 0 {
-			bulk.Rate, bulk.Window = l.GlobalPerSecond, l.stretch(time.Second)
-		}
-		opts = []lanes.Option{lanes.WithQueue(tgjob.QueueReply, reply), lanes.WithQueue(tgjob.QueuePaid, pc), lanes.WithQueue(tgjob.QueueNotify, bulk)}
+		bulk.Rate, bulk.Window, bulk.MinShare = l.GlobalPerSecond, l.stretch(time.Second), BulkShare
+		opts = []lanes.Option{lanes.WithQueue(tgjob.QueueReply, reply), lanes.WithQueue(tgjob.QueuePaid, pc), lanes.WithQueue(tgjob.QueueNotify, bulk),
+			lanes.WithGlobalRate(l.GlobalPerSecond+l.ReplyPerSecond, l.stretch(time.Second)), lanes.WithGlobalRateStart(l.GlobalPerSecond)}
+	case l.ReplyPerSecond > 0:
+		// No bulk limit: the replies' own budget alone.
+		reply := rc
+		reply.Rate, reply.Window = l.ReplyPerSecond, l.stretch(time.Second)
+		opts = []lanes.Option{lanes.WithQueue(tgjob.QueueReply, reply), lanes.WithQueue(tgjob.QueuePaid, pc), lanes.WithQueue(tgjob.QueueNotify, qc)}
 	case l.GlobalPerSecond > 0:
 		// One budget for all: replies first, bulk keeps its share.
 		bulk := qc

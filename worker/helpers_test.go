@@ -276,8 +276,8 @@ func (e *env) countEdits(chat int64, desc string) int {
 	return n
 }
 
-// requireMetric waits until counter name{label=value} is want (label "":
-// a counter without labels).
+// requireMetric waits until counter name{label=value}, summed over its
+// other labels, is want (label "": a counter without labels).
 func (e *env) requireMetric(want float64, name, label, value string) {
 	e.t.Helper()
 	var got float64
@@ -291,11 +291,11 @@ func (e *env) requireMetric(want float64, name, label, value string) {
 			}
 			for _, m := range mf.GetMetric() {
 				if label == "" {
-					got = m.GetCounter().GetValue()
+					got += m.GetCounter().GetValue()
 				}
 				for _, lp := range m.GetLabel() {
 					if lp.GetName() == label && lp.GetValue() == value {
-						got = m.GetCounter().GetValue()
+						got += m.GetCounter().GetValue()
 					}
 				}
 			}

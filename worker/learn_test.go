@@ -38,9 +38,8 @@ func learnedBudget(t testing.TB, ctx context.Context, store *lanes.Store, queue 
 // back to (the hold's cap) is at most the window. Then a new process (a
 // new store and worker on a client of its own: a restart) starts from the
 // learned rate, and 200 more sends bring no 429 at all (the emulator's
-// count). The same whether the budget is the one global rate or the
-// replies' own (TELEGRAM_REPLY_RATE) against a Telegram that counts
-// replies in its global window (tgemu.RepliesInGlobal).
+// count). (Replies on a budget of their own start within the bulk window:
+// TestRepliesApartStartWithinTheBulkWindowAndAnswered429sTakeTheProbeBack.)
 func TestLearnedBudgetStopsBotWide429sAndARestartKeepsIt(t *testing.T) {
 	const window = 20 // Telegram's bot-wide messages per second
 	cases := []struct {
@@ -55,14 +54,6 @@ func TestLearnedBudgetStopsBotWide429sAndARestartKeepsIt(t *testing.T) {
 			limits: notifier.Limits{GlobalPerSecond: 60, Slack: notifier.DefaultSlack},
 			emu:    tgemu.Limits{Global: tgemu.Rate{Messages: window, Per: time.Second}},
 			class:  notifier.Notification,
-		},
-		{
-			name:   "replies apart at 60/s, Telegram counting them in its global window",
-			limits: notifier.Limits{GlobalPerSecond: window, ReplyPerSecond: 60, Slack: notifier.DefaultSlack},
-			emu: tgemu.Limits{Global: tgemu.Rate{Messages: window, Per: time.Second},
-				Reply: tgemu.Rate{Messages: 60, Per: time.Second}, Replies: tgemu.RepliesInGlobal},
-			class: notifier.Reply,
-			queue: tgjob.QueueReply,
 		},
 	}
 	for _, tc := range cases {
@@ -174,4 +165,78 @@ func TestPerChat429sDoNotLowerTheBudget(t *testing.T) {
 	require.Equal(t, 60, b.Rate)
 	require.Zero(t, b.Decreases)
 	e.requireMetric(0, "codemojex_worker_budget_decreases_total", "queue", tgjob.QueueNotify)
+}
+
+// Replies on a budget of their own (TELEGRAM_REPLY_RATE 60) with the bulk
+// rate at Telegram's bot-wide window (20/s), against a Telegram that counts
+// replies in that window (tgemu.RepliesInGlobal): replies and bulk together
+// start at 20/s, so the only 429s are a probe's answer (the total raised
+// while replies waited), which takes the total back to 20 at once (reason
+// worker.WhyProbe, counted), with no global pause; while the hold runs,
+// 200 more replies bring no 429.
+func TestRepliesApartStartWithinTheBulkWindowAndAnswered429sTakeTheProbeBack(t *testing.T) {
+	const window = 20
+	limits := notifier.Limits{GlobalPerSecond: window, ReplyPerSecond: 60, PrivatePerSecond: 1, Slack: notifier.DefaultSlack}
+	e := newEnv(t, envOpts{limits: limits,
+		emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: window, Per: time.Second},
+			Reply: tgemu.Rate{Messages: 60, Per: time.Second}, Replies: tgemu.RepliesInGlobal},
+		storeOpts:  []lanes.Option{lanes.WithLearning(lanes.LearnConfig{Probe: 300 * time.Millisecond, Hold: time.Hour})},
+		counts429s: "a probe above the window is answered with 429s by design"})
+	const chats = 1000
+	for i := range chats {
+		_, err := e.n.Notify(e.ctx, int64(10_000+i), notifier.Message{Text: "m", Class: notifier.Reply, ReplyTo: 7})
+		require.NoError(t, err)
+	}
+	cfg := e.config()
+	cfg.Senders, cfg.ClaimRate = 64, limits.GlobalPerSecond+limits.ReplyPerSecond
+	w, _ := e.start(cfg)
+	var got lanes.LearnedBudget
+	require.Eventually(t, func() bool {
+		got = learnedBudget(t, e.ctx, e.store, "")
+		return got.Decreases > 0
+	}, 40*time.Second, 20*time.Millisecond, "a probe answered with a 429")
+	require.Equal(t, worker.WhyProbe, got.Why)
+	require.Equal(t, window, got.Rate, "back to the total that held")
+	require.Equal(t, window, got.Cap, "held there")
+	require.Equal(t, window, got.Start)
+	require.Positive(t, e.emu.Stats().TooManyRequests)
+	e.requireMetric(float64(got.Decreases), "codemojex_worker_budget_decreases_total", "reason", worker.WhyProbe)
+	require.Zero(t, learnedBudget(t, e.ctx, e.store, tgjob.QueueReply).Decreases, "the replies' own budget was not lowered")
+	before := e.emu.Stats()
+	require.Eventually(t, func() bool { return e.emu.Stats().Sent >= before.Sent+200 }, 40*time.Second, 20*time.Millisecond)
+	after := e.emu.Stats()
+	t.Logf("learned %+v; 429s %d before, sends after %d, 429s after %d", got, before.TooManyRequests,
+		after.Sent-before.Sent, after.TooManyRequests-before.TooManyRequests)
+	require.Equal(t, before.TooManyRequests, after.TooManyRequests, "no 429 while the hold runs")
+	require.Zero(t, w.LastPause(), "no global pause")
+}
+
+// Against a Telegram whose reply window is apart from the bulk one and far
+// higher (tgemu.RepliesApart at 1,000/s): replies waiting with the total
+// spent raise it probe by probe (20, 21, 23, 27, 35, 51, 80) to its
+// ceiling, bulk rate + reply rate, with no 429 at all.
+func TestRepliesApartClimbToTheirCeilingAgainstASeparateReplyWindow(t *testing.T) {
+	limits := notifier.Limits{GlobalPerSecond: 20, ReplyPerSecond: 60, PrivatePerSecond: 1, Slack: notifier.DefaultSlack}
+	e := newEnv(t, envOpts{limits: limits,
+		emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 20, Per: time.Second},
+			Reply: tgemu.Rate{Messages: 1000, Per: time.Second}, Replies: tgemu.RepliesApart},
+		storeOpts: []lanes.Option{lanes.WithLearning(lanes.LearnConfig{Probe: 200 * time.Millisecond, Hold: time.Hour})}})
+	for i := range 3000 {
+		_, err := e.n.Notify(e.ctx, int64(10_000+i), notifier.Message{Text: "m", Class: notifier.Reply, ReplyTo: 7})
+		require.NoError(t, err)
+	}
+	cfg := e.config()
+	cfg.Senders, cfg.ClaimRate = 64, limits.GlobalPerSecond+limits.ReplyPerSecond
+	e.start(cfg)
+	var seen []int
+	require.Eventually(t, func() bool {
+		b := learnedBudget(t, e.ctx, e.store, "")
+		if len(seen) == 0 || seen[len(seen)-1] != b.Rate {
+			seen = append(seen, b.Rate)
+		}
+		return b.Rate == 80
+	}, 60*time.Second, 5*time.Millisecond, "the total climbs to its ceiling")
+	t.Logf("rates seen: %v", seen)
+	require.Subset(t, []int{20, 21, 23, 27, 35, 51, 80}, seen, "one raise at a time, the step doubling")
+	require.Zero(t, e.emu.Stats().TooManyRequests)
 }

@@ -60,7 +60,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		decreases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codemojex_worker_budget_decreases_total",
-			Help: "Send budgets this process halved on evidence of Telegram's bot-wide limit (reason: 429 from several chats), by the queue whose 429s lowered its budget; the learned rate itself is codemojex_budget_learned_rate.",
+			Help: "Send budgets this process lowered, by the queue whose 429s lowered them and reason: 429 from several chats (evidence of Telegram's bot-wide limit: every budget holding the queue halved), 429 while probing (the probed global budget taken back to the last rate that held); the learned rate itself is codemojex_budget_learned_rate.",
 		}, []string{"queue", "reason"}),
 		apiLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "codemojex_worker_send_duration_seconds", Help: "Bot API round trip (sendMessage, editMessageText, the warm-up's getMe), seconds, by method.",
@@ -140,6 +140,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.decreases = reg1(m.decreases).(*prometheus.CounterVec)
 	for _, q := range tgjob.AllQueues() {
 		m.decreases.WithLabelValues(q, WhyFlood)
+		m.decreases.WithLabelValues(q, WhyProbe)
 	}
 	m.apiLatency = reg1(m.apiLatency).(*prometheus.HistogramVec)
 	m.claimLatency = reg1(m.claimLatency).(prometheus.Histogram)

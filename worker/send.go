@@ -328,6 +328,7 @@ func (w *Worker) parkChat(f failure, retryAfter time.Duration) next {
 	}
 	w.release(f.drain, f.job)
 	w.log.Info("429: chat parked", append(f.attrs, slog.String("retry_after", retryAfter.String()), slog.Time("until", until))...)
+	w.revertProbe(f.sctx, f.job.Queue)
 	if sig, global := w.flood.note(f.chat, f.job.Queue, retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
 		w.pauseAll(f.sctx, sig.pause, WhyFlood)
 		w.lowerBudgets(f.sctx, sig.queues, WhyFlood)
@@ -458,6 +459,24 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 	w.m.globalPauses.Inc()
 	w.state.paused(PauseState{At: time.Now(), For: d, Why: why})
 	w.log.Warn("global pause", slog.String("why", why), slog.String("for", d.String()))
+}
+
+// revertProbe takes the probed global budget back to the last rate that
+// held when it runs above it (lanes RevertProbe: a 429 while the bot
+// probes for more is the probe's answer, one 429 is enough), and does
+// nothing otherwise (one script call). Counted in
+// codemojex_worker_budget_decreases_total{queue,reason="429 while
+// probing"}.
+func (w *Worker) revertProbe(ctx context.Context, queue string) {
+	reverted, rate, err := w.store.RevertProbe(ctx, queue, WhyProbe)
+	if err != nil {
+		w.log.Error("revert probe failed", slog.String("queue", queue), slog.Any("err", w.redactor.Error(err)))
+		return
+	}
+	if reverted {
+		w.m.decreases.WithLabelValues(queue, WhyProbe).Inc()
+		w.log.Warn("budget probe taken back", slog.String("queue", queue), slog.String("why", WhyProbe), slog.Int("rate", rate))
+	}
 }
 
 // lowerBudgets halves the budget of each of queues at once (lanes

@@ -30,6 +30,10 @@ const (
 	// WhyFlood: 429s from several chats at once, a global flood signal;
 	// the pause is its retry_after.
 	WhyFlood = "429 from several chats"
+	// WhyProbe: a 429 while the probed global budget ran above the last
+	// rate that held (lanes Store.RevertProbe): not a pause, the budget
+	// goes back to that rate.
+	WhyProbe = "429 while probing"
 )
 
 // PauseState is the last global pause this worker put on the store (see

@@ -10,7 +10,7 @@
 -- send deletes it and publishes a wake-up, see common.lua end_lease)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2]  the call's numbers: one string of 10 decimal integers separated by single spaces
+-- ARGV[2]  the call's numbers: one string of 12 decimal integers separated by single spaces
 --          (one argument, not nine: the server handles each argument of a call at about
 --          the cost of building a Lua helper), in order:
 --            lease length (ms)
@@ -25,11 +25,16 @@
 --            number R of pace rules
 --            max lanes to serve (>= 1): the call serves up to this many lanes of one
 --              queue, each exactly as a call serving one lane would (see "Several lanes")
+--            the global rate's start (0 = not probed: it claims at the global rate as
+--              learned; see "Probing" and common.lua probe_rate)
+--            the probe period (ms)
 -- ARGV[3..] R triples: group prefix, limit, period (ms)
 -- then the number N of queues, then N queue configs (5 fields each, see common.lua), each
 -- followed by the queue's own budget: max jobs of the queue claimed per window (0 = no
 -- budget of its own) and its window (ms); its send log is "<queue prefix>rate"; then its
--- minimum share of the global budget in percent (0 = none; see "Minimum shares")
+-- minimum share of the global budget in percent (0 = none; see "Minimum shares"),
+-- then 1 when the queue is outside the global budget (its jobs neither counted in
+-- nor held by it), else 0
 -- then the number A of leases to ack first, then A quadruples: queue index (1..N),
 -- job id, lease token, the claimer's round-trip floor for its send (ms, 0 = none;
 -- see common.lua: the send counts from max(claim, ack - floor))
@@ -91,6 +96,14 @@
 -- in the same call. Strict priority otherwise: a queue with no ready lane,
 -- a paused one, or one whose share is used reserves nothing.
 --
+-- Probing: with a start (WithGlobalRateStart) the global budget claims at
+-- its start until it learns more. A call that finds it spent while a queue
+-- it holds has ready lanes (demand above the budget) may raise it, at most
+-- once per probe period and never above the configured rate (probe_rate in
+-- common.lua); a 429 answered to a send above the rate before the raise
+-- takes it back (learn.lua revert). A queue outside the global budget is
+-- served while the budget is spent.
+--
 -- Returns {1, queue index, lease deadline ms, L', then L' lanes each as
 -- group, K, then K times id, token, attempts, payload} or {0, hint}: hint is the ms until something may become claimable
 -- (0 = try again now, -1 = nothing scheduled: wait for a wake-up); either
@@ -98,11 +111,14 @@
 -- (A number is parsed only when it is used: most calls skip the limits
 -- that are off, and the maintenance budget is a command argument.)
 local S = ARGV[1]
-local lease_ms, max, rate, window, budget, visits_max, pace_limit, pace_period, nrules, lanes_max =
-  string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%-?%d+) (%d+) (%d+) (%d+)$')
-if not lanes_max then return redis.error_reply('claim: malformed numbers ' .. ARGV[2]) end
+local lease_ms, max, rate, window, budget, visits_max, pace_limit, pace_period, nrules, lanes_max, gstart, gprobe =
+  string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%-?%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+if not gprobe then return redis.error_reply('claim: malformed numbers ' .. ARGV[2]) end
 lease_ms, max, lanes_max = num(lease_ms), count(max), count(lanes_max)
 if rate ~= '0' then rate, window = num(rate), num(window) else rate, window = 0, 0 end
+-- A probed global rate's start (nil: not probed) and its configured rate.
+local gconf = rate
+if gstart ~= '0' and rate > 0 and num(gstart) < rate then gstart = num(gstart) else gstart = nil end
 visits_max = num(visits_max)
 if pace_limit ~= '0' then
   pace_limit, pace_period = num(pace_limit), num(pace_period)
@@ -128,7 +144,9 @@ for n = 1, nq do
     queues[n].rate = 0
   end
   queues[n].share = ARGV[i + 2] ~= '0' and num(ARGV[i + 2]) or 0
-  i = i + 3
+  -- In the global budget: counted in it and held by it.
+  queues[n].g = rate > 0 and ARGV[i + 3] ~= '1'
+  i = i + 4
 end
 local nacks = count(ARGV[i])
 i = i + 1
@@ -232,6 +250,7 @@ for n = 1, nq do
   if joined > 1 then wake(S, joined - 1) end
 end
 
+local gvalue -- a probed global budget's learned value (false: none), for probe_rate
 -- Learned rates (learn.lua, common.lua learned_rate): each budget of this
 -- call claims at min(configured, learned), read in one HMGET of
 -- "{tag}:s:learned" (fields "global" and "q:<queue>"; a queue's prefix
@@ -247,11 +266,15 @@ do
   end
   if #fields > 0 then
     local vals = redis.call('HMGET', S .. 'learned', unpack(fields))
+    if gstart then
+      gvalue = vals[1] or false
+      if not vals[1] then rate = gstart end
+    end
     for f = 1, #fields do
       if vals[f] then
         local n = of[f]
         if n == 0 then
-          rate = learned_rate(vals[f], rate, now)
+          rate = learned_rate(vals[f], rate, now, gstart)
         else
           queues[n].rate = learned_rate(vals[f], queues[n].rate, now)
         end
@@ -272,12 +295,28 @@ do
 end
 
 -- Global budget: a sliding window of claim times. (avail: what the call
--- may still hand out, max per lane over up to lanes_max lanes.)
+-- may still hand out, max per lane over up to lanes_max lanes; a queue in
+-- the global budget gets at most left of it.) Spent, gspent is when it
+-- refills (ms): a call with no queue outside it returns at once.
 local avail, left = max * lanes_max, 0 -- left: the global budget's headroom
+local gspent
 if rate > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', int(now - window))
   local used = redis.call('ZCARD', KEYS[1])
+  if used >= rate and gstart then
+    -- Spent: a probe while a queue it holds has lanes waiting (see "Probing").
+    for n = 1, nq do
+      if queues[n].g and not paused[n] and redis.call('LLEN', queues[n].p .. 'ring') > 0 then
+        rate = probe_rate(S, gvalue, gconf, rate, num(gprobe), now)
+        break
+      end
+    end
+  end
   if used >= rate then
+    local outside = false
+    for n = 1, nq do
+      if not queues[n].g then outside = true end
+    end
     local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
     if oldest[2] == 'inf' then
       -- Every counted send is still in flight: the budget refills when the
@@ -285,12 +324,14 @@ if rate > 0 then
       -- at a time nobody knows; the settle wakes claimers (budgetwait,
       -- see end_lease), the hint is the latest it can be.
       redis.call('SET', S .. 'budgetwait', '1', 'PX', int(window))
-      return reply({0, window})
+      gspent = window
+    else
+      gspent = math.max(1, tonumber(oldest[2]) + window - now)
     end
-    return reply({0, math.max(1, tonumber(oldest[2]) + window - now)})
+    if not outside then return reply({0, gspent}) end
+  else
+    left = rate - used
   end
-  left = rate - used
-  if left < avail then avail = left end
 end
 
 -- Lane g's pace: its override, else the first rule matching its name,
@@ -352,11 +393,17 @@ for n = 1, nq do
   local ring = q.p .. 'ring'
   local visits = 0
   local qavail = avail
-  -- (Only for a queue with lanes to serve: a broadcast alone pays nothing.)
-  if rate > 0 and n < nq and redis.call('LLEN', ring) > 0 then
-    local r = left - reserved(queues, paused, n, nq, rate, window, now, keep)
-    if r < qavail then qavail = r end
-    if qavail <= 0 then visits = visits_max end -- the later queues' shares: serve them
+  if q.g and gspent then
+    -- The global budget is spent (a queue outside it is served instead).
+    blocked[n], qavail, visits = now + gspent, 0, visits_max
+  elseif q.g then
+    if left < qavail then qavail = left end
+    -- (Only for a queue with lanes to serve: a broadcast alone pays nothing.)
+    if n < nq and redis.call('LLEN', ring) > 0 then
+      local r = left - reserved(queues, paused, n, nq, rate, window, now, keep)
+      if r < qavail then qavail = r end
+      if qavail <= 0 then visits = visits_max end -- the later queues' shares: serve them
+    end
   end
   if q.rate > 0 then
     local qk = q.p .. 'rate'
@@ -364,12 +411,14 @@ for n = 1, nq do
     local used = redis.call('ZCARD', qk)
     if used >= q.rate then
       local oldest = redis.call('ZRANGE', qk, 0, 0, 'WITHSCORES')
+      local b
       if oldest[2] == 'inf' then
-        blocked[n] = now + q.window
+        b = now + q.window
         redis.call('SET', S .. 'budgetwait', '1', 'PX', int(q.window))
       else
-        blocked[n] = math.max(now + 1, tonumber(oldest[2]) + q.window)
+        b = math.max(now + 1, tonumber(oldest[2]) + q.window)
       end
+      if not blocked[n] or b > blocked[n] then blocked[n] = b end
       visits = visits_max -- skip this queue: the next one may be served
     elseif q.rate - used < qavail then
       qavail = q.rate - used
@@ -448,7 +497,7 @@ for n = 1, nq do
         -- A digit of flags: 1 the global log, 2 the lane's pace log, 4 the
         -- queue's own log.
         local flags = 0
-        if rate > 0 then flags = 1 end
+        if q.g then flags = 1 end
         if plim > 0 then flags = flags + 2 end
         if q.rate > 0 then flags = flags + 4 end
         local logged = int(flags)
@@ -532,7 +581,7 @@ for n = 1, nq do
       redis.call('ZADD', q.p .. 'leases', unpack(leases))
       local d = dues[n + 1]
       if not d or deadline < d then redis.call('SET', q.p .. 'due', dls) end
-      if rate > 0 then
+      if q.g then
         redis.call('ZADD', KEYS[1], unpack(sends))
         if q.share > 0 then
           -- Its share log: the same members at their claim time.
@@ -547,7 +596,7 @@ for n = 1, nq do
       if q.rate > 0 then redis.call('ZADD', q.p .. 'rate', unpack(sends)) end
     end
     -- In-flight entries must outlive the lease; settling extends further.
-    if rate > 0 then
+    if q.g then
       if redis.call('PTTL', KEYS[1]) < window + lease_ms then redis.call('PEXPIRE', KEYS[1], int(window + lease_ms)) end
     end
     if q.rate > 0 then

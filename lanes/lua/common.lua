@@ -84,10 +84,20 @@ end
 -- the budget ran at hit, and the budget went down to r. Since then it climbs
 -- back step per every ms (additive increase), never above c, and for hold ms
 -- after at never above three quarters of hit (nor below r): the rate that
--- brought the 429s is not tried again at once. Returns the rate to claim at
--- now (c when nothing was learned) and at (nil then).
-local function learned_rate(v, c, now)
-  if not v then return c end
+-- brought the 429s is not tried again at once. A probed budget (s, its
+-- start, given: see probe_rate) is written "p r ..." instead and claims at r
+-- (never above c) until a probe raises it or a 429 lowers it; with nothing
+-- learned it claims at s. Returns the rate to claim at now (s or c when
+-- nothing was learned) and when it last went down (nil: never).
+local function learned_rate(v, c, now, s)
+  if not v then return s or c end
+  if string.byte(v, 1) == 112 then -- "p": a probed budget
+    local r, low = string.match(v, '^p (%d+) %d+ %d+ %d+ %d+ %d+ %d+ (%d+) %d+$')
+    if not r then return s or c end
+    r, low = num(r), num(low)
+    if r > c then r = c end
+    return r, low > 0 and low or nil
+  end
   local r, at, hit, step, every, hold = string.match(v, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
   if not hold then return c end
   r, at = num(r), num(at)
@@ -100,6 +110,58 @@ local function learned_rate(v, c, now)
   end
   if rate > c then rate = c end
   return rate, at
+end
+
+-- A probed budget's state (v, "p r at safe next cap hold hit low fails",
+-- integers, times in ms) as a table; nil for another format or none.
+-- r: the rate it claims at; at: its last change (a raise or a decrease);
+-- safe: the rate before its last raise (what a 429 above it takes it back
+-- to); next: the next raise's step; cap: the most it may reach before hold
+-- ends; hit: the rate a 429 last pushed back; low: when it last went down
+-- (0: never); fails: the raises answered by a 429 in a row.
+local function probe_state(v)
+  if not v then return nil end
+  local r, at, safe, nx, cap, hold, hit, low, fails =
+    string.match(v, '^p (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+  if not fails then return nil end
+  return {r = num(r), at = num(at), safe = num(safe), next = num(nx), cap = num(cap),
+    hold = num(hold), hit = num(hit), low = num(low), fails = num(fails)}
+end
+
+-- Writes a probed budget's state p (see probe_state) to field b of
+-- "{tag}:s:learned" (S the shared prefix).
+local function probe_write(S, b, p)
+  redis.call('HSET', S .. 'learned', b, 'p ' .. int(p.r) .. ' ' .. int(p.at) .. ' ' .. int(p.safe) .. ' ' ..
+    int(p.next) .. ' ' .. int(p.cap) .. ' ' .. int(p.hold) .. ' ' .. int(p.hit) .. ' ' .. int(p.low) .. ' ' .. int(p.fails))
+end
+
+-- Probes the store's global budget upward (a start below its configured
+-- rate c: WithGlobalRateStart): called by a claim that found it spent at
+-- rate (what claims use now) while a queue it holds had ready lanes, so
+-- demand is above it. v is its learned value (false: none). Nothing
+-- learned: the probe clock starts (state written at rate, no raise). Else,
+-- at most once per every ms since its last change, and only while below c
+-- (and below its cap until its hold ends), it goes up by its step, which
+-- doubles at each raise (1, 2, 4...: a probe starts gently where the limit
+-- may be right above, and reaches a far ceiling in a few periods); the
+-- rate before the raise is kept as safe. A raise right after a raise that
+-- held (no 429 took it back) clears the failed probes' count. Returns the
+-- rate to claim at now.
+local function probe_rate(S, v, c, rate, every, now)
+  local p = probe_state(v or nil)
+  if not p then
+    probe_write(S, 'global', {r = rate, at = now, safe = rate, next = 1, cap = c, hold = 0, hit = 0, low = 0, fails = 0})
+    return rate
+  end
+  if now - p.at < every or p.r >= c then return rate end
+  local top = c
+  if now < p.hold then top = math.min(c, p.cap) end
+  if p.r >= top then return rate end
+  if p.r > p.safe then p.fails = 0 end
+  p.safe, p.r, p.at = p.r, math.min(top, p.r + p.next), now
+  p.next = p.next * 2
+  probe_write(S, 'global', p)
+  return p.r
 end
 
 -- maxatt and logttl are parsed on first use (maxatt(q), logttl(q)): most

@@ -1,48 +1,89 @@
 -- learn.lua: lower a budget's learned rate at once (multiplicative decrease)
--- on evidence of a bot-wide limit, or read the learned rates.
--- KEYS[1]  "{tag}:s:learned" hash: budget -> "r at hit step every hold" (see
---          common.lua learned_rate), budget:why -> why it last went down,
+-- on evidence of a bot-wide limit, take a probed budget back from a raise a
+-- 429 answered, or read the learned rates.
+-- KEYS[1]  "{tag}:s:learned" hash: budget -> its learned state (see common.lua
+--          learned_rate: "r at hit step every hold", or "p ..." for a probed
+--          budget, see probe_state), budget:why -> why it last went down,
 --          budget:n -> how many times it went down; budget is "global" (the
 --          store's rate) or "q:<queue>" (a queue's own)
--- ARGV[1]  "lower" or "read"
+-- ARGV[1]  "lower", "revert" or "read"
 -- lower: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] floor (the
 --   lowest rate it may go down to), ARGV[5] step, ARGV[6] every (ms),
---   ARGV[7] hold (ms), ARGV[8] cooldown (ms), ARGV[9] why.
+--   ARGV[7] hold (ms), ARGV[8] cooldown (ms), ARGV[9] why, ARGV[10] its
+--   start (0: not probed; see WithGlobalRateStart).
 --   The budget goes down to max(floor, floor(rate now / 2)), where rate now is
 --   what a claim reads now; a second call within cooldown ms of the last
 --   decrease changes nothing (several processes, or several 429s of one
---   burst, report the same push-back).
+--   burst, report the same push-back). A probed budget stays probed: from
+--   there it climbs by probes only, for hold ms never above max(the rate
+--   left, three quarters of the rate that was hit).
 --   Returns {1 lowered or 0 within the cooldown, the rate now (after)}.
--- read: ARGV[2..] pairs of budget and configured rate.
+-- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
+--   ARGV[5] why. A probed budget above the rate it had before its last raise
+--   (a probe Telegram answered with a 429) goes back to that rate and stays
+--   at most there for hold ms, doubled for each failed probe in a row before
+--   it (at most 16 times hold). Returns {1 reverted or 0 (not probing), the
+--   rate now}.
+-- read: ARGV[2..] triples of budget, configured rate and start (0: none).
 --   Returns, per budget, {rate now, at (ms, 0: never lowered), hit, why,
 --   decreases, hold until (ms, 0: none), the most it climbs to before the
---   hold ends (the configured rate when no hold runs)}, then the server's
---   time (ms).
+--   hold ends (the configured rate when no hold runs), 1 when probed}, then
+--   the server's time (ms).
 local now = now_ms()
+local S = string.sub(KEYS[1], 1, -8) -- the shared prefix: KEYS[1] less "learned"
 if ARGV[1] == 'lower' then
-  local b, c = ARGV[2], num(ARGV[3])
+  local b, c, s = ARGV[2], num(ARGV[3]), num(ARGV[10])
   local v = redis.call('HGET', KEYS[1], b)
-  local rate, at = learned_rate(v, c, now)
+  if s <= 0 or s >= c then s = nil end
+  local rate, at = learned_rate(v, c, now, s)
   if at and now - at < num(ARGV[8]) then return {0, rate} end
   local r = math.max(num(ARGV[4]), math.floor(rate / 2))
-  redis.call('HSET', KEYS[1], b, int(r) .. ' ' .. int(now) .. ' ' .. int(rate) .. ' ' .. ARGV[5] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7],
-    b .. ':why', ARGV[9])
+  local p = probe_state(v)
+  if s or p then
+    p = p or {fails = 0}
+    p.r, p.at, p.safe, p.next, p.hit, p.low = r, now, r, 1, rate, now
+    p.cap, p.hold = math.max(r, math.floor(rate * 3 / 4)), now + num(ARGV[7])
+    probe_write(S, b, p)
+  else
+    redis.call('HSET', KEYS[1], b, int(r) .. ' ' .. int(now) .. ' ' .. int(rate) .. ' ' .. ARGV[5] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7])
+  end
+  redis.call('HSET', KEYS[1], b .. ':why', ARGV[9])
   redis.call('HINCRBY', KEYS[1], b .. ':n', 1)
   return {1, r}
 end
+if ARGV[1] == 'revert' then
+  local b, c = ARGV[2], num(ARGV[3])
+  local p = probe_state(redis.call('HGET', KEYS[1], b))
+  if not p then return {0, 0} end
+  if p.r <= p.safe then return {0, math.min(p.r, c)} end
+  p.fails = p.fails + 1
+  p.hit, p.r, p.cap, p.next, p.at, p.low = p.r, p.safe, p.safe, 1, now, now
+  p.hold = now + num(ARGV[4]) * 2 ^ math.min(p.fails - 1, 4)
+  probe_write(S, b, p)
+  redis.call('HSET', KEYS[1], b .. ':why', ARGV[5])
+  redis.call('HINCRBY', KEYS[1], b .. ':n', 1)
+  return {1, math.min(p.r, c)}
+end
 local out = {}
-for i = 2, #ARGV, 2 do
+for i = 2, #ARGV, 3 do
   local b = ARGV[i]
   local v = redis.call('HMGET', KEYS[1], b, b .. ':why', b .. ':n')
-  local c = num(ARGV[i + 1])
-  local rate, at = learned_rate(v[1], c, now)
-  local hit, hold, cap = 0, 0, c
-  if at then
+  local c, s = num(ARGV[i + 1]), num(ARGV[i + 2])
+  if s <= 0 or s >= c then s = nil end
+  local rate, at = learned_rate(v[1], c, now, s)
+  local hit, hold, cap, probed = 0, 0, c, 0
+  local p = probe_state(v[1])
+  if s then probed = 1 end
+  if p then
+    hit, hold, probed = p.hit, p.hold, 1
+    if now < hold then cap = math.min(c, p.cap) end
+    if p.low == 0 then hold = 0 end
+  elseif at then
     local r, h, hl = string.match(v[1], '^(%d+) %d+ (%d+) %d+ %d+ (%d+)$')
     hit, hold = num(h), at + num(hl)
     if now < hold then cap = math.min(c, math.max(num(r), math.floor(hit * 3 / 4))) end
   end
-  out[#out + 1] = {rate, at or 0, hit, v[2] or '', num(v[3] or '0'), hold, cap}
+  out[#out + 1] = {rate, at or 0, hit, v[2] or '', num(v[3] or '0'), hold, cap, probed}
 end
 out[#out + 1] = now
 return out
