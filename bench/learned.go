@@ -67,7 +67,129 @@ func benchLearned(ctx context.Context, cfg config, srv *valkeyserver.Server, t *
 			fmt.Sprintf("%.2f (%.2f; %.1f msg/s over %v)", b.rate()/float64(window), b.rate()/float64(reach), b.rate(), b.took.Round(10*time.Millisecond)),
 			ratio(a.rate(), b.rate())+"; goal ≥ 0.9 of the limit (the bracket: the window or the chats' 1/s, whichever binds): "+verdict(a.rate()/float64(reach) >= 0.9))
 	}
+	return benchLearnedClimb(ctx, cfg, srv, t)
+}
+
+// The climb against a Telegram whose reply window is apart and higher
+// (tgemu.RepliesApart): climbChats chats with climbPer replies each keep the
+// replies waiting well above the ceiling, so the probed total climbs.
+const (
+	climbChats   = 300
+	climbPer     = 40
+	climbWindow  = 200 // the emulator's reply window, messages/s
+	climbReply   = 100 // TELEGRAM_REPLY_RATE's default: the reply ceiling
+	climbTimeout = 90 * time.Second
+)
+
+// benchLearnedClimb runs the default config against a separate reply
+// window and reports how long the reply rate takes to reach 0.9 of the
+// lower of its ceiling and the window (goal: within 60 s).
+func benchLearnedClimb(ctx context.Context, cfg config, srv *valkeyserver.Server, t *table) error {
+	if err := flush(ctx, srv); err != nil {
+		return err
+	}
+	emu, err := tgemu.New(tgemu.WithLimits(tgemu.Limits{
+		Global:  tgemu.Rate{Messages: 30, Per: time.Second},
+		Reply:   tgemu.Rate{Messages: climbWindow, Per: time.Second},
+		Replies: tgemu.RepliesApart,
+		Private: tgemu.Rate{Messages: 1, Per: time.Second},
+		Group:   tgemu.Rate{Messages: 20, Per: time.Minute},
+	}), tgemu.WithAllowAnyChat(), tgemu.WithLatency(learnedLatency))
+	if err != nil {
+		return err
+	}
+	defer emu.Close()
+	c, err := newClient(srv)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	const tag = "climb"
+	limits := notifier.DefaultLimits()
+	limits.ReplyPerSecond, limits.ReplyLaneDepth = climbReply, climbPer
+	store, err := notifier.NewStore(c, limits, 0, lanes.WithTag(tag))
+	if err != nil {
+		return err
+	}
+	n, err := notifier.New(c, store, notifier.Config{})
+	if err != nil {
+		return err
+	}
+	for i := range climbPer {
+		for ch := range climbChats {
+			if _, err := n.Notify(ctx, int64(9001+ch), notifier.Message{Text: fmt.Sprintf("help %d", i), Class: notifier.Reply, ReplyTo: 7}); err != nil {
+				return err
+			}
+		}
+	}
+	target := int(0.9 * float64(min(climbReply, climbWindow)))
+	stop, err := startWorkerProcs(ctx, 1, srv, emu, tag, "-global", strconv.Itoa(limits.GlobalPerSecond), "-chat", "1",
+		"-reply", strconv.Itoa(climbReply), "-senders", strconv.Itoa(worker.DefaultSenders))
+	if err != nil {
+		return err
+	}
+	var reached, peak, tooMany int
+	var took time.Duration
+	deadline := time.Now().Add(climbTimeout)
+	for time.Now().Before(deadline) && reached == 0 {
+		time.Sleep(500 * time.Millisecond)
+		took, peak, tooMany, reached = climbSoFar(emu.Requests(), target)
+	}
+	learned := ""
+	if lb, err := store.Inspector().Learned(ctx); err == nil {
+		var parts []string
+		for _, b := range lb {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", budgetLabel(b.Queue), b.Rate, b.Configured))
+		}
+		learned = strings.Join(parts, ", ")
+	}
+	if err := stop(); err != nil {
+		return fmt.Errorf("worker process: %w", err)
+	}
+	cfg.log.Info("learned climb", "target", target, "reached", reached, "took", took, "peak", peak, "429s", tooMany, "learned", learned)
+	got := fmt.Sprintf("%.1f s (reached %d msg/s; 429s %d; %s)", took.Seconds(), reached, tooMany, learned)
+	if reached == 0 {
+		got = fmt.Sprintf("≥ %v (peak %d msg/s; 429s %d; %s)", climbTimeout, peak, tooMany, learned)
+	}
+	t.add(fmt.Sprintf("%d chats × %d replies, Telegram's reply window apart from the bulk one and higher (%d/s; bulk 30/s), 300 ms answers, default config: first send → the reply rate reaches %d msg/s (0.9 × the lower of `TELEGRAM_REPLY_RATE`=%d and the window) in a 1 s window",
+		climbChats, climbPer, climbWindow, target, climbReply),
+		got, "limit: 60 s", "goal ≤ 60 s, 0 × 429: "+verdict(reached > 0 && took <= 60*time.Second && tooMany == 0))
 	return nil
+}
+
+// climbSoFar reads the emulator's requests: from the first sendMessage to
+// the end of the first 1 s window holding at least target acceptances
+// (took; reached that window's count, 0 while none), the busiest 1 s
+// window's count so far, and the 429s.
+func climbSoFar(reqs []tgemu.Request, target int) (took time.Duration, peak, tooMany, reached int) {
+	var first time.Time
+	var acc []time.Time
+	for _, r := range reqs {
+		if !strings.EqualFold(r.Method, "sendMessage") || r.Canceled {
+			continue
+		}
+		if first.IsZero() {
+			first = r.Time
+		}
+		switch {
+		case r.HTTPStatus == 429:
+			tooMany++
+		case r.MessageID != 0:
+			acc = append(acc, r.Time)
+		}
+	}
+	lo := 0
+	for hi, at := range acc {
+		for at.Sub(acc[lo]) >= time.Second {
+			lo++
+		}
+		n := hi - lo + 1
+		peak = max(peak, n)
+		if n >= target && reached == 0 {
+			reached, took = n, at.Sub(first)
+		}
+	}
+	return took, peak, tooMany, reached
 }
 
 // learnedRun enqueues the burst, runs one worker process (flags as the

@@ -35,9 +35,10 @@ type LearnConfig struct {
 	Cooldown time.Duration
 	// Probe is the least time between two raises of a probed global rate
 	// (WithGlobalRateStart), and after a decrease before the next raise
-	// [DefaultLearnProbe, 1.5 s]: at least the window plus a round trip,
-	// so a raise Telegram answers with 429s is taken back before the next
-	// one.
+	// [DefaultLearnProbe, 1 s]. A 429 that comes back after the next raise
+	// still takes the rate back to before the raise its send was claimed
+	// at (RevertProbe), so it need not cover a round trip; a longer one
+	// climbs slower.
 	Probe time.Duration
 }
 
@@ -46,7 +47,7 @@ const (
 	DefaultLearnEvery    = 5 * time.Second
 	DefaultLearnHold     = 10 * time.Minute
 	DefaultLearnCooldown = 2 * time.Second
-	DefaultLearnProbe    = 1500 * time.Millisecond
+	DefaultLearnProbe    = time.Second
 )
 
 // The divisors of a budget's learning: the lowest rate a decrease leaves is
@@ -186,32 +187,39 @@ func checkWhy(queue, why string) error {
 	return nil
 }
 
-// RevertProbe takes a probed global rate (WithGlobalRateStart) back to the
-// rate it had before its last raise when Telegram answered one of queue's
-// sends with a 429 while the rate ran above it (why says which, e.g. "429
-// while probing"), and holds it at most there for LearnConfig.Hold
-// (doubled for each failed probe in a row, at most 16 times). One 429 is
-// evidence enough: going back to a rate that held costs little, where
-// LowerBudget's halving waits for 429s from several chats. It returns
-// whether the rate went back and the global rate now; (false, 0) when
-// queue's sends are not held by a probed global rate, (false, rate) when it
-// runs at no raise to take back. One script call. Errors: ErrInvalid for a
-// bad queue name or a why over 200 bytes; the server's.
-func (s *Store) RevertProbe(ctx context.Context, queue, why string) (reverted bool, rate int, err error) {
-	if err := checkWhy(queue, why); err != nil {
+// RevertProbe takes a probed global rate (WithGlobalRateStart) back when
+// Telegram answered the send of lease l with a 429 (why says which, e.g.
+// "429 while probing") and that send was claimed while the rate ran at a
+// raise: back to the rate before that raise, however many raises came
+// after it (an answer can come back after the next probe), held at most
+// there for LearnConfig.Hold (doubled for each failed probe in a row, at
+// most 16 times). One 429 is evidence enough: going back to a rate that
+// held costs little, where LowerBudget's halving waits for 429s from
+// several chats. It returns whether the rate went back and the global
+// rate now; (false, 0) when l's queue is not held by a probed global
+// rate, (false, rate) when its send was claimed at no raise (at the start,
+// or after a decrease) or the rate is already lower. Call it before the
+// lease is settled (the job's claim time is read from its hash; once the
+// job is gone, now counts). One script call. Errors: ErrInvalid for a bad
+// lease or a why over 200 bytes; the server's.
+func (s *Store) RevertProbe(ctx context.Context, l Lease, why string) (reverted bool, rate int, err error) {
+	if err := s.checkLease(l); err != nil {
 		return false, 0, err
 	}
-	if s.opt.rateStart == 0 || s.opt.queues[queue].OutsideGlobal {
+	if err := checkWhy(l.Queue, why); err != nil {
+		return false, 0, err
+	}
+	if s.opt.rateStart == 0 || s.opt.queues[l.Queue].OutsideGlobal {
 		return false, 0, nil
 	}
 	lc := s.opt.learn.withDefaults()
 	args := []string{"revert", "global", strconv.Itoa(s.opt.rate), ms(lc.Hold), why}
-	v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned()}, args).AsIntSlice()
+	v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned(), s.keys.job(l.Queue, l.ID)}, args).AsIntSlice()
 	if err != nil {
-		return false, 0, fmt.Errorf("lanes: revert probe of %s: %w", queue, err)
+		return false, 0, fmt.Errorf("lanes: revert probe of %s: %w", l.Queue, err)
 	}
 	if len(v) != 2 {
-		return false, 0, fmt.Errorf("lanes: revert probe of %s: malformed reply", queue)
+		return false, 0, fmt.Errorf("lanes: revert probe of %s: malformed reply", l.Queue)
 	}
 	return v[0] == 1, int(v[1]), nil
 }

@@ -32,14 +32,20 @@ func learnBudgets(learn lanes.LearnConfig) []learnBudget {
 // nothing, and returns how many it got.
 func claimAll(t *testing.T, s *lanes.Store) int {
 	t.Helper()
-	n := 0
+	return len(claimLeases(t, s))
+}
+
+// claimLeases is claimAll returning the leases, in claim order.
+func claimLeases(t *testing.T, s *lanes.Store) []lanes.Lease {
+	t.Helper()
+	var out []lanes.Lease
 	for {
 		c := claim(t, s, 1, time.Minute, "q")
 		if len(c.Jobs) == 0 {
 			require.Positive(t, c.RetryIn, "the budget refills by time alone")
-			return n
+			return out
 		}
-		n++
+		out = append(out, c.Jobs[0].Lease)
 	}
 }
 
@@ -226,19 +232,25 @@ func globalOf(t *testing.T, s *lanes.Store) lanes.LearnedBudget {
 // how many it got and the learned global budget after.
 func probeOnce(t *testing.T, s *lanes.Store, probe time.Duration) (int, lanes.LearnedBudget) {
 	t.Helper()
+	ls, b := probeLeases(t, s, probe)
+	return len(ls), b
+}
+
+// probeLeases is probeOnce returning the leases claimed.
+func probeLeases(t *testing.T, s *lanes.Store, probe time.Duration) ([]lanes.Lease, lanes.LearnedBudget) {
+	t.Helper()
 	now, err := s.ServerTime(context.Background())
 	require.NoError(t, err)
 	waitServerPast(t, s, now.Add(probe))
-	n := claimAll(t, s)
-	return n, globalOf(t, s)
+	ls := claimLeases(t, s)
+	return ls, globalOf(t, s)
 }
 
 // A probed global rate claims at its start, and goes up only when a claim
-// finds it spent while lanes wait, one raise per probe period, by a step
-// that doubles (10, 11, 13, 17, 25, then the ceiling 40); the first spent
-// claim only starts the probe clock. Every claimer (another process
-// included) claims at the raised rate, and with no lane waiting a spent
-// budget is not raised.
+// finds it spent while lanes wait, at once the first time, then at most
+// once per probe period, by a step that doubles (10, 11, 13, 17, 25, then
+// the ceiling 40). Every claimer (another process included) claims at the
+// raised rate, and with no lane waiting a spent budget is not raised.
 func TestAProbedGlobalRateStartsAtItsStartAndRisesOnlyWhileLanesWait(t *testing.T) {
 	t.Parallel()
 	const probe = 500 * time.Millisecond
@@ -249,11 +261,11 @@ func TestAProbedGlobalRateStartsAtItsStartAndRisesOnlyWhileLanesWait(t *testing.
 	}
 	b := learnedOf(t, s, "")
 	require.Equal(t, lanes.LearnedBudget{Configured: 40, Window: time.Minute, Rate: 10, Cap: 40, Start: 10}, b, "nothing learned: the start")
-	require.Equal(t, 10, claimAll(t, s), "claims at the start")
+	require.Equal(t, 11, claimAll(t, s), "claims at the start, raised by 1 when first spent")
+	require.Equal(t, 11, learnedOf(t, s, "").Rate, "one raise per probe period")
 	other := sibling(t, s, opts...)
-	total := 10
-	require.Equal(t, 10, learnedOf(t, s, "").Rate, "the first spent claim starts the probe clock, no raise")
-	for _, want := range []int{11, 13, 17, 25, 40} {
+	total := 11
+	for _, want := range []int{13, 17, 25, 40} {
 		n, b := probeOnce(t, other, probe)
 		total += n
 		require.Equal(t, want, b.Rate, "one raise per probe period, the step doubling")
@@ -269,22 +281,23 @@ func TestAProbedGlobalRateStartsAtItsStartAndRisesOnlyWhileLanesWait(t *testing.
 	for g := range 10 {
 		enqueueN(t, idle, m, "q", "i"+strconv.Itoa(g), 1)
 	}
+	require.Equal(t, 10, claimAll(t, idle))
 	for range 3 {
 		n, b := probeOnce(t, idle, probe)
 		require.Equal(t, 10, b.Rate, "no raise without lanes waiting")
-		if n > 0 {
-			require.Equal(t, 10, n)
-		}
+		require.Zero(t, n)
 	}
 }
 
-// A 429 answered while the probed rate runs above the rate before its last
-// raise takes it back there at once, and it stays there for the hold (no
-// raise while lanes wait), doubled for a second failed probe in a row;
-// LowerBudget within the cooldown of it changes nothing (the probe explains
-// the 429s). Nothing to take back (at the rate that held, or not probed, or
-// a queue outside the global rate) changes nothing.
-func TestRevertProbeTakesTheRateBackToTheOneThatHeldAndHoldsIt(t *testing.T) {
+// A 429 to a send claimed while the probed rate ran at a raise takes it
+// back to the rate before that raise, at once, even when later raises came
+// before the answer (11 then 13: a send claimed at 11 takes it back to 10),
+// and it stays there for the hold (no raise while lanes wait), doubled for
+// a second failed probe in a row; LowerBudget within the cooldown of it
+// changes nothing (the probe explains the 429s). A send claimed at no raise
+// (at the start), one claimed at a raise already taken back, a queue
+// outside the global rate, or a store not probed change nothing.
+func TestRevertProbeTakesTheRateBackToBeforeTheRaiseTheSendWasClaimedAt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const probe, hold = 300 * time.Millisecond, 1500 * time.Millisecond
@@ -293,55 +306,67 @@ func TestRevertProbeTakesTheRateBackToTheOneThatHeldAndHoldsIt(t *testing.T) {
 	for g := range 60 {
 		enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
 	}
-	require.Equal(t, 10, claimAll(t, s))
-	for _, want := range []int{11, 13} {
-		_, b := probeOnce(t, s, probe)
-		require.Equal(t, want, b.Rate)
-	}
+	enqueueN(t, s, m, "paid", "p", 1)
+	paidLease := claimOne(t, s, time.Minute, "paid")
+	first := claimLeases(t, s)
+	require.Len(t, first, 11, "10 at the start, 1 at the first raise")
+	atStart, atRaise := first[0], first[10]
+	later, b := probeLeases(t, s, probe)
+	require.Equal(t, 13, b.Rate)
+	require.Len(t, later, 2)
+
+	no, rate, err := s.RevertProbe(ctx, atStart, "429 while probing")
+	require.NoError(t, err)
+	require.False(t, no, "claimed at the start: no raise to take back")
+	require.Equal(t, 13, rate)
 	t0 := serverNowMS(t, s)
-	reverted, rate, err := s.RevertProbe(ctx, "q", "429 while probing")
+	reverted, rate, err := s.RevertProbe(ctx, atRaise, "429 while probing")
 	require.NoError(t, err)
 	require.True(t, reverted)
-	require.Equal(t, 11, rate, "the rate before the raise that was answered")
-	b := globalOf(t, s)
-	require.Equal(t, 11, b.Rate)
-	require.Equal(t, 13, b.Hit)
-	require.Equal(t, 11, b.Cap, "held at the rate that held")
+	require.Equal(t, 10, rate, "back to before the raise the send was claimed at, 13 came after it")
+	b = globalOf(t, s)
+	require.Equal(t, 10, b.Rate)
+	require.Equal(t, 11, b.Hit, "the raise that was answered")
+	require.Equal(t, 10, b.Cap, "held there")
 	require.Equal(t, "429 while probing", b.Why)
 	require.Equal(t, int64(1), b.Decreases)
 	require.GreaterOrEqual(t, b.Lowered.UnixMilli(), t0)
 	require.Equal(t, hold, b.HoldUntil.Sub(b.Lowered))
 
-	again, rate, err := s.RevertProbe(ctx, "q", "429 while probing")
+	again, rate, err := s.RevertProbe(ctx, later[0], "429 while probing")
 	require.NoError(t, err)
-	require.False(t, again, "at the rate that held: nothing to take back")
-	require.Equal(t, 11, rate)
+	require.False(t, again, "claimed at 13, already taken back below it")
+	require.Equal(t, 10, rate)
 	lowered, _, err := s.LowerBudget(ctx, "q", "429 from several chats")
 	require.NoError(t, err)
 	require.False(t, lowered, "within the cooldown of the revert")
-	paid, rate, err := s.RevertProbe(ctx, "paid", "429 while probing")
+	paid, rate, err := s.RevertProbe(ctx, paidLease.Lease, "429 while probing")
 	require.NoError(t, err)
 	require.False(t, paid)
 	require.Zero(t, rate, "a queue outside the global rate")
 
 	_, b = probeOnce(t, s, probe)
-	require.Equal(t, 11, b.Rate, "no raise while the hold runs")
+	require.Equal(t, 10, b.Rate, "no raise while the hold runs")
 	waitServerPast(t, s, b.HoldUntil)
 	_, b = probeOnce(t, s, probe)
-	require.Equal(t, 12, b.Rate, "after the hold the probe starts again from a step of 1")
-	reverted, rate, err = s.RevertProbe(ctx, "q", "429 while probing")
+	require.Equal(t, 11, b.Rate, "after the hold the probe starts again from a step of 1")
+	// (The minute's window still holds 13 sends: none claimed at 11. A
+	// job with no claim time is judged at now, at the raise to 11.)
+	pending := enqueueN(t, s, m, "q", "late", 1)[0]
+	reverted, rate, err = s.RevertProbe(ctx, lanes.Lease{Queue: "q", ID: pending, Token: "1"}, "429 while probing")
 	require.NoError(t, err)
 	require.True(t, reverted)
-	require.Equal(t, 11, rate)
+	require.Equal(t, 10, rate)
 	b = globalOf(t, s)
 	require.Equal(t, 2*hold, b.HoldUntil.Sub(b.Lowered), "a second failed probe in a row holds twice as long")
 
 	plain := newStore(t, lanes.WithGlobalRate(40, time.Minute))
-	no, rate, err := plain.RevertProbe(ctx, "q", "429 while probing")
+	enqueueN(t, plain, m, "q", "x", 1)
+	no, rate, err = plain.RevertProbe(ctx, claimOne(t, plain, time.Minute, "q").Lease, "429 while probing")
 	require.NoError(t, err)
 	require.False(t, no)
 	require.Zero(t, rate, "not probed")
-	_, _, err = s.RevertProbe(ctx, "bad queue", "x")
+	_, _, err = s.RevertProbe(ctx, lanes.Lease{Queue: "bad queue"}, "x")
 	require.ErrorIs(t, err, lanes.ErrInvalid)
 }
 

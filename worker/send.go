@@ -314,6 +314,8 @@ type failure struct {
 // the whole store (floodDetector).
 func (w *Worker) parkChat(f failure, retryAfter time.Duration) next {
 	w.m.tooMany.WithLabelValues(f.job.Queue).Inc()
+	// Judged by when the send was claimed: before the lease is released.
+	w.revertProbe(f.sctx, f.job.Lease)
 	// Park before Release, so no claimer serves the lane in between.
 	var until time.Time
 	for _, q := range tgjob.AllQueues() {
@@ -328,7 +330,7 @@ func (w *Worker) parkChat(f failure, retryAfter time.Duration) next {
 	}
 	w.release(f.drain, f.job)
 	w.log.Info("429: chat parked", append(f.attrs, slog.String("retry_after", retryAfter.String()), slog.Time("until", until))...)
-	w.revertProbe(f.sctx, f.job.Queue)
+
 	if sig, global := w.flood.note(f.chat, f.job.Queue, retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
 		w.pauseAll(f.sctx, sig.pause, WhyFlood)
 		w.lowerBudgets(f.sctx, sig.queues, WhyFlood)
@@ -461,14 +463,15 @@ func (w *Worker) pauseAll(ctx context.Context, d time.Duration, why string) {
 	w.log.Warn("global pause", slog.String("why", why), slog.String("for", d.String()))
 }
 
-// revertProbe takes the probed global budget back to the last rate that
-// held when it runs above it (lanes RevertProbe: a 429 while the bot
-// probes for more is the probe's answer, one 429 is enough), and does
-// nothing otherwise (one script call). Counted in
+// revertProbe takes the probed global budget back to the rate before the
+// raise l's send was claimed at, when it was claimed at one (lanes
+// RevertProbe: a 429 while the bot probes for more is the probe's answer,
+// one 429 is enough), and does nothing otherwise (one script call). Counted in
 // codemojex_worker_budget_decreases_total{queue,reason="429 while
 // probing"}.
-func (w *Worker) revertProbe(ctx context.Context, queue string) {
-	reverted, rate, err := w.store.RevertProbe(ctx, queue, WhyProbe)
+func (w *Worker) revertProbe(ctx context.Context, l lanes.Lease) {
+	queue := l.Queue
+	reverted, rate, err := w.store.RevertProbe(ctx, l, WhyProbe)
 	if err != nil {
 		w.log.Error("revert probe failed", slog.String("queue", queue), slog.Any("err", w.redactor.Error(err)))
 		return

@@ -387,8 +387,9 @@ func (ad *Admin) deadSources(updates bool) []deadSource {
 }
 
 // budgetsText is /lanes' paragraph on the send budgets: each one's rate now
-// (learned: halved on 429s from several chats, climbing back) against its
-// configured ceiling, and why and when it last went down.
+// (learned: halved on 429s from several chats, climbing back; a probed one
+// says how it moves) against its configured ceiling, and why and when it
+// last went down.
 func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
 	bs, err := ad.Budgets(ctx)
 	if err != nil {
@@ -401,6 +402,9 @@ func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
 	fmt.Fprintf(&b, "Send budgets, messages per %v (configured: the ceiling; learned from Telegram's 429s):", bs[0].Window)
 	for _, x := range bs {
 		fmt.Fprintf(&b, "\n• %s: %d of %d", notifier.BudgetName(x.Queue), x.Rate, x.Configured)
+		if x.Start > 0 {
+			fmt.Fprintf(&b, " (replies and bulk together: started at %d, raised while messages wait, a 429 takes a raise back)", x.Start)
+		}
 		if x.Lowered.IsZero() {
 			b.WriteString(", never lowered")
 			continue

@@ -69,10 +69,10 @@ func NewQueueCollector(q Queues) *QueueCollector {
 			"A send budget's limit, messages per window of 1 s (plus the notifier's 10 ms slack): TELEGRAM_REPLY_RATE, TELEGRAM_GLOBAL_RATE. rate(codemojex_worker_sent_total) summed over processes, divided by it, is the budget's use over time.",
 			[]string{"budget"}, nil),
 		learnedRate: prometheus.NewDesc("codemojex_budget_learned_rate",
-			"The rate a send budget claims at now, messages per window (as codemojex_budget_limit): the configured one (the ceiling) until Telegram's 429s from several chats halve it, then climbing back by a twentieth of it every 5 s (lanes.Inspector.Learned; the same in every process).",
+			"The rate a send budget claims at now, messages per window (as codemojex_budget_limit): the configured one (the ceiling) until Telegram's 429s from several chats halve it, then climbing back by a twentieth of it every 5 s; budget=\"global\" with replies apart (TELEGRAM_REPLY_RATE > 0) is replies and bulk together, starting at the bulk rate and raised while messages wait, a 429 taking a raise back (lanes.Inspector.Learned; the same in every process).",
 			[]string{"budget"}, nil),
 		learnedDecreases: prometheus.NewDesc("codemojex_budget_decreases_total",
-			"Times a send budget was halved on evidence of Telegram's bot-wide limit (429s from several chats), counted in Valkey since its first: the same in every process (codemojex_worker_budget_decreases_total has the reason, per process).",
+			"Times a send budget went down: halved on evidence of Telegram's bot-wide limit (429s from several chats), or a probe of the global budget taken back by a 429; counted in Valkey since its first: the same in every process (codemojex_worker_budget_decreases_total has the reason, per process).",
 			[]string{"budget"}, nil),
 	}
 }

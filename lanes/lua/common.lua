@@ -92,7 +92,7 @@ end
 local function learned_rate(v, c, now, s)
   if not v then return s or c end
   if string.byte(v, 1) == 112 then -- "p": a probed budget
-    local r, low = string.match(v, '^p (%d+) %d+ %d+ %d+ %d+ %d+ %d+ (%d+) %d+$')
+    local r, low = string.match(v, '^p (%d+) %d+ %d+ %d+ %d+ %d+ (%d+) %d+ [%d:,]+$')
     if not r then return s or c end
     r, low = num(r), num(low)
     if r > c then r = c end
@@ -112,55 +112,60 @@ local function learned_rate(v, c, now, s)
   return rate, at
 end
 
--- A probed budget's state (v, "p r at safe next cap hold hit low fails",
--- integers, times in ms) as a table; nil for another format or none.
+-- A probed budget's state (v, "p r at next cap hold hit low fails h",
+-- integers but h, times in ms) as a table; nil for another format or none.
 -- r: the rate it claims at; at: its last change (a raise or a decrease);
--- safe: the rate before its last raise (what a 429 above it takes it back
--- to); next: the next raise's step; cap: the most it may reach before hold
+-- next: the next raise's step; cap: the most it may reach before hold
 -- ends; hit: the rate a 429 last pushed back; low: when it last went down
--- (0: never); fails: the raises answered by a 429 in a row.
+-- (0: never); fails: the raises answered by a 429 in a row; h: its last
+-- changes, oldest first, as "t:r" pairs joined by commas (from time t it
+-- claimed at r; at most probe_keep), parsed into p.h = {{t, r}, ...}: what
+-- a 429 is judged by (learn.lua revert: the rate its send was claimed at).
 local function probe_state(v)
   if not v then return nil end
-  local r, at, safe, nx, cap, hold, hit, low, fails =
-    string.match(v, '^p (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
-  if not fails then return nil end
-  return {r = num(r), at = num(at), safe = num(safe), next = num(nx), cap = num(cap),
-    hold = num(hold), hit = num(hit), low = num(low), fails = num(fails)}
+  local r, at, nx, cap, hold, hit, low, fails, h =
+    string.match(v, '^p (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) ([%d:,]+)$')
+  if not h then return nil end
+  local p = {r = num(r), at = num(at), next = num(nx), cap = num(cap),
+    hold = num(hold), hit = num(hit), low = num(low), fails = num(fails), h = {}}
+  for t, x in string.gmatch(h, '(%d+):(%d+)') do p.h[#p.h + 1] = {num(t), num(x)} end
+  return p
 end
 
 -- Writes a probed budget's state p (see probe_state) to field b of
--- "{tag}:s:learned" (S the shared prefix).
-local function probe_write(S, b, p)
-  redis.call('HSET', S .. 'learned', b, 'p ' .. int(p.r) .. ' ' .. int(p.at) .. ' ' .. int(p.safe) .. ' ' ..
-    int(p.next) .. ' ' .. int(p.cap) .. ' ' .. int(p.hold) .. ' ' .. int(p.hit) .. ' ' .. int(p.low) .. ' ' .. int(p.fails))
+-- "{tag}:s:learned" (S the shared prefix), with its rate from now on
+-- appended to its changes (the last 8 kept).
+local function probe_write(S, b, p, now)
+  p.h[#p.h + 1] = {now, p.r}
+  local from, parts = math.max(1, #p.h - 7), {}
+  for k = from, #p.h do parts[#parts + 1] = int(p.h[k][1]) .. ':' .. int(p.h[k][2]) end
+  redis.call('HSET', S .. 'learned', b, 'p ' .. int(p.r) .. ' ' .. int(p.at) .. ' ' .. int(p.next) .. ' ' ..
+    int(p.cap) .. ' ' .. int(p.hold) .. ' ' .. int(p.hit) .. ' ' .. int(p.low) .. ' ' .. int(p.fails) .. ' ' ..
+    table.concat(parts, ','))
 end
 
 -- Probes the store's global budget upward (a start below its configured
 -- rate c: WithGlobalRateStart): called by a claim that found it spent at
 -- rate (what claims use now) while a queue it holds had ready lanes, so
--- demand is above it. v is its learned value (false: none). Nothing
--- learned: the probe clock starts (state written at rate, no raise). Else,
--- at most once per every ms since its last change, and only while below c
--- (and below its cap until its hold ends), it goes up by its step, which
--- doubles at each raise (1, 2, 4...: a probe starts gently where the limit
--- may be right above, and reaches a far ceiling in a few periods); the
--- rate before the raise is kept as safe. A raise right after a raise that
--- held (no 429 took it back) clears the failed probes' count. Returns the
--- rate to claim at now.
+-- demand is above it. v is its learned value (false: none: its start,
+-- spent, is raised at once). At most once per every ms since its last
+-- change (a raise or a decrease), and only while below c (and below its
+-- cap until its hold ends), it goes up by its step, which doubles at each
+-- raise (1, 2, 4...: a probe starts gently where the limit may be right
+-- above, and reaches a far ceiling in a few periods). A raise right after
+-- a raise clears the failed probes' count (the last one held: no 429 to a
+-- send claimed at it took it back). Returns the rate to claim at now.
 local function probe_rate(S, v, c, rate, every, now)
-  local p = probe_state(v or nil)
-  if not p then
-    probe_write(S, 'global', {r = rate, at = now, safe = rate, next = 1, cap = c, hold = 0, hit = 0, low = 0, fails = 0})
-    return rate
-  end
+  local p = probe_state(v or nil) or {r = rate, at = 0, next = 1, cap = c, hold = 0, hit = 0, low = 0, fails = 0, h = {{0, rate}}}
   if now - p.at < every or p.r >= c then return rate end
   local top = c
   if now < p.hold then top = math.min(c, p.cap) end
   if p.r >= top then return rate end
-  if p.r > p.safe then p.fails = 0 end
-  p.safe, p.r, p.at = p.r, math.min(top, p.r + p.next), now
+  local n = #p.h
+  if n >= 2 and p.h[n][2] > p.h[n - 1][2] then p.fails = 0 end
+  p.r, p.at = math.min(top, p.r + p.next), now
   p.next = p.next * 2
-  probe_write(S, 'global', p)
+  probe_write(S, 'global', p, now)
   return p.r
 end
 

@@ -6,6 +6,8 @@
 --          budget, see probe_state), budget:why -> why it last went down,
 --          budget:n -> how many times it went down; budget is "global" (the
 --          store's rate) or "q:<queue>" (a queue's own)
+-- KEYS[2]  (revert only) the answered send's job hash "{tag}:q:<queue>:job:<id>":
+--          its field t is when it was claimed (server ms; see claim.lua)
 -- ARGV[1]  "lower", "revert" or "read"
 -- lower: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] floor (the
 --   lowest rate it may go down to), ARGV[5] step, ARGV[6] every (ms),
@@ -19,10 +21,14 @@
 --   left, three quarters of the rate that was hit).
 --   Returns {1 lowered or 0 within the cooldown, the rate now (after)}.
 -- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
---   ARGV[5] why. A probed budget above the rate it had before its last raise
---   (a probe Telegram answered with a 429) goes back to that rate and stays
---   at most there for hold ms, doubled for each failed probe in a row before
---   it (at most 16 times hold). Returns {1 reverted or 0 (not probing), the
+--   ARGV[5] why. A send Telegram answered with a 429, claimed (KEYS[2]'s t;
+--   now when gone) while a probed budget ran at a raise (a rate above the
+--   one before it: see common.lua probe_state's changes), takes the budget
+--   back to the rate before that raise, however many raises came after it
+--   (a 429 can come back after the next probe when answers are slow), and
+--   it stays at most there for hold ms, doubled for each failed probe in a
+--   row before it (at most 16 times hold). Returns {1 reverted or 0 (the
+--   send was claimed at no raise, or the rate is already at most that), the
 --   rate now}.
 -- read: ARGV[2..] triples of budget, configured rate and start (0: none).
 --   Returns, per budget, {rate now, at (ms, 0: never lowered), hit, why,
@@ -40,10 +46,10 @@ if ARGV[1] == 'lower' then
   local r = math.max(num(ARGV[4]), math.floor(rate / 2))
   local p = probe_state(v)
   if s or p then
-    p = p or {fails = 0}
-    p.r, p.at, p.safe, p.next, p.hit, p.low = r, now, r, 1, rate, now
+    p = p or {fails = 0, h = {{0, rate}}}
+    p.r, p.at, p.next, p.hit, p.low = r, now, 1, rate, now
     p.cap, p.hold = math.max(r, math.floor(rate * 3 / 4)), now + num(ARGV[7])
-    probe_write(S, b, p)
+    probe_write(S, b, p, now)
   else
     redis.call('HSET', KEYS[1], b, int(r) .. ' ' .. int(now) .. ' ' .. int(rate) .. ' ' .. ARGV[5] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7])
   end
@@ -55,11 +61,19 @@ if ARGV[1] == 'revert' then
   local b, c = ARGV[2], num(ARGV[3])
   local p = probe_state(redis.call('HGET', KEYS[1], b))
   if not p then return {0, 0} end
-  if p.r <= p.safe then return {0, math.min(p.r, c)} end
+  local ct = redis.call('HGET', KEYS[2], 't')
+  ct = ct and num(ct) or now
+  -- The change in force when the send was claimed.
+  local i = 0
+  for k = 1, #p.h do
+    if p.h[k][1] <= ct then i = k end
+  end
+  if i < 2 or p.h[i][2] <= p.h[i - 1][2] or p.h[i - 1][2] >= p.r then return {0, math.min(p.r, c)} end
+  local back = p.h[i - 1][2]
   p.fails = p.fails + 1
-  p.hit, p.r, p.cap, p.next, p.at, p.low = p.r, p.safe, p.safe, 1, now, now
+  p.hit, p.r, p.cap, p.next, p.at, p.low = p.h[i][2], back, back, 1, now, now
   p.hold = now + num(ARGV[4]) * 2 ^ math.min(p.fails - 1, 4)
-  probe_write(S, b, p)
+  probe_write(S, b, p, now)
   redis.call('HSET', KEYS[1], b .. ':why', ARGV[5])
   redis.call('HINCRBY', KEYS[1], b .. ':n', 1)
   return {1, math.min(p.r, c)}
