@@ -19,9 +19,11 @@ type Rates struct {
 	// for replies: the Bot FAQ's "about 30 messages per second" is for bulk
 	// notifications, and grammY's "Scaling Up IV: Flood Limits" states that
 	// replies to users' messages are not held to it. The default 100 is a
-	// guess well above a popular bot's command rate; if Telegram answers
-	// 429s from many chats at once (codemojex_worker_global_pauses_total),
-	// lower it.
+	// ceiling well above a popular bot's command rate: replies and bulk
+	// together start at GlobalRate (safe whichever way Telegram counts
+	// replies) and are probed upward while replies wait, a 429 taking a
+	// raise back (notifier.Limits.ReplyPerSecond; docs/delivery.md,
+	// "Probing for the reply budget").
 	ReplyRate int `env:"TELEGRAM_REPLY_RATE" envDefault:"100"`
 	// PaidBroadcastRate is the budget of paid broadcast copies in
 	// messages/s (TELEGRAM_PAID_BROADCAST_RATE, 0..1000; 0, the default:
