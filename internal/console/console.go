@@ -82,6 +82,7 @@ type Backend interface {
 	Broadcast(ctx context.Context, id string, scan int) (admin.BroadcastDetail, error)
 	RecordSample(ctx context.Context, at time.Time, p string) (bool, error)
 	History(ctx context.Context, since time.Time) ([]admin.Sample, error)
+	Budgets(ctx context.Context) ([]lanes.LearnedBudget, error)
 }
 
 var _ Backend = (*admin.Admin)(nil)

@@ -642,3 +642,27 @@ func TestAFormOverTheLimitIsRefusedWithItsReason(t *testing.T) {
 	_, page := b.get("/broadcasts")
 	require.NotContains(t, page, "aaaaaaaa", "nothing previewed")
 }
+
+// TestQueuesPageShowsEachSendBudgetAndWhyItLastWentDown: the Queues page
+// lists the send budgets as /lanes does, each at its rate now of its
+// ceiling: with replies apart (the default; this env's bulk rate is 1,000)
+// the total over replies and bulk at its start, probed; after 429s from several chats lowered the
+// bulk budget, when, why, from what and the hold's cap.
+func TestQueuesPageShowsEachSendBudgetAndWhyItLastWentDown(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	_, page := b.get("/queues")
+	require.Regexp(t, `<tr id="budget-global"><td>global</td><td>1000</td><td>1100</td>\s*<td>replies and bulk together: started at 1000, raised while messages wait, a 429 takes a raise back</td>\s*<td>never</td></tr>`, page)
+	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>1000</td><td>1000</td>\s*<td>halved on 429s from several chats, climbs back by itself</td>\s*<td>never</td></tr>`, page)
+	require.Contains(t, page, `<tr id="budget-reply"><td>reply</td><td>100</td><td>100</td>`)
+
+	lowered, _, err := e.app.Store().LowerBudget(ctx, tgjob.QueueNotify, "429 from several chats")
+	require.NoError(t, err)
+	require.True(t, lowered)
+	_, page = b.get("/queues")
+	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>500</td><td>1000</td>\s*<td>[^<]*</td>\s*<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d: 429 from several chats, from 1000; at most 750 until [^;]+; 1 in all</td></tr>`, page)
+	require.Regexp(t, `<tr id="budget-global"><td>global</td><td>500</td><td>1100</td>`, page, "the total over replies and bulk halved too")
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/internal/flood"
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 )
 
@@ -231,10 +232,16 @@ func (c *Console) queues(w http.ResponseWriter, r *http.Request, sid string, s s
 		c.fail(w, r, err)
 		return
 	}
+	bs, err := c.b.Budgets(r.Context())
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	c.render(w, r, sid, s, "queues", "Queues", struct {
-		Queues []admin.QueueView
-		Scan   int
-	}{qs, admin.LaneScan})
+		Queues  []admin.QueueView
+		Budgets []budgetView
+		Scan    int
+	}{qs, budgetViews(bs), admin.LaneScan})
 }
 
 // chatData is the Chat page: a search's results, or one chat.
@@ -552,4 +559,23 @@ func (c *Console) processes(w http.ResponseWriter, r *http.Request, sid string, 
 		return
 	}
 	c.render(w, r, sid, s, "processes", "Processes", ps)
+}
+
+// budgetView is one send budget on the Queues page: its name as /metrics
+// labels it, its rate now of its configured ceiling (messages per Window),
+// how it moves, and its last decrease (zero Lowered: never).
+type budgetView struct {
+	lanes.LearnedBudget
+	Name string
+}
+
+// Held reports whether the budget's hold still caps it below its ceiling.
+func (b budgetView) Held() bool { return b.Cap < b.Configured && time.Now().Before(b.HoldUntil) }
+
+func budgetViews(bs []lanes.LearnedBudget) []budgetView {
+	out := make([]budgetView, len(bs))
+	for i, b := range bs {
+		out[i] = budgetView{LearnedBudget: b, Name: notifier.BudgetName(b.Queue)}
+	}
+	return out
 }
