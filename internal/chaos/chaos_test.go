@@ -74,8 +74,16 @@ type figures struct {
 	MemAfter    int64   `json:"mem_after"`
 	Settled     bool    `json:"settled"`
 	SettleSecs  float64 `json:"settle_s"`
-	IntakeLag   float64 `json:"intake_lag_s"` // the longest a group update waited to be confirmed to Telegram
-	SelfExits   int     `json:"self_exits"`   // processes that exited on their own (restarted by the supervisor)
+	// SettleEnd is why the settling ended (settleEnd: drained, stalled or
+	// cap; "" in runs recorded before it was kept), SettleBound its bound
+	// (settleBound, seconds), SettleLeft the sends owed at its start and
+	// SettleRate the learned rate then (sends a second).
+	SettleEnd   settleEnd `json:"settle_end,omitempty"`
+	SettleBound float64   `json:"settle_bound_s,omitempty"`
+	SettleLeft  int       `json:"settle_left,omitempty"`
+	SettleRate  float64   `json:"settle_rate,omitempty"`
+	IntakeLag   float64   `json:"intake_lag_s"` // the longest a group update waited to be confirmed to Telegram
+	SelfExits   int       `json:"self_exits"`   // processes that exited on their own (restarted by the supervisor)
 	// Goroutines: the bot processes alive at the end whose goroutines were
 	// judged against their slot's before the faults (judgeGoroutines),
 	// and the leaks found.
@@ -102,7 +110,7 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 			t.Logf("FAILED: seed %d; reproduce with: %s", seed, repro)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), d+5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), d+settleCap+5*time.Minute)
 	defer cancel()
 	st := startStack(t, testkit.BuildBot(t))
 	require.True(t, waitFor(ctx, time.Minute, func() bool {
@@ -137,26 +145,22 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	t.Logf("chaos: load and faults over at %.1fs; settling", time.Since(start).Seconds())
 
 	fig := figures{Seed: seed, Duration: d.String(), Faults: map[string]int{}, MemBefore: memBefore}
-	t0 := time.Now()
-	h := history{}
-	fig.Settled = waitSettled(ctx, st, 90*time.Second+d/10, func() bool {
-		h = l.history(ctx, st)
-		v := check(h)
-		return v.Lost == 0
-	})
-	fig.SettleSecs = time.Since(t0).Seconds()
+	how := settle(ctx, st, l, 90*time.Second+d/10, t.Logf)
+	fig.Settled, fig.SettleSecs, fig.SettleEnd = how.End == settleDrained, how.Took.Seconds(), how.End
+	fig.SettleBound, fig.SettleLeft, fig.SettleRate = how.Bound.Seconds(), how.Left, how.Rate
 	stopSuper()
 	<-supervised
 	// A dead claimer's send may still go out again: wait before counting.
 	sleep(ctx, consumer.DefaultLivenessTTL+consumer.DefaultLivenessTTL/5+time.Second)
-	h = l.history(ctx, st)
+	h := l.history(ctx, st)
 	fig.verdict = check(h)
 	fig.account(ctx, t, st, in, l, h)
 	fig.judgeGoroutines(ctx, t, st, goBefore)
 	report(t, st, fig, in.applied(), l)
 	fig.Pass = !t.Failed() && fig.ok(l, st)
 	record(t, fig)
-	require.True(t, fig.Settled, "the system settled within the bounded wait (queues drained, leases released, every update confirmed and answered)")
+	require.True(t, fig.Settled, "the system settled (queues drained, leases released, every update confirmed and answered): its settling ended %s after %.1fs (bound %.0fs)",
+		fig.SettleEnd, fig.SettleSecs, fig.SettleBound)
 	require.Empty(t, fig.Problems, "the checker's findings")
 	require.Zero(t, fig.Lost, "lost updates and copies")
 	require.Zero(t, fig.OrderViolations, "replies out of the order of their updates")
@@ -172,27 +176,6 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	for _, sl := range st.slots {
 		require.False(t, sl.proc().Exited(), "%s exited on its own: %v", sl.name, sl.proc().ExitErr())
 	}
-}
-
-// waitSettled polls every 500 ms, for at most d, until every update is
-// confirmed to Telegram, answered (answered), and the send queues and the
-// intake hold nothing.
-func waitSettled(ctx context.Context, st *stack, d time.Duration, answered func() bool) bool {
-	return waitFor(ctx, d, func() bool {
-		if len(st.emu.PendingUpdates()) > 0 {
-			return false
-		}
-		q, err := st.queues(ctx)
-		if err != nil || q.Pending+q.InFlight+q.Delayed > 0 {
-			return false
-		}
-		n, err := st.unhandled(ctx)
-		if err != nil || n > 0 {
-			return false
-		}
-		sleep(ctx, 450*time.Millisecond)
-		return answered()
-	})
 }
 
 // history reads what the players sent and the emulator recorded.
@@ -323,7 +306,8 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 		f.Limiter429, f.Injected429, f.Dead, f.Unconfirmed, f.Flood, f.FloodReply)
 	fmt.Fprintf(&b, "\nlongest wait of a group update to be confirmed to Telegram %.1fs; %d group updates answered with the flood notice",
 		f.IntakeLag, f.FloodNotices)
-	fmt.Fprintf(&b, "\nsettled %v in %.1fs; Valkey used_memory %d -> %d bytes", f.Settled, f.SettleSecs, f.MemBefore, f.MemAfter)
+	fmt.Fprintf(&b, "\nsettling ended %s after %.1fs (bound %.0fs: %d sends owed at its start, learned %.1f/s); Valkey used_memory %d -> %d bytes",
+		f.SettleEnd, f.SettleSecs, f.SettleBound, f.SettleLeft, f.SettleRate, f.MemBefore, f.MemAfter)
 	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
 	fmt.Fprintf(&b, "\ngoroutines: %d processes judged (tolerance %d), %d leaks", f.GoroutinesJudged, goroutineTolerance, len(f.Leaks))
 	for _, l := range f.Leaks {
