@@ -117,6 +117,7 @@ func settle(ctx context.Context, st *stack, l *load, floor time.Duration, logf f
 	t0 := time.Now()
 	var s settler
 	var out settled
+	var logged time.Duration
 	for {
 		look := observe(ctx, st, l)
 		look.at = time.Since(t0)
@@ -125,7 +126,7 @@ func settle(ctx context.Context, st *stack, l *load, floor time.Duration, logf f
 			out.Rate, out.RateFrom = learnedRate(ctx, st)
 			out.Bound = settleBound(floor, look.left, out.Rate)
 			s = settler{bound: out.Bound, stall: settleStall}
-			logf("settling: %d sends owed, %.1f/s (%s): bound %.0fs (at least %.0fs, at most %s), stalled after %s still",
+			logf("settling: %d sends owed, %.1f/s (%s): bound %.0fs (at least %.0fs, at most %s), a stall after %s without a move",
 				out.Left, out.Rate, out.RateFrom, out.Bound.Seconds(), floor.Seconds(), settleCap, settleStall)
 		}
 		end, ok := s.look(look)
@@ -136,7 +137,8 @@ func settle(ctx context.Context, st *stack, l *load, floor time.Duration, logf f
 			out.End, out.Took = end, time.Since(t0)
 			return out
 		}
-		if look.at/(15*time.Second) != (look.at-settlePoll)/(15*time.Second) {
+		if look.at-logged >= 15*time.Second {
+			logged = look.at
 			logf("settling: %.0fs, %d sends owed, %d delivered", look.at.Seconds(), look.left, look.delivered)
 		}
 		sleep(ctx, settlePoll)
