@@ -324,8 +324,11 @@ claims the one message and sends it, and the emulator holds that request 60 s be
 (its held request is then cancelled, never processed). Figure: kill to the emulator's acceptance of the message
 (B's resend), p50 and p100 over the 20 kills, with the sendMessage requests for the message in all (the held
 ones included: 2 a kill means one resend each). Baseline: the 30 s lease, what a kill cost before (a setting,
-not a run). ` + "`internal/failuretest`" + ` (the real cmd/bot as processes) has no non-test code to import, so the
-updates' side (a handler process killed mid-handling) is not measured here.`,
+not a run). The second row is the updates' side, with the real bot (` + "`cmd/bot`" + ` built from this checkout): a
+` + "`BOT_ROLE=poller`" + ` process and handler process A; the emulator holds A's first answerCallbackQuery 60 s (A's
+handling of a tap is in flight: the handler answers a tap itself, at most 5 s); once A's answer is held, handler B
+starts, and 1 s later A gets SIGKILL. Figure: kill to the emulator's processing of B's answer to the same tap (the
+update recovered from A and handled again), p50 and p100 over 20 kills; baseline ` + "`HANDLER_LEASE`" + `'s 30 s default.`,
 			run: benchKill,
 		},
 		{
