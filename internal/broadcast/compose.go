@@ -154,7 +154,7 @@ func (s *Service) StartComposed(ctx context.Context, who, token string) (id, ans
 	}
 	mode := modeOf(p.Mode)
 	if id, err = s.launch(ctx, who, p, mode); err == nil {
-		answer, err = s.settle(ctx, p, id, mode)
+		answer, err = s.settle(ctx, p, id, mode, false)
 	}
 	if err != nil {
 		// The next confirmation starts (or completes) it at once.

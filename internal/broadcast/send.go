@@ -23,6 +23,11 @@ import (
 // and the progress message carry idempotency keys derived from the preview
 // id ("bcp:<id>"), and the update's journal keeps the broadcast id (field
 // bc), so a run again after a crash, or a second tap, starts nothing more.
+// A run again of the update that started it (its journal holds the id)
+// completes the start whatever the preview says (settle: the crash may
+// have come after the preview recorded the broadcast and before its
+// progress message was tracked); another tap on a preview that records a
+// broadcast is answered "Already sent".
 //
 // With paid, the copies go out as a paid broadcast (notifier.Message.Paid:
 // the paid queue, allow_paid_broadcast, 0.1 Star each); a re-run keeps the
@@ -34,7 +39,11 @@ func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *updat
 		return tapdata.ToastRetry
 	}
 	id := j.ID
+	again := id != "" // this update started it, and may have enqueued its progress message
 	if id == "" {
+		if p.Broadcast != "" { // started by another tap
+			return "Already sent (broadcast " + p.Broadcast + ")."
+		}
 		var toast string
 		id, toast, err = s.start(ctx, r, out, admin, m, p, mode)
 		if err != nil {
@@ -45,7 +54,7 @@ func (s *Service) sendPreview(ctx context.Context, r *update.Request, out *updat
 			return toast
 		}
 	}
-	edit, err := s.settle(ctx, p, id, mode)
+	edit, err := s.settle(ctx, p, id, mode, again)
 	if err != nil {
 		out.Fail(err)
 		return tapdata.ToastRetry
@@ -183,16 +192,17 @@ func (s *Service) scheduled(p preview) bool {
 }
 
 // settle completes the start of broadcast id from preview p (mode): the
-// preview records the broadcast id, its progress is tracked (trackProgress)
-// and the Tracker woken. It returns what the preview says then: "✅ Sent
-// to 3 chats: broadcast bc_…." or "🕘 Scheduled for 2026-12-05 20:00 UTC
-// to 3 chats: broadcast bc_….". Errors: the store's (a run again does it
-// again: each step is idempotent).
-func (s *Service) settle(ctx context.Context, p preview, id string, mode sendMode) (string, error) {
+// preview records the broadcast id, its progress is tracked (trackProgress;
+// again: this is a run again of a start that may have enqueued the
+// progress message) and the Tracker woken. It returns what the preview
+// says then: "✅ Sent to 3 chats: broadcast bc_…." or "🕘 Scheduled for
+// 2026-12-05 20:00 UTC to 3 chats: broadcast bc_….". Errors: the store's
+// (a run again does it again: each step is idempotent).
+func (s *Service) settle(ctx context.Context, p preview, id string, mode sendMode, again bool) (string, error) {
 	if err := s.previews.SetBroadcast(ctx, p.ID, id); err != nil {
 		return "", err
 	}
-	if err := s.trackProgress(ctx, p, id); err != nil {
+	if err := s.trackProgress(ctx, p, id, again); err != nil {
 		return "", err
 	}
 	s.wake()
@@ -206,8 +216,12 @@ func (s *Service) settle(ctx context.Context, p preview, id string, mode sendMod
 // already: with a progress message (and a Stop button) sent to the
 // admin's chat of preview p; without one for a composed preview (no
 // chat: the console shows its progress), tracked so that /broadcasts and
-// /metrics list it while it runs. Errors: the store's.
-func (s *Service) trackProgress(ctx context.Context, p preview, id string) error {
+// /metrics list it while it runs. With again (a run again after a crash
+// that may have come between the progress message's enqueue and its
+// tracking), the message enqueued is the first run's (its key), whose
+// text is not known here: it is tracked as showing none, so the Tracker
+// edits it at its first round, done or not. Errors: the store's.
+func (s *Service) trackProgress(ctx context.Context, p preview, id string, again bool) error {
 	exists, err := s.tracking.IsTracked(ctx, id)
 	if err != nil || exists {
 		return err
@@ -228,6 +242,9 @@ func (s *Service) trackProgress(ctx context.Context, p preview, id string) error
 	jobs, err := s.notifier.Notify(ctx, p.Chat, notifier.Message{Text: txt, Class: notifier.Reply, Markup: kb, Key: "bcp:" + p.ID + ":progress", Editable: true})
 	if err != nil {
 		return err
+	}
+	if again {
+		txt = ""
 	}
 	return s.tracking.Track(ctx, id, tracked{Chat: p.Chat, Preview: p.ID, Job: jobs[0], Last: txt})
 }

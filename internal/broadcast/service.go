@@ -227,9 +227,6 @@ func (s *Service) OnTap(ctx context.Context, r *update.Request, out *update.Outc
 	if !ok {
 		return ToastPreviewGone
 	}
-	if p.Broadcast != "" {
-		return "Already sent (broadcast " + p.Broadcast + ")."
-	}
 	return s.sendPreview(ctx, r, out, q.From.ID, m, p, sendMode{paid: paid, capped: d.Arg == btnSendPaidCap})
 }
 

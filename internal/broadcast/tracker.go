@@ -22,7 +22,7 @@ type tracked struct {
 	HaltShown bool        `json:"hs,omitempty"`
 	Job       lanes.JobID `json:"job"`         // the progress message's job
 	Message   int         `json:"msg"`         // its Telegram message id, once known
-	Last      string      `json:"last"`        // the text it shows
+	Last      string      `json:"last"`        // the text it shows ("": not known, edited at the next round)
 	Edited    time.Time   `json:"at,omitzero"` // when it was last edited
 }
 
