@@ -118,15 +118,11 @@ const killUpdateChat = int64(4343)
 // to the emulator's processing of an answer to that tap (B's).
 func killUpdateRun(ctx context.Context, srv *valkeyserver.Server, bin, dir string, run int) (killCell, error) {
 	var cell killCell
-	if err := flush(ctx, srv); err != nil {
-		return cell, err
-	}
-	emu, err := tgemu.New(tgemu.WithLimits(tgemu.DefaultLimits()), tgemu.WithAllowAnyChat())
+	emu, err := killEmulator(ctx, srv, tgemu.Fault{Kind: tgemu.FaultDelay, Method: "answerCallbackQuery", Delay: killHold})
 	if err != nil {
 		return cell, err
 	}
 	defer emu.Close()
-	emu.InjectFault(tgemu.Fault{Kind: tgemu.FaultDelay, Method: "answerCallbackQuery", Delay: killHold})
 	tag := "killu" + strconv.Itoa(run)
 	var procs []*botProc
 	defer func() {
@@ -201,18 +197,29 @@ func killUpdateRun(ctx context.Context, srv *valkeyserver.Server, bin, dir strin
 	}
 }
 
+// killEmulator flushes srv and returns a fresh emulator at Telegram's
+// limits with hold injected (the request a kill leaves in flight). The
+// caller closes it. Errors: the flush's, the emulator's.
+func killEmulator(ctx context.Context, srv *valkeyserver.Server, hold tgemu.Fault) (*tgemu.Emulator, error) {
+	if err := flush(ctx, srv); err != nil {
+		return nil, err
+	}
+	emu, err := tgemu.New(tgemu.WithLimits(tgemu.DefaultLimits()), tgemu.WithAllowAnyChat())
+	if err != nil {
+		return nil, err
+	}
+	emu.InjectFault(hold)
+	return emu, nil
+}
+
 // killRun is one kill; run numbers the tag.
 func killRun(ctx context.Context, srv *valkeyserver.Server, run int) (killCell, error) {
 	var cell killCell
-	if err := flush(ctx, srv); err != nil {
-		return cell, err
-	}
-	emu, err := tgemu.New(tgemu.WithLimits(tgemu.DefaultLimits()), tgemu.WithAllowAnyChat())
+	emu, err := killEmulator(ctx, srv, tgemu.Fault{Kind: tgemu.FaultDelay, Method: "sendMessage", ChatID: killChat, Delay: killHold})
 	if err != nil {
 		return cell, err
 	}
 	defer emu.Close()
-	emu.InjectFault(tgemu.Fault{Kind: tgemu.FaultDelay, Method: "sendMessage", ChatID: killChat, Delay: killHold})
 	tag := "kill" + strconv.Itoa(run)
 	p, err := newPipeline(srv, tag)
 	if err != nil {
