@@ -148,6 +148,13 @@ func (s *Service) StartComposed(ctx context.Context, who, token string) (id, ans
 	case err != nil:
 		return "", "", err
 	case claim == claimedSent:
+		// Started already, maybe by a confirmation whose process died
+		// after the preview recorded the id and before the broadcast was
+		// tracked: complete that (each step idempotent), as a Send tap
+		// handled again does.
+		if _, err := s.settle(ctx, p, sent, modeOf(p.Mode), true); err != nil {
+			return "", "", err
+		}
 		return sent, "Already sent (broadcast " + sent + ").", nil
 	case claim == claimedBusy:
 		return "", composedStarted, nil

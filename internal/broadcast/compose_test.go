@@ -59,8 +59,9 @@ func refusal(err error) string {
 // that it is sent or being started, with one broadcast of every known chat,
 // one audit entry by the confirming name with the Telegram path's detail,
 // and its progress tracked without a progress message; a confirmation
-// after that answers "Already sent" with its id. The preview is the
-// Telegram one.
+// after that answers "Already sent" with its id, and completes the start
+// when a crash left it untracked (the preview recording the id, nothing
+// tracking it). The preview is the Telegram one.
 func TestComposedBroadcastStartsOnceHoweverOftenConfirmed(t *testing.T) {
 	t.Parallel()
 	clk := &clock{now: time.Now()}
@@ -113,6 +114,17 @@ func TestComposedBroadcastStartsOnceHoweverOftenConfirmed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{id, "Already sent (broadcast " + id + ")."}, []string{again, answer})
 	require.Len(t, trail.recorded(), 1)
+
+	// A confirmation whose process died after the preview recorded the id
+	// and before the tracking: the next confirmation completes the start.
+	require.NoError(t, s.tracking.Untrack(ctx, id))
+	again, answer, err = s.StartComposed(ctx, "console", pv.Token)
+	require.NoError(t, err)
+	require.Equal(t, []string{id, "Already sent (broadcast " + id + ")."}, []string{again, answer})
+	all, err = s.tracking.Tracked(ctx)
+	require.NoError(t, err)
+	require.Contains(t, all, id, "tracked again: /broadcasts and /metrics list it")
+	require.Len(t, trail.recorded(), 1, "started once")
 }
 
 // A composition's plan is /broadcast's: written the same way and held to
