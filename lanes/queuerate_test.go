@@ -210,7 +210,8 @@ func TestQueueRateOptionIsValidated(t *testing.T) {
 
 // BudgetUse counts what a claim counts: sends in flight and sends settled
 // within the window, against the queue's own budget, or the store's global
-// rate for a queue without one; it empties once the window has passed.
+// rate for a queue without one (and for ""), with the rate claims use now
+// (a lowered budget's); it empties once the window has passed.
 func TestBudgetUseCountsInFlightAndRecentSends(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -237,17 +238,26 @@ func TestBudgetUseCountsInFlightAndRecentSends(t *testing.T) {
 	}
 	b, err := in.BudgetUse(ctx, "own")
 	require.NoError(t, err)
-	require.Equal(t, lanes.Budget{Used: 5, Limit: 10, Window: window}, b, "3 in flight, 2 settled just now")
+	require.Equal(t, lanes.Budget{Used: 5, Limit: 10, Window: window, Rate: 10}, b, "3 in flight, 2 settled just now")
 	// The global log counts every claim of a queue without a budget of its
 	// own (and those of "own": the global rate applies to it as well).
 	b, err = in.BudgetUse(ctx, "shared")
 	require.NoError(t, err)
-	require.Equal(t, lanes.Budget{Used: 8, Limit: 50, Window: window}, b)
+	require.Equal(t, lanes.Budget{Used: 8, Limit: 50, Window: window, Rate: 50}, b)
+	global, err := in.BudgetUse(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, b, global, `"" is the store's global rate`)
+	// A lowered budget is as full as it is for the claims: of its rate now.
+	_, _, err = s.LowerBudget(ctx, "own", "429 from several chats")
+	require.NoError(t, err)
+	b, err = in.BudgetUse(ctx, "own")
+	require.NoError(t, err)
+	require.Equal(t, []int{10, 5}, []int{b.Limit, b.Rate}, "lowered to 5 of 10")
 	time.Sleep(window + 50*time.Millisecond)
 	b, err = in.BudgetUse(ctx, "own")
 	require.NoError(t, err)
 	require.Equal(t, 3, b.Used, "the settled ones left the window; the in-flight ones stay")
-	_, err = in.BudgetUse(ctx, "")
+	_, err = in.BudgetUse(ctx, "bad queue")
 	require.ErrorIs(t, err, lanes.ErrInvalid)
 	none, err := newStore(t).Inspector().BudgetUse(ctx, "q")
 	require.NoError(t, err)

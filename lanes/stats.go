@@ -265,23 +265,31 @@ type Budget struct {
 	// Used counts the sends the budget holds now: in flight, or settled
 	// within the last Window (the sliding window a claim checks).
 	Used int
-	// Limit is the budget: at most Limit sends per Window (0: none).
+	// Limit is the budget: at most Limit sends per Window (0: none), the
+	// configured rate (a ceiling: see LearnConfig).
 	Limit  int
 	Window time.Duration
+	// Rate is what claims use now: the budget's learned rate
+	// (Inspector.Learned), at most Limit. Used ÷ Rate is how full the
+	// budget is for the claims (1: they wait for it).
+	Rate int
 }
 
 // BudgetUse reports queue's send budget, shared by every claimer: the
 // queue's own (QueueConfig.Rate) when it has one, else the store's global
-// rate (WithGlobalRate), else a zero Budget. Used ÷ Limit is how full the
-// budget is (1: claims wait for it). Two round trips (the server's TIME,
-// then a ZCOUNT); errors: ErrInvalid for a bad queue name, the server's.
+// rate (WithGlobalRate), else a zero Budget; queue "" is the store's global
+// rate itself. Used ÷ Rate is how full the budget is for the claims (1:
+// they wait for it). Three round trips (the server's TIME, a ZCOUNT, the
+// learned rates); errors: ErrInvalid for a bad queue name, the server's.
 func (in *Inspector) BudgetUse(ctx context.Context, queue string) (Budget, error) {
-	if err := validQueue(queue); err != nil {
-		return Budget{}, err
+	if queue != "" {
+		if err := validQueue(queue); err != nil {
+			return Budget{}, err
+		}
 	}
-	key, b := in.keys.rate(), Budget{Limit: in.opt.rate, Window: in.opt.window}
-	if qc := in.opt.queues[queue]; qc.Rate > 0 {
-		key, b = in.keys.queueKey(queue, "rate"), Budget{Limit: qc.Rate, Window: qc.Window}
+	key, b, own := in.keys.rate(), Budget{Limit: in.opt.rate, Window: in.opt.window}, ""
+	if qc := in.opt.queues[queue]; queue != "" && qc.Rate > 0 {
+		key, b, own = in.keys.queueKey(queue, "rate"), Budget{Limit: qc.Rate, Window: qc.Window}, queue
 	}
 	if b.Limit <= 0 {
 		return Budget{}, nil
@@ -301,6 +309,16 @@ func (in *Inspector) BudgetUse(ctx context.Context, queue string) (Budget, error
 		return Budget{}, fmt.Errorf("lanes: budget use: %w", err)
 	}
 	b.Used = int(n)
+	ls, err := in.Learned(ctx)
+	if err != nil {
+		return Budget{}, fmt.Errorf("lanes: budget use: %w", err)
+	}
+	b.Rate = b.Limit
+	for _, l := range ls {
+		if l.Queue == own {
+			b.Rate = l.Rate
+		}
+	}
 	return b, nil
 }
 

@@ -59,6 +59,10 @@ func TestHealthzAndMetrics(t *testing.T) {
 		`codemojex_budget_use{budget="reply"} `,              // 0.001 while the reply is within the window
 		`codemojex_budget_learned_rate{budget="reply"} 1000`, // nothing learned: the configured rate
 		`codemojex_budget_learned_rate{budget="bulk"} 1000`,
+		`codemojex_budget_limit{budget="global"} 2000`,        // the total over replies and bulk: its ceiling
+		`codemojex_budget_learned_rate{budget="global"} 1000`, // probed from the bulk rate
+		`codemojex_budget_use{budget="global"} `,              // of the rate it claims at now
+		`codemojex_worker_budget_decreases_total{queue="reply",reason="429 while probing"} 0`,
 		`codemojex_budget_decreases_total{budget="bulk"} 0`,
 		`codemojex_worker_budget_decreases_total{queue="reply",reason="429 from several chats"} 0`,
 	} {

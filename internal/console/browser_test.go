@@ -96,7 +96,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// The Overview while it runs: the chart has points, the rates move.
 	run("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#chart polyline")))
 	time.Sleep(1500 * time.Millisecond) // a live refresh or two
-	require.Regexp(t, `^bulk \d+% of \d+/s · reply \d+% of \d+/s$`, text("#v-budgets"), "each send budget's use, live")
+	require.Regexp(t, `^bulk \d+% of \d+/s · global \d+% of \d+/s · reply \d+% of \d+/s$`, text("#v-budgets"), "each send budget's use, live: the total over replies and bulk too")
 	shot("overview")
 	run("queues", chromedp.Navigate(base+"/queues"), chromedp.WaitVisible(chromedp.CSS("#queue-notify")))
 	shot("queues")

@@ -355,7 +355,7 @@ func TestEveryPageRendersTheBotsState(t *testing.T) {
 		_, js = b.get("/api/overview")
 		return strings.Contains(js, `"points":[{`)
 	}, wait, 50*time.Millisecond, "the overview samples")
-	require.Contains(t, js, `"budgets":["bulk","reply"]`, "the two send budgets (TELEGRAM_REPLY_RATE > 0), from the app's codemojex_budget_limit")
+	require.Contains(t, js, `"budgets":["bulk","global","reply"]`, "the send budgets with replies apart (TELEGRAM_REPLY_RATE > 0): bulk, reply and their total, from the app's codemojex_budget_limit")
 	resp, page = b.get("/")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, page, `id="v-oldest"`)

@@ -71,21 +71,28 @@ type sampler struct {
 	log      *slog.Logger
 }
 
-// budgetOf is the send budget queue q's messages count against: "global"
-// when replies share it (TELEGRAM_REPLY_RATE 0), else "reply" for the
-// reply queue, "paid" for the paid broadcasts' queue (its own budget,
-// TELEGRAM_PAID_BROADCAST_RATE) and "bulk" for the others (the app's
-// codemojex_budget_*).
-func budgetOf(q string, limits map[string]float64) string {
-	switch _, shared := limits["global"]; {
+// budgetsOf are the send budgets queue q's messages count against (the
+// app's codemojex_budget_*): "paid" for the paid broadcasts' queue (its
+// own budget, TELEGRAM_PAID_BROADCAST_RATE); with replies apart
+// (TELEGRAM_REPLY_RATE > 0: a "reply" limit) "reply" or "bulk", and
+// "global", the total over both, when it has a limit; else "global", the
+// one budget they share.
+func budgetsOf(q string, limits map[string]float64) []string {
+	_, apart := limits["reply"]
+	_, total := limits["global"]
+	switch {
 	case q == "paid":
-		return "paid"
-	case shared:
-		return "global"
+		return []string{"paid"}
+	case !apart:
+		return []string{"global"}
+	case q == "reply" && total:
+		return []string{"reply", "global"}
 	case q == "reply":
-		return "reply"
+		return []string{"reply"}
+	case total:
+		return []string{"bulk", "global"}
 	}
-	return "bulk"
+	return []string{"bulk"}
 }
 
 func newSampler(b Backend, n int, every time.Duration, log *slog.Logger) *sampler {
@@ -175,7 +182,9 @@ func (s *sampler) sample(ctx context.Context) {
 			if q, ok := strings.CutPrefix(name, procs.FigureQueue); ok {
 				r := b.rate(name)
 				p.Messages[q] += r
-				p.Budgets[budgetOf(q, limits)] += r
+				for _, b := range budgetsOf(q, limits) {
+					p.Budgets[b] += r
+				}
 			}
 		}
 	}

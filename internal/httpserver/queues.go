@@ -63,7 +63,7 @@ func NewQueueCollector(q Queues) *QueueCollector {
 			"Updates whose handler's lease expired (the handler died or stalled) and were taken back to be handled again, counted in Valkey: the same in every process.",
 			nil, nil),
 		budgetUse: prometheus.NewDesc("codemojex_budget_use",
-			"How full a send budget is now, shared by every process: sends in flight or sent within its window, divided by its limit (1: sends wait for it). budget: reply and bulk (TELEGRAM_REPLY_RATE > 0), or global.",
+			"How full a send budget is now, shared by every process: sends in flight or sent within its window, divided by the rate it claims at now (codemojex_budget_learned_rate; 1: sends wait for it). budget: reply, bulk and global, the total over both (TELEGRAM_REPLY_RATE > 0), or global alone; paid.",
 			[]string{"budget"}, nil),
 		budgetLimit: prometheus.NewDesc("codemojex_budget_limit",
 			"A send budget's limit, messages per window of 1 s (plus the notifier's 10 ms slack): TELEGRAM_REPLY_RATE, TELEGRAM_GLOBAL_RATE. rate(codemojex_worker_sent_total) summed over processes, divided by it, is the budget's use over time.",
@@ -108,9 +108,15 @@ func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 		g(q.parked, st.Parked)
 		ch <- prometheus.MustNewConstMetric(q.recovered, prometheus.CounterValue, float64(st.Recovered), name)
 	}
-	for _, name := range tgjob.AllQueues() {
+	names := tgjob.AllQueues()
+	if q.q.ReplyRate > 0 {
+		names = append(names, "") // the total over replies and bulk (none without a bulk rate)
+	}
+	for _, name := range names {
 		budget := "bulk"
 		switch {
+		case name == "":
+			budget = "global"
 		case name == tgjob.QueuePaid && q.q.PaidRate <= 0:
 			continue // paid broadcasts off: no budget of its own
 		case name == tgjob.QueuePaid:
@@ -130,7 +136,7 @@ func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 		if b.Limit <= 0 || b.Window <= 0 {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(q.budgetUse, prometheus.GaugeValue, float64(b.Used)/float64(b.Limit), budget)
+		ch <- prometheus.MustNewConstMetric(q.budgetUse, prometheus.GaugeValue, float64(b.Used)/float64(max(b.Rate, 1)), budget)
 		ch <- prometheus.MustNewConstMetric(q.budgetLimit, prometheus.GaugeValue, float64(b.Limit), budget)
 	}
 	if ls, err := q.q.Store.Learned(ctx); err == nil {
