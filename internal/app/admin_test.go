@@ -340,12 +340,7 @@ func shareOfBroadcasts(tb testing.TB) (float64, map[int64]int) {
 	tb.Helper()
 	h, r, chats := shareHarness(tb)
 	ctx := context.Background()
-	for _, c := range chats { // each chat talks to the bot once: it is known
-		h.say(0, user(c, "U"), "/start")
-	}
-	for _, c := range chats {
-		h.texts(c, 1)
-	}
+	h.known(chats...)
 	// Each broadcast is previewed, then its Send tapped while every queue
 	// is paused (a tap is answered directly, not through the queues).
 	type pending struct {

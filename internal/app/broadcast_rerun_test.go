@@ -43,12 +43,7 @@ func TestASendTapHandledAgainAfterACrashKeepsItsProgressMessageUpToDate(t *testi
 			r := h.start(nil)
 			h.waitLeader(r)
 			chats := []int64{adminID, 10_200, 10_201, 10_202}
-			for _, c := range chats {
-				h.say(0, user(c, "U"), "/start")
-			}
-			for _, c := range chats {
-				h.texts(c, 1)
-			}
+			h.known(chats...)
 			in := r.app.Store().Inspector()
 			_, err := in.PauseQueue(ctx, tgjob.QueueNotify, "test: the copies wait")
 			require.NoError(t, err)

@@ -34,12 +34,7 @@ func TestBroadcastTo25Chats(t *testing.T) {
 	for i := range 25 {
 		chats = append(chats, int64(10_000+i))
 	}
-	for _, c := range chats { // each chat talks to the bot once: it is known
-		h.say(0, user(c, "U"), "/start")
-	}
-	for _, c := range chats {
-		h.texts(c, 1)
-	}
+	h.known(chats...)
 	blocked := chats[len(chats)-1]
 	h.emu.SetChatStatus(blocked, tgemu.ChatBlocked) // 403 from now on
 
@@ -104,12 +99,7 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 	r := h.start(nil)
 	h.waitLeader(r)
 	chats := []int64{adminID, 10_100, 10_101, 10_102}
-	for _, c := range chats {
-		h.say(0, user(c, "U"), "/start")
-	}
-	for _, c := range chats {
-		h.texts(c, 1)
-	}
+	h.known(chats...)
 	const text = "📣 once only"
 	pv, buttons := h.broadcastPreview(text)
 	u, _ := h.tapAdmin(pv.ID, buttons["✅ Send"])
@@ -397,12 +387,7 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 	h.waitLeader(r)
 	ctx := context.Background()
 	chats := []int64{adminID, 10_200, 10_201, 10_202}
-	for _, c := range chats {
-		h.say(0, user(c, "U"), "/start")
-	}
-	for _, c := range chats {
-		h.texts(c, 1)
-	}
+	h.known(chats...)
 	received := func(text string) map[int64]int {
 		out := map[int64]int{}
 		for _, c := range chats {

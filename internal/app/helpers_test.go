@@ -194,6 +194,18 @@ func (h *harness) replyTo(chat int64, from models.User, id int, text string) {
 	require.NoError(h.t, err)
 }
 
+// known makes each of chats known to the bot (a broadcast's audience):
+// each sends /start and gets its one answer.
+func (h *harness) known(chats ...int64) {
+	h.t.Helper()
+	for _, c := range chats {
+		h.say(0, user(c, "U"), "/start")
+	}
+	for _, c := range chats {
+		h.texts(c, 1)
+	}
+}
+
 // texts waits until chat received n messages and returns their texts.
 func (h *harness) texts(chat int64, n int) []string {
 	h.t.Helper()
