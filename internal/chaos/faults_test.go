@@ -20,18 +20,20 @@ const (
 	faultStop     = "sigstop"        // SIGSTOP for For (longer than the lease), then SIGCONT
 	faultRestart  = "valkey-restart" // the primary restarted (SIGTERM, append-only file)
 	faultFailover = "valkey-failover"
-	faultCut      = "net-cut"  // the proxy stopped for For: connections dropped and refused
-	faultSlow     = "net-slow" // N ms latency (± a fifth) from Valkey to the bot for For
-	fault5xx      = "tg-500"   // Telegram answers 500 (JSON) to every method for For
-	fault502      = "tg-502"   // Telegram's nginx HTML 502 page to every method for For
-	fault429      = "tg-429"   // N sendMessage answered 429 with retry_after 1-3 s
-	faultTgSlow   = "tg-slow"  // every method answered 1 s late for For
-	faultHold     = "tg-hold"  // N sendMessage delivered, then the connection held 2 s and dropped
+	faultCut      = "net-cut"     // the proxy stopped for For: connections dropped and refused
+	faultSlow     = "net-slow"    // N ms latency (± a fifth) from Valkey to the bot for For
+	fault5xx      = "tg-500"      // Telegram answers 500 (JSON) to every method for For
+	fault502      = "tg-502"      // Telegram's nginx HTML 502 page to every method for For
+	fault429      = "tg-429"      // N sendMessage answered 429 with retry_after 1-3 s
+	faultTgSlow   = "tg-slow"     // every method answered 1 s late for For
+	faultHold     = "tg-hold"     // N sendMessage delivered, then the connection held 2 s and dropped
+	faultBusy     = "valkey-busy" // a Lua script loops on the primary for For: every other command answered BUSY
+	faultOOM      = "valkey-oom"  // the primary's maxmemory a tenth below its use (noeviction) for For: writes answered OOM
 )
 
 // faultKinds are the kinds a schedule draws from, each equally likely.
 var faultKinds = []string{faultKill, faultTerm, faultStop, faultRestart, faultFailover, faultCut, faultSlow,
-	fault5xx, fault502, fault429, faultTgSlow, faultHold}
+	fault5xx, fault502, fault429, faultTgSlow, faultHold, faultBusy, faultOOM}
 
 // processes are the bot processes a fault may hit (stack's slots).
 var processes = []string{"poller", "handler-1", "handler-2", "worker-1", "worker-2"}
@@ -112,6 +114,8 @@ func draw(rng *rand.Rand, at time.Duration) fault {
 		f.Target = "valkey"
 	case faultCut:
 		f.Target, f.For = "valkey", between(rng, time.Second, 6*time.Second)
+	case faultBusy, faultOOM:
+		f.Target, f.For = "valkey", between(rng, 2*time.Second, 6*time.Second)
 	case faultSlow:
 		f.For, f.N = between(rng, 2*time.Second, 10*time.Second), 50+rng.IntN(250)
 	case fault5xx, fault502, faultTgSlow:
@@ -204,6 +208,14 @@ func (in *injector) apply(ctx context.Context, f fault) error {
 		st.proxy.Stop()
 		sleep(ctx, f.For)
 		return st.proxy.Start()
+	case faultBusy:
+		st.vmu.Lock()
+		defer st.vmu.Unlock()
+		return st.busy(ctx, f.For)
+	case faultOOM:
+		st.vmu.Lock()
+		defer st.vmu.Unlock()
+		return st.outOfMemory(ctx, f.For)
 	case faultSlow:
 		name := fmt.Sprintf("slow-%d", f.At.Milliseconds())
 		if err := st.addToxic(name, "latency", fmt.Sprintf(`{"latency":%d,"jitter":%d}`, f.N, f.N/5)); err != nil {

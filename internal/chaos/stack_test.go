@@ -487,3 +487,119 @@ func (st *stack) stats(ctx context.Context) (map[string]procStat, error) {
 	}
 	return out, nil
 }
+
+// busyThreshold is the primary's busy-reply-threshold during a BUSY fault:
+// a script running longer than it makes the server answer every other
+// command "BUSY" (before it, commands merely wait), so the bot meets the
+// error at once rather than a stall of 5 s (the default) first.
+const busyThreshold = 100 * time.Millisecond
+
+// busyScript is a read-only Lua loop that ends by itself after ARGV[1] ms
+// (TIME in microseconds), if SCRIPT KILL has not ended it before.
+const busyScript = `local t = redis.call('TIME')
+local stop = tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(ARGV[1]) * 1000
+while true do
+  t = redis.call('TIME')
+  if tonumber(t[1]) * 1000000 + tonumber(t[2]) >= stop then return 0 end
+end`
+
+// busy runs a long script on the current primary from a client of its own
+// for about d (SCRIPT KILL then; the script would end by itself 2 s
+// later), with busy-reply-threshold lowered to busyThreshold and restored
+// after, so every bot process's commands are answered BUSY for d. Errors:
+// the configuration's, BUSY never seen within 5 s of the script's start,
+// or the script not ended (SCRIPT KILL failing and the script outliving
+// its own bound).
+func (st *stack) busy(ctx context.Context, d time.Duration) (err error) {
+	node, c := st.nodes[st.cur()], st.client()
+	prev, err := configGet(ctx, c, "busy-reply-threshold")
+	if err != nil {
+		return err
+	}
+	if err := configSet(ctx, c, "busy-reply-threshold", strconv.Itoa(int(busyThreshold.Milliseconds()))); err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, configSet(context.WithoutCancel(ctx), c, "busy-reply-threshold", prev))
+	}()
+	runner, err := node.NewClient()
+	if err != nil {
+		return fmt.Errorf("busy: a client for the script: %w", err)
+	}
+	defer runner.Close()
+	ended := make(chan error, 1)
+	go func() {
+		ms := strconv.FormatInt((d + 2*time.Second).Milliseconds(), 10)
+		ended <- runner.Do(context.WithoutCancel(ctx), runner.B().Eval().Script(busyScript).Numkeys(0).Arg(ms).Build()).Error()
+	}()
+	seen := waitFor(ctx, 5*time.Second, func() bool {
+		err := c.Do(ctx, c.B().Ping().Build()).Error()
+		return err != nil && strings.HasPrefix(err.Error(), "BUSY")
+	})
+	sleep(ctx, d)
+	kill := c.Do(context.WithoutCancel(ctx), c.B().ScriptKill().Build()).Error()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("busy: the script still runs after SCRIPT KILL (%v)", kill)
+	}
+	if !seen {
+		return errors.New("busy: the primary never answered BUSY")
+	}
+	return nil
+}
+
+// outOfMemory lowers the current primary's maxmemory a tenth below the
+// memory it counts against it (used_memory less mem_not_counted_for_evict)
+// under maxmemory-policy noeviction for d, so every write the bot tries
+// (a command or a script's first write) is answered "OOM command not
+// allowed", then restores both settings. Errors: the configuration's, or
+// a probe write (SET of a key of the run's own) that is not answered OOM.
+func (st *stack) outOfMemory(ctx context.Context, d time.Duration) (err error) {
+	c := st.client()
+	prevMax, err1 := configGet(ctx, c, "maxmemory")
+	prevPolicy, err2 := configGet(ctx, c, "maxmemory-policy")
+	used, err3 := infoField(ctx, c, "memory", "used_memory")
+	notCounted, err4 := infoField(ctx, c, "memory", "mem_not_counted_for_evict")
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return fmt.Errorf("oom: %w", err)
+	}
+	limit := (used - notCounted) * 9 / 10
+	if err := configSet(ctx, c, "maxmemory-policy", "noeviction", "maxmemory", strconv.FormatInt(limit, 10)); err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, configSet(context.WithoutCancel(ctx), c, "maxmemory", prevMax, "maxmemory-policy", prevPolicy))
+	}()
+	probe := c.Do(ctx, c.B().Set().Key(oomProbe).Value("1").Build()).Error()
+	if probe == nil || !strings.HasPrefix(probe.Error(), "OOM") {
+		_ = c.Do(ctx, c.B().Del().Key(oomProbe).Build()).Error()
+		return fmt.Errorf("oom: a write under maxmemory %d (used %d, %d not counted) answered %v, not OOM", limit, used, notCounted, probe)
+	}
+	sleep(ctx, d)
+	return nil
+}
+
+// oomProbe is the key outOfMemory tries to write (outside the bot's tag).
+const oomProbe = "chaos:oom-probe"
+
+// configGet reads one configuration parameter.
+func configGet(ctx context.Context, c valkey.Client, name string) (string, error) {
+	m, err := c.Do(ctx, c.B().ConfigGet().Parameter(name).Build()).AsStrMap()
+	if err != nil {
+		return "", fmt.Errorf("config get %s: %w", name, err)
+	}
+	v, ok := m[name]
+	if !ok {
+		return "", fmt.Errorf("config get %s: not in the answer %v", name, m)
+	}
+	return v, nil
+}
+
+// configSet sets parameters (name, value pairs) at once.
+func configSet(ctx context.Context, c valkey.Client, pairs ...string) error {
+	if err := c.Do(ctx, c.B().Arbitrary("CONFIG", "SET").Args(pairs...).Build()).Error(); err != nil {
+		return fmt.Errorf("config set %v: %w", pairs, err)
+	}
+	return nil
+}
