@@ -120,7 +120,7 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	testkit.AddAudience(t, st.client(), tag, st.emu, audienceFirst, audience)
 	memBefore, err := st.usedMemory(ctx)
 	require.NoError(t, err)
-	goBefore, err := st.stats(ctx)
+	goBefore, err := st.baseline(ctx)
 	require.NoError(t, err, "the bot processes' /metrics before the faults")
 
 	faults := schedule(seed, d)

@@ -468,6 +468,68 @@ func (st *stack) stat(ctx context.Context, sl *slot) (procStat, error) {
 	return out, nil
 }
 
+// baseline is stats once every process has started its work: its
+// /healthz answers 200 (Valkey answers; in the poller and handler roles
+// getMe succeeded, which a handler waits for before it starts its
+// handlers) and two reads of its /metrics 1 s apart find the same
+// goroutines. Read at once, a process still starting (a loaded host)
+// showed 25-29 goroutines where its started self runs 72-75, and was then
+// judged a leak after settling. Errors: a process not so within a minute
+// (the last read's error, or its two counts).
+func (st *stack) baseline(ctx context.Context) (map[string]procStat, error) {
+	out := map[string]procStat{}
+	for _, sl := range st.slots {
+		var a, b procStat
+		var err error
+		waitFor(ctx, time.Minute, func() bool {
+			if err = st.healthy(ctx, sl); err != nil {
+				return false
+			}
+			if a, err = st.stat(ctx, sl); err != nil {
+				return false
+			}
+			sleep(ctx, time.Second)
+			if b, err = st.stat(ctx, sl); err != nil {
+				return false
+			}
+			if a.Name != b.Name || a.Goroutines != b.Goroutines {
+				err = fmt.Errorf("%s: %d goroutines, then %d a second later (%s)", a.Name, a.Goroutines, b.Goroutines, b.Name)
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[sl.name] = b
+	}
+	return out, nil
+}
+
+// healthy asks sl's current process's /healthz. Errors: the request's, or
+// a status other than 200 (with the answer's reason).
+func (st *stack) healthy(ctx context.Context, sl *slot) error {
+	sl.pmu.Lock()
+	p, addr := sl.p, sl.addr
+	sl.pmu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
+	if err != nil {
+		return fmt.Errorf("%s healthz: %w", p.Name, err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s healthz: %w", p.Name, err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s healthz: %s: %s", p.Name, res.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
 // stats reads every slot's process's /metrics, by slot name, each tried
 // again every 50 ms for up to a minute (a process just started, on a
 // loaded host, may not listen yet). Errors: the last try's.
