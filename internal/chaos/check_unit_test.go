@@ -1,11 +1,18 @@
 package chaos
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
@@ -145,6 +152,44 @@ func TestScheduleIsTheSeeds(t *testing.T) {
 			busy[f.Target] = f
 		}
 	}
+}
+
+// TestScheduleKeepsWhatRecordedSeedsDrew: adding valkey-busy and
+// valkey-oom (serverFaults, a stream of their own) left the faults of the
+// other kinds a seed draws as they were: seed 30 (1 minute, make test's)
+// and seed 7 (3 minutes) draw the kinds counted in their last rows of
+// docs/chaos-runs.jsonl; the new kinds come in where Valkey is free.
+func TestScheduleKeepsWhatRecordedSeedsDrew(t *testing.T) {
+	runs, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), runsFile))
+	require.NoError(t, err)
+	recorded := map[string]map[string]int{} // "seed/duration" -> its last row's faults by kind
+	for line := range strings.SplitSeq(strings.TrimSpace(string(runs)), "\n") {
+		var f figures
+		require.NoError(t, json.Unmarshal([]byte(line), &f))
+		recorded[fmt.Sprintf("%d/%s", f.Seed, f.Duration)] = f.Faults
+	}
+	servers := 0
+	for _, d := range []struct {
+		seed uint64
+		dur  time.Duration
+	}{{fixedSeed, time.Minute}, {7, 3 * time.Minute}} {
+		want := recorded[fmt.Sprintf("%d/%s", d.seed, d.dur)]
+		require.NotEmpty(t, want, "seed %d (%s) recorded", d.seed, d.dur)
+		got := map[string]int{}
+		for _, f := range schedule(d.seed, d.dur) {
+			if slices.Contains(serverKinds, f.Kind) {
+				servers++
+				continue
+			}
+			got[f.Kind]++
+		}
+		require.Equal(t, want, got, "seed %d (%s): the faults of the kinds drawn before", d.seed, d.dur)
+	}
+	long := schedule(1, 10*time.Minute)
+	for _, k := range serverKinds {
+		require.True(t, slices.ContainsFunc(long, func(f fault) bool { return f.Kind == k }), "seed 1 (10 minutes) draws %s", k)
+	}
+	t.Logf("server faults in seeds 30 (1 minute) and 7 (3 minutes): %d", servers)
 }
 
 // TestGoroutinesJudgedAgainstTheSlotsBaseline: a process that leaked one

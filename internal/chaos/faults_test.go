@@ -31,9 +31,17 @@ const (
 	faultOOM      = "valkey-oom"  // the primary's maxmemory a tenth below its use (noeviction) for For: writes answered OOM
 )
 
-// faultKinds are the kinds a schedule draws from, each equally likely.
-var faultKinds = []string{faultKill, faultTerm, faultStop, faultRestart, faultFailover, faultCut, faultSlow,
-	fault5xx, fault502, fault429, faultTgSlow, faultHold, faultBusy, faultOOM}
+// drawnKinds are the kinds schedule draws from one stream, each equally
+// likely; serverKinds, added later, come from a stream of their own
+// (serverFaults) at the same rate per kind, so a seed still draws the
+// faults of drawnKinds it drew before (a recorded run's seed reproduces
+// them). faultKinds is every kind, in the table's order.
+var (
+	drawnKinds = []string{faultKill, faultTerm, faultStop, faultRestart, faultFailover, faultCut, faultSlow,
+		fault5xx, fault502, fault429, faultTgSlow, faultHold}
+	serverKinds = []string{faultBusy, faultOOM}
+	faultKinds  = slices.Concat(drawnKinds, serverKinds)
+)
 
 // processes are the bot processes a fault may hit (stack's slots).
 var processes = []string{"poller", "handler-1", "handler-2", "worker-1", "worker-2"}
@@ -66,18 +74,63 @@ func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
 }
 
-// schedule draws the faults of a run of duration d from seed: from 3 s
-// on, one every 4 s on average (exponential gaps), overlapping, each over
-// by d - settleMargin(d); two faults never hold one target at once (a
-// process, Valkey, or a kind of Telegram or network fault).
+// meanGap is the mean gap between two faults of drawnKinds (exponential).
+const meanGap = 4 * time.Second
+
+// schedule draws the faults of a run of duration d from seed, by start
+// time: from 3 s on, one of drawnKinds every meanGap on average
+// (exponential gaps), overlapping, each over by d - settleMargin(d), and
+// the serverKinds' (serverFaults); two faults never hold one target at
+// once (a process, Valkey, or a kind of Telegram or network fault).
 func schedule(seed uint64, d time.Duration) []fault {
+	out := drawnFaults(seed, d)
+	out = append(out, serverFaults(seed, d, out)...)
+	slices.SortStableFunc(out, func(a, b fault) int { return int(a.At - b.At) })
+	return out
+}
+
+// serverFaults draws the faults of serverKinds (valkey-busy, valkey-oom)
+// of a run of duration d from seed, on a stream of their own: from 3 s
+// on, each kind as often as one of drawnKinds (exponential gaps), lasting
+// 2-6 s, over by d - settleMargin(d), each where no fault of taken nor
+// another of them holds Valkey (2 s apart at least, as schedule keeps its
+// targets).
+func serverFaults(seed uint64, d time.Duration, taken []fault) []fault {
+	rng := rand.New(rand.NewPCG(seed, 0x7365727665))
+	end := d - settleMargin(d)
+	gap := meanGap * time.Duration(len(drawnKinds)) / time.Duration(len(serverKinds))
+	var out []fault
+	at := 3 * time.Second
+	for {
+		at += time.Duration(rng.ExpFloat64() * float64(gap))
+		if at >= end {
+			return out
+		}
+		f := fault{At: at, Kind: serverKinds[rng.IntN(len(serverKinds))], Target: "valkey", For: between(rng, 2*time.Second, 6*time.Second)}
+		free := func(g fault) bool {
+			return g.Target != f.Target || g.At+g.For+2*time.Second <= f.At || f.At+f.For+2*time.Second <= g.At
+		}
+		if at+f.For+2*time.Second > end || !all(taken, free) || !all(out, free) {
+			continue
+		}
+		out = append(out, f)
+	}
+}
+
+// all reports whether ok holds for every fault of fs.
+func all(fs []fault, ok func(fault) bool) bool {
+	return !slices.ContainsFunc(fs, func(f fault) bool { return !ok(f) })
+}
+
+// drawnFaults are schedule's faults of drawnKinds.
+func drawnFaults(seed uint64, d time.Duration) []fault {
 	rng := rand.New(rand.NewPCG(seed, 0x6368616f73))
 	end := d - settleMargin(d)
 	busy := map[string]time.Duration{} // target -> free from
 	var out []fault
 	at := 3 * time.Second
 	for {
-		at += time.Duration(rng.ExpFloat64() * float64(4*time.Second))
+		at += time.Duration(rng.ExpFloat64() * float64(meanGap))
 		if at >= end {
 			return out
 		}
@@ -103,7 +156,7 @@ func schedule(seed uint64, d time.Duration) []fault {
 // draw is one fault of a random kind at at (Target "process" for a
 // process fault, to be chosen).
 func draw(rng *rand.Rand, at time.Duration) fault {
-	f := fault{At: at, Kind: faultKinds[rng.IntN(len(faultKinds))]}
+	f := fault{At: at, Kind: drawnKinds[rng.IntN(len(drawnKinds))]}
 	f.Target = f.Kind
 	switch f.Kind {
 	case faultKill, faultTerm:
@@ -114,8 +167,6 @@ func draw(rng *rand.Rand, at time.Duration) fault {
 		f.Target = "valkey"
 	case faultCut:
 		f.Target, f.For = "valkey", between(rng, time.Second, 6*time.Second)
-	case faultBusy, faultOOM:
-		f.Target, f.For = "valkey", between(rng, 2*time.Second, 6*time.Second)
 	case faultSlow:
 		f.For, f.N = between(rng, 2*time.Second, 10*time.Second), 50+rng.IntN(250)
 	case fault5xx, fault502, faultTgSlow:
