@@ -21,8 +21,8 @@ import (
 )
 
 // fixedSeed is the seed of the run make test does: 9 faults of 9 kinds
-// in its minute (no sigstop, tg-500 or tg-hold; seed 18, which has
-// them, reproduces the finding of docs/chaos.md about half the time).
+// in its minute (no sigstop, tg-500, tg-hold, valkey-busy or valkey-oom; seed 18, which has
+// the first three, reproduced the finding of docs/chaos.md about half the time).
 const fixedSeed = 30
 
 // Environment of make chaos.

@@ -8,9 +8,10 @@
 // changes a weight and starts a free broadcast to a known audience); and
 // faults drawn from a seed (math/rand/v2), overlapping: kill -9, SIGTERM
 // and SIGSTOP past the lease of any bot process (each restarted), Valkey
-// restarted and failed over to its replica, the network between the bot
-// and Valkey cut or slowed, Telegram answering 5xx, its HTML 502 page, 429
-// with retry_after, holding a send, or slowing to 1 s.
+// restarted and failed over to its replica, busy with a long script
+// (BUSY) or over maxmemory under noeviction (OOM), the network between the
+// bot and Valkey cut or slowed, Telegram answering 5xx, its HTML 502 page,
+// 429 with retry_after, holding a send, or slowing to 1 s.
 //
 // Once the faults stop and the system settles (a bounded wait), a checker
 // goes over the whole history: every update the emulator saw confirmed is
