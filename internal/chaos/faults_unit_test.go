@@ -16,7 +16,8 @@ import (
 )
 
 // TestValkeyFaultsRefuseWritesThenRestoreTheConfig: while a valkey-busy
-// fault holds the primary, another client's write is answered BUSY; while
+// fault holds the primary, another client's write is answered BUSY (at
+// once, though the threshold before was 60 s: the fault lowers it); while
 // a valkey-oom fault holds it, answered OOM (a read still answered); once
 // the fault ends the write succeeds and the settings it changed are back
 // at the values they had before (not the defaults).
@@ -30,7 +31,7 @@ func TestValkeyFaultsRefuseWritesThenRestoreTheConfig(t *testing.T) {
 		prefix string            // the refused write's error
 		config map[string]string // settings before the fault, not the defaults
 	}{
-		{"valkey-busy", (*stack).busy, "BUSY", map[string]string{"busy-reply-threshold": "3000"}},
+		{"valkey-busy", (*stack).busy, "BUSY", map[string]string{"busy-reply-threshold": "60000"}}, // a script under it would stall every client silently for 60 s
 		{"valkey-oom", (*stack).outOfMemory, "OOM", map[string]string{"maxmemory": "1073741824", "maxmemory-policy": "allkeys-lru"}},
 	}
 	for _, tt := range tests {
