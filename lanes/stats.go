@@ -277,8 +277,8 @@ type Budget struct {
 
 // BudgetUse reports queue's send budget, shared by every claimer: the
 // queue's own (QueueConfig.Rate) when it has one, else the store's global
-// rate (WithGlobalRate), else a zero Budget; queue "" is the store's global
-// rate itself. Used ÷ Rate is how full the budget is for the claims (1:
+// rate (WithGlobalRate) unless the queue is OutsideGlobal, else a zero
+// Budget; queue "" is the store's global rate itself. Used ÷ Rate is how full the budget is for the claims (1:
 // they wait for it). Three round trips (the server's TIME, a ZCOUNT, the
 // learned rates); errors: ErrInvalid for a bad queue name, the server's.
 func (in *Inspector) BudgetUse(ctx context.Context, queue string) (Budget, error) {
@@ -288,8 +288,12 @@ func (in *Inspector) BudgetUse(ctx context.Context, queue string) (Budget, error
 		}
 	}
 	key, b, own := in.keys.rate(), Budget{Limit: in.opt.rate, Window: in.opt.window}, ""
-	if qc := in.opt.queues[queue]; queue != "" && qc.Rate > 0 {
+	qc := in.opt.queues[queue]
+	switch {
+	case queue != "" && qc.Rate > 0:
 		key, b, own = in.keys.queueKey(queue, "rate"), Budget{Limit: qc.Rate, Window: qc.Window}, queue
+	case qc.OutsideGlobal:
+		return Budget{}, nil // held by no budget
 	}
 	if b.Limit <= 0 {
 		return Budget{}, nil

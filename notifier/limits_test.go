@@ -28,14 +28,14 @@ func TestStoreOptionsFromLimits(t *testing.T) {
 		limits notifier.Limits
 		want   budgets
 	}{
-		{"default: one global rate over every queue", notifier.DefaultLimits(),
-			budgets{lanes.Budget{Limit: 30, Window: w}, lanes.Budget{Limit: 30, Window: w}, lanes.Budget{Limit: 30, Window: w}}},
+		{"default: one global rate over every queue but paid", notifier.DefaultLimits(),
+			budgets{lanes.Budget{Limit: 30, Window: w, Rate: 30}, lanes.Budget{}, lanes.Budget{Limit: 30, Window: w, Rate: 30}}},
 		{"two budgets and a paid one", notifier.Limits{GlobalPerSecond: 30, ReplyPerSecond: 100, PaidPerSecond: 1000, Slack: 10 * time.Millisecond},
-			budgets{lanes.Budget{Limit: 100, Window: w}, lanes.Budget{Limit: 1000, Window: w}, lanes.Budget{Limit: 30, Window: w}}},
+			budgets{lanes.Budget{Limit: 100, Window: w, Rate: 100}, lanes.Budget{Limit: 1000, Window: w, Rate: 1000}, lanes.Budget{Limit: 30, Window: w, Rate: 30}}},
 		{"replies' budget alone, no slack", notifier.Limits{ReplyPerSecond: 100},
-			budgets{reply: lanes.Budget{Limit: 100, Window: time.Second}}},
+			budgets{reply: lanes.Budget{Limit: 100, Window: time.Second, Rate: 100}}},
 		{"negative slack is none", notifier.Limits{GlobalPerSecond: 30, Slack: -time.Second},
-			budgets{lanes.Budget{Limit: 30, Window: time.Second}, lanes.Budget{Limit: 30, Window: time.Second}, lanes.Budget{Limit: 30, Window: time.Second}}},
+			budgets{lanes.Budget{Limit: 30, Window: time.Second, Rate: 30}, lanes.Budget{}, lanes.Budget{Limit: 30, Window: time.Second, Rate: 30}}},
 		{"zero limits: no budget", notifier.Limits{}, budgets{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
