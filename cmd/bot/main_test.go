@@ -90,6 +90,20 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 	})
 }
 
+// TestUnreachableValkeyIsNamedWithoutItsPassword: a Valkey that refuses
+// the connection stops the process with an error naming VALKEY_URL and the
+// URL it tried, its password replaced, never the token (new-user trial:
+// the error did not say which setting).
+func TestUnreachableValkeyIsNamedWithoutItsPassword(t *testing.T) {
+	t.Parallel()
+	bin := testkit.BuildBot(t)
+	code, stderr := testkit.RunBot(t, bin, t.TempDir(), []string{"TELEGRAM_BOT_TOKEN=" + goodToken, "VALKEY_URL=redis://:s3cret-pass@127.0.0.1:1/0"})
+	require.NotZero(t, code)
+	require.Contains(t, stderr, "connect to Valkey at VALKEY_URL redis://:xxxxx@127.0.0.1:1/0: ")
+	require.NotContains(t, stderr, "s3cret-pass")
+	testkit.RequireNoToken(t, stderr, goodToken, "stderr")
+}
+
 // TestRejectedTokenExitsWithCode2: a well-formed token Telegram answers 401
 // to (wrong or revoked) stops the process at once with exit code 2 and a
 // message saying so, instead of retrying getMe forever; the token is never

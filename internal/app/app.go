@@ -144,7 +144,7 @@ func (a *App) init() error {
 			return fmt.Errorf("app: VALKEY_URL: %w", err)
 		}
 		if a.c, err = valkey.NewClient(co); err != nil {
-			return fmt.Errorf("app: connect to Valkey: %w", err)
+			return fmt.Errorf("app: connect to Valkey at VALKEY_URL %s: %w", config.RedactURL(cfg.ValkeyURL), err)
 		}
 		a.ownClient = true
 	}

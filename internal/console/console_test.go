@@ -663,6 +663,6 @@ func TestQueuesPageShowsEachSendBudgetAndWhyItLastWentDown(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, lowered)
 	_, page = b.get("/queues")
-	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>500</td><td>1000</td>\s*<td>[^<]*</td>\s*<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d: 429 from several chats, from 1000; at most 750 until [^;]+; 1 in all</td></tr>`, page)
+	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>500</td><td>1000</td>\s*<td>[^<]*</td>\s*<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: 429 from several chats, from 1000; at most 750 until [^;]+ UTC; 1 in all</td></tr>`, page)
 	require.Regexp(t, `<tr id="budget-global"><td>global</td><td>500</td><td>1100</td>`, page, "the total over replies and bulk halved too")
 }
