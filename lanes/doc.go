@@ -107,6 +107,11 @@
 // and park end), which a claim reads together with the pause in one
 // command: the reclaim and promotion scans run only once it has passed.
 //
+// A caller that counts settled jobs in its own keys (a fan-out's progress)
+// passes Counting to Ack, Nack, Dead or DeadUntried: its SettleTally is
+// kept in the settling call itself, so no crash between the two leaves a
+// job settled but uncounted.
+//
 // A claimer that finished its jobs acks them in its next Claim
 // (ClaimRequest.Ack): the acks and the claim are one atomic call and one
 // round trip.

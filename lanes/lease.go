@@ -3,6 +3,7 @@ package lanes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -32,17 +33,105 @@ func leaseErr(op string, l Lease, code int64) error {
 	return fmt.Errorf("lanes: %s %s: unexpected reply %d", op, l.ID, code)
 }
 
+// SettleTally names a count the settling of a job keeps in the caller's
+// own keys in the same atomic call (the Counting option of Ack, Nack, Dead
+// and DeadUntried), so the count never drifts from the settling, even when
+// the settling process dies right after it: e.g. a fan-out's progress
+// ("sent", "failed"), which a separate write after the ack would miss.
+// Every key is a full key name under the store's hash tag ("{tag}:" + a
+// name), owned by the caller.
+type SettleTally struct {
+	// Key is a hash; each of Fields is incremented by 1 while it exists (a
+	// hash that expired is not brought back).
+	Key    string
+	Fields []string
+	// Once, when not "", is a set the job's id joins: a job already in it
+	// is not counted again (another path counted it).
+	Once string
+	// Untrack, when not "", is a sorted set the job's id leaves (ZREM):
+	// e.g. the Track set of the Cursor that enqueued it.
+	Untrack string
+	// TTL > 0 renews the expiry of Key and Once to TTL (whole ms).
+	TTL time.Duration
+}
+
+// SettleOption changes how Ack, Nack, Dead and DeadUntried settle a job.
+type SettleOption func(*settleConfig)
+
+type settleConfig struct{ tally SettleTally }
+
+// Counting applies t when the call settles the job: an Ack that lands, or a
+// Nack, Dead or DeadUntried that dead-letters it (a Nack that retries counts
+// nothing). A retried call whose first try landed unseen finds no job
+// (ErrNoJob) and counts nothing more, so t counts each job once.
+func Counting(t SettleTally) SettleOption {
+	return func(c *settleConfig) { c.tally = t }
+}
+
+func (s *core) validTally(t SettleTally) error {
+	if t.Key == "" {
+		if len(t.Fields) > 0 || t.Once != "" {
+			return fmt.Errorf("%w: settle tally fields %q once %q without a key", ErrInvalid, t.Fields, t.Once)
+		}
+	} else {
+		if err := s.validTagged("settle tally key", t.Key); err != nil {
+			return err
+		}
+		if len(t.Fields) == 0 || slices.Contains(t.Fields, "") {
+			return fmt.Errorf("%w: settle tally %q fields %q: want one or more non-empty fields", ErrInvalid, t.Key, t.Fields)
+		}
+	}
+	if t.TTL < 0 {
+		return fmt.Errorf("%w: settle tally ttl %v: want >= 0", ErrInvalid, t.TTL)
+	}
+	for what, k := range map[string]string{"settle tally once set": t.Once, "settle tally untrack set": t.Untrack} {
+		if k != "" {
+			if err := s.validTagged(what, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tallyArgs appends the tally of opts to a settling script's keys and args
+// (see common.lua apply_tally). Errors: ErrInvalid (validTally).
+func (s *core) tallyArgs(keys, args []string, opts []SettleOption) ([]string, []string, error) {
+	var cfg settleConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	t := cfg.tally
+	if err := s.validTally(t); err != nil {
+		return nil, nil, err
+	}
+	flag := func(key string) string {
+		if key == "" {
+			return ""
+		}
+		keys = append(keys, key)
+		return "1"
+	}
+	args = append(args, flag(t.Key), flag(t.Once), flag(t.Untrack), ms(t.TTL))
+	return keys, append(args, t.Fields...), nil
+}
+
 // Ack settles a delivered job: its lease ends, its lane's in-flight count
 // drops, its send counts against its budgets until one window after its
-// latest possible arrival (see Lease.Floor) and its payload is deleted. Errors: ErrStaleLease (the lease was
-// reclaimed: the job may be held by another claimer now; nothing changed),
-// ErrNoJob, ErrInvalid, or the server's error.
-func (s *Store) Ack(ctx context.Context, l Lease) error {
+// latest possible arrival (see Lease.Floor) and its payload is deleted.
+// With Counting, the tally is kept in the same call. Errors: ErrStaleLease
+// (the lease was reclaimed: the job may be held by another claimer now;
+// nothing changed), ErrNoJob, ErrInvalid, or the server's error.
+func (s *Store) Ack(ctx context.Context, l Lease, opts ...SettleOption) error {
 	if err := s.checkLease(l); err != nil {
 		return err
 	}
-	keys, args := s.header(l.Queue, 3)
+	keys, args := s.header(l.Queue, 8)
 	args = append(args, string(l.ID), l.Token, ms(l.Floor))
+	keys, args, err := s.tallyArgs(keys, args, opts)
+	if err != nil {
+		return err
+	}
 	code, err := s.scripts.ack.Exec(ctx, s.c, keys, args).AsInt64()
 	if err != nil {
 		return fmt.Errorf("lanes: ack %s: %w", l.ID, err)
@@ -87,15 +176,19 @@ const (
 	DeadLettered Outcome = "dead"
 )
 
-func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Duration, reason string) (Outcome, error) {
+func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Duration, reason string, opts []SettleOption) (Outcome, error) {
 	if err := s.checkLease(l); err != nil {
 		return "", err
 	}
 	if delay < 0 {
 		return "", fmt.Errorf("%w: %s: negative delay %v", ErrInvalid, mode, delay)
 	}
-	keys, args := s.header(l.Queue, 6)
+	keys, args := s.header(l.Queue, 10)
 	args = append(args, string(l.ID), l.Token, mode, ms(delay), reason, ms(l.Floor))
+	keys, args, err := s.tallyArgs(keys, args, opts)
+	if err != nil {
+		return "", err
+	}
 	arr, err := s.scripts.settle.Exec(ctx, s.c, keys, args).ToArray()
 	if err != nil {
 		return "", fmt.Errorf("lanes: %s %s: %w", mode, l.ID, err)
@@ -118,7 +211,7 @@ func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Dura
 // answered 429 and its lane is being parked, or the worker is shutting
 // down): it returns to its lane at its place in mint order. Errors as Ack.
 func (s *Store) Release(ctx context.Context, l Lease) error {
-	_, err := s.settle(ctx, l, "release", 0, "")
+	_, err := s.settle(ctx, l, "release", 0, "", nil)
 	return err
 }
 
@@ -126,24 +219,25 @@ func (s *Store) Release(ctx context.Context, l Lease) error {
 // queue's MaxAttempts the job is dead-lettered; otherwise it is retried after
 // delay (server clock). On an ordered queue the job goes back on its lane at
 // once and the whole lane is parked for delay, so later jobs cannot overtake
-// it; on an unordered queue it waits alone in the delayed set. Errors as Ack.
-func (s *Store) Nack(ctx context.Context, l Lease, delay time.Duration, reason string) (Outcome, error) {
-	return s.settle(ctx, l, "nack", delay, reason)
+// it; on an unordered queue it waits alone in the delayed set. Counting
+// applies only when it dead-letters the job. Errors as Ack.
+func (s *Store) Nack(ctx context.Context, l Lease, delay time.Duration, reason string, opts ...SettleOption) (Outcome, error) {
+	return s.settle(ctx, l, "nack", delay, reason, opts)
 }
 
 // Dead moves a claimed job to the dead-letter set at once with reason (a
 // permanent error), counting this claim as a failed attempt (attempts + 1:
-// a job that failed for good on its first send reads 1 attempt). Errors as
-// Ack.
-func (s *Store) Dead(ctx context.Context, l Lease, reason string) error {
-	_, err := s.settle(ctx, l, "dead", 0, reason)
+// a job that failed for good on its first send reads 1 attempt), with
+// Counting's tally kept in the same call. Errors as Ack.
+func (s *Store) Dead(ctx context.Context, l Lease, reason string, opts ...SettleOption) error {
+	_, err := s.settle(ctx, l, "dead", 0, reason, opts)
 	return err
 }
 
 // DeadUntried is Dead for a claimed job that was never tried (the rest of
 // a batch after its chat's 403, a payload that cannot be decoded): its
 // attempts stay as they were. Errors as Ack.
-func (s *Store) DeadUntried(ctx context.Context, l Lease, reason string) error {
-	_, err := s.settle(ctx, l, "dead-untried", 0, reason)
+func (s *Store) DeadUntried(ctx context.Context, l Lease, reason string, opts ...SettleOption) error {
+	_, err := s.settle(ctx, l, "dead-untried", 0, reason, opts)
 	return err
 }

@@ -70,9 +70,10 @@ func TestStopBroadcastCancelsTheWaitingCopies(t *testing.T) {
 	require.Zero(t, pending(t, n, tgjob.QueueNotify), "no copy is left on a lane")
 	require.False(t, p.Done(), "three copies are still in flight")
 
+	tally, err := n.SentTally(id, false)
+	require.NoError(t, err)
 	for _, j := range held { // delivered: acked and counted by the worker
-		require.NoError(t, s.Ack(ctx, j.Lease))
-		require.NoError(t, n.RecordSent(ctx, id, ""))
+		require.NoError(t, s.Ack(ctx, j.Lease, lanes.Counting(tally)))
 	}
 	p, err = n.StopBroadcast(ctx, id)
 	require.NoError(t, err)

@@ -121,8 +121,9 @@ func (r *lazyRig) deliver(max int) int {
 			require.NoError(r.t, err)
 			r.got[chat] = append(r.got[chat], full.Text)
 			r.queues[j.Queue]++
-			require.NoError(r.t, r.n.Store().Ack(ctx, j.Lease))
-			require.NoError(r.t, r.n.RecordSent(ctx, p.Broadcast, string(j.ID)))
+			tally, err := r.n.SentTally(p.Broadcast, false)
+			require.NoError(r.t, err)
+			require.NoError(r.t, r.n.Store().Ack(ctx, j.Lease, lanes.Counting(tally)))
 			done++
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/codemojex/codemojex/lanes"
 )
 
 // Progress is a broadcast's state. Counts are messages: one per chat and
@@ -208,17 +210,35 @@ func (n *Notifier) record(ctx context.Context, broadcast, field, dedupe, also, s
 	return nil
 }
 
-// RecordSent counts one delivered message of broadcast, job jobID (called
-// by the worker after a successful Ack, so at most once per job; a lazy
-// broadcast's copy leaves its window).
-func (n *Notifier) RecordSent(ctx context.Context, broadcast, jobID string) error {
-	return n.record(ctx, broadcast, fieldSent, "", "", jobID)
+// SentTally is what the worker's ack of a delivered copy of broadcast
+// counts in the same atomic call (lanes.Counting): Sent, and PaidSent too
+// when paid (sent with allow_paid_broadcast), in the progress hash while it
+// lives (its TTL renewed); the copy leaves a lazy broadcast's window.
+// Counted with the ack, a copy is counted exactly once, even when the
+// worker dies right after acking it. Errors: ErrInvalid for a malformed
+// broadcast id.
+func (n *Notifier) SentTally(broadcast string, paid bool) (lanes.SettleTally, error) {
+	if !validBroadcastID(broadcast) {
+		return lanes.SettleTally{}, invalid(fmt.Sprintf("broadcast id %q", broadcast))
+	}
+	fields := []string{fieldSent}
+	if paid {
+		fields = append(fields, fieldPaidN)
+	}
+	return lanes.SettleTally{Key: n.keys.progress(broadcast), Fields: fields, Untrack: n.keys.out(broadcast), TTL: n.cfg.ProgressTTL}, nil
 }
 
-// RecordPaidSent counts one message of broadcast, job jobID, delivered paid
-// (sent with allow_paid_broadcast): Sent and PaidSent, in one atomic call.
-func (n *Notifier) RecordPaidSent(ctx context.Context, broadcast, jobID string) error {
-	return n.record(ctx, broadcast, fieldSent, "", fieldPaidN, jobID)
+// FailedTally is what the worker's dead-lettering of a copy of broadcast
+// counts in the same atomic call (lanes.Counting): Failed[reason], once per
+// job id (the ids RecordFailed counts too), and the copy leaves a lazy
+// broadcast's window. Errors: ErrInvalid for a malformed broadcast id or
+// an empty reason.
+func (n *Notifier) FailedTally(broadcast, reason string) (lanes.SettleTally, error) {
+	if !validBroadcastID(broadcast) || reason == "" {
+		return lanes.SettleTally{}, invalid(fmt.Sprintf("failed tally: broadcast id %q reason %q", broadcast, reason))
+	}
+	return lanes.SettleTally{Key: n.keys.progress(broadcast), Fields: []string{fieldFailed + reason},
+		Once: n.keys.seen(broadcast), Untrack: n.keys.out(broadcast), TTL: n.cfg.ProgressTTL}, nil
 }
 
 // RecordFailed counts job of broadcast as failed with reason, at most once

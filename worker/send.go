@@ -405,9 +405,10 @@ func (w *Worker) haltPaid(f failure) next {
 func (w *Worker) retryLater(f failure, status int) next {
 	delay := w.backoff(f.job.Attempts)
 	var out lanes.Outcome
+	count := w.progressTally(f.p, ReasonMaxAttempts) // applied only if dead-lettered
 	nerr := w.settle(f.drain, f.job, "nack", func(ctx context.Context) error {
 		var err error
-		out, err = w.store.Nack(ctx, f.job.Lease, delay, "transient: "+f.rerr.Error())
+		out, err = w.store.Nack(ctx, f.job.Lease, delay, "transient: "+f.rerr.Error(), count...)
 		return err
 	})
 	if nerr != nil {
@@ -416,7 +417,6 @@ func (w *Worker) retryLater(f failure, status int) next {
 	}
 	if out == lanes.DeadLettered {
 		w.m.dead.WithLabelValues(ReasonMaxAttempts).Inc()
-		w.recordFailed(f.sctx, f.p, f.job.ID, ReasonMaxAttempts)
 		w.log.Warn("dead-lettered after max attempts", append(f.attrs, slog.Int("attempts", f.job.Attempts+1))...)
 	} else {
 		w.m.retried.Inc()
@@ -531,7 +531,10 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 		recorded = record(tctx) == nil
 		cancel()
 	}
-	aerr := w.settle(ctx, job, "ack", func(ctx context.Context) error { return w.store.Ack(ctx, job.Lease) })
+	// A broadcast copy is counted in its progress by the ack itself: a
+	// worker killed right after the ack leaves no copy uncounted.
+	count := w.progressTally(p, "")
+	aerr := w.settle(ctx, job, "ack", func(ctx context.Context) error { return w.store.Ack(ctx, job.Lease, count...) })
 	if aerr != nil {
 		// Delivered, but the lease is provably lost, or the store stayed
 		// unreachable for SettleFor or until the drain deadline: the job
@@ -546,22 +549,13 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 	if aerr != nil {
 		return
 	}
-	sctx, cancel := settleCtx(ctx)
-	defer cancel()
 	if p.IsEdit() {
 		w.m.edited.WithLabelValues(job.Queue).Inc()
 		return
 	}
 	w.m.sent.WithLabelValues(job.Queue).Inc()
-	recordBC := w.n.RecordSent
 	if p.Paid {
 		w.m.paidSent.Inc()
-		recordBC = w.n.RecordPaidSent
-	}
-	if p.Broadcast != "" {
-		if err := recordBC(sctx, p.Broadcast, string(job.ID)); err != nil {
-			w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
-		}
 	}
 }
 
@@ -579,17 +573,40 @@ func (w *Worker) deadUntried(ctx context.Context, job lanes.Job, p tgjob.Job, co
 	w.deadLetter(ctx, job, p, code, reason, w.store.DeadUntried)
 }
 
+// deadLetter moves job to the dead letters with move, a broadcast copy
+// counted failed with code in the same atomic call (progressTally).
 func (w *Worker) deadLetter(ctx context.Context, job lanes.Job, p tgjob.Job, code, reason string,
-	move func(context.Context, lanes.Lease, string) error) {
-	if err := w.settle(ctx, job, "dead-letter", func(ctx context.Context) error { return move(ctx, job.Lease, reason) }); err != nil {
+	move func(context.Context, lanes.Lease, string, ...lanes.SettleOption) error) {
+	count := w.progressTally(p, code)
+	if err := w.settle(ctx, job, "dead-letter", func(ctx context.Context) error { return move(ctx, job.Lease, reason, count...) }); err != nil {
 		w.log.Warn("dead-letter failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		return
 	}
-	sctx, cancel := settleCtx(ctx)
-	defer cancel()
 	w.m.dead.WithLabelValues(code).Inc()
-	w.recordFailed(sctx, p, job.ID, code)
 	w.log.Warn("dead-lettered", slog.String("job", string(job.ID)), slog.String("lane", job.Group), slog.String("reason", reason))
+}
+
+// progressTally is the count in its broadcast's progress a settling of
+// copy p keeps in the same atomic call (lanes.Counting): sent (failed "")
+// by an ack, failed with reason failed by a dead-lettering (notifier
+// SentTally, FailedTally). None for a message that is not a broadcast copy,
+// nor for an edit's ack.
+func (w *Worker) progressTally(p tgjob.Job, failed string) []lanes.SettleOption {
+	if p.Broadcast == "" || (failed == "" && p.IsEdit()) {
+		return nil
+	}
+	var t lanes.SettleTally
+	var err error
+	if failed == "" {
+		t, err = w.n.SentTally(p.Broadcast, p.Paid)
+	} else {
+		t, err = w.n.FailedTally(p.Broadcast, failed)
+	}
+	if err != nil {
+		w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
+		return nil
+	}
+	return []lanes.SettleOption{lanes.Counting(t)}
 }
 
 func (w *Worker) recordFailed(ctx context.Context, p tgjob.Job, id lanes.JobID, code string) {

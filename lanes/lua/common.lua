@@ -472,3 +472,28 @@ local function ack_job(S, q, id, tok, now, keep_due, floor)
   end
   return 1, ensure_ring(q, g, nil, inf)
 end
+
+-- apply_tally counts a settled job in its caller's tally (lanes
+-- SettleTally), in the settling call itself. From ARGV[i]:
+--   ARGV[i]    "1": KEYS[k] is the tally hash (a key under the store's tag)
+--   ARGV[i+1]  "1": the next key is a set the job id joins; the job is
+--              counted only when it was not a member yet (once per id)
+--   ARGV[i+2]  "1": the next key is a sorted set the job id leaves (ZREM)
+--   ARGV[i+3]  TTL (ms) the hash and the once set are renewed to (0: none)
+--   ARGV[i+4..] hash fields, each incremented by 1
+-- The hash counts only while it exists (an expired one is not brought back).
+local function apply_tally(id, i, k)
+  local h, once, untrack
+  if ARGV[i] == '1' then h = KEYS[k]; k = k + 1 end
+  if ARGV[i + 1] == '1' then once = KEYS[k]; k = k + 1 end
+  if ARGV[i + 2] == '1' then untrack = KEYS[k] end
+  if untrack then redis.call('ZREM', untrack, id) end
+  if not h or redis.call('EXISTS', h) == 0 then return end
+  local ttl = num(ARGV[i + 3])
+  if once then
+    if redis.call('SADD', once, id) == 0 then return end
+    if ttl > 0 then redis.call('PEXPIRE', once, ttl) end
+  end
+  for j = i + 4, #ARGV do redis.call('HINCRBY', h, ARGV[j], 1) end
+  if ttl > 0 then redis.call('PEXPIRE', h, ttl) end
+end

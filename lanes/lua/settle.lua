@@ -15,6 +15,8 @@
 -- ARGV[12] the claimer's round-trip floor for the job's send (ms, 0 = none: no send
 --          was answered): its send-log entries count from max(claim, now - floor),
 --          see common.lua
+-- ARGV[13..] the caller's tally (see common.lua apply_tally; keys from
+--          KEYS[2]), applied only when the job is dead-lettered here
 -- A retry that becomes the queue's earliest delayed job (or parked lane)
 -- publishes a wake-up, so idle claimers learn its due time.
 -- Returns {1, outcome, attempts}: outcome "queued", "delayed" or "dead";
@@ -62,6 +64,7 @@ else
   to_lane(q, id, g)
   depth = 1
 end
+if outcome == 'dead' then apply_tally(id, 13, 2) end
 if outcome ~= 'delayed' then tidy_due(q) end
 wake(S, ensure_ring(q, g, depth, inf))
 return {1, outcome, a}
