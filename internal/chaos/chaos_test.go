@@ -64,10 +64,15 @@ type figures struct {
 	Faults      map[string]int `json:"faults"`
 	FaultErrors int            `json:"fault_errors"`
 	verdict
-	InFlight    int     `json:"in_flight"` // duplicates allowed: sends in flight at the faults + held responses
-	Held        int     `json:"held"`
-	Limiter429  int     `json:"limiter_429"`
-	Injected429 int     `json:"injected_429"`
+	InFlight    int `json:"in_flight"` // duplicates allowed: sends in flight at the faults + held responses
+	Held        int `json:"held"`
+	Limiter429  int `json:"limiter_429"`
+	Injected429 int `json:"injected_429"`
+	// Sent is the sends (and edits) the emulator accepted; Allowed429 the
+	// limiter 429s the run may draw for them (limiterAllowance; 0 in runs
+	// recorded before the check).
+	Sent        int     `json:"sent,omitempty"`
+	Allowed429  int     `json:"limiter_429_allowed,omitempty"`
 	Dead        int     `json:"dead"`
 	Unconfirmed int     `json:"unconfirmed"`
 	MemBefore   int64   `json:"mem_before"`
@@ -232,7 +237,9 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 		}
 	}
 	f.InFlight += f.Held
-	f.Limiter429 = st.emu.Stats().TooManyRequests
+	es := st.emu.Stats()
+	f.Limiter429, f.Sent = es.TooManyRequests, es.Sent+es.Edits
+	f.Allowed429 = limiterAllowance(f.Sent)
 	f.Unconfirmed = len(st.emu.PendingUpdates())
 	f.IntakeLag = intakeLag(st.emu, h.group).Seconds()
 	if q, err := st.queues(ctx); err == nil {
@@ -277,6 +284,17 @@ func (f *figures) judgeGoroutines(ctx context.Context, t *testing.T, st *stack, 
 	}
 }
 
+// limiterAllowance is how many 429s Telegram's flood limiter (the
+// emulator's, not injected ones) may answer to sent accepted sends: the
+// learned budgets' goal (docs/benchmarks.md section 16, ≤ 5 per 1,000
+// sends), and at least 1, the one a probe raise may draw before it is
+// taken back (lanes RevertProbe).
+func limiterAllowance(sent int) int { return max(1, sent*5/1000) }
+
+// keptLimits says the run drew no more limiter 429s than its allowance:
+// Telegram's limits were not exceeded beyond what learning them costs.
+func (f figures) keptLimits() bool { return f.Limiter429 <= limiterAllowance(f.Sent) }
+
 // ok is the run's verdict without the test's own failures.
 func (f figures) ok(l *load, st *stack) bool {
 	alive := true
@@ -285,7 +303,7 @@ func (f figures) ok(l *load, st *stack) bool {
 	}
 	return f.Settled && len(f.Problems) == 0 && f.Lost == 0 && f.OrderViolations == 0 && f.Wrong == 0 &&
 		f.Duplicates <= f.InFlight && f.Unconfirmed == 0 && f.FaultErrors == 0 && len(l.errs) == 0 && alive &&
-		len(f.Leaks) == 0 && f.GoroutinesJudged > 0
+		len(f.Leaks) == 0 && f.GoroutinesJudged > 0 && f.keptLimits()
 }
 
 // report logs the run's faults as they happened and its figures.
@@ -302,8 +320,8 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 		f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered, f.Copies, f.DeadCopies)
 	fmt.Fprintf(&b, "\nlost %d, duplicates %d (allowed %d: in flight at the faults + %d held), order violations %d, wrong %d",
 		f.Lost, f.Duplicates, f.InFlight, f.Held, f.OrderViolations, f.Wrong)
-	fmt.Fprintf(&b, "\n429s: %d by the limiter, %d injected; dead letters %d; unconfirmed updates %d; flooder %d sent, %d replies",
-		f.Limiter429, f.Injected429, f.Dead, f.Unconfirmed, f.Flood, f.FloodReply)
+	fmt.Fprintf(&b, "\n429s: %d by the limiter (%d allowed for %d sends), %d injected; dead letters %d; unconfirmed updates %d; flooder %d sent, %d replies",
+		f.Limiter429, limiterAllowance(f.Sent), f.Sent, f.Injected429, f.Dead, f.Unconfirmed, f.Flood, f.FloodReply)
 	fmt.Fprintf(&b, "\nlongest wait of a group update to be confirmed to Telegram %.1fs; %d group updates answered with the flood notice",
 		f.IntakeLag, f.FloodNotices)
 	fmt.Fprintf(&b, "\nsettling ended %s after %.1fs (bound %.0fs: %d sends owed at its start, learned %.1f/s); Valkey used_memory %d -> %d bytes",

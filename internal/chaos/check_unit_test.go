@@ -221,3 +221,22 @@ func TestGoroutinesJudgedAgainstTheSlotsBaseline(t *testing.T) {
 		})
 	}
 }
+
+// Telegram's limits count as kept while the limiter's 429s stay within the
+// learned budgets' allowance: 5 per 1,000 accepted sends, at least the one
+// a probe may draw; injected 429s are faults, not counted.
+func TestLimiter429sBeyondTheLearnedBudgetsAllowanceFailTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		sent, limiter, injected int
+		kept                    bool
+	}{
+		{sent: 0, limiter: 0, kept: true},
+		{sent: 100, limiter: 1, kept: true},
+		{sent: 100, limiter: 2, kept: false},
+		{sent: 2000, limiter: 10, injected: 40, kept: true},
+		{sent: 2000, limiter: 11, kept: false},
+	} {
+		f := figures{Sent: tc.sent, Limiter429: tc.limiter, Injected429: tc.injected}
+		require.Equal(t, tc.kept, f.keptLimits(), "%+v", tc)
+	}
+}
