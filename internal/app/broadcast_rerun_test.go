@@ -96,15 +96,7 @@ func TestASendTapHandledAgainAfterACrashKeepsItsProgressMessageUpToDate(t *testi
 				return err == nil && len(tr) == 0
 			}, wait, 20*time.Millisecond, "untracked once final")
 			require.Len(t, h.progressMsgs(), 1, "still ONE progress message")
-			for _, c := range chats {
-				n := 0
-				for _, m := range h.emu.Messages(c) {
-					if m.Text == text {
-						n++
-					}
-				}
-				require.Equal(t, 1, n, "chat %d gets the broadcast once", c)
-			}
+			requireEachOnce(t, h.emu, chats, text)
 		})
 	}
 }

@@ -57,12 +57,7 @@ func TestBroadcastTo25Chats(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // nothing more may arrive
 	got := 0
 	for _, c := range chats {
-		n := 0
-		for _, m := range h.emu.Messages(c) {
-			if m.Text == text {
-				n++
-			}
-		}
+		n := copiesTo(h.emu, c, text)
 		want := 1
 		if c == blocked {
 			want = 0
@@ -139,15 +134,7 @@ func TestBroadcastReplayAfterCrash(t *testing.T) {
 		}
 		return true
 	}, wait, 20*time.Millisecond, "the replay settles")
-	for _, c := range chats {
-		n := 0
-		for _, m := range h.emu.Messages(c) {
-			if m.Text == text {
-				n++
-			}
-		}
-		require.Equal(t, 1, n, "chat %d gets the broadcast once", c)
-	}
+	requireEachOnce(t, h.emu, chats, text)
 	p := progressMsgs()
 	require.Len(t, p, 1, "still ONE progress message")
 	require.Equal(t, final, p[0].CurrentText())
@@ -570,15 +557,7 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	pv, buttons = h.broadcastPreview("📣 now")
 	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
 	require.Equal(t, "📣 Sending to 100 chats.", toast)
-	count := func(text string) int {
-		n := 0
-		for _, m := range h.emu.AllMessages() {
-			if m.Text == text {
-				n++
-			}
-		}
-		return n
-	}
+	count := h.copiesOf
 	require.Eventually(t, func() bool { return count("📣 now") == 100 }, wait, 20*time.Millisecond)
 	require.Zero(t, count("🕘 later"), "nothing sent before its start")
 

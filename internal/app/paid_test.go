@@ -117,15 +117,7 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 				for i := range int64(chatsN) {
 					audience = append(audience, 40_000+i)
 				}
-				for _, c := range audience {
-					n := 0
-					for _, m := range h.emu.Messages(c) {
-						if m.Text == text {
-							n++
-						}
-					}
-					require.Equal(t, 1, n, "chat %d gets the broadcast once", c)
-				}
+				requireEachOnce(t, h.emu, audience, text)
 			} else {
 				require.Equal(t, balance, copies(), "nothing sent after the stop")
 			}
