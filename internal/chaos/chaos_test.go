@@ -21,7 +21,7 @@ import (
 )
 
 // fixedSeed is the seed of the run make test does: 9 faults of 9 kinds
-// in its minute (no sigstop, tg-500, tg-hold, valkey-busy or valkey-oom; seed 18, which has
+// in its minute (no sigstop, tg-500, tg-hold, valkey-busy, valkey-oom or valkey-readonly; seed 18, which has
 // the first three, reproduced the finding of docs/chaos.md about half the time).
 const fixedSeed = 30
 

@@ -192,6 +192,37 @@ func TestScheduleKeepsWhatRecordedSeedsDrew(t *testing.T) {
 	t.Logf("server faults in seeds 30 (1 minute) and 7 (3 minutes): %d", servers)
 }
 
+// TestScheduleKeepsTheServerFaultsRecordedSeedsDrew: adding
+// valkey-readonly (a stream of its own, after valkey-busy's and
+// valkey-oom's) left every other fault of the seeds recorded with those
+// two as it was: seeds 7 and 17 (1 minute) draw the kinds counted in their
+// last rows of docs/chaos-runs.jsonl without valkey-readonly, valkey-busy
+// and valkey-oom included, and valkey-readonly comes in besides.
+func TestScheduleKeepsTheServerFaultsRecordedSeedsDrew(t *testing.T) {
+	runs, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), runsFile))
+	require.NoError(t, err)
+	recorded := map[string]map[string]int{} // "seed/duration" -> its last row's faults by kind, of the rows without valkey-readonly
+	for line := range strings.SplitSeq(strings.TrimSpace(string(runs)), "\n") {
+		var f figures
+		require.NoError(t, json.Unmarshal([]byte(line), &f))
+		if f.Faults[faultReadonly] == 0 {
+			recorded[fmt.Sprintf("%d/%s", f.Seed, f.Duration)] = f.Faults
+		}
+	}
+	for _, seed := range []uint64{7, 17} {
+		want := recorded[fmt.Sprintf("%d/%s", seed, time.Minute)]
+		require.NotEmpty(t, want, "seed %d (1 minute) recorded", seed)
+		require.Positive(t, want[faultBusy]+want[faultOOM], "seed %d (1 minute) recorded with valkey-busy or valkey-oom", seed)
+		got := map[string]int{}
+		for _, f := range schedule(seed, time.Minute) {
+			if f.Kind != faultReadonly {
+				got[f.Kind]++
+			}
+		}
+		require.Equal(t, want, got, "seed %d (1 minute): the faults of the kinds drawn before valkey-readonly", seed)
+	}
+}
+
 // TestGoroutinesJudgedAgainstTheSlotsBaseline: a process that leaked one
 // goroutine per unit of its work is a leak, whatever its idle connections;
 // connections within the tolerance are not; a process that did no more

@@ -20,28 +20,41 @@ const (
 	faultStop     = "sigstop"        // SIGSTOP for For (longer than the lease), then SIGCONT
 	faultRestart  = "valkey-restart" // the primary restarted (SIGTERM, append-only file)
 	faultFailover = "valkey-failover"
-	faultCut      = "net-cut"     // the proxy stopped for For: connections dropped and refused
-	faultSlow     = "net-slow"    // N ms latency (± a fifth) from Valkey to the bot for For
-	fault5xx      = "tg-500"      // Telegram answers 500 (JSON) to every method for For
-	fault502      = "tg-502"      // Telegram's nginx HTML 502 page to every method for For
-	fault429      = "tg-429"      // N sendMessage answered 429 with retry_after 1-3 s
-	faultTgSlow   = "tg-slow"     // every method answered 1 s late for For
-	faultHold     = "tg-hold"     // N sendMessage delivered, then the connection held 2 s and dropped
-	faultBusy     = "valkey-busy" // a Lua script loops on the primary for For: every other command answered BUSY
-	faultOOM      = "valkey-oom"  // the primary's maxmemory a tenth below its use (noeviction) for For: writes answered OOM
+	faultCut      = "net-cut"         // the proxy stopped for For: connections dropped and refused
+	faultSlow     = "net-slow"        // N ms latency (± a fifth) from Valkey to the bot for For
+	fault5xx      = "tg-500"          // Telegram answers 500 (JSON) to every method for For
+	fault502      = "tg-502"          // Telegram's nginx HTML 502 page to every method for For
+	fault429      = "tg-429"          // N sendMessage answered 429 with retry_after 1-3 s
+	faultTgSlow   = "tg-slow"         // every method answered 1 s late for For
+	faultHold     = "tg-hold"         // N sendMessage delivered, then the connection held 2 s and dropped
+	faultBusy     = "valkey-busy"     // a Lua script loops on the primary for For: every other command answered BUSY
+	faultOOM      = "valkey-oom"      // the primary's maxmemory a tenth below its use (noeviction) for For: writes answered OOM
+	faultReadonly = "valkey-readonly" // the primary a replica of a listener that never answers for For: writes answered READONLY
 )
 
 // drawnKinds are the kinds schedule draws from one stream, each equally
-// likely; serverKinds, added later, come from a stream of their own
-// (serverFaults) at the same rate per kind, so a seed still draws the
-// faults of drawnKinds it drew before (a recorded run's seed reproduces
-// them). faultKinds is every kind, in the table's order.
+// likely; the Valkey server kinds added later come from streams of their
+// own (serverStreams, one per change that added kinds) at the same rate
+// per kind, so a seed still draws the faults it drew before each change
+// (a recorded run's seed reproduces them). serverKinds are the kinds of
+// serverStreams; faultKinds is every kind, in the table's order.
 var (
 	drawnKinds = []string{faultKill, faultTerm, faultStop, faultRestart, faultFailover, faultCut, faultSlow,
 		fault5xx, fault502, fault429, faultTgSlow, faultHold}
-	serverKinds = []string{faultBusy, faultOOM}
+	serverStreams = []serverStream{
+		{id: 0x7365727665, kinds: []string{faultBusy, faultOOM}}, // "serve"
+		{id: 0x726561646f6e6c79, kinds: []string{faultReadonly}}, // "readonly", added after busy and oom
+	}
+	serverKinds = slices.Concat(serverStreams[0].kinds, serverStreams[1].kinds)
 	faultKinds  = slices.Concat(drawnKinds, serverKinds)
 )
+
+// serverStream is a random stream of a seed (PCG's second word, id) and
+// the Valkey server kinds drawn from it.
+type serverStream struct {
+	id    uint64
+	kinds []string
+}
 
 // processes are the bot processes a fault may hit (stack's slots).
 var processes = []string{"poller", "handler-1", "handler-2", "worker-1", "worker-2"}
@@ -80,25 +93,29 @@ const meanGap = 4 * time.Second
 // schedule draws the faults of a run of duration d from seed, by start
 // time: from 3 s on, one of drawnKinds every meanGap on average
 // (exponential gaps), overlapping, each over by d - settleMargin(d), and
-// the serverKinds' (serverFaults); two faults never hold one target at
-// once (a process, Valkey, or a kind of Telegram or network fault).
+// the serverKinds' (serverFaults, one stream after the other, each
+// placed around the faults drawn before it); two faults never hold one
+// target at once (a process, Valkey, or a kind of Telegram or network
+// fault).
 func schedule(seed uint64, d time.Duration) []fault {
 	out := drawnFaults(seed, d)
-	out = append(out, serverFaults(seed, d, out)...)
+	for _, s := range serverStreams {
+		out = append(out, serverFaults(seed, s, d, out)...)
+	}
 	slices.SortStableFunc(out, func(a, b fault) int { return int(a.At - b.At) })
 	return out
 }
 
-// serverFaults draws the faults of serverKinds (valkey-busy, valkey-oom)
-// of a run of duration d from seed, on a stream of their own: from 3 s
-// on, each kind as often as one of drawnKinds (exponential gaps), lasting
-// 2-6 s, over by d - settleMargin(d), each where no fault of taken nor
-// another of them holds Valkey (2 s apart at least, as schedule keeps its
-// targets).
-func serverFaults(seed uint64, d time.Duration, taken []fault) []fault {
-	rng := rand.New(rand.NewPCG(seed, 0x7365727665))
+// serverFaults draws the faults of s.kinds (valkey-busy and valkey-oom;
+// valkey-readonly) of a run of duration d from seed, on s's stream: from
+// 3 s on, each kind as often as one of drawnKinds (exponential gaps),
+// lasting 2-6 s, over by d - settleMargin(d), each where no fault of
+// taken nor another of them holds Valkey (2 s apart at least, as schedule
+// keeps its targets).
+func serverFaults(seed uint64, s serverStream, d time.Duration, taken []fault) []fault {
+	rng := rand.New(rand.NewPCG(seed, s.id))
 	end := d - settleMargin(d)
-	gap := meanGap * time.Duration(len(drawnKinds)) / time.Duration(len(serverKinds))
+	gap := meanGap * time.Duration(len(drawnKinds)) / time.Duration(len(s.kinds))
 	var out []fault
 	at := 3 * time.Second
 	for {
@@ -106,7 +123,7 @@ func serverFaults(seed uint64, d time.Duration, taken []fault) []fault {
 		if at >= end {
 			return out
 		}
-		f := fault{At: at, Kind: serverKinds[rng.IntN(len(serverKinds))], Target: "valkey", For: between(rng, 2*time.Second, 6*time.Second)}
+		f := fault{At: at, Kind: s.kinds[rng.IntN(len(s.kinds))], Target: "valkey", For: between(rng, 2*time.Second, 6*time.Second)}
 		free := func(g fault) bool {
 			return g.Target != f.Target || g.At+g.For+2*time.Second <= f.At || f.At+f.For+2*time.Second <= g.At
 		}
@@ -267,6 +284,10 @@ func (in *injector) apply(ctx context.Context, f fault) error {
 		st.vmu.Lock()
 		defer st.vmu.Unlock()
 		return st.outOfMemory(ctx, f.For)
+	case faultReadonly:
+		st.vmu.Lock()
+		defer st.vmu.Unlock()
+		return st.readonly(ctx, f.For)
 	case faultSlow:
 		name := fmt.Sprintf("slow-%d", f.At.Milliseconds())
 		if err := st.addToxic(name, "latency", fmt.Sprintf(`{"latency":%d,"jitter":%d}`, f.N, f.N/5)); err != nil {

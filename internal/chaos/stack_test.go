@@ -665,3 +665,50 @@ func configSet(ctx context.Context, c valkey.Client, pairs ...string) error {
 	}
 	return nil
 }
+
+// readonly demotes the current primary for d, as a failover elsewhere
+// demotes one in the field: REPLICAOF a listener of the run's own that
+// accepts nothing (the primary's connection waits in its backlog for an
+// answer to PING that never comes, so no sync, and no flush of its data,
+// can begin), so every write the bot tries (a command, or a script's
+// first write) is answered "READONLY You can't write against a read only
+// replica." while reads are answered from the data it holds; then
+// REPLICAOF NO ONE, and it waits (up to 20 s, as a failover does) for
+// the stack's replica, which stays connected to it throughout, to follow
+// its new replication id (a partial resync) and catch up. Errors: the listener's or a
+// REPLICAOF's, a probe write (SET of a key of the run's own) not answered
+// READONLY, or the replica not caught up.
+func (st *stack) readonly(ctx context.Context, d time.Duration) (err error) {
+	cur := st.cur()
+	c := st.clients[cur]
+	nowhere, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("readonly: a listener to follow: %w", err)
+	}
+	defer nowhere.Close()
+	host, port, _ := net.SplitHostPort(nowhere.Addr().String())
+	if err := c.Do(ctx, c.B().Arbitrary("REPLICAOF").Args(host, port).Build()).Error(); err != nil {
+		return fmt.Errorf("readonly: replicaof %s on %s: %w", nowhere.Addr(), st.nodes[cur].Addr, err)
+	}
+	defer func() {
+		ctx := context.WithoutCancel(ctx)
+		if e := st.replicaOf(ctx, cur, -1); e != nil {
+			err = errors.Join(err, fmt.Errorf("readonly: %w", e))
+			return
+		}
+		replica := 1 - cur
+		if st.nodes[replica] != nil && !waitFor(ctx, 20*time.Second, func() bool { return st.caughtUp(ctx, replica, cur) }) {
+			err = errors.Join(err, fmt.Errorf("readonly: replica %s not caught up with %s within 20 s", st.nodes[replica].Addr, st.nodes[cur].Addr))
+		}
+	}()
+	probe := c.Do(ctx, c.B().Set().Key(readonlyProbe).Value("1").Build()).Error()
+	if probe == nil || !strings.HasPrefix(probe.Error(), "READONLY") {
+		_ = c.Do(ctx, c.B().Del().Key(readonlyProbe).Build()).Error()
+		return fmt.Errorf("readonly: a write after replicaof %s answered %v, not READONLY", nowhere.Addr(), probe)
+	}
+	sleep(ctx, d)
+	return nil
+}
+
+// readonlyProbe is the key readonly tries to write (outside the bot's tag).
+const readonlyProbe = "chaos:readonly-probe"
