@@ -85,7 +85,8 @@ type Config struct {
 	// command may be addressed "/broadcast@<username>". Nil: "".
 	Username func() string
 	// GlobalRate is the free broadcast rate (messages/s, Telegram's
-	// global limit as configured) the previews estimate with; PaidRate
+	// global limit as configured) the previews estimate with (or the
+	// rate the send budget learned, when lower: Service.rates); PaidRate
 	// the paid one (TELEGRAM_PAID_BROADCAST_RATE; 0: paid broadcasts
 	// off, no Send paid button).
 	GlobalRate, PaidRate int

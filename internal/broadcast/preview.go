@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
@@ -262,11 +264,12 @@ func humanDuration(d time.Duration) string {
 // plan's lines (planLines). Errors: the store's (the counts).
 func (s *Service) previewOf(ctx context.Context, text string, texts map[string]string, chats int, pl plan, paid bool) (string, [][2]string, error) {
 	copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
-	ptext := previewText(text, chats, s.cfg.GlobalRate, pl)
+	rate, paidRate := s.rates(ctx)
+	ptext := previewText(text, chats, rate, pl)
 	offers := [][2]string{{"✅ Send", btnSend}}
 	if paid {
 		line, covers, coverable := s.balanceLine(ctx, copies)
-		ptext = paidPreviewText(text, chats, copies, s.cfg.GlobalRate, s.cfg.PaidRate, line, pl)
+		ptext = paidPreviewText(text, chats, copies, rate, paidRate, line, pl)
 		switch {
 		case covers:
 			offers = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}}
@@ -283,10 +286,44 @@ func (s *Service) previewOf(ctx context.Context, text string, texts map[string]s
 		}
 		ptext += "\n\n" + langLines(texts, counts, exact)
 	}
-	if lines := planLines(pl, copies, s.cfg.GlobalRate, s.now()); lines != "" {
+	if lines := planLines(pl, copies, rate, s.now()); lines != "" {
 		ptext += "\n\n" + strings.TrimSuffix(lines, "\n")
 	}
 	return ptext, offers, nil
+}
+
+// rates are the free and the paid broadcasts' rates the previews estimate
+// with, in messages/s: the configured ones (Config.GlobalRate, PaidRate),
+// or the rate a send budget holding their queue has learned now when it is
+// lower (lanes.Inspector.Learned: halved after Telegram's 429s, climbing
+// back), as /lanes and the console's Send budgets table show it. A budget
+// that cannot be read leaves the configured rates (logged): the estimate
+// is not worth refusing the preview.
+func (s *Service) rates(ctx context.Context) (free, paid int) {
+	free, paid = s.cfg.GlobalRate, s.cfg.PaidRate
+	bs, err := s.notifier.Store().Inspector().Learned(ctx)
+	if err != nil {
+		s.log.Warn("broadcast preview: the learned send budgets could not be read", slog.Any("err", err))
+		return free, paid
+	}
+	for _, b := range bs {
+		switch b.Queue {
+		case "", tgjob.QueueNotify: // the store's budget (the paid queue is outside it) or bulk's own
+			free = lowerRate(free, b.Rate)
+		case tgjob.QueuePaid:
+			paid = lowerRate(paid, b.Rate)
+		}
+	}
+	return free, paid
+}
+
+// lowerRate is learned when it is a rate (> 0) lower than configured,
+// else configured.
+func lowerRate(configured, learned int) int {
+	if learned > 0 && learned < configured {
+		return learned
+	}
+	return configured
 }
 
 // paidPreviewText is the preview message when paid broadcasts are on

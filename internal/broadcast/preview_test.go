@@ -8,7 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/chats"
 	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // A preview is decided once: of ten concurrent Sends exactly one decides,
@@ -99,4 +103,51 @@ func TestPreviewEstimate(t *testing.T) {
 	}
 	require.Equal(t, "📣 Broadcast preview. The chats will see:\n\nhello *world*\n\nIt will reach 2000 chats, in about 1 min 7 s at the current rate of 30 messages/s. Send or Cancel within 10 minutes.",
 		PreviewText("hello *world*", 2000, 30))
+}
+
+// The preview estimates at the rate the send budgets have learned when it
+// is lower than configured (a budget halved after Telegram's 429s), as
+// /lanes shows it, and at the configured rate when nothing was learned:
+// the free send at the bulk budget's, the paid one at the paid budget's.
+func TestPreviewEstimatesAtTheLearnedRateWhenLower(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		lower          string // the queue whose budgets Telegram's 429s halved ("": none)
+		free, paidTime string
+	}{
+		{"nothing learned", "", "in about 2 s at the current rate of 30 messages/s", "in about 3 s at 20 messages/s"},
+		{"bulk halved", tgjob.QueueNotify, "in about 4 s at the current rate of 15 messages/s", "in about 3 s at 20 messages/s"},
+		{"paid halved", tgjob.QueuePaid, "in about 2 s at the current rate of 30 messages/s", "in about 6 s at 10 messages/s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			clk := &clock{now: time.Now()}
+			s, _ := newService(t, time.Second, func(c *Config) {
+				limits := notifier.DefaultLimits()
+				limits.PaidPerSecond = 20
+				store, err := notifier.NewStore(c.Client, limits, 0, lanes.WithTag(c.Tag))
+				require.NoError(t, err)
+				c.Notifier, err = notifier.New(c.Client, store, notifier.Config{})
+				require.NoError(t, err)
+				c.PaidRate, c.Now = 20, clk.Now
+			})
+			for i := range 60 {
+				require.NoError(t, s.cfg.Audience.(*chats.Audience).Add(ctx, int64(5000+i)))
+			}
+			if tc.lower != "" {
+				lowered, _, err := s.notifier.Store().LowerBudget(ctx, tc.lower, "429 from several chats")
+				require.NoError(t, err)
+				require.True(t, lowered)
+			}
+			free, err := s.Compose(ctx, Composition{Text: "news"})
+			require.NoError(t, err)
+			require.Contains(t, free.Text, "It will reach 60 chats, "+tc.free+".")
+			paid, err := s.Compose(ctx, Composition{Text: "news", Paid: true})
+			require.NoError(t, err)
+			require.Contains(t, paid.Text, "• ✅ Send free: "+tc.free+", no fee.")
+			require.Contains(t, paid.Text, "• 💫 Send paid: "+tc.paidTime+", for about")
+		})
+	}
 }

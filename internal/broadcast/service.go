@@ -109,7 +109,7 @@ func (s *Service) texts(text string) (string, map[string]string, error) {
 
 // preview answers /broadcast <text> with a preview: the text as
 // the chats will see it, how many chats it will reach and the estimated
-// time at the global rate, with Send and Cancel buttons valid for
+// time at the global rate (or the lower one learned: rates), with Send and Cancel buttons valid for
 // PreviewLifetime. Nothing is sent to the chats.
 func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Outcome, text string, texts map[string]string, pl plan) {
 	m := r.Update.Message
