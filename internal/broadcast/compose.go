@@ -109,8 +109,8 @@ const (
 // for who (the console's name), as the Telegram preview's Send does
 // (launch: the same broadcast, keyed by the preview, and the same audit
 // entry), and returns its id and the answer: "✅ Sent to 3 chats:
-// broadcast bc_….", or "🕘 Scheduled for … to 3 chats: broadcast bc_…."
-// (settle). It starts one broadcast per preview however often it is
+// broadcast bc_….", "📣 Started to 3 chats, spread over 2 h: broadcast
+// bc_….", or "🕘 Scheduled for … to 3 chats: broadcast bc_…." (settle). It starts one broadcast per preview however often it is
 // confirmed: the first confirmation decides the preview (decide.lua) and
 // claims its start (claim.lua); a later one answers "Already sent
 // (broadcast bc_…)." with that id, or, while another is starting it, that

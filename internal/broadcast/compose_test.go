@@ -3,6 +3,7 @@ package broadcast
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -313,4 +314,27 @@ func TestComposedBroadcastTakesATextPerLanguage(t *testing.T) {
 	plain, _ := composeService(t, 1, clk)
 	_, err = plain.Compose(ctx, Composition{Text: "Hi\n[ru]\nПривет"})
 	require.Contains(t, refusal(err), "texts per language are off here")
+}
+
+// A broadcast spread over a time says at its start that it started and is
+// spread, not that it was sent: nothing is sent yet (its copies go out over
+// the spread). One at once says sent, as before.
+func TestASpreadBroadcastSaysStartedNotSentAtItsStart(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Now()}
+	s, _ := composeService(t, 3, clk)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		over string
+		want string // the answer, %s the broadcast id
+	}{
+		{"2h", "📣 Started to 3 chats, spread over 2 h: broadcast %s."},
+		{"", "✅ Sent to 3 chats: broadcast %s."},
+	} {
+		pv, err := s.Compose(ctx, Composition{Text: "spread " + tc.over, Over: tc.over})
+		require.NoError(t, err)
+		id, answer, err := s.StartComposed(ctx, "console", pv.Token)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf(tc.want, id), answer, "over %q", tc.over)
+	}
 }
