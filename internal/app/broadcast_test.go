@@ -458,8 +458,8 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 	require.Len(t, h.progressMsgs(), 1, "no other broadcast started")
 }
 
-// TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast: "stop test", a
-// lone "stop" or "stop" with something not shaped like an id are texts,
+// TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast: "stop test"
+// or "stop" with something not shaped like an id are texts,
 // answered with the preview of exactly that text (whose Send/Cancel
 // protects against a mistyped stop); "stop" with an id of the right shape
 // that no broadcast has is answered "No broadcast <id>" (issue 27: it was
@@ -473,7 +473,7 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	admin := user(adminID, "Admin")
 	h.say(0, admin, "/start")
 	h.texts(adminID, 1)
-	for _, text := range []string{"stop test", "stop", "stop bc_not-an-id", "stop  test"} {
+	for _, text := range []string{"stop test", "stop bc_not-an-id", "stop  test"} {
 		pv, buttons := h.broadcastPreview(text)
 		require.Equal(t, broadcast.PreviewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
 		require.Contains(t, buttons, "✅ Send", "the preview of %q can be sent", text)
@@ -498,6 +498,31 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(h.ask(0, admin, "/broadcast stop "+id), "Broadcast "+id+" was already stopped."),
 		"/broadcast stop <a known id> answers as a stop")
+}
+
+// A lone "/broadcast stop" (in any case, as a phone keyboard capitalizes
+// it) is answered with how to stop a broadcast, not previewed as the text
+// "stop" one tap from being sent to every chat: no preview, no button,
+// nothing audited.
+func TestBroadcastStopWithoutAnIDAnswersHowToStopNotAPreview(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	admin := user(adminID, "Admin")
+	h.say(0, admin, "/start")
+	h.texts(adminID, 1)
+	for _, text := range []string{"/broadcast stop", "/broadcast Stop", "/broadcast  STOP "} {
+		before := len(h.emu.Messages(adminID))
+		require.Equal(t, "❌ Which broadcast? Usage: /broadcast stop <id>; /broadcasts lists the running and scheduled ones with their ids. Nothing was sent.",
+			h.ask(0, admin, text), text)
+		msgs := h.emu.Messages(adminID)
+		require.Len(t, msgs, before+1, "one answer to %q", text)
+		require.Empty(t, msgs[before].ReplyMarkup, "no Send button under the answer to %q", text)
+	}
+	es, err := r.app.audit.Last(context.Background(), 10)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing was sent or stopped")
 }
 
 // A broadcast scheduled from Telegram ("/broadcast in 1h <text>"; a

@@ -47,9 +47,11 @@ const (
 // "stop" (in any case: a phone keyboard types "Stop") followed by
 // something shaped like a broadcast id (bc_ + a ULID) is a stop: of the broadcast the notifier knows (running, stopped or
 // finished within its progress TTL), or answered "No broadcast <id>" when
-// it knows none (never sent, or expired), with nothing previewed; any
-// other text, "stop test" or a lone "stop" included, is a text to
-// broadcast. A text is
+// it knows none (never sent, or expired), with nothing previewed; a lone
+// "stop" (in any case) is answered with how to stop (usageStop), nothing
+// previewed: an admin who means to stop must not be one tap from
+// broadcasting the word; any other text, "stop test" included, is a text
+// to broadcast. A text is
 // not sent at once: the admin gets a preview (preview) and only
 // its Send button starts the fan-out (OnTap), so a stop command
 // with a mistyped id costs a Cancel, not a broadcast.
@@ -61,7 +63,12 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 		out.Reply(update.ReplyTo(m, "❌ Missing text. Usage: /broadcast [in <duration>] [over <duration>] <text>"))
 		return out
 	}
-	if f := strings.Fields(c.Args); len(f) == 2 && strings.EqualFold(f[0], "stop") {
+	f := strings.Fields(c.Args)
+	if len(f) == 1 && strings.EqualFold(f[0], "stop") { // meant as a stop: never previewed as the text "stop"
+		out.Reply(update.ReplyTo(m, usageStop))
+		return out
+	}
+	if len(f) == 2 && strings.EqualFold(f[0], "stop") {
 		_, err := s.notifier.Progress(ctx, f[1])
 		switch {
 		case err == nil || errors.Is(err, notifier.ErrUnknownBroadcast):
@@ -93,6 +100,9 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 	s.preview(ctx, r, &out, text, texts, pl)
 	return out
 }
+
+// usageStop answers /broadcast stop without an id.
+const usageStop = "❌ Which broadcast? Usage: /broadcast stop <id>; /broadcasts lists the running and scheduled ones with their ids. Nothing was sent."
 
 // usageLangs tells the admin how to give a text per language.
 const usageLangs = "A text per language: the default text first, then a line [ru] (or [es], [pt-BR], [fa], ...) and that language's text."
