@@ -598,6 +598,41 @@ func TestComposePaidUpToTheStarsBalance(t *testing.T) {
 	require.Contains(t, page, `<textarea name="text" id="compose-text" rows="4" required>💫 more</textarea>`, "the form kept as filled")
 }
 
+// The compose preview mentions a Cancel (the Telegram preview's text: "Send
+// or Cancel", "Choose, or Cancel"), and the page offers one beside Confirm
+// (and where there is no Confirm: a paid one the balance covers no copy
+// of): a link back to the Broadcasts page, without the preview, nothing
+// sent or audited.
+func TestComposePreviewOffersTheCancelItMentions(t *testing.T) {
+	t.Parallel()
+	e := start(t, "TELEGRAM_PAID_BROADCAST_RATE=1000")
+	b := e.browser()
+	b.signIn()
+	e.knownChats(82_000, 2)
+	e.emu.SetStarBalance(0)
+	for _, tc := range []struct {
+		mode, mentions string
+		confirm        bool
+	}{
+		{"free", "Send or Cancel within 10 minutes.", true},
+		{"paid", "Choose, or Cancel, within 10 minutes.", false},
+	} {
+		resp, page := b.do(http.MethodPost, "/broadcasts/compose", url.Values{"csrf": {b.csrf()}, "text": {"📣 maybe"}, "mode": {tc.mode}})
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		pv := previewRE.FindStringSubmatch(page)
+		require.NotNil(t, pv, page)
+		require.Contains(t, htmlUnescape(pv[1]), tc.mentions, tc.mode)
+		require.Equal(t, tc.confirm, strings.Contains(page, `id="confirm"`), tc.mode)
+		require.Contains(t, page, `<a href="/broadcasts" id="preview-cancel" class="button">Cancel</a>`, "%s: the Cancel the preview mentions", tc.mode)
+		resp, page = b.get("/broadcasts")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.NotContains(t, page, `id="preview"`, "cancelled: the page without the preview")
+	}
+	es, err := e.app.Admin().Audit(context.Background(), 10)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing started (a start is audited)")
+}
+
 // The Processes page lists every live process of the deployment from
 // Valkey, not only the one serving the console: this process (its roles,
 // version) and another process's heartbeat; a process that stopped is gone.
