@@ -178,7 +178,8 @@ func stateOf(row broadcastRow, d admin.BroadcastDetail) string {
 }
 
 // broadcastDetail is a broadcast's page: its text, mode, plan, counts
-// and state (live), and its Stop while it runs.
+// and state (live), and its Stop while it runs; 404 (the page saying so)
+// for an id no broadcast has that the audit log does not name either.
 func (c *Console) broadcastDetail(w http.ResponseWriter, r *http.Request, sid string, s session) {
 	id := strings.TrimSpace(r.URL.Query().Get("id"))
 	if id == "" {
@@ -195,5 +196,9 @@ func (c *Console) broadcastDetail(w http.ResponseWriter, r *http.Request, sid st
 		data.Failed = append(data.Failed, reasonCount{reason, d.Failed[reason]})
 	}
 	data.State = stateOf(data.Row, d)
-	c.render(w, r, sid, s, "broadcast", "Broadcast "+id, data)
+	code := http.StatusOK
+	if !data.Row.Known && data.Row.At == "" { // no such broadcast (an expired one's audit entry and timeline are shown)
+		code = http.StatusNotFound
+	}
+	c.renderStatus(w, r, sid, s, code, "broadcast", "Broadcast "+id, data)
 }

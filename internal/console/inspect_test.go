@@ -145,10 +145,11 @@ func TestBroadcastPageShowsItsTextPlanCountsAndState(t *testing.T) {
 }
 
 // A broadcast's page for one whose record is gone says which it is: expired
-// when the audit log has it sent; else no such broadcast: an id not
-// shaped like one ("bc_zzz") never named one, and nothing is known of one
-// that is (never sent, or ended long ago).
-func TestAnUnknownBroadcastsPageSaysWhetherItExpiredOrNeverWas(t *testing.T) {
+// when the audit log has it sent (200: its audit entry and timeline are
+// shown); else no such broadcast, answered 404 with the page saying so:
+// an id not shaped like one ("bc_zzz") never named one, and nothing is
+// known of one that is (never sent, or ended long ago).
+func TestAnUnknownBroadcastsPageIs404AndSaysWhetherItExpiredOrNeverWas(t *testing.T) {
 	t.Parallel()
 	e := start(t)
 	b := e.browser()
@@ -156,12 +157,17 @@ func TestAnUnknownBroadcastsPageSaysWhetherItExpiredOrNeverWas(t *testing.T) {
 	e.knownChats(94_000, 1)
 	gone := e.broadcast("in 1h soon gone")
 	require.NoError(t, e.c.Do(context.Background(), e.c.B().Del().Key("{"+e.tag+"}:n:bc:"+gone).Build()).Error(), "its record expired")
-	for _, tc := range []struct{ id, state string }{
-		{gone, "expired (its record is kept a day after it ends)"},
-		{"bc_zzz", "no such broadcast: bc_zzz is not a broadcast id (bc_ and 26 letters and digits)"},
-		{"bc_" + strings.Repeat("0", 26), "no such broadcast is known: never sent, or ended more than a day ago (its record is kept a day after it ends)"},
+	for _, tc := range []struct {
+		id, state string
+		code      int
+	}{
+		{gone, "expired (its record is kept a day after it ends)", http.StatusOK},
+		{"bc_zzz", "no such broadcast: bc_zzz is not a broadcast id (bc_ and 26 letters and digits)", http.StatusNotFound},
+		{"bc_" + strings.Repeat("0", 26), "no such broadcast is known: never sent, or ended more than a day ago (its record is kept a day after it ends)", http.StatusNotFound},
 	} {
-		_, page := b.get("/broadcast?id=" + tc.id)
+		resp, page := b.get("/broadcast?id=" + tc.id)
+		require.Equal(t, tc.code, resp.StatusCode, tc.id)
+		require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"), tc.id)
 		require.Contains(t, page, `<td id="bc-state">`+tc.state+`</td>`, tc.id)
 	}
 }

@@ -67,11 +67,18 @@ type page struct {
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, sid string, s session, name, title string, data any) {
+	c.renderStatus(w, r, sid, s, http.StatusOK, name, title, data)
+}
+
+// renderStatus is render answering HTTP status code (e.g. 404 for a page
+// of something that does not exist, still readable).
+func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, sid string, s session, code int, name, title string, data any) {
 	p := page{Title: title, Nav: name, CSRF: s.csrf, Data: data}
 	if sid != "" && r.Header.Get(liveHeader) == "" { // a live refresh leaves the flash to the page shown
 		p.Flash, p.FlashOK = c.sessions.takeFlash(sid)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
 	if err := c.tmpl[name].Execute(w, p); err != nil {
 		c.log.Error("console: render", slog.String("page", name), slog.Any("err", err))
 	}
@@ -137,8 +144,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.log.Warn("console: sign-in refused (wrong token)", slog.String("client", client), slog.String("peer", r.RemoteAddr))
-	w.WriteHeader(http.StatusUnauthorized)
-	c.render(w, r, "", session{}, "login", "Sign in", "Wrong token.")
+	c.renderStatus(w, r, "", session{}, http.StatusUnauthorized, "login", "Sign in", "Wrong token.")
 }
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, sid string) {
