@@ -226,6 +226,7 @@ func parseTemplates() (map[string]*template.Template, error) {
 		},
 		"add":      func(a, b int) int { return a + b },
 		"jobState": jobState,
+		"card":     func(row broadcastRow, csrf string) broadcastCard { return broadcastCard{Row: row, CSRF: csrf} },
 	}
 	pages, err := fs.Glob(files, "templates/*.html")
 	if err != nil {

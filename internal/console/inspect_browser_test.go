@@ -101,3 +101,29 @@ func TestJobsWeightsAndABroadcastsPageInTheBrowser(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(liveText("#audit"), "chat 7003: weight 2 (was 1)") }, wait, 100*time.Millisecond,
 		"a new entry, live")
 }
+
+// On the open Broadcasts page (no reload), a scheduled broadcast's card
+// moves from Scheduled to Running once it starts (here its start moved to
+// the past in its record), and each list then says whether it is empty.
+func TestAScheduledBroadcastsCardMovesUnderRunningWhenItStartsInTheBrowser(t *testing.T) {
+	bin := chromium(t)
+	e := start(t)
+	b := newChrome(t, bin)
+	base := e.srv.URL
+	b.signIn(base)
+	e.knownChats(96_000, 2)
+	id := e.broadcast("in 1h 🕘 soon, then sooner")
+	card := `.bc[data-id="` + id + `"]`
+	b.run("broadcasts", chromedp.Navigate(base+"/broadcasts"), chromedp.WaitVisible(chromedp.CSS("#scheduled "+card)))
+	require.Equal(t, "No broadcast running.", b.text("#none-running"))
+	ctx := context.Background()
+	require.NoError(t, e.c.Do(ctx, e.c.B().Hset().Key("{"+e.tag+"}:n:bc:"+id).FieldValue().
+		FieldValue("at", strconv.FormatInt(time.Now().Add(-time.Second).UnixMilli(), 10)).Build()).Error(), "its start is past")
+	moved := `document.querySelector('#running ` + card + `') !== null && document.querySelector('#scheduled ` + card + `') === null && ` +
+		`document.getElementById("none-running") === null && document.getElementById("none-scheduled") !== null`
+	require.Eventually(t, func() bool {
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](moved))
+		return err == nil && ok
+	}, wait, 100*time.Millisecond, "the card moved under Running, live")
+	require.Equal(t, "No broadcast scheduled.", b.text("#none-scheduled"))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,13 +173,13 @@ func TestAnUnknownBroadcastsPageIs404AndSaysWhetherItExpiredOrNeverWas(t *testin
 	}
 }
 
-// While a broadcast runs (here: scheduled) and none has finished, the
-// Broadcasts page lists it under Running and says Recent holds none
-// finished yet (not "None in the audit log", which it is in); stopped
+// While a broadcast is scheduled and none has finished, the Broadcasts
+// page lists it under Scheduled and says Recent holds none finished yet
+// (not "None in the audit log", which it is in); stopped
 // before it started, it is listed under Recent as stopped (its plan "was
 // to start … (stopped before it)", not "(scheduled)"), and its page
 // reads stopped, 0% with 0 sent (not 100%).
-func TestBroadcastsPageShowsARunningOneAndAStoppedOneAsTheyAre(t *testing.T) {
+func TestBroadcastsPageShowsAScheduledOneAndAStoppedOneAsTheyAre(t *testing.T) {
 	t.Parallel()
 	e := start(t)
 	b := e.browser()
@@ -186,13 +187,14 @@ func TestBroadcastsPageShowsARunningOneAndAStoppedOneAsTheyAre(t *testing.T) {
 	e.knownChats(93_000, 2)
 	id := e.broadcast("in 1h 🕘 soon")
 	_, list := b.get("/broadcasts")
-	require.Regexp(t, `(?s)<div id="running">\s*<div class="bc" data-id="`+id+`">`, list, "listed as running")
+	require.Regexp(t, `(?s)<div id="scheduled">\s*<div class="bc" data-id="`+id+`">`, list, "listed as scheduled")
 	require.Contains(t, list, `<p class="note" id="none-recent">None finished yet: the running and scheduled ones are above.</p>`)
 	require.NotContains(t, list, "None in the audit log")
 
 	text, ok := flash(t, b.post("/broadcasts/stop", url.Values{"id": {id}}))
 	require.True(t, ok, text)
 	_, list = b.get("/broadcasts")
+	require.Contains(t, list, `<p class="note" id="none-scheduled">No broadcast scheduled.</p>`)
 	require.Contains(t, list, `<p class="note" id="none-running">No broadcast running.</p>`)
 	require.Regexp(t, `(?s)<tr><td><a href="/broadcast\?id=`+id+`"><code>`+id+`</code></a></td>[^\n]*<td>was to start \d{4}-\d\d-\d\d \d\d:\d\d UTC \(stopped before it\)</td>[^\n]*\n<td>stopped</td></tr>`, list)
 	_, page := b.get("/broadcast?id=" + id)
@@ -200,6 +202,28 @@ func TestBroadcastsPageShowsARunningOneAndAStoppedOneAsTheyAre(t *testing.T) {
 	require.NotContains(t, page, "(scheduled)", "no longer scheduled")
 	require.Contains(t, page, `<progress max="100" value="0"></progress> 0%`, "stopped before it started: nothing sent")
 	require.Contains(t, page, ` · 0 sent · 0 failed · 3 cancelled`)
+}
+
+// A scheduled broadcast (not started yet) is listed under Scheduled, not
+// Running, and a started one (here spread over an hour: still running)
+// under Running, not Scheduled.
+func TestAScheduledBroadcastIsListedUnderScheduledNotRunning(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	e.knownChats(95_000, 2)
+	later := e.broadcast("in 1h 🕘 later")
+	now := e.broadcast("over 1h ⏳ spread now")
+	_, list := b.get("/broadcasts")
+	scheduled := regexp.MustCompile(`(?s)<h2>Scheduled</h2>\s*<div id="scheduled">(.*?)</div>\s*<h2>Running</h2>`).FindStringSubmatch(list)
+	require.NotNil(t, scheduled, "a Scheduled section before Running: %s", list)
+	running := regexp.MustCompile(`(?s)<h2>Running</h2>\s*<div id="running">(.*?)</div>\s*<h2>Recent</h2>`).FindStringSubmatch(list)
+	require.NotNil(t, running, "a Running section: %s", list)
+	require.Contains(t, scheduled[1], `data-id="`+later+`"`, "the scheduled one under Scheduled")
+	require.NotContains(t, scheduled[1], `data-id="`+now+`"`, "the started one not under Scheduled")
+	require.Contains(t, running[1], `data-id="`+now+`"`, "the started one under Running")
+	require.NotContains(t, running[1], `data-id="`+later+`"`, "the scheduled one not under Running")
 }
 
 // A broadcast with a text per language shows every language's text,

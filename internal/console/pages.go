@@ -459,10 +459,19 @@ func rowOf(b admin.BroadcastView, now time.Time) broadcastRow {
 	return row
 }
 
-// broadcastsData is the Broadcasts page: the running and recent
-// broadcasts, and the compose form (with its preview once asked for).
+// broadcastCard is a scheduled or running broadcast's card on the
+// Broadcasts page (template bc-card), with the session's CSRF token for
+// its Stop.
+type broadcastCard struct {
+	Row  broadcastRow
+	CSRF string
+}
+
+// broadcastsData is the Broadcasts page: the scheduled (not started yet),
+// running and recent broadcasts, and the compose form (with its preview
+// once asked for).
 type broadcastsData struct {
-	Running, Recent []broadcastRow
+	Scheduled, Running, Recent []broadcastRow
 	// PaidOn: paid broadcasts are on (the form offers paid).
 	PaidOn  bool
 	Form    admin.Composition
@@ -481,9 +490,12 @@ func (c *Console) broadcastsPage(w http.ResponseWriter, r *http.Request, sid str
 		return
 	}
 	for _, b := range rows {
-		if b.Running {
+		switch {
+		case b.Running && b.Scheduled:
+			d.Scheduled = append(d.Scheduled, b)
+		case b.Running:
 			d.Running = append(d.Running, b)
-		} else {
+		default:
 			d.Recent = append(d.Recent, b)
 		}
 	}

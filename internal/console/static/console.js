@@ -127,6 +127,23 @@ async function broadcasts() {
     el.querySelector(".bc-counts").textContent = counts;
     el.querySelector(".bc-plan").textContent = b.plan;
     if (!b.running) { const f = el.querySelector("form"); if (f) f.remove(); el.classList.add("finished"); }
+    if (b.running && !b.scheduled && el.parentElement.id === "scheduled") started(el);
+  }
+}
+
+// started moves a scheduled broadcast's card that started under Running;
+// each list says when it is left empty, as the page does.
+function started(el) {
+  const from = el.parentElement;
+  const none = document.getElementById("none-running");
+  if (none) none.remove();
+  document.getElementById("running").appendChild(el);
+  if (!from.querySelector(".bc")) {
+    const p = document.createElement("p");
+    p.className = "note";
+    p.id = "none-scheduled";
+    p.textContent = "No broadcast scheduled.";
+    from.appendChild(p);
   }
 }
 
