@@ -7,6 +7,7 @@
 //
 //	go run ./cmd/play          # or: make play
 //	go run ./cmd/play -addr 127.0.0.1:9000
+//	go run ./cmd/play -metrics 127.0.0.1:9090  # a fixed port for the bot's /metrics
 package main
 
 import (
@@ -29,6 +30,7 @@ func main() {
 func run() int {
 	addr := flag.String("addr", play.DefaultAddr, "serve the playground's page on this address")
 	consoleAddr := flag.String("console", "", "serve the operator console on this address (default: a free loopback port)")
+	metricsAddr := flag.String("metrics", "", "serve the bot's /metrics and /healthz on this address (default: a free loopback port)")
 	bot := flag.String("bot", "", "run this bot binary instead of building ./cmd/bot")
 	valkeyURL := flag.String("valkey-url", "", "use this empty Valkey/Redis database instead of starting a throwaway server")
 	race := flag.Bool("race", false, "build the bot with the race detector")
@@ -49,7 +51,7 @@ func run() int {
 	}
 	err := play.Run(ctx, log, play.Options{
 		Addr:  *addr,
-		Stack: demo.Options{BotBinary: *bot, BuildFlags: buildFlags, ValkeyURL: *valkeyURL, ConsoleAddr: *consoleAddr},
+		Stack: demo.Options{BotBinary: *bot, BuildFlags: buildFlags, ValkeyURL: *valkeyURL, ConsoleAddr: *consoleAddr, HTTPAddr: *metricsAddr},
 	}, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

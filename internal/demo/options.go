@@ -46,6 +46,10 @@ type Options struct {
 	// (CONSOLE_ADDR) with a fresh random token, printed with the address, to
 	// watch the scene in a browser (docs/console.md).
 	ConsoleAddr string
+	// HTTPAddr, when set, has the bot serve its health check (/healthz)
+	// and /metrics there (HTTP_ADDR), the address printed with the
+	// others; "" lets the bot pick a free loopback port, not printed.
+	HTTPAddr string
 	// ExtraEnv is appended to the bot's environment (a later value of a
 	// key wins), e.g. the playground's flood limits over the demo's.
 	ExtraEnv []string

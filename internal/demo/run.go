@@ -105,6 +105,7 @@ type stack struct {
 	valkeyURL  string
 	consoleURL string // "" without opts.ConsoleAddr
 	consoleTok string
+	metricsURL string // "" without opts.HTTPAddr
 	bot        *botProcess
 	vc         valkey.Client
 	botStopped bool
@@ -169,6 +170,11 @@ func startStack(ctx context.Context, log *slog.Logger, opts Options) (st *stack,
 		env = append(env, "CONSOLE_ADDR="+opts.ConsoleAddr, "CONSOLE_TOKEN="+token)
 		st.consoleURL, st.consoleTok = "http://"+opts.ConsoleAddr, token
 		fmt.Fprintf(out, "console http://%s (sign in with %s)\n", opts.ConsoleAddr, token)
+	}
+	if opts.HTTPAddr != "" { // after botEnv's HTTP_ADDR: the later value wins
+		env = append(env, "HTTP_ADDR="+opts.HTTPAddr)
+		st.metricsURL = "http://" + opts.HTTPAddr + "/metrics"
+		fmt.Fprintf(out, "metrics %s (health http://%s/healthz)\n", st.metricsURL, opts.HTTPAddr)
 	}
 	env = append(env, opts.ExtraEnv...)
 	if st.bot, err = startBot(bin, tmp, env); err != nil {

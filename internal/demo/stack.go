@@ -44,6 +44,10 @@ func (s *Stack) ValkeyURL() string { return s.st.valkeyURL }
 // both "" without Options.ConsoleAddr.
 func (s *Stack) Console() (url, token string) { return s.st.consoleURL, s.st.consoleTok }
 
+// Metrics is the bot's /metrics URL ("http://host:port/metrics"); ""
+// without Options.HTTPAddr.
+func (s *Stack) Metrics() string { return s.st.metricsURL }
+
 // BotDone is closed when the bot's process ends.
 func (s *Stack) BotDone() <-chan struct{} { return s.st.bot.done }
 

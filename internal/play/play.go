@@ -29,8 +29,9 @@ const DefaultAddr = "127.0.0.1:8090"
 // Options configure Start.
 type Options struct {
 	// Stack starts the bot, Valkey and the emulator (demo.Options: BotBinary,
-	// BuildFlags, ValkeyURL, Out). ConsoleAddr "" picks a free loopback
-	// port. ExtraEnv is added after the playground's flood limits.
+	// BuildFlags, ValkeyURL, Out). ConsoleAddr "" and HTTPAddr "" (the
+	// bot's /metrics and health check) pick free loopback ports, printed
+	// at start. ExtraEnv is added after the playground's flood limits.
 	Stack demo.Options
 	// Addr is the page's address (default DefaultAddr; "127.0.0.1:0" picks
 	// a free port).
@@ -92,7 +93,13 @@ func Start(ctx context.Context, log *slog.Logger, opts Options) (*Playground, er
 	}
 	so := opts.Stack
 	if so.ConsoleAddr == "" {
-		if so.ConsoleAddr, err = freeAddr(); err != nil {
+		if so.ConsoleAddr, err = freeAddr("the console"); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+	if so.HTTPAddr == "" {
+		if so.HTTPAddr, err = freeAddr("the bot's /metrics"); err != nil {
 			ln.Close()
 			return nil, err
 		}
@@ -142,6 +149,9 @@ func Start(ctx context.Context, log *slog.Logger, opts Options) (*Playground, er
 // URL is the page's address, http://host:port.
 func (p *Playground) URL() string { return p.url }
 
+// Metrics is the bot's /metrics URL, http://host:port/metrics.
+func (p *Playground) Metrics() string { return p.stack.Metrics() }
+
 // Emulator is the Bot API emulator the bot talks to.
 func (p *Playground) Emulator() *tgemu.Emulator { return p.emu }
 
@@ -184,11 +194,12 @@ func tail(s string, n int) string {
 	return s
 }
 
-// freeAddr is a loopback host:port that was free a moment ago.
-func freeAddr() (string, error) {
+// freeAddr is a loopback host:port that was free a moment ago, for what
+// (named in the error).
+func freeAddr(what string) (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", fmt.Errorf("play: a free port for the console: %w", err)
+		return "", fmt.Errorf("play: a free port for %s: %w", what, err)
 	}
 	defer l.Close()
 	return l.Addr().String(), nil

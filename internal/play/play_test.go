@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -218,4 +219,26 @@ func TestTheAdminSetsTheGroupsLanguage(t *testing.T) {
 	send(demo.AdminID, "/language es")
 	require.Eventually(t, func() bool { return said("Idioma de este grupo") }, 30*time.Second, 50*time.Millisecond, "the admin set the group's language")
 	require.False(t, said("Only an admin of this group"), "the admin was not refused")
+}
+
+// The playground prints, with the emulator's, Valkey's and the console's
+// addresses, the bot's /metrics address (a free loopback port, HTTP_ADDR),
+// and serves the bot's metrics there (a trial found /metrics on a random
+// port it never printed).
+func TestPlaygroundPrintsTheMetricsAddressItServes(t *testing.T) {
+	bin := testkit.BuildBot(t)
+	out := &testkit.LogBuffer{}
+	p, err := play.Start(context.Background(), nil, play.Options{Addr: "127.0.0.1:0", Stack: demo.Options{BotBinary: bin, Out: out}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, p.Close(), "the bot stops cleanly") })
+	m := regexp.MustCompile(`(?m)^metrics (http://127\.0\.0\.1:\d+/metrics) \(health http://127\.0\.0\.1:\d+/healthz\)$`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "the metrics address is printed: %s", out.String())
+	require.Equal(t, p.Metrics(), m[1])
+	resp, err := http.Get(m[1])
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "# TYPE codemojex_", "the bot's metrics")
 }
