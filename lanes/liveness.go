@@ -3,7 +3,6 @@ package lanes
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -16,9 +15,7 @@ import (
 // leases: a live claimer's slow job stays covered by its lease, a dead
 // one's goes back to its lane in seconds.
 
-var claimerRE = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
-
-func validClaimer(c string) bool { return len(c) <= MaxClaimerBytes && claimerRE.MatchString(c) }
+func validClaimer(c string) bool { return c != "" && len(c) <= MaxClaimerBytes && nameBytes(c, "._:/-") }
 
 // Heartbeat records that claimer, which claims from queues, is alive now
 // (server clock), in each queue's {T}:q:Q:claimers. Call it at least

@@ -64,3 +64,14 @@ func TestDefaultPayloadLimitIs64KiB(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Added)
 }
+
+// A tag (as a queue name) is 1-64 of [A-Za-z0-9._-] and nothing else: no
+// braces, spaces, colons or non-ASCII bytes.
+func TestValidTagIsOneToSixtyFourNameBytes(t *testing.T) {
+	for tag, ok := range map[string]bool{
+		"codemojex": true, "A.b_c-9": true, strings.Repeat("x", 64): true,
+		"": false, strings.Repeat("x", 65): false, "a b": false, "{x}": false, "a:b": false, "ü": false, "a/b": false, "a\x00": false,
+	} {
+		require.Equal(t, ok, lanes.ValidTag(tag), "%q", tag)
+	}
+}
