@@ -103,6 +103,13 @@ type figures struct {
 // chats a minute, at most 5,000.
 func audienceSize(d time.Duration) int { return min(5000, max(500, int(500*d/time.Minute))) }
 
+// starBalance is the bot's Stars balance for a run whose known audience
+// is audience chats, in tenths of a Star (tgemu SetStarBalance): a paid
+// copy (0.1 Star) twice over for the audience and 1,000 more chats (the
+// cast), so it covers the paid broadcast (the halt when it runs out is
+// internal/app's TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop).
+func starBalance(audience int) int64 { return int64(2 * (audience + 1000)) }
+
 // runChaos is one whole run: the stack, the load and the faults for d,
 // the settling, the checks, the report.
 func runChaos(t *testing.T, seed uint64, d time.Duration) {
@@ -135,7 +142,9 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	}
 	t.Logf("chaos: seed %d, %s of load, %d faults scheduled:%s", seed, d, len(faults), sched.String())
 
-	l := &load{st: st, seed: seed, d: d, logf: t.Logf, marker: fmt.Sprintf("📣 chaos run %d", seed), audienceN: audience}
+	st.emu.SetStarBalance(starBalance(audience))
+	l := &load{st: st, seed: seed, d: d, logf: t.Logf, marker: fmt.Sprintf("📣 chaos run %d", seed),
+		paidMarker: fmt.Sprintf("💫 chaos paid run %d", seed), audienceN: audience}
 	start := time.Now()
 	in := &injector{st: st, start: start, logf: t.Logf}
 	injected := make(chan struct{})
@@ -171,6 +180,9 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	require.Zero(t, fig.OrderViolations, "replies out of the order of their updates")
 	require.Zero(t, fig.Wrong, "updates applied twice or out of turn")
 	require.Zero(t, fig.ProgressOff, "the broadcast's progress counts are what the emulator received")
+	require.Zero(t, fig.PaidProgressOff, "the paid broadcast's progress counts are what the emulator received")
+	require.Zero(t, fig.PaidUnpaid, "paid copies sent without allow_paid_broadcast")
+	require.Equal(t, fig.PaidAccepted, fig.PaidSent, "the emulator's paid count is the messages it accepted paid")
 	require.LessOrEqual(t, fig.Duplicates, fig.InFlight, "duplicates are at most the sends in flight at the faults (and the held responses)")
 	require.Zero(t, fig.Unconfirmed, "updates never confirmed to Telegram")
 	require.Zero(t, fig.FaultErrors, "faults that could not be applied")
@@ -178,6 +190,8 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	require.Positive(t, fig.GoroutinesJudged, "a surviving process did enough work for its goroutines to be judged")
 	require.Empty(t, l.errs, "what the players could not do")
 	require.True(t, l.sent || fig.Copies > 0 && fig.Lost == 0, "the broadcast was started")
+	require.True(t, l.paidSent || fig.PaidCopies > 0 && fig.Lost == 0, "the paid broadcast was started")
+	require.Positive(t, fig.PaidSent, "copies were sent paid")
 	for _, sl := range st.slots {
 		require.False(t, sl.proc().Exited(), "%s exited on its own: %v", sl.name, sl.proc().ExitErr())
 	}
@@ -188,7 +202,7 @@ func (l *load) history(ctx context.Context, st *stack) history {
 	l.mu.Lock()
 	h := history{group: append([]sentUpdate(nil), l.group...), rush: append([]int64(nil), l.rush...),
 		taps: append([]string(nil), l.taps...), messages: map[int64][]tgemu.Message{}, answers: map[string]int{}}
-	sent := l.sent
+	sent, paidSent := l.sent, l.paidSent
 	l.mu.Unlock()
 	h.copyChats = chatsOf(h.group, h.rush)
 	for i := range l.audienceN {
@@ -202,21 +216,47 @@ func (l *load) history(ctx context.Context, st *stack) history {
 	for _, r := range requestsFor(st.emu, "answerCallbackQuery") {
 		h.answers[strings.Trim(r.Params["callback_query_id"], `"`)]++
 	}
-	started := sent
-	for _, c := range h.audience {
-		started = started || len(h.messages[c]) > 0
-	}
-	if started {
+	if sent || got(h, l.marker) {
 		h.marker = l.marker
 	}
-	h.deadCopy = map[int64]bool{}
+	if paidSent || got(h, l.paidMarker) {
+		h.paidMarker = l.paidMarker
+	}
+	h.deadCopy, h.paidDead = map[int64]bool{}, map[int64]bool{}
 	dead, _ := st.deadLetters(ctx)
 	for _, dl := range dead {
-		if chat, err := tgjob.ChatID(dl.Group); err == nil && strings.Contains(string(dl.Payload), l.marker) {
+		chat, err := tgjob.ChatID(dl.Group)
+		switch {
+		case err != nil:
+		case strings.Contains(string(dl.Payload), l.marker):
 			h.deadCopy[chat] = true
+		case strings.Contains(string(dl.Payload), l.paidMarker):
+			h.paidDead[chat] = true
+		}
+	}
+	h.paidSent = st.emu.PaidSent()
+	for _, m := range st.emu.AllMessages() {
+		if m.Paid {
+			h.paidAccepted++
+			if !strings.Contains(m.Text, l.paidMarker) {
+				h.paidOther++
+			}
 		}
 	}
 	return h
+}
+
+// got reports whether a chat of h's audience got a message carrying
+// marker (a broadcast started, though its Send's answer never came).
+func got(h history, marker string) bool {
+	for _, c := range h.audience {
+		for _, m := range h.messages[c] {
+			if strings.Contains(m.Text, marker) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // account fills in the figures beyond the verdict.
@@ -327,6 +367,8 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	fmt.Fprintf(&b, "\nsettling ended %s after %.1fs (bound %.0fs: %d sends owed at its start, learned %.1f/s); Valkey used_memory %d -> %d bytes",
 		f.SettleEnd, f.SettleSecs, f.SettleBound, f.SettleLeft, f.SettleRate, f.MemBefore, f.MemAfter)
 	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
+	fmt.Fprintf(&b, "\npaid broadcast: %d audience chats checked (%d dead-lettered, %d copies sent unpaid); progress %d sent, %d failed; the emulator saw %d chats get a copy; paid sends %d (PaidSent), %d messages accepted paid",
+		f.PaidCopies, f.PaidDeadCopies, f.PaidUnpaid, f.PaidProgressSent, f.PaidProgressFailed, f.PaidCopyChats, f.PaidSent, f.PaidAccepted)
 	fmt.Fprintf(&b, "\ngoroutines: %d processes judged (tolerance %d), %d leaks", f.GoroutinesJudged, goroutineTolerance, len(f.Leaks))
 	for _, l := range f.Leaks {
 		b.WriteString("\n  leak: " + l)

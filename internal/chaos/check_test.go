@@ -23,10 +23,20 @@ type history struct {
 	audience  []int64        // chats that must each get one copy
 	copyChats []int64        // every chat that may hold copies (audience and the cast)
 	deadCopy  map[int64]bool // chats whose copy was dead-lettered
-	// admin is the admin's chat as received: the preview (with its
-	// buttons), the broadcast's progress message (edited as it goes) and
+	// admin is the admin's chat as received: each broadcast's preview
+	// (with its buttons), its progress message (edited as it goes) and
 	// the admin's own copy.
 	admin []tgemu.Message
+	// The paid broadcast (allow_paid_broadcast): its text ("" when none
+	// was started; every chat of audience must get one copy, as of the
+	// free one) and the chats whose paid copy was dead-lettered.
+	paidMarker string
+	paidDead   map[int64]bool
+	// paidAccepted is the messages the emulator accepted with
+	// allow_paid_broadcast (tgemu.Message.Paid, every chat), paidSent its
+	// own count of them (tgemu.Emulator.PaidSent), and paidOther the
+	// accepted paid messages that are not a copy of the paid broadcast.
+	paidAccepted, paidSent, paidOther int
 }
 
 // verdict is the checker's account of a history.
@@ -50,7 +60,26 @@ type verdict struct {
 	// disagree with the emulator (sent ≠ CopyChats, or failed ≠ the
 	// copies dead-lettered) or the progress never reached its final text.
 	ProgressSent, ProgressFailed, CopyChats, ProgressOff int
-	Problems                                             []string
+	// The paid broadcast's figures, as the free one's above: the audience
+	// chats checked (PaidCopies), the copies dead-lettered, the final
+	// progress counts against the chats the emulator saw get a paid copy
+	// (PaidProgressOff 1 when they disagree, the progress never said done,
+	// or its "💫 Paid: N copies" is not the chats that got a copy sent
+	// paid). PaidAccepted is the messages the emulator accepted paid and
+	// PaidSent its count of them (tgemu PaidSent): equal, or a problem.
+	// PaidUnpaid is paid copies sent without allow_paid_broadcast (the
+	// balance covers them all: a problem). All 0 in runs recorded before
+	// the paid broadcast, and when it was not started.
+	PaidCopies         int `json:",omitempty"`
+	PaidDeadCopies     int `json:",omitempty"`
+	PaidProgressSent   int `json:",omitempty"`
+	PaidProgressFailed int `json:",omitempty"`
+	PaidCopyChats      int `json:",omitempty"`
+	PaidProgressOff    int `json:",omitempty"`
+	PaidAccepted       int `json:",omitempty"`
+	PaidSent           int `json:",omitempty"`
+	PaidUnpaid         int `json:",omitempty"`
+	Problems           []string
 }
 
 func (v *verdict) problem(format string, args ...any) {
@@ -132,69 +161,148 @@ func check(h history) verdict {
 			v.TapsUnanswered++
 		}
 	}
-	if h.marker == "" {
-		return v
+	if h.marker != "" {
+		b := checkBroadcast(&v, h, h.marker, h.deadCopy, false)
+		v.Copies, v.DeadCopies = b.copies, b.dead
+		v.ProgressSent, v.ProgressFailed, v.CopyChats, v.ProgressOff = b.progressSent, b.progressFailed, b.chats, b.off
 	}
-	v.Copies = len(h.audience)
+	if h.paidMarker != "" {
+		b := checkBroadcast(&v, h, h.paidMarker, h.paidDead, true)
+		v.PaidCopies, v.PaidDeadCopies, v.PaidUnpaid = b.copies, b.dead, b.unpaid
+		v.PaidProgressSent, v.PaidProgressFailed, v.PaidCopyChats, v.PaidProgressOff = b.progressSent, b.progressFailed, b.chats, b.off
+	}
+	checkPaidSends(&v, h)
+	return v
+}
+
+// broadcastFigures are one broadcast's figures (checkBroadcast): the
+// audience chats checked, the copies dead-lettered, the copies of a paid
+// broadcast sent without allow_paid_broadcast, the final progress counts,
+// the chats the emulator saw get a copy (and of a paid broadcast, a copy
+// sent paid), and off 1 when the progress disagrees with them.
+type broadcastFigures struct {
+	copies, dead, unpaid           int
+	progressSent, progressFailed   int
+	chats, paidChats, progressPaid int
+	off                            int
+}
+
+// checkBroadcast checks the broadcast whose copies carry marker: every
+// audience chat has a copy, or its copy was dead-lettered (dead); extra
+// copies in any chat are duplicates (added to v.Duplicates) and a chat of
+// the audience without one is lost (v.Lost). Of a paid broadcast (paid),
+// a copy the emulator did not accept as paid is counted in unpaid and
+// named. Then its progress (checkProgress).
+func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, paid bool) broadcastFigures {
+	name := map[bool]string{false: "broadcast", true: "paid broadcast"}[paid]
+	b := broadcastFigures{copies: len(h.audience)}
 	copies := map[int64]int{}
 	for _, chat := range h.copyChats {
+		sentPaid := false
 		for _, m := range h.messages[chat] {
-			if strings.Contains(m.Text, h.marker) {
-				copies[chat]++
+			if !strings.Contains(m.Text, marker) {
+				continue
 			}
+			copies[chat]++
+			sentPaid = sentPaid || m.Paid
+			if paid && !m.Paid {
+				b.unpaid++
+				v.problem("%s: chat %d got a copy sent without allow_paid_broadcast", name, chat)
+			}
+		}
+		if sentPaid {
+			b.paidChats++
+		}
+		if copies[chat] > 0 {
+			b.chats++
 		}
 		v.Duplicates += max(0, copies[chat]-1)
 	}
 	for _, chat := range h.audience {
-		if copies[chat] == 0 && h.deadCopy[chat] {
-			v.DeadCopies++
+		if copies[chat] == 0 && dead[chat] {
+			b.dead++
 			continue
 		}
 		if copies[chat] == 0 {
 			v.Lost++
-			v.problem("broadcast: chat %d has no copy", chat)
+			v.problem("%s: chat %d has no copy", name, chat)
 		}
 	}
-	checkProgress(&v, h)
-	return v
+	checkProgress(v, h, marker, paid, &b)
+	return b
 }
 
-// checkProgress compares the broadcast's final progress counts with what
-// the emulator received: sent is the chats with a copy (a copy sent twice
-// counts once, as the tracker counts a chat's copy once), failed the
-// copies dead-lettered; a progress that never said "done" is off too.
-func checkProgress(v *verdict, h history) {
-	chats := 0
-	for _, chat := range h.copyChats {
-		for _, m := range h.messages[chat] {
-			if strings.Contains(m.Text, h.marker) {
-				chats++
-				break
-			}
-		}
-	}
+// paidModeRE reads a done paid broadcast's mode line (internal/broadcast's
+// modeText): the copies its tracker counted sent paid.
+var paidModeRE = regexp.MustCompile(`(?m)^💫 Paid: (\d+) copies`)
+
+// checkProgress compares the final progress counts of the broadcast of
+// marker (the admin's progress message: a paid broadcast's is the one
+// with the "💫 Paid" line, a free one's the one without) with what the
+// emulator received: sent is the chats with a copy (a copy sent twice
+// counts once, as the tracker counts a chat's copy once; the admin's own
+// included, the preview with its buttons not), failed the copies
+// dead-lettered, and a paid broadcast's "💫 Paid: N copies" the chats that
+// got a copy sent paid; a progress that never said "done" is off too.
+func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcastFigures) {
+	name := map[bool]string{false: "broadcast", true: "paid broadcast"}[paid]
 	var progress string
 	for _, m := range h.admin {
 		switch txt := m.CurrentText(); {
 		case progressRE.MatchString(txt):
-			progress = txt
-		case strings.Contains(m.Text, h.marker) && m.ReplyMarkup == "": // the admin's own copy (the preview has buttons)
-			chats++
+			if strings.Contains(txt, "\n💫 Paid") == paid {
+				progress = txt
+			}
+		case strings.Contains(m.Text, marker) && m.ReplyMarkup == "": // the admin's own copy (the preview has buttons)
+			b.chats++
+			if m.Paid {
+				b.paidChats++
+			}
+			if paid && !m.Paid {
+				b.unpaid++
+				v.problem("%s: the admin got a copy sent without allow_paid_broadcast", name)
+			}
 		}
 	}
-	v.CopyChats = chats
 	m := progressRE.FindStringSubmatch(progress)
 	if m == nil || m[1] != "✅ Broadcast done" {
-		v.ProgressOff = 1
-		v.problem("broadcast: the progress never said done: %q", progress)
+		b.off = 1
+		v.problem("%s: the progress never said done: %q", name, progress)
 		return
 	}
-	v.ProgressSent, _ = strconv.Atoi(m[2])
-	v.ProgressFailed, _ = strconv.Atoi(m[3])
-	if v.ProgressSent != chats || v.ProgressFailed != v.DeadCopies {
-		v.ProgressOff = 1
-		v.problem("broadcast: the progress says %d sent, %d failed; the emulator saw %d chats get a copy, %d dead-lettered",
-			v.ProgressSent, v.ProgressFailed, chats, v.DeadCopies)
+	b.progressSent, _ = strconv.Atoi(m[2])
+	b.progressFailed, _ = strconv.Atoi(m[3])
+	if b.progressSent != b.chats || b.progressFailed != b.dead {
+		b.off = 1
+		v.problem("%s: the progress says %d sent, %d failed; the emulator saw %d chats get a copy, %d dead-lettered",
+			name, b.progressSent, b.progressFailed, b.chats, b.dead)
+	}
+	if !paid {
+		return
+	}
+	pm := paidModeRE.FindStringSubmatch(progress)
+	if pm == nil {
+		b.off = 1
+		v.problem("%s: the progress has no \"💫 Paid: N copies\" line: %q", name, progress)
+		return
+	}
+	b.progressPaid, _ = strconv.Atoi(pm[1])
+	if b.progressPaid != b.paidChats {
+		b.off = 1
+		v.problem("%s: the progress says %d copies paid; the emulator saw %d chats get a copy sent paid", name, b.progressPaid, b.paidChats)
+	}
+}
+
+// checkPaidSends compares the emulator's paid count (PaidSent) with the
+// messages it accepted paid, and names accepted paid messages that are no
+// copy of the paid broadcast (a reply or a free copy sent paid).
+func checkPaidSends(v *verdict, h history) {
+	v.PaidAccepted, v.PaidSent = h.paidAccepted, h.paidSent
+	if h.paidSent != h.paidAccepted {
+		v.problem("paid sends: the emulator counted %d (PaidSent), it accepted %d messages paid", h.paidSent, h.paidAccepted)
+	}
+	if h.paidOther > 0 {
+		v.problem("paid sends: %d messages accepted paid are not a copy of the paid broadcast", h.paidOther)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -61,6 +62,10 @@ type load struct {
 	sendTaps  int
 	sent      bool
 	audienceN int
+	// The admin's paid broadcast (allow_paid_broadcast, 💫 Send paid),
+	// after the free one: its marker and whether its Send was answered.
+	paidMarker string
+	paidSent   bool
 	errs      []string // what the players could not do (an answer never came)
 }
 
@@ -276,7 +281,9 @@ func (l *load) flooder(ctx context.Context, at time.Duration) {
 }
 
 // admin: /start, then raises the first group's weight, then previews a
-// free broadcast to everyone and taps its Send (again if unanswered).
+// free broadcast to everyone and taps its ✅ Send free, then previews a
+// paid one to everyone and taps its 💫 Send paid (each again if
+// unanswered), l.d/10 apart.
 func (l *load) admin(ctx context.Context) {
 	if _, err := l.say(adminID, "/start"); err != nil {
 		l.fail("admin: %v", err)
@@ -290,11 +297,31 @@ func (l *load) admin(ctx context.Context) {
 		l.fail("admin: /weight never answered")
 	}
 	sleep(ctx, l.d/10)
-	before = len(l.emu().Messages(adminID))
-	l.logf("load: admin previews the broadcast %q", l.marker)
-	if _, err := l.say(adminID, "/broadcast "+l.marker); err != nil {
-		l.fail("admin: %v", err)
+	if l.broadcast(ctx, l.marker, "✅ Send free") {
+		l.mu.Lock()
+		l.sent = true
+		l.mu.Unlock()
+	}
+	sleep(ctx, l.d/10)
+	if ctx.Err() != nil {
 		return
+	}
+	if l.broadcast(ctx, l.paidMarker, "💫 Send paid") {
+		l.mu.Lock()
+		l.paidSent = true
+		l.mu.Unlock()
+	}
+}
+
+// broadcast previews a broadcast of text and taps the preview's button
+// labelled send (at most 3 times, until one tap is answered); true when a
+// tap was answered. What does not come is a player's failure (l.fail).
+func (l *load) broadcast(ctx context.Context, text, send string) bool {
+	before := len(l.emu().Messages(adminID))
+	l.logf("load: admin previews the broadcast %q", text)
+	if _, err := l.say(adminID, "/broadcast "+text); err != nil {
+		l.fail("admin: %v", err)
+		return false
 	}
 	var msg int
 	var data map[string]string
@@ -303,28 +330,26 @@ func (l *load) admin(ctx context.Context) {
 			return false
 		}
 		msg, data = board(l.emu(), adminID)
-		return data["✅ Send"] != ""
+		return data[send] != ""
 	}) {
-		l.fail("admin: the broadcast's preview never came")
-		return
+		l.fail("admin: the preview of %q with %s never came (buttons %v)", text, send, slices.Collect(maps.Keys(data)))
+		return false
 	}
 	for try := 0; try < 3 && ctx.Err() == nil; try++ {
 		u, err := l.emu().InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: msg,
-			From: models.User{ID: adminID, FirstName: "Admin"}, Data: data["✅ Send"]})
+			From: models.User{ID: adminID, FirstName: "Admin"}, Data: data[send]})
 		if err != nil {
-			l.fail("admin: tap Send: %v", err)
-			return
+			l.fail("admin: tap %s: %v", send, err)
+			return false
 		}
 		l.mu.Lock()
 		l.taps = append(l.taps, u.CallbackQuery.ID)
 		l.sendTaps++
 		l.mu.Unlock()
 		if waitFor(ctx, 20*time.Second, func() bool { return answered(l.emu(), u.CallbackQuery.ID) }) {
-			l.mu.Lock()
-			l.sent = true
-			l.mu.Unlock()
-			l.logf("load: admin's Send answered (tap %d)", try+1)
-			return
+			l.logf("load: admin's %s answered (tap %d)", send, try+1)
+			return true
 		}
 	}
+	return false
 }

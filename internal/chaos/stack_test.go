@@ -36,6 +36,15 @@ const (
 	globalRate = 50
 	chatRate   = 20
 	groupRate  = 600 // messages/min per group
+	// replyRate is the bot's TELEGRAM_REPLY_RATE: a reply budget apart
+	// from the bulk one, which paid broadcasts need (the config refuses
+	// TELEGRAM_PAID_BROADCAST_RATE with one shared budget); replies and
+	// bulk together start at globalRate, the emulator's one window, and
+	// are probed upward from there (docs/delivery.md).
+	replyRate = globalRate
+	// paidRate is the bot's TELEGRAM_PAID_BROADCAST_RATE (the emulator's
+	// paid window is 1,000/s): the paid broadcast's audience in seconds.
+	paidRate = 100
 	senders    = 8
 	// lease is the bot's WORKER_LEASE and HANDLER_LEASE; a SIGSTOP lasts
 	// longer, so the frozen process's work is taken over while it sleeps.
@@ -104,6 +113,7 @@ func startStack(t *testing.T, bin string) *stack {
 		st.clients[i] = c
 		l := notifier.DefaultLimits()
 		l.GlobalPerSecond, l.PrivatePerSecond = globalRate, chatRate
+		l.ReplyPerSecond, l.PaidPerSecond = replyRate, paidRate
 		store, err := notifier.NewStore(c, l, 0, lanes.WithTag(tag))
 		require.NoError(t, err)
 		st.stores[i] = store
@@ -174,7 +184,8 @@ func (st *stack) env(role string) []string {
 		"TELEGRAM_GLOBAL_RATE=" + strconv.Itoa(globalRate),
 		"TELEGRAM_CHAT_RATE=" + strconv.Itoa(chatRate),
 		"TELEGRAM_GROUP_RATE=" + strconv.Itoa(groupRate),
-		"TELEGRAM_REPLY_RATE=0", // one shared budget, as the emulator's
+		"TELEGRAM_REPLY_RATE=" + strconv.Itoa(replyRate),
+		"TELEGRAM_PAID_BROADCAST_RATE=" + strconv.Itoa(paidRate),
 		"WORKERS=" + strconv.Itoa(senders),
 		"WORKER_LEASE=" + lease.String(),
 		"HANDLER_LEASE=" + lease.String(),
