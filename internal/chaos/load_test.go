@@ -66,7 +66,7 @@ type load struct {
 	// after the free one: its marker and whether its Send was answered.
 	paidMarker string
 	paidSent   bool
-	errs      []string // what the players could not do (an answer never came)
+	errs       []string // what the players could not do (an answer never came)
 }
 
 func (l *load) fail(format string, args ...any) {

@@ -45,7 +45,7 @@ const (
 	// paidRate is the bot's TELEGRAM_PAID_BROADCAST_RATE (the emulator's
 	// paid window is 1,000/s): the paid broadcast's audience in seconds.
 	paidRate = 100
-	senders    = 8
+	senders  = 8
 	// lease is the bot's WORKER_LEASE and HANDLER_LEASE; a SIGSTOP lasts
 	// longer, so the frozen process's work is taken over while it sleeps.
 	lease = 5 * time.Second
