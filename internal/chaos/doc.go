@@ -5,7 +5,8 @@
 // emulator (internal/tgemu) with Telegram's limits scaled as in the
 // failure tests; a load of players (groups playing by typing, private
 // chats playing by tapping, /start rushes, a flooding user, an admin who
-// changes a weight and starts a free broadcast to a known audience); and
+// changes a weight and starts a free broadcast to a known audience, then
+// a paid one, allow_paid_broadcast, to the same chats); and
 // faults drawn from a seed (math/rand/v2), overlapping: kill -9, SIGTERM
 // and SIGSTOP past the lease of any bot process (each restarted), Valkey
 // restarted and failed over to its replica, busy with a long script
@@ -18,7 +19,9 @@
 // answered (lost = 0); duplicates are counted against the sends in flight
 // at the faults; replies in each group come in the order of their updates,
 // and each guess's reply carries its attempt number (applied once); every
-// broadcast copy reaches its chat once; the queues are drained, no lease
+// copy of either broadcast reaches its chat once (a paid one sent paid) or
+// is dead-lettered, and each broadcast's final progress and the
+// emulator's paid count are what the emulator received; the queues are drained, no lease
 // left, no bot process died on its own. The run prints its seed, the
 // faults with their times and the figures; a failed check names the
 // command that reproduces it (make chaos SEED=... DURATION=...).

@@ -22,8 +22,9 @@ const (
 	// × 2^5 ± 20%, 38.4 s at most).
 	settleStall = 60 * time.Second
 	// settleSlack is how many times what the work left needs at the
-	// learned rate the settling may last (replies, edits and copies share
-	// the one budget, and the rate climbs back only slowly).
+	// learned rate the settling may last (replies, edits and free copies
+	// share the total over the reply and bulk budgets, and the rate climbs
+	// back only slowly; paid copies go apart, at the paid rate).
 	settleSlack = 2
 	// settleCap is the most any settling lasts, whatever the work left.
 	settleCap = 15 * time.Minute
