@@ -15,6 +15,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/broadcast"
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -57,7 +58,7 @@ func TestBroadcastTo25Chats(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // nothing more may arrive
 	got := 0
 	for _, c := range chats {
-		n := copiesTo(h.emu, c, text)
+		n := testkit.CopiesIn(h.emu, c, text)
 		want := 1
 		if c == blocked {
 			want = 0

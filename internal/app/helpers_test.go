@@ -553,17 +553,6 @@ func (h *harness) keyBytes(k string) int64 {
 func requireEachOnce(t *testing.T, emu *tgemu.Emulator, chats []int64, text string) {
 	t.Helper()
 	for _, c := range chats {
-		require.Equal(t, 1, copiesTo(emu, c, text), "chat %d gets the broadcast once", c)
+		require.Equal(t, 1, testkit.CopiesIn(emu, c, text), "chat %d gets the broadcast once", c)
 	}
-}
-
-// copiesTo counts chat's messages whose text is text.
-func copiesTo(emu *tgemu.Emulator, chat int64, text string) int {
-	n := 0
-	for _, m := range emu.Messages(chat) {
-		if m.Text == text {
-			n++
-		}
-	}
-	return n
 }

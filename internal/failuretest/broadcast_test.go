@@ -119,13 +119,13 @@ func testBroadcastKilled(t *testing.T, bin string) {
 	require.NoError(t, err)
 	var lost, dups int
 	for i := range int64(chatsN - 1) {
-		n := copiesIn(emu, first+i, text)
+		n := testkit.CopiesIn(emu, first+i, text)
 		if n == 0 {
 			lost++
 		}
 		dups += max(n-1, 0)
 	}
-	adminCopies := copiesIn(emu, bcAdmin, text)
+	adminCopies := testkit.CopiesIn(emu, bcAdmin, text)
 	var progress []tgemu.Message
 	for _, m := range emu.Messages(bcAdmin) {
 		if strings.HasPrefix(m.Text, "📣 Broadcast:") || strings.HasPrefix(m.Text, "✅ Broadcast done:") {
@@ -151,17 +151,6 @@ func testBroadcastKilled(t *testing.T, bin string) {
 		return false, ""
 	}))
 	require.False(t, w2.Exited(), "the new worker is still running: %v", w2.ExitErr())
-}
-
-// copiesIn counts the messages of chat whose text is text.
-func copiesIn(emu *tgemu.Emulator, chat int64, text string) int {
-	n := 0
-	for _, m := range emu.Messages(chat) {
-		if m.Text == text {
-			n++
-		}
-	}
-	return n
 }
 
 // stallAfter is how long a wait of the broadcast scenario goes without

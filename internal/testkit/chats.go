@@ -68,3 +68,15 @@ func Keyboard(t testing.TB, markup string) ([][]string, map[string]string) {
 	}
 	return rows, data
 }
+
+// CopiesIn counts chat's messages on emu whose text is text (a broadcast's
+// copies to it: 1 is once, 0 lost, more repeated).
+func CopiesIn(emu *tgemu.Emulator, chat int64, text string) int {
+	n := 0
+	for _, m := range emu.Messages(chat) {
+		if m.Text == text {
+			n++
+		}
+	}
+	return n
+}
