@@ -149,7 +149,7 @@ func TestComposeBroadcastPreviewsThenStartsOnceAuditedAsConsole(t *testing.T) {
 	require.Equal(t, "✅ Send", pv.Confirm)
 	answer, err := ad.StartBroadcast(ctx, WhoConsole, pv.Token)
 	require.NoError(t, err)
-	m := regexp.MustCompile(`^✅ Sent to 2 chats: broadcast (bc_\w+)\.$`).FindStringSubmatch(answer)
+	m := regexp.MustCompile(`^📣 Sending to 2 chats: broadcast (bc_\w+)\.$`).FindStringSubmatch(answer)
 	require.NotNil(t, m, answer)
 	id := m[1]
 	again, err := ad.StartBroadcast(ctx, WhoConsole, pv.Token)

@@ -618,7 +618,7 @@ func (ad *Admin) ComposeBroadcast(ctx context.Context, c Composition) (ComposedP
 // StartBroadcast is the confirmation of composed preview token by who: the
 // Telegram preview's Send (the same broadcast start and audit entry,
 // ActionSent), once per preview however often it is confirmed; it
-// returns the answer ("✅ Sent to 3 chats: broadcast bc_….", "📣 Started
+// returns the answer ("📣 Sending to 3 chats: broadcast bc_….", "📣 Started
 // to 3 chats, spread over 2 h: …", "🕘 Scheduled for …", "Already sent
 // (broadcast bc_…)."). Errors: an
 // *InputError for an unknown or expired preview (nothing sent); the

@@ -108,7 +108,7 @@ const (
 // StartComposed starts the broadcast of composed preview token (Compose)
 // for who (the console's name), as the Telegram preview's Send does
 // (launch: the same broadcast, keyed by the preview, and the same audit
-// entry), and returns its id and the answer: "✅ Sent to 3 chats:
+// entry), and returns its id and the answer: "📣 Sending to 3 chats:
 // broadcast bc_….", "📣 Started to 3 chats, spread over 2 h: broadcast
 // bc_….", or "🕘 Scheduled for … to 3 chats: broadcast bc_…." (settle). It starts one broadcast per preview however often it is
 // confirmed: the first confirmation decides the preview (decide.lua) and

@@ -93,14 +93,14 @@ func TestComposedBroadcastStartsOnceHoweverOftenConfirmed(t *testing.T) {
 	var id string
 	started := 0
 	for _, r := range results {
-		if strings.HasPrefix(r.answer, "✅ Sent to 3 chats: broadcast ") {
+		if strings.HasPrefix(r.answer, "📣 Sending to 3 chats: broadcast ") {
 			started++
 			id = r.id
 		}
 	}
 	require.Equal(t, 1, started, "one confirmation starts it: %v", results)
 	for _, r := range results {
-		require.Contains(t, []result{{id, "✅ Sent to 3 chats: broadcast " + id + "."}, {id, "Already sent (broadcast " + id + ")."}, {"", composedStarted}}, r)
+		require.Contains(t, []result{{id, "📣 Sending to 3 chats: broadcast " + id + "."}, {id, "Already sent (broadcast " + id + ")."}, {"", composedStarted}}, r)
 	}
 	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 3 chats"}, trail.recorded(), "audited once, as the Telegram path words it")
 	p, err := s.notifier.Progress(ctx, id)
@@ -257,7 +257,7 @@ func TestAFailedConfirmationIsCompletedByTheNext(t *testing.T) {
 	failing.fail = false
 	id, answer, err := s.StartComposed(ctx, "console", pv.Token)
 	require.NoError(t, err)
-	require.Equal(t, "✅ Sent to 1 chats: broadcast "+id+".", answer)
+	require.Equal(t, "📣 Sending to 1 chats: broadcast "+id+".", answer)
 	require.Equal(t, []string{"console|" + ActionSent + "|" + id + " to 1 chats"}, failing.recorded())
 	p, err := s.notifier.Progress(ctx, id)
 	require.NoError(t, err)
@@ -329,7 +329,7 @@ func TestASpreadBroadcastSaysStartedNotSentAtItsStart(t *testing.T) {
 		want string // the answer, %s the broadcast id
 	}{
 		{"2h", "📣 Started to 3 chats, spread over 2 h: broadcast %s."},
-		{"", "✅ Sent to 3 chats: broadcast %s."},
+		{"", "📣 Sending to 3 chats: broadcast %s."},
 	} {
 		pv, err := s.Compose(ctx, Composition{Text: "spread " + tc.over, Over: tc.over})
 		require.NoError(t, err)

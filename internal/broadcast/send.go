@@ -195,7 +195,7 @@ func (s *Service) scheduled(p preview) bool {
 // preview records the broadcast id, its progress is tracked (trackProgress;
 // again: this is a run again of a start that may have enqueued the
 // progress message) and the Tracker woken. It returns what the preview
-// says then: "✅ Sent to 3 chats: broadcast bc_….", spread (started, not
+// says then: "📣 Sending to 3 chats: broadcast bc_….", spread (started, not
 // sent yet) "📣 Started to 3 chats, spread over 2 h: broadcast bc_….", or
 // "🕘 Scheduled for 2026-12-05 20:00 UTC to 3 chats: broadcast bc_….".
 // Errors: the store's
@@ -214,7 +214,7 @@ func (s *Service) settle(ctx context.Context, p preview, id string, mode sendMod
 	if p.Plan.Spread > 0 { // nothing is sent yet: the copies go out over the spread
 		return fmt.Sprintf("📣 Started to %d chats%s, spread over %s: broadcast %s.", p.Chats, mode.text(), humanDuration(p.Plan.Spread), id), nil
 	}
-	return fmt.Sprintf("✅ Sent to %d chats%s: broadcast %s.", p.Chats, mode.text(), id), nil
+	return fmt.Sprintf("📣 Sending to %d chats%s: broadcast %s.", p.Chats, mode.text(), id), nil
 }
 
 // trackProgress tracks broadcast id's progress, unless it is tracked

@@ -249,7 +249,7 @@ func TestComposeABroadcastInTheBrowser(t *testing.T) {
 		return got
 	}
 	require.Empty(t, count(now), "nothing sent before the confirmation")
-	m := regexp.MustCompile(`^✅ Sent to 5 chats: broadcast (bc_\w+)\.$`).FindStringSubmatch(b.submit("confirm", "#confirm"))
+	m := regexp.MustCompile(`^📣 Sending to 5 chats: broadcast (bc_\w+)\.$`).FindStringSubmatch(b.submit("confirm", "#confirm"))
 	require.NotNil(t, m)
 	id := m[1]
 	ctx := context.Background()

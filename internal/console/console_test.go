@@ -564,7 +564,7 @@ func TestComposePaidUpToTheStarsBalance(t *testing.T) {
 
 	answer, ok := flash(t, b.post("/broadcasts/confirm", url.Values{"token": {tok[1]}}))
 	require.True(t, ok, answer)
-	m := regexp.MustCompile(`^✅ Sent to 3 chats \(paid up to the balance, then free\): broadcast (bc_\w+)\.$`).FindStringSubmatch(answer)
+	m := regexp.MustCompile(`^📣 Sending to 3 chats \(paid up to the balance, then free\): broadcast (bc_\w+)\.$`).FindStringSubmatch(answer)
 	require.NotNil(t, m, answer)
 	paid, free := 0, 0
 	require.Eventually(t, func() bool {
