@@ -57,7 +57,8 @@ type jobData struct {
 
 // job is the Job page: find a job by id in every queue and show where it
 // stands, its attempts, its last failure and its payload. A broadcast's
-// id (bc_…) is sent to its page; a malformed id is answered on the page.
+// id (bc_…) is sent to its page; a malformed id is answered on the page
+// with HTTP 400, an id no queue holds with 404 (both still readable pages).
 func (c *Console) job(w http.ResponseWriter, r *http.Request, sid string, s session) {
 	d := jobData{Query: strings.TrimSpace(r.URL.Query().Get("id"))}
 	if strings.HasPrefix(d.Query, notifier.BroadcastIDPrefix) {
@@ -76,7 +77,14 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request, sid string, s sess
 		}
 		d.Found, d.Searched = found, err == nil
 	}
-	c.render(w, r, sid, s, "job", "Job", d)
+	code := http.StatusOK
+	switch {
+	case d.Error != "":
+		code = http.StatusBadRequest
+	case d.Searched && len(d.Found) == 0:
+		code = http.StatusNotFound
+	}
+	c.renderStatus(w, r, sid, s, code, "job", "Job", d)
 }
 
 // jobsData is the Jobs page: a lane's pending jobs, or a queue's retries.

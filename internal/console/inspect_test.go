@@ -22,7 +22,8 @@ import (
 // lane's park), attempts and payload (its text); the Jobs page lists its
 // lane's pending jobs in send order, each linked to its Job page; a
 // malformed id is refused with an answer on the page, a broadcast's id
-// opens the broadcast's page, and an id no queue holds says so. No page shows the bot token (every answer is checked).
+// opens the broadcast's page, and an id no queue holds says so (404; a
+// malformed id 400). No page shows the bot token (every answer is checked).
 func TestJobPageFindsAJobByIDAndShowsWhereItStands(t *testing.T) {
 	t.Parallel()
 	e := start(t)
@@ -57,14 +58,15 @@ func TestJobPageFindsAJobByIDAndShowsWhereItStands(t *testing.T) {
 	require.IsIncreasing(t, at, "in send order")
 
 	resp, page := b.get("/job?id=job_nope")
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "a malformed id")
 	require.Contains(t, page, `<p class="flash bad" id="job-error">❌ &#34;job_nope&#34; is not a job id`, "answered on the page")
 	bc := "bc_" + strings.Repeat("0", 26)
 	resp, _ = b.get("/job?id=" + bc)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "a broadcast's id")
 	require.Equal(t, "/broadcast?id="+bc, resp.Header.Get("Location"))
 	unknown := "job_" + strings.Repeat("0", 26)
-	_, page = b.get("/job?id=" + unknown)
+	resp, page = b.get("/job?id=" + unknown)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "an id no queue holds")
 	require.Contains(t, page, `id="job-none"`)
 	_, page = b.get("/jobs?queue=notify")
 	require.Contains(t, page, "Retrying in notify")
