@@ -150,10 +150,12 @@ function started(el) {
 // live reads the page again (its own address; the server leaves the
 // flash alone) and replaces each .live part that changed, unless the
 // operator is in it (a field being typed into, a button being pressed).
+// A 404 is a page too (a job no queue holds any more: sent, or a
+// broadcast unknown), shown as any other.
 async function live() {
   if (document.hidden) return;
   const r = await fetch(location.href, { credentials: "same-origin", headers: { "X-Console-Live": "1" } });
-  if (!r.ok) return;
+  if (!r.ok && r.status !== 404) return;
   const fresh = new DOMParser().parseFromString(await r.text(), "text/html");
   for (const el of document.querySelectorAll(".live[id]")) {
     const next = fresh.getElementById(el.id);
