@@ -15,7 +15,11 @@ import (
 // leases: a live claimer's slow job stays covered by its lease, a dead
 // one's goes back to its lane in seconds.
 
-func validClaimer(c string) bool { return c != "" && len(c) <= MaxClaimerBytes && nameBytes(c, "._:/-") }
+// validClaimer reports whether c is a claimer id: 1..MaxClaimerBytes of
+// [A-Za-z0-9._:/-].
+func validClaimer(c string) bool {
+	return c != "" && len(c) <= MaxClaimerBytes && nameBytes(c, "._:/-")
+}
 
 // Heartbeat records that claimer, which claims from queues, is alive now
 // (server clock), in each queue's {T}:q:Q:claimers. Call it at least

@@ -20,7 +20,6 @@ const (
 	MaxQueueNameBytes = 64
 )
 
-
 // QueueConfig says how one queue serves its lanes. All processes sharing a
 // store must use the same configs.
 type QueueConfig struct {
