@@ -77,12 +77,14 @@ play:
 ## the bot in split roles on Valkey with a replica behind a TCP proxy, the emulator, a load of players, faults drawn
 ## from SEED (default: the time) for DURATION (default 10m); a failure names the SEED that reproduces it. With
 ## CHAOS_RECORD=docs/chaos-runs.jsonl the run's figures are appended there (then make chaos-table; a relative path is
-## the checkout's: the test itself runs in internal/chaos).
+## the checkout's: the test itself runs in internal/chaos). INTAKE=webhook: updates come by webhook (the emulator
+## POSTs them to the poller's receiver and resends what was not answered 2xx) instead of getUpdates (INTAKE=poller).
 SEED     ?= $(shell date +%s)
 DURATION ?= 10m
+INTAKE   ?= poller
 chaos:
 	./scripts/ensure-valkey.sh "the chaos run"
-	CHAOS_SEED=$(SEED) CHAOS_DURATION=$(DURATION) CHAOS_RECORD=$(if $(CHAOS_RECORD),$(abspath $(CHAOS_RECORD))) \
+	CHAOS_SEED=$(SEED) CHAOS_DURATION=$(DURATION) CHAOS_INTAKE=$(INTAKE) CHAOS_RECORD=$(if $(CHAOS_RECORD),$(abspath $(CHAOS_RECORD))) \
 		$(GO) test -count=1 -v -run '^TestChaos$$' -timeout 0 ./internal/chaos/
 
 ## chaos-table: docs/chaos.md's table of runs, made from docs/chaos-runs.jsonl

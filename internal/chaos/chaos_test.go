@@ -1,9 +1,11 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -30,10 +32,11 @@ const (
 	envSeed     = "CHAOS_SEED"     // the seed (an unsigned integer)
 	envDuration = "CHAOS_DURATION" // the load's duration (a Go duration)
 	envRecord   = "CHAOS_RECORD"   // a file the run's figures are appended to (JSON lines)
+	envIntake   = "CHAOS_INTAKE"   // how updates come in: poller (the default) or webhook
 )
 
-// TestChaos is make chaos: a run with CHAOS_SEED and CHAOS_DURATION,
-// skipped without them.
+// TestChaos is make chaos: a run with CHAOS_SEED and CHAOS_DURATION (and
+// CHAOS_INTAKE, poller by default), skipped without them.
 func TestChaos(t *testing.T) {
 	s, d := os.Getenv(envSeed), os.Getenv(envDuration)
 	if s == "" || d == "" {
@@ -44,7 +47,9 @@ func TestChaos(t *testing.T) {
 	dur, err := time.ParseDuration(d)
 	require.NoError(t, err, "%s", envDuration)
 	require.GreaterOrEqual(t, dur, 30*time.Second, "%s: at least 30s", envDuration)
-	runChaos(t, seed, dur)
+	intake := cmp.Or(os.Getenv(envIntake), intakePoller)
+	require.Contains(t, []string{intakePoller, intakeWebhook}, intake, "%s: poller or webhook", envIntake)
+	runChaos(t, seed, dur, intake)
 }
 
 // TestChaos60sFixedSeed: a minute of faults drawn from a fixed seed loses
@@ -54,13 +59,17 @@ func TestChaos60sFixedSeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of chaos; not with -short")
 	}
-	runChaos(t, fixedSeed, time.Minute)
+	runChaos(t, fixedSeed, time.Minute, intakePoller)
 }
 
 // figures are one run's account (a line of the docs' table).
 type figures struct {
-	Seed        uint64         `json:"seed"`
-	Duration    string         `json:"duration"`
+	Seed     uint64 `json:"seed"`
+	Duration string `json:"duration"`
+	// Intake is how updates came in: intakePoller or intakeWebhook (""
+	// in runs recorded before webhook runs: the poller); a webhook run's
+	// deliveries are in hookFigures.
+	Intake      string         `json:"intake,omitempty"`
 	Faults      map[string]int `json:"faults"`
 	FaultErrors int            `json:"fault_errors"`
 	verdict
@@ -96,7 +105,11 @@ type figures struct {
 	Leaks            []string `json:"goroutine_leaks,omitempty"`
 	Flood            int      `json:"flood"`
 	FloodReply       int      `json:"flood_replies"`
-	Pass             bool     `json:"pass"`
+	hookFigures
+	Pass bool `json:"pass"`
+	// throttles names each limiter 429 (not recorded): when, the chat,
+	// Telegram's text and the sends accepted in the second before it.
+	throttles []string
 }
 
 // audienceSize is the broadcast's known audience for a run of d: 500
@@ -110,13 +123,17 @@ func audienceSize(d time.Duration) int { return min(5000, max(500, int(500*d/tim
 // internal/app's TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop).
 func starBalance(audience int) int64 { return int64(2 * (audience + 1000)) }
 
-// runChaos is one whole run: the stack, the load and the faults for d,
-// the settling, the checks, the report.
-func runChaos(t *testing.T, seed uint64, d time.Duration) {
+// runChaos is one whole run of intake mode intake (intakePoller or
+// intakeWebhook): the stack, the load and the faults for d, the settling,
+// the checks, the report.
+func runChaos(t *testing.T, seed uint64, d time.Duration, intake string) {
 	if _, err := valkeyserver.Binary(); err != nil {
 		testkit.SkipOrFail(t, "no valkey-server: "+err.Error())
 	}
 	repro := fmt.Sprintf("make chaos SEED=%d DURATION=%s", seed, d)
+	if intake != intakePoller {
+		repro += " INTAKE=" + intake
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("FAILED: seed %d; reproduce with: %s", seed, repro)
@@ -124,10 +141,15 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), d+settleCap+5*time.Minute)
 	defer cancel()
-	st := startStack(t, testkit.BuildBot(t))
-	require.True(t, waitFor(ctx, time.Minute, func() bool {
-		return len(requestsFor(st.emu, "getUpdates")) > 0
-	}), "the poller never called getUpdates")
+	st := startStack(t, testkit.BuildBot(t), intake)
+	if intake == intakeWebhook {
+		require.True(t, waitFor(ctx, time.Minute, func() bool { return st.emu.WebhookURL() == st.hookURL() }),
+			"the webhook receiver never set its webhook %s", st.hookURL())
+	} else {
+		require.True(t, waitFor(ctx, time.Minute, func() bool {
+			return len(requestsFor(st.emu, "getUpdates")) > 0
+		}), "the poller never called getUpdates")
+	}
 	audience := audienceSize(d)
 	testkit.AddAudience(t, st.client(), tag, st.emu, audienceFirst, audience)
 	memBefore, err := st.usedMemory(ctx)
@@ -140,7 +162,7 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	for _, f := range faults {
 		sched.WriteString("\n  " + f.String())
 	}
-	t.Logf("chaos: seed %d, %s of load, %d faults scheduled:%s", seed, d, len(faults), sched.String())
+	t.Logf("chaos: seed %d, %s of load, intake %s, %d faults scheduled:%s", seed, d, intake, len(faults), sched.String())
 
 	st.emu.SetStarBalance(starBalance(audience))
 	l := &load{st: st, seed: seed, d: d, logf: t.Logf, marker: fmt.Sprintf("📣 chaos run %d", seed),
@@ -158,7 +180,7 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	<-injected
 	t.Logf("chaos: load and faults over at %.1fs; settling", time.Since(start).Seconds())
 
-	fig := figures{Seed: seed, Duration: d.String(), Faults: map[string]int{}, MemBefore: memBefore}
+	fig := figures{Seed: seed, Duration: d.String(), Intake: intake, Faults: map[string]int{}, MemBefore: memBefore}
 	how := settle(ctx, st, l, 90*time.Second+d/10, t.Logf)
 	fig.Settled, fig.SettleSecs, fig.SettleEnd = how.End == settleDrained, how.Took.Seconds(), how.End
 	fig.SettleBound, fig.SettleLeft, fig.SettleRate = how.Bound.Seconds(), how.Left, how.Rate
@@ -186,6 +208,8 @@ func runChaos(t *testing.T, seed uint64, d time.Duration) {
 	require.LessOrEqual(t, fig.Duplicates, fig.InFlight, "duplicates are at most the sends in flight at the faults (and the held responses)")
 	require.Zero(t, fig.Unconfirmed, "updates never confirmed to Telegram")
 	require.Zero(t, fig.FaultErrors, "faults that could not be applied")
+	require.True(t, fig.keptLimits(), "the limiter's 429s are within the learned budgets' allowance: %d, %d allowed for %d sends",
+		fig.Limiter429, limiterAllowance(fig.Sent), fig.Sent)
 	require.Empty(t, fig.Leaks, "goroutines leaked by the surviving processes")
 	require.Positive(t, fig.GoroutinesJudged, "a surviving process did enough work for its goroutines to be judged")
 	require.Empty(t, l.errs, "what the players could not do")
@@ -280,8 +304,38 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 	es := st.emu.Stats()
 	f.Limiter429, f.Sent = es.TooManyRequests, es.Sent+es.Edits
 	f.Allowed429 = limiterAllowance(f.Sent)
+	sends := st.emu.SendRequests()
+	var why []string // the limiter 429s' texts, in Throttles' order
+	for _, r := range sends {
+		if r.ErrorCode == http.StatusTooManyRequests && r.Fault == tgemu.FaultNone {
+			why = append(why, fmt.Sprintf("%s (retry_after %d)", r.Description, r.RetryAfter))
+		}
+	}
+	for i, th := range tgemu.Throttles(sends) {
+		f.throttles = append(f.throttles, fmt.Sprintf("at %.1fs, chat %d, %s: %d sends accepted in the second before, %d to the chat",
+			th.Time.Sub(in.start).Seconds(), th.ChatID, why[i], th.Global, th.Chat))
+	}
+	// Confirmed: by a getUpdates offset past it, or a webhook delivery
+	// answered 2xx (either way the emulator forgets it).
 	f.Unconfirmed = len(st.emu.PendingUpdates())
-	f.IntakeLag = intakeLag(st.emu, h.group).Seconds()
+	if f.Intake != intakeWebhook {
+		f.IntakeLag = intakeLag(st.emu, h.group).Seconds()
+	} else {
+		ds := st.emu.WebhookDeliveries()
+		f.IntakeLag = webhookLag(ds, h.group).Seconds()
+		var failed []int
+		var back []time.Time
+		downs := receiverDowns(in.start, in.applied())
+		f.hookFigures, failed, back = accountHook(ds, downs, repliesByUpdate(h))
+		for i, s := range downs {
+			ret := "never answered 2xx again"
+			if !back[i].IsZero() {
+				ret = fmt.Sprintf("answered 2xx again %.1fs after the fault's start", back[i].Sub(s.from).Seconds())
+			}
+			t.Logf("webhook: the receiver's fault at %.1fs (for %.1fs): %d deliveries failed in its downtime, %s",
+				s.from.Sub(in.start).Seconds(), s.to.Sub(s.from).Seconds(), failed[i], ret)
+		}
+	}
 	if q, err := st.queues(ctx); err == nil {
 		f.Dead = q.Dead
 	} else {
@@ -349,7 +403,7 @@ func (f figures) ok(l *load, st *stack) bool {
 // report logs the run's faults as they happened and its figures.
 func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "chaos report: seed %d, %s\nfaults as applied (%d):", f.Seed, f.Duration, len(faults))
+	fmt.Fprintf(&b, "chaos report: seed %d, %s, intake %s\nfaults as applied (%d):", f.Seed, f.Duration, cmp.Or(f.Intake, intakePoller), len(faults))
 	for _, a := range faults {
 		fmt.Fprintf(&b, "\n  %s  began %.1fs, %d in flight", a.fault, a.Began.Seconds(), a.InFlight)
 		if a.Err != "" {
@@ -369,9 +423,16 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
 	fmt.Fprintf(&b, "\npaid broadcast: %d audience chats checked (%d dead-lettered, %d copies sent unpaid); progress %d sent, %d failed; the emulator saw %d chats get a copy; paid sends %d (PaidSent), %d messages accepted paid",
 		f.PaidCopies, f.PaidDeadCopies, f.PaidUnpaid, f.PaidProgressSent, f.PaidProgressFailed, f.PaidCopyChats, f.PaidSent, f.PaidAccepted)
+	if f.Intake == intakeWebhook {
+		fmt.Fprintf(&b, "\nwebhook: %d deliveries, %d failed %v (%d in the downtime of %d receiver faults); %d updates resent, %d of them after a failed delivery had reached the receiver, %d resent group updates answered more than once",
+			f.Deliveries, f.Failed, f.Failures, f.DowntimeFailed, f.ReceiverFaults, f.Resent, f.ResentReached, f.ResentDuplicated)
+	}
 	fmt.Fprintf(&b, "\ngoroutines: %d processes judged (tolerance %d), %d leaks", f.GoroutinesJudged, goroutineTolerance, len(f.Leaks))
 	for _, l := range f.Leaks {
 		b.WriteString("\n  leak: " + l)
+	}
+	for _, th := range f.throttles {
+		b.WriteString("\n  limiter 429: " + th)
 	}
 	for _, p := range f.Problems {
 		b.WriteString("\n  problem: " + p)

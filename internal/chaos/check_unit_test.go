@@ -373,3 +373,57 @@ func TestLimiter429sBeyondTheLearnedBudgetsAllowanceFailTheRun(t *testing.T) {
 		require.Equal(t, tc.kept, f.keptLimits(), "%+v", tc)
 	}
 }
+
+// A webhook run's deliveries are accounted for: every POST, the failed
+// ones by kind, the updates resent (and those whose failed delivery had
+// reached the receiver, which may have recorded them), the failures in
+// the receiver's downtime (from its fault's start to the first 2xx after
+// its end), the resent updates answered twice; an update waited until
+// its first delivery answered 2xx.
+func TestCheckerCountsWebhookResendsAndTheReceiversDowntime(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ds := []tgemu.WebhookDelivery{
+		{UpdateID: 1, Status: 200, Time: at(100)},
+		{UpdateID: 2, Err: "Connection refused", Time: at(1100)}, // the receiver down
+		{UpdateID: 2, Err: "Connection refused", Time: at(1300)},
+		{UpdateID: 2, Err: "Connection timed out", Time: at(1500)}, // reached it
+		{UpdateID: 2, Status: 500, Time: at(2100)},                 // up, Valkey failing: reached it
+		{UpdateID: 2, Status: 200, Time: at(2500)},                 // back
+		{UpdateID: 3, Err: "Connection refused", Time: at(2600)},   // after the downtime
+		{UpdateID: 3, Status: 200, Time: at(2800)},
+		{UpdateID: 4, Status: 204, Time: at(2900)},
+	}
+	downs := []span{{at(1000), at(2000)}}
+	f, failed, back := accountHook(ds, downs, map[int64]int{1: 1, 2: 2, 3: 1, 4: 1})
+	require.Equal(t, hookFigures{Deliveries: 9, Failed: 5, Failures: map[string]int{"refused": 3, "timed out": 1, "HTTP 500": 1},
+		Resent: 2, ResentReached: 1, ReceiverFaults: 1, DowntimeFailed: 4, ResentDuplicated: 1}, f)
+	require.Equal(t, []int{4}, failed)
+	require.Equal(t, []time.Time{at(2500)}, back)
+
+	group := []sentUpdate{{id: 1, at: at(0)}, {id: 2, at: at(900)}, {id: 3, at: at(2550)}, {id: 5, at: at(0)}}
+	require.Equal(t, 1600*time.Millisecond, webhookLag(ds, group), "update 2 waited from 0.9 s to its 2xx at 2.5 s; 5 was never confirmed")
+
+	clean, _, _ := accountHook(ds[:1], nil, map[int64]int{1: 1})
+	require.Equal(t, hookFigures{Deliveries: 1}, clean)
+	require.Equal(t, "poller", hookCell("", clean))
+	require.Equal(t, "webhook: 9 posts, 5 failed (4 in 1 receiver downtimes), 2 resent (1 after reaching it, 1 answered twice)", hookCell(intakeWebhook, f))
+}
+
+// The receiver's downtimes are the spans of the process faults on the
+// poller slot, and only those.
+func TestCheckerTakesTheReceiversDowntimeFromItsFaults(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	faults := []applied{
+		{fault: fault{Kind: faultKill, Target: "poller", For: 2 * time.Second}, Began: 10 * time.Second},
+		{fault: fault{Kind: faultKill, Target: "worker-1", For: 2 * time.Second}, Began: 11 * time.Second},
+		{fault: fault{Kind: faultStop, Target: "poller", For: 7 * time.Second}, Began: 20 * time.Second},
+		{fault: fault{Kind: fault5xx, Target: fault5xx, For: 3 * time.Second}, Began: 30 * time.Second},
+		{fault: fault{Kind: faultTerm, Target: "poller", For: time.Second}, Began: 40 * time.Second},
+	}
+	require.Equal(t, []span{
+		{start.Add(10 * time.Second), start.Add(12 * time.Second)},
+		{start.Add(20 * time.Second), start.Add(27 * time.Second)},
+		{start.Add(40 * time.Second), start.Add(41 * time.Second)},
+	}, receiverDowns(start, faults))
+}

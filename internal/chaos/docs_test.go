@@ -55,8 +55,8 @@ func TestDocsTableIsTheRecord(t *testing.T) {
 // Markdown table, one row a run in the record's order.
 func runsTable(jsonl []byte) (string, error) {
 	var b strings.Builder
-	b.WriteString("| seed | duration | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
-	b.WriteString("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
+	b.WriteString("| seed | duration | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
+	b.WriteString("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
 	sc := bufio.NewScanner(bytes.NewReader(jsonl))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -101,8 +101,8 @@ func runsTable(jsonl []byte) (string, error) {
 		if !f.Pass {
 			result = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
-			f.Seed, f.Duration, strings.Join(kinds, ", "), f.SelfExits, f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
+			f.Seed, f.Duration, hookCell(f.Intake, f.hookFigures), strings.Join(kinds, ", "), f.SelfExits, f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
 			f.Copies, f.DeadCopies, f.Lost, f.FloodNotices, f.IntakeLag, f.Duplicates, f.InFlight, f.OrderViolations, f.Wrong, limiter, f.Injected429,
 			progress, paid, leaks, float64(f.MemBefore)/(1<<20), float64(f.MemAfter)/(1<<20), f.SettleSecs, end, result)
 	}

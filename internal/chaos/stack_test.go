@@ -54,6 +54,29 @@ const (
 	tag     = lanes.DefaultTag
 )
 
+// Intake modes of a run (CHAOS_INTAKE): the poller slot fetches updates
+// with getUpdates (intakePoller, the default) or receives them on a
+// webhook (intakeWebhook: BOT_ROLE=poller with TELEGRAM_WEBHOOK_URL, its
+// receiving end; internal/webhook).
+const (
+	intakePoller  = "poller"
+	intakeWebhook = "webhook"
+)
+
+// The webhook of a webhook run: the path the receiver serves, its secret
+// (TELEGRAM_WEBHOOK_SECRET), and the emulator's delivery timing
+// (tgemu.WithWebhookTiming, its defaults): a POST unanswered after
+// webhookTimeout failed, and a failed update is sent again webhookRetry
+// later, forever. Telegram documents neither: only that it repeats an
+// unsuccessful request and gives up "after a reasonable amount of
+// attempts" (docs/chaos.md, "Webhook intake").
+const (
+	webhookPath    = "/tg/hook"
+	webhookSecret  = "chaos_webhook-secret"
+	webhookTimeout = 5 * time.Second
+	webhookRetry   = 200 * time.Millisecond
+)
+
 // The app's intake keys (docs/keys.md, tag lanes.DefaultTag), read only.
 const (
 	inboxUnhandled = "{" + tag + "}:app:in:rec"
@@ -95,13 +118,21 @@ type stack struct {
 	proxy *toxiproxy.Proxy
 	addr  string // the proxy's host:port, the bot's VALKEY_URL
 	slots []*slot
+	// intake is intakePoller or intakeWebhook; in a webhook run hookAddr
+	// is the poller slot's HTTP_ADDR, the same for every process it
+	// runs (a deployment's webhook URL does not change on a restart).
+	intake   string
+	hookAddr string
 }
 
 // startStack starts Valkey with a replica, the proxy, the emulator and the
-// bot's processes (poller, handler-1, handler-2, worker-1, worker-2).
-func startStack(t *testing.T, bin string) *stack {
+// bot's processes (poller, handler-1, handler-2, worker-1, worker-2); in
+// intake mode intakeWebhook the poller receives on a webhook
+// (hookURL), which the emulator, as a local Bot API server, takes as
+// http://.
+func startStack(t *testing.T, bin, intake string) *stack {
 	t.Helper()
-	st := &stack{t: t, bin: bin}
+	st := &stack{t: t, bin: bin, intake: intake}
 	for i := range st.nodes {
 		srv, err := valkeyserver.Start("standalone", valkeyserver.Options{AppendOnly: true})
 		require.NoError(t, err)
@@ -133,7 +164,12 @@ func startStack(t *testing.T, bin string) *stack {
 			st.keepLogs()
 		}
 	})
-	st.emu = testkit.NewEmulator(t, tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, groupRate)), tgemu.WithAllowAnyChat())
+	opts := []tgemu.Option{tgemu.WithLimits(tgemu.ScaledLimits(globalRate, chatRate, groupRate)), tgemu.WithAllowAnyChat()}
+	if intake == intakeWebhook {
+		st.hookAddr = testkit.FreeAddr(t)
+		opts = append(opts, tgemu.WithLocalBotAPI(), tgemu.WithWebhookTiming(webhookTimeout, webhookRetry))
+	}
+	st.emu = testkit.NewEmulator(t, opts...)
 	for _, s := range []struct{ name, role string }{
 		{"poller", "poller"}, {"handler-1", "handler"}, {"handler-2", "handler"}, {"worker-1", "worker"}, {"worker-2", "worker"},
 	} {
@@ -173,13 +209,28 @@ func (st *stack) client() valkey.Client { return st.clients[st.cur()] }
 // store is the lanes store on the current primary (its Inspector).
 func (st *stack) store() *lanes.Store { return st.stores[st.cur()] }
 
-// env is a bot process's whole environment for role.
-func (st *stack) env(role string) []string {
-	return []string{
+// hookURL is the webhook's URL in a webhook run ("" in a polling one).
+func (st *stack) hookURL() string {
+	if st.intake != intakeWebhook {
+		return ""
+	}
+	return "http://" + st.hookAddr + webhookPath
+}
+
+// env is sl's process's whole environment: its role's, and in a webhook
+// run the poller's webhook (on HTTP_ADDR hookAddr, every start).
+func (st *stack) env(sl *slot) []string {
+	addr := testkit.FreeAddr(st.t)
+	var hook []string
+	if sl.role == "poller" && st.intake == intakeWebhook {
+		addr = st.hookAddr
+		hook = []string{"TELEGRAM_WEBHOOK_URL=" + st.hookURL(), "TELEGRAM_WEBHOOK_SECRET=" + webhookSecret}
+	}
+	return append([]string{
 		"TELEGRAM_BOT_TOKEN=" + st.emu.Token(),
 		"TELEGRAM_API_URL=" + st.emu.URL(),
 		"VALKEY_URL=redis://" + st.proxyAddr() + "/0",
-		"BOT_ROLE=" + role,
+		"BOT_ROLE=" + sl.role,
 		"ADMIN_IDS=" + strconv.Itoa(adminID),
 		"TELEGRAM_GLOBAL_RATE=" + strconv.Itoa(globalRate),
 		"TELEGRAM_CHAT_RATE=" + strconv.Itoa(chatRate),
@@ -189,16 +240,16 @@ func (st *stack) env(role string) []string {
 		"WORKERS=" + strconv.Itoa(senders),
 		"WORKER_LEASE=" + lease.String(),
 		"HANDLER_LEASE=" + lease.String(),
-		"HTTP_ADDR=" + testkit.FreeAddr(st.t),
+		"HTTP_ADDR=" + addr,
 		"LOG_LEVEL=warn",
-	}
+	}, hook...)
 }
 
 func (st *stack) proxyAddr() string { return st.addr }
 
 // start starts sl's process (again).
 func (st *stack) start(sl *slot) {
-	env := st.env(sl.role)
+	env := st.env(sl)
 	var addr string
 	for _, kv := range env {
 		if a, ok := strings.CutPrefix(kv, "HTTP_ADDR="); ok {
