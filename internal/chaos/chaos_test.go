@@ -304,17 +304,7 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 	es := st.emu.Stats()
 	f.Limiter429, f.Sent = es.TooManyRequests, es.Sent+es.Edits
 	f.Allowed429 = limiterAllowance(f.Sent)
-	sends := st.emu.SendRequests()
-	var why []string // the limiter 429s' texts, in Throttles' order
-	for _, r := range sends {
-		if r.ErrorCode == http.StatusTooManyRequests && r.Fault == tgemu.FaultNone {
-			why = append(why, fmt.Sprintf("%s (retry_after %d)", r.Description, r.RetryAfter))
-		}
-	}
-	for i, th := range tgemu.Throttles(sends) {
-		f.throttles = append(f.throttles, fmt.Sprintf("at %.1fs, chat %d, %s: %d sends accepted in the second before, %d to the chat",
-			th.Time.Sub(in.start).Seconds(), th.ChatID, why[i], th.Global, th.Chat))
-	}
+	f.throttles = throttles(st.emu.Requests(), in.start)
 	// Confirmed: by a getUpdates offset past it, or a webhook delivery
 	// answered 2xx (either way the emulator forgets it).
 	f.Unconfirmed = len(st.emu.PendingUpdates())
@@ -376,6 +366,41 @@ func (f *figures) judgeGoroutines(ctx context.Context, t *testing.T, st *stack, 
 	for _, u := range unjudged {
 		t.Logf("goroutines not judged: %s", u)
 	}
+}
+
+// throttles names each 429 of the emulator's limiter among reqs (not an
+// injected one): when (since start), the chat, Telegram's text, and the
+// sendMessage and editMessageText requests accepted in the second before
+// it, those sent paid (allow_paid_broadcast, a window of their own) apart,
+// and those to the chat.
+func throttles(reqs []tgemu.Request, start time.Time) []string {
+	var out []string
+	for _, r := range reqs {
+		if r.ErrorCode != http.StatusTooManyRequests || r.Fault != tgemu.FaultNone {
+			continue
+		}
+		var sends, edits, paid, chat int
+		for _, a := range reqs {
+			m := strings.ToLower(a.Method)
+			if !a.Accepted() || a.Time.After(r.Time) || !a.Time.After(r.Time.Add(-time.Second)) || (m != "sendmessage" && m != "editmessagetext") {
+				continue
+			}
+			switch {
+			case a.Params["allow_paid_broadcast"] == "true":
+				paid++
+			case m == "sendmessage":
+				sends++
+			default:
+				edits++
+			}
+			if a.ChatID == r.ChatID {
+				chat++
+			}
+		}
+		out = append(out, fmt.Sprintf("at %.1fs, %s to chat %d, %s (retry_after %d): accepted in the second before: %d sends and %d edits unpaid, %d paid sends; %d to the chat",
+			r.Time.Sub(start).Seconds(), r.Method, r.ChatID, r.Description, r.RetryAfter, sends, edits, paid, chat))
+	}
+	return out
 }
 
 // limiterAllowance is how many 429s Telegram's flood limiter (the

@@ -1,6 +1,8 @@
 // Package chaos is codemojex's chaos run with a checker (issue 31): the
-// real bot (cmd/bot, built once) in split roles (a poller, two handlers,
-// two workers) on Valkey with a replica, reached through a TCP proxy
+// real bot (cmd/bot, built once) in split roles (a poller, or with
+// CHAOS_INTAKE=webhook a webhook receiver the emulator POSTs updates to
+// and resends what it did not answer 2xx; two handlers, two workers) on
+// Valkey with a replica, reached through a TCP proxy
 // (github.com/Shopify/toxiproxy/v2 as a library), and the Bot API
 // emulator (internal/tgemu) with Telegram's limits scaled as in the
 // failure tests; a load of players (groups playing by typing, private
