@@ -68,8 +68,9 @@
 // sets the state only (getUpdates answered 409), without deliveries.
 //
 // Not emulated: allowed_updates (every update is delivered), concurrent
-// webhook connections (max_connections), the 24 h expiry of
-// unconfirmed updates, editing inline messages (inline_message_id), the
+// webhook connections (max_connections), Telegram giving up on a webhook
+// update after some attempts (the emulator resends until a 2xx), the 24 h
+// expiry of unconfirmed updates, editing inline messages (inline_message_id), the
 // "entities" parameter (markup is checked only through parse_mode), and
 // entities in returned messages (their text is returned with the markup
 // removed, but without entities, and not trimmed); the entities Telegram

@@ -18,9 +18,12 @@ import (
 func WithLocalBotAPI() Option { return func(c *config) { c.localServer = true } }
 
 // WithWebhookTiming sets how long a webhook delivery waits for the bot's
-// answer before it counts as failed (Telegram: about 60 s) and how long the
-// emulator waits before sending a failed update again (Telegram: seconds
-// to minutes, growing). Defaults 5 s and 200 ms, to keep tests short.
+// answer before it counts as failed and how long the emulator waits before
+// sending a failed update again, for as long as it takes. Telegram
+// documents neither, only that it repeats an unsuccessful request and
+// gives up "after a reasonable amount of attempts" (reported: a timeout
+// near 60 s, intervals of seconds to minutes, growing). Defaults 5 s and
+// 200 ms, to keep tests short.
 func WithWebhookTiming(timeout, retry time.Duration) Option {
 	return func(c *config) { c.webhookTimeout, c.webhookRetry = timeout, retry }
 }
