@@ -318,9 +318,9 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 		downs := receiverDowns(in.start, in.applied())
 		f.hookFigures, failed, back = accountHook(ds, downs, repliesByUpdate(h))
 		for i, s := range downs {
-			ret := "never answered 2xx again"
+			ret := "no POST begun after its end was answered 2xx"
 			if !back[i].IsZero() {
-				ret = fmt.Sprintf("answered 2xx again %.1fs after the fault's start", back[i].Sub(s.from).Seconds())
+				ret = fmt.Sprintf("the first POST begun after its end and answered 2xx began %.1fs after its start", back[i].Sub(s.from).Seconds())
 			}
 			t.Logf("webhook: the receiver's fault at %.1fs (for %.1fs): %d deliveries failed in its downtime, %s",
 				s.from.Sub(in.start).Seconds(), s.to.Sub(s.from).Seconds(), failed[i], ret)

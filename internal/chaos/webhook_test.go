@@ -27,7 +27,8 @@ type hookFigures struct {
 	// ReceiverFaults is the faults that took the receiver down (kill-9,
 	// SIGTERM, SIGSTOP of the poller slot) and DowntimeFailed the failed
 	// deliveries in their downtime: from each fault's start until the
-	// first delivery answered 2xx after its end.
+	// first delivery begun after its end and answered 2xx (a delivery's
+	// time is when its POST began).
 	ReceiverFaults int `json:"webhook_receiver_faults,omitempty"`
 	DowntimeFailed int `json:"webhook_downtime_failed,omitempty"`
 	// ResentDuplicated is the resent group updates answered more than
@@ -60,8 +61,8 @@ func reached(d tgemu.WebhookDelivery) bool { return failureKind(d) != "refused" 
 // accountHook counts deliveries (in order) against the receiver's faults
 // (downs) and the group updates with their reply counts (replies, by
 // update_id): see hookFigures. It also returns, per fault of downs, the
-// failed deliveries in its downtime and when the receiver answered 2xx
-// again (zero time: never).
+// failed deliveries in its downtime and when the first delivery begun
+// after its end and answered 2xx began (zero time: none).
 func accountHook(ds []tgemu.WebhookDelivery, downs []span, replies map[int64]int) (hookFigures, []int, []time.Time) {
 	f := hookFigures{Deliveries: len(ds), Failures: map[string]int{}, ReceiverFaults: len(downs)}
 	posts, hit := map[int64]int{}, map[int64]bool{}
