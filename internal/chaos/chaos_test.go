@@ -23,7 +23,7 @@ import (
 )
 
 // fixedSeed is the seed of the run make test does: 9 faults of 9 kinds
-// in its minute (no sigstop, tg-500, tg-hold, valkey-busy, valkey-oom or valkey-readonly; seed 18, which has
+// in its minute, and a sigstop of the console (consoleFaults; else no sigstop, tg-500, tg-hold, valkey-busy, valkey-oom or valkey-readonly; seed 18, which has
 // the first three, reproduced the finding of docs/chaos.md about half the time).
 const fixedSeed = 30
 
@@ -105,6 +105,26 @@ type figures struct {
 	Leaks            []string `json:"goroutine_leaks,omitempty"`
 	Flood            int      `json:"flood"`
 	FloodReply       int      `json:"flood_replies"`
+	// The console's slot (absent in runs recorded before it): its process
+	// faults (consoleFaults; apart from Faults, which stay comparable with
+	// schedule's draws), the operator's requests (answered well, excused
+	// by a fault holding the console or Valkey, unexcused; by outcome),
+	// its sign-ins and the console processes started, the Broadcasts
+	// answers listing a running broadcast, and ConsoleFinalOff: 1 when its
+	// Broadcasts once settled disagree with the progress messages.
+	ConsoleFaults    map[string]int `json:"console_faults,omitempty"`
+	ConsoleRequests  int            `json:"console_requests,omitempty"`
+	ConsoleOK        int            `json:"console_ok,omitempty"`
+	ConsoleExcused   int            `json:"console_excused,omitempty"`
+	ConsoleUnexcused int            `json:"console_unexcused,omitempty"`
+	ConsoleOutcomes  map[string]int `json:"console_outcomes,omitempty"`
+	ConsoleSignIns   int            `json:"console_sign_ins,omitempty"`
+	ConsoleStarts    int            `json:"console_starts,omitempty"`
+	ConsoleRunning   int            `json:"console_running_seen,omitempty"`
+	ConsoleFinalOff  int            `json:"console_final_off,omitempty"`
+	// ConsoleWeight is weightChat's weight once settled, as Valkey holds
+	// it: consoleWeight when the operator's change held.
+	ConsoleWeight int `json:"console_weight,omitempty"`
 	hookFigures
 	Pass bool `json:"pass"`
 	// throttles names each limiter 429 (not recorded): when, the chat,
@@ -157,7 +177,8 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake string) {
 	goBefore, err := st.baseline(ctx)
 	require.NoError(t, err, "the bot processes' /metrics before the faults")
 
-	faults := schedule(seed, d)
+	faults := append(schedule(seed, d), consoleFaults(seed, d)...)
+	slices.SortStableFunc(faults, func(a, b fault) int { return int(a.At - b.At) })
 	var sched strings.Builder
 	for _, f := range faults {
 		sched.WriteString("\n  " + f.String())
@@ -169,14 +190,18 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake string) {
 		paidMarker: fmt.Sprintf("💫 chaos paid run %d", seed), audienceN: audience}
 	start := time.Now()
 	in := &injector{st: st, start: start, logf: t.Logf}
+	op := newOperator(st.slot(consoleSlot).console, st.consoleToken, start, d*3/10)
 	injected := make(chan struct{})
 	go func() { defer close(injected); in.run(ctx, faults) }()
 	superCtx, stopSuper := context.WithCancel(ctx)
 	supervised := make(chan struct{})
 	go func() { defer close(supervised); st.supervise(superCtx) }()
 	loadCtx, stopLoad := context.WithTimeout(ctx, d)
+	operated := make(chan struct{})
+	go func() { defer close(operated); op.run(loadCtx) }()
 	l.run(loadCtx)
 	stopLoad()
+	<-operated
 	<-injected
 	t.Logf("chaos: load and faults over at %.1fs; settling", time.Since(start).Seconds())
 
@@ -191,6 +216,8 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake string) {
 	h := l.history(ctx, st)
 	fig.verdict = check(h)
 	fig.account(ctx, t, st, in, l, h)
+	fig.judgeConsole(ctx, st, op, in.applied(), h.paidMarker != "", t.Logf)
+	op.http.CloseIdleConnections() // its connection's goroutine is not the console's leak
 	fig.judgeGoroutines(ctx, t, st, goBefore)
 	report(t, st, fig, in.applied(), l)
 	fig.Pass = !t.Failed() && fig.ok(l, st)
@@ -286,7 +313,14 @@ func got(h history, marker string) bool {
 // account fills in the figures beyond the verdict.
 func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *injector, l *load, h history) {
 	for _, a := range in.applied() {
-		f.Faults[a.Kind]++
+		if a.Target == consoleSlot {
+			if f.ConsoleFaults == nil {
+				f.ConsoleFaults = map[string]int{}
+			}
+			f.ConsoleFaults[a.Kind]++
+		} else {
+			f.Faults[a.Kind]++
+		}
 		f.InFlight += a.InFlight
 		if a.Err != "" {
 			f.FaultErrors++
@@ -347,6 +381,63 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 	f.Flood = l.flood
 	l.mu.Unlock()
 	f.FloodReply = len(h.messages[flooderID])
+}
+
+// judgeConsole fills in the console's figures and adds its problems:
+// requests that failed while no fault held the console or Valkey
+// (judgeConsole), a broadcast missing from a later answer or its counts
+// going back, more sign-ins than console processes started (a session
+// lost while its process lived), and its Broadcasts once settled not
+// what the progress messages say (consoleFinal; paid: the paid broadcast
+// was started).
+func (f *figures) judgeConsole(ctx context.Context, st *stack, op *operator, faults []applied, paid bool, logf func(string, ...any)) {
+	rows, err := op.final(ctx)
+	cv := judgeConsole(op.requests(), faults)
+	f.ConsoleRequests, f.ConsoleOK, f.ConsoleExcused, f.ConsoleUnexcused = cv.Requests, cv.OK, cv.Excused, len(cv.Unexcused)
+	f.ConsoleOutcomes = cv.Outcomes
+	for _, d := range cv.Failed {
+		logf("console: not answered well: %s", d)
+	}
+	for _, u := range cv.Unexcused {
+		f.problem("console: a request failed while nothing held the console or Valkey: %s", u)
+	}
+	op.mu.Lock()
+	f.ConsoleSignIns, f.ConsoleRunning = op.signIns, op.running
+	for _, p := range op.problems {
+		f.problem("console: %s", p)
+	}
+	op.mu.Unlock()
+	sl := st.slot(consoleSlot)
+	sl.pmu.Lock()
+	f.ConsoleStarts = sl.starts
+	sl.pmu.Unlock()
+	if f.ConsoleSignIns > f.ConsoleStarts {
+		f.problem("console: the operator signed in %d times for %d console processes started: a session was lost while its process lived", f.ConsoleSignIns, f.ConsoleStarts)
+	}
+	op.mu.Lock()
+	answer := op.weightDone
+	op.mu.Unlock()
+	w, werr := st.store().Inspector().Weight(ctx, tgjob.Group(weightChat))
+	f.ConsoleWeight = w
+	switch {
+	case answer == "":
+		f.problem("console: the operator's weight change (chat %d to %d) never said done", weightChat, consoleWeight)
+	case werr != nil:
+		f.problem("console: chat %d's weight once settled: %v", weightChat, werr)
+	case w != consoleWeight:
+		f.problem("console: chat %d's weight is %d once settled; the console answered %q to setting %d", weightChat, w, answer, consoleWeight)
+	}
+	logf("console: the weight change answered %q; chat %d's weight once settled %d", answer, weightChat, w)
+	off := consoleFinal(rows, f.verdict, paid)
+	if err != nil {
+		off = append(off, err.Error())
+	}
+	if len(off) > 0 {
+		f.ConsoleFinalOff = 1
+	}
+	for _, p := range off {
+		f.problem("console: %s", p)
+	}
 }
 
 // judgeGoroutines reads the bot processes' /metrics once settled and
@@ -452,6 +543,9 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 		fmt.Fprintf(&b, "\nwebhook: %d deliveries, %d failed %v (%d in the downtime of %d receiver faults); %d updates resent, %d of them after a failed delivery had reached the receiver, %d resent group updates answered more than once",
 			f.Deliveries, f.Failed, f.Failures, f.DowntimeFailed, f.ReceiverFaults, f.Resent, f.ResentReached, f.ResentDuplicated)
 	}
+	fmt.Fprintf(&b, "\nconsole: %d faults of its process %v; %d requests: %d answered well, %d excused by a fault holding the console or Valkey, %d unexcused; outcomes %v; %d sign-ins for %d console processes; %d Broadcasts answers listed a running broadcast; final counts off %d",
+		sum(f.ConsoleFaults), f.ConsoleFaults, f.ConsoleRequests, f.ConsoleOK, f.ConsoleExcused, f.ConsoleUnexcused, f.ConsoleOutcomes,
+		f.ConsoleSignIns, f.ConsoleStarts, f.ConsoleRunning, f.ConsoleFinalOff)
 	fmt.Fprintf(&b, "\ngoroutines: %d processes judged (tolerance %d), %d leaks", f.GoroutinesJudged, goroutineTolerance, len(f.Leaks))
 	for _, l := range f.Leaks {
 		b.WriteString("\n  leak: " + l)

@@ -427,3 +427,131 @@ func TestCheckerTakesTheReceiversDowntimeFromItsFaults(t *testing.T) {
 		{start.Add(40 * time.Second), start.Add(41 * time.Second)},
 	}, receiverDowns(start, faults))
 }
+
+// TestScheduleDrawsTheConsolesFaultsFromAStreamOfTheirOwn: the console's
+// process faults are a seed's own (the same twice, another seed's
+// differ), each a process kind of the console's slot, lasting as draw's
+// do, never two at once, from 3 s on and over by the settle margin; a
+// long run draws every process kind; schedule holds none of them (so a
+// seed's other faults are what it drew before).
+func TestScheduleDrawsTheConsolesFaultsFromAStreamOfTheirOwn(t *testing.T) {
+	long := consoleFaults(1, 10*time.Minute)
+	require.Equal(t, long, consoleFaults(1, 10*time.Minute))
+	require.NotEqual(t, long, consoleFaults(2, 10*time.Minute))
+	for _, k := range processKinds {
+		require.True(t, slices.ContainsFunc(long, func(f fault) bool { return f.Kind == k }), "seed 1 (10 minutes) draws %s on the console", k)
+	}
+	for _, seed := range []uint64{1, 7, 11, fixedSeed} {
+		for _, dur := range []time.Duration{time.Minute, 10 * time.Minute} {
+			fs := consoleFaults(seed, dur)
+			var free time.Duration
+			for _, f := range fs {
+				require.Equal(t, consoleSlot, f.Target, "%s", f)
+				require.Contains(t, processKinds, f.Kind, "%s", f)
+				lo, hi := time.Second, 4*time.Second
+				if f.Kind == faultStop {
+					lo, hi = lease+time.Second, lease+6*time.Second
+				}
+				require.GreaterOrEqual(t, f.For, lo, "%s", f)
+				require.Less(t, f.For, hi, "%s", f)
+				require.GreaterOrEqual(t, f.At, max(free, 3*time.Second), "%s", f)
+				require.LessOrEqual(t, f.At+f.For, dur-settleMargin(dur), "%s", f)
+				free = f.At + f.For + 2*time.Second
+			}
+			require.False(t, slices.ContainsFunc(schedule(seed, dur), func(f fault) bool { return f.Target == consoleSlot }))
+			t.Logf("seed %d (%s): %d console faults %v", seed, dur, len(fs), fs)
+		}
+	}
+}
+
+// TestCheckerExcusesConsoleFailuresOnlyWhileAFaultHeldTheConsoleOrValkey:
+// a console request that failed is excused while a fault of the
+// console's process or of Valkey lasted (and consoleGrace after it), not
+// while only another process or Telegram was faulted, nor before or long
+// after; a sign-in is well answered by its redirect to the Overview;
+// once settled, the console's Broadcasts must show each broadcast done
+// at its progress message's counts.
+func TestCheckerExcusesConsoleFailuresOnlyWhileAFaultHeldTheConsoleOrValkey(t *testing.T) {
+	s := time.Second
+	faults := []applied{
+		{fault: fault{Kind: faultKill, Target: consoleSlot}, Began: 10 * s, Ended: 13 * s},
+		{fault: fault{Kind: faultCut, Target: "valkey"}, Began: 30 * s, Ended: 33 * s},
+		{fault: fault{Kind: faultKill, Target: "worker-1"}, Began: 50 * s, Ended: 52 * s},
+		{fault: fault{Kind: fault502, Target: fault502}, Began: 60 * s, Ended: 65 * s},
+	}
+	tests := []struct {
+		name                   string
+		req                    consoleReq
+		ok, excused, unexcused int
+	}{
+		{"a page answered", consoleReq{Path: "GET /queues", At: 11 * s, End: 11 * s, Status: 200}, 1, 0, 0},
+		{"a sign-in answered", consoleReq{Path: "POST /login", Want: "/", At: 1 * s, End: 1 * s, Status: 303, Location: "/"}, 1, 0, 0},
+		{"a wrong sign-in", consoleReq{Path: "POST /login", Want: "/", At: 1 * s, End: 1 * s, Status: 401}, 0, 0, 1},
+		{"a change done", consoleReq{Path: "POST /chat/weight", Want: "/chat?id=1", At: 1 * s, End: 1 * s, Status: 303, Location: "/chat?id=1"}, 1, 0, 0},
+		{"a change not signed in", consoleReq{Path: "POST /chat/weight", Want: "/chat?id=1", At: 1 * s, End: 1 * s, Status: 401}, 0, 0, 1},
+		{"a change refused during a network cut", consoleReq{Path: "GET /chat?id=1", At: 32 * s, End: 32 * s, Status: 200, Refused: "❌ Failed: EOF"}, 0, 1, 0},
+		{"a change refused with nothing held", consoleReq{Path: "GET /chat?id=1", At: 3 * s, End: 3 * s, Status: 200, Refused: "❌ Failed: EOF"}, 0, 0, 1},
+		{"refused while the console was killed", consoleReq{Path: "GET /queues", At: 11 * s, End: 11 * s, Err: "connection refused"}, 0, 1, 0},
+		{"signed out as its process restarted", consoleReq{Path: "GET /queues", At: 14 * s, End: 14 * s, Status: 303, Location: "/login"}, 0, 1, 0},
+		{"a hung request that began before the kill", consoleReq{Path: "GET /queues", At: 5 * s, End: 15 * s, Err: "timeout"}, 0, 1, 0},
+		{"500 during a network cut", consoleReq{Path: "GET /api/broadcasts", At: 31 * s, End: 31 * s, Status: 500}, 0, 1, 0},
+		{"500 within the grace after it", consoleReq{Path: "GET /api/broadcasts", At: 33*s + consoleGrace, End: 33*s + consoleGrace, Status: 500}, 0, 1, 0},
+		{"500 past the grace", consoleReq{Path: "GET /api/broadcasts", At: 34*s + consoleGrace, End: 34*s + consoleGrace, Status: 500}, 0, 0, 1},
+		{"500 while another process was killed", consoleReq{Path: "GET /api/broadcasts", At: 51 * s, End: 51 * s, Status: 500}, 0, 0, 1},
+		{"refused while Telegram answered 502", consoleReq{Path: "GET /queues", At: 61 * s, End: 61 * s, Err: "connection refused"}, 0, 0, 1},
+		{"signed out with nothing held", consoleReq{Path: "GET /queues", At: 3 * s, End: 3 * s, Status: 303, Location: "/login"}, 0, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := judgeConsole([]consoleReq{tc.req}, faults)
+			require.Equal(t, 1, v.Requests)
+			require.Equal(t, tc.ok, v.OK)
+			require.Equal(t, tc.excused, v.Excused)
+			require.Len(t, v.Unexcused, tc.unexcused)
+			require.Equal(t, 1, v.Outcomes[tc.req.outcome()])
+		})
+	}
+
+	done := verdict{ProgressSent: 510, ProgressFailed: 1, PaidProgressSent: 511}
+	rows := []consoleRow{{ID: "bc_p", Total: 511, Sent: 511, Mode: "paid (51.1 Stars)"}, {ID: "bc_f", Total: 511, Sent: 510, Failed: 1, Mode: "free"}}
+	require.Empty(t, consoleFinal(rows, done, true), "the console's counts are the progress messages'")
+	short := slices.Clone(rows)
+	short[1].Sent = 509
+	require.Len(t, consoleFinal(short, done, true), 1, "a free broadcast shown short")
+	running := slices.Clone(rows)
+	running[0].Running = true
+	require.Len(t, consoleFinal(running, done, true), 1, "a paid broadcast shown running once settled")
+	require.Len(t, consoleFinal(rows[1:], done, true), 1, "the paid broadcast missing")
+	require.Empty(t, consoleFinal(rows[1:], done, false), "no paid broadcast started")
+	require.Len(t, consoleFinal(append(slices.Clone(rows), rows[1]), done, true), 1, "two free broadcasts")
+}
+
+// TestCheckerFindsABroadcastTheConsoleStoppedListingOrCountedBack: once
+// the console listed a broadcast, a later answer without it, or with
+// fewer copies settled or another total, is a problem; counts going up
+// and a broadcast running are not.
+func TestCheckerFindsABroadcastTheConsoleStoppedListingOrCountedBack(t *testing.T) {
+	row := consoleRow{ID: "bc_a", Total: 500, Sent: 100, Running: true, Mode: "free"}
+	up, back, other := row, row, row
+	up.Sent, back.Sent, other.Total = 200, 99, 501
+	tests := []struct {
+		name     string
+		second   []consoleRow
+		problems int
+	}{
+		{"going on", []consoleRow{up}, 0},
+		{"the same", []consoleRow{row}, 0},
+		{"missing", nil, 1},
+		{"counted back", []consoleRow{back}, 1},
+		{"another total", []consoleRow{other}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOperator("127.0.0.1:1", "", time.Now(), time.Minute)
+			o.saw(time.Second, []consoleRow{row})
+			o.saw(2*time.Second, tc.second)
+			require.Len(t, o.problems, tc.problems, "%q", o.problems)
+			require.Equal(t, 1+len(slices.DeleteFunc(slices.Clone(tc.second), func(r consoleRow) bool { return !r.Running })), o.running)
+		})
+	}
+}

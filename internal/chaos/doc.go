@@ -1,14 +1,16 @@
 // Package chaos is codemojex's chaos run with a checker (issue 31): the
 // real bot (cmd/bot, built once) in split roles (a poller, or with
 // CHAOS_INTAKE=webhook a webhook receiver the emulator POSTs updates to
-// and resends what it did not answer 2xx; two handlers, two workers) on
-// Valkey with a replica, reached through a TCP proxy
+// and resends what it did not answer 2xx; two handlers, two workers, and
+// a worker of one sender serving the operator console) on Valkey with a
+// replica, reached through a TCP proxy
 // (github.com/Shopify/toxiproxy/v2 as a library), and the Bot API
 // emulator (internal/tgemu) with Telegram's limits scaled as in the
 // failure tests; a load of players (groups playing by typing, private
 // chats playing by tapping, /start rushes, a flooding user, an admin who
 // changes a weight and starts a free broadcast to a known audience, then
-// a paid one, allow_paid_broadcast, to the same chats); and
+// a paid one, allow_paid_broadcast, to the same chats; an operator reading
+// the console's Broadcasts and Queues pages); and
 // faults drawn from a seed (math/rand/v2), overlapping: kill -9, SIGTERM
 // and SIGSTOP past the lease of any bot process (each restarted), Valkey
 // restarted and failed over to its replica, busy with a long script
@@ -23,7 +25,9 @@
 // and each guess's reply carries its attempt number (applied once); every
 // copy of either broadcast reaches its chat once (a paid one sent paid) or
 // is dead-lettered, and each broadcast's final progress and the
-// emulator's paid count are what the emulator received; the queues are drained, no lease
+// emulator's paid count are what the emulator received, and what the
+// console shows once settled; the console answered every request but
+// while a fault held its process or Valkey; the queues are drained, no lease
 // left, no bot process died on its own. The run prints its seed, the
 // faults with their times and the figures; a failed check names the
 // command that reproduces it (make chaos SEED=... DURATION=...).

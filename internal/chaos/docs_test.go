@@ -55,8 +55,8 @@ func TestDocsTableIsTheRecord(t *testing.T) {
 // Markdown table, one row a run in the record's order.
 func runsTable(jsonl []byte) (string, error) {
 	var b strings.Builder
-	b.WriteString("| seed | duration | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
-	b.WriteString("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
+	b.WriteString("| seed | duration | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
+	b.WriteString("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|\n")
 	sc := bufio.NewScanner(bytes.NewReader(jsonl))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -83,6 +83,29 @@ func runsTable(jsonl []byte) (string, error) {
 		if f.PaidCopies > 0 || f.PaidSent > 0 || f.PaidAccepted > 0 {
 			paid = fmt.Sprintf("%d (%d), %d / %d, %d / %d", f.PaidCopies, f.PaidDeadCopies, f.PaidProgressSent, f.PaidCopyChats, f.PaidSent, f.PaidAccepted)
 		}
+		// Runs recorded before the console's slot show "–".
+		console := "–"
+		if f.ConsoleRequests > 0 {
+			var cf []string
+			for _, k := range processKinds {
+				if f.ConsoleFaults[k] > 0 {
+					cf = append(cf, fmt.Sprintf("%s %d", k, f.ConsoleFaults[k]))
+				}
+			}
+			if len(cf) == 0 {
+				cf = []string{"none"}
+			}
+			final := "as the progress"
+			if f.ConsoleFinalOff > 0 {
+				final = "**off**"
+			}
+			weight := "–" // runs recorded before the operator's weight change
+			if f.ConsoleWeight > 0 {
+				weight = strconv.Itoa(f.ConsoleWeight)
+			}
+			console = fmt.Sprintf("%s; %d / %d / %d; %d / %d; %s; %s", strings.Join(cf, ", "), f.ConsoleOK, f.ConsoleExcused, f.ConsoleUnexcused,
+				f.ConsoleSignIns, f.ConsoleStarts, weight, final)
+		}
 		if f.GoroutinesJudged > 0 || len(f.Leaks) > 0 {
 			leaks = fmt.Sprintf("%d / %d", len(f.Leaks), f.GoroutinesJudged)
 		}
@@ -101,10 +124,10 @@ func runsTable(jsonl []byte) (string, error) {
 		if !f.Pass {
 			result = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
 			f.Seed, f.Duration, hookCell(f.Intake, f.hookFigures), strings.Join(kinds, ", "), f.SelfExits, f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
 			f.Copies, f.DeadCopies, f.Lost, f.FloodNotices, f.IntakeLag, f.Duplicates, f.InFlight, f.OrderViolations, f.Wrong, limiter, f.Injected429,
-			progress, paid, leaks, float64(f.MemBefore)/(1<<20), float64(f.MemAfter)/(1<<20), f.SettleSecs, end, result)
+			progress, paid, console, leaks, float64(f.MemBefore)/(1<<20), float64(f.MemAfter)/(1<<20), f.SettleSecs, end, result)
 	}
 	return b.String(), sc.Err()
 }

@@ -56,8 +56,55 @@ type serverStream struct {
 	kinds []string
 }
 
-// processes are the bot processes a fault may hit (stack's slots).
+// processes are the bot processes a fault of drawnKinds may hit (stack's
+// slots but the console's, whose faults come from consoleFaults).
 var processes = []string{"poller", "handler-1", "handler-2", "worker-1", "worker-2"}
+
+// consoleSlot is the stack's process serving the console; processKinds
+// are the kinds of fault that hit a process.
+const consoleSlot = "console"
+
+var processKinds = []string{faultKill, faultTerm, faultStop}
+
+// consoleStreamID is the random stream of a seed (PCG's second word) the
+// console's process faults are drawn from ("console"), added after every
+// other kind: a seed still draws the faults it drew before.
+const consoleStreamID = 0x636f6e736f6c65
+
+// consoleFaults draws the process faults (processKinds, each equally
+// likely) of the console's slot for a run of duration d from seed, on a
+// stream of their own: from 3 s on, as often as a fault of drawnKinds
+// hits one of processes (exponential gaps, a mean of meanGap ×
+// len(drawnKinds) × len(processes) / len(processKinds), 80 s), lasting as
+// draw's do, never two at once (2 s apart at least) and over by d -
+// settleMargin(d). They overlap the other faults freely. schedule leaves
+// them out (TestScheduleKeepsWhatRecordedSeedsDrew compares it with
+// records of runs without a console): runChaos adds them.
+func consoleFaults(seed uint64, d time.Duration) []fault {
+	rng := rand.New(rand.NewPCG(seed, consoleStreamID))
+	end := d - settleMargin(d)
+	gap := meanGap * time.Duration(len(drawnKinds)*len(processes)) / time.Duration(len(processKinds))
+	var out []fault
+	free := 3 * time.Second
+	at := 3 * time.Second
+	for {
+		at += time.Duration(rng.ExpFloat64() * float64(gap))
+		if at >= end {
+			return out
+		}
+		f := fault{At: at, Kind: processKinds[rng.IntN(len(processKinds))], Target: consoleSlot}
+		if f.Kind == faultStop {
+			f.For = lease + between(rng, time.Second, 6*time.Second)
+		} else {
+			f.For = between(rng, time.Second, 4*time.Second)
+		}
+		if at < free || at+f.For+2*time.Second > end {
+			continue
+		}
+		free = at + f.For + 2*time.Second
+		out = append(out, f)
+	}
+}
 
 // fault is one scheduled fault.
 type fault struct {
@@ -205,6 +252,7 @@ type applied struct {
 	fault
 	Began    time.Duration // after the load started
 	InFlight int           // sends under a lease when it began
+	Ended    time.Duration // after the load started: undone (a process restarted, Valkey back)
 	Err      string        // what went wrong applying it ("" when nothing)
 }
 
@@ -236,6 +284,7 @@ func (in *injector) run(ctx context.Context, faults []fault) {
 				a.Err = err.Error()
 				in.logf("fault %s: %v", f, err)
 			}
+			a.Ended = time.Since(in.start)
 			in.mu.Lock()
 			in.log = append(in.log, a)
 			in.mu.Unlock()

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -89,6 +90,7 @@ type slot struct {
 	pmu        sync.Mutex // guards p
 	p          *testkit.Proc
 	addr       string // p's HTTP_ADDR (its /metrics)
+	console    string // its CONSOLE_ADDR, the same across restarts ("" when it serves no console)
 	starts     int
 	all        []*testkit.Proc // every process it ran, for the logs
 	exits      []string        // the processes that exited on their own: name and last line
@@ -123,16 +125,19 @@ type stack struct {
 	// runs (a deployment's webhook URL does not change on a restart).
 	intake   string
 	hookAddr string
+	// consoleToken is the console's CONSOLE_TOKEN (52 random base32 characters).
+	consoleToken string
 }
 
 // startStack starts Valkey with a replica, the proxy, the emulator and the
-// bot's processes (poller, handler-1, handler-2, worker-1, worker-2); in
+// bot's processes (poller, handler-1, handler-2, worker-1, worker-2, and
+// the console: a worker of one sender serving the console, consoleEnv); in
 // intake mode intakeWebhook the poller receives on a webhook
 // (hookURL), which the emulator, as a local Bot API server, takes as
 // http://.
 func startStack(t *testing.T, bin, intake string) *stack {
 	t.Helper()
-	st := &stack{t: t, bin: bin, intake: intake}
+	st := &stack{t: t, bin: bin, intake: intake, consoleToken: rand.Text() + rand.Text()}
 	for i := range st.nodes {
 		srv, err := valkeyserver.Start("standalone", valkeyserver.Options{AppendOnly: true})
 		require.NoError(t, err)
@@ -172,8 +177,12 @@ func startStack(t *testing.T, bin, intake string) *stack {
 	st.emu = testkit.NewEmulator(t, opts...)
 	for _, s := range []struct{ name, role string }{
 		{"poller", "poller"}, {"handler-1", "handler"}, {"handler-2", "handler"}, {"worker-1", "worker"}, {"worker-2", "worker"},
+		{consoleSlot, "worker"},
 	} {
 		sl := &slot{name: s.name, role: s.role}
+		if s.name == consoleSlot {
+			sl.console = testkit.FreeAddr(t)
+		}
 		st.slots = append(st.slots, sl)
 		st.start(sl)
 	}
@@ -247,9 +256,22 @@ func (st *stack) env(sl *slot) []string {
 
 func (st *stack) proxyAddr() string { return st.addr }
 
+// consoleEnv is what the console's process adds to its role's
+// environment (later values win): the console on addr, and one sender
+// (the bot has no role of the console alone: it is served by a process
+// of a role; a worker of one sender does the least else, where a second
+// poller would stand by for the poller's lease and a third handler take
+// updates).
+func (st *stack) consoleEnv(addr string) []string {
+	return []string{"CONSOLE_ADDR=" + addr, "CONSOLE_TOKEN=" + st.consoleToken, "WORKERS=1"}
+}
+
 // start starts sl's process (again).
 func (st *stack) start(sl *slot) {
 	env := st.env(sl)
+	if sl.console != "" {
+		env = append(env, st.consoleEnv(sl.console)...)
+	}
 	var addr string
 	for _, kv := range env {
 		if a, ok := strings.CutPrefix(kv, "HTTP_ADDR="); ok {
@@ -261,6 +283,16 @@ func (st *stack) start(sl *slot) {
 	sl.p, sl.addr, sl.starts = p, addr, sl.starts+1
 	sl.all = append(sl.all, p)
 	sl.pmu.Unlock()
+}
+
+// slot is the slot named name (nil when none is).
+func (st *stack) slot(name string) *slot {
+	for _, sl := range st.slots {
+		if sl.name == name {
+			return sl
+		}
+	}
+	return nil
 }
 
 // signal sends sig to sl's process.
