@@ -577,6 +577,13 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	p, err := r.app.Notifier().Progress(t.Context(), id)
 	require.NoError(t, err)
 	require.True(t, p.Scheduled(time.Now()))
+	// Scheduled is not running: a running broadcast silences the bulk
+	// budget's saturation alert (alerts.yml), a scheduled one must not.
+	code, body := h.get(r, "/metrics")
+	require.Equal(t, 200, code)
+	for _, line := range []string{"codemojex_broadcasts_running 0", "codemojex_broadcasts_scheduled 1"} {
+		require.Contains(t, body, "\n"+line+"\n", "/metrics before its start")
+	}
 
 	// Another broadcast, at once, reaches every chat meanwhile: the
 	// fillers ran all along.

@@ -18,23 +18,26 @@ type Broadcasts interface {
 // BroadcastCollector reads the tracked broadcasts' progress from Valkey on
 // each scrape (Broadcasts.Running), so every process reports the same
 // figures (take max(), not sum(), over processes):
-// codemojex_broadcasts_running (broadcasts with messages remaining),
-// codemojex_broadcasts_halted (paid broadcasts halted because the bot
+// codemojex_broadcasts_running (broadcasts with messages remaining that
+// have started), codemojex_broadcasts_scheduled (those not started yet:
+// notifier.Progress.Scheduled), codemojex_broadcasts_halted (paid broadcasts halted because the bot
 // cannot pay, waiting for the admin's Continue free or Stop), and
 // codemojex_broadcast_messages{state} summed over the tracked broadcasts,
 // state one of total, sent, failed, cancelled, remaining. When the read
 // fails no gauge is reported (codemojex_queue_stats_up reads the same
 // Valkey). Register it on the registry /metrics serves.
 type BroadcastCollector struct {
-	b                         Broadcasts
-	running, halted, messages *prometheus.Desc
+	b                                    Broadcasts
+	running, scheduled, halted, messages *prometheus.Desc
 }
 
 // NewBroadcastCollector returns the collector of b's gauges.
 func NewBroadcastCollector(b Broadcasts) *BroadcastCollector {
 	return &BroadcastCollector{b: b,
 		running: prometheus.NewDesc("codemojex_broadcasts_running",
-			"Broadcasts with messages still to send or in flight (tracked, as read from Valkey).", nil, nil),
+			"Broadcasts started with messages still to send or in flight (tracked, as read from Valkey; not the scheduled ones).", nil, nil),
+		scheduled: prometheus.NewDesc("codemojex_broadcasts_scheduled",
+			"Broadcasts scheduled to start later (tracked, not started yet, not stopped).", nil, nil),
 		halted: prometheus.NewDesc("codemojex_broadcasts_halted",
 			"Paid broadcasts halted because the bot cannot pay, waiting for the admin's Continue free or Stop.", nil, nil),
 		messages: prometheus.NewDesc("codemojex_broadcast_messages",
@@ -46,6 +49,7 @@ func NewBroadcastCollector(b Broadcasts) *BroadcastCollector {
 // Describe sends the gauges' descriptions (prometheus.Collector).
 func (b *BroadcastCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- b.running
+	ch <- b.scheduled
 	ch <- b.halted
 	ch <- b.messages
 }
@@ -58,9 +62,16 @@ func (b *BroadcastCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
-	var running, halted, total, sent, failed, cancelled, remaining int
+	now := time.Now()
+	var running, scheduled, halted, total, sent, failed, cancelled, remaining int
 	for _, p := range all {
-		if !p.Done() {
+		switch {
+		case p.Done():
+		case p.Scheduled(now):
+			// Not started: not running (alerts.yml lets a running
+			// broadcast fill the bulk budget; a scheduled one does not).
+			scheduled++
+		default:
 			running++
 		}
 		if p.Paid && p.Halted && !p.Stopped && !p.Free {
@@ -75,6 +86,7 @@ func (b *BroadcastCollector) Collect(ch chan<- prometheus.Metric) {
 		remaining += max(p.Remaining, 0)
 	}
 	ch <- prometheus.MustNewConstMetric(b.running, prometheus.GaugeValue, float64(running))
+	ch <- prometheus.MustNewConstMetric(b.scheduled, prometheus.GaugeValue, float64(scheduled))
 	ch <- prometheus.MustNewConstMetric(b.halted, prometheus.GaugeValue, float64(halted))
 	for _, s := range []struct {
 		state string
