@@ -430,8 +430,8 @@ func (ad *Admin) limitedText(ctx context.Context) (string, error) {
 	}
 	var b strings.Builder
 	l := ad.cfg.Flood.Limits()
-	fmt.Fprintf(&b, "Intake limits per %v: user %d messages, %d taps; group %d messages, %d taps", l.Window,
-		l.UserMessages, l.UserTaps, l.ChatMessages, l.ChatTaps)
+	fmt.Fprintf(&b, "Intake limits per %v: user %s, %s; group %s, %s", l.Window,
+		limitOf(l.UserMessages, "messages"), limitOf(l.UserTaps, "taps"), limitOf(l.ChatMessages, "messages"), limitOf(l.ChatTaps, "taps"))
 	if len(ls) == 0 {
 		b.WriteString("\n  no chat being limited")
 	}
@@ -439,6 +439,15 @@ func (ad *Admin) limitedText(ctx context.Context) (string, error) {
 		fmt.Fprintf(&b, "\n• chat %d limited, listed until %s", c.Chat, c.Until.UTC().Format(time.TimeOnly))
 	}
 	return b.String(), nil
+}
+
+// limitOf states one intake limit of /lanes: "20 messages", or "no limit
+// on messages" for 0 (FLOOD_* = 0 turns that limit off, docs/floods.md).
+func limitOf(n int, what string) string {
+	if n <= 0 {
+		return "no limit on " + what
+	}
+	return strconv.Itoa(n) + " " + what
 }
 
 // onAudit shows the last AuditShown admin actions, newest first.
