@@ -460,7 +460,7 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 }
 
 // TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast: "stop test"
-// or "stop" with something not shaped like an id are texts,
+// or "stop" with a word not starting bc_ are texts,
 // answered with the preview of exactly that text (whose Send/Cancel
 // protects against a mistyped stop); "stop" with an id of the right shape
 // that no broadcast has is answered "No broadcast <id>" (issue 27: it was
@@ -474,7 +474,7 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	admin := user(adminID, "Admin")
 	h.say(0, admin, "/start")
 	h.texts(adminID, 1)
-	for _, text := range []string{"stop test", "stop bc_not-an-id", "stop  test"} {
+	for _, text := range []string{"stop test", "stop  test", "stop bcx_1"} {
 		pv, buttons := h.broadcastPreview(text)
 		require.Equal(t, broadcast.PreviewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
 		require.Contains(t, buttons, "✅ Send", "the preview of %q can be sent", text)
@@ -485,6 +485,15 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	for _, stop := range []string{"stop", "Stop", "STOP"} {
 		require.Equal(t, "❌ No broadcast bc_01ARZ3NDEKTSV4RRFFQ69G5FAV (unknown, or finished more than a day ago).",
 			h.ask(0, admin, "/broadcast "+stop+" bc_01ARZ3NDEKTSV4RRFFQ69G5FAV"), stop)
+	}
+	// A word starting bc_ (any case) is meant as an id: a lower-case one
+	// is read upper-cased, a malformed one answered as not an id, never
+	// previewed as the text "stop bc_…" (it was).
+	require.Equal(t, "❌ No broadcast bc_01ARZ3NDEKTSV4RRFFQ69G5FAV (unknown, or finished more than a day ago).",
+		h.ask(0, admin, "/broadcast stop bc_01arz3ndektsv4rrffq69g5fav"), "a lower-case id")
+	for _, bad := range []string{"bc_not-an-id", "bc_123", "BC_123"} {
+		require.Equal(t, `❌ "bc_`+strings.ToUpper(bad[3:])+`" is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>`,
+			h.ask(0, admin, "/broadcast stop "+bad), bad)
 	}
 	es, err := r.app.audit.Last(context.Background(), 10)
 	require.NoError(t, err)

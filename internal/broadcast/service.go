@@ -50,8 +50,9 @@ const (
 // it knows none (never sent, or expired), with nothing previewed; a lone
 // "stop" (in any case) is answered with how to stop (usageStop), nothing
 // previewed: an admin who means to stop must not be one tap from
-// broadcasting the word; any other text, "stop test" included, is a text
-// to broadcast. A text is
+// broadcasting the word; "stop" and a word starting "bc_" (any case) is
+// a stop, its id checked (stopID); any other text, "stop test" included,
+// is a text to broadcast. A text is
 // not sent at once: the admin gets a preview (preview) and only
 // its Send button starts the fan-out (OnTap), so a stop command
 // with a mistyped id costs a Cancel, not a broadcast.
@@ -69,10 +70,11 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 		return out
 	}
 	if len(f) == 2 && strings.EqualFold(f[0], "stop") {
-		_, err := s.notifier.Progress(ctx, f[1])
+		id, meant := stopID(f[1])
+		_, err := s.notifier.Progress(ctx, id)
 		switch {
-		case err == nil || errors.Is(err, notifier.ErrUnknownBroadcast):
-			out.Reply(update.ReplyTo(m, s.stop(ctx, &out, adminWho(m.From.ID), f[1])))
+		case err == nil || errors.Is(err, notifier.ErrUnknownBroadcast) || meant:
+			out.Reply(update.ReplyTo(m, s.stop(ctx, &out, adminWho(m.From.ID), id)))
 			return out
 		case !errors.Is(err, notifier.ErrInvalid):
 			out.Fail(err)
@@ -99,6 +101,19 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 	}
 	s.preview(ctx, r, &out, text, texts, pl)
 	return out
+}
+
+// stopID reads the word after "/broadcast stop": a word that starts with
+// the broadcast id prefix in any case ("bc_", "BC_") is meant as an id,
+// its ULID part upper-cased (Crockford base32 reads either case), and a
+// malformed one is answered as such by the stop, never previewed as the
+// text "stop bc_…" to every chat.
+func stopID(word string) (id string, meant bool) {
+	p := len(notifier.BroadcastIDPrefix)
+	if len(word) < p || !strings.EqualFold(word[:p], notifier.BroadcastIDPrefix) {
+		return word, false
+	}
+	return notifier.BroadcastIDPrefix + strings.ToUpper(word[p:]), true
 }
 
 // usageStop answers /broadcast stop without an id.
