@@ -52,17 +52,21 @@ func TestDocsTableIsTheRecord(t *testing.T) {
 }
 
 // runsTable renders the recorded runs (JSON lines of figures) as a
-// Markdown table, one row a run in the record's order.
+// Markdown table, one row a run in the record's order, numbered from 1 in
+// its first column (#) so the docs can cite a row that stays put as runs
+// are appended (blank lines take no number).
 func runsTable(jsonl []byte) (string, error) {
 	var b strings.Builder
-	b.WriteString("| seed | duration | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
-	b.WriteString("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|\n")
+	b.WriteString("| # | seed | duration | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
+	b.WriteString("|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|\n")
 	sc := bufio.NewScanner(bytes.NewReader(jsonl))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	row := 0
 	for n := 1; sc.Scan(); n++ {
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
+		row++
 		var f figures
 		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
 			return "", fmt.Errorf("%s line %d: %w", runsFile, n, err)
@@ -124,10 +128,24 @@ func runsTable(jsonl []byte) (string, error) {
 		if !f.Pass {
 			result = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
-			f.Seed, f.Duration, hookCell(f.Intake, f.hookFigures), strings.Join(kinds, ", "), f.SelfExits, f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
+			row, f.Seed, f.Duration, hookCell(f.Intake, f.hookFigures), strings.Join(kinds, ", "), f.SelfExits, f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
 			f.Copies, f.DeadCopies, f.Lost, f.FloodNotices, f.IntakeLag, f.Duplicates, f.InFlight, f.OrderViolations, f.Wrong, limiter, f.Injected429,
 			progress, paid, console, leaks, float64(f.MemBefore)/(1<<20), float64(f.MemAfter)/(1<<20), f.SettleSecs, end, result)
 	}
 	return b.String(), sc.Err()
+}
+
+// TestRunsTableNumbersTheRecordedRunsInOrder: the table's # column counts
+// the recorded runs from 1 in the record's order, a blank line taking no
+// number, so "row N" in the docs names the record's Nth run.
+func TestRunsTableNumbersTheRecordedRunsInOrder(t *testing.T) {
+	jsonl := []byte(`{"seed": 18, "duration": "1m0s"}` + "\n\n" + `{"seed": 30, "duration": "1m0s", "pass": true}` + "\n")
+	table, err := runsTable(jsonl)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	require.Len(t, lines, 4, "header, rule and two runs")
+	require.True(t, strings.HasPrefix(lines[0], "| # | seed |"), lines[0])
+	require.True(t, strings.HasPrefix(lines[2], "| 1 | 18 | 1m0s |"), lines[2])
+	require.True(t, strings.HasPrefix(lines[3], "| 2 | 30 | 1m0s |"), lines[3])
 }
