@@ -67,12 +67,14 @@ type Games interface {
 // Broadcasts is what the admin API needs of the broadcasts
 // (internal/broadcast's *Service): a broadcast's progress, stopping one
 // (with its answer and audit entry), and composing one: its preview, then
-// its start once confirmed (the Telegram preview's, and audit entry).
+// its start once confirmed (the Telegram preview's, and audit entry), or
+// its cancel (the Telegram preview's Cancel).
 type Broadcasts interface {
 	View(ctx context.Context, id string) (broadcast.View, error)
 	Stop(ctx context.Context, who, id string) (string, error)
 	Compose(ctx context.Context, c broadcast.Composition) (broadcast.Preview, error)
 	StartComposed(ctx context.Context, who, token string) (id, answer string, err error)
+	CancelComposed(ctx context.Context, who, token string) (string, error)
 	Texts(ctx context.Context, id string) ([]notifier.BroadcastText, error)
 }
 

@@ -127,7 +127,8 @@ func TestAuditPagesNewestFirst(t *testing.T) {
 // same preview text, refusals as *InputError with /broadcast's answer, a
 // confirmation that starts it once (a second answers that it is sent)
 // audited with who the console and the Telegram detail, listed by
-// Broadcasts; an unknown token starts nothing. Paid composition is
+// Broadcasts; an unknown token starts nothing, nor a cancelled preview's
+// (CancelBroadcast), and a confirmed one cannot be cancelled. Paid composition is
 // offered only with paid broadcasts on.
 func TestComposeBroadcastPreviewsThenStartsOnceAuditedAsConsole(t *testing.T) {
 	ad := newAdmin(t)
@@ -169,6 +170,21 @@ func TestComposeBroadcastPreviewsThenStartsOnceAuditedAsConsole(t *testing.T) {
 	_, err = ad.StartBroadcast(ctx, WhoConsole, "aaaaaaaaaaaaaaaa")
 	require.True(t, errors.As(err, &ie), "%v", err)
 	require.Equal(t, "This preview is no longer known: nothing was sent. Compose it again.", ie.Text)
+
+	cancelled, err := ad.ComposeBroadcast(ctx, Composition{Text: "hello again"})
+	require.NoError(t, err)
+	answer, err = ad.CancelBroadcast(ctx, WhoConsole, cancelled.Token)
+	require.NoError(t, err)
+	require.Equal(t, broadcast.ComposedCancelled, answer)
+	_, err = ad.StartBroadcast(ctx, WhoConsole, cancelled.Token)
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Equal(t, broadcast.ToastWasCancelled, ie.Text, "a cancelled preview starts nothing")
+	_, err = ad.CancelBroadcast(ctx, WhoConsole, pv.Token)
+	require.True(t, errors.As(err, &ie), "%v", err)
+	require.Equal(t, "This preview was confirmed already (broadcast "+id+"): it cannot be cancelled; stop the broadcast instead.", ie.Text)
+	es, err = ad.Audit(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, es, 1, "the cancel starts nothing (and is not audited, as the Telegram Cancel)")
 
 	require.False(t, ad.PaidBroadcasts())
 	_, err = ad.ComposeBroadcast(ctx, Composition{Text: "hello", Paid: true})

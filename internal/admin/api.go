@@ -628,6 +628,19 @@ func (ad *Admin) StartBroadcast(ctx context.Context, who, token string) (string,
 	return answer, refusal(err)
 }
 
+// CancelBroadcast is the Cancel of composed preview token by who: the
+// Telegram preview's Cancel (decided once, not audited: nothing was
+// started), after which no confirmation starts it (StartBroadcast answers
+// "This broadcast was cancelled: nothing was sent."); it returns the
+// answer ("❌ Broadcast cancelled: nobody received it.", or that it was
+// cancelled before). Errors: an *InputError for an unknown or expired
+// preview or one confirmed already (stop its broadcast instead); the
+// store's.
+func (ad *Admin) CancelBroadcast(ctx context.Context, who, token string) (string, error) {
+	answer, err := ad.cfg.Broadcasts.CancelComposed(ctx, who, token)
+	return answer, refusal(err)
+}
+
 // refusal is err with a *broadcast.RefusedError made an *InputError (its
 // answer), other errors as they are.
 func refusal(err error) error {

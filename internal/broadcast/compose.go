@@ -3,6 +3,7 @@ package broadcast
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func (s *Service) Compose(ctx context.Context, c Composition) (Preview, error) {
 	if chats == 0 {
 		return Preview{}, refused("No known chats to broadcast to.")
 	}
-	ptext, offers, err := s.previewOf(ctx, text, texts, chats, pl, c.Paid)
+	ptext, offers, err := s.previewOf(ctx, text, texts, chats, pl, c.Paid, true)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -103,6 +104,10 @@ const (
 	composedGone    = "This preview is no longer known: nothing was sent. Compose it again."
 	composedLate    = "⌛ This preview expired (after 10 minutes): nothing was sent. Compose it again."
 	composedStarted = "⌛ This broadcast is being started by another confirmation: it is listed in a moment."
+	// ComposedCancelled is CancelComposed's answer when it cancels: the
+	// Telegram preview's text once its Cancel is tapped.
+	ComposedCancelled = "❌ Broadcast cancelled: nobody received it."
+	cancelLate        = "⌛ This preview had expired (after 10 minutes): nothing was sent, nothing to cancel."
 )
 
 // StartComposed starts the broadcast of composed preview token (Compose)
@@ -177,4 +182,49 @@ func (s *Service) StartComposed(ctx context.Context, who, token string) (id, ans
 		return "", "", err
 	}
 	return id, answer, nil
+}
+
+// CancelComposed cancels composed preview token (Compose) for who (the
+// console's name), as the Telegram preview's Cancel does: it decides the
+// preview cancelled (decide.lua), so that no later confirmation starts it
+// (StartComposed answers ToastWasCancelled and starts nothing). It returns
+// ComposedCancelled, or ToastWasCancelled when it was cancelled before. It
+// is logged with who, not audited (nothing was started: the Telegram
+// Cancel is not audited either). Errors: a *RefusedError for an unknown or
+// expired preview, or one confirmed already (its broadcast is stopped, not
+// cancelled); the store's.
+func (s *Service) CancelComposed(ctx context.Context, who, token string) (string, error) {
+	if !validPreviewID(token) {
+		return "", refused(composedGone)
+	}
+	p, ok, err := s.previews.Get(ctx, token)
+	if err != nil {
+		return "", err
+	}
+	if !ok || p.Mode == "" { // a Telegram preview is its buttons'
+		return "", refused(composedGone)
+	}
+	dec, st, err := s.previews.Decide(ctx, token, previewCancelled, s.now())
+	switch {
+	case err != nil:
+		return "", err
+	case dec == decisionNoSuch:
+		return "", refused(composedGone)
+	case dec == decisionLate, st == previewExpired:
+		return "", refused(cancelLate)
+	case st == previewCancelled && dec == decided:
+		s.log.Info("broadcast preview cancelled", slog.String("preview", token), slog.String("who", who))
+		return ComposedCancelled, nil
+	case st == previewCancelled:
+		return ToastWasCancelled, nil
+	}
+	if p.Broadcast == "" { // read before the decision, or still starting
+		if p, _, err = s.previews.Get(ctx, token); err != nil {
+			return "", err
+		}
+	}
+	if p.Broadcast == "" {
+		return "", refused("This preview was confirmed already: its broadcast is being started, so it cannot be cancelled; stop the broadcast once it is listed.")
+	}
+	return "", refused("This preview was confirmed already (broadcast " + p.Broadcast + "): it cannot be cancelled; stop the broadcast instead.")
 }

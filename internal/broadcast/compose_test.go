@@ -338,3 +338,52 @@ func TestASpreadBroadcastSaysStartedNotSentAtItsStart(t *testing.T) {
 		require.Equal(t, fmt.Sprintf(tc.want, id), answer, "over %q", tc.over)
 	}
 }
+
+// A composed preview's Cancel (CancelComposed) decides it as the Telegram
+// preview's Cancel does: a later confirmation answers that it was
+// cancelled and starts nothing, and a second Cancel says it was cancelled
+// before; a confirmed preview cannot be cancelled (its broadcast is
+// stopped instead: the answer names it), nor an expired one, an unknown
+// token or a Telegram preview's id (its buttons decide it).
+func TestCancelledComposedPreviewStartsNothingAndSaysWhy(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Now()}
+	s, trail := composeService(t, 2, clk)
+	ctx := context.Background()
+	pv, err := s.Compose(ctx, Composition{Text: "maybe"})
+	require.NoError(t, err)
+	answer, err := s.CancelComposed(ctx, "console", pv.Token)
+	require.NoError(t, err)
+	require.Equal(t, ComposedCancelled, answer)
+	id, answer, err := s.StartComposed(ctx, "console", pv.Token)
+	require.Equal(t, ToastWasCancelled, refusal(err))
+	require.Empty(t, id+answer)
+	answer, err = s.CancelComposed(ctx, "console", pv.Token)
+	require.NoError(t, err)
+	require.Equal(t, ToastWasCancelled, answer, "cancelled once")
+	require.Empty(t, trail.recorded(), "nothing started")
+
+	sent, err := s.Compose(ctx, Composition{Text: "wanted"})
+	require.NoError(t, err)
+	id, _, err = s.StartComposed(ctx, "console", sent.Token)
+	require.NoError(t, err)
+	_, err = s.CancelComposed(ctx, "console", sent.Token)
+	require.Equal(t, "This preview was confirmed already (broadcast "+id+"): it cannot be cancelled; stop the broadcast instead.", refusal(err))
+
+	late, err := s.Compose(ctx, Composition{Text: "late"})
+	require.NoError(t, err)
+	clk.Add(PreviewLifetime + time.Millisecond)
+	_, err = s.CancelComposed(ctx, "console", late.Token)
+	require.Equal(t, cancelLate, refusal(err))
+
+	tg := preview{ID: newPreviewID(), Text: "telegram", Chat: adminID, Admin: adminID, Chats: 2, At: clk.Now()}
+	require.NoError(t, s.previews.Create(ctx, tg))
+	for _, token := range []string{tg.ID, newPreviewID(), "not-a-token", ""} {
+		_, err = s.CancelComposed(ctx, "console", token)
+		require.Equal(t, composedGone, refusal(err), token)
+	}
+	p, ok, err := s.previews.Get(ctx, tg.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, previewPending, p.State, "a Telegram preview is its buttons'")
+}

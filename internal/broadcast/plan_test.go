@@ -107,7 +107,7 @@ func TestASpreadPreviewTakesTheSpreadsTime(t *testing.T) {
 			require.Contains(t, previewText("hi", tc.chats, 30, plan{Spread: tc.spread}), tc.want)
 		})
 	}
-	paid := paidPreviewText("hi", 3, 3, 30, 1000, "", plan{Spread: 2 * time.Minute})
+	paid := paidPreviewText("hi", 3, 3, 30, 1000, "", plan{Spread: 2 * time.Minute}, "Choose, or Cancel, within 10 minutes.")
 	require.Contains(t, paid, "• ✅ Send free: over 2 min (spread), no fee.")
 	require.Contains(t, paid, "• 💫 Send paid: over 2 min (spread), for about")
 }
@@ -139,7 +139,7 @@ func TestAScheduledPreviewCountsItsTimeFromTheStart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			free := previewText("hi", 60, 30, tc.pl)
 			require.Contains(t, free, tc.free)
-			paid := paidPreviewText("hi", 60, 60, 30, 1000, "", tc.pl)
+			paid := paidPreviewText("hi", 60, 60, 30, 1000, "", tc.pl, "Choose, or Cancel, within 10 minutes.")
 			for _, want := range tc.paid {
 				require.Contains(t, paid, want)
 			}

@@ -259,17 +259,19 @@ func humanDuration(d time.Duration) string {
 // paid preview (paidPreviewText, with the Stars balance: balanceLine)
 // offering ✅ Send free and 💫 Send paid; or ✅ Send free and "💫 N paid,
 // rest free" when the balance covers N copies but not all; or ✅ Send
-// free alone when it covers none. With texts per language, the
-// languages' texts and counts follow (langLines). Either ends with the
-// plan's lines (planLines). Errors: the store's (the counts).
-func (s *Service) previewOf(ctx context.Context, text string, texts map[string]string, chats int, pl plan, paid bool) (string, [][2]string, error) {
+// free alone when it covers none. The paid preview asks to choose among
+// its buttons (Telegram), or, composed in the console (composed true: one
+// Confirm, the paid send, or none), to confirm that one (composedAsk).
+// With texts per language, the languages' texts and counts follow
+// (langLines). Either ends with the plan's lines (planLines). Errors: the
+// store's (the counts).
+func (s *Service) previewOf(ctx context.Context, text string, texts map[string]string, chats int, pl plan, paid, composed bool) (string, [][2]string, error) {
 	copies := chats * len(notifier.Split(text, tgtext.MaxTextUnits))
 	rate, paidRate := s.rates(ctx)
 	ptext := previewText(text, chats, rate, pl)
 	offers := [][2]string{{"✅ Send", btnSend}}
 	if paid {
 		line, covers, coverable := s.balanceLine(ctx, copies)
-		ptext = paidPreviewText(text, chats, copies, rate, paidRate, line, pl)
 		switch {
 		case covers:
 			offers = [][2]string{{"✅ Send free", btnSend}, {"💫 Send paid", btnSendPaid}}
@@ -278,6 +280,11 @@ func (s *Service) previewOf(ctx context.Context, text string, texts map[string]s
 		default: // not started paid: the admin adds Stars first, or sends it free
 			offers = [][2]string{{"✅ Send free", btnSend}}
 		}
+		ask := fmt.Sprintf("Choose, or Cancel, within %d minutes.", int(PreviewLifetime/time.Minute))
+		if composed {
+			ask = composedAsk(offers)
+		}
+		ptext = paidPreviewText(text, chats, copies, rate, paidRate, line, pl, ask)
 	}
 	if len(texts) > 0 {
 		counts, exact, err := s.langCounts(ctx, texts, chats)
@@ -332,8 +339,9 @@ func lowerRate(configured, learned int) int {
 // (timePhrase: counted from its start when scheduled); the paid one with
 // its estimated cost, copies x 0.1 Star (a text split in parts is one
 // copy per part); balance, when not "", is a line on the bot's Stars
-// balance (balanceLine) put before the last.
-func paidPreviewText(text string, chats, copies, rate, paidRate int, balance string, pl plan) string {
+// balance (balanceLine) put before the last, ask (what to do: "Choose, or
+// Cancel, within 10 minutes.").
+func paidPreviewText(text string, chats, copies, rate, paidRate int, balance string, pl plan, ask string) string {
 	noun := "chats"
 	if chats == 1 {
 		noun = "chat"
@@ -342,9 +350,22 @@ func paidPreviewText(text string, chats, copies, rate, paidRate int, balance str
 	return fmt.Sprintf("📣 Broadcast preview. The chats will see:\n\n%s\n\nIt will reach %d %s:\n"+
 		"• ✅ Send free: %s, no fee.\n"+
 		"• 💫 Send paid: %s, for about %s Telegram Stars (%d copies × 0.1 Star, from the bot's balance).\n"+
-		"%sChoose, or Cancel, within %d minutes.", text, chats, noun, timePhrase(copies, rate, pl, currentRate(rate)),
+		"%s%s", text, chats, noun, timePhrase(copies, rate, pl, currentRate(rate)),
 		paidTime, notifier.FormatStars(copies*notifier.StarTenthsPerCopy), copies,
-		balance, int(PreviewLifetime/time.Minute))
+		balance, ask)
+}
+
+// composedAsk is a paid preview's last line in the console, where the
+// composition chose paid and the page offers one Confirm, the paid send of
+// offers (previewOf's), or none when the balance covers no copy: "Confirm
+// 💫 Send paid, or Cancel, within 10 minutes (to send it free, choose free
+// and preview again)."
+func composedAsk(offers [][2]string) string {
+	if len(offers) < 2 {
+		return "It cannot be sent paid: Cancel, or choose free and preview again."
+	}
+	return fmt.Sprintf("Confirm %s, or Cancel, within %d minutes (to send it free, choose free and preview again).",
+		offers[1][0], int(PreviewLifetime/time.Minute))
 }
 
 // balanceLine is the paid preview's line on the bot's Stars balance

@@ -148,7 +148,7 @@ func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Ou
 		return
 	}
 	p := preview{ID: newPreviewID(), Text: text, Texts: texts, Chat: m.Chat.ID, Admin: m.From.ID, Chats: chats, At: s.now(), State: previewPending, Plan: pl}
-	ptext, buttons, err := s.previewOf(ctx, text, texts, chats, pl, s.cfg.PaidRate > 0)
+	ptext, buttons, err := s.previewOf(ctx, text, texts, chats, pl, s.cfg.PaidRate > 0, false)
 	if err != nil {
 		out.Fail(err)
 		return
@@ -237,7 +237,7 @@ func (s *Service) OnTap(ctx context.Context, r *update.Request, out *update.Outc
 		return ToastPreviewLate
 	case st == previewCancelled && dec == decided:
 		s.log.Info("broadcast preview cancelled", slog.String("preview", d.Scope), slog.Int64("admin", q.From.ID))
-		s.editPreview(out, m, d.Scope, "❌ Broadcast cancelled: nobody received it.")
+		s.editPreview(out, m, d.Scope, ComposedCancelled)
 		return ToastCancelled
 	case st == previewCancelled:
 		return ToastWasCancelled

@@ -72,6 +72,7 @@ type Backend interface {
 	PaidBroadcasts() bool
 	ComposeBroadcast(ctx context.Context, c admin.Composition) (admin.ComposedPreview, error)
 	StartBroadcast(ctx context.Context, who, token string) (string, error)
+	CancelBroadcast(ctx context.Context, who, token string) (string, error)
 	Audit(ctx context.Context, n int) ([]admin.AuditEntry, error)
 	Processes(ctx context.Context) ([]procs.Process, error)
 	AuditBefore(ctx context.Context, id string, n int) ([]admin.AuditEntry, error)

@@ -598,39 +598,119 @@ func TestComposePaidUpToTheStarsBalance(t *testing.T) {
 	require.Contains(t, page, `<textarea name="text" id="compose-text" rows="4" required>💫 more</textarea>`, "the form kept as filled")
 }
 
-// The compose preview mentions a Cancel (the Telegram preview's text: "Send
-// or Cancel", "Choose, or Cancel"), and the page offers one beside Confirm
-// (and where there is no Confirm: a paid one the balance covers no copy
-// of): a link back to the Broadcasts page, without the preview, nothing
-// sent or audited.
-func TestComposePreviewOffersTheCancelItMentions(t *testing.T) {
+// composePreview composes form (free or paid) on b's Broadcasts page and
+// returns the page with its preview.
+func composePreview(t *testing.T, b *browser, form url.Values) string {
+	t.Helper()
+	form.Set("csrf", b.csrf())
+	resp, page := b.do(http.MethodPost, "/broadcasts/compose", form)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotNil(t, previewRE.FindStringSubmatch(page), page)
+	return page
+}
+
+// A composed preview's Cancel is a form (POST, CSRF token) that cancels
+// that preview as the Telegram preview's Cancel does: back to the
+// Broadcasts page saying it was cancelled, without the preview; a later
+// confirmation of its token (browser Back then Send, a second tab) answers
+// that it was cancelled and starts nothing, and a second Cancel says it
+// was cancelled before. Nothing is sent or audited.
+func TestCancelThenConfirmStartsNothingAndSaysWhy(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	e.knownChats(82_000, 2)
+	page := composePreview(t, b, url.Values{"text": {"📣 maybe not"}, "mode": {"free"}})
+	tok := tokenRE.FindStringSubmatch(page)
+	require.NotNil(t, tok, page)
+	require.Regexp(t, `<form method="post" action="/broadcasts/cancel" id="cancel-form" class="inline"><input type="hidden" name="csrf" value="[^"]+"><input type="hidden" name="token" value="`+tok[1]+`"><button id="preview-cancel">Cancel</button></form>`, page)
+
+	page = b.post("/broadcasts/cancel", url.Values{"token": {tok[1]}})
+	answer, ok := flash(t, page)
+	require.True(t, ok, answer)
+	require.Equal(t, broadcast.ComposedCancelled, answer)
+	require.NotContains(t, page, `id="preview"`, "cancelled: the page without the preview")
+
+	answer, ok = flash(t, b.post("/broadcasts/confirm", url.Values{"token": {tok[1]}}))
+	require.False(t, ok, answer)
+	require.Equal(t, broadcast.ToastWasCancelled, answer, "the confirmation of a cancelled preview says why it starts nothing")
+	answer, ok = flash(t, b.post("/broadcasts/cancel", url.Values{"token": {tok[1]}}))
+	require.True(t, ok, answer)
+	require.Equal(t, broadcast.ToastWasCancelled, answer, "cancelled once")
+
+	es, err := e.app.Admin().Audit(context.Background(), 10)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing started (a start is audited)")
+	bs, err := e.app.Admin().Broadcasts(context.Background(), 10)
+	require.NoError(t, err)
+	require.Empty(t, bs)
+	for _, m := range e.emu.AllMessages() {
+		require.NotEqual(t, "📣 maybe not", m.Text, "nothing sent")
+	}
+}
+
+// A preview's Cancel without the session's CSRF token (or with another
+// session's) is refused (403) and cancels nothing: the preview is still
+// confirmed, once, by its own session.
+func TestCancelOfAPreviewNeedsTheCSRFToken(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	other := e.browser()
+	other.signIn()
+	e.knownChats(83_000, 2)
+	tok := tokenRE.FindStringSubmatch(composePreview(t, b, url.Values{"text": {"📣 still wanted"}, "mode": {"free"}}))
+	require.NotNil(t, tok)
+	for _, form := range []url.Values{
+		{"token": {tok[1]}},
+		{"token": {tok[1]}, "csrf": {""}},
+		{"token": {tok[1]}, "csrf": {other.csrf()}},
+	} {
+		resp, body := b.do(http.MethodPost, "/broadcasts/cancel", form)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, body)
+		require.Contains(t, body, "CSRF")
+	}
+	resp, _ := b.get("/broadcasts/cancel?token=" + tok[1])
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "no cancel on GET")
+	answer, ok := flash(t, b.post("/broadcasts/confirm", url.Values{"token": {tok[1]}}))
+	require.True(t, ok, answer)
+	require.Regexp(t, `^📣 Sending to 2 chats: broadcast bc_\w+\.$`, answer, "not cancelled: confirmed")
+}
+
+// A composed preview's text asks for what the page offers: the free one
+// "Send or Cancel" (its Confirm is ✅ Send); a paid one, whose page offers
+// one Confirm (the paid send, or none when the Stars balance covers no
+// copy), not the Telegram paid preview's "Choose, or Cancel" among two
+// buttons, but that Confirm, or, with none, that it cannot be sent paid.
+func TestComposedPreviewAsksForTheConfirmItOffers(t *testing.T) {
 	t.Parallel()
 	e := start(t, "TELEGRAM_PAID_BROADCAST_RATE=1000")
 	b := e.browser()
 	b.signIn()
-	e.knownChats(82_000, 2)
-	e.emu.SetStarBalance(0)
+	e.knownChats(84_000, 2)
 	for _, tc := range []struct {
-		mode, mentions string
-		confirm        bool
+		mode    string
+		balance int64
+		asks    string
+		confirm []string
 	}{
-		{"free", "Send or Cancel within 10 minutes.", true},
-		{"paid", "Choose, or Cancel, within 10 minutes.", false},
+		{"free", 0, "Send or Cancel within 10 minutes.", []string{`<button id="confirm">✅ Send</button>`}},
+		{"paid", 5, "Confirm 💫 Send paid, or Cancel, within 10 minutes (to send it free, choose free and preview again).",
+			[]string{`<button id="confirm">💫 Send paid</button>`}},
+		{"paid", 1, "Confirm 💫 1 paid, rest free, or Cancel, within 10 minutes (to send it free, choose free and preview again).",
+			[]string{`<button id="confirm">💫 1 paid, rest free</button>`}},
+		{"paid", 0, "It cannot be sent paid: Cancel, or choose free and preview again.", nil},
 	} {
-		resp, page := b.do(http.MethodPost, "/broadcasts/compose", url.Values{"csrf": {b.csrf()}, "text": {"📣 maybe"}, "mode": {tc.mode}})
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		pv := previewRE.FindStringSubmatch(page)
-		require.NotNil(t, pv, page)
-		require.Contains(t, htmlUnescape(pv[1]), tc.mentions, tc.mode)
-		require.Equal(t, tc.confirm, strings.Contains(page, `id="confirm"`), tc.mode)
-		require.Contains(t, page, `<a href="/broadcasts" id="preview-cancel" class="button">Cancel</a>`, "%s: the Cancel the preview mentions", tc.mode)
-		resp, page = b.get("/broadcasts")
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		require.NotContains(t, page, `id="preview"`, "cancelled: the page without the preview")
+		e.emu.SetStarBalance(tc.balance)
+		page := composePreview(t, b, url.Values{"text": {"📣 maybe"}, "mode": {tc.mode}})
+		text := htmlUnescape(previewRE.FindStringSubmatch(page)[1])
+		require.True(t, strings.HasSuffix(text, tc.asks), "%s, balance %d: %q", tc.mode, tc.balance, text)
+		require.NotContains(t, text, "Choose", "%s, balance %d: one Confirm at most", tc.mode, tc.balance)
+		require.Equal(t, tc.confirm, confirmRE.FindAllString(page, -1), "%s, balance %d", tc.mode, tc.balance)
+		require.Contains(t, page, `id="preview-cancel"`, "%s, balance %d: the Cancel it names", tc.mode, tc.balance)
 	}
-	es, err := e.app.Admin().Audit(context.Background(), 10)
-	require.NoError(t, err)
-	require.Empty(t, es, "nothing started (a start is audited)")
 }
 
 // The Processes page lists every live process of the deployment from

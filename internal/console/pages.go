@@ -42,6 +42,7 @@ func (c *Console) routes() {
 	mux.HandleFunc("POST /broadcasts/stop", c.change(c.stopBroadcast))
 	mux.HandleFunc("POST /broadcasts/compose", c.change(c.composeBroadcast))
 	mux.HandleFunc("POST /broadcasts/confirm", c.change(c.confirmBroadcast))
+	mux.HandleFunc("POST /broadcasts/cancel", c.change(c.cancelBroadcast))
 	mux.HandleFunc("GET /audit", c.signedIn(c.audit))
 	mux.HandleFunc("GET /processes", c.signedIn(c.processes))
 	mux.HandleFunc("GET /job", c.signedIn(c.job))
@@ -523,6 +524,16 @@ func (c *Console) composeBroadcast(w http.ResponseWriter, r *http.Request, sid s
 // confirmation of the same preview starts nothing more.
 func (c *Console) confirmBroadcast(w http.ResponseWriter, r *http.Request, sid string) {
 	ans, err := c.b.StartBroadcast(r.Context(), admin.WhoConsole, r.PostForm.Get("token"))
+	c.done(w, r, sid, "/broadcasts", ans, err)
+}
+
+// cancelBroadcast is POST /broadcasts/cancel: the preview's Cancel (its
+// token) decides the composed preview cancelled, as the Telegram preview's
+// Cancel does, so that no later confirmation of it (browser Back, a
+// second tab) starts anything; back to the Broadcasts page with the
+// answer.
+func (c *Console) cancelBroadcast(w http.ResponseWriter, r *http.Request, sid string) {
+	ans, err := c.b.CancelBroadcast(r.Context(), admin.WhoConsole, r.PostForm.Get("token"))
 	c.done(w, r, sid, "/broadcasts", ans, err)
 }
 
