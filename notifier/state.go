@@ -197,19 +197,6 @@ func (p *Progress) lazyField(k, v string, x int) bool {
 	return true
 }
 
-func (n *Notifier) record(ctx context.Context, broadcast, field, dedupe, also, settled string) error {
-	if !validBroadcastID(broadcast) {
-		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
-	}
-	err := n.recordScript.Exec(ctx, n.c,
-		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast), n.keys.out(broadcast)},
-		[]string{field, dedupe, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10), also, settled}).Error()
-	if err != nil {
-		return fmt.Errorf("notifier: progress %s: %w", broadcast, err)
-	}
-	return nil
-}
-
 // SentTally is what the worker's ack of a delivered copy of broadcast
 // counts in the same atomic call (lanes.Counting): Sent, and PaidSent too
 // when paid (sent with allow_paid_broadcast), in the progress hash while it
@@ -242,10 +229,22 @@ func (n *Notifier) FailedTally(broadcast, reason string) (lanes.SettleTally, err
 }
 
 // RecordFailed counts job of broadcast as failed with reason, at most once
-// per job id (a lazy broadcast's copy leaves its window).
+// per job id (the ids FailedTally counts too), and the copy leaves a lazy
+// broadcast's window: for copies dead-lettered apart from their own
+// settling (a DeadLane sweep). Errors: ErrInvalid for a malformed
+// broadcast id, an empty job id or reason; the server's (wrapped).
 func (n *Notifier) RecordFailed(ctx context.Context, broadcast, jobID, reason string) error {
 	if jobID == "" || reason == "" {
 		return invalid("record failed: empty job id or reason")
 	}
-	return n.record(ctx, broadcast, fieldFailed+reason, jobID, "", jobID)
+	if !validBroadcastID(broadcast) {
+		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
+	}
+	err := n.recordScript.Exec(ctx, n.c,
+		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast), n.keys.out(broadcast)},
+		[]string{fieldFailed + reason, jobID, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10)}).Error()
+	if err != nil {
+		return fmt.Errorf("notifier: progress %s: %w", broadcast, err)
+	}
+	return nil
 }

@@ -1,26 +1,21 @@
--- record.lua: count one outcome of a broadcast job, once per job id when
--- one is given (a dead-lettered job may be reported twice: by the worker
--- holding its lease and by a DeadLane sweep).
+-- record.lua: count one failed copy of a broadcast, once per job id (a
+-- copy dead-lettered apart from its own settling, e.g. by a DeadLane sweep;
+-- one dead-lettered by its claimer is counted by the settling script itself,
+-- see lanes SettleTally, in the same seen set).
 --
 -- KEYS[1]  progress hash      {T}:n:bc:<id>
 -- KEYS[2]  counted job ids    {T}:n:bc:<id>:seen
 -- KEYS[3]  outstanding copies {T}:n:bc:<id>:out (a lazy broadcast's window)
--- ARGV[1]  field to increment (s, or f:<reason>)
--- ARGV[2]  job id, or "" (no dedupe)
--- ARGV[3]  TTL (ms) of both keys
--- ARGV[4]  second field to increment with it ("": none; ps for a paid
---          copy sent)
--- ARGV[5]  the job id to take out of KEYS[3] ("": none): the copy settled
+-- ARGV[1]  field to increment (f:<reason>)
+-- ARGV[2]  job id: counted once, and taken out of KEYS[3]
+-- ARGV[3]  TTL (ms) of KEYS[1] and KEYS[2]
 --
 -- Returns 1 when counted. An expired (or unknown) broadcast is not
 -- resurrected.
-if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+redis.call('ZREM', KEYS[3], ARGV[2])
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if ARGV[2] ~= '' then
-  if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then return 0 end
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
-end
+if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then return 0 end
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
