@@ -110,7 +110,10 @@
 // A caller that counts settled jobs in its own keys (a fan-out's progress)
 // passes Counting to Ack, Nack, Dead or DeadUntried: its SettleTally is
 // kept in the settling call itself, so no crash between the two leaves a
-// job settled but uncounted.
+// job settled but uncounted. For the dead-letterings no caller settles (a
+// DeadLane sweep, a lease expired past MaxAttempts inside a Claim), a job
+// carries a DeadTally from its enqueue (CountDead), which the
+// dead-lettering script counts it in.
 //
 // A claimer that finished its jobs acks them in its next Claim
 // (ClaimRequest.Ack): the acks and the claim are one atomic call and one

@@ -53,7 +53,7 @@ type EnqueueResult struct {
 }
 
 // EnqueueOption is one option of an Enqueue call: Dedupe, Coalesce,
-// Unless or AtCursor. Each sets its part of the call's configuration, which Enqueue
+// Unless, AtCursor or CountDead. Each sets its part of the call's configuration, which Enqueue
 // checks as a whole before anything is written. Of one option given twice,
 // the last wins.
 type EnqueueOption func(*enqueueConfig)
@@ -71,6 +71,7 @@ type enqueueConfig struct {
 	stop        string // the stop key; "" for none (Unless("") is refused)
 	unless      bool
 	cursor      *Cursor
+	dead        *DeadTally // CountDead: stored in each job's field y
 }
 
 // Cursor is one step of a producer that walks something in order (a
@@ -184,8 +185,9 @@ const MaxCoalesceKeyBytes = 256
 // twice). An item whose id exists already is left as it is (a Duplicate;
 // of an id repeated within one call the first item is the one written). One
 // call takes one item or many (a fan-out): 500 per script call, each
-// atomic, all in one pipelined round trip. opts are Dedupe, Coalesce and
-// Unless; the result counts every item once (see EnqueueResult).
+// atomic, all in one pipelined round trip. opts are Dedupe, Coalesce,
+// Unless, AtCursor and CountDead; the result counts every item once (see
+// EnqueueResult).
 //
 //	store.Enqueue(ctx, "notify", []lanes.Item{{Group: "42", ID: id, Payload: p}})
 //	store.Enqueue(ctx, "notify", items, lanes.Dedupe("{cm}:once:update-7", time.Hour))
@@ -255,8 +257,13 @@ func (s *core) validEnqueue(queue string, items []Item, cfg enqueueConfig) error
 			return err
 		}
 	}
+	if cfg.dead != nil {
+		if err := s.validDeadTally(*cfg.dead); err != nil {
+			return err
+		}
+	}
 	if cfg.coalesce {
-		if cfg.dedupe || cfg.unless {
+		if cfg.dedupe || cfg.unless || cfg.dead != nil {
 			return fmt.Errorf("%w: enqueue: Coalesce combines with no other option", ErrInvalid)
 		}
 		if cfg.coalesceKey == "" || len(cfg.coalesceKey) > MaxCoalesceKeyBytes {
@@ -396,8 +403,8 @@ func (s *Store) enqueueDedupe(ctx context.Context, queue string, cfg enqueueConf
 // enqueueCall is one enqueue.lua call for items (at most batchChunk), with
 // the dedupe and stop keys of cfg (KEYS[2], KEYS[3] in that order, each
 // only when set; ARGV[7] is the dedupe ttl, "0" without one; ARGV[8] the
-// queue's MaxDepth, "0" for none), then the cursor's keys and ARGV[9..]
-// (see enqueue.lua).
+// queue's MaxDepth, "0" for none; ARGV[9] the CountDead tally as stored,
+// "" for none), then the cursor's keys and ARGV[10..] (see enqueue.lua).
 func (s *core) enqueueCall(queue string, cfg enqueueConfig, items []Item) valkeyExec {
 	keys, args := s.header(queue, 1+3*len(items))
 	var ttl time.Duration
@@ -408,7 +415,11 @@ func (s *core) enqueueCall(queue string, cfg enqueueConfig, items []Item) valkey
 	if cfg.unless {
 		keys = append(keys, cfg.stop)
 	}
-	args = append(args, ms(ttl), strconv.Itoa(s.queueConfig(queue).MaxDepth))
+	dead := ""
+	if cfg.dead != nil {
+		dead = cfg.dead.encode()
+	}
+	args = append(args, ms(ttl), strconv.Itoa(s.queueConfig(queue).MaxDepth), dead)
 	if c := cfg.cursor; c != nil {
 		keys = append(keys, c.Key)
 		tracked := "0"

@@ -214,12 +214,27 @@ const drainChunk = 1000
 
 // DeadLane dead-letters every pending job of lane group with reason, in
 // chunks of 1,000 jobs per atomic call (e.g. a chat that blocked the bot).
-// Jobs in flight are not touched. It returns the ids of exactly the jobs it
-// dead-lettered, in lane order (on an error, those of the chunks done), so
-// the caller can account for those jobs and no others (DeadLetters with
-// DeadQuery.IDs reads them back).
-func (in *Inspector) DeadLane(ctx context.Context, queue, group, reason string) ([]JobID, error) {
-	return in.drain(ctx, queue, group, "dead", reason)
+// Jobs in flight are not touched. Each job that carries a DeadTally
+// (CountDead at its enqueue) is counted in it by the call that
+// dead-letters it, under the code of CountedAs (else reason). It returns
+// the ids of exactly the jobs it dead-lettered, in lane order (on an
+// error, those of the chunks done), so the caller can account for those
+// jobs and no others (DeadLetters with DeadQuery.IDs reads them back).
+// Errors: ErrInvalid for a bad queue or group or an empty CountedAs code;
+// the server's, wrapped.
+func (in *Inspector) DeadLane(ctx context.Context, queue, group, reason string, opts ...DeadLaneOption) ([]JobID, error) {
+	var cfg deadLaneConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	code := reason
+	if cfg.set {
+		if cfg.code == "" {
+			return nil, fmt.Errorf("%w: dead lane %q: CountedAs an empty code", ErrInvalid, group)
+		}
+		code = cfg.code
+	}
+	return in.drain(ctx, queue, group, "dead", reason, code)
 }
 
 // MoveLane moves every pending job of lane from to lane to, in order, in
@@ -235,13 +250,14 @@ func (in *Inspector) MoveLane(ctx context.Context, queue, from, to string) (int,
 	if from == to {
 		return 0, fmt.Errorf("%w: move lane %q onto itself", ErrInvalid, from)
 	}
-	ids, err := in.drain(ctx, queue, from, "move", to)
+	ids, err := in.drain(ctx, queue, from, "move", to, "")
 	return len(ids), err
 }
 
 // drain runs drain.lua in chunks until the lane is empty and returns the
-// ids it moved.
-func (s *core) drain(ctx context.Context, queue, group, mode, arg string) ([]JobID, error) {
+// ids it moved; code is what a dead-lettered job's dead tally counts it
+// under (mode "dead").
+func (s *core) drain(ctx context.Context, queue, group, mode, arg, code string) ([]JobID, error) {
 	if err := validQueue(queue); err != nil {
 		return nil, err
 	}
@@ -250,8 +266,8 @@ func (s *core) drain(ctx context.Context, queue, group, mode, arg string) ([]Job
 	}
 	var ids []JobID
 	for {
-		keys, args := s.header(queue, 4)
-		args = append(args, mode, group, arg, strconv.Itoa(drainChunk))
+		keys, args := s.header(queue, 5)
+		args = append(args, mode, group, arg, strconv.Itoa(drainChunk), code)
 		v, err := s.scripts.drain.Exec(ctx, s.c, keys, args).ToArray()
 		if err != nil {
 			return ids, fmt.Errorf("lanes: %s lane %q: %w", mode, group, err)

@@ -59,7 +59,8 @@
 -- them and gets its next batch in the same round trip; each ack is exactly
 -- ack.lua's), read the pause and every queue's due time (one MGET; see
 -- common.lua), and only for a queue whose due time has passed reclaim
--- expired leases, promote due delayed jobs and due parked lanes (each at
+-- expired leases (one past max attempts is dead-lettered and counted in
+-- the dead tally its enqueue stored, common.lua stored_tally), promote due delayed jobs and due parked lanes (each at
 -- most budget); then check the global budget, then for each queue
 -- in order rotate its ring (LMOVE ring ring LEFT RIGHT) and serve the first
 -- lane with work K = min(weight, depth, glimit headroom, max, global budget,
@@ -219,6 +220,9 @@ for n = 1, nq do
         local depth -- > 0 once the job is back on its lane
         if maxatt(q) > 0 and a >= maxatt(q) then
           to_dead(q, id, 'lease expired', now)
+          -- Counted in its enqueue's dead tally (lanes CountDead) here:
+          -- no caller settles it.
+          stored_tally(q, id, 'lease expired')
         else
           redis.call('HSET', jk, 'r', 'lease expired')
           to_lane(q, id, g)

@@ -473,6 +473,23 @@ local function ack_job(S, q, id, tok, now, keep_due, floor)
   return 1, ensure_ring(q, g, nil, inf)
 end
 
+-- count_in counts job id in a tally: h the hash (nil: none) whose fields
+-- (a table) are each incremented by 1 while it exists (an expired one is
+-- not brought back); once a set the id joins (nil: none), the id counted
+-- only when it was not a member yet; untrack a sorted set the id leaves
+-- (nil: none), whether or not it is counted; ttl (ms, 0: none) the expiry
+-- the hash and the once set are renewed to by a count.
+local function count_in(id, h, fields, once, untrack, ttl)
+  if untrack then redis.call('ZREM', untrack, id) end
+  if not h or redis.call('EXISTS', h) == 0 then return end
+  if once then
+    if redis.call('SADD', once, id) == 0 then return end
+    if ttl > 0 then redis.call('PEXPIRE', once, ttl) end
+  end
+  for _, f in ipairs(fields) do redis.call('HINCRBY', h, f, 1) end
+  if ttl > 0 then redis.call('PEXPIRE', h, ttl) end
+end
+
 -- apply_tally counts a settled job in its caller's tally (lanes
 -- SettleTally), in the settling call itself. From ARGV[i]:
 --   ARGV[i]    "1": KEYS[k] is the tally hash (a key under the store's tag)
@@ -481,19 +498,28 @@ end
 --   ARGV[i+2]  "1": the next key is a sorted set the job id leaves (ZREM)
 --   ARGV[i+3]  TTL (ms) the hash and the once set are renewed to (0: none)
 --   ARGV[i+4..] hash fields, each incremented by 1
--- The hash counts only while it exists (an expired one is not brought back).
+-- (See count_in.)
 local function apply_tally(id, i, k)
   local h, once, untrack
   if ARGV[i] == '1' then h = KEYS[k]; k = k + 1 end
   if ARGV[i + 1] == '1' then once = KEYS[k]; k = k + 1 end
   if ARGV[i + 2] == '1' then untrack = KEYS[k] end
-  if untrack then redis.call('ZREM', untrack, id) end
-  if not h or redis.call('EXISTS', h) == 0 then return end
-  local ttl = num(ARGV[i + 3])
-  if once then
-    if redis.call('SADD', once, id) == 0 then return end
-    if ttl > 0 then redis.call('PEXPIRE', once, ttl) end
-  end
-  for j = i + 4, #ARGV do redis.call('HINCRBY', h, ARGV[j], 1) end
-  if ttl > 0 then redis.call('PEXPIRE', h, ttl) end
+  local fields = {}
+  for j = i + 4, #ARGV do fields[#fields + 1] = ARGV[j] end
+  count_in(id, h, fields, once, untrack, num(ARGV[i + 3]))
+end
+
+-- stored_tally counts job id of queue q, just dead-lettered by the store
+-- itself (an expired lease past max attempts, claim.lua) or by a sweep
+-- (drain.lua), in the tally its enqueue stored in its field y (lanes
+-- CountDead, enqueue.lua: "<ttl ms>\n<field prefix>\n<hash>\n<once>\n<untrack>",
+-- an empty once or untrack for none), under field prefix .. code (see
+-- count_in). A job without the field counts nothing. One HGET, plus the
+-- tally's own commands when it has one.
+local function stored_tally(q, id, code)
+  local v = redis.call('HGET', q.p .. 'job:' .. id, 'y')
+  if not v then return end
+  local ttl, prefix, h, once, untrack = string.match(v, '^(%d+)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)$')
+  if not ttl then return end
+  count_in(id, h, {prefix .. code}, once ~= '' and once or nil, untrack ~= '' and untrack or nil, num(ttl))
 end

@@ -12,6 +12,9 @@
 -- ARGV[9]  reason (dead) or target group (move)
 -- ARGV[10] max jobs to move in this call (the caller sends 1,000, so one
 --          call's work and reply stay bounded)
+-- ARGV[11] dead: the code each dead-lettered job that carries a dead tally
+--          (lanes CountDead, its field y) is counted under, in this same
+--          call (see common.lua stored_tally)
 -- Returns {moved, remaining in the source lane, id of each job moved, in
 -- order}: the caller knows exactly which jobs it dead-lettered or moved.
 local S = ARGV[1]
@@ -26,6 +29,7 @@ for j = 1, #heads, 2 do
   out[#out + 1] = id
   if mode == 'dead' then
     to_dead(q, id, arg, now)
+    stored_tally(q, id, ARGV[11])
   else
     redis.call('HSET', q.p .. 'job:' .. id, 'g', arg)
     to_lane(q, id, arg)

@@ -14,19 +14,22 @@
 --          unbounded): a new job whose lane holds that many pending jobs is
 --          refused (counted as full); with an idempotency key a call that
 --          would put any lane over it refuses every job and sets no key
+-- ARGV[9]  the jobs' dead tally (the CountDead option, "" for none), as
+--          stored in each new job's field y and read by common.lua
+--          stored_tally: "<ttl ms>\n<field prefix>\n<hash>\n<once>\n<untrack>"
 -- KEYS[next] optional cursor hash, then optional track sorted set (the
 --          AtCursor option; under the store's tag), after the stop key if
---          any, present when ARGV[9] is "1"
--- ARGV[9]  "1" with a cursor, else "0"; with one, ARGV[10..15]: the cursor
+--          any, present when ARGV[10] is "1"
+-- ARGV[10] "1" with a cursor, else "0"; with one, ARGV[11..16]: the cursor
 --          field, the value it must hold ("" = absent), the value it is set
 --          to, the field of the cursor hash that counts the jobs added (""
 --          for none), "1" when a track set follows the cursor hash in KEYS,
 --          and the count N of extra increments; then N pairs field, amount
 --          (HINCRBY on the cursor hash); then the triples
--- ARGV[F..] triples: group, job id, payload (F = 10 without a cursor)
+-- ARGV[F..] triples: group, job id, payload (F = 11 without a cursor)
 -- Each job is written once: its hash "{tag}:q:<queue>:job:<id>" holds the
--- lane (g) and payload (p) (attempts "a" and claim count "c" are absent
--- until they leave 0); its lane
+-- lane (g) and payload (p), and its dead tally (y) when the call has one
+-- (attempts "a" and claim count "c" are absent until they leave 0); its lane
 -- "{tag}:q:<queue>:lane:<group>" gets ZADD 0 <id>, so the lane is FIFO by id.
 -- A job id that exists already is left as it is (no duplicate); of an id
 -- repeated within one call, the first job is the one written.
@@ -45,16 +48,16 @@ local q = read_queue(ARGV, 2)
 local once, stop, cur, track, cargs
 local nk = 2
 if ARGV[7] ~= '0' then once = KEYS[nk]; nk = nk + 1 end
-local F = 10
-if ARGV[9] == '1' then
-  local tracked = ARGV[14] == '1'
+local F = 11
+if ARGV[10] == '1' then
+  local tracked = ARGV[15] == '1'
   -- KEYS after the idempotency key: [stop,] cursor[, track].
   if #KEYS - nk + 1 == (tracked and 3 or 2) then stop = KEYS[nk]; nk = nk + 1 end
   cur = KEYS[nk]
   if tracked then track = KEYS[nk + 1] end
-  local extra = tonumber(ARGV[15])
-  cargs = {field = ARGV[10], from = ARGV[11], to = ARGV[12], count = ARGV[13], first = 16, n = extra}
-  F = 16 + 2 * extra
+  local extra = tonumber(ARGV[16])
+  cargs = {field = ARGV[11], from = ARGV[12], to = ARGV[13], count = ARGV[14], first = 17, n = extra}
+  F = 17 + 2 * extra
 else
   stop = KEYS[nk]
 end
@@ -101,6 +104,14 @@ local function first_of(id, i)
   if i - 3 > upto then upto = i - 3 end
   return first[id]
 end
+-- The dead tally (nil: none), written with each new job in its one HSET:
+-- nf is the fields a new job's HSET adds.
+local dead = ARGV[9] ~= '' and ARGV[9] or nil
+local nf = dead and 3 or 2
+local function write(jk, g, p)
+  if dead then return call('HSET', jk, 'g', g, 'p', p, 'y', dead) end
+  return call('HSET', jk, 'g', g, 'p', p)
+end
 local n = 0
 for i = F, #ARGV, 3 do
   n = n + 1
@@ -112,12 +123,12 @@ for i = F, #ARGV, 3 do
     if call('EXISTS', jk) == 1 then dups = dups + 1 else full = full + 1 end
   elseif check then
     new = call('EXISTS', jk) == 0
-    if new then call('HSET', jk, 'g', g, 'p', ARGV[i + 2]) end
+    if new then write(jk, g, ARGV[i + 2]) end
   else
     -- No job key existed when the call began, so only an earlier job of
     -- this call can have written this one (HSET then adds no field): the
     -- first job with the id stays as it was.
-    new = call('HSET', jk, 'g', g, 'p', ARGV[i + 2]) == 2
+    new = write(jk, g, ARGV[i + 2]) == nf
     if not new then
       local j = first_of(id, i)
       call('HSET', jk, 'g', ARGV[j], 'p', ARGV[j + 2])
