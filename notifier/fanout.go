@@ -137,7 +137,7 @@ func (f *fanout) enqueueBatches(ctx context.Context, batches <-chan []lanes.Item
 // lane after the stop's cancel read the recorded ids. Errors: the store's,
 // wrapped.
 func (f *fanout) enqueue(ctx context.Context, items []lanes.Item) (lanes.EnqueueResult, error) {
-	res, err := f.n.store.Enqueue(ctx, f.queue, items, lanes.Unless(f.stopKey))
+	res, err := f.n.store.Enqueue(ctx, f.queue, items, lanes.Unless(f.stopKey), lanes.CountDead(f.n.deadTally(f.bc)))
 	f.done += len(items) - res.Refused
 	if err != nil {
 		return res, fmt.Errorf("notifier: broadcast %s: %w", f.bc, err)

@@ -573,7 +573,7 @@ func (f *Filler) step(ctx context.Context, id string, st lazyState, chats int) (
 		queue = tgjob.QueuePaid
 		incr[fieldPaidQ] = int64(len(items))
 	}
-	res, err := n.store.Enqueue(ctx, queue, items, lanes.Unless(n.keys.stop(id)), lanes.AtCursor(lanes.Cursor{
+	res, err := n.store.Enqueue(ctx, queue, items, lanes.Unless(n.keys.stop(id)), lanes.CountDead(n.deadTally(id)), lanes.AtCursor(lanes.Cursor{
 		Key: n.keys.progress(id), Field: fieldCursor, From: st.cursor, To: next,
 		Count: fieldQueued, Incr: incr, Track: n.keys.out(id),
 	}))

@@ -131,10 +131,8 @@ type Notifier struct {
 	chats  *chatstate.Store
 	minter *lanes.Minter
 	cfg    Config
-	// recordScript is the progress script (lua/record.lua), one per Notifier:
+	// startScript begins a broadcast (lua/start.lua), one per Notifier:
 	// no package-level state.
-	recordScript *valkey.Lua
-	// startScript begins a broadcast (lua/start.lua).
 	startScript *valkey.Lua
 	// haltScript halts and resumes the paid queue (lua/halt.lua).
 	haltScript *valkey.Lua
@@ -171,9 +169,9 @@ func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
 	}
 	return &Notifier{
 		store: store, c: c, keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
-		chats:        chatstate.New(c, store.Tag(), cfg.SentTTL),
-		recordScript: luascript.Must(luaFS, "record"), startScript: luascript.Must(luaFS, "start"),
-		haltScript: luascript.Must(luaFS, "halt"),
+		chats:       chatstate.New(c, store.Tag(), cfg.SentTTL),
+		startScript: luascript.Must(luaFS, "start"),
+		haltScript:  luascript.Must(luaFS, "halt"),
 	}, nil
 }
 

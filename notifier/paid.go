@@ -222,7 +222,7 @@ func (n *Notifier) continueLazyFree(ctx context.Context, id string) (int, error)
 // queues rather than on none. It returns how many it cancelled on the paid
 // queue. Errors: ErrInvalid for a stopped broadcast; the store's, wrapped.
 func (n *Notifier) moveToFree(ctx context.Context, id string, items []lanes.Item, move []lanes.JobID, tally lanes.Tally) (int, error) {
-	res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, items, lanes.Unless(n.keys.stop(id)))
+	res, err := n.store.Enqueue(ctx, tgjob.QueueNotify, items, lanes.Unless(n.keys.stop(id)), lanes.CountDead(n.deadTally(id)))
 	if err != nil {
 		return 0, fmt.Errorf("notifier: continue free %s: %w", id, err)
 	}

@@ -217,8 +217,8 @@ func (n *Notifier) SentTally(broadcast string, paid bool) (lanes.SettleTally, er
 
 // FailedTally is what the worker's dead-lettering of a copy of broadcast
 // counts in the same atomic call (lanes.Counting): Failed[reason], once per
-// job id (the ids RecordFailed counts too), and the copy leaves a lazy
-// broadcast's window. Errors: ErrInvalid for a malformed broadcast id or
+// job id (the seen set its copies' dead tally counts in too, see
+// deadTally), and the copy leaves a lazy broadcast's window. Errors: ErrInvalid for a malformed broadcast id or
 // an empty reason.
 func (n *Notifier) FailedTally(broadcast, reason string) (lanes.SettleTally, error) {
 	if !validBroadcastID(broadcast) || reason == "" {
@@ -228,23 +228,14 @@ func (n *Notifier) FailedTally(broadcast, reason string) (lanes.SettleTally, err
 		Once: n.keys.seen(broadcast), Untrack: n.keys.out(broadcast), TTL: n.cfg.ProgressTTL}, nil
 }
 
-// RecordFailed counts job of broadcast as failed with reason, at most once
-// per job id (the ids FailedTally counts too), and the copy leaves a lazy
-// broadcast's window: for copies dead-lettered apart from their own
-// settling (a DeadLane sweep). Errors: ErrInvalid for a malformed
-// broadcast id, an empty job id or reason; the server's (wrapped).
-func (n *Notifier) RecordFailed(ctx context.Context, broadcast, jobID, reason string) error {
-	if jobID == "" || reason == "" {
-		return invalid("record failed: empty job id or reason")
-	}
-	if !validBroadcastID(broadcast) {
-		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
-	}
-	err := n.recordScript.Exec(ctx, n.c,
-		[]string{n.keys.progress(broadcast), n.keys.seen(broadcast), n.keys.out(broadcast)},
-		[]string{fieldFailed + reason, jobID, strconv.FormatInt(n.cfg.ProgressTTL.Milliseconds(), 10)}).Error()
-	if err != nil {
-		return fmt.Errorf("notifier: progress %s: %w", broadcast, err)
-	}
-	return nil
+// deadTally is what each copy of broadcast carries from its enqueue
+// (lanes.CountDead) for the dead-letterings no worker settles: a DeadLane
+// sweep of its blocked chat's lane (counted under the sweep's code,
+// "forbidden") and a lease that expired past MaxAttempts
+// (lanes.ReasonLeaseExpired): Failed[code] in the progress hash while it
+// lives, once per job id (the seen set FailedTally shares), and the copy
+// leaves a lazy broadcast's window, in the dead-lettering script itself.
+func (n *Notifier) deadTally(broadcast string) lanes.DeadTally {
+	return lanes.DeadTally{Key: n.keys.progress(broadcast), Prefix: fieldFailed, Once: n.keys.seen(broadcast),
+		Untrack: n.keys.out(broadcast), TTL: n.cfg.ProgressTTL}
 }

@@ -349,13 +349,15 @@ func (w *Worker) forbidChat(f failure) next {
 		w.log.Error("mark inactive failed", append(f.attrs, slog.Any("mark_err", w.redactor.Error(merr)))...)
 	}
 	for _, q := range tgjob.AllQueues() {
-		ids, derr := w.inspector.DeadLane(f.sctx, q, f.job.Group, reason)
+		// A broadcast copy swept is counted failed "forbidden" in its
+		// progress by the sweep's own script (its dead tally, from its
+		// enqueue: notifier's lanes.CountDead).
+		ids, derr := w.inspector.DeadLane(f.sctx, q, f.job.Group, reason, lanes.CountedAs(ReasonForbidden))
 		if derr != nil {
 			w.log.Error("dead lane failed", append(f.attrs, slog.Any("lane_err", w.redactor.Error(derr)))...)
 		}
 		if len(ids) > 0 {
 			w.m.dead.WithLabelValues(ReasonForbidden).Add(float64(len(ids)))
-			w.countLaneDead(f.sctx, q, ids)
 		}
 	}
 	w.dead(f.drain, f.job, f.p, ReasonForbidden, reason)
@@ -607,30 +609,6 @@ func (w *Worker) progressTally(p tgjob.Job, failed string) []lanes.SettleOption 
 		return nil
 	}
 	return []lanes.SettleOption{lanes.Counting(t)}
-}
-
-func (w *Worker) recordFailed(ctx context.Context, p tgjob.Job, id lanes.JobID, code string) {
-	if p.Broadcast == "" {
-		return
-	}
-	if err := w.n.RecordFailed(ctx, p.Broadcast, string(id), code); err != nil {
-		w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
-	}
-}
-
-// countLaneDead counts, in their broadcasts' progress, exactly the jobs
-// DeadLane just dead-lettered (ids) as failed "forbidden": it reads
-// their payloads back (DeadLetters) for the broadcast ids. RecordFailed
-// counts a job once, so a job also counted by another path is not counted
-// twice.
-func (w *Worker) countLaneDead(ctx context.Context, queue string, ids []lanes.JobID) {
-	dls, err := w.inspector.DeadLetters(ctx, queue, lanes.DeadQuery{IDs: ids})
-	if err != nil {
-		w.log.Warn("broadcast progress: dead letters", slog.Any("err", w.redactor.Error(err)))
-	}
-	for _, dl := range dls {
-		w.recordFailed(ctx, decodeQuiet(dl.Payload), dl.ID, ReasonForbidden)
-	}
 }
 
 func (w *Worker) release(ctx context.Context, job lanes.Job) {
