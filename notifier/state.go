@@ -25,7 +25,8 @@ type Progress struct {
 	// Failed counts messages that will not be delivered, by reason:
 	// "inactive" (chat skipped at enqueue), and the worker's dead-letter
 	// reasons ("forbidden", "chat not found", "too long", "bad request",
-	// "malformed job", "max attempts").
+	// "malformed job", "max attempts"), and "lease expired" (a copy whose
+	// lease expired MaxAttempts times, lanes.ReasonLeaseExpired).
 	Failed map[string]int
 	// Cancelled is the messages StopBroadcast removed from their lanes (or
 	// that were never enqueued because of the stop): never sent.

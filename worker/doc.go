@@ -54,8 +54,10 @@
 //     always tied to one chat, so there is no chat-less 429.)
 //   - 403 Forbidden (bot blocked, user deactivated, bot kicked): mark the
 //     chat inactive (chatstate), dead-letter the chat's pending jobs in both
-//     queues (DeadLane, while the lease still holds the lane), then the job
-//     and the rest of the batch, with the reason; no retry.
+//     queues (DeadLane, while the lease still holds the lane; a broadcast
+//     copy swept is counted failed "forbidden" in its progress by the
+//     sweep's own script), then the job and the rest of the batch, with the
+//     reason; no retry.
 //   - 400 chat not found, 400 message is too long, any other 400:
 //     dead-letter, no retry.
 //   - 400 that says the bot cannot pay (IsCannotPay) for a job of the
@@ -88,7 +90,10 @@
 //   - 5xx, non-JSON replies, timeouts, dropped connections, 404 and anything
 //     else: Nack with exponential backoff and jitter (BackoffBase *
 //     2^attempts, capped at BackoffMax, ±20%); the queue dead-letters the
-//     job after its MaxAttempts (progress reason "max attempts").
+//     job after its MaxAttempts (progress reason "max attempts"). A copy
+//     whose lease expired MaxAttempts times (its workers died or froze)
+//     is dead-lettered inside a claim and counted there (progress reason
+//     "lease expired").
 //   - A payload (or lane) that cannot be decoded: dead-letter with reason
 //     "malformed job".
 //
