@@ -11,14 +11,14 @@ import (
 )
 
 // deadTallies are two callers' tallies (two broadcasts: a hash, its seen
-// set, its window) under s's tag.
+// set, its window) under s's tag: a's sets are named after its hash (stored
+// as suffixes), b's apart from it (stored in full).
 func deadTallies(s *lanes.Store) (a, b lanes.DeadTally) {
 	tag := s.Keys().Tag()
-	mk := func(n string) lanes.DeadTally {
-		k := tag + ":bc:" + n
-		return lanes.DeadTally{Key: k, Prefix: "f:", Once: k + ":seen", Untrack: k + ":out", TTL: time.Hour}
-	}
-	return mk("a"), mk("b")
+	k := tag + ":bc:a"
+	a = lanes.DeadTally{Key: k, Prefix: "f:", Once: k + ":seen", Untrack: k + ":out", TTL: time.Hour}
+	b = lanes.DeadTally{Key: tag + ":bc:b", Prefix: "f:", Once: tag + ":seen:b", Untrack: tag + ":out:b", TTL: time.Hour}
+	return a, b
 }
 
 // enqueueTallied puts n jobs on lane g of q, each carrying t (CountDead),
@@ -224,7 +224,7 @@ func TestCountDeadStoresTheTallyInEveryNewJobOnly(t *testing.T) {
 			for _, it := range items[:tc.n] {
 				v, err := rdo(t, s, "HGET", s.Keys().Job("q", it.ID), "y").ToString()
 				require.NoError(t, err, "job %s carries the tally", it.ID)
-				require.Equal(t, "3600000\nf:\n"+a.Key+"\n"+a.Once+"\n"+a.Untrack, v)
+				require.Equal(t, "3600000\nf:\n"+a.Key+"\n+:seen\n+:out", v, "sets named after the hash stored as suffixes")
 			}
 			require.Zero(t, rint(t, s, "HEXISTS", s.Keys().Job("q", before[0]), "y"), "a job that existed is left as it was")
 		})

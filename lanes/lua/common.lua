@@ -513,13 +513,19 @@ end
 -- itself (an expired lease past max attempts, claim.lua) or by a sweep
 -- (drain.lua), in the tally its enqueue stored in its field y (lanes
 -- CountDead, enqueue.lua: "<ttl ms>\n<field prefix>\n<hash>\n<once>\n<untrack>",
--- an empty once or untrack for none), under field prefix .. code (see
--- count_in). A job without the field counts nothing. One HGET, plus the
--- tally's own commands when it has one.
+-- an empty once or untrack for none, "+<suffix>" for the hash's name +
+-- suffix), under field prefix .. code (see count_in). A job without the
+-- field counts nothing. One HGET, plus the tally's own commands when it
+-- has one.
 local function stored_tally(q, id, code)
   local v = redis.call('HGET', q.p .. 'job:' .. id, 'y')
   if not v then return end
   local ttl, prefix, h, once, untrack = string.match(v, '^(%d+)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)$')
   if not ttl then return end
-  count_in(id, h, {prefix .. code}, once ~= '' and once or nil, untrack ~= '' and untrack or nil, num(ttl))
+  local function key(k)
+    if k == '' then return nil end
+    if string.byte(k, 1) == 43 then return h .. string.sub(k, 2) end -- "+"
+    return k
+  end
+  count_in(id, h, {prefix .. code}, key(once), key(untrack), num(ttl))
 end

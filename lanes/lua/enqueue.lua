@@ -17,6 +17,7 @@
 -- ARGV[9]  the jobs' dead tally (the CountDead option, "" for none), as
 --          stored in each new job's field y and read by common.lua
 --          stored_tally: "<ttl ms>\n<field prefix>\n<hash>\n<once>\n<untrack>"
+--          (a set named after the hash as "+<suffix>")
 -- KEYS[next] optional cursor hash, then optional track sorted set (the
 --          AtCursor option; under the store's tag), after the stop key if
 --          any, present when ARGV[10] is "1"
