@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/game"
 	"github.com/codemojex/codemojex/internal/gameui"
 	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/internal/update"
@@ -134,6 +135,47 @@ func TestReplayAfterCrashMidHandling(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "the journal is dropped once the update is handled")
 	require.Contains(t, h.logs.String(), "update already handled; skipped")
+}
+
+// TestReplayOfAPlayWhoseBoardWasNeverQueuedSendsTheBoard: a /play whose
+// game was started by a run that stopped before the board (its reply) was
+// queued (a store error in the board hook, a crash; chaos seed 11 by
+// webhook lost a reply this way) gets its board when the update is handled
+// again, though the move itself is only replayed from its journal.
+func TestReplayOfAPlayWhoseBoardWasNeverQueuedSendsTheBoard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	ann := user(903, "Ann")
+	r := h.startWithSecret(0, 1, 2, 3)
+	u := h.say(0, ann, "/play")
+	first := h.texts(ann.ID, 1)[0]
+	require.Contains(t, first, "New code")
+	a := r.app
+	h.waitHandled(r, u)
+	before, err := h.games().Current(ctx, ann.ID)
+	require.NoError(t, err)
+
+	// Rewind to the state of a run that started the game and stopped
+	// before the board: the update back on the update queue, its journal
+	// written (no game before; a /play journals no replies: the board is
+	// its hook's), no board recorded for the chat, the board's idempotency
+	// key never written.
+	r.stop()
+	h.rewind(a, u)
+	require.NoError(t, a.ui.PlanMove(ctx, u.ID, gameui.Fingerprint(game.State{}, false), nil))
+	require.NoError(t, h.c.Do(ctx, h.c.B().Del().Key(a.ui.Keys().Board(ann.ID)).Build()).Error())
+	require.NoError(t, h.c.Do(ctx, h.c.B().Del().Key(onceKey(h, u.ID, "board")).Build()).Error())
+
+	r2 := h.start(nil)
+	got := h.texts(ann.ID, 2)
+	require.Equal(t, first, got[1], "the board is sent for the game the first run started")
+	h.waitHandledAgain(r2, u)
+	h.quiet(ann.ID, 300*time.Millisecond)
+	cur, err := h.games().Current(ctx, ann.ID)
+	require.NoError(t, err)
+	require.Equal(t, before.ID, cur.ID, "the game was not started twice")
+	require.Contains(t, h.logs.String(), "move was applied before a restart")
 }
 
 // TestReplayAfterRepliesEnqueued: a crash after an update's replies were

@@ -81,8 +81,11 @@ type movePlan func(cur game.State, exists, corrupt bool) (texts []string, apply 
 // move was applied, and the journalled replies are sent instead. The
 // update queue hands out one update of a chat at a time (its lane is ordered), so no
 // other move can change the game in between. The replies, hooks and
-// failure go to out.
-func (u *UI) gameMove(ctx context.Context, r *update.Request, out *update.Outcome, m *models.Message, plan movePlan) {
+// failure go to out. It returns true when the move was applied before this
+// run (replayed: its journalled replies sent, plan not called), so that the
+// caller queues again what the move's hooks queue (the board), which the
+// interrupted run may not have reached.
+func (u *UI) gameMove(ctx context.Context, r *update.Request, out *update.Outcome, m *models.Message, plan movePlan) (replayed bool) {
 	cur, err := u.games.Current(ctx, m.Chat.ID)
 	exists, corrupt := err == nil, false
 	switch {
@@ -92,7 +95,7 @@ func (u *UI) gameMove(ctx context.Context, r *update.Request, out *update.Outcom
 		u.log.Error("stored game is corrupt", slog.Int64("chat", m.Chat.ID), slog.Any("err", err))
 	default:
 		out.Fail(err)
-		return
+		return false
 	}
 	pre := Fingerprint(cur, exists)
 	if corrupt {
@@ -101,20 +104,20 @@ func (u *UI) gameMove(ctx context.Context, r *update.Request, out *update.Outcom
 	j, err := u.loadJournal(ctx, r.ID)
 	if err != nil {
 		out.Fail(err)
-		return
+		return false
 	}
 	if j.Exists && j.Pre != pre {
 		u.log.Info("move was applied before a restart; sending its journalled replies",
 			slog.Int64("update_id", r.ID), slog.Int64("chat", m.Chat.ID))
 		out.Replies = append(out.Replies, j.Out...)
-		return
+		return true
 	}
 	texts, apply := plan(cur, exists, corrupt)
 	if apply == nil {
 		for _, t := range texts {
 			u.reply(out, m, t)
 		}
-		return
+		return false
 	}
 	planned := make([]update.Reply, 0, len(texts))
 	for _, t := range texts {
@@ -122,16 +125,17 @@ func (u *UI) gameMove(ctx context.Context, r *update.Request, out *update.Outcom
 	}
 	if err := u.PlanMove(ctx, r.ID, pre, planned); err != nil {
 		out.Fail(err)
-		return
+		return false
 	}
 	texts, err = apply(ctx, out)
 	if err != nil {
 		out.Fail(err)
-		return
+		return false
 	}
 	for _, t := range texts {
 		u.reply(out, m, t)
 	}
+	return false
 }
 
 // onPlay starts a game; its reply is the game's board (sendBoard, queued
@@ -140,7 +144,7 @@ func (u *UI) onPlay(ctx context.Context, r *update.Request) (out update.Outcome)
 	m := r.Update.Message
 	t := u.texts(r)
 	started := false
-	u.gameMove(ctx, r, &out, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context, *update.Outcome) ([]string, error)) {
+	replayed := u.gameMove(ctx, r, &out, m, func(cur game.State, exists, corrupt bool) ([]string, func(context.Context, *update.Outcome) ([]string, error)) {
 		if exists {
 			return []string{t.T("running_board", map[string]any{"Board": stateBoard(t, cur)})}, nil
 		}
@@ -161,7 +165,11 @@ func (u *UI) onPlay(ctx context.Context, r *update.Request) (out update.Outcome)
 			return nil, nil
 		}
 	})
-	if started {
+	// The board is queued after the move, and again when the move was
+	// applied by a run that did not get as far as the board (a store error
+	// in this hook, a crash after the game started): without it that /play
+	// gets no answer at all.
+	if started || replayed {
 		out.Then(func(ctx context.Context, o *update.Outcome) error { return u.ensureBoard(ctx, r, o, m) })
 	}
 	return out
