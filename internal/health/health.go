@@ -12,12 +12,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/luascript"
 	"github.com/codemojex/codemojex/redact"
 )
@@ -180,7 +180,7 @@ func (c *Checker) check(ctx context.Context) Health {
 	probeTTL := strconv.FormatInt(time.Minute.Milliseconds(), 10)
 	if err := c.ping.Exec(ctx, c.cfg.Client, []string{Key(c.cfg.Tag)}, []string{probeTTL}).Error(); err != nil {
 		msg := c.cfg.Redactor.String(err.Error())
-		if isOOM(err) {
+		if u, ok := lanes.Unavailable(err); ok && u.Cause == "OOM" {
 			return Health{Reason: "valkey: out of memory, writes refused: updates are not recorded (nor confirmed to Telegram) " +
 				"and replies not queued until memory is freed or maxmemory raised: " + msg}
 		}
@@ -299,13 +299,6 @@ func (c *Checker) claims() (Health, bool) {
 	}
 	return Health{Reason: fmt.Sprintf("worker: claims failing for %d s (limit %v): nothing is sent: %s",
 		int(age.Seconds()), c.cfg.ClaimFailLimit, c.cfg.Redactor.String(last))}, false
-}
-
-// isOOM reports whether err is Valkey's answer to a write over maxmemory
-// under noeviction: "OOM command not allowed when used memory >
-// 'maxmemory'.".
-func isOOM(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "OOM command not allowed")
 }
 
 // CheckEvictionPolicy reads Valkey's maxmemory-policy (CONFIG GET) once at
