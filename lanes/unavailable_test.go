@@ -38,7 +38,9 @@ func realStoreErrors(t *testing.T) map[string]error {
 	srv := valkeytest.Start(t, valkeytest.Options{})
 	c, runner := srv.Client(t), srv.Client(t)
 	out := map[string]error{}
-	do := func(args ...string) error { return c.Do(ctx, c.B().Arbitrary(args[0]).Args(args[1:]...).Build()).Error() }
+	do := func(args ...string) error {
+		return c.Do(ctx, c.B().Arbitrary(args[0]).Args(args[1:]...).Build()).Error()
+	}
 
 	require.NoError(t, do("RPUSH", "list", "x"))
 	out["WRONGTYPE"] = do("GET", "list")
