@@ -17,15 +17,6 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 )
 
-// loopScript loops on the server until ARGV[1] ms have passed (or SCRIPT
-// KILL ends it): read-only, so killable.
-const loopScript = `local t = redis.call('TIME')
-local stop = tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(ARGV[1]) * 1000
-while true do
-  t = redis.call('TIME')
-  if tonumber(t[1]) * 1000000 + tonumber(t[2]) >= stop then return 0 end
-end`
-
 // realStoreErrors makes, on a dedicated server, the errors valkey-go
 // returns while the server is busy with a script (BUSY), over maxmemory
 // under noeviction (OOM, from a command and from a script's write), a
@@ -36,7 +27,7 @@ func realStoreErrors(t *testing.T) map[string]error {
 	t.Helper()
 	ctx := context.Background()
 	srv := valkeytest.Start(t, valkeytest.Options{})
-	c, runner := srv.Client(t), srv.Client(t)
+	c := srv.Client(t)
 	out := map[string]error{}
 	do := func(args ...string) error {
 		return c.Do(ctx, c.B().Arbitrary(args[0]).Args(args[1:]...).Build()).Error()
@@ -56,17 +47,12 @@ func realStoreErrors(t *testing.T) map[string]error {
 	out["closed client"] = closed.Do(ctx, closed.B().Get().Key("k").Build()).Error()
 
 	// BUSY: a script running past busy-reply-threshold.
-	require.NoError(t, do("CONFIG", "SET", "busy-reply-threshold", "50"))
-	ended := make(chan error, 1)
-	go func() {
-		ended <- runner.Do(ctx, runner.B().Eval().Script(loopScript).Numkeys(0).Arg("30000").Build()).Error()
-	}()
+	end := valkeytest.Busy(t, srv, 50*time.Millisecond)
 	require.Eventually(t, func() bool {
 		out["BUSY"] = do("PING")
 		return out["BUSY"] != nil
 	}, 20*time.Second, 10*time.Millisecond, "PING answered an error while the script runs")
-	require.NoError(t, do("SCRIPT", "KILL"))
-	require.Error(t, <-ended, "the killed script's caller gets an error")
+	end()
 
 	// OOM: maxmemory below the memory in use, noeviction.
 	require.NoError(t, do("CONFIG", "SET", "maxmemory-policy", "noeviction"))

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -228,7 +229,8 @@ func (c *Console) sessionOf(r *http.Request) (string, session, bool) {
 }
 
 // signedIn wraps a page: without a valid session a GET is sent to the
-// sign-in page and anything else refused (401).
+// sign-in page and anything else refused (401); with one, h runs with the
+// request's context bounded by Config.StoreTimeout.
 func (c *Console) signedIn(h func(w http.ResponseWriter, r *http.Request, sid string, s session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sid, s, ok := c.sessionOf(r)
@@ -240,7 +242,9 @@ func (c *Console) signedIn(h func(w http.ResponseWriter, r *http.Request, sid st
 			http.Error(w, "not signed in", http.StatusUnauthorized)
 			return
 		}
-		h(w, r, sid, s)
+		ctx, cancel := context.WithTimeout(r.Context(), c.cfg.StoreTimeout)
+		defer cancel()
+		h(w, r.WithContext(ctx), sid, s)
 	}
 }
 

@@ -109,6 +109,12 @@ type Config struct {
 	// HistoryEvery is the period of the history kept in Valkey
 	// ({T}:app:hist, admin.HistoryCap samples) [1 min: 24 hours].
 	HistoryEvery time.Duration
+	// StoreTimeout bounds the store calls of one signed-in request (a
+	// page, its JSON or a change) [5 s]: past it the request is answered
+	// 503 with Retry-After as the store briefly unavailable, so a Valkey
+	// that does not answer (frozen, cut off) gets an answer before a
+	// proxy or browser gives up on the console.
+	StoreTimeout time.Duration
 }
 
 // Page sizes.
@@ -153,6 +159,9 @@ func New(b Backend, cfg Config) (*Console, error) {
 	}
 	if cfg.HistoryEvery <= 0 {
 		cfg.HistoryEvery = time.Minute
+	}
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = 5 * time.Second
 	}
 	c := &Console{b: b, cfg: cfg, log: cfg.Log, sessions: newSessions(cfg.SessionTTL, 256),
 		limiter: newSigninLimiter(), samples: newSampler(b, cfg.History, cfg.HistoryEvery, cfg.Log)}

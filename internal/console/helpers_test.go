@@ -82,15 +82,23 @@ func (e *env) process(extra ...string) (*app.App, config.Config) {
 }
 
 // start runs the bot with the given extra environment and serves its
-// console.
+// console, on the shared Valkey.
 func start(t *testing.T, extra ...string) *env {
 	t.Helper()
+	return startOn(t, valkeytest.Shared(t), console.Config{}, extra...)
+}
+
+// startOn is start on Valkey vs (a dedicated server for a test that stops
+// or stalls it) with the console configured by ccfg (its Token and Log
+// are the harness's).
+func startOn(t *testing.T, vs *valkeytest.Server, ccfg console.Config, extra ...string) *env {
+	t.Helper()
 	emu := testkit.NewEmulator(t, testkit.Unlimited("the console's pages, not the bot's pacing"))
-	vs := valkeytest.Shared(t)
 	e := &env{t: t, emu: emu, c: vs.Client(t), logs: &testkit.LogBuffer{}, tag: valkeytest.Namespace(t), valkeyURL: vs.URL}
 	var cfg config.Config
 	e.app, cfg = e.process(extra...)
-	con, err := console.New(e.app.Admin(), console.Config{Token: cfg.ConsoleToken, Log: e.logs.Logger()})
+	ccfg.Token, ccfg.Log = cfg.ConsoleToken, e.logs.Logger()
+	con, err := console.New(e.app.Admin(), ccfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -86,21 +86,69 @@ func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, sid strin
 }
 
 // fail answers an error reading the bot: 400 with its text for an
-// *admin.InputError (a wrong filter or page), else 500, logged.
+// *admin.InputError (a wrong filter or page); 503 with Retry-After for
+// the store briefly unavailable (lanes.Unavailable: see unavailable),
+// logged at WARN; else 500, logged at ERROR (a fault of the console or
+// the bot, not of the moment).
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var ie *admin.InputError
 	if errors.As(err, &ie) {
 		http.Error(w, ie.Text, http.StatusBadRequest)
 		return
 	}
+	if c.unavailable(w, r, err) {
+		return
+	}
 	c.log.Error("console: page failed", slog.String("path", r.URL.Path), slog.Any("err", err))
 	http.Error(w, "the console could not read the bot's state: "+err.Error(), http.StatusInternalServerError)
 }
 
+// RetryAfter is the Retry-After of a 503 answered while the store is
+// briefly unavailable (seconds in the header): a BUSY script, a restart
+// loading its data or a failover is over in a few seconds.
+const RetryAfter = 5 * time.Second
+
+// unavailable answers err when the store is briefly unavailable
+// (lanes.Unavailable: BUSY, LOADING, READONLY, OOM, a connection refused
+// or dropped, the page's store deadline passed ...) and reports whether it
+// did: 503 Service Unavailable with Retry-After (RetryAfter), a short
+// plain answer saying so (for a change: that it was not confirmed, to be
+// checked before it is made again), JSON {"error", "retry_after_s"} for
+// /api/ paths; logged at WARN with its cause. A change's flash is left
+// alone: the change did not complete.
+func (c *Console) unavailable(w http.ResponseWriter, r *http.Request, err error) bool {
+	u, ok := lanes.Unavailable(err)
+	if !ok {
+		return false
+	}
+	c.log.Warn("console: the bot's store is briefly unavailable", slog.String("path", r.URL.Path),
+		slog.String("cause", u.Cause), slog.Any("err", err))
+	secs := int(RetryAfter.Seconds())
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	msg := fmt.Sprintf("The bot's store (Valkey) is briefly unavailable (%s): this page will work again in a few seconds; "+
+		"try again in %d s.", u.Cause, secs)
+	if r.Method == http.MethodPost {
+		msg += " The change was not confirmed: once the page works again, check it before making the change again."
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": msg, "retry_after_s": secs})
+		return true
+	}
+	http.Error(w, msg, http.StatusServiceUnavailable)
+	return true
+}
+
 // done records the answer of a change as the session's flash and sends
 // the browser back to the page (POST, redirect, GET). An *admin.InputError is
-// shown as a refusal; any other error is logged and shown as a failure.
+// shown as a refusal; the store briefly unavailable is answered 503
+// (unavailable: no flash, no redirect); any other error is logged and
+// shown as a failure.
 func (c *Console) done(w http.ResponseWriter, r *http.Request, sid, back, answer string, err error) {
+	if c.unavailable(w, r, err) {
+		return
+	}
 	c.flash(r, sid, answer, err)
 	http.Redirect(w, r, back, http.StatusSeeOther)
 }
@@ -513,6 +561,9 @@ func (c *Console) composeBroadcast(w http.ResponseWriter, r *http.Request, sid s
 	f := r.PostForm
 	d := broadcastsData{Form: admin.Composition{Text: f.Get("text"), Paid: f.Get("mode") == "paid", In: f.Get("in"), Over: f.Get("over")}}
 	p, err := c.b.ComposeBroadcast(r.Context(), d.Form)
+	if c.unavailable(w, r, err) {
+		return
+	}
 	if c.flash(r, sid, "", err) {
 		d.Preview = &p
 	}
