@@ -464,20 +464,30 @@ func TestScheduleDrawsTheConsolesFaultsFromAStreamOfTheirOwn(t *testing.T) {
 	}
 }
 
-// TestCheckerExcusesConsoleFailuresOnlyWhileAFaultHeldTheConsoleOrValkey:
-// a console request that failed is excused while a fault of the
-// console's process or of Valkey lasted (and consoleGrace after it), not
-// while only another process or Telegram was faulted, nor before or long
-// after; a sign-in is well answered by its redirect to the Overview;
-// once settled, the console's Broadcasts must show each broadcast done
-// at its progress message's counts.
-func TestCheckerExcusesConsoleFailuresOnlyWhileAFaultHeldTheConsoleOrValkey(t *testing.T) {
+// TestCheckerExcusesConsoleFailuresOnlyAsTheFaultOfTheirSpanExplains: a
+// console request that failed is excused only by a fault it overlapped
+// (from its beginning until consoleGrace after its end), and only for
+// the failure that fault explains: no answer or a sign-out while the
+// console's process was faulted; 503 with Retry-After (the store briefly
+// unavailable) while Valkey was. A 500, a change's failure shown on its
+// page, a 503 without Retry-After, no answer while only Valkey was
+// faulted, and any failure while only another process or Telegram was
+// faulted, before or long after, are unexcused; a sign-in is well
+// answered by its redirect to the Overview; once settled, the console's
+// Broadcasts must show each broadcast done at its progress message's
+// counts.
+func TestCheckerExcusesConsoleFailuresOnlyAsTheFaultOfTheirSpanExplains(t *testing.T) {
 	s := time.Second
 	faults := []applied{
 		{fault: fault{Kind: faultKill, Target: consoleSlot}, Began: 10 * s, Ended: 13 * s},
 		{fault: fault{Kind: faultCut, Target: "valkey"}, Began: 30 * s, Ended: 33 * s},
 		{fault: fault{Kind: faultKill, Target: "worker-1"}, Began: 50 * s, Ended: 52 * s},
 		{fault: fault{Kind: fault502, Target: fault502}, Began: 60 * s, Ended: 65 * s},
+		{fault: fault{Kind: faultBusy, Target: "valkey"}, Began: 70 * s, Ended: 74 * s},
+		{fault: fault{Kind: faultSlow, Target: faultSlow}, Began: 90 * s, Ended: 95 * s},
+	}
+	unavailable := func(at time.Duration) consoleReq {
+		return consoleReq{Path: "GET /api/broadcasts", At: at, End: at, Status: 503, RetryAfter: "5"}
 	}
 	tests := []struct {
 		name                   string
@@ -489,14 +499,24 @@ func TestCheckerExcusesConsoleFailuresOnlyWhileAFaultHeldTheConsoleOrValkey(t *t
 		{"a wrong sign-in", consoleReq{Path: "POST /login", Want: "/", At: 1 * s, End: 1 * s, Status: 401}, 0, 0, 1},
 		{"a change done", consoleReq{Path: "POST /chat/weight", Want: "/chat?id=1", At: 1 * s, End: 1 * s, Status: 303, Location: "/chat?id=1"}, 1, 0, 0},
 		{"a change not signed in", consoleReq{Path: "POST /chat/weight", Want: "/chat?id=1", At: 1 * s, End: 1 * s, Status: 401}, 0, 0, 1},
-		{"a change refused during a network cut", consoleReq{Path: "GET /chat?id=1", At: 32 * s, End: 32 * s, Status: 200, Refused: "❌ Failed: EOF"}, 0, 1, 0},
-		{"a change refused with nothing held", consoleReq{Path: "GET /chat?id=1", At: 3 * s, End: 3 * s, Status: 200, Refused: "❌ Failed: EOF"}, 0, 0, 1},
+		{"a change's failure shown during a network cut", consoleReq{Path: "GET /chat?id=1", At: 32 * s, End: 32 * s, Status: 200, Refused: "❌ Failed: EOF"}, 0, 0, 1},
+		{"a change's failure shown with nothing held", consoleReq{Path: "GET /chat?id=1", At: 3 * s, End: 3 * s, Status: 200, Refused: "❌ Failed: EOF"}, 0, 0, 1},
+		{"a change answered 503 during a network cut", consoleReq{Path: "POST /chat/weight", Want: "/chat?id=1", At: 31 * s, End: 31 * s, Status: 503, RetryAfter: "5"}, 0, 1, 0},
 		{"refused while the console was killed", consoleReq{Path: "GET /queues", At: 11 * s, End: 11 * s, Err: "connection refused"}, 0, 1, 0},
 		{"signed out as its process restarted", consoleReq{Path: "GET /queues", At: 14 * s, End: 14 * s, Status: 303, Location: "/login"}, 0, 1, 0},
 		{"a hung request that began before the kill", consoleReq{Path: "GET /queues", At: 5 * s, End: 15 * s, Err: "timeout"}, 0, 1, 0},
-		{"500 during a network cut", consoleReq{Path: "GET /api/broadcasts", At: 31 * s, End: 31 * s, Status: 500}, 0, 1, 0},
-		{"500 within the grace after it", consoleReq{Path: "GET /api/broadcasts", At: 33*s + consoleGrace, End: 33*s + consoleGrace, Status: 500}, 0, 1, 0},
-		{"500 past the grace", consoleReq{Path: "GET /api/broadcasts", At: 34*s + consoleGrace, End: 34*s + consoleGrace, Status: 500}, 0, 0, 1},
+		{"500 while the console was killed", consoleReq{Path: "GET /api/broadcasts", At: 12 * s, End: 12 * s, Status: 500}, 0, 0, 1},
+		{"503 while the console was killed (Valkey fine)", unavailable(12 * s), 0, 0, 1},
+		{"503 with Retry-After during a network cut", unavailable(31 * s), 0, 1, 0},
+		{"503 with Retry-After within the grace after it", unavailable(33*s + consoleGrace), 0, 1, 0},
+		{"503 with Retry-After past the grace", unavailable(34*s + consoleGrace), 0, 0, 1},
+		{"503 without Retry-After during a network cut", consoleReq{Path: "GET /api/broadcasts", At: 31 * s, End: 31 * s, Status: 503}, 0, 0, 1},
+		{"503 with Retry-After during BUSY", unavailable(72 * s), 0, 1, 0},
+		{"503 with Retry-After during net-slow", unavailable(92 * s), 0, 1, 0},
+		{"500 during a network cut", consoleReq{Path: "GET /api/broadcasts", At: 31 * s, End: 31 * s, Status: 500}, 0, 0, 1},
+		{"500 during BUSY", consoleReq{Path: "GET /queues", At: 72 * s, End: 72 * s, Status: 500}, 0, 0, 1},
+		{"no answer during BUSY", consoleReq{Path: "GET /queues", At: 71 * s, End: 73 * s, Err: "timeout"}, 0, 0, 1},
+		{"503 while another process was killed", unavailable(51 * s), 0, 0, 1},
 		{"500 while another process was killed", consoleReq{Path: "GET /api/broadcasts", At: 51 * s, End: 51 * s, Status: 500}, 0, 0, 1},
 		{"refused while Telegram answered 502", consoleReq{Path: "GET /queues", At: 61 * s, End: 61 * s, Err: "connection refused"}, 0, 0, 1},
 		{"signed out with nothing held", consoleReq{Path: "GET /queues", At: 3 * s, End: 3 * s, Status: 303, Location: "/login"}, 0, 0, 1},

@@ -33,6 +33,9 @@ type consoleReq struct {
 	Want     string // a change's (a POST's) redirect when it is done: where the console sends it back
 	Status   int    // the answer's status; 0 when none came
 	Location string // the answer's Location (a redirect)
+	// RetryAfter is the answer's Retry-After (a 503 while the store is
+	// briefly unavailable carries it).
+	RetryAfter string
 	Refused  string // the change's answer shown on the page it came back to, when a failure
 	Err      string // why no answer came, or the start of a failed answer's body
 }
@@ -278,7 +281,7 @@ func (o *operator) do(ctx context.Context, method, path string, form url.Values,
 	if err == nil {
 		raw, err = io.ReadAll(res.Body)
 		_ = res.Body.Close()
-		r.Status, r.Location = res.StatusCode, res.Header.Get("Location")
+		r.Status, r.Location, r.RetryAfter = res.StatusCode, res.Header.Get("Location"), res.Header.Get("Retry-After")
 	}
 	if err != nil {
 		r.Err = err.Error()
@@ -319,22 +322,36 @@ func (o *operator) final(ctx context.Context) ([]consoleRow, error) {
 type consoleVerdict struct {
 	Requests, OK, Excused int
 	Failed                []string       // every request not answered well, described
-	Unexcused             []string       // requests that failed while nothing held the console or Valkey
+	Unexcused             []string       // requests that failed in a way no fault of their span explains
 	Outcomes              map[string]int // every request's outcome (its status, or "no answer")
 }
 
-// holdsConsole reports whether a can make the console fail a request
-// while it lasts (and consoleGrace after): a process fault of the
-// console's slot, or a fault of Valkey (its restart, failover, a network
-// cut or slowness, BUSY, OOM, READONLY).
-func holdsConsole(a applied) bool {
-	return a.Target == consoleSlot || a.Target == "valkey" || a.Kind == faultSlow
+// excuses reports whether fault a explains r, a request not answered
+// well that overlapped it (from its beginning until consoleGrace after its
+// end): a fault of the console's process (kill-9, sigterm, sigstop)
+// explains no answer (refused, dropped, or none while frozen) and a
+// sign-out (303 to /login: the sessions were the killed process's); a
+// fault of Valkey (its restart, failover, a network cut or slowness,
+// BUSY, OOM, READONLY) explains only the console's answer for the store
+// briefly unavailable, 503 with Retry-After. Anything else (a 500, a
+// change's failure shown on its page, no answer while only Valkey was
+// faulted) is a fault of the console.
+func excuses(a applied, r consoleReq) bool {
+	if r.At > a.Ended+consoleGrace || r.End < a.Began {
+		return false
+	}
+	switch {
+	case a.Target == consoleSlot:
+		return r.Status == 0 || (r.Status == http.StatusSeeOther && r.Location == "/login")
+	case a.Target == "valkey" || a.Kind == faultSlow:
+		return r.Status == http.StatusServiceUnavailable && r.RetryAfter != ""
+	}
+	return false
 }
 
 // judgeConsole sorts reqs: answered as a console serving well answers
-// (consoleReq.ok), excused (a request that overlapped a fault that
-// holdsConsole, from its beginning until consoleGrace after its end), or
-// unexcused (each named).
+// (consoleReq.ok), excused (a fault of its span excuses it), or unexcused
+// (each named).
 func judgeConsole(reqs []consoleReq, faults []applied) consoleVerdict {
 	v := consoleVerdict{Requests: len(reqs), Outcomes: map[string]int{}}
 	for _, r := range reqs {
@@ -348,9 +365,7 @@ func judgeConsole(reqs []consoleReq, faults []applied) consoleVerdict {
 			desc += ": " + r.Err
 		}
 		v.Failed = append(v.Failed, desc)
-		if slices.ContainsFunc(faults, func(a applied) bool {
-			return holdsConsole(a) && r.At <= a.Ended+consoleGrace && r.End >= a.Began
-		}) {
+		if slices.ContainsFunc(faults, func(a applied) bool { return excuses(a, r) }) {
 			v.Excused++
 			continue
 		}
