@@ -36,8 +36,8 @@ type consoleReq struct {
 	// RetryAfter is the answer's Retry-After (a 503 while the store is
 	// briefly unavailable carries it).
 	RetryAfter string
-	Refused  string // the change's answer shown on the page it came back to, when a failure
-	Err      string // why no answer came, or the start of a failed answer's body
+	Refused    string // the change's answer shown on the page it came back to, when a failure
+	Err        string // why no answer came, or the start of a failed answer's body
 }
 
 // ok reports whether r answered as a console serving well answers: 200
