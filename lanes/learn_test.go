@@ -370,6 +370,41 @@ func TestRevertProbeTakesTheRateBackToBeforeTheRaiseTheSendWasClaimedAt(t *testi
 	require.ErrorIs(t, err, lanes.ErrInvalid)
 }
 
+// A 429 to a send claimed at a rate a revert went back to takes the
+// rate one step further down, to the rate below it among its changes: a
+// revert lands on a rate a raise reached, which a 429 there shows does not
+// hold either. It never goes below the start this way (10, 11, 13, 17 by
+// probes; then 13, 11, 10 by one 429 each; then no lower rate).
+func TestRevertProbeTakesARateARevertWentBackToOneStepLower(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const probe, hold = 300 * time.Millisecond, time.Hour
+	s, _ := probeStore(t, probe, hold)
+	m := lanes.NewMinter()
+	for g := range 60 {
+		enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+	}
+	require.Len(t, claimLeases(t, s), 11, "10 at the start, 1 at the first raise")
+	_, b := probeOnce(t, s, probe)
+	require.Equal(t, 13, b.Rate)
+	_, b = probeOnce(t, s, probe)
+	require.Equal(t, 17, b.Rate)
+
+	// Each 429 is to a send judged at now (a job with no claim time): at
+	// 17 a raise, then at the rate each revert left.
+	for i, want := range []struct {
+		reverted bool
+		rate     int
+	}{{true, 13}, {true, 11}, {true, 10}, {false, 10}} {
+		pending := enqueueN(t, s, m, "q", "late"+strconv.Itoa(i), 1)[0]
+		reverted, rate, err := s.RevertProbe(ctx, lanes.Lease{Queue: "q", ID: pending, Token: "1"}, "429 while probing")
+		require.NoError(t, err)
+		require.Equal(t, want.reverted, reverted, "429 number %d", i+1)
+		require.Equal(t, want.rate, rate, "429 number %d", i+1)
+		require.Equal(t, want.rate, globalOf(t, s).Rate)
+	}
+}
+
 // LowerBudget halves every budget that holds the queue's sends, its own
 // and the global one (a probed one stays probed: back from the halved
 // rate by probes), and returns the lowest; a queue outside the global

@@ -60,7 +60,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		decreases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codemojex_worker_budget_decreases_total",
-			Help: "Send budgets this process lowered, by the queue whose 429s lowered them and reason: 429 from several chats (evidence of Telegram's bot-wide limit: every budget holding the queue halved), 429 while probing (the probed global budget taken back to the last rate that held); the learned rate itself is codemojex_budget_learned_rate.",
+			Help: "Send budgets this process lowered, by the queue whose 429s lowered them and reason: 429 from several chats (evidence of Telegram's bot-wide limit: every budget holding the queue halved), 429 while probing (the probed global budget taken back one step: to the rate before the raise the answered send was claimed at, or below the rate a revert left); the learned rate itself is codemojex_budget_learned_rate.",
 		}, []string{"queue", "reason"}),
 		apiLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "codemojex_worker_send_duration_seconds", Help: "Bot API round trip (sendMessage, editMessageText, the warm-up's getMe), seconds, by method.",

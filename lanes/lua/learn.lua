@@ -22,14 +22,17 @@
 --   Returns {1 lowered or 0 within the cooldown, the rate now (after)}.
 -- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
 --   ARGV[5] why. A send Telegram answered with a 429, claimed (KEYS[2]'s t;
---   now when gone) while a probed budget ran at a raise (a rate above the
---   one before it: see common.lua probe_state's changes), takes the budget
---   back to the rate before that raise, however many raises came after it
---   (a 429 can come back after the next probe when answers are slow), and
---   it stays at most there for hold ms, doubled for each failed probe in a
---   row before it (at most 16 times hold). Returns {1 reverted or 0 (the
---   send was claimed at no raise, or the rate is already at most that), the
---   rate now}.
+--   now when gone) while a probed budget ran at rate x, takes the budget
+--   back to the latest rate below x among its changes before the claim
+--   (see common.lua probe_state's changes): for x a raise, the rate before
+--   that raise, however many raises came after it (a 429 can come back
+--   after the next probe when answers are slow); for x a rate a revert or
+--   a halving went back to, the one below it (a revert lands on a rate a
+--   raise reached, which a 429 there shows does not hold either). It stays
+--   at most there for hold ms, doubled for each failed probe in a row
+--   before it (at most 16 times hold). Returns {1 reverted or 0 (no lower
+--   rate among the changes kept: x is the start, or a halving's; or the
+--   rate is already at most that), the rate now}.
 -- read: ARGV[2..] triples of budget, configured rate and start (0: none).
 --   Returns, per budget, {rate now, at (ms, 0: never lowered), hit, why,
 --   decreases, hold until (ms, 0: none), the most it climbs to before the
@@ -68,8 +71,17 @@ if ARGV[1] == 'revert' then
   for k = 1, #p.h do
     if p.h[k][1] <= ct then i = k end
   end
-  if i < 2 or p.h[i][2] <= p.h[i - 1][2] or p.h[i - 1][2] >= p.r then return {0, math.min(p.r, c)} end
-  local back = p.h[i - 1][2]
+  -- Back to the latest rate before it that was lower than the rate the
+  -- send was claimed at: the rate before its raise, or, for a rate a
+  -- decrease went back to (a revert lands on a rate a raise reached, never
+  -- proven under load), the rate below it.
+  local back
+  if i >= 2 then
+    for k = i - 1, 1, -1 do
+      if p.h[k][2] < p.h[i][2] then back = p.h[k][2] break end
+    end
+  end
+  if not back or back >= p.r then return {0, math.min(p.r, c)} end
   p.fails = p.fails + 1
   p.hit, p.r, p.cap, p.next, p.at, p.low = p.h[i][2], back, back, 1, now, now
   p.hold = now + num(ARGV[4]) * 2 ^ math.min(p.fails - 1, 4)
