@@ -194,6 +194,7 @@ func (l *claimLoop) Handle(ctx context.Context, a claimAnswer) bool {
 
 // send sends one lane's batch claimed at t0 and frees its sender.
 func (l *claimLoop) send(ctx context.Context, t0 time.Time, jobs []lanes.Job) {
+	growStack(len(jobs))
 	defer l.w.batchDone()
 	// From the claim's start: a sender's slot is taken while the loop
 	// claims for it, too.
