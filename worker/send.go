@@ -216,12 +216,12 @@ func (w *Worker) process(workCtx, drain context.Context, job lanes.Job) next {
 	w.answered(&job, status)
 	// The outcome is known from here: settling gets contexts of its own
 	// (the send may have used up any deadline set before it), see settle.
-	sctx, cancel := settleCtx(drain)
-	defer cancel()
 	if err == nil {
 		w.delivered(drain, job, p, msgID)
 		return next{}
 	}
+	sctx, cancel := settleCtx(drain)
+	defer cancel()
 	d := classify(err, w.cfg.DefaultRetryAfter)
 	if d.act == actPlain {
 		// Telegram could not parse the markup: resend once as plain text.
