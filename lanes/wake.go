@@ -79,7 +79,12 @@ func (w *Waiter) loop(ctx context.Context, c valkey.Client, channel string, read
 	defer close(w.done)
 	first := true
 	for ctx.Err() == nil {
-		dc, release := c.Dedicate()
+		// The subscribed connection is closed when done with (dc.Close),
+		// never handed back to the client's pool (Dedicate's release):
+		// valkey-go unsubscribes a connection it pools, and unsubscribes
+		// answered BUSY (a script running) panic it ("protocol bug,
+		// message handled out of order"), crashing the process.
+		dc, _ := c.Dedicate()
 		subscribed := make(chan struct{})
 		errs := dc.SetPubSubHooks(valkey.PubSubHooks{
 			OnMessage: func(valkey.PubSubMessage) { w.notify() },
@@ -110,10 +115,10 @@ func (w *Waiter) loop(ctx context.Context, c valkey.Client, channel string, read
 			}
 		} else if first && ctx.Err() == nil {
 			ready <- fmt.Errorf("lanes: subscribe %s: %w", channel, err)
-			release()
+			dc.Close()
 			return
 		}
-		release()
+		dc.Close()
 		select {
 		case <-ctx.Done():
 		case <-time.After(100 * time.Millisecond):

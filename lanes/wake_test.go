@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 )
 
@@ -153,4 +154,40 @@ func TestWaiterWakesOnResume(t *testing.T) {
 	require.NoError(t, other.Inspector().ResumeLane(ctx, "q", "p0"))
 	j := w.Next(t, 20*time.Second)
 	require.Equal(t, "p0", j.Group)
+}
+
+// A Waiter whose context ends while Valkey is busy with a script (every
+// command answered BUSY) stops, and its client serves again once the
+// script ends: its subscribed connection is closed, not handed back to
+// the client's pool, where valkey-go unsubscribes it and, those
+// unsubscribes answered BUSY, panicked ("protocol bug, message handled out
+// of order"), crashing a bot process stopped during a BUSY spell.
+func TestAWaiterEndedWhileValkeyIsBusyStopsWithoutCrashingItsClient(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.Start(t, valkeytest.Options{})
+	c := srv.Client(t)
+	s, err := lanes.New(c, lanes.WithTag(valkeytest.Namespace(t)))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := s.NewWaiter(ctx)
+	require.NoError(t, err)
+
+	end := valkeytest.Busy(t, srv, 50*time.Millisecond)
+	cancel()
+	select {
+	case <-w.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter did not stop with its context while Valkey was busy")
+	}
+	end()
+
+	bg := context.Background()
+	require.NoError(t, c.Do(bg, c.B().Ping().Build()).Error(), "the client serves once the script ended")
+	again, err := s.NewWaiter(bg)
+	require.NoError(t, err, "a new waiter subscribes")
+	res, err := s.Enqueue(bg, "q", []lanes.Item{{Group: "g", ID: lanes.NewMinter().New()}})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Added)
+	require.True(t, again.Wait(bg, 20*time.Second), "and wakes on an enqueue")
 }
