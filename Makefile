@@ -79,12 +79,15 @@ play:
 ## CHAOS_RECORD=docs/chaos-runs.jsonl the run's figures are appended there (then make chaos-table; a relative path is
 ## the checkout's: the test itself runs in internal/chaos). INTAKE=webhook: updates come by webhook (the emulator
 ## POSTs them to the poller's receiver and resends what was not answered 2xx) instead of getUpdates (INTAKE=poller).
+## STORE=cluster: Valkey is a cluster of 3 primaries with a replica each, the bot's slot's primary killed (-9) and
+## failed over instead of a restart and a failover, no network faults (STORE=standalone: a primary and a replica).
 SEED     ?= $(shell date +%s)
 DURATION ?= 10m
 INTAKE   ?= poller
+STORE    ?= standalone
 chaos:
 	./scripts/ensure-valkey.sh "the chaos run"
-	CHAOS_SEED=$(SEED) CHAOS_DURATION=$(DURATION) CHAOS_INTAKE=$(INTAKE) CHAOS_RECORD=$(if $(CHAOS_RECORD),$(abspath $(CHAOS_RECORD))) \
+	CHAOS_SEED=$(SEED) CHAOS_DURATION=$(DURATION) CHAOS_INTAKE=$(INTAKE) CHAOS_STORE=$(STORE) CHAOS_RECORD=$(if $(CHAOS_RECORD),$(abspath $(CHAOS_RECORD))) \
 		$(GO) test -count=1 -v -run '^TestChaos$$' -timeout 0 ./internal/chaos/
 
 ## chaos-table: docs/chaos.md's table of runs, made from docs/chaos-runs.jsonl

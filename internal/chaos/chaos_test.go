@@ -33,10 +33,12 @@ const (
 	envDuration = "CHAOS_DURATION" // the load's duration (a Go duration)
 	envRecord   = "CHAOS_RECORD"   // a file the run's figures are appended to (JSON lines)
 	envIntake   = "CHAOS_INTAKE"   // how updates come in: poller (the default) or webhook
+	envStore    = "CHAOS_STORE"    // the Valkey deployment: standalone (the default: a primary with a replica) or cluster
 )
 
 // TestChaos is make chaos: a run with CHAOS_SEED and CHAOS_DURATION (and
-// CHAOS_INTAKE, poller by default), skipped without them.
+// CHAOS_INTAKE, poller by default, and CHAOS_STORE, standalone by
+// default), skipped without them.
 func TestChaos(t *testing.T) {
 	s, d := os.Getenv(envSeed), os.Getenv(envDuration)
 	if s == "" || d == "" {
@@ -49,7 +51,9 @@ func TestChaos(t *testing.T) {
 	require.GreaterOrEqual(t, dur, 30*time.Second, "%s: at least 30s", envDuration)
 	intake := cmp.Or(os.Getenv(envIntake), intakePoller)
 	require.Contains(t, []string{intakePoller, intakeWebhook}, intake, "%s: poller or webhook", envIntake)
-	runChaos(t, seed, dur, intake)
+	store := cmp.Or(os.Getenv(envStore), storeStandalone)
+	require.Contains(t, []string{storeStandalone, storeCluster}, store, "%s: standalone or cluster", envStore)
+	runChaos(t, seed, dur, intake, store)
 }
 
 // TestChaos60sFixedSeed: a minute of faults drawn from a fixed seed loses
@@ -59,7 +63,7 @@ func TestChaos60sFixedSeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of chaos; not with -short")
 	}
-	runChaos(t, fixedSeed, time.Minute, intakePoller)
+	runChaos(t, fixedSeed, time.Minute, intakePoller, storeStandalone)
 }
 
 // figures are one run's account (a line of the docs' table).
@@ -69,7 +73,13 @@ type figures struct {
 	// Intake is how updates came in: intakePoller or intakeWebhook (""
 	// in runs recorded before webhook runs: the poller); a webhook run's
 	// deliveries are in hookFigures.
-	Intake      string         `json:"intake,omitempty"`
+	Intake string `json:"intake,omitempty"`
+	// Store is the Valkey deployment: storeCluster, or "" for a primary
+	// with a replica (storeStandalone, every run recorded before cluster
+	// runs). A cluster run's Faults are forCluster's, and LeftOut the
+	// seed's faults it left out, by kind.
+	Store       string         `json:"store,omitempty"`
+	LeftOut     map[string]int `json:"left_out,omitempty"`
 	Faults      map[string]int `json:"faults"`
 	FaultErrors int            `json:"fault_errors"`
 	verdict
@@ -144,15 +154,19 @@ func audienceSize(d time.Duration) int { return min(5000, max(500, int(500*d/tim
 func starBalance(audience int) int64 { return int64(2 * (audience + 1000)) }
 
 // runChaos is one whole run of intake mode intake (intakePoller or
-// intakeWebhook): the stack, the load and the faults for d, the settling,
+// intakeWebhook) on Valkey deployment store (storeStandalone or
+// storeCluster): the stack, the load and the faults for d, the settling,
 // the checks, the report.
-func runChaos(t *testing.T, seed uint64, d time.Duration, intake string) {
+func runChaos(t *testing.T, seed uint64, d time.Duration, intake, store string) {
 	if _, err := valkeyserver.Binary(); err != nil {
 		testkit.SkipOrFail(t, "no valkey-server: "+err.Error())
 	}
 	repro := fmt.Sprintf("make chaos SEED=%d DURATION=%s", seed, d)
 	if intake != intakePoller {
 		repro += " INTAKE=" + intake
+	}
+	if store != storeStandalone {
+		repro += " STORE=" + store
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -161,7 +175,7 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake string) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), d+settleCap+5*time.Minute)
 	defer cancel()
-	st := startStack(t, testkit.BuildBot(t), intake)
+	st := startStack(t, testkit.BuildBot(t), intake, store)
 	if intake == intakeWebhook {
 		require.True(t, waitFor(ctx, time.Minute, func() bool { return st.emu.WebhookURL() == st.hookURL() }),
 			"the webhook receiver never set its webhook %s", st.hookURL())
@@ -179,11 +193,18 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake string) {
 
 	faults := append(schedule(seed, d), consoleFaults(seed, d)...)
 	slices.SortStableFunc(faults, func(a, b fault) int { return int(a.At - b.At) })
+	var left []fault
+	if store == storeCluster {
+		faults, left = forCluster(faults)
+		for _, f := range left {
+			t.Logf("chaos: left out in a cluster run: %s", f)
+		}
+	}
 	var sched strings.Builder
 	for _, f := range faults {
 		sched.WriteString("\n  " + f.String())
 	}
-	t.Logf("chaos: seed %d, %s of load, intake %s, %d faults scheduled:%s", seed, d, intake, len(faults), sched.String())
+	t.Logf("chaos: seed %d, %s of load, intake %s, Valkey %s, %d faults scheduled:%s", seed, d, intake, store, len(faults), sched.String())
 
 	st.emu.SetStarBalance(starBalance(audience))
 	l := &load{st: st, seed: seed, d: d, logf: t.Logf, marker: fmt.Sprintf("📣 chaos run %d", seed),
@@ -206,6 +227,12 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake string) {
 	t.Logf("chaos: load and faults over at %.1fs; settling", time.Since(start).Seconds())
 
 	fig := figures{Seed: seed, Duration: d.String(), Intake: intake, Faults: map[string]int{}, MemBefore: memBefore}
+	if store == storeCluster {
+		fig.Store, fig.LeftOut = store, map[string]int{}
+		for _, f := range left {
+			fig.LeftOut[f.Kind]++
+		}
+	}
 	how := settle(ctx, st, l, 90*time.Second+d/10, t.Logf)
 	fig.Settled, fig.SettleSecs, fig.SettleEnd = how.End == settleDrained, how.Took.Seconds(), how.End
 	fig.SettleBound, fig.SettleLeft, fig.SettleRate = how.Bound.Seconds(), how.Left, how.Rate
@@ -519,7 +546,10 @@ func (f figures) ok(l *load, st *stack) bool {
 // report logs the run's faults as they happened and its figures.
 func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "chaos report: seed %d, %s, intake %s\nfaults as applied (%d):", f.Seed, f.Duration, cmp.Or(f.Intake, intakePoller), len(faults))
+	fmt.Fprintf(&b, "chaos report: seed %d, %s, intake %s, Valkey %s\nfaults as applied (%d):", f.Seed, f.Duration, cmp.Or(f.Intake, intakePoller), cmp.Or(f.Store, storeStandalone), len(faults))
+	if len(f.LeftOut) > 0 {
+		fmt.Fprintf(&b, " (left out in a cluster run: %v)", f.LeftOut)
+	}
 	for _, a := range faults {
 		fmt.Fprintf(&b, "\n  %s  began %.1fs, %d in flight", a.fault, a.Began.Seconds(), a.InFlight)
 		if a.Err != "" {

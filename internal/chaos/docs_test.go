@@ -57,8 +57,8 @@ func TestDocsTableIsTheRecord(t *testing.T) {
 // are appended (blank lines take no number).
 func runsTable(jsonl []byte) (string, error) {
 	var b strings.Builder
-	b.WriteString("| # | seed | duration | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
-	b.WriteString("|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|\n")
+	b.WriteString("| # | seed | duration | Valkey | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
+	b.WriteString("|---:|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|\n")
 	sc := bufio.NewScanner(bytes.NewReader(jsonl))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	row := 0
@@ -71,11 +71,23 @@ func runsTable(jsonl []byte) (string, error) {
 		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
 			return "", fmt.Errorf("%s line %d: %w", runsFile, n, err)
 		}
-		var kinds []string
+		var kinds, left []string
 		for _, k := range faultKinds {
 			if f.Faults[k] > 0 {
 				kinds = append(kinds, fmt.Sprintf("%s %d", k, f.Faults[k]))
 			}
+			if f.LeftOut[k] > 0 {
+				left = append(left, fmt.Sprintf("%s %d", k, f.LeftOut[k]))
+			}
+		}
+		faults := strings.Join(kinds, ", ")
+		if len(left) > 0 {
+			faults += "; left out: " + strings.Join(left, ", ")
+		}
+		// Runs recorded before cluster runs were on a primary with a replica.
+		valkeyCell := "primary + replica"
+		if f.Store == storeCluster {
+			valkeyCell = fmt.Sprintf("cluster of %d primaries + a replica each", clusterPrimaries)
 		}
 		// Runs recorded before the progress and goroutine checks show "–".
 		progress, leaks := "–", "–"
@@ -128,8 +140,8 @@ func runsTable(jsonl []byte) (string, error) {
 		if !f.Pass {
 			result = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
-			row, f.Seed, f.Duration, hookCell(f.Intake, f.hookFigures), strings.Join(kinds, ", "), f.SelfExits, f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
+			row, f.Seed, f.Duration, valkeyCell, hookCell(f.Intake, f.hookFigures), faults, f.SelfExits, f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
 			f.Copies, f.DeadCopies, f.Lost, f.FloodNotices, f.IntakeLag, f.Duplicates, f.InFlight, f.OrderViolations, f.Wrong, limiter, f.Injected429,
 			progress, paid, console, leaks, float64(f.MemBefore)/(1<<20), float64(f.MemAfter)/(1<<20), f.SettleSecs, end, result)
 	}

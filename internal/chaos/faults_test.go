@@ -30,6 +30,10 @@ const (
 	faultBusy     = "valkey-busy"     // a Lua script loops on the primary for For: every other command answered BUSY
 	faultOOM      = "valkey-oom"      // the primary's maxmemory a tenth below its use (noeviction) for For: writes answered OOM
 	faultReadonly = "valkey-readonly" // the primary a replica of a listener that never answers for For: writes answered READONLY
+	// A cluster run's (forCluster: in place of valkey-restart and
+	// valkey-failover).
+	faultClusterKill     = "cluster-kill-9"   // SIGKILL of the slot's primary, its replica promoted by the cluster, the node restarted as a replica
+	faultClusterFailover = "cluster-failover" // CLUSTER FAILOVER on the slot's primary's replica (graceful)
 )
 
 // drawnKinds are the kinds schedule draws from one stream, each equally
@@ -37,7 +41,8 @@ const (
 // own (serverStreams, one per change that added kinds) at the same rate
 // per kind, so a seed still draws the faults it drew before each change
 // (a recorded run's seed reproduces them). serverKinds are the kinds of
-// serverStreams; faultKinds is every kind, in the table's order.
+// serverStreams; faultKinds is every kind, in the table's order, a
+// cluster run's last.
 var (
 	drawnKinds = []string{faultKill, faultTerm, faultStop, faultRestart, faultFailover, faultCut, faultSlow,
 		fault5xx, fault502, fault429, faultTgSlow, faultHold}
@@ -46,7 +51,7 @@ var (
 		{id: 0x726561646f6e6c79, kinds: []string{faultReadonly}}, // "readonly", added after busy and oom
 	}
 	serverKinds = slices.Concat(serverStreams[0].kinds, serverStreams[1].kinds)
-	faultKinds  = slices.Concat(drawnKinds, serverKinds)
+	faultKinds  = slices.Concat(drawnKinds, serverKinds, []string{faultClusterKill, faultClusterFailover})
 )
 
 // serverStream is a random stream of a seed (PCG's second word, id) and
@@ -325,6 +330,16 @@ func (in *injector) apply(ctx context.Context, f fault) error {
 		st.proxy.Stop()
 		sleep(ctx, f.For)
 		return st.proxy.Start()
+	case faultClusterKill:
+		st.vmu.Lock()
+		defer st.vmu.Unlock()
+		lag, err := st.killSlotPrimary(ctx)
+		in.logf("fault %s: the replica had %d bytes of the primary's replication stream to acknowledge at the kill (-1: unknown)", f, lag)
+		return err
+	case faultClusterFailover:
+		st.vmu.Lock()
+		defer st.vmu.Unlock()
+		return st.clusterFailover(ctx)
 	case faultBusy:
 		st.vmu.Lock()
 		defer st.vmu.Unlock()

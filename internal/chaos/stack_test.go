@@ -83,6 +83,15 @@ const (
 	inboxUnhandled = "{" + tag + "}:app:in:rec"
 )
 
+// Valkey deployments of a run (CHAOS_STORE): one primary with a replica
+// behind the proxy (storeStandalone, the default), or a Valkey Cluster of
+// three primaries with one replica each, reached directly (storeCluster;
+// docs/chaos.md, "Cluster runs").
+const (
+	storeStandalone = "standalone"
+	storeCluster    = "cluster"
+)
+
 // slot is one bot process of the deployment, replaced on a restart.
 type slot struct {
 	name, role string
@@ -104,7 +113,9 @@ func (s *slot) proc() *testkit.Proc {
 
 // stack is everything the run starts: two Valkey servers (a primary and
 // its replica, swapped by a failover), the proxy the bot reaches Valkey
-// through, the emulator and the bot's processes.
+// through, the emulator and the bot's processes; in a cluster run
+// (storeCluster) a Valkey Cluster instead of the two servers and the
+// proxy.
 type stack struct {
 	t   *testing.T
 	bin string
@@ -116,6 +127,15 @@ type stack struct {
 	stores  [2]*lanes.Store
 	pmu     sync.Mutex // guards primary
 	primary int        // index of the current primary in nodes
+
+	// A cluster run's Valkey (nil, nil, nil in a standalone one): the
+	// cluster, a cluster client of it and the lanes store on that client
+	// (which follows the bot's slot to its current primary).
+	cluster  *valkeyserver.Server
+	cc       valkey.Client
+	ccStore  *lanes.Store
+	ncmu     sync.Mutex               // guards nodeClis
+	nodeClis map[string]valkey.Client // one client of each cluster node by address, made on first use
 
 	proxy *toxiproxy.Proxy
 	addr  string // the proxy's host:port, the bot's VALKEY_URL
@@ -135,33 +155,17 @@ type stack struct {
 // intake mode intakeWebhook the poller receives on a webhook
 // (hookURL), which the emulator, as a local Bot API server, takes as
 // http://.
-func startStack(t *testing.T, bin, intake string) *stack {
+// In store mode storeCluster Valkey is a cluster of three primaries with
+// one replica each (append-only, cluster-node-timeout 2 s) the bot
+// reaches directly (startCluster), with no proxy.
+func startStack(t *testing.T, bin, intake, store string) *stack {
 	t.Helper()
 	st := &stack{t: t, bin: bin, intake: intake, consoleToken: rand.Text() + rand.Text()}
-	for i := range st.nodes {
-		srv, err := valkeyserver.Start("standalone", valkeyserver.Options{AppendOnly: true})
-		require.NoError(t, err)
-		t.Cleanup(srv.Stop)
-		st.nodes[i] = srv
-		c, err := srv.NewClient()
-		require.NoError(t, err)
-		t.Cleanup(c.Close)
-		st.clients[i] = c
-		l := notifier.DefaultLimits()
-		l.GlobalPerSecond, l.PrivatePerSecond = globalRate, chatRate
-		l.ReplyPerSecond, l.PaidPerSecond = replyRate, paidRate
-		store, err := notifier.NewStore(c, l, 0, lanes.WithTag(tag))
-		require.NoError(t, err)
-		st.stores[i] = store
+	if store == storeCluster {
+		st.startCluster()
+	} else {
+		st.startStandalone()
 	}
-	require.NoError(t, st.replicaOf(context.Background(), 1, 0))
-
-	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	st.proxy = toxiproxy.NewProxy(server, "valkey", "127.0.0.1:0", st.nodes[0].Addr)
-	require.NoError(t, st.proxy.Start())
-	t.Cleanup(st.proxy.Stop)
-	st.addr = st.proxy.Listen // the port it listens on again after a Stop
-
 	// Registered before the processes start, so it runs after their
 	// cleanups have stopped them: their whole output, kept when t failed.
 	t.Cleanup(func() {
@@ -189,6 +193,39 @@ func startStack(t *testing.T, bin, intake string) *stack {
 	return st
 }
 
+// limits are the lanes limits of the run's own stores (the bot's).
+func limits() notifier.Limits {
+	l := notifier.DefaultLimits()
+	l.GlobalPerSecond, l.PrivatePerSecond = globalRate, chatRate
+	l.ReplyPerSecond, l.PaidPerSecond = replyRate, paidRate
+	return l
+}
+
+// startStandalone starts the primary, its replica and the proxy.
+func (st *stack) startStandalone() {
+	t := st.t
+	for i := range st.nodes {
+		srv, err := valkeyserver.Start("standalone", valkeyserver.Options{AppendOnly: true})
+		require.NoError(t, err)
+		t.Cleanup(srv.Stop)
+		st.nodes[i] = srv
+		c, err := srv.NewClient()
+		require.NoError(t, err)
+		t.Cleanup(c.Close)
+		st.clients[i] = c
+		store, err := notifier.NewStore(c, limits(), 0, lanes.WithTag(tag))
+		require.NoError(t, err)
+		st.stores[i] = store
+	}
+	require.NoError(t, st.replicaOf(context.Background(), 1, 0))
+
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	st.proxy = toxiproxy.NewProxy(server, "valkey", "127.0.0.1:0", st.nodes[0].Addr)
+	require.NoError(t, st.proxy.Start())
+	t.Cleanup(st.proxy.Stop)
+	st.addr = st.proxy.Listen // the port it listens on again after a Stop
+}
+
 // replicaOf makes node replica a replica of node primary ("REPLICAOF NO
 // ONE" when primary < 0).
 func (st *stack) replicaOf(ctx context.Context, replica, primary int) error {
@@ -212,11 +249,41 @@ func (st *stack) cur() int {
 }
 
 // client is a client of the current primary (not through the proxy: the
-// checker's reads are not subject to the network faults).
-func (st *stack) client() valkey.Client { return st.clients[st.cur()] }
+// checker's reads are not subject to the network faults); in a cluster
+// run the cluster client, which finds the current primary of a key's
+// slot itself.
+func (st *stack) client() valkey.Client {
+	if st.cluster != nil {
+		return st.cc
+	}
+	return st.clients[st.cur()]
+}
 
-// store is the lanes store on the current primary (its Inspector).
-func (st *stack) store() *lanes.Store { return st.stores[st.cur()] }
+// store is the lanes store on the current primary (its Inspector); in a
+// cluster run, on the cluster client.
+func (st *stack) store() *lanes.Store {
+	if st.cluster != nil {
+		return st.ccStore
+	}
+	return st.stores[st.cur()]
+}
+
+// primaryNode is the server now primary for the bot's keys and a client of
+// that one server (not a cluster client: INFO, CONFIG and SCRIPT reach
+// it): the current primary, or in a cluster run the primary of the bot's
+// hash slot as the cluster tells (slotOwner). Errors: slotOwner's.
+func (st *stack) primaryNode(ctx context.Context) (*valkeyserver.Server, valkey.Client, error) {
+	if st.cluster == nil {
+		cur := st.cur()
+		return st.nodes[cur], st.clients[cur], nil
+	}
+	p, _, err := st.slotOwner(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := st.nodeClient(p)
+	return p, c, err
+}
 
 // hookURL is the webhook's URL in a webhook run ("" in a polling one).
 func (st *stack) hookURL() string {
@@ -238,7 +305,7 @@ func (st *stack) env(sl *slot) []string {
 	return append([]string{
 		"TELEGRAM_BOT_TOKEN=" + st.emu.Token(),
 		"TELEGRAM_API_URL=" + st.emu.URL(),
-		"VALKEY_URL=redis://" + st.proxyAddr() + "/0",
+		"VALKEY_URL=" + st.valkeyURL(),
 		"BOT_ROLE=" + sl.role,
 		"ADMIN_IDS=" + strconv.Itoa(adminID),
 		"TELEGRAM_GLOBAL_RATE=" + strconv.Itoa(globalRate),
@@ -254,7 +321,15 @@ func (st *stack) env(sl *slot) []string {
 	}, hook...)
 }
 
-func (st *stack) proxyAddr() string { return st.addr }
+// valkeyURL is the bot's VALKEY_URL: the proxy's, or in a cluster run the
+// cluster's (every node named, ?addr=, so the bot's client finds the
+// cluster whichever node is down at its start).
+func (st *stack) valkeyURL() string {
+	if st.cluster != nil {
+		return st.cluster.URL
+	}
+	return "redis://" + st.addr + "/0"
+}
 
 // consoleEnv is what the console's process adds to its role's
 // environment (later values win): the console on addr, and one sender
@@ -336,9 +411,14 @@ func (st *stack) unhandled(ctx context.Context) (int64, error) {
 	return c.Do(ctx, c.B().Zcard().Key(inboxUnhandled).Build()).AsInt64()
 }
 
-// usedMemory is the current primary's INFO memory used_memory, bytes.
+// usedMemory is the current primary's INFO memory used_memory, bytes (in
+// a cluster run, of the bot's slot's primary).
 func (st *stack) usedMemory(ctx context.Context) (int64, error) {
-	return infoField(ctx, st.client(), "memory", "used_memory")
+	_, c, err := st.primaryNode(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return infoField(ctx, c, "memory", "used_memory")
 }
 
 // infoField reads one integer field of INFO section.
@@ -667,7 +747,10 @@ end`
 // or the script not ended (SCRIPT KILL failing and the script outliving
 // its own bound).
 func (st *stack) busy(ctx context.Context, d time.Duration) (err error) {
-	node, c := st.nodes[st.cur()], st.client()
+	node, c, err := st.primaryNode(ctx)
+	if err != nil {
+		return fmt.Errorf("busy: %w", err)
+	}
 	prev, err := configGet(ctx, c, "busy-reply-threshold")
 	if err != nil {
 		return err
@@ -678,7 +761,7 @@ func (st *stack) busy(ctx context.Context, d time.Duration) (err error) {
 	defer func() {
 		err = errors.Join(err, configSet(context.WithoutCancel(ctx), c, "busy-reply-threshold", prev))
 	}()
-	runner, err := node.NewClient()
+	runner, err := node.NodeClient()
 	if err != nil {
 		return fmt.Errorf("busy: a client for the script: %w", err)
 	}
@@ -712,7 +795,10 @@ func (st *stack) busy(ctx context.Context, d time.Duration) (err error) {
 // allowed", then restores both settings. Errors: the configuration's, or
 // a probe write (SET of a key of the run's own) that is not answered OOM.
 func (st *stack) outOfMemory(ctx context.Context, d time.Duration) (err error) {
-	c := st.client()
+	_, c, err := st.primaryNode(ctx)
+	if err != nil {
+		return fmt.Errorf("oom: %w", err)
+	}
 	prevMax, err1 := configGet(ctx, c, "maxmemory")
 	prevPolicy, err2 := configGet(ctx, c, "maxmemory-policy")
 	used, err3 := infoField(ctx, c, "memory", "used_memory")
@@ -727,17 +813,30 @@ func (st *stack) outOfMemory(ctx context.Context, d time.Duration) (err error) {
 	defer func() {
 		err = errors.Join(err, configSet(context.WithoutCancel(ctx), c, "maxmemory", prevMax, "maxmemory-policy", prevPolicy))
 	}()
-	probe := c.Do(ctx, c.B().Set().Key(oomProbe).Value("1").Build()).Error()
+	key := st.probeKey(oomProbe)
+	probe := c.Do(ctx, c.B().Set().Key(key).Value("1").Build()).Error()
 	if probe == nil || !strings.HasPrefix(probe.Error(), "OOM") {
-		_ = c.Do(ctx, c.B().Del().Key(oomProbe).Build()).Error()
+		_ = c.Do(ctx, c.B().Del().Key(key).Build()).Error()
 		return fmt.Errorf("oom: a write under maxmemory %d (used %d, %d not counted) answered %v, not OOM", limit, used, notCounted, probe)
 	}
 	sleep(ctx, d)
 	return nil
 }
 
-// oomProbe is the key outOfMemory tries to write (outside the bot's tag).
+// oomProbe is the key outOfMemory tries to write (outside the bot's tag;
+// see probeKey).
 const oomProbe = "chaos:oom-probe"
+
+// probeKey is the key a probe write of a fault uses: key, or in a cluster
+// run key in the bot's hash tag, so it hashes to the slot of the node the
+// fault holds (a key of another slot would be answered MOVED, which a
+// node checks before memory).
+func (st *stack) probeKey(key string) string {
+	if st.cluster != nil {
+		return "{" + tag + "}:" + key
+	}
+	return key
+}
 
 // configGet reads one configuration parameter.
 func configGet(ctx context.Context, c valkey.Client, name string) (string, error) {
@@ -773,6 +872,9 @@ func configSet(ctx context.Context, c valkey.Client, pairs ...string) error {
 // REPLICAOF's, a probe write (SET of a key of the run's own) not answered
 // READONLY, or the replica not caught up.
 func (st *stack) readonly(ctx context.Context, d time.Duration) (err error) {
+	if st.cluster != nil {
+		return errors.New("readonly: not in a cluster run (REPLICAOF is refused in cluster mode)")
+	}
 	cur := st.cur()
 	c := st.clients[cur]
 	nowhere, err := net.Listen("tcp", "127.0.0.1:0")
