@@ -236,6 +236,9 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake, store string) 
 	how := settle(ctx, st, l, 90*time.Second+d/10, t.Logf)
 	fig.Settled, fig.SettleSecs, fig.SettleEnd = how.End == settleDrained, how.Took.Seconds(), how.End
 	fig.SettleBound, fig.SettleLeft, fig.SettleRate = how.Bound.Seconds(), how.Left, how.Rate
+	if !fig.Settled {
+		st.logUndrained(ctx, t.Logf)
+	}
 	stopSuper()
 	<-supervised
 	// A dead claimer's send may still go out again: wait before counting.

@@ -29,6 +29,11 @@ const (
 	// cluster-node-timeout, 2 s, then vote), a node's restart and its
 	// rejoining as a replica, linked and caught up.
 	clusterSettle = 30 * time.Second
+	// manualFailoverWait is how long clusterFailover waits for a CLUSTER
+	// FAILOVER before it issues another: more than the manual failover's
+	// own timeout (5 s) and twice cluster-node-timeout (4 s, the
+	// primaries' interval between two votes for one shard).
+	manualFailoverWait = 6 * time.Second
 )
 
 // startCluster starts the cluster (append-only, fsync always, as the
@@ -189,8 +194,10 @@ func (st *stack) killSlotPrimary(ctx context.Context) (lag int64, err error) {
 		return -1, fmt.Errorf("cluster-kill-9: %w", err)
 	}
 	lag = st.replicationLag(ctx, primary, replica)
+	t0 := time.Now()
 	primary.Kill()
 	promoted := waitFor(ctx, clusterSettle, func() bool { return st.servesSlot(ctx, replica) })
+	took := time.Since(t0)
 	if err := primary.Restart(); err != nil {
 		return lag, fmt.Errorf("cluster-kill-9: restart %s: %w", primary.Addr, err)
 	}
@@ -200,6 +207,8 @@ func (st *stack) killSlotPrimary(ctx context.Context) (lag int64, err error) {
 	if !waitFor(ctx, clusterSettle, func() bool { return st.follows(ctx, primary, replica) }) {
 		return lag, fmt.Errorf("cluster-kill-9: %s, restarted, not a caught-up replica of %s within %s", primary.Addr, replica.Addr, clusterSettle)
 	}
+	st.t.Logf("cluster-kill-9: %s killed; %s the slot's primary %.1fs later; %s restarted, its caught-up replica %.1fs after the kill",
+		primary.Addr, replica.Addr, took.Seconds(), primary.Addr, time.Since(t0).Seconds())
 	return lag, nil
 }
 
@@ -207,8 +216,14 @@ func (st *stack) killSlotPrimary(ctx context.Context) (lag int64, err error) {
 // FAILOVER on the replica of the bot's slot's primary, once it is linked):
 // the primary stops taking writes, the replica catches up with it and
 // takes over, the old primary follows it; nothing acknowledged is lost.
-// Errors: no replica, the command's, the promotion or the old primary
-// following not seen within clusterSettle each.
+// A manual failover the primaries refuse to vote for is given up
+// silently after 5 s (a primary votes for one shard's failover at most
+// once in twice cluster-node-timeout, so one issued within 4 s of the
+// shard's last election, e.g. a cluster-kill-9's, never wins): the
+// command is issued again every manualFailoverWait until the replica is
+// promoted, as an operator would. Errors: no replica, the command's, the
+// promotion or the old primary following not seen within clusterSettle
+// each.
 func (st *stack) clusterFailover(ctx context.Context) error {
 	primary, replica, err := st.pair(ctx)
 	if err != nil {
@@ -218,15 +233,24 @@ func (st *stack) clusterFailover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster-failover: %w", err)
 	}
-	if err := rc.Do(ctx, rc.B().Arbitrary("CLUSTER", "FAILOVER").Build()).Error(); err != nil {
-		return fmt.Errorf("cluster-failover: cluster failover on %s: %w", replica.Addr, err)
+	t0 := time.Now()
+	tries := 0
+	for !st.servesSlot(ctx, replica) {
+		if time.Since(t0) >= clusterSettle {
+			return fmt.Errorf("cluster-failover: replica %s not the slot's primary within %s (%d CLUSTER FAILOVER)", replica.Addr, clusterSettle, tries)
+		}
+		tries++
+		if err := rc.Do(ctx, rc.B().Arbitrary("CLUSTER", "FAILOVER").Build()).Error(); err != nil {
+			return fmt.Errorf("cluster-failover: cluster failover on %s: %w", replica.Addr, err)
+		}
+		waitFor(ctx, manualFailoverWait, func() bool { return st.servesSlot(ctx, replica) })
 	}
-	if !waitFor(ctx, clusterSettle, func() bool { return st.servesSlot(ctx, replica) }) {
-		return fmt.Errorf("cluster-failover: replica %s not the slot's primary within %s", replica.Addr, clusterSettle)
-	}
+	took := time.Since(t0)
 	if !waitFor(ctx, clusterSettle, func() bool { return st.follows(ctx, primary, replica) }) {
 		return fmt.Errorf("cluster-failover: %s not a caught-up replica of %s within %s", primary.Addr, replica.Addr, clusterSettle)
 	}
+	st.t.Logf("cluster-failover: %s the slot's primary %.1fs after the first of %d CLUSTER FAILOVER; %s its caught-up replica %.1fs after it",
+		replica.Addr, took.Seconds(), tries, primary.Addr, time.Since(t0).Seconds())
 	return nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/codemojex/codemojex/internal/intake"
 	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier/tgjob"
 )
 
 // The settling: once the load and the faults are over, the run waits for
@@ -175,4 +177,17 @@ func learnedRate(ctx context.Context, st *stack) (float64, string) {
 	}
 	floor := max(1, (globalRate+lanes.LearnFloorDivisor-1)/lanes.LearnFloorDivisor)
 	return float64(floor), fmt.Sprintf("the learned floor: no learned rate (%v)", err)
+}
+
+// logUndrained logs, for a settling that did not drain, where the work
+// left is: the updates recorded and not handled, and each queue's stats
+// (the update queue's and both send queues': pending, in flight,
+// delayed, dead), or the error reading them.
+func (st *stack) logUndrained(ctx context.Context, logf func(string, ...any)) {
+	n, err := st.unhandled(ctx)
+	logf("not drained: %d updates recorded and not handled (%v)", n, err)
+	for _, q := range append([]string{intake.QueueName}, tgjob.AllQueues()...) {
+		s, err := st.store().Inspector().Stats(ctx, q, 0)
+		logf("not drained: queue %s: %d pending, %d in flight, %d delayed, %d dead, %d recovered (%v)", q, s.Pending, s.InFlight, s.Delayed, s.Dead, s.Recovered, err)
+	}
 }
