@@ -4,7 +4,11 @@
 // and resends what it did not answer 2xx; two handlers, two workers, and
 // a worker of one sender serving the operator console) on Valkey with a
 // replica, reached through a TCP proxy
-// (github.com/Shopify/toxiproxy/v2 as a library), and the Bot API
+// (github.com/Shopify/toxiproxy/v2 as a library), or with
+// CHAOS_STORE=cluster on a Valkey Cluster of three primaries with a
+// replica each, reached directly (the seed's Valkey restarts and failovers
+// become a kill -9 and a CLUSTER FAILOVER of the bot's slot's primary, its
+// network faults and READONLY are left out: forCluster), and the Bot API
 // emulator (internal/tgemu) with Telegram's limits scaled as in the
 // failure tests; a load of players (groups playing by typing, private
 // chats playing by tapping, /start rushes, a flooding user, an admin who
