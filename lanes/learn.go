@@ -189,26 +189,28 @@ func checkWhy(queue, why string) error {
 
 // RevertProbe takes a probed global rate (WithGlobalRateStart) back when
 // Telegram answered the send of lease l with a 429 (why says which, e.g.
-// "429 while probing"): to the latest rate below the one the send was
-// claimed at among the rate's last changes before that claim. For a send
-// claimed at a raise that is the rate before the raise, however many
-// raises came after it (an answer can come back after the next probe). For
-// one claimed at a rate a revert or a halving went back to, it is the rate
-// below that: a revert lands on a rate a raise reached, which had held
-// only as long as sends did not fill Telegram's window, and a 429 there
-// shows it does not hold (chaos seed 11 settled one above the emulator's
-// window this way, and drew 429s in bunches until its hold ended). It is
-// held at most there for LearnConfig.Hold (doubled for each failed probe
-// in a row, at most 16 times). One 429 is evidence enough: going back one
-// step costs little, where LowerBudget's halving waits for 429s from
-// several chats. It returns whether the rate went back and the global
-// rate now; (false, 0) when l's queue is not held by a probed global
-// rate, (false, rate) when no lower rate is among the changes kept (the
-// send was claimed at the start, or at a halving's rate with none below
-// it) or the rate is already at most that. Call it before the lease is
-// settled (the job's claim time is read from its hash; once the job is
-// gone, now counts). One script call. Errors: ErrInvalid for a bad lease
-// or a why over 200 bytes; the server's.
+// "429 while probing"): to the rate before the raise that reached the rate
+// the send was claimed at, among the rate's last changes before that
+// claim. For a send claimed at a raise that is the rate before the raise,
+// however many raises came after it (an answer can come back after the
+// next probe). For one claimed at a rate a revert went back to, it is the
+// rate before the earlier raise to that rate: a revert lands on a rate a
+// raise reached, which had held only as long as sends did not fill
+// Telegram's window, and a 429 there shows it does not hold (chaos seed 11
+// settled one above the emulator's window this way, and drew 429s in
+// bunches until its hold ended). A rate no raise reached (the start, a
+// halving's) is not gone below this way. It is held at most there for
+// LearnConfig.Hold, doubled for each failed probe in a row (at most 16
+// times; a step down from a revert's rate is not a failed probe). One 429
+// is evidence enough: going back one step costs little, where
+// LowerBudget's halving waits for 429s from several chats. It returns
+// whether the rate went back and the global rate now; (false, 0) when l's
+// queue is not held by a probed global rate, (false, rate) when no raise
+// among the changes kept reached the send's rate, or the rate is already
+// at most that. Call it before the lease is settled (the job's claim time
+// is read from its hash; once the job is gone, now counts). One script
+// call. Errors: ErrInvalid for a bad lease or a why over 200 bytes; the
+// server's.
 func (s *Store) RevertProbe(ctx context.Context, l Lease, why string) (reverted bool, rate int, err error) {
 	if err := s.checkLease(l); err != nil {
 		return false, 0, err

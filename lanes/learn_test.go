@@ -401,8 +401,43 @@ func TestRevertProbeTakesARateARevertWentBackToOneStepLower(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want.reverted, reverted, "429 number %d", i+1)
 		require.Equal(t, want.rate, rate, "429 number %d", i+1)
-		require.Equal(t, want.rate, globalOf(t, s).Rate)
+		b = globalOf(t, s)
+		require.Equal(t, want.rate, b.Rate)
+		require.Equal(t, hold, b.HoldUntil.Sub(b.Lowered), "429 number %d: only a failed probe lengthens the hold", i+1)
 	}
+}
+
+// A rate no raise reached (a halving's) is not gone below by a 429 there:
+// 10, halved to 5, probed 6, 8, 12, 20, halved to 10; a 429 at 10 leaves
+// it (the 8 before it was not how 10 was reached).
+func TestRevertProbeNeverStepsBelowARateAHalvingSet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const probe = 200 * time.Millisecond
+	s := newStore(t, lanes.WithGlobalRate(40, time.Minute), lanes.WithGlobalRateStart(10),
+		lanes.WithLearning(lanes.LearnConfig{Every: time.Hour, Probe: probe, Hold: time.Millisecond, Cooldown: time.Millisecond}))
+	m := lanes.NewMinter()
+	for g := range 60 {
+		enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+	}
+	lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	require.NoError(t, err)
+	require.True(t, lowered)
+	require.Equal(t, 5, rate)
+	for _, want := range []int{6, 8, 12, 20} {
+		_, b := probeOnce(t, s, probe)
+		require.Equal(t, want, b.Rate)
+	}
+	waitServerPast(t, s, time.Now().Add(5*time.Millisecond))
+	lowered, rate, err = s.LowerBudget(ctx, "q", "429 from several chats")
+	require.NoError(t, err)
+	require.True(t, lowered)
+	require.Equal(t, 10, rate)
+	pending := enqueueN(t, s, m, "q", "late", 1)[0]
+	reverted, rate, err := s.RevertProbe(ctx, lanes.Lease{Queue: "q", ID: pending, Token: "1"}, "429 while probing")
+	require.NoError(t, err)
+	require.False(t, reverted, "10 was set by a halving, not reached by a raise")
+	require.Equal(t, 10, rate)
 }
 
 // LowerBudget halves every budget that holds the queue's sends, its own

@@ -23,16 +23,18 @@
 -- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
 --   ARGV[5] why. A send Telegram answered with a 429, claimed (KEYS[2]'s t;
 --   now when gone) while a probed budget ran at rate x, takes the budget
---   back to the latest rate below x among its changes before the claim
---   (see common.lua probe_state's changes): for x a raise, the rate before
---   that raise, however many raises came after it (a 429 can come back
---   after the next probe when answers are slow); for x a rate a revert or
---   a halving went back to, the one below it (a revert lands on a rate a
---   raise reached, which a 429 there shows does not hold either). It stays
---   at most there for hold ms, doubled for each failed probe in a row
---   before it (at most 16 times hold). Returns {1 reverted or 0 (no lower
---   rate among the changes kept: x is the start, or a halving's; or the
---   rate is already at most that), the rate now}.
+--   back to the rate before the raise that reached x (see common.lua
+--   probe_state's changes): for x a raise, the rate before that raise,
+--   however many raises came after it (a 429 can come back after the next
+--   probe when answers are slow); for x a rate a revert went back to, the
+--   rate before the earlier raise to x (a revert lands on a rate a raise
+--   reached, which a 429 there shows does not hold either). A rate no
+--   raise among the changes kept reached (the start, a halving's) is not
+--   gone below this way. It stays at most there for hold ms, doubled for
+--   each failed probe in a row before it (at most 16 times hold; a step
+--   down from a revert's rate is not a failed probe). Returns {1 reverted
+--   or 0 (no raise reached x, or the rate is already at most that), the
+--   rate now}.
 -- read: ARGV[2..] triples of budget, configured rate and start (0: none).
 --   Returns, per budget, {rate now, at (ms, 0: never lowered), hit, why,
 --   decreases, hold until (ms, 0: none), the most it climbs to before the
@@ -71,20 +73,27 @@ if ARGV[1] == 'revert' then
   for k = 1, #p.h do
     if p.h[k][1] <= ct then i = k end
   end
-  -- Back to the latest rate before it that was lower than the rate the
-  -- send was claimed at: the rate before its raise, or, for a rate a
-  -- decrease went back to (a revert lands on a rate a raise reached, never
-  -- proven under load), the rate below it.
-  local back
+  -- Back to the rate before the raise that reached the rate the send was
+  -- claimed at: that raise itself when the send was claimed at a raise (a
+  -- failed probe), else the latest earlier raise to the same rate (a
+  -- revert lands on a rate a raise reached, never proven under load). A
+  -- rate no raise reached (the start, a halving's) is not gone below.
+  local back, probe = nil, false
   if i >= 2 then
-    for k = i - 1, 1, -1 do
-      if p.h[k][2] < p.h[i][2] then back = p.h[k][2] break end
+    local x = p.h[i][2]
+    for k = i, 2, -1 do
+      if p.h[k][2] == x and p.h[k - 1][2] < x then
+        back, probe = p.h[k - 1][2], k == i
+        break
+      end
     end
   end
   if not back or back >= p.r then return {0, math.min(p.r, c)} end
-  p.fails = p.fails + 1
+  -- Only a failed probe lengthens the next hold (doubled for each in a
+  -- row); a step down from a revert's rate holds as long as the last one.
+  if probe then p.fails = p.fails + 1 end
   p.hit, p.r, p.cap, p.next, p.at, p.low = p.h[i][2], back, back, 1, now, now
-  p.hold = now + num(ARGV[4]) * 2 ^ math.min(p.fails - 1, 4)
+  p.hold = now + num(ARGV[4]) * 2 ^ math.min(math.max(p.fails - 1, 0), 4)
   probe_write(S, b, p, now)
   redis.call('HSET', KEYS[1], b .. ':why', ARGV[5])
   redis.call('HINCRBY', KEYS[1], b .. ':n', 1)
