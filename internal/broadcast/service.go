@@ -51,7 +51,7 @@ const (
 // "stop" (in any case) is answered with how to stop (usageStop), nothing
 // previewed: an admin who means to stop must not be one tap from
 // broadcasting the word; "stop" and a word starting "bc_" (any case) is
-// a stop, its id checked (stopID); any other text, "stop test" included,
+// a stop, its id checked (CanonicalID); any other text, "stop test" included,
 // is a text to broadcast. A text is
 // not sent at once: the admin gets a preview (preview) and only
 // its Send button starts the fan-out (OnTap), so a stop command
@@ -70,7 +70,7 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 		return out
 	}
 	if len(f) == 2 && strings.EqualFold(f[0], "stop") {
-		id, meant := stopID(f[1])
+		id, meant := CanonicalID(f[1])
 		_, err := s.notifier.Progress(ctx, id)
 		switch {
 		case err == nil || errors.Is(err, notifier.ErrUnknownBroadcast) || meant:
@@ -103,12 +103,15 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 	return out
 }
 
-// stopID reads the word after "/broadcast stop": a word that starts with
-// the broadcast id prefix in any case ("bc_", "BC_") is meant as an id,
-// its ULID part upper-cased (Crockford base32 reads either case), and a
-// malformed one is answered as such by the stop, never previewed as the
-// text "stop bc_…" to every chat.
-func stopID(word string) (id string, meant bool) {
+// CanonicalID reads a broadcast id as an admin may type it (the word
+// after "/broadcast stop", the console's /broadcast?id=): a word that
+// starts with the broadcast id prefix in any case ("bc_", "BC_") is meant
+// as an id, returned as notifier writes it ("bc_" and its ULID part
+// upper-cased: Crockford base32 reads either case), well-formed or not
+// (notifier.ValidBroadcastID tells); any other word is returned as it is,
+// meant false. A malformed id meant as one is answered as such by the
+// stop, never previewed as the text "stop bc_…" to every chat.
+func CanonicalID(word string) (id string, meant bool) {
 	p := len(notifier.BroadcastIDPrefix)
 	if len(word) < p || !strings.EqualFold(word[:p], notifier.BroadcastIDPrefix) {
 		return word, false

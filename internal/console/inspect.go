@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codemojex/codemojex/internal/admin"
+	"github.com/codemojex/codemojex/internal/broadcast"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 )
@@ -61,8 +62,8 @@ type jobData struct {
 // with HTTP 400, an id no queue holds with 404 (both still readable pages).
 func (c *Console) job(w http.ResponseWriter, r *http.Request, sid string, s session) {
 	d := jobData{Query: strings.TrimSpace(r.URL.Query().Get("id"))}
-	if strings.HasPrefix(d.Query, notifier.BroadcastIDPrefix) {
-		http.Redirect(w, r, "/broadcast?id="+url.QueryEscape(d.Query), http.StatusSeeOther)
+	if bc, meant := broadcast.CanonicalID(d.Query); meant {
+		http.Redirect(w, r, "/broadcast?id="+url.QueryEscape(bc), http.StatusSeeOther)
 		return
 	}
 	if d.Query != "" {
@@ -186,12 +187,19 @@ func stateOf(row broadcastRow, d admin.BroadcastDetail) string {
 }
 
 // broadcastDetail is a broadcast's page: its text, mode, plan, counts
-// and state (live), and its Stop while it runs; 404 (the page saying so)
-// for an id no broadcast has that the audit log does not name either.
+// and state (live), and its Stop while it runs. An id written in another
+// case ("bc_01abc…", as /broadcast stop reads it: broadcast.CanonicalID)
+// is sent to its canonical page (303); a malformed id is answered 400, a
+// well-formed one no broadcast has that the audit log does not name
+// either 404, the page saying which (as the Job page answers).
 func (c *Console) broadcastDetail(w http.ResponseWriter, r *http.Request, sid string, s session) {
 	id := strings.TrimSpace(r.URL.Query().Get("id"))
 	if id == "" {
 		http.Redirect(w, r, "/broadcasts", http.StatusSeeOther)
+		return
+	}
+	if canon, _ := broadcast.CanonicalID(id); canon != id && notifier.ValidBroadcastID(canon) {
+		http.Redirect(w, r, "/broadcast?id="+url.QueryEscape(canon), http.StatusSeeOther)
 		return
 	}
 	d, err := c.b.Broadcast(r.Context(), id, broadcastScan)
@@ -205,7 +213,10 @@ func (c *Console) broadcastDetail(w http.ResponseWriter, r *http.Request, sid st
 	}
 	data.State = stateOf(data.Row, d)
 	code := http.StatusOK
-	if !data.Row.Known && data.Row.At == "" { // no such broadcast (an expired one's audit entry and timeline are shown)
+	switch {
+	case !notifier.ValidBroadcastID(id):
+		code = http.StatusBadRequest
+	case !data.Row.Known && data.Row.At == "": // no such broadcast (an expired one's audit entry and timeline are shown)
 		code = http.StatusNotFound
 	}
 	c.renderStatus(w, r, sid, s, code, "broadcast", "Broadcast "+id, data)

@@ -149,9 +149,10 @@ func TestBroadcastPageShowsItsTextPlanCountsAndState(t *testing.T) {
 
 // A broadcast's page for one whose record is gone says which it is: expired
 // when the audit log has it sent (200: its audit entry and timeline are
-// shown); else no such broadcast, answered 404 with the page saying so:
-// an id not shaped like one ("bc_zzz") never named one, and nothing is
-// known of one that is (never sent, or ended long ago).
+// shown); else no such broadcast, the page saying so: an id not shaped
+// like one ("bc_zzz") never named one (400, as the Job page answers a
+// malformed id), and nothing is known of one that is (404: never sent, or
+// ended long ago).
 func TestAnUnknownBroadcastsPageIs404AndSaysWhetherItExpiredOrNeverWas(t *testing.T) {
 	t.Parallel()
 	e := start(t)
@@ -165,7 +166,7 @@ func TestAnUnknownBroadcastsPageIs404AndSaysWhetherItExpiredOrNeverWas(t *testin
 		code      int
 	}{
 		{gone, "expired (its record is kept a day after it ends)", http.StatusOK},
-		{"bc_zzz", "no such broadcast: bc_zzz is not a broadcast id (bc_ and 26 letters and digits)", http.StatusNotFound},
+		{"bc_zzz", "no such broadcast: bc_zzz is not a broadcast id (bc_ and 26 letters and digits)", http.StatusBadRequest},
 		{"bc_" + strings.Repeat("0", 26), "no such broadcast is known: never sent, or ended more than a day ago (its record is kept a day after it ends)", http.StatusNotFound},
 	} {
 		resp, page := b.get("/broadcast?id=" + tc.id)
@@ -173,6 +174,49 @@ func TestAnUnknownBroadcastsPageIs404AndSaysWhetherItExpiredOrNeverWas(t *testin
 		require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"), tc.id)
 		require.Contains(t, page, `<td id="bc-state">`+tc.state+`</td>`, tc.id)
 	}
+}
+
+// A broadcast's page takes its id in any case, as /broadcast stop does
+// (broadcast.CanonicalID): "bc_01abc…" or "BC_01ABC…" is sent (303) to
+// the canonical id's page, which shows it; from the Job page too. A
+// malformed id is answered 400 and a well-formed unknown one 404, the
+// same answers whichever case it is typed in.
+func TestABroadcastsPageTakesItsIDInAnyCase(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	e.knownChats(96_000, 1)
+	id := e.broadcast("in 1h 🔡 any case")
+	ulid := strings.TrimPrefix(id, "bc_")
+	for _, typed := range []string{"bc_" + strings.ToLower(ulid), "BC_" + ulid, "Bc_" + strings.ToLower(ulid[:5]) + ulid[5:]} {
+		for _, path := range []string{"/broadcast?id=", "/job?id="} {
+			resp, _ := b.get(path + typed)
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode, path+typed)
+			require.Equal(t, "/broadcast?id="+id, resp.Header.Get("Location"), path+typed)
+		}
+	}
+	resp, page := b.get("/broadcast?id=" + id)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, page, `<td id="bc-state">scheduled</td>`)
+	unknown := "bc_01" + strings.Repeat("a", 24)
+	for _, tc := range []struct {
+		id   string
+		code int
+	}{
+		{"bc_zzz", http.StatusBadRequest},
+		{"BC_ZZZ", http.StatusBadRequest},
+		{"bc_" + ulid + "0", http.StatusBadRequest},
+		{"bc_01" + strings.Repeat("u", 24), http.StatusBadRequest},
+		{"nonsense", http.StatusBadRequest},
+		{"bc_" + strings.ToUpper(unknown[3:]), http.StatusNotFound},
+	} {
+		resp, _ := b.get("/broadcast?id=" + url.QueryEscape(tc.id))
+		require.Equal(t, tc.code, resp.StatusCode, tc.id)
+	}
+	resp, _ = b.get("/broadcast?id=" + unknown)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "well-formed in lower case: to its canonical page")
+	require.Equal(t, "/broadcast?id=bc_"+strings.ToUpper(unknown[3:]), resp.Header.Get("Location"))
 }
 
 // While a broadcast is scheduled and none has finished, the Broadcasts
