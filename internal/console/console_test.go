@@ -713,6 +713,59 @@ func TestComposedPreviewAsksForTheConfirmItOffers(t *testing.T) {
 	}
 }
 
+// A composition whose mode is neither free nor paid (a hand-made POST, a
+// stale form) is refused 400 saying what the mode must be: nothing is
+// previewed (no preview stored, none shown), so nothing can be confirmed.
+func TestAComposedModeOtherThanFreeOrPaidIsRefused(t *testing.T) {
+	t.Parallel()
+	e := start(t, "TELEGRAM_PAID_BROADCAST_RATE=1000")
+	b := e.browser()
+	b.signIn()
+	e.knownChats(85_000, 2)
+	for _, mode := range []string{"bogus", "PAID", "free "} {
+		resp, body := b.do(http.MethodPost, "/broadcasts/compose", url.Values{"text": {"📣 which way"}, "mode": {mode}, "csrf": {b.csrf()}})
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, mode)
+		require.Equal(t, fmt.Sprintf("❌ mode %q: want free or paid. Nothing was previewed.\n", mode), body, mode)
+	}
+	keys, err := e.c.Do(context.Background(), e.c.B().Keys().Pattern("{"+e.tag+"}:app:bcp:*").Build()).AsStrSlice()
+	require.NoError(t, err)
+	require.Empty(t, keys, "no preview stored")
+	page := composePreview(t, b, url.Values{"text": {"📣 which way"}, "mode": {"free"}})
+	require.Equal(t, []string{`<button id="confirm">✅ Send</button>`}, confirmRE.FindAllString(page, -1), "free is still free")
+}
+
+// A scheduled paid broadcast (nothing spent yet) is listed, on the
+// Broadcasts page and its own, with the cost its preview estimated, its
+// copies (up to its paid cap) × 0.1 Star, not "paid (0.0 Stars)", which
+// reads as free.
+func TestAScheduledPaidBroadcastShowsItsEstimatedCost(t *testing.T) {
+	t.Parallel()
+	e := start(t, "TELEGRAM_PAID_BROADCAST_RATE=1000")
+	b := e.browser()
+	b.signIn()
+	e.knownChats(86_000, 2)
+	for _, tc := range []struct {
+		balance int64
+		mode    string
+	}{
+		{10, "paid (about 0.2 Stars estimated: 2 copies × 0.1 Star)"},
+		{1, "paid (about 0.1 Stars estimated: 1 copy × 0.1 Star)"}, // paid up to the balance: 1 copy
+	} {
+		e.emu.SetStarBalance(tc.balance)
+		tok := tokenRE.FindStringSubmatch(composePreview(t, b, url.Values{"text": {"💫 later"}, "mode": {"paid"}, "in": {"1h"}}))
+		require.NotNil(t, tok)
+		answer, ok := flash(t, b.post("/broadcasts/confirm", url.Values{"token": {tok[1]}}))
+		require.True(t, ok, answer)
+		id := broadcastIDRE.FindStringSubmatch(answer)
+		require.NotNil(t, id, answer)
+		_, list := b.get("/broadcasts")
+		require.Regexp(t, `<div class="bc-head"><a href="/broadcast\?id=`+id[1]+`"><code>`+id[1]+`</code></a> · sent [^<]* · `+regexp.QuoteMeta(tc.mode)+`</div>`, htmlUnescape(list))
+		_, page := b.get("/broadcast?id=" + id[1])
+		require.Contains(t, htmlUnescape(page), `<td id="bc-mode">`+tc.mode+`</td>`)
+		require.NotContains(t, list+page, "0.0 Stars")
+	}
+}
+
 // The Processes page lists every live process of the deployment from
 // Valkey, not only the one serving the console: this process (its roles,
 // version) and another process's heartbeat; a process that stopped is gone.

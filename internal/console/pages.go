@@ -432,7 +432,7 @@ type broadcastRow struct {
 	// a stopped broadcast's cancelled copies are not counted, so one
 	// stopped before it started shows 0, not 100.
 	Percent   int    `json:"percent"`
-	Mode      string `json:"mode"` // free, or paid with its Stars spent so far (0.1 a copy)
+	Mode      string `json:"mode"` // free, or paid with its Stars spent so far (0.1 a copy) or, scheduled, estimated (modeOf)
 	Scheduled bool   `json:"scheduled"`
 	// Plan is its start, pace and paid cap, e.g. "starts 2026-12-05 20:00
 	// UTC (scheduled) · spread at about 0.35 messages/s · paid up to 40
@@ -462,11 +462,27 @@ func planOf(p notifier.Progress, now time.Time) string {
 	return strings.Join(parts, " · ")
 }
 
-// modeOf is how the Broadcasts page names p's mode.
-func modeOf(p notifier.Progress) string {
+// modeOf is how the Broadcasts page names p's mode at now: free, or paid
+// with the Stars spent so far (0.1 a copy sent paid); a paid one not
+// started yet (scheduled) with the cost the preview estimated instead, its
+// copies (the audience planned, up to its paid cap) × 0.1 Star: "paid
+// (about 0.3 Stars estimated: 3 copies × 0.1 Star)", never a spend of 0.0
+// that reads as free.
+func modeOf(p notifier.Progress, now time.Time) string {
 	switch {
 	case !p.Paid:
 		return "free"
+	case p.Scheduled(now) && !p.Stopped:
+		copies := p.Total
+		if p.PaidMax > 0 {
+			copies = min(copies, p.PaidMax)
+		}
+		noun := "copies"
+		if copies == 1 {
+			noun = "copy"
+		}
+		return fmt.Sprintf("paid (about %s Stars estimated: %d %s × 0.1 Star)",
+			notifier.FormatStars(copies*notifier.StarTenthsPerCopy), copies, noun)
 	case p.Halted:
 		return fmt.Sprintf("paid, halted (%.1f Stars)", float64(p.PaidSent)/10)
 	case p.Free:
@@ -500,7 +516,7 @@ func rowOf(b admin.BroadcastView, now time.Time) broadcastRow {
 		row.Failed += n
 	}
 	row.Running = b.Known && !b.Stopped && !b.Done()
-	row.Mode = modeOf(b.Progress)
+	row.Mode = modeOf(b.Progress, now)
 	row.Scheduled, row.Plan = b.Known && !b.Stopped && b.Scheduled(now), planOf(b.Progress, now)
 	if b.Total > 0 { // sent or failed: a copy cancelled by a stop is not progress
 		row.Percent = max(100*(b.Total-row.Remaining-b.Cancelled)/b.Total, 0)
@@ -555,11 +571,18 @@ func (c *Console) broadcastsPage(w http.ResponseWriter, r *http.Request, sid str
 // composeBroadcast is POST /broadcasts/compose: the preview of the form's
 // broadcast (text, mode free or paid, in and over as /broadcast writes
 // them), shown on the Broadcasts page with its Confirm (nothing is sent
-// yet), or what is wrong with it, the form kept as it was filled.
+// yet), or what is wrong with it, the form kept as it was filled. A mode
+// other than free, paid or none (the form without paid broadcasts has no
+// mode) is answered 400 with what it wants, nothing previewed.
 func (c *Console) composeBroadcast(w http.ResponseWriter, r *http.Request, sid string) {
 	s, _ := c.sessions.get(sid) // signed in: change checked it
 	f := r.PostForm
-	d := broadcastsData{Form: admin.Composition{Text: f.Get("text"), Paid: f.Get("mode") == "paid", In: f.Get("in"), Over: f.Get("over")}}
+	mode := f.Get("mode")
+	if mode != "" && mode != "free" && mode != "paid" {
+		http.Error(w, fmt.Sprintf("❌ mode %q: want free or paid. Nothing was previewed.", mode), http.StatusBadRequest)
+		return
+	}
+	d := broadcastsData{Form: admin.Composition{Text: f.Get("text"), Paid: mode == "paid", In: f.Get("in"), Over: f.Get("over")}}
 	p, err := c.b.ComposeBroadcast(r.Context(), d.Form)
 	if c.unavailable(w, r, err) {
 		return
