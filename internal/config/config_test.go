@@ -154,6 +154,7 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"reply rate too high", []string{"TELEGRAM_REPLY_RATE=10001"}, "TELEGRAM_REPLY_RATE"},
 		{"paid broadcast rate negative", []string{"TELEGRAM_PAID_BROADCAST_RATE=-1"}, "TELEGRAM_PAID_BROADCAST_RATE"},
 		{"paid broadcast rate over Telegram's 1000", []string{"TELEGRAM_PAID_BROADCAST_RATE=1001"}, "TELEGRAM_PAID_BROADCAST_RATE"},
+		{"paid broadcast rate below the free one", []string{"TELEGRAM_PAID_BROADCAST_RATE=29"}, "TELEGRAM_PAID_BROADCAST_RATE"},
 		{"paid broadcasts with one shared budget", []string{"TELEGRAM_PAID_BROADCAST_RATE=1000", "TELEGRAM_REPLY_RATE=0"}, "TELEGRAM_PAID_BROADCAST_RATE"},
 		{"workers text", []string{"WORKERS=many"}, "WORKERS"},
 		{"worker lease without unit", []string{"WORKER_LEASE=30"}, "WORKER_LEASE"},
@@ -408,4 +409,35 @@ func TestURLPasswordsNeverInErrors(t *testing.T) {
 	}
 	require.Equal(t, `http://api:xxxxx@127.0.0.1:8081`, config.RedactURL("http://api:"+pw+"@127.0.0.1:8081"))
 	require.NotContains(t, config.RedactURL("http://api:"+pw+"@[::1"), pw)
+}
+
+// A paid broadcast rate below the free bulk rate (TELEGRAM_GLOBAL_RATE)
+// is refused at startup, the error naming both values: the paid send
+// (0.1 Star a copy) would be slower than the free one. One at the free
+// rate or above, or 0 (off), is accepted.
+func TestAPaidBroadcastRateBelowTheFreeRateIsRefusedNamingBoth(t *testing.T) {
+	for _, tc := range []struct {
+		global, paid string
+		refused      bool
+	}{
+		{"30", "29", true},
+		{"50", "1", true},
+		{"30", "30", false},
+		{"30", "1000", false},
+		{"30", "0", false},
+		{"1000", "999", true},
+	} {
+		t.Run(tc.global+"/"+tc.paid, func(t *testing.T) {
+			_, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "TELEGRAM_GLOBAL_RATE=" + tc.global, "TELEGRAM_PAID_BROADCAST_RATE=" + tc.paid})
+			if !tc.refused {
+				require.NoError(t, err)
+				return
+			}
+			var ce *config.Error
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, "TELEGRAM_PAID_BROADCAST_RATE", ce.Var)
+			require.Contains(t, ce.Error(), "TELEGRAM_GLOBAL_RATE="+tc.global)
+			require.Contains(t, ce.Error(), "got "+tc.paid+",")
+		})
+	}
 }

@@ -33,7 +33,9 @@ type Rates struct {
 	// for a fee of 0.1 Telegram Stars per message" (Bot API, sendMessage),
 	// withdrawn from the bot's balance. It needs TELEGRAM_REPLY_RATE > 0
 	// (two budgets): with one shared budget, paid copies would be held to
-	// TELEGRAM_GLOBAL_RATE too.
+	// TELEGRAM_GLOBAL_RATE too. A rate set below TELEGRAM_GLOBAL_RATE is
+	// refused (Validate): the paid send would cost Stars and go slower than
+	// the free one, a misconfiguration rather than a choice.
 	PaidBroadcastRate int `env:"TELEGRAM_PAID_BROADCAST_RATE" envDefault:"0"`
 	// ChatRate is the limit per private chat in messages/s (TELEGRAM_CHAT_RATE;
 	// Telegram Bot FAQ: about 1 message/s).
@@ -47,8 +49,9 @@ type Rates struct {
 	ReplyLaneDepth int `env:"REPLY_LANE_DEPTH" envDefault:"100"`
 }
 
-// Validate checks each rate's range and that paid broadcasts have a reply
-// budget of their own to be apart from. Errors: *Error.
+// Validate checks each rate's range, that paid broadcasts have a reply
+// budget of their own to be apart from, and that their rate is not below
+// the free bulk rate (TELEGRAM_GLOBAL_RATE). Errors: *Error.
 func (r Rates) Validate() error {
 	switch {
 	case r.GlobalRate < 1 || r.GlobalRate > 10000:
@@ -59,6 +62,9 @@ func (r Rates) Validate() error {
 		return &Error{Var: "TELEGRAM_PAID_BROADCAST_RATE", Want: fmt.Sprintf("messages/s of paid broadcasts, 0..1000 (0: off; Telegram allows up to 1000 for 0.1 Star each); got %d", r.PaidBroadcastRate)}
 	case r.PaidBroadcastRate > 0 && r.ReplyRate == 0:
 		return &Error{Var: "TELEGRAM_PAID_BROADCAST_RATE", Want: fmt.Sprintf("must be 0 while TELEGRAM_REPLY_RATE=0 (paid broadcasts need two budgets: set TELEGRAM_REPLY_RATE > 0, or TELEGRAM_PAID_BROADCAST_RATE=0); got %d", r.PaidBroadcastRate)}
+	case r.PaidBroadcastRate > 0 && r.PaidBroadcastRate < r.GlobalRate:
+		return &Error{Var: "TELEGRAM_PAID_BROADCAST_RATE", Want: fmt.Sprintf("at least TELEGRAM_GLOBAL_RATE=%d, the free bulk rate, or 0 (off): a paid broadcast (0.1 Star a copy) "+
+			"exists to go faster than a free one (Telegram allows up to 1000/s); got %d, which would charge Stars for a slower send", r.GlobalRate, r.PaidBroadcastRate)}
 	case r.ChatRate < 1 || r.ChatRate > 100:
 		return &Error{Var: "TELEGRAM_CHAT_RATE", Want: fmt.Sprintf("messages/s per private chat, 1..100 (Telegram allows about 1); got %d", r.ChatRate)}
 	case r.GroupRate < 1 || r.GroupRate > 6000:

@@ -32,7 +32,7 @@ func TestSectionsValidate(t *testing.T) {
 		{"valkey tag with braces", config.Valkey{ValkeyURL: def.ValkeyURL, KeyTag: "{cm}"}, "VALKEY_KEY_TAG"},
 		{"rates default", def.Rates, ""},
 		{"rates global 0", config.Rates{ChatRate: 1, GroupRate: 20}, "TELEGRAM_GLOBAL_RATE"},
-		{"rates paid without replies", config.Rates{GlobalRate: 30, PaidBroadcastRate: 5, ChatRate: 1, GroupRate: 20}, "TELEGRAM_PAID_BROADCAST_RATE"},
+		{"rates paid without replies", config.Rates{GlobalRate: 30, PaidBroadcastRate: 50, ChatRate: 1, GroupRate: 20}, "TELEGRAM_PAID_BROADCAST_RATE"},
 		{"rates lane depth", config.Rates{GlobalRate: 30, ChatRate: 1, GroupRate: 20, ReplyLaneDepth: -1}, "REPLY_LANE_DEPTH"},
 		{"intake default", def.Intake, ""},
 		{"intake role", config.Intake{Role: "x", HandlerLease: time.Second}, "BOT_ROLE"},
@@ -71,15 +71,15 @@ func TestSectionsValidate(t *testing.T) {
 // constant come from it, and the sections convert to the components'
 // configurations.
 func TestDefaultsAreTheComponents(t *testing.T) {
-	c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "TELEGRAM_PAID_BROADCAST_RATE=7"})
+	c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "TELEGRAM_PAID_BROADCAST_RATE=70"})
 	require.NoError(t, err)
 	require.Equal(t, worker.DefaultSenders, c.Workers)
 	require.Equal(t, lanes.DefaultTag, c.KeyTag)
 	wc := c.WorkerConfig()
-	require.Equal(t, []any{token, c.APIURL, c.Workers, c.WorkerLease, 30 + 100 + 7},
+	require.Equal(t, []any{token, c.APIURL, c.Workers, c.WorkerLease, 30 + 100 + 70},
 		[]any{wc.Token, wc.ServerURL, wc.Senders, wc.Lease, wc.ClaimRate})
 	l := c.NotifierLimits()
-	require.Equal(t, []int{30, 100, 7, 1, 20, 100},
+	require.Equal(t, []int{30, 100, 70, 1, 20, 100},
 		[]int{l.GlobalPerSecond, l.ReplyPerSecond, l.PaidPerSecond, l.PrivatePerSecond, l.GroupPerMinute, l.ReplyLaneDepth})
 	fl := c.Flood.Limits()
 	require.Equal(t, []any{10 * time.Second, 10, 30, 30, 200}, []any{fl.Window, fl.UserMessages, fl.UserTaps, fl.ChatMessages, fl.ChatTaps})
