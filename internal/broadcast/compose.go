@@ -18,6 +18,11 @@ type Composition struct {
 	Text     string
 	Paid     bool
 	In, Over string
+	// Composer is who composes it, "console:<session>" (the console's
+	// sign-in): its preview replaces the composer's earlier one still
+	// unconfirmed (Supersede), as a new /broadcast replaces the admin's
+	// earlier preview in Telegram; "" replaces none.
+	Composer string
 }
 
 // Preview is a composed broadcast's preview (Compose), to confirm with
@@ -52,9 +57,11 @@ func refused(text string) error { return &RefusedError{Text: text} }
 // and stores it (its send chosen: free, paid, or, when the Stars balance
 // covers only part, paid up to the balance and the rest free) for
 // StartComposed to start within PreviewLifetime. Nothing is sent to the
-// chats. Errors: a *RefusedError for an empty text, a plan /broadcast
-// would refuse, paid with paid broadcasts off, or no known chats; the
-// store's.
+// chats. A preview shown (with a Token or not) replaces c.Composer's
+// earlier preview still unconfirmed: its confirmation then answers
+// ToastReplaced and starts nothing. Errors: a *RefusedError for an empty
+// text, a plan /broadcast would refuse, paid with paid broadcasts off, or
+// no known chats; the store's.
 func (s *Service) Compose(ctx context.Context, c Composition) (Preview, error) {
 	text := strings.TrimSpace(c.Text)
 	if text == "" {
@@ -89,13 +96,17 @@ func (s *Service) Compose(ctx context.Context, c Composition) (Preview, error) {
 			v.Confirm, p.Mode = o[0], o[1]
 		}
 	}
-	if p.Mode == "" {
-		return v, nil // paid, and the balance covers no copy: Text says so
+	if p.Mode != "" { // else paid, and the balance covers no copy: Text says so, no Token
+		if err := s.previews.Create(ctx, p); err != nil {
+			return Preview{}, err
+		}
+		v.Token = p.ID
 	}
-	if err := s.previews.Create(ctx, p); err != nil {
-		return Preview{}, err
+	if c.Composer != "" {
+		if _, err := s.previews.Supersede(ctx, c.Composer, p.ID, ""); err != nil {
+			return Preview{}, err
+		}
 	}
-	v.Token = p.ID
 	return v, nil
 }
 
@@ -121,7 +132,8 @@ const (
 // (broadcast bc_…)." with that id, or, while another is starting it, that
 // it is being started ("" id); one after a failed start completes it (the
 // same broadcast), as does one more than 30 s after a confirmation that
-// never finished (a crash). Its progress is tracked without a progress
+// never finished (a crash). A preview cancelled, or replaced by a newer
+// one of its composer (ToastReplaced), starts nothing. Its progress is tracked without a progress
 // message (no chat): /broadcasts and the console list it. Errors: a
 // *RefusedError for an unknown or expired preview (nothing sent), a text
 // the notifier refuses, or a Stars balance that could not be read (capped
@@ -147,6 +159,8 @@ func (s *Service) StartComposed(ctx context.Context, who, token string) (id, ans
 		return "", "", refused(composedLate)
 	case st == previewCancelled:
 		return "", "", refused(ToastWasCancelled)
+	case st == previewReplaced:
+		return "", "", refused(ToastReplaced)
 	}
 	claim, sent, err := s.previews.Claim(ctx, token, s.now())
 	switch {
@@ -188,7 +202,8 @@ func (s *Service) StartComposed(ctx context.Context, who, token string) (id, ans
 // console's name), as the Telegram preview's Cancel does: it decides the
 // preview cancelled (decide.lua), so that no later confirmation starts it
 // (StartComposed answers ToastWasCancelled and starts nothing). It returns
-// ComposedCancelled, or ToastWasCancelled when it was cancelled before. It
+// ComposedCancelled, ToastWasCancelled when it was cancelled before, or
+// ToastReplaced when a newer preview replaced it (nothing to cancel). It
 // is logged with who, not audited (nothing was started: the Telegram
 // Cancel is not audited either). Errors: a *RefusedError for an unknown or
 // expired preview, or one confirmed already (its broadcast is stopped, not
@@ -217,6 +232,8 @@ func (s *Service) CancelComposed(ctx context.Context, who, token string) (string
 		return ComposedCancelled, nil
 	case st == previewCancelled:
 		return ToastWasCancelled, nil
+	case st == previewReplaced:
+		return ToastReplaced, nil
 	}
 	if p.Broadcast == "" { // read before the decision, or still starting
 		if p, _, err = s.previews.Get(ctx, token); err != nil {

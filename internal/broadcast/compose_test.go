@@ -387,3 +387,72 @@ func TestCancelledComposedPreviewStartsNothingAndSaysWhy(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, previewPending, p.State, "a Telegram preview is its buttons'")
 }
+
+// A composer has one preview to confirm, its newest: a new composition
+// by the same composer replaces the earlier one still unconfirmed, whose
+// confirmation then answers ToastReplaced and starts nothing (so two tabs
+// or the browser's Back cannot start two broadcasts), and whose Cancel
+// says so; another composer's preview, and a composition without a
+// composer, replace nothing; a preview confirmed before the new one stays
+// sent. The same command handled again (the same origin) replaces
+// nothing: the preview it first showed stays the one to confirm.
+func TestANewPreviewReplacesTheComposersEarlierUnconfirmedOne(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Now()}
+	s, trail := composeService(t, 2, clk)
+	ctx := context.Background()
+	compose := func(text, composer string) string {
+		t.Helper()
+		pv, err := s.Compose(ctx, Composition{Text: text, Composer: composer})
+		require.NoError(t, err)
+		return pv.Token
+	}
+	first := compose("first", "console:a")
+	other := compose("other's", "console:b")
+	anon := compose("anonymous", "")
+	second := compose("second", "console:a")
+
+	id, answer, err := s.StartComposed(ctx, "console", first)
+	require.Equal(t, ToastReplaced, refusal(err), "the earlier preview of the same composer")
+	require.Empty(t, id+answer)
+	answer, err = s.CancelComposed(ctx, "console", first)
+	require.NoError(t, err)
+	require.Equal(t, ToastReplaced, answer)
+	require.Empty(t, trail.recorded(), "nothing started")
+	p, _, err := s.previews.Get(ctx, first)
+	require.NoError(t, err)
+	require.Equal(t, previewReplaced, p.State)
+
+	started := map[string]string{}
+	for _, tok := range []string{second, other, anon} {
+		id, _, err := s.StartComposed(ctx, "console", tok)
+		require.NoError(t, err, tok)
+		started[tok] = id
+	}
+	require.Len(t, trail.recorded(), 3, "the newest, another composer's and one without a composer start")
+
+	third := compose("third", "console:a")
+	id, answer, err = s.StartComposed(ctx, "console", second)
+	require.NoError(t, err, "confirmed before the newer one: still sent")
+	require.Equal(t, []string{started[second], "Already sent (broadcast " + started[second] + ")."}, []string{id, answer})
+	_, _, err = s.StartComposed(ctx, "console", third)
+	require.NoError(t, err)
+	require.Len(t, trail.recorded(), 4)
+
+	shown := preview{ID: newPreviewID(), Text: "shown", Chat: adminID, Admin: adminID, Chats: 2, At: clk.Now(), State: previewPending}
+	again := preview{ID: newPreviewID(), Text: "shown", Chat: adminID, Admin: adminID, Chats: 2, At: clk.Now(), State: previewPending}
+	for _, p := range []preview{shown, again} {
+		require.NoError(t, s.previews.Create(ctx, p))
+		replaced, err := s.previews.Supersede(ctx, "tg:1", p.ID, "upd:7:preview")
+		require.NoError(t, err)
+		require.Empty(t, replaced, "the first has none to replace; the command handled again replaces nothing")
+	}
+	p, _, err = s.previews.Get(ctx, shown.ID)
+	require.NoError(t, err)
+	require.Equal(t, previewPending, p.State, "the preview first shown stays the one to Send")
+	next := preview{ID: newPreviewID(), Text: "next", Chat: adminID, Admin: adminID, Chats: 2, At: clk.Now(), State: previewPending}
+	require.NoError(t, s.previews.Create(ctx, next))
+	replaced, err := s.previews.Supersede(ctx, "tg:1", next.ID, "upd:8:preview")
+	require.NoError(t, err)
+	require.Equal(t, shown.ID, replaced, "a new command replaces the preview shown")
+}

@@ -9,6 +9,7 @@ package broadcast
 //
 //	{T}:app:bc        hash  tracked broadcasts: broadcast id -> tracked JSON (the progress message kept up to date)
 //	{T}:app:bcp:<id>  hash  a broadcast preview waiting for Send or Cancel (decide.lua)
+//	{T}:app:bcl:<composer>  string  a composer's latest preview, "<id>|<origin>" (latest.lua)
 type Keys struct{ tag string }
 
 // NewKeys returns the keys under hash tag tag (lanes.DefaultTag unless the
@@ -22,3 +23,7 @@ func (k Keys) Tracked() string { return k.prefix() + "bc" }
 
 // Preview is broadcast preview id's hash (preview.go).
 func (k Keys) Preview(id string) string { return k.prefix() + "bcp:" + id }
+
+// Latest is composer's latest preview (preview.go, latest.lua): composer
+// is "tg:<admin user id>" or "console:<session>".
+func (k Keys) Latest(composer string) string { return k.prefix() + "bcl:" + composer }

@@ -12,4 +12,5 @@ func TestKeysAreTheDeployedOnes(t *testing.T) {
 	k := NewKeys("cmx")
 	require.Equal(t, "{cmx}:app:bc", k.Tracked())
 	require.Equal(t, "{cmx}:app:bcp:abcdefghijklmnop", k.Preview("abcdefghijklmnop"))
+	require.Equal(t, "{cmx}:app:bcl:tg:9001", k.Latest("tg:9001"))
 }

@@ -33,6 +33,9 @@ const (
 	previewSent      = "s"
 	previewCancelled = "c"
 	previewExpired   = "x"
+	// previewReplaced: a newer preview of the same composer replaced it
+	// before it was decided (Supersede, replace.lua).
+	previewReplaced = "r"
 )
 
 // preview is a broadcast waiting for the admin's Send or Cancel, stored in
@@ -71,14 +74,44 @@ const (
 // previews owns the broadcast previews ({T}:app:bcp:<id> hashes): every
 // Valkey command on them is one of its methods.
 type previews struct {
-	c      valkey.Client
-	keys   Keys
-	decide *valkey.Lua
-	claim  *valkey.Lua
+	c       valkey.Client
+	keys    Keys
+	decide  *valkey.Lua
+	claim   *valkey.Lua
+	latest  *valkey.Lua
+	replace *valkey.Lua
 }
 
 func newPreviews(c valkey.Client, keys Keys) *previews {
-	return &previews{c: c, keys: keys, decide: luascript.Must(luaFS, "decide"), claim: luascript.Must(luaFS, "claim")}
+	return &previews{c: c, keys: keys, decide: luascript.Must(luaFS, "decide"), claim: luascript.Must(luaFS, "claim"),
+		latest: luascript.Must(luaFS, "latest"), replace: luascript.Must(luaFS, "replace")}
+}
+
+// Supersede makes preview id composer's latest (latest.lua) and settles
+// the preview it displaces as replaced when still pending (replace.lua):
+// a composer ("tg:<admin>", "console:<session>") has one preview to
+// confirm, its newest, so two tabs, the browser's Back or an old preview
+// message higher in the chat cannot start a second broadcast. origin is
+// the command's key ("" for none): the same command handled again
+// displaces nothing. It returns the id replaced ("" for none). Errors:
+// the store's (the earlier preview may still be pending then).
+func (s *previews) Supersede(ctx context.Context, composer, id, origin string) (string, error) {
+	old, err := s.latest.Exec(ctx, s.c, []string{s.keys.Latest(composer)},
+		[]string{id, origin, strconv.FormatInt(previewKeep.Milliseconds(), 10)}).ToString()
+	if err != nil {
+		return "", fmt.Errorf("broadcast: preview %s: latest of %s: %w", id, composer, err)
+	}
+	if old == "" {
+		return "", nil
+	}
+	n, err := s.replace.Exec(ctx, s.c, []string{s.keys.Preview(old)}, []string{id}).AsInt64()
+	if err != nil {
+		return "", fmt.Errorf("broadcast: preview %s: replace %s: %w", id, old, err)
+	}
+	if n == 0 {
+		return "", nil
+	}
+	return old, nil
 }
 
 // newPreviewID returns a fresh preview id: 16 base32 characters (80 random

@@ -40,6 +40,11 @@ const (
 	ToastPreviewGone  = "This preview is no longer known: nothing was sent. Send /broadcast again."
 	ToastCancelled    = "❌ Cancelled: nobody received it."
 	ToastWasCancelled = "This broadcast was cancelled: nothing was sent."
+	// ToastReplaced answers a preview a newer one of the same admin (a
+	// later /broadcast) or console session (a later composition)
+	// replaced before it was decided; the Telegram preview's text
+	// becomes it.
+	ToastReplaced = "This preview was replaced by a newer one: nothing was sent. Confirm the newest."
 )
 
 // OnCommand handles /broadcast <text> and /broadcast stop <id> of an admin
@@ -138,7 +143,8 @@ func (s *Service) texts(text string) (string, map[string]string, error) {
 // preview answers /broadcast <text> with a preview: the text as
 // the chats will see it, how many chats it will reach and the estimated
 // time at the global rate (or the lower one learned: rates), with Send and Cancel buttons valid for
-// PreviewLifetime. Nothing is sent to the chats.
+// PreviewLifetime, replacing the admin's earlier preview still undecided
+// (previews.Supersede). Nothing is sent to the chats.
 func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Outcome, text string, texts map[string]string, pl plan) {
 	m := r.Update.Message
 	chats, err := s.count(ctx)
@@ -163,6 +169,13 @@ func (s *Service) preview(ctx context.Context, r *update.Request, out *update.Ou
 		return
 	}
 	if err := s.previews.Create(ctx, p); err != nil {
+		out.Fail(err)
+		return
+	}
+	// The admin's earlier preview still undecided is replaced: one
+	// preview to Send, the newest (an older message's buttons answer
+	// ToastReplaced). The same command handled again replaces nothing.
+	if _, err := s.previews.Supersede(ctx, "tg:"+adminWho(m.From.ID), p.ID, r.Key("preview")); err != nil {
 		out.Fail(err)
 		return
 	}
@@ -244,6 +257,9 @@ func (s *Service) OnTap(ctx context.Context, r *update.Request, out *update.Outc
 		return ToastCancelled
 	case st == previewCancelled:
 		return ToastWasCancelled
+	case st == previewReplaced:
+		s.editPreview(out, m, d.Scope, ToastReplaced)
+		return ToastReplaced
 	}
 	// Sent: by this tap, or by an earlier one that may not have finished
 	// (a crash): sendPreview completes it once and only once.

@@ -32,6 +32,12 @@ type session struct {
 	expires time.Time // end of the sign-in
 	flash   string    // the answer of its last change, shown once
 	flashOK bool
+	// composer names the sign-in as a broadcast composer
+	// (broadcast.Composition.Composer: "console:" + it), random, not the
+	// session id (a secret kept out of Valkey): a new composition
+	// replaces the session's earlier unconfirmed preview, in whichever
+	// tab it is.
+	composer string
 }
 
 // sessions are the signed-in browsers, in memory (a restart signs everyone
@@ -74,7 +80,7 @@ func (s *sessions) create() string {
 		delete(s.m, oldest)
 	}
 	id := randomToken()
-	s.m[id] = &session{csrf: randomToken(), expires: now.Add(s.ttl)}
+	s.m[id] = &session{csrf: randomToken(), expires: now.Add(s.ttl), composer: randomToken()[:22]}
 	return id
 }
 

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/admin"
@@ -764,6 +766,100 @@ func TestAScheduledPaidBroadcastShowsItsEstimatedCost(t *testing.T) {
 		require.Contains(t, htmlUnescape(page), `<td id="bc-mode">`+tc.mode+`</td>`)
 		require.NotContains(t, list+page, "0.0 Stars")
 	}
+}
+
+// One preview to confirm, the newest, in the console as in Telegram: a
+// second composition in the same session (another tab, the browser's
+// Back) replaces the first, whose Confirm then answers that it was
+// replaced and starts nothing; another session's preview is its own.
+// In Telegram a second /broadcast replaces the admin's first preview
+// alike: its Send answers so (toast), its message says so, nothing of it
+// is sent. Each flow starts exactly the newest.
+func TestANewPreviewReplacesTheEarlierUnconfirmedOne(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	other := e.browser()
+	other.signIn()
+	chats := e.knownChats(87_000, 2)
+	token := func(page string) string {
+		t.Helper()
+		m := tokenRE.FindStringSubmatch(page)
+		require.NotNil(t, m, page)
+		return m[1]
+	}
+	tab1 := token(composePreview(t, b, url.Values{"text": {"📣 tab one"}, "mode": {"free"}}))
+	theirs := token(composePreview(t, other, url.Values{"text": {"📣 theirs"}, "mode": {"free"}}))
+	tab2 := token(composePreview(t, b, url.Values{"text": {"📣 tab two"}, "mode": {"free"}}))
+	answer, ok := flash(t, b.post("/broadcasts/confirm", url.Values{"token": {tab1}}))
+	require.False(t, ok, answer)
+	require.Equal(t, broadcast.ToastReplaced, answer, "the earlier preview of the session")
+	for _, c := range []struct {
+		b   *browser
+		tok string
+	}{{b, tab2}, {other, theirs}} {
+		answer, ok = flash(t, c.b.post("/broadcasts/confirm", url.Values{"token": {c.tok}}))
+		require.True(t, ok, answer)
+		require.Regexp(t, `^📣 Sending to 2 chats: broadcast bc_\w+\.$`, answer)
+	}
+
+	tap := func(m tgemu.Message, label string) string { // the toast
+		t.Helper()
+		var kb models.InlineKeyboardMarkup
+		require.NoError(t, json.Unmarshal([]byte(m.ReplyMarkup), &kb))
+		for _, btn := range kb.InlineKeyboard[0] {
+			if btn.Text != label {
+				continue
+			}
+			u, err := e.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: m.ID, From: models.User{ID: adminID, FirstName: "Admin"}, Data: btn.CallbackData})
+			require.NoError(t, err)
+			var toast string
+			require.Eventually(t, func() bool {
+				for _, a := range e.emu.CallbackAnswers() {
+					if a.QueryID == u.CallbackQuery.ID {
+						toast = a.Text
+						return true
+					}
+				}
+				return false
+			}, wait, 20*time.Millisecond)
+			return toast
+		}
+		t.Fatalf("no %q button: %s", label, m.ReplyMarkup)
+		return ""
+	}
+	require.True(t, strings.HasPrefix(e.ask("/broadcast 📣 chat one"), "📣 Broadcast preview."))
+	msgs := e.emu.Messages(adminID)
+	one := msgs[len(msgs)-1]
+	require.True(t, strings.HasPrefix(e.ask("/broadcast 📣 chat two"), "📣 Broadcast preview."))
+	msgs = e.emu.Messages(adminID)
+	two := msgs[len(msgs)-1]
+	require.Equal(t, broadcast.ToastReplaced, tap(one, "✅ Send"), "the admin's earlier preview")
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	edited, err := e.emu.WaitForEdits(ctx, adminID, one.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, broadcast.ToastReplaced, edited.CurrentText(), "its message says so")
+	require.NotContains(t, tap(two, "✅ Send"), "replaced", "the newest is sent")
+
+	want := map[string]int{"📣 tab two": 2, "📣 theirs": 2, "📣 chat two": 2}
+	got := map[string]int{}
+	require.Eventually(t, func() bool {
+		got = map[string]int{}
+		for _, c := range chats {
+			for _, m := range e.emu.Messages(c) {
+				if strings.HasPrefix(m.Text, "📣") {
+					got[m.Text]++
+				}
+			}
+		}
+		return len(got) >= len(want) && got["📣 chat two"] == 2 && got["📣 tab two"] == 2 && got["📣 theirs"] == 2
+	}, wait, 20*time.Millisecond, "the newest previews sent")
+	require.Equal(t, want, got, "nothing of a replaced preview sent")
+	es, err := e.app.Admin().Audit(context.Background(), 10)
+	require.NoError(t, err)
+	require.Len(t, es, 3, "three broadcasts started")
 }
 
 // The Processes page lists every live process of the deployment from

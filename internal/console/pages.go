@@ -571,7 +571,11 @@ func (c *Console) broadcastsPage(w http.ResponseWriter, r *http.Request, sid str
 // composeBroadcast is POST /broadcasts/compose: the preview of the form's
 // broadcast (text, mode free or paid, in and over as /broadcast writes
 // them), shown on the Broadcasts page with its Confirm (nothing is sent
-// yet), or what is wrong with it, the form kept as it was filled. A mode
+// yet), or what is wrong with it, the form kept as it was filled. The
+// preview shown replaces the session's earlier one still unconfirmed (in
+// another tab, or behind the browser's Back): its Confirm then answers
+// broadcast.ToastReplaced and starts nothing, as an older Telegram
+// preview's Send does after a newer /broadcast. A mode
 // other than free, paid or none (the form without paid broadcasts has no
 // mode) is answered 400 with what it wants, nothing previewed.
 func (c *Console) composeBroadcast(w http.ResponseWriter, r *http.Request, sid string) {
@@ -582,7 +586,8 @@ func (c *Console) composeBroadcast(w http.ResponseWriter, r *http.Request, sid s
 		http.Error(w, fmt.Sprintf("❌ mode %q: want free or paid. Nothing was previewed.", mode), http.StatusBadRequest)
 		return
 	}
-	d := broadcastsData{Form: admin.Composition{Text: f.Get("text"), Paid: mode == "paid", In: f.Get("in"), Over: f.Get("over")}}
+	d := broadcastsData{Form: admin.Composition{Text: f.Get("text"), Paid: mode == "paid", In: f.Get("in"), Over: f.Get("over"),
+		Composer: "console:" + s.composer}}
 	p, err := c.b.ComposeBroadcast(r.Context(), d.Form)
 	if c.unavailable(w, r, err) {
 		return
