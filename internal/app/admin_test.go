@@ -341,20 +341,22 @@ func shareOfBroadcasts(tb testing.TB) (float64, map[int64]int) {
 	h, r, chats := shareHarness(tb)
 	ctx := context.Background()
 	h.known(chats...)
-	// Each broadcast is previewed, then its Send tapped while every queue
-	// is paused (a tap is answered directly, not through the queues).
-	type pending struct {
-		id   int
-		send string
-	}
-	var sends []pending
+	// Each broadcast is composed, then confirmed while every queue is
+	// paused (a confirmation answers directly, not through the queues).
+	// Composed through the administration API without a composer, not
+	// previewed in Telegram: a new /broadcast replaces the admin's earlier
+	// preview still unsent, so twenty previews could not all be sent later.
+	var tokens []string
 	for i := range sharePerChat {
-		pv, buttons := h.broadcastPreview(fmt.Sprintf("📣 wave %d", i))
-		sends = append(sends, pending{pv.ID, buttons["✅ Send"]})
+		pv, err := r.app.Admin().ComposeBroadcast(ctx, admin.Composition{Text: fmt.Sprintf("📣 wave %d", i)})
+		require.NoError(tb, err)
+		require.NotEmpty(tb, pv.Token)
+		tokens = append(tokens, pv.Token)
 	}
 	require.NoError(tb, r.app.Store().Inspector().Pause(ctx, -1))
-	for _, p := range sends {
-		h.tapAdmin(p.id, p.send)
+	for _, tok := range tokens {
+		_, err := r.app.Admin().StartBroadcast(ctx, admin.WhoConsole, tok)
+		require.NoError(tb, err)
 	}
 	// Every chat of the scene and the admin's own chat get each broadcast.
 	waitPending(tb, r, tgjob.QueueNotify, (shareChats+1)*sharePerChat)
