@@ -26,6 +26,7 @@ import (
 	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/internal/valkeyserver"
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
@@ -730,15 +731,6 @@ func (st *stack) stats(ctx context.Context) (map[string]procStat, error) {
 // error at once rather than a stall of 5 s (the default) first.
 const busyThreshold = 100 * time.Millisecond
 
-// busyScript is a read-only Lua loop that ends by itself after ARGV[1] ms
-// (TIME in microseconds), if SCRIPT KILL has not ended it before.
-const busyScript = `local t = redis.call('TIME')
-local stop = tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(ARGV[1]) * 1000
-while true do
-  t = redis.call('TIME')
-  if tonumber(t[1]) * 1000000 + tonumber(t[2]) >= stop then return 0 end
-end`
-
 // busy runs a long script on the current primary from a client of its own
 // for about d (SCRIPT KILL then; the script would end by itself 2 s
 // later), with busy-reply-threshold lowered to busyThreshold and restored
@@ -769,7 +761,7 @@ func (st *stack) busy(ctx context.Context, d time.Duration) (err error) {
 	ended := make(chan error, 1)
 	go func() {
 		ms := strconv.FormatInt((d + 2*time.Second).Milliseconds(), 10)
-		ended <- runner.Do(context.WithoutCancel(ctx), runner.B().Eval().Script(busyScript).Numkeys(0).Arg(ms).Build()).Error()
+		ended <- runner.Do(context.WithoutCancel(ctx), runner.B().Eval().Script(valkeytest.BusyScript).Numkeys(0).Arg(ms).Build()).Error()
 	}()
 	seen := waitFor(ctx, 5*time.Second, func() bool {
 		err := c.Do(ctx, c.B().Ping().Build()).Error()

@@ -7,9 +7,11 @@ import (
 	"time"
 )
 
-// busyScript is a read-only Lua loop that ends by itself after ARGV[1] ms
-// (TIME in microseconds), if SCRIPT KILL has not ended it before.
-const busyScript = `local t = redis.call('TIME')
+// BusyScript is a read-only Lua loop that ends by itself after ARGV[1] ms
+// (TIME in microseconds), if SCRIPT KILL has not ended it before: what
+// Busy runs, and what a test that makes a server of its own busy (the
+// chaos run's BUSY fault) runs with EVAL, 0 keys.
+const BusyScript = `local t = redis.call('TIME')
 local stop = tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(ARGV[1]) * 1000
 while true do
   t = redis.call('TIME')
@@ -48,7 +50,7 @@ func Busy(tb testing.TB, s *Server, threshold time.Duration) (end func()) {
 	ended := make(chan error, 1)
 	go func() {
 		ms := strconv.FormatInt(busyBound.Milliseconds(), 10)
-		ended <- runner.Do(ctx, runner.B().Eval().Script(busyScript).Numkeys(0).Arg(ms).Build()).Error()
+		ended <- runner.Do(ctx, runner.B().Eval().Script(BusyScript).Numkeys(0).Arg(ms).Build()).Error()
 	}()
 	answered := func() bool {
 		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
