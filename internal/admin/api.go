@@ -591,7 +591,9 @@ func (ad *Admin) StopBroadcast(ctx context.Context, who, id string) (string, err
 
 // Composition is a broadcast composed in the console: text, free or
 // paid, and when it starts and how long it is spread over, written as
-// /broadcast writes them ("2h", "90m", "1d12h"; "" for none).
+// /broadcast writes them ("2h", "90m", "1d12h"; "" for none), and its
+// Composer ("console:<session>"), whose earlier unconfirmed preview the
+// new one replaces.
 type Composition = broadcast.Composition
 
 // ComposedPreview is a composed broadcast's preview: the Telegram
@@ -620,7 +622,10 @@ func (ad *Admin) ComposeBroadcast(ctx context.Context, c Composition) (ComposedP
 // ActionSent), once per preview however often it is confirmed; it
 // returns the answer ("📣 Sending to 3 chats: broadcast bc_….", "📣 Started
 // to 3 chats, spread over 2 h: …", "🕘 Scheduled for …", "Already sent
-// (broadcast bc_…)."). Errors: an
+// (broadcast bc_…).", and for a preview that will not start "This
+// broadcast was cancelled: nothing was sent." or "This preview was
+// replaced by a newer one: nothing was sent. Confirm the newest."
+// (broadcast.ToastReplaced)). Errors: an
 // *InputError for an unknown or expired preview (nothing sent); the
 // store's.
 func (ad *Admin) StartBroadcast(ctx context.Context, who, token string) (string, error) {
@@ -633,7 +638,7 @@ func (ad *Admin) StartBroadcast(ctx context.Context, who, token string) (string,
 // started), after which no confirmation starts it (StartBroadcast answers
 // "This broadcast was cancelled: nothing was sent."); it returns the
 // answer ("❌ Broadcast cancelled: nobody received it.", or that it was
-// cancelled before). Errors: an *InputError for an unknown or expired
+// cancelled or replaced by a newer preview before). Errors: an *InputError for an unknown or expired
 // preview or one confirmed already (stop its broadcast instead); the
 // store's.
 func (ad *Admin) CancelBroadcast(ctx context.Context, who, token string) (string, error) {
