@@ -206,9 +206,10 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake, store string) 
 	}
 	t.Logf("chaos: seed %d, %s of load, intake %s, Valkey %s, %d faults scheduled:%s", seed, d, intake, store, len(faults), sched.String())
 
-	st.emu.SetStarBalance(starBalance(audience))
 	l := &load{st: st, seed: seed, d: d, logf: t.Logf, marker: fmt.Sprintf("📣 chaos run %d", seed),
-		paidMarker: fmt.Sprintf("💫 chaos paid run %d", seed), audienceN: audience}
+		paidMarker: fmt.Sprintf("💫 chaos paid run %d", seed), audienceN: audience, paid: drawPaid(seed)}
+	l.setBalance(starBalance(audience))
+	t.Logf("chaos: the paid broadcast's scenario: %s", l.paid)
 	start := time.Now()
 	in := &injector{st: st, start: start, logf: t.Logf}
 	op := newOperator(st.slot(consoleSlot).console, st.consoleToken, start, d*3/10)
@@ -284,6 +285,7 @@ func (l *load) history(ctx context.Context, st *stack) history {
 	h := history{group: append([]sentUpdate(nil), l.group...), rush: append([]int64(nil), l.rush...),
 		taps: append([]string(nil), l.taps...), messages: map[int64][]tgemu.Message{}, answers: map[string]int{}}
 	sent, paidSent := l.sent, l.paidSent
+	h.paid, h.acts, h.charged = l.paid, l.paidAt, int(l.balance-st.emu.StarBalance())
 	l.mu.Unlock()
 	h.copyChats = chatsOf(h.group, h.rush)
 	for i := range l.audienceN {
@@ -316,6 +318,11 @@ func (l *load) history(ctx context.Context, st *stack) history {
 		}
 	}
 	h.paidSent = st.emu.PaidSent()
+	for _, r := range requestsFor(st.emu, "sendMessage") {
+		if r.Params["allow_paid_broadcast"] == "true" {
+			h.paidRequests = append(h.paidRequests, r.Time)
+		}
+	}
 	for _, m := range st.emu.AllMessages() {
 		if m.Paid {
 			h.paidAccepted++

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
@@ -37,6 +38,15 @@ type history struct {
 	// own count of them (tgemu.Emulator.PaidSent), and paidOther the
 	// accepted paid messages that are not a copy of the paid broadcast.
 	paidAccepted, paidSent, paidOther int
+	// paid is the paid broadcast's scenario ("" reads as paidCovered, as
+	// in runs before it was drawn), acts what the admin saw of its halt
+	// and answered, charged the Stars (tenths) the emulator took from the
+	// balance since the paid broadcast's Send was tapped, and paidRequests
+	// the times of every sendMessage with allow_paid_broadcast.
+	paid         paidScenario
+	acts         paidActs
+	charged      int
+	paidRequests []time.Time
 }
 
 // verdict is the checker's account of a history.
@@ -79,7 +89,29 @@ type verdict struct {
 	PaidAccepted       int `json:",omitempty"`
 	PaidSent           int `json:",omitempty"`
 	PaidUnpaid         int `json:",omitempty"`
-	Problems           []string
+	// The paid scenario's figures (drawPaid; "" in runs recorded before
+	// it): PaidFree the copies of the paid broadcast sent free (continued
+	// free, or past the part paid), PaidCancelled the chats it never
+	// reached because it was stopped (not lost), PaidStars the Stars
+	// (tenths) its progress says it spent and PaidCharged what the
+	// emulator took (PaidStars plus the paid copies sent twice, or a
+	// problem), StopInFlight the copies the Stop's answer said were in
+	// flight, PaidAfterAck the paid sends begun after the admin's ▶️
+	// Continue free or 🛑 Stop was answered (0 after Continue free, at
+	// most StopInFlight after Stop) and CopiesAfterStop the copies the
+	// emulator accepted after the Stop was answered (at most
+	// StopInFlight). PaidActOff is 1 when the balance ran out and the
+	// halt, or the admin's answer to it, is missing.
+	PaidScenario    paidScenario `json:",omitempty"`
+	PaidFree        int          `json:",omitempty"`
+	PaidCancelled   int          `json:",omitempty"`
+	PaidStars       int          `json:",omitempty"`
+	PaidCharged     int          `json:",omitempty"`
+	StopInFlight    int          `json:",omitempty"`
+	PaidAfterAck    int          `json:",omitempty"`
+	CopiesAfterStop int          `json:",omitempty"`
+	PaidActOff      int          `json:",omitempty"`
+	Problems        []string
 }
 
 func (v *verdict) problem(format string, args ...any) {
@@ -170,6 +202,8 @@ func check(h history) verdict {
 		b := checkBroadcast(&v, h, h.paidMarker, h.paidDead, true)
 		v.PaidCopies, v.PaidDeadCopies, v.PaidUnpaid = b.copies, b.dead, b.unpaid
 		v.PaidProgressSent, v.PaidProgressFailed, v.PaidCopyChats, v.PaidProgressOff = b.progressSent, b.progressFailed, b.chats, b.off
+		v.PaidFree, v.PaidCancelled = b.free, b.cancelled
+		checkPaidScenario(&v, h, b)
 	}
 	checkPaidSends(&v, h)
 	return v
@@ -185,6 +219,12 @@ type broadcastFigures struct {
 	progressSent, progressFailed   int
 	chats, paidChats, progressPaid int
 	off                            int
+	// Of a paid broadcast: the copies sent free (free), the copies
+	// accepted paid (paidCopies: paidChats and the paid ones sent twice),
+	// the audience chats without a copy after a Stop (cancelled), and the
+	// Stars (tenths) its progress says it spent (progressStars).
+	free, paidCopies, cancelled int
+	progressStars               int
 }
 
 // checkBroadcast checks the broadcast whose copies carry marker: every
@@ -205,7 +245,14 @@ func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, p
 			}
 			copies[chat]++
 			sentPaid = sentPaid || m.Paid
-			if paid && !m.Paid {
+			if m.Paid {
+				b.paidCopies++
+			}
+			switch {
+			case !paid || m.Paid:
+			case mayGoFree(h):
+				b.free++
+			default:
 				b.unpaid++
 				v.problem("%s: chat %d got a copy sent without allow_paid_broadcast", name, chat)
 			}
@@ -218,9 +265,14 @@ func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, p
 		}
 		v.Duplicates += max(0, copies[chat]-1)
 	}
+	stopped := paid && h.paid == paidHaltStop && !h.acts.Ack.IsZero()
 	for _, chat := range h.audience {
 		if copies[chat] == 0 && dead[chat] {
 			b.dead++
+			continue
+		}
+		if copies[chat] == 0 && stopped {
+			b.cancelled++
 			continue
 		}
 		if copies[chat] == 0 {
@@ -232,9 +284,93 @@ func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, p
 	return b
 }
 
-// paidModeRE reads a done paid broadcast's mode line (internal/broadcast's
-// modeText): the copies its tracker counted sent paid.
-var paidModeRE = regexp.MustCompile(`(?m)^💫 Paid: (\d+) copies`)
+// paidModeRE reads a paid broadcast's mode line (internal/broadcast's
+// modeText: "💫 Paid: 3 copies, 0.3 Stars", "💫 Paid, then free: 3 copies
+// paid (0.3 Stars), 5 moved to free", "💫 Paid, halted (the bot cannot
+// pay): 3 copies paid, 0.3 Stars so far"): the copies its tracker counted
+// sent paid and the Stars they cost (whole, tenths).
+var paidModeRE = regexp.MustCompile(`(?m)^💫 Paid[^:\n]*: (\d+) copies(?: paid)?,? \(?(\d+)\.(\d) Stars`)
+
+// stoppedRE reads a stopped broadcast's cancelled copies and its total.
+var stoppedRE = regexp.MustCompile(`, (\d+) cancelled of (\d+)`)
+
+// lastMode is the last paid mode line progress message m showed (its
+// text, then its edits), "" when none: a stopped broadcast's final text
+// has none, the halted one before it does.
+func lastMode(m tgemu.Message) string {
+	mode := paidModeRE.FindString(m.Text)
+	for _, e := range m.Edits {
+		if x := paidModeRE.FindString(e.Text); x != "" {
+			mode = x
+		}
+	}
+	return mode
+}
+
+// mayGoFree says whether copies of h's paid broadcast may be sent without
+// allow_paid_broadcast: in every scenario but paidCovered (continued
+// free, or the rest past the part paid).
+func mayGoFree(h history) bool { return h.paid != "" && h.paid != paidCovered }
+
+// stopInFlightRE reads the copies in flight the Stop's answer counted.
+var stopInFlightRE = regexp.MustCompile(`(\d+) in flight`)
+
+// checkPaidScenario checks what the paid broadcast's scenario adds to its
+// copies and progress (checkBroadcast): the Stars its progress says it
+// spent are what the emulator charged (less the paid copies sent twice,
+// which Telegram charges and the bot counts once, and the other messages
+// accepted paid, named by checkPaidSends); when the balance ran
+// out (the halt scenarios) the halt was noticed and answered; no paid
+// send began after the admin's ▶️ Continue free was answered, and after
+// 🛑 Stop at most the copies its answer said were in flight, as for the
+// copies accepted after it.
+func checkPaidScenario(v *verdict, h history, b broadcastFigures) {
+	v.PaidScenario = h.paid
+	v.PaidStars, v.PaidCharged = b.progressStars, h.charged
+	twice := b.paidCopies - b.paidChats
+	if b.off == 0 && b.progressStars+twice+h.paidOther != h.charged {
+		v.PaidProgressOff = 1
+		v.problem("paid broadcast: the progress says %s Stars spent, %d paid copies were sent twice and %d other messages paid; the emulator charged %s Stars",
+			starsText(b.progressStars), twice, h.paidOther, starsText(h.charged))
+	}
+	if h.paid != paidHaltFree && h.paid != paidHaltStop {
+		return
+	}
+	if h.acts.Notice.IsZero() || h.acts.Ack.IsZero() {
+		v.PaidActOff = 1
+		v.problem("paid broadcast (%s): the halt noticed at %v, answered at %v (%q)", h.paid, h.acts.Notice, h.acts.Ack, h.acts.Answer)
+		return
+	}
+	allowed := 0
+	if h.paid == paidHaltStop {
+		m := stopInFlightRE.FindStringSubmatch(h.acts.Answer)
+		if m != nil {
+			v.StopInFlight, _ = strconv.Atoi(m[1])
+		}
+		allowed = v.StopInFlight
+		for _, chat := range h.copyChats {
+			for _, m := range h.messages[chat] {
+				if strings.Contains(m.Text, h.paidMarker) && m.Time.After(h.acts.Ack) {
+					v.CopiesAfterStop++
+				}
+			}
+		}
+		if v.CopiesAfterStop > allowed {
+			v.problem("paid broadcast: %d copies accepted after the Stop was answered, %d were in flight", v.CopiesAfterStop, allowed)
+		}
+	}
+	for _, at := range h.paidRequests {
+		if at.After(h.acts.Ack) {
+			v.PaidAfterAck++
+		}
+	}
+	if v.PaidAfterAck > allowed {
+		v.problem("paid broadcast: %d paid sends began after the admin's %s was answered (%d in flight then)", v.PaidAfterAck, h.acts.Choice, allowed)
+	}
+}
+
+// starsText renders tenths of a Star as "1.2".
+func starsText(tenths int) string { return fmt.Sprintf("%d.%d", tenths/10, tenths%10) }
 
 // checkProgress compares the final progress counts of the broadcast of
 // marker (the admin's progress message: a paid broadcast's is the one
@@ -246,28 +382,39 @@ var paidModeRE = regexp.MustCompile(`(?m)^💫 Paid: (\d+) copies`)
 // got a copy sent paid; a progress that never said "done" is off too.
 func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcastFigures) {
 	name := map[bool]string{false: "broadcast", true: "paid broadcast"}[paid]
-	var progress string
+	var progress, mode string // the final progress text, and its last paid mode line
 	for _, m := range h.admin {
 		switch txt := m.CurrentText(); {
 		case progressRE.MatchString(txt):
-			if strings.Contains(txt, "\n💫 Paid") == paid {
-				progress = txt
+			// A paid broadcast's progress says so from its first text; a
+			// stopped one's final text drops the mode line.
+			if strings.Contains(m.Text, "\n💫 Paid") == paid {
+				progress, mode = txt, lastMode(m)
 			}
 		case strings.Contains(m.Text, marker) && m.ReplyMarkup == "": // the admin's own copy (the preview has buttons)
 			b.chats++
 			if m.Paid {
 				b.paidChats++
+				b.paidCopies++
 			}
-			if paid && !m.Paid {
+			switch {
+			case !paid || m.Paid:
+			case mayGoFree(h):
+				b.free++
+			default:
 				b.unpaid++
 				v.problem("%s: the admin got a copy sent without allow_paid_broadcast", name)
 			}
 		}
 	}
+	head := "✅ Broadcast done"
+	if paid && h.paid == paidHaltStop {
+		head = "🛑 Broadcast stopped"
+	}
 	m := progressRE.FindStringSubmatch(progress)
-	if m == nil || m[1] != "✅ Broadcast done" {
+	if m == nil || m[1] != head {
 		b.off = 1
-		v.problem("%s: the progress never said done: %q", name, progress)
+		v.problem("%s: the progress never said %q: %q", name, head, progress)
 		return
 	}
 	b.progressSent, _ = strconv.Atoi(m[2])
@@ -280,13 +427,27 @@ func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcast
 	if !paid {
 		return
 	}
-	pm := paidModeRE.FindStringSubmatch(progress)
+	if sm := stoppedRE.FindStringSubmatch(progress); head == "🛑 Broadcast stopped" {
+		cancelled, total := -1, -2
+		if sm != nil {
+			cancelled, _ = strconv.Atoi(sm[1])
+			total, _ = strconv.Atoi(sm[2])
+		}
+		if b.progressSent+b.progressFailed+cancelled != total {
+			b.off = 1
+			v.problem("%s: the stopped progress's sent, failed and cancelled are not its total: %q", name, progress)
+		}
+	}
+	pm := paidModeRE.FindStringSubmatch(mode)
 	if pm == nil {
 		b.off = 1
-		v.problem("%s: the progress has no \"💫 Paid: N copies\" line: %q", name, progress)
+		v.problem("%s: the progress has no \"💫 Paid…: N copies…, X Stars\" line: %q", name, mode)
 		return
 	}
 	b.progressPaid, _ = strconv.Atoi(pm[1])
+	whole, _ := strconv.Atoi(pm[2])
+	tenth, _ := strconv.Atoi(pm[3])
+	b.progressStars = 10*whole + tenth
 	if b.progressPaid != b.paidChats {
 		b.off = 1
 		v.problem("%s: the progress says %d copies paid; the emulator saw %d chats get a copy sent paid", name, b.progressPaid, b.paidChats)

@@ -145,7 +145,7 @@ func paidHistory() history {
 		tgemu.Message{Text: "📣 Broadcast: 0 sent, 0 failed, 3 remaining of 3\n💫 Paid: 0 copies, 0.0 Stars so far", Edits: []tgemu.Edit{
 			{Text: "✅ Broadcast done: 3 sent, 0 failed, 0 remaining of 3\n💫 Paid: 3 copies, 0.3 Stars"}}},
 		copyOf)
-	h.paidAccepted, h.paidSent = 3, 3
+	h.paidAccepted, h.paidSent, h.charged = 3, 3, 3
 	return h
 }
 
@@ -166,27 +166,27 @@ func TestCheckerAccountsForThePaidBroadcastCopyByCopy(t *testing.T) {
 		{"clean", func(*history) {}, verdict{}},
 		{"a paid copy missing (counted as sent)", func(h *history) {
 			h.messages[audienceFirst] = h.messages[audienceFirst][:1]
-			h.paidAccepted, h.paidSent = 2, 2
+			h.paidAccepted, h.paidSent, h.charged = 2, 2, 2
 		}, verdict{Lost: 1, PaidProgressOff: 1}},
 		{"a paid copy dead-lettered", func(h *history) {
 			h.messages[audienceFirst] = h.messages[audienceFirst][:1]
-			h.paidAccepted, h.paidSent = 2, 2
+			h.paidAccepted, h.paidSent, h.charged = 2, 2, 2
 			h.paidDead[audienceFirst] = true
 			paidProgress(h).Text = "✅ Broadcast done: 2 sent, 1 failed (forbidden 1), 0 remaining of 3\n💫 Paid: 2 copies, 0.2 Stars"
 		}, verdict{PaidDeadCopies: 1}},
 		{"a dead-lettered paid copy counted as sent", func(h *history) {
 			h.messages[audienceFirst] = h.messages[audienceFirst][:1]
-			h.paidAccepted, h.paidSent = 2, 2
+			h.paidAccepted, h.paidSent, h.charged = 2, 2, 2
 			h.paidDead[audienceFirst] = true
 		}, verdict{PaidDeadCopies: 1, PaidProgressOff: 1}},
 		{"the free copy dead-lettered does not excuse a missing paid one", func(h *history) {
 			h.messages[audienceFirst] = h.messages[audienceFirst][:1]
-			h.paidAccepted, h.paidSent = 2, 2
+			h.paidAccepted, h.paidSent, h.charged = 2, 2, 2
 			h.deadCopy[audienceFirst] = true
 		}, verdict{Lost: 1, PaidProgressOff: 1}},
 		{"a paid copy twice", func(h *history) {
 			h.messages[g] = append(h.messages[g], h.messages[g][5])
-			h.paidAccepted, h.paidSent = 4, 4
+			h.paidAccepted, h.paidSent, h.charged = 4, 4, 4
 		}, verdict{Duplicates: 1}},
 		{"the paid progress counts a copy too many", func(h *history) {
 			paidProgress(h).Text = "✅ Broadcast done: 4 sent, 0 failed, 0 remaining of 4\n💫 Paid: 4 copies, 0.4 Stars"
@@ -199,16 +199,16 @@ func TestCheckerAccountsForThePaidBroadcastCopyByCopy(t *testing.T) {
 			verdict{PaidProgressOff: 1}},
 		{"the admin's paid copy missing", func(h *history) {
 			h.admin = h.admin[:5]
-			h.paidAccepted, h.paidSent = 2, 2
+			h.paidAccepted, h.paidSent, h.charged = 2, 2, 2
 		}, verdict{PaidProgressOff: 1}},
 		{"a paid copy sent without allow_paid_broadcast", func(h *history) {
 			h.messages[audienceFirst][1].Paid = false
-			h.paidAccepted, h.paidSent = 2, 2
+			h.paidAccepted, h.paidSent, h.charged = 2, 2, 2
 		}, verdict{PaidUnpaid: 1, PaidProgressOff: 1}},
 		{"the emulator's paid count off the messages accepted paid", func(h *history) { h.paidSent = 4 }, verdict{}},
 		{"a reply accepted paid", func(h *history) {
 			h.messages[g][0].Paid = true
-			h.paidAccepted, h.paidSent, h.paidOther = 4, 4, 1
+			h.paidAccepted, h.paidSent, h.paidOther, h.charged = 4, 4, 1, 4
 		}, verdict{}},
 	}
 	for _, tc := range tests {
@@ -229,6 +229,144 @@ func TestCheckerAccountsForThePaidBroadcastCopyByCopy(t *testing.T) {
 			require.Equal(t, named, len(v.Problems) > 0, "each broken rule is named: %q", v.Problems)
 		})
 	}
+}
+
+// scenarioHistory is paidHistory as paid scenario sc ran it: the group's
+// and the admin's copies sent paid before the halt (or, for paidPart, as
+// the part paid), then the audience chat's: sent free after ▶️ Continue
+// free (paidHaltFree) or past the part (paidPart), never sent after 🛑
+// Stop (paidHaltStop, 0 in flight); the halt's paid send refused before
+// the admin's answer, the emulator charging the 2 paid copies.
+func scenarioHistory(sc paidScenario) history {
+	const g = int64(groupsFirst)
+	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	h := paidHistory()
+	h.paid = sc
+	h.messages[g][5].Time = at(1)
+	h.admin[5].Time = at(1)
+	h.messages[audienceFirst][1] = tgemu.Message{Text: "💫 P", Time: at(3)}
+	h.paidAccepted, h.paidSent, h.charged = 2, 2, 2
+	h.paidRequests = []time.Time{at(1), at(1), at(1.2)}
+	halted := tgemu.Edit{Text: "📣 Broadcast: 2 sent, 0 failed, 1 remaining of 3\n💫 Paid, halted (the bot cannot pay): 2 copies paid, 0.2 Stars so far\nTo stop it: 🛑 Stop, or /broadcast stop bc_1"}
+	switch sc {
+	case paidHaltFree:
+		h.acts = paidActs{Notice: at(1.5), Ack: at(2), Choice: "▶️ Continue free", Answer: "▶️ Broadcast bc_1 continues free: 1 copies at 30 messages/s."}
+		h.admin[4].Edits = []tgemu.Edit{halted, {Text: "✅ Broadcast done: 3 sent, 0 failed, 0 remaining of 3\n💫 Paid, then free: 2 copies paid (0.2 Stars), 1 moved to free"}}
+	case paidHaltStop:
+		h.acts = paidActs{Notice: at(1.5), Ack: at(2), Choice: "🛑 Stop", Answer: "🛑 Broadcast bc_1 stopped: 2 sent before the stop, 1 cancelled, 0 in flight (counted as they settle)."}
+		h.messages[audienceFirst] = h.messages[audienceFirst][:1]
+		h.admin[4].Edits = []tgemu.Edit{halted, {Text: "🛑 Broadcast stopped: 2 sent before the stop, 0 failed, 1 cancelled of 3"}}
+	case paidPart:
+		h.paidRequests = h.paidRequests[:2]
+		h.admin[4].Edits = []tgemu.Edit{{Text: "✅ Broadcast done: 3 sent, 0 failed, 0 remaining of 3\n💫 Paid: 2 copies, 0.2 Stars"}}
+	}
+	return h
+}
+
+// TestCheckerAccountsForThePaidScenarios: a paid broadcast whose balance
+// runs out (the halt, then ▶️ Continue free or 🛑 Stop) or that is paid
+// only in part: every audience chat gets one copy, paid or free, or is
+// dead-lettered, or (stopped) cancelled; the progress counts what the
+// emulator received, its Stars what the emulator charged (less the paid
+// copies sent twice); the halt is answered; no paid send begins after
+// Continue free is answered, and after Stop no paid send and no copy
+// beyond those its answer counted in flight. Each rule broken shows in
+// its own figures and is named; a case clean of problems names none.
+func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
+	const g = int64(groupsFirst)
+	later := time.Date(2026, 12, 6, 12, 0, 5, 0, time.UTC) // after the admin's answer
+	last := func(h *history) *tgemu.Edit { return &h.admin[4].Edits[len(h.admin[4].Edits)-1] }
+	tests := []struct {
+		sc     paidScenario
+		name   string
+		damage func(h *history)
+		want   verdict // only the figures below are compared
+		named  bool    // a problem is named
+	}{
+		{paidHaltFree, "clean", func(*history) {}, verdict{PaidFree: 1}, false},
+		{paidHaltFree, "a copy of the rest missing", func(h *history) { h.messages[audienceFirst] = h.messages[audienceFirst][:1] },
+			verdict{Lost: 1, PaidProgressOff: 1}, true},
+		{paidHaltFree, "a copy of the rest sent twice", func(h *history) {
+			h.messages[audienceFirst] = append(h.messages[audienceFirst], h.messages[audienceFirst][1])
+		}, verdict{Duplicates: 1, PaidFree: 2}, false},
+		{paidHaltFree, "a paid copy sent twice, charged twice", func(h *history) {
+			h.messages[g] = append(h.messages[g], h.messages[g][5])
+			h.paidAccepted, h.paidSent, h.charged = 3, 3, 3
+		}, verdict{Duplicates: 1, PaidFree: 1}, false},
+		{paidHaltFree, "the Stars charged are not the progress's", func(h *history) { h.charged = 3 },
+			verdict{PaidFree: 1, PaidProgressOff: 1}, true},
+		{paidHaltFree, "a paid send after Continue free", func(h *history) { h.paidRequests = append(h.paidRequests, later) },
+			verdict{PaidFree: 1, PaidAfterAck: 1}, true},
+		{paidHaltFree, "the halt never answered", func(h *history) { h.acts.Ack = time.Time{} },
+			verdict{PaidFree: 1, PaidActOff: 1}, true},
+		{paidHaltFree, "the halt never noticed", func(h *history) { h.acts.Notice = time.Time{} },
+			verdict{PaidFree: 1, PaidActOff: 1}, true},
+		{paidHaltFree, "the progress never said it continued free", func(h *history) { h.admin[4].Edits = h.admin[4].Edits[:1] },
+			verdict{PaidFree: 1, PaidProgressOff: 1}, true},
+		{paidCovered, "a copy sent free when the balance covered all", func(h *history) {},
+			verdict{PaidUnpaid: 1}, true},
+		{paidHaltStop, "clean", func(*history) {}, verdict{PaidCancelled: 1}, false},
+		{paidHaltStop, "a copy accepted after the Stop, none in flight", func(h *history) {
+			h.messages[audienceFirst] = append(h.messages[audienceFirst], tgemu.Message{Text: "💫 P", Time: later})
+			last(h).Text = "🛑 Broadcast stopped: 3 sent before the stop, 0 failed, 0 cancelled of 3"
+		}, verdict{PaidFree: 1, CopiesAfterStop: 1}, true},
+		{paidHaltStop, "a copy accepted after the Stop, one in flight", func(h *history) {
+			h.messages[audienceFirst] = append(h.messages[audienceFirst], tgemu.Message{Text: "💫 P", Time: later})
+			last(h).Text = "🛑 Broadcast stopped: 3 sent before the stop, 0 failed, 0 cancelled of 3"
+			h.acts.Answer = "🛑 Broadcast bc_1 stopped: 2 sent before the stop, 0 cancelled, 1 in flight (counted as they settle)."
+		}, verdict{PaidFree: 1, CopiesAfterStop: 1, StopInFlight: 1}, false},
+		{paidHaltStop, "a paid send after the Stop, none in flight", func(h *history) { h.paidRequests = append(h.paidRequests, later) },
+			verdict{PaidCancelled: 1, PaidAfterAck: 1}, true},
+		{paidHaltStop, "the stopped counts do not add up", func(h *history) {
+			last(h).Text = "🛑 Broadcast stopped: 2 sent before the stop, 0 failed, 2 cancelled of 3"
+		}, verdict{PaidCancelled: 1, PaidProgressOff: 1}, true},
+		{paidHaltStop, "the halted Stars are not what was charged", func(h *history) {
+			h.admin[4].Edits[0].Text = strings.Replace(h.admin[4].Edits[0].Text, "0.2 Stars", "0.3 Stars", 1)
+		}, verdict{PaidCancelled: 1, PaidProgressOff: 1}, true},
+		{paidHaltStop, "the progress says done, not stopped", func(h *history) {
+			last(h).Text = "✅ Broadcast done: 2 sent, 0 failed, 0 remaining of 3\n💫 Paid: 2 copies, 0.2 Stars"
+		}, verdict{PaidCancelled: 1, PaidProgressOff: 1}, true},
+		{paidHaltStop, "never stopped: the chat not reached is lost", func(h *history) { h.acts.Ack = time.Time{} },
+			verdict{Lost: 1, PaidActOff: 1}, true},
+		{paidPart, "clean", func(*history) {}, verdict{PaidFree: 1}, false},
+		{paidPart, "a copy past the part missing", func(h *history) { h.messages[audienceFirst] = h.messages[audienceFirst][:1] },
+			verdict{Lost: 1, PaidProgressOff: 1}, true},
+		{paidPart, "the part paid counted one too many", func(h *history) {
+			last(h).Text = "✅ Broadcast done: 3 sent, 0 failed, 0 remaining of 3\n💫 Paid: 3 copies, 0.3 Stars"
+		}, verdict{PaidFree: 1, PaidProgressOff: 1}, true},
+		{paidPart, "the Stars charged are not the progress's", func(h *history) { h.charged = 1 },
+			verdict{PaidFree: 1, PaidProgressOff: 1}, true},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.sc)+": "+tc.name, func(t *testing.T) {
+			h := scenarioHistory(tc.sc)
+			if tc.sc == paidCovered {
+				h = scenarioHistory(paidHaltFree)
+				h.paid = paidCovered
+			}
+			tc.damage(&h)
+			v := check(h)
+			require.Equal(t, tc.sc, v.PaidScenario)
+			require.Equal(t, 1, v.PaidCopies)
+			got := verdict{Lost: v.Lost, Duplicates: v.Duplicates, PaidProgressOff: v.PaidProgressOff, PaidUnpaid: v.PaidUnpaid,
+				PaidFree: v.PaidFree, PaidCancelled: v.PaidCancelled, PaidAfterAck: v.PaidAfterAck, CopiesAfterStop: v.CopiesAfterStop,
+				StopInFlight: v.StopInFlight, PaidActOff: v.PaidActOff}
+			require.Equal(t, tc.want, got, "problems: %q", v.Problems)
+			require.Equal(t, tc.named, len(v.Problems) > 0, "each broken rule is named: %q", v.Problems)
+		})
+	}
+}
+
+// TestPaidScenarioIsTheSeeds: a seed draws one paid scenario, on a stream
+// of its own; the seeds 1-40 draw each of them.
+func TestPaidScenarioIsTheSeeds(t *testing.T) {
+	seen := map[paidScenario]int{}
+	for seed := range uint64(40) {
+		require.Equal(t, drawPaid(seed+1), drawPaid(seed+1))
+		seen[drawPaid(seed+1)]++
+	}
+	require.Len(t, seen, len(paidScenarios), "%v", seen)
 }
 
 // TestScheduleIsTheSeeds: a seed gives one schedule, another seed

@@ -66,7 +66,14 @@ type load struct {
 	// after the free one: its marker and whether its Send was answered.
 	paidMarker string
 	paidSent   bool
-	errs       []string // what the players could not do (an answer never came)
+	// paid is how the paid broadcast goes (drawPaid), and paidAt what the
+	// admin saw of it (a halt and the answer to ▶️ Continue free or 🛑 Stop).
+	paid   paidScenario
+	paidAt paidActs
+	// balance is the Stars balance (tenths) the paid broadcast's Send was
+	// tapped with: what the emulator may charge for it.
+	balance int64
+	errs    []string // what the players could not do (an answer never came)
 }
 
 func (l *load) fail(format string, args ...any) {
@@ -282,8 +289,9 @@ func (l *load) flooder(ctx context.Context, at time.Duration) {
 
 // admin: /start, then raises the first group's weight, then previews a
 // free broadcast to everyone and taps its ✅ Send free, then previews a
-// paid one to everyone and taps its 💫 Send paid (each again if
-// unanswered), l.d/10 apart.
+// paid one to everyone and taps its 💫 Send paid, or 💫 N paid, rest free
+// (each again if unanswered), l.d/10 apart, as the run's paid scenario
+// says (l.paid), and answers its halt (onHalt).
 func (l *load) admin(ctx context.Context) {
 	if _, err := l.say(adminID, "/start"); err != nil {
 		l.fail("admin: %v", err)
@@ -297,7 +305,7 @@ func (l *load) admin(ctx context.Context) {
 		l.fail("admin: /weight never answered")
 	}
 	sleep(ctx, l.d/10)
-	if l.broadcast(ctx, l.marker, "✅ Send free") {
+	if l.broadcast(ctx, l.marker, "✅ Send free", func() {}) {
 		l.mu.Lock()
 		l.sent = true
 		l.mu.Unlock()
@@ -306,17 +314,191 @@ func (l *load) admin(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
-	if l.broadcast(ctx, l.paidMarker, "💫 Send paid") {
+	send, spend := "💫 Send paid", func() {}
+	switch l.paid {
+	case paidPart:
+		// The balance covers part: the preview offers 💫 N paid, rest free.
+		l.setBalance(shortBalance(l.audienceN))
+		send = paidRestFree
+	case paidHaltFree, paidHaltStop:
+		// Enough when the preview is made, spent elsewhere before the tap:
+		// it runs out mid-broadcast (the halt).
+		spend = func() { l.setBalance(shortBalance(l.audienceN)) }
+	}
+	if l.broadcast(ctx, l.paidMarker, send, spend) {
 		l.mu.Lock()
 		l.paidSent = true
 		l.mu.Unlock()
 	}
+	l.onHalt(ctx)
+}
+
+// setBalance sets the emulator's Stars balance to tenths and records it.
+func (l *load) setBalance(tenths int64) {
+	l.emu().SetStarBalance(tenths)
+	l.mu.Lock()
+	l.balance = tenths
+	l.mu.Unlock()
+}
+
+// paidScenario is how a run's paid broadcast goes, drawn from its seed
+// (drawPaid).
+type paidScenario string
+
+const (
+	// paidCovered: the balance covers every copy (💫 Send paid).
+	paidCovered paidScenario = "covered"
+	// paidHaltFree: the balance covers every copy when the preview is
+	// made and half the audience when 💫 Send paid is tapped: it runs out
+	// mid-broadcast, the paid queue halts, the admin taps ▶️ Continue free.
+	paidHaltFree paidScenario = "halt-free"
+	// paidHaltStop: as paidHaltFree, then 🛑 Stop.
+	paidHaltStop paidScenario = "halt-stop"
+	// paidPart: the balance covers half the audience when the preview is
+	// made: the admin taps 💫 N paid, rest free.
+	paidPart paidScenario = "part"
+)
+
+// paidScenarios are the scenarios drawPaid draws from, equally likely.
+var paidScenarios = []paidScenario{paidCovered, paidHaltFree, paidHaltStop, paidPart}
+
+// paidStreamID is the random stream of a seed (PCG's second word) the
+// paid broadcast's scenario is drawn from ("paid"), a stream of its own:
+// a seed still draws the faults and the load it drew before.
+const paidStreamID = 0x70616964
+
+// drawPaid is seed's paid scenario, each of paidScenarios equally likely.
+func drawPaid(seed uint64) paidScenario {
+	return paidScenarios[rand.New(rand.NewPCG(seed, paidStreamID)).IntN(len(paidScenarios))]
+}
+
+// shortBalance is the Stars balance (tenths of a Star: copies) of the
+// scenarios whose balance runs out: half the known audience, so the paid
+// broadcast (the audience and the cast) runs out about halfway.
+func shortBalance(audience int) int64 { return int64(audience / 2) }
+
+// paidRestFree ends the label of the preview's capped send ("💫 N paid,
+// rest free").
+const paidRestFree = " paid, rest free"
+
+// paidActs is what the admin saw of the paid broadcast after its Send:
+// when the halt notice came (zero: none), and the answer to its ▶️
+// Continue free or 🛑 Stop that acted (Ack: when it was accepted; zero
+// when none did), its text and which button it was.
+type paidActs struct {
+	Notice time.Time
+	Ack    time.Time
+	Answer string
+	Choice string
+}
+
+// haltNotice begins the bot's notice that the paid queue halted.
+const haltNotice = "⚠️ Paid broadcast"
+
+// onHalt: the admin's answer to a halt of the paid broadcast. In the halt
+// scenarios it waits for the halt notice (up to 3 minutes, past the
+// load's end: a halted broadcast waits for the admin) and taps ▶️
+// Continue free, or 🛑 Stop for paidHaltStop; in the others a halt (a
+// copy sent paid twice spends the balance meant for another) is answered
+// ▶️ Continue free, watched until the paid progress says done.
+func (l *load) onHalt(ctx context.Context) {
+	if l.paid == paidCovered {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+	defer cancel()
+	var notice tgemu.Message
+	found := waitFor(wctx, 3*time.Minute, func() bool {
+		for _, m := range l.emu().Messages(adminID) {
+			if strings.HasPrefix(m.Text, haltNotice) {
+				notice = m
+				return true
+			}
+			if l.paid == paidPart && strings.Contains(m.Text, "\n💫 Paid") && strings.HasPrefix(m.CurrentText(), "✅ Broadcast done") {
+				return true
+			}
+		}
+		return false
+	})
+	switch {
+	case !found && l.paid != paidPart:
+		l.fail("admin: the paid broadcast's halt notice never came (%s)", l.paid)
+		return
+	case notice.ID == 0:
+		return
+	}
+	l.logf("load: the paid broadcast halted (%s): %q", l.paid, notice.Text)
+	choice := "▶️ Continue free"
+	if l.paid == paidHaltStop {
+		choice = "🛑 Stop"
+	}
+	l.mu.Lock()
+	l.paidAt.Notice, l.paidAt.Choice = notice.Time, choice
+	l.mu.Unlock()
+	var kb models.InlineKeyboardMarkup
+	if json.Unmarshal([]byte(notice.ReplyMarkup), &kb) != nil {
+		l.fail("admin: the halt notice's buttons: %q", notice.ReplyMarkup)
+		return
+	}
+	data := ""
+	for _, row := range kb.InlineKeyboard {
+		for _, b := range row {
+			if b.Text == choice {
+				data = b.CallbackData
+			}
+		}
+	}
+	if data == "" {
+		l.fail("admin: the halt notice has no %s: %q", choice, notice.ReplyMarkup)
+		return
+	}
+	l.answerHalt(wctx, notice.ID, choice, data)
+}
+
+// answerHalt taps choice (its callback data) on the halt notice msg until
+// an answer says it acted (▶️ … continues free, 🛑 … stopped) or that an
+// earlier tap did (its answer lost to a fault), at most 10 times, 3 s
+// apart when the answer asks to wait (paid copies still being sent) or
+// never comes; what acted is recorded in l.paidAt.
+func (l *load) answerHalt(ctx context.Context, msg int, choice, data string) {
+	for try := 0; try < 10 && ctx.Err() == nil; try++ {
+		u, err := l.emu().InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: msg,
+			From: models.User{ID: adminID, FirstName: "Admin"}, Data: data})
+		if err != nil {
+			l.fail("admin: tap %s: %v", choice, err)
+			return
+		}
+		id := u.CallbackQuery.ID
+		l.mu.Lock()
+		l.taps = append(l.taps, id)
+		l.mu.Unlock()
+		var a tgemu.CallbackAnswer
+		if waitFor(ctx, 20*time.Second, func() bool {
+			for _, x := range l.emu().CallbackAnswers() {
+				if x.QueryID == id {
+					a = x
+					return true
+				}
+			}
+			return false
+		}) {
+			l.logf("load: admin's %s answered (tap %d): %q", choice, try+1, a.Text)
+			if strings.Contains(a.Text, "continues free") || strings.Contains(a.Text, "stopped") {
+				l.mu.Lock()
+				l.paidAt.Ack, l.paidAt.Answer = a.Time, a.Text
+				l.mu.Unlock()
+				return
+			}
+		}
+		sleep(ctx, 3*time.Second)
+	}
+	l.fail("admin: %s never acted on the halted paid broadcast", choice)
 }
 
 // broadcast previews a broadcast of text and taps the preview's button
 // labelled send (at most 3 times, until one tap is answered); true when a
 // tap was answered. What does not come is a player's failure (l.fail).
-func (l *load) broadcast(ctx context.Context, text, send string) bool {
+func (l *load) broadcast(ctx context.Context, text, send string, beforeTap func()) bool {
 	before := len(l.emu().Messages(adminID))
 	l.logf("load: admin previews the broadcast %q", text)
 	if _, err := l.say(adminID, "/broadcast "+text); err != nil {
@@ -330,14 +512,15 @@ func (l *load) broadcast(ctx context.Context, text, send string) bool {
 			return false
 		}
 		msg, data = board(l.emu(), adminID)
-		return data[send] != ""
+		return button(data, send) != ""
 	}) {
 		l.fail("admin: the preview of %q with %s never came (buttons %v)", text, send, slices.Collect(maps.Keys(data)))
 		return false
 	}
+	beforeTap()
 	for try := 0; try < 3 && ctx.Err() == nil; try++ {
 		u, err := l.emu().InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: msg,
-			From: models.User{ID: adminID, FirstName: "Admin"}, Data: data[send]})
+			From: models.User{ID: adminID, FirstName: "Admin"}, Data: button(data, send)})
 		if err != nil {
 			l.fail("admin: tap %s: %v", send, err)
 			return false
@@ -352,4 +535,19 @@ func (l *load) broadcast(ctx context.Context, text, send string) bool {
 		}
 	}
 	return false
+}
+
+// button is the callback data of the button labelled send in data, or of
+// one whose label ends with send ("💫 N paid, rest free" by paidRestFree);
+// "" when there is none.
+func button(data map[string]string, send string) string {
+	if d, ok := data[send]; ok {
+		return d
+	}
+	for label, d := range data {
+		if strings.HasSuffix(label, send) {
+			return d
+		}
+	}
+	return ""
 }
