@@ -320,8 +320,8 @@ var stopInFlightRE = regexp.MustCompile(`(\d+) in flight`)
 // spent are what the emulator charged (less the paid copies sent twice,
 // which Telegram charges and the bot counts once, and the other messages
 // accepted paid, named by checkPaidSends); when the balance ran
-// out (the halt scenarios) the halt was noticed and answered; no paid
-// send began after the admin's ▶️ Continue free was answered, and after
+// out (the halt scenarios) the halt was noticed and answered; when a halt
+// was answered (in any scenario) no paid send began after the admin's ▶️ Continue free was answered, and after
 // 🛑 Stop at most the copies its answer said were in flight, as for the
 // copies accepted after it.
 func checkPaidScenario(v *verdict, h history, b broadcastFigures) {
@@ -333,12 +333,12 @@ func checkPaidScenario(v *verdict, h history, b broadcastFigures) {
 		v.problem("paid broadcast: the progress says %s Stars spent, %d paid copies were sent twice and %d other messages paid; the emulator charged %s Stars",
 			starsText(b.progressStars), twice, h.paidOther, starsText(h.charged))
 	}
-	if h.paid != paidHaltFree && h.paid != paidHaltStop {
-		return
-	}
-	if h.acts.Notice.IsZero() || h.acts.Ack.IsZero() {
+	halts := h.paid == paidHaltFree || h.paid == paidHaltStop
+	if halts && (h.acts.Notice.IsZero() || h.acts.Ack.IsZero()) {
 		v.PaidActOff = 1
 		v.problem("paid broadcast (%s): the halt noticed at %v, answered at %v (%q)", h.paid, h.acts.Notice, h.acts.Ack, h.acts.Answer)
+	}
+	if h.acts.Ack.IsZero() { // no halt answered (in paidPart, none came)
 		return
 	}
 	allowed := 0

@@ -337,6 +337,10 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 		}, verdict{PaidFree: 1, PaidProgressOff: 1}, true},
 		{paidPart, "the Stars charged are not the progress's", func(h *history) { h.charged = 1 },
 			verdict{PaidFree: 1, PaidProgressOff: 1}, true},
+		{paidPart, "a halt answered ▶️ Continue free, then a paid send", func(h *history) {
+			h.acts = paidActs{Notice: later.Add(-4 * time.Second), Ack: later.Add(-3 * time.Second), Choice: "▶️ Continue free", Answer: "▶️ Broadcast bc_1 continues free: 1 copies at 30 messages/s."}
+			h.paidRequests = append(h.paidRequests, later)
+		}, verdict{PaidFree: 1, PaidAfterAck: 1}, true},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.sc)+": "+tc.name, func(t *testing.T) {
