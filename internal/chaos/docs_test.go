@@ -57,7 +57,7 @@ func TestDocsTableIsTheRecord(t *testing.T) {
 // are appended (blank lines take no number).
 func runsTable(jsonl []byte) (string, error) {
 	var b strings.Builder
-	b.WriteString("| # | seed | duration | Valkey | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
+	b.WriteString("| # | seed | duration | Valkey | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid; its scenario: copies free, chats cancelled, Stars progress / charged | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
 	b.WriteString("|---:|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|\n")
 	sc := bufio.NewScanner(bytes.NewReader(jsonl))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -98,6 +98,10 @@ func runsTable(jsonl []byte) (string, error) {
 		paid := "–"
 		if f.PaidCopies > 0 || f.PaidSent > 0 || f.PaidAccepted > 0 {
 			paid = fmt.Sprintf("%d (%d), %d / %d, %d / %d", f.PaidCopies, f.PaidDeadCopies, f.PaidProgressSent, f.PaidCopyChats, f.PaidSent, f.PaidAccepted)
+		}
+		// Runs recorded before the paid scenarios show none.
+		if f.PaidScenario != "" {
+			paid += fmt.Sprintf("; %s: %d free, %d cancelled, %s / %s", f.PaidScenario, f.PaidFree, f.PaidCancelled, starsText(f.PaidStars), starsText(f.PaidCharged))
 		}
 		// Runs recorded before the console's slot show "–".
 		console := "–"
