@@ -579,8 +579,8 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
 	fmt.Fprintf(&b, "\npaid broadcast: %d audience chats checked (%d dead-lettered, %d copies sent unpaid); progress %d sent, %d failed; the emulator saw %d chats get a copy; paid sends %d (PaidSent), %d messages accepted paid",
 		f.PaidCopies, f.PaidDeadCopies, f.PaidUnpaid, f.PaidProgressSent, f.PaidProgressFailed, f.PaidCopyChats, f.PaidSent, f.PaidAccepted)
-	fmt.Fprintf(&b, "\npaid scenario %s: %d copies sent free, %d chats cancelled by the Stop; progress %s Stars, the emulator charged %s; after the admin's answer to the halt %d paid sends began and %d copies were accepted (%d in flight at the Stop)",
-		f.PaidScenario, f.PaidFree, f.PaidCancelled, starsText(f.PaidStars), starsText(f.PaidCharged), f.PaidAfterAck, f.CopiesAfterStop, f.StopInFlight)
+	fmt.Fprintf(&b, "\npaid scenario %s: %d copies sent free, %d chats cancelled by the Stop; progress %s Stars, the emulator charged %s; after the admin's answer to the halt %d paid sends began and %d copies were accepted (%d in flight at the Stop); %d chats with a paid and a free copy counted free",
+		f.PaidScenario, f.PaidFree, f.PaidCancelled, starsText(f.PaidStars), starsText(f.PaidCharged), f.PaidAfterAck, f.CopiesAfterStop, f.StopInFlight, f.PaidUncounted)
 	if f.Intake == intakeWebhook {
 		fmt.Fprintf(&b, "\nwebhook: %d deliveries, %d failed %v (%d in the downtime of %d receiver faults); %d updates resent, %d of them after a failed delivery had reached the receiver, %d resent group updates answered more than once",
 			f.Deliveries, f.Failed, f.Failures, f.DowntimeFailed, f.ReceiverFaults, f.Resent, f.ResentReached, f.ResentDuplicated)

@@ -111,7 +111,12 @@ type verdict struct {
 	PaidAfterAck    int          `json:",omitempty"`
 	CopiesAfterStop int          `json:",omitempty"`
 	PaidActOff      int          `json:",omitempty"`
-	Problems        []string
+	// PaidUncounted is the chats that got a copy sent paid and another
+	// sent free whose progress counts it free (the paid send's ack lost
+	// to a fault, the copy sent again after the halt or past the part):
+	// each also a duplicate, weighed against the sends in flight.
+	PaidUncounted int `json:",omitempty"`
+	Problems      []string
 }
 
 func (v *verdict) problem(format string, args ...any) {
@@ -225,6 +230,12 @@ type broadcastFigures struct {
 	// Stars (tenths) its progress says it spent (progressStars).
 	free, paidCopies, cancelled int
 	progressStars               int
+	// onlyPaid is the chats whose every copy was sent paid: the chats
+	// the progress must count paid. A chat that got a paid copy and a
+	// free one (a paid send whose ack a fault lost, sent again free after
+	// the halt or past the part) may be counted either way; uncounted is
+	// the chats with a paid copy the progress does not count paid.
+	onlyPaid, uncounted int
 }
 
 // checkBroadcast checks the broadcast whose copies carry marker: every
@@ -238,13 +249,13 @@ func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, p
 	b := broadcastFigures{copies: len(h.audience)}
 	copies := map[int64]int{}
 	for _, chat := range h.copyChats {
-		sentPaid := false
+		sentPaid, allPaid := false, true
 		for _, m := range h.messages[chat] {
 			if !strings.Contains(m.Text, marker) {
 				continue
 			}
 			copies[chat]++
-			sentPaid = sentPaid || m.Paid
+			sentPaid, allPaid = sentPaid || m.Paid, allPaid && m.Paid
 			if m.Paid {
 				b.paidCopies++
 			}
@@ -259,6 +270,9 @@ func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, p
 		}
 		if sentPaid {
 			b.paidChats++
+		}
+		if sentPaid && allPaid {
+			b.onlyPaid++
 		}
 		if copies[chat] > 0 {
 			b.chats++
@@ -317,9 +331,10 @@ var stopInFlightRE = regexp.MustCompile(`(\d+) in flight`)
 
 // checkPaidScenario checks what the paid broadcast's scenario adds to its
 // copies and progress (checkBroadcast): the Stars its progress says it
-// spent are what the emulator charged (less the paid copies sent twice,
-// which Telegram charges and the bot counts once, and the other messages
-// accepted paid, named by checkPaidSends); when the balance ran
+// spent are what the emulator charged, less the paid copies it does not
+// count (sent twice, which Telegram charges and the bot counts once, or
+// in a chat it counts free) and the other messages accepted paid (named
+// by checkPaidSends); when the balance ran
 // out (the halt scenarios) the halt was noticed and answered; when a halt
 // was answered (in any scenario) no paid send began after the admin's ▶️ Continue free was answered, and after
 // 🛑 Stop at most the copies its answer said were in flight, as for the
@@ -327,11 +342,14 @@ var stopInFlightRE = regexp.MustCompile(`(\d+) in flight`)
 func checkPaidScenario(v *verdict, h history, b broadcastFigures) {
 	v.PaidScenario = h.paid
 	v.PaidStars, v.PaidCharged = b.progressStars, h.charged
-	twice := b.paidCopies - b.paidChats
-	if b.off == 0 && b.progressStars+twice+h.paidOther != h.charged {
+	v.PaidUncounted = b.uncounted
+	// Telegram charges every paid copy it accepted; the progress counts
+	// one copy a chat, and none paid in a chat it counts free.
+	notCounted := b.paidCopies - b.progressPaid
+	if b.off == 0 && b.progressStars+notCounted+h.paidOther != h.charged {
 		v.PaidProgressOff = 1
-		v.problem("paid broadcast: the progress says %s Stars spent, %d paid copies were sent twice and %d other messages paid; the emulator charged %s Stars",
-			starsText(b.progressStars), twice, h.paidOther, starsText(h.charged))
+		v.problem("paid broadcast: the progress says %s Stars spent, %d paid copies it does not count and %d other messages paid; the emulator charged %s Stars",
+			starsText(b.progressStars), notCounted, h.paidOther, starsText(h.charged))
 	}
 	halts := h.paid == paidHaltFree || h.paid == paidHaltStop
 	if halts && (h.acts.Notice.IsZero() || h.acts.Ack.IsZero()) {
@@ -395,6 +413,7 @@ func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcast
 			b.chats++
 			if m.Paid {
 				b.paidChats++
+				b.onlyPaid++
 				b.paidCopies++
 			}
 			switch {
@@ -448,9 +467,11 @@ func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcast
 	whole, _ := strconv.Atoi(pm[2])
 	tenth, _ := strconv.Atoi(pm[3])
 	b.progressStars = 10*whole + tenth
-	if b.progressPaid != b.paidChats {
+	b.uncounted = max(0, b.paidChats-b.progressPaid)
+	if b.progressPaid < b.onlyPaid || b.progressPaid > b.paidChats {
 		b.off = 1
-		v.problem("%s: the progress says %d copies paid; the emulator saw %d chats get a copy sent paid", name, b.progressPaid, b.paidChats)
+		v.problem("%s: the progress says %d copies paid; the emulator saw %d chats get a copy sent paid (%d only paid copies)",
+			name, b.progressPaid, b.paidChats, b.onlyPaid)
 	}
 }
 

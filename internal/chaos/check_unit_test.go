@@ -294,6 +294,13 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 			h.messages[g] = append(h.messages[g], h.messages[g][5])
 			h.paidAccepted, h.paidSent, h.charged = 3, 3, 3
 		}, verdict{Duplicates: 1, PaidFree: 1}, false},
+		{paidHaltFree, "a paid copy sent again free (its ack lost), counted free", func(h *history) {
+			h.messages[g] = append(h.messages[g], tgemu.Message{Text: "💫 P", Time: h.messages[g][5].Time.Add(4 * time.Second)})
+			h.admin[4].Edits[1].Text = "✅ Broadcast done: 3 sent, 0 failed, 0 remaining of 3\n💫 Paid, then free: 1 copies paid (0.1 Stars), 2 moved to free"
+		}, verdict{Duplicates: 1, PaidFree: 2, PaidUncounted: 1}, false},
+		{paidHaltFree, "a chat with only its paid copy counted free", func(h *history) {
+			h.admin[4].Edits[1].Text = "✅ Broadcast done: 3 sent, 0 failed, 0 remaining of 3\n💫 Paid, then free: 1 copies paid (0.1 Stars), 2 moved to free"
+		}, verdict{PaidFree: 1, PaidProgressOff: 1, PaidUncounted: 1}, true},
 		{paidHaltFree, "the Stars charged are not the progress's", func(h *history) { h.charged = 3 },
 			verdict{PaidFree: 1, PaidProgressOff: 1}, true},
 		{paidHaltFree, "a paid send after Continue free", func(h *history) { h.paidRequests = append(h.paidRequests, later) },
@@ -355,7 +362,7 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 			require.Equal(t, 1, v.PaidCopies)
 			got := verdict{Lost: v.Lost, Duplicates: v.Duplicates, PaidProgressOff: v.PaidProgressOff, PaidUnpaid: v.PaidUnpaid,
 				PaidFree: v.PaidFree, PaidCancelled: v.PaidCancelled, PaidAfterAck: v.PaidAfterAck, CopiesAfterStop: v.CopiesAfterStop,
-				StopInFlight: v.StopInFlight, PaidActOff: v.PaidActOff}
+				StopInFlight: v.StopInFlight, PaidActOff: v.PaidActOff, PaidUncounted: v.PaidUncounted}
 			require.Equal(t, tc.want, got, "problems: %q", v.Problems)
 			require.Equal(t, tc.named, len(v.Problems) > 0, "each broken rule is named: %q", v.Problems)
 		})
