@@ -517,6 +517,11 @@ func (l *load) broadcast(ctx context.Context, text, send string, beforeTap func(
 		l.fail("admin: the preview of %q with %s never came (buttons %v)", text, send, slices.Collect(maps.Keys(data)))
 		return false
 	}
+	for label, d := range data {
+		if d == button(data, send) {
+			send = label // "💫 250 paid, rest free": the label as shown
+		}
+	}
 	beforeTap()
 	for try := 0; try < 3 && ctx.Err() == nil; try++ {
 		u, err := l.emu().InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: msg,
