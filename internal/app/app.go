@@ -143,6 +143,13 @@ func (a *App) init() error {
 		if err != nil {
 			return fmt.Errorf("app: VALKEY_URL: %w", err)
 		}
+		// The bot reads nothing through valkey-go's client-side cache
+		// (no DoCache): without this every connection also asks for
+		// CLIENT TRACKING, and a server that cannot answer it (BUSY
+		// while a script runs) fails the start with valkey-go's
+		// misleading "DisableCache must be true for valkey not
+		// supporting client-side caching" (docs/chaos.md).
+		co.DisableCache = true
 		if a.c, err = valkey.NewClient(co); err != nil {
 			return fmt.Errorf("app: connect to Valkey at VALKEY_URL %s: %w", config.RedactURL(cfg.ValkeyURL), err)
 		}

@@ -74,3 +74,21 @@ func TestKeyTagIsTheConfigsUnlessWithTagSaysOtherwise(t *testing.T) {
 		})
 	}
 }
+
+// TestAStartWhileValkeyIsBusyReportsBusy: a bot started while Valkey runs a
+// long script fails with the server's BUSY alone, not valkey-go's hint
+// that the server lacks client-side caching (it asks for none: the bot
+// reads nothing through that cache), which sent chaos readers the wrong
+// way.
+func TestAStartWhileValkeyIsBusyReportsBusy(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeytest.Options{})
+	end := valkeytest.Busy(t, s, 100*time.Millisecond)
+	defer end()
+	cfg, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=123456789:AAbcdefghijklmnopqrstuvwxyz0123456",
+		"VALKEY_URL=redis://" + s.Addr + "/0"})
+	require.NoError(t, err)
+	_, err = New(cfg, WithLogger(slog.New(slog.DiscardHandler)))
+	require.ErrorContains(t, err, "BUSY")
+	require.NotContains(t, err.Error(), "DisableCache")
+}
