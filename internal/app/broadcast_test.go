@@ -70,10 +70,17 @@ func TestBroadcastTo25Chats(t *testing.T) {
 	progress := h.progressMsgs()
 	require.Len(t, progress, 1, "ONE progress message, kept up to date by edits")
 	require.Equal(t, final, progress[0].CurrentText())
-	require.NotEmpty(t, progress[0].Edits)
-	require.NotEqual(t, final, progress[0].Text, "the final counts came by an edit")
-	_, stop := keyboardOf(t, progress[0].ReplyMarkup)
-	require.Contains(t, stop, "🛑 Stop", "the running broadcast had a Stop button")
+	if len(progress[0].Edits) > 0 {
+		require.NotEqual(t, final, progress[0].Text, "the final counts came by an edit")
+		_, stop := keyboardOf(t, progress[0].ReplyMarkup)
+		require.Contains(t, stop, "🛑 Stop", "the running broadcast had a Stop button")
+	} else {
+		// On a busy host all 26 copies can be delivered between their
+		// enqueue and the progress message's (broadcast trackProgress
+		// reads the progress then): it is sent once, already final, with
+		// no Stop button (seen in a busy CI run).
+		require.Equal(t, final, progress[0].Text, "sent once, with the final counts")
+	}
 	require.Empty(t, currentMarkup(progress[0]), "the finished one has none")
 	for _, r := range h.emu.Requests() {
 		if strings.EqualFold(r.Method, "editMessageText") {
