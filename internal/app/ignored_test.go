@@ -206,6 +206,16 @@ func TestGroupChatterIsNeitherRecordedNorLimitedNorAnswered(t *testing.T) {
 		delete(before, k)
 		delete(after, k)
 	}
+	// And the processes' liveness: each queue's claimers set, written by
+	// the claimers' heartbeats (on a busy host a worker's first one in a
+	// queue can come after the first look).
+	for _, m := range []map[string]int64{before, after} {
+		for k := range m {
+			if strings.HasSuffix(k, ":claimers") {
+				delete(m, k)
+			}
+		}
+	}
 	require.Equal(t, before, after, "the chatter wrote no key and no byte (but the polling's state)")
 	require.Empty(t, h.emu.Messages(group), "no reply, no notice")
 	n, err := r.app.inbox.Unhandled(context.Background())
