@@ -156,7 +156,8 @@
 //
 // A configured rate (WithGlobalRate, QueueConfig.Rate) is a ceiling, not a
 // target: Store.LowerBudget halves a budget at once when the receiver shows
-// a limit across every lane (codemojex: 429s from several chats), and the
+// a limit across every lane (codemojex: 429s from several chats) while the
+// budget binds (its last window counts at least half its rate), and the
 // budget climbs back a step at a time while nothing lowers it (additive
 // increase, multiplicative decrease; LearnConfig, WithLearning). The learned
 // rates live in Valkey ({T}:s:learned), so every claimer claims at

@@ -9,6 +9,8 @@ package lanes
 //
 //	{T}:s:rate          sorted set  global send log: "<id>:<claim>" -> claim time (ms); expires after the window
 //	{T}:s:pause         string      global pause, with a PX expiry (none = until resumed)
+//	{T}:s:pauseend      string      when the last timed pause ends (ms); PX its end + the longest budget window
+//	                                (pause.lua; read by learn.lua: whether a budget binds)
 //	{T}:s:pace:<g>      sorted set  lane g's send log, shared by every queue; expires after its period
 //	{T}:s:pacecfg       hash        g -> "limit:period_ms" per-lane pace override
 //	{T}:s:weight        hash        g -> weight (only non-default), read by every queue's claim

@@ -266,7 +266,7 @@ func TestEveryKeySharesTheTagSlot(t *testing.T) {
 	require.NoError(t, s.Inspector().Pause(ctx, time.Minute))
 	_, err = s.ShareFloor(ctx, "claimer-1", 40*time.Millisecond) // {T}:s:floor:<epoch>
 	require.NoError(t, err)
-	_, _, err = s.LowerBudget(ctx, "notify", "429 from several chats") // {T}:s:learned
+	_, _, err = s.Inspector().LowerBudget(ctx, "notify", "429 from several chats") // {T}:s:learned
 	require.NoError(t, err)
 
 	keys, err := valkeytest.Keys(ctx, c, "*")

@@ -202,7 +202,11 @@ func (in *Inspector) Paused(ctx context.Context) (GlobalPause, error) {
 func (in *Inspector) Resume(ctx context.Context) error { return in.pauseCall(ctx, "0", "") }
 
 func (s *core) pauseCall(ctx context.Context, val, why string) error {
-	err := s.scripts.pause.Exec(ctx, s.c, []string{s.keys.pause()}, []string{s.keys.shared(), val, why}).Error()
+	longest := s.opt.window
+	for _, q := range s.opt.queues {
+		longest = max(longest, q.Window)
+	}
+	err := s.scripts.pause.Exec(ctx, s.c, []string{s.keys.pause()}, []string{s.keys.shared(), val, why, ms(longest)}).Error()
 	if err != nil {
 		return fmt.Errorf("lanes: pause: %w", err)
 	}

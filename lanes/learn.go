@@ -13,8 +13,9 @@ import (
 // LearnConfig says how a budget's learned rate moves (LowerBudget, and every
 // claim reading it). A configured rate (WithGlobalRate, QueueConfig.Rate) is
 // a ceiling, not a target: on evidence of a limit the receiver enforces
-// across every lane (codemojex: 429s from several chats at once),
-// LowerBudget halves the budget at once (multiplicative decrease, never
+// across every lane (codemojex: 429s from several chats at once) while
+// the budget binds (LearnBindingDivisor), LowerBudget halves it at once
+// (multiplicative decrease, never
 // below max(1, ceil(configured ÷ 16))); from then on it climbs back by
 // max(1, ceil(configured ÷ 20)) every Every (additive increase), never above
 // the configured rate, and for Hold after the decrease never above three
@@ -118,10 +119,12 @@ type LearnedBudget struct {
 }
 
 // budget is one send budget's field of {T}:s:learned, its configured
-// rate and its start (0: not probed).
+// rate, its start (0: not probed), its send log's key and its window.
 type budget struct {
 	field             string
 	configured, start int
+	log               string
+	window            time.Duration
 }
 
 // budgetsOf are the budgets that hold queue's sends: its own ("q:<queue>")
@@ -131,26 +134,51 @@ func (s *core) budgetsOf(queue string) []budget {
 	var out []budget
 	qc := s.opt.queues[queue]
 	if qc.Rate > 0 {
-		out = append(out, budget{field: "q:" + queue, configured: qc.Rate})
+		out = append(out, budget{field: "q:" + queue, configured: qc.Rate, log: s.keys.queueKey(queue, "rate"), window: qc.Window})
 	}
 	if s.opt.rate > 0 && !qc.OutsideGlobal {
-		out = append(out, budget{field: "global", configured: s.opt.rate, start: s.opt.rateStart})
+		out = append(out, budget{field: "global", configured: s.opt.rate, start: s.opt.rateStart, log: s.keys.rate(), window: s.opt.window})
 	}
 	return out
 }
 
 // LowerBudget halves, at once, every budget that holds queue's sends (its
 // own, QueueConfig.Rate, and the store's global rate unless the queue is
-// OutsideGlobal) because the receiver showed a limit across every lane (why
-// says which evidence, e.g. "429 from several chats"): each one's rate
-// becomes max(floor, rate now ÷ 2) (see LearnConfig), shared by every
-// claimer at its next claim. A budget's second decrease within
-// LearnConfig.Cooldown of its last one (a probe taken back by RevertProbe
-// included) changes nothing. It returns whether any budget went down and
-// the lowest of their rates now (per window); (false, 0) when queue has no
-// budget. One script call per budget. Errors: ErrInvalid for a bad queue
-// name or a why over 200 bytes; the server's.
+// OutsideGlobal) and binds, because the receiver showed a limit across
+// every lane (why says which evidence, e.g. "429 from several chats"):
+// each one's rate becomes max(floor, rate now ÷ 2) (see LearnConfig),
+// shared by every claimer at its next claim. A budget binds when its send
+// log counts at least rate now ÷ LearnBindingDivisor sends in its last
+// window (sends in flight included); one that does not is left alone: its
+// sends ran below what the halving would leave, so the push-back says
+// nothing about its rate, and halving it again at each burst would only
+// take it down step by step to its floor for nothing (the caller's pause
+// for the 429's retry_after is the answer there). A budget's second
+// decrease within LearnConfig.Cooldown of its last one (a probe taken back
+// by RevertProbe included) changes nothing. It returns whether any budget
+// went down and the lowest of their rates now (per window); (false, 0)
+// when queue has no budget. One script call per budget. Errors:
+// ErrInvalid for a bad queue name or a why over 200 bytes; the server's.
+// Inspector.LowerBudget halves whether the budgets bind or not.
 func (s *Store) LowerBudget(ctx context.Context, queue, why string) (lowered bool, rate int, err error) {
+	return s.lower(ctx, queue, why, LearnBindingDivisor)
+}
+
+// LowerBudget halves every budget that holds queue's sends at once, as
+// Store.LowerBudget does, whether it binds or not: an operator's "slow
+// down" (Telegram's support asked, a limit known from elsewhere). Errors
+// as Store.LowerBudget's.
+func (in *Inspector) LowerBudget(ctx context.Context, queue, why string) (lowered bool, rate int, err error) {
+	return in.lower(ctx, queue, why, 0)
+}
+
+// LearnBindingDivisor: Store.LowerBudget lowers a budget only when its
+// send log counts at least its rate now ÷ LearnBindingDivisor sends in the
+// last window.
+const LearnBindingDivisor = 2
+
+// lower is LowerBudget with the binding divisor d (0: lower every budget).
+func (s *core) lower(ctx context.Context, queue, why string, d int) (lowered bool, rate int, err error) {
 	if err := checkWhy(queue, why); err != nil {
 		return false, 0, err
 	}
@@ -160,8 +188,8 @@ func (s *Store) LowerBudget(ctx context.Context, queue, why string) (lowered boo
 		floor := max(1, (c+LearnFloorDivisor-1)/LearnFloorDivisor)
 		step := max(1, (c+LearnStepDivisor-1)/LearnStepDivisor)
 		args := []string{"lower", b.field, strconv.Itoa(c), strconv.Itoa(floor), strconv.Itoa(step),
-			ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why, strconv.Itoa(b.start)}
-		v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned()}, args).AsIntSlice()
+			ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why, strconv.Itoa(b.start), ms(b.window), strconv.Itoa(d)}
+		v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned(), b.log}, args).AsIntSlice()
 		if err != nil {
 			return lowered, rate, fmt.Errorf("lanes: lower budget %s of %s: %w", b.field, queue, err)
 		}

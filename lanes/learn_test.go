@@ -77,7 +77,7 @@ func TestLowerBudgetHalvesWhatEveryClaimerClaims(t *testing.T) {
 			before := learnedOf(t, s, b.queue)
 			require.Equal(t, lanes.LearnedBudget{Queue: b.queue, Configured: 40, Window: time.Minute, Rate: 40, Cap: 40}, before, "nothing learned yet")
 			t0 := serverNowMS(t, s)
-			lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+			lowered, rate, err := s.Inspector().LowerBudget(ctx, "q", "429 from several chats")
 			require.NoError(t, err)
 			require.True(t, lowered)
 			require.Equal(t, 20, rate)
@@ -93,6 +93,154 @@ func TestLowerBudgetHalvesWhatEveryClaimerClaims(t *testing.T) {
 			require.GreaterOrEqual(t, got.Lowered.UnixMilli(), t0)
 			require.Equal(t, got.Lowered.Add(lanes.DefaultLearnHold), got.HoldUntil)
 			require.Equal(t, 30, got.Cap, "three quarters of the rate that brought it, while the hold runs")
+		})
+	}
+}
+
+// Store.LowerBudget lowers only a budget that binds: its send log counts
+// at least rate ÷ LearnBindingDivisor sends in its last window, in flight
+// or settled. Below that its sends ran under what the halving would leave,
+// so a burst of 429s leaves it alone (chaos seed 7: such bursts took a
+// reply budget of 50 down to 4 while replies ran at 7/s);
+// Inspector.LowerBudget halves it anyway.
+func TestLowerBudgetLowersOnlyABudgetThatBinds(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		claims      int // of 40 per minute
+		acked       bool
+		inspector   bool
+		wantLowered bool
+		wantRate    int
+	}{
+		{name: "idle", claims: 0, wantRate: 40},
+		{name: "19 in flight", claims: 19, wantRate: 40},
+		{name: "20 in flight", claims: 20, wantLowered: true, wantRate: 20},
+		{name: "20 delivered within the window", claims: 20, acked: true, wantLowered: true, wantRate: 20},
+		{name: "idle, by an operator", claims: 0, inspector: true, wantLowered: true, wantRate: 20},
+	}
+	for _, b := range learnBudgets(lanes.LearnConfig{Every: time.Hour}) {
+		for _, tc := range cases {
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				s := newStore(t, b.opts...)
+				m := lanes.NewMinter()
+				for g := range tc.claims {
+					enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+				}
+				for range tc.claims {
+					j := claimOne(t, s, time.Minute, "q")
+					if tc.acked {
+						require.NoError(t, s.Ack(ctx, j.Lease))
+					}
+				}
+				lower := s.LowerBudget
+				if tc.inspector {
+					lower = s.Inspector().LowerBudget
+				}
+				lowered, rate, err := lower(ctx, "q", "429 from several chats")
+				require.NoError(t, err)
+				require.Equal(t, tc.wantLowered, lowered)
+				require.Equal(t, tc.wantRate, rate)
+				got := learnedOf(t, s, b.queue)
+				require.Equal(t, tc.wantRate, got.Rate)
+				if !tc.wantLowered {
+					require.Zero(t, got.Decreases, "nothing recorded")
+					require.True(t, got.Lowered.IsZero())
+				}
+			})
+		}
+	}
+}
+
+// Only the last window's sends make a budget bind: 2 sends of a budget of
+// 4 per 300 ms bind while they are in it, and no longer once delivered a
+// window ago.
+func TestLowerBudgetCountsOnlyTheLastWindowsSends(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const window = 300 * time.Millisecond
+	s := newStore(t, lanes.WithGlobalRate(4, window), lanes.WithLearning(lanes.LearnConfig{Every: time.Hour}))
+	m := lanes.NewMinter()
+	for g := range 2 {
+		enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+	}
+	var leases []lanes.Lease
+	for range 2 {
+		leases = append(leases, claimOne(t, s, time.Minute, "q").Lease)
+	}
+	for _, l := range leases {
+		require.NoError(t, s.Ack(ctx, l))
+	}
+	t0 := serverNowMS(t, s)
+	for serverNowMS(t, s) < t0+window.Milliseconds()+20 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	require.NoError(t, err)
+	require.False(t, lowered, "the sends left the window")
+	require.Equal(t, 4, rate)
+
+	enqueueN(t, s, m, "q", "g2", 1)
+	enqueueN(t, s, m, "q", "g3", 1)
+	claimOne(t, s, time.Minute, "q")
+	claimOne(t, s, time.Minute, "q")
+	lowered, rate, err = s.LowerBudget(ctx, "q", "429 from several chats")
+	require.NoError(t, err)
+	require.True(t, lowered, "2 of 4 in the window: it binds")
+	require.Equal(t, 2, rate)
+}
+
+// A global pause (the worker's for a 429's retry_after) sends nothing, so
+// the sends since it ended are judged against the time since then (at
+// least a quarter window), not the whole window: 12 sends of a budget of
+// 40 per 2 s right after a pause bind (at least 40 ÷ 2 × ¼), the same 12
+// with no pause before them do not (fewer than 20), nor with a pause
+// running now (its sends came before it: the whole window counts).
+func TestLowerBudgetJudgesTheSendsSinceTheLastPauseEnded(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		pauseBefore bool
+		pauseNow    bool
+		wantLowered bool
+	}{
+		{name: "right after a pause", pauseBefore: true, wantLowered: true},
+		{name: "no pause"},
+		{name: "after a pause, paused again now", pauseBefore: true, pauseNow: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStore(t, lanes.WithGlobalRate(40, 2*time.Second), lanes.WithLearning(lanes.LearnConfig{Every: time.Hour}))
+			m := lanes.NewMinter()
+			for g := range 12 {
+				enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+			}
+			if tc.pauseBefore {
+				require.NoError(t, s.Inspector().PauseWhy(ctx, 50*time.Millisecond, "429 from several chats"))
+				require.Eventually(t, func() bool {
+					p, err := s.Inspector().Paused(ctx)
+					require.NoError(t, err)
+					return p.Left == 0
+				}, 10*time.Second, 10*time.Millisecond)
+			}
+			for range 12 {
+				claimOne(t, s, time.Minute, "q")
+			}
+			if tc.pauseNow {
+				require.NoError(t, s.Inspector().PauseWhy(ctx, time.Minute, "429 from several chats"))
+			}
+			lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+			require.NoError(t, err)
+			require.Equal(t, tc.wantLowered, lowered)
+			want := 40
+			if tc.wantLowered {
+				want = 20
+			}
+			require.Equal(t, want, rate)
 		})
 	}
 }
@@ -131,7 +279,7 @@ func TestLowerBudgetCountsABurstOnceAndStopsAtTheFloor(t *testing.T) {
 				if st.waitCool {
 					waitServerPast(t, s, learnedOf(t, s, b.queue).Lowered.Add(cooldown))
 				}
-				lowered, rate, err := st.store.LowerBudget(ctx, "q", "429 from several chats")
+				lowered, rate, err := st.store.Inspector().LowerBudget(ctx, "q", "429 from several chats")
 				require.NoError(t, err)
 				require.Equal(t, st.wantLowered, lowered, "step %d", i)
 				require.Equal(t, st.wantRate, rate, "step %d", i)
@@ -165,7 +313,7 @@ func TestLearnedRateClimbsBackToTheCeiling(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
 				s := newStore(t, b.opts...)
-				_, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+				_, rate, err := s.Inspector().LowerBudget(ctx, "q", "429 from several chats")
 				require.NoError(t, err)
 				require.Equal(t, 20, rate)
 				last := 20
@@ -195,7 +343,7 @@ func TestLowerBudgetWithoutABudgetChangesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
-	lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	lowered, rate, err := s.Inspector().LowerBudget(ctx, "q", "429 from several chats")
 	require.NoError(t, err)
 	require.False(t, lowered)
 	require.Zero(t, rate)
@@ -203,7 +351,7 @@ func TestLowerBudgetWithoutABudgetChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, ls)
 	require.Empty(t, tagKeys(t, s), "nothing written")
-	_, _, err = s.LowerBudget(ctx, "bad queue", "x")
+	_, _, err = s.Inspector().LowerBudget(ctx, "bad queue", "x")
 	require.ErrorIs(t, err, lanes.ErrInvalid)
 }
 
@@ -337,7 +485,7 @@ func TestRevertProbeTakesTheRateBackToBeforeTheRaiseTheSendWasClaimedAt(t *testi
 	require.NoError(t, err)
 	require.False(t, again, "claimed at 13, already taken back below it")
 	require.Equal(t, 10, rate)
-	lowered, _, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	lowered, _, err := s.Inspector().LowerBudget(ctx, "q", "429 from several chats")
 	require.NoError(t, err)
 	require.False(t, lowered, "within the cooldown of the revert")
 	paid, rate, err := s.RevertProbe(ctx, paidLease.Lease, "429 while probing")
@@ -420,7 +568,7 @@ func TestRevertProbeNeverStepsBelowARateAHalvingSet(t *testing.T) {
 	for g := range 60 {
 		enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
 	}
-	lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	lowered, rate, err := s.Inspector().LowerBudget(ctx, "q", "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	require.Equal(t, 5, rate)
@@ -429,7 +577,7 @@ func TestRevertProbeNeverStepsBelowARateAHalvingSet(t *testing.T) {
 		require.Equal(t, want, b.Rate)
 	}
 	waitServerPast(t, s, time.Now().Add(5*time.Millisecond))
-	lowered, rate, err = s.LowerBudget(ctx, "q", "429 from several chats")
+	lowered, rate, err = s.Inspector().LowerBudget(ctx, "q", "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	require.Equal(t, 10, rate)
@@ -450,7 +598,7 @@ func TestLowerBudgetHalvesEveryBudgetThatHoldsTheQueue(t *testing.T) {
 	s, _ := probeStore(t, time.Hour, time.Hour,
 		lanes.WithQueue("q", lanes.QueueConfig{Rate: 30, Window: time.Minute}),
 		lanes.WithQueue("paid", lanes.QueueConfig{Rate: 100, Window: time.Minute, OutsideGlobal: true}))
-	lowered, rate, err := s.LowerBudget(ctx, "q", "429 from several chats")
+	lowered, rate, err := s.Inspector().LowerBudget(ctx, "q", "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	require.Equal(t, 5, rate, "the global rate, at its start 10, halved")
@@ -466,7 +614,7 @@ func TestLowerBudgetHalvesEveryBudgetThatHoldsTheQueue(t *testing.T) {
 	require.Equal(t, "q", ls[2].Queue)
 	require.Equal(t, 15, ls[2].Rate, "its own halved")
 
-	lowered, rate, err = s.LowerBudget(ctx, "paid", "429 from several chats")
+	lowered, rate, err = s.Inspector().LowerBudget(ctx, "paid", "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	require.Equal(t, 50, rate)

@@ -248,7 +248,7 @@ func TestBudgetUseCountsInFlightAndRecentSends(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, b, global, `"" is the store's global rate`)
 	// A lowered budget is as full as it is for the claims: of its rate now.
-	_, _, err = s.LowerBudget(ctx, "own", "429 from several chats")
+	_, _, err = s.Inspector().LowerBudget(ctx, "own", "429 from several chats")
 	require.NoError(t, err)
 	b, err = in.BudgetUse(ctx, "own")
 	require.NoError(t, err)

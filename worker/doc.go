@@ -43,8 +43,9 @@
 //     when Config.GlobalFloodChats (3) distinct chats answered 429 within
 //     Config.GlobalFloodWindow (1 s): then the whole store is paused for the
 //     shortest retry_after among them, and the budget of each queue whose
-//     jobs got those 429s is halved at once (lanes Store.LowerBudget: the
-//     configured rate is a ceiling, the learned rate climbs back while
+//     jobs got those 429s is halved at once if it binds (lanes
+//     Store.LowerBudget: its last window counts at least half its rate;
+//     the configured rate is a ceiling, the learned rate climbs back while
 //     Telegram stops pushing back; docs/delivery.md, "Budgets that learn";
 //     metric codemojex_worker_budget_decreases_total). A chat's own 429s
 //     lower nothing. Rationale: every lane is paced below

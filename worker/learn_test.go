@@ -106,6 +106,59 @@ func TestLearnedBudgetStopsBotWide429sAndARestartKeepsIt(t *testing.T) {
 	}
 }
 
+// 429s from several chats are Telegram's bot-wide signal: the worker
+// pauses every queue for the retry_after either way, but halves the budget
+// only when it binds (lanes Store.LowerBudget). Five messages answered 429
+// at once, with the budget of 60/s far from spent, lower nothing (chaos
+// seed 7: such bursts took the reply budget to 4/s while replies ran at
+// 7/s); the same five 429s at the end of 120 messages sent at the budget's
+// rate halve it. Every message is delivered after the pause.
+func TestBotWide429sLowerOnlyABudgetThatBinds(t *testing.T) {
+	cases := []struct {
+		name         string
+		msgs         int
+		wantDecrease bool
+	}{
+		{name: "5 sends, all answered 429", msgs: 5},
+		{name: "120 sends, the last 5 answered 429", msgs: 120, wantDecrease: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			limits := notifier.Limits{GlobalPerSecond: 60, Slack: notifier.DefaultSlack}
+			e := newEnv(t, envOpts{limits: limits, emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 10_000, Per: time.Second}},
+				storeOpts:  []lanes.Option{lanes.WithLearning(lanes.LearnConfig{Every: time.Hour})},
+				counts429s: "the test injects them"})
+			const first = 10_000
+			for i := range 5 {
+				e.emu.InjectFault(tgemu.TooManyRequests(1).For("sendMessage").ForChat(int64(first + tc.msgs - 5 + i)))
+			}
+			for i := range tc.msgs {
+				e.notify(int64(first+i), "m", notifier.Notification)
+			}
+			cfg := e.config()
+			cfg.Senders, cfg.ClaimRate = 64, limits.GlobalPerSecond
+			e.start(cfg)
+			for i := range tc.msgs {
+				e.waitMsgs(int64(first+i), 1)
+			}
+			require.Zero(t, e.emu.PendingFaults(), "every 429 answered")
+			e.requireMetric(1, "codemojex_worker_global_pauses_total", "", "")
+			got := learnedBudget(t, e.ctx, e.store, "")
+			if !tc.wantDecrease {
+				require.Zero(t, got.Decreases, "a budget far from spent is left alone")
+				require.Equal(t, 60, got.Rate)
+				e.requireMetric(0, "codemojex_worker_budget_decreases_total", "queue", tgjob.QueueNotify)
+				return
+			}
+			require.Equal(t, int64(1), got.Decreases)
+			require.Equal(t, worker.WhyFlood, got.Why)
+			require.Equal(t, 60, got.Hit)
+			require.Equal(t, 30, got.Rate)
+			e.requireMetric(1, "codemojex_worker_budget_decreases_total", "queue", tgjob.QueueNotify)
+		})
+	}
+}
+
 // cmpQueue is the queue of class's messages when queue is "" (the global
 // budget: its 429s come from the queue the messages go on).
 func cmpQueue(queue string, class notifier.Class) string {

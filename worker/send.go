@@ -332,8 +332,10 @@ func (w *Worker) parkChat(f failure, retryAfter time.Duration) next {
 	w.log.Info("429: chat parked", append(f.attrs, slog.String("retry_after", retryAfter.String()), slog.Time("until", until))...)
 
 	if sig, global := w.flood.note(f.chat, f.job.Queue, retryAfter, time.Now(), w.cfg.GlobalFloodWindow, w.cfg.GlobalFloodChats); global {
-		w.pauseAll(f.sctx, sig.pause, WhyFlood)
+		// Lower first: whether a budget binds is judged by its sends since
+		// the last pause ended (lanes LowerBudget), not this one.
 		w.lowerBudgets(f.sctx, sig.queues, WhyFlood)
+		w.pauseAll(f.sctx, sig.pause, WhyFlood)
 	}
 	return next{stop: true}
 }
@@ -484,8 +486,8 @@ func (w *Worker) revertProbe(ctx context.Context, l lanes.Lease) {
 	}
 }
 
-// lowerBudgets halves the budget of each of queues at once (lanes
-// LowerBudget: every process claims at the learned rate from its next
+// lowerBudgets halves the budget of each of queues that binds at once
+// (lanes LowerBudget: every process claims at the learned rate from its next
 // claim; it climbs back while Telegram stops pushing back) after a global
 // flood signal: Telegram's bot-wide limit is below what the budget let
 // through. A decrease another process (or this one) made within the

@@ -203,7 +203,7 @@ func TestLanesShowsEachBudgetsLearnedRate(t *testing.T) {
 	text, err := ad.budgetsText(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "Send budgets, messages per 1.01s (configured: the ceiling; learned from Telegram's 429s):\n• global: 30 of 30, never lowered", text)
-	lowered, rate, err := ad.cfg.Outbound.LowerBudget(ctx, "notify", "429 from several chats")
+	lowered, rate, err := ad.cfg.Outbound.Inspector().LowerBudget(ctx, "notify", "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	require.Equal(t, 15, rate)

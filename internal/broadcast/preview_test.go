@@ -137,7 +137,7 @@ func TestPreviewEstimatesAtTheLearnedRateWhenLower(t *testing.T) {
 				require.NoError(t, s.cfg.Audience.(*chats.Audience).Add(ctx, int64(5000+i)))
 			}
 			if tc.lower != "" {
-				lowered, _, err := s.notifier.Store().LowerBudget(ctx, tc.lower, "429 from several chats")
+				lowered, _, err := s.notifier.Store().Inspector().LowerBudget(ctx, tc.lower, "429 from several chats")
 				require.NoError(t, err)
 				require.True(t, lowered)
 			}

@@ -923,7 +923,7 @@ func TestQueuesPageShowsEachSendBudgetAndWhyItLastWentDown(t *testing.T) {
 	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>1000</td><td>1000</td>\s*<td>halved on 429s from several chats, climbs back by itself</td>\s*<td>never</td></tr>`, page)
 	require.Contains(t, page, `<tr id="budget-reply"><td>reply</td><td>100</td><td>100</td>`)
 
-	lowered, _, err := e.app.Store().LowerBudget(ctx, tgjob.QueueNotify, "429 from several chats")
+	lowered, _, err := e.app.Store().Inspector().LowerBudget(ctx, tgjob.QueueNotify, "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	_, page = b.get("/queues")

@@ -6,20 +6,34 @@
 --          budget, see probe_state), budget:why -> why it last went down,
 --          budget:n -> how many times it went down; budget is "global" (the
 --          store's rate) or "q:<queue>" (a queue's own)
--- KEYS[2]  (revert only) the answered send's job hash "{tag}:q:<queue>:job:<id>":
---          its field t is when it was claimed (server ms; see claim.lua)
+-- KEYS[2]  (revert) the answered send's job hash "{tag}:q:<queue>:job:<id>":
+--          its field t is when it was claimed (server ms; see claim.lua);
+--          (lower) the budget's send log, "{tag}:s:rate" or "{tag}:q:<queue>:rate"
+--          (claim.lua: claim -> arrival, +inf while in flight)
 -- ARGV[1]  "lower", "revert" or "read"
 -- lower: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] floor (the
 --   lowest rate it may go down to), ARGV[5] step, ARGV[6] every (ms),
 --   ARGV[7] hold (ms), ARGV[8] cooldown (ms), ARGV[9] why, ARGV[10] its
---   start (0: not probed; see WithGlobalRateStart).
+--   start (0: not probed; see WithGlobalRateStart), ARGV[11] its window
+--   (ms), ARGV[12] the binding divisor d (0: lower whether it binds or not).
+--   With d > 0 a budget that does not bind is left alone: its sends ran
+--   below what a halving would leave, so the push-back says nothing about
+--   it (chaos seed 7: bursts of 429s at 7 replies/s halved a reply budget
+--   of 50 twelve times to 4). It binds when its send log (KEYS[2]) counts
+--   at least rate now / d x open / window sends (in flight included) since
+--   the window's start or the end of the last global pause, whichever is
+--   later ("{tag}:s:pauseend", written by pause.lua; the whole window
+--   while a pause runs), where open is the time since then, at least a quarter
+--   window: a budget 429s answered a fraction of a second after a pause
+--   ended still binds.
 --   The budget goes down to max(floor, floor(rate now / 2)), where rate now is
 --   what a claim reads now; a second call within cooldown ms of the last
 --   decrease changes nothing (several processes, or several 429s of one
 --   burst, report the same push-back). A probed budget stays probed: from
 --   there it climbs by probes only, for hold ms never above max(the rate
 --   left, three quarters of the rate that was hit).
---   Returns {1 lowered or 0 within the cooldown, the rate now (after)}.
+--   Returns {1 lowered, 0 within the cooldown or 2 not binding, the rate
+--   now (after)}.
 -- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
 --   ARGV[5] why. A send Telegram answered with a 429, claimed (KEYS[2]'s t;
 --   now when gone) while a probed budget ran at rate x, takes the budget
@@ -48,6 +62,15 @@ if ARGV[1] == 'lower' then
   if s <= 0 or s >= c then s = nil end
   local rate, at = learned_rate(v, c, now, s)
   if at and now - at < num(ARGV[8]) then return {0, rate} end
+  local d = num(ARGV[12])
+  if d > 0 then
+    local w = num(ARGV[11])
+    local from = now - w
+    local pe = redis.call('GET', S .. 'pauseend')
+    if pe and num(pe) > from and num(pe) <= now and redis.call('EXISTS', S .. 'pause') == 0 then from = num(pe) end
+    local open = math.max(now - from, w / 4)
+    if redis.call('ZCOUNT', KEYS[2], int(from), '+inf') * d * w < rate * open then return {2, rate} end
+  end
   local r = math.max(num(ARGV[4]), math.floor(rate / 2))
   local p = probe_state(v)
   if s or p then
