@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,11 +97,30 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 		http.Error(w, ie.Text, http.StatusBadRequest)
 		return
 	}
-	if c.unavailable(w, r, err) {
+	if c.gone(w, r, err) || c.unavailable(w, r, err) {
 		return
 	}
 	c.log.Error("console: page failed", slog.String("path", r.URL.Path), slog.Any("err", err))
 	http.Error(w, "the console could not read the bot's state: "+err.Error(), http.StatusInternalServerError)
+}
+
+// StatusClientClosedRequest is what a request the client gave up on is
+// answered (nginx's 499 "Client Closed Request"): nobody reads it, but a
+// proxy's or an access log's count of 5xx stays the console's faults.
+const StatusClientClosedRequest = 499
+
+// gone answers err when it is the request's own context cancelled: the
+// client went away (a tab closed, a reload, a timeout of its own) before
+// the store answered. Not a fault of the console or of the store: logged
+// at INFO (a change may or may not have been made: its audit entry says),
+// answered StatusClientClosedRequest, no flash. It reports whether it did.
+func (c *Console) gone(w http.ResponseWriter, r *http.Request, err error) bool {
+	if !errors.Is(err, context.Canceled) || r.Context().Err() == nil {
+		return false
+	}
+	c.log.Info("console: the client went away before the answer", slog.String("method", r.Method), slog.String("path", r.URL.Path))
+	w.WriteHeader(StatusClientClosedRequest)
+	return true
 }
 
 // RetryAfter is the Retry-After of a 503 answered while the store is
@@ -146,7 +166,7 @@ func (c *Console) unavailable(w http.ResponseWriter, r *http.Request, err error)
 // (unavailable: no flash, no redirect); any other error is logged and
 // shown as a failure.
 func (c *Console) done(w http.ResponseWriter, r *http.Request, sid, back, answer string, err error) {
-	if c.unavailable(w, r, err) {
+	if c.gone(w, r, err) || c.unavailable(w, r, err) {
 		return
 	}
 	c.flash(r, sid, answer, err)

@@ -184,6 +184,33 @@ func TestAGoneOrSilentStoreAnswers503(t *testing.T) {
 	}
 }
 
+// A client that goes away while its page waits on the store (a tab
+// closed during a BUSY script) is nobody's fault: the request is logged
+// at INFO and answered 499, nothing at WARN or ERROR (it was a 500 logged
+// at ERROR, "context canceled": a trial's finding).
+func TestAClientGoneBeforeTheStoreAnsweredIsNotAnError(t *testing.T) {
+	t.Parallel()
+	vs := valkeytest.Start(t, valkeytest.Options{})
+	e := startOn(t, vs, console.Config{StoreTimeout: 8 * time.Second})
+	b := e.browser()
+	b.signIn()
+	undo := valkeytest.Busy(t, vs, 8*time.Second) // no answer, and no BUSY, before the client leaves
+	defer undo()
+	for _, path := range []string{"/queues", "/api/history", "/audit"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_, err := b.http.Do(b.request(http.MethodGet, path, nil).WithContext(ctx))
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "%s: the client gave up", path)
+	}
+	require.Eventually(t, func() bool {
+		return strings.Count(e.logs.String(), "console: the client went away before the answer") == 3
+	}, wait, 20*time.Millisecond, "each request logged once at INFO")
+	warn, errs := storeLogs(e)
+	require.Zero(t, warn, "nothing logged at WARN")
+	require.Zero(t, errs, "nothing logged at ERROR")
+	require.NotContains(t, e.logs.String(), "level=ERROR")
+}
+
 // A store error that is not the store briefly unavailable (a key of the
 // wrong type: the audit stream made a string) is a fault of the bot's
 // data, not of the moment: 500, logged at ERROR, no Retry-After.
