@@ -15,9 +15,9 @@ import (
 // a ceiling, not a target: on evidence of a limit the receiver enforces
 // across every lane (codemojex: 429s from several chats at once) while
 // the budget binds (LearnBindingDivisor), LowerBudget halves it at once
-// (multiplicative decrease, never
-// below max(1, ceil(configured ÷ 16))); from then on it climbs back by
-// max(1, ceil(configured ÷ 20)) every Every (additive increase), never above
+// (multiplicative decrease, never below max(1, ceil(configured ÷ 4)), a
+// probed budget's start ÷ 4: LearnFloorDivisor); from then on it climbs
+// back by max(1, ceil(configured ÷ 20)) every Every (additive increase), never above
 // the configured rate, and for Hold after the decrease never above three
 // quarters of the rate that brought it (so the rate that hit the limit is
 // not tried again at once). The learned state lives in Valkey
@@ -52,10 +52,19 @@ const (
 )
 
 // The divisors of a budget's learning: the lowest rate a decrease leaves is
-// configured ÷ LearnFloorDivisor (at least 1), each increase adds
-// configured ÷ LearnStepDivisor (at least 1), both rounded up.
+// configured ÷ LearnFloorDivisor (a probed budget's: its start ÷
+// LearnFloorDivisor; at least 1), each increase adds configured ÷
+// LearnStepDivisor (at least 1), both rounded up. The floor is a quarter:
+// 429s that would take a budget lower do not show a limit (Telegram
+// publishes about 30 messages/s, and a rate configured 4 times too high
+// is the operator's to fix) but push-back of another kind, a chat's own
+// flood wait mistaken for the bot's or a transient one, which the pause
+// for their retry_after answers. With 1/16 (before), chaos seed 7's 16
+// bursts of injected 429s in 10 minutes, halving budgets that bound
+// under a broadcast's backlog, held replies at 4/s and the group reply
+// lanes overflowed (docs/chaos.md, row 36).
 const (
-	LearnFloorDivisor = 16
+	LearnFloorDivisor = 4
 	LearnStepDivisor  = 20
 )
 
@@ -185,7 +194,11 @@ func (s *core) lower(ctx context.Context, queue, why string, d int) (lowered boo
 	lc := s.opt.learn.withDefaults()
 	for i, b := range s.budgetsOf(queue) {
 		c := b.configured
-		floor := max(1, (c+LearnFloorDivisor-1)/LearnFloorDivisor)
+		base := c
+		if b.start > 0 && b.start < c {
+			base = b.start
+		}
+		floor := max(1, (base+LearnFloorDivisor-1)/LearnFloorDivisor)
 		step := max(1, (c+LearnStepDivisor-1)/LearnStepDivisor)
 		args := []string{"lower", b.field, strconv.Itoa(c), strconv.Itoa(floor), strconv.Itoa(step),
 			ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why, strconv.Itoa(b.start), ms(b.window), strconv.Itoa(d)}

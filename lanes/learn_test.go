@@ -247,7 +247,7 @@ func TestLowerBudgetJudgesTheSendsSinceTheLastPauseEnded(t *testing.T) {
 
 // Decreases within the cooldown count once (every process, and every 429 of
 // a burst, report the same push-back); past it each halves the rate, never
-// below ceil(40 / 16) = 3.
+// below ceil(40 / 4) = 10 (LearnFloorDivisor).
 func TestLowerBudgetCountsABurstOnceAndStopsAtTheFloor(t *testing.T) {
 	t.Parallel()
 	// The cooldown is long enough that two calls of one step's burst land
@@ -269,10 +269,8 @@ func TestLowerBudgetCountsABurstOnceAndStopsAtTheFloor(t *testing.T) {
 				{s, false, true, 20},
 				{other, false, false, 20}, // the same burst, seen by another process
 				{s, false, false, 20},
-				{other, true, true, 10},
-				{s, true, true, 5},
-				{s, true, true, 3},
-				{other, true, true, 3}, // at the floor
+				{other, true, true, 10}, // at the floor
+				{s, true, true, 10},
 			}
 			decreases := int64(0)
 			for i, st := range steps {
