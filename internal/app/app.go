@@ -91,6 +91,7 @@ type App struct {
 	lastPoll   atomic.Int64                // unix nanoseconds of the last successful getUpdates
 	leader     atomic.Bool                 // this process holds the poller lease
 	webhookSet atomic.Bool                 // setWebhook succeeded (webhook mode)
+	shortLog   atomic.Int64                // unix nanoseconds of the last replica-wait WARN (replicaShort)
 
 	// floods is the intake limits' side that talks back (toasts,
 	// notices) and their metrics; floods.Limiter() the limits (nil: off).
@@ -230,6 +231,9 @@ func (a *App) init() error {
 	// The mux in every role: the intake's filter (ignores) is its Ignores.
 	a.mux = a.newMux()
 	a.inbox.WithFilter(a.ignores, func(reason string) { a.m.ignored.WithLabelValues(reason).Inc() })
+	if cfg.WaitReplicas > 0 {
+		a.inbox.WithReplicaWait(intake.ReplicaWait{Replicas: cfg.WaitReplicas, Timeout: cfg.WaitTimeout, Short: a.replicaShort})
+	}
 	if cfg.Handles() {
 		if a.handler, err = handling.New(handling.Config{Inbox: a.inbox, Notifier: a.notifier, Mux: a.mux, Metrics: a.hm,
 			Handlers: cfg.HandlerCount(), Lease: cfg.HandlerLease, Drain: o.drain, Ready: a.ensureMe, Log: a.log}); err != nil {
@@ -313,4 +317,23 @@ func (a *App) starBalance() func(ctx context.Context) (int64, error) {
 		}
 		return int64(s.Amount)*10 + int64(s.NanostarAmount)/100_000_000, nil
 	}
+}
+
+// replicaShortLogEvery is the least time between two of replicaShort's
+// WARN lines (every short wait is counted).
+const replicaShortLogEvery = 10 * time.Second
+
+// replicaShort is the inbox's ReplicaWait.Short: a record confirmed with
+// fewer replicas than VALKEY_WAIT_REPLICAS acknowledging it within
+// VALKEY_WAIT_TIMEOUT. Counted each time, logged at WARN at most every
+// replicaShortLogEvery (a replica down makes every record short).
+func (a *App) replicaShort(acked int) {
+	a.m.replicaShort.Inc()
+	now := time.Now().UnixNano()
+	last := a.shortLog.Load()
+	if now-last < int64(replicaShortLogEvery) || !a.shortLog.CompareAndSwap(last, now) {
+		return
+	}
+	a.log.Warn("updates confirmed to Telegram before enough Valkey replicas acknowledged them (a failover now may lose them)",
+		slog.Int("acked", acked), slog.Int("want", a.cfg.WaitReplicas), slog.String("timeout", a.cfg.WaitTimeout.String()))
 }

@@ -23,6 +23,9 @@ type metrics struct {
 	// failed after its retries), refused (bad callback data).
 	callbacks      *prometheus.CounterVec
 	callbackAnswer prometheus.Histogram // answerCallbackQuery round trips (with retries), seconds
+	// replicaShort counts records whose replica wait (VALKEY_WAIT_REPLICAS)
+	// timed out with fewer replicas acknowledging.
+	replicaShort prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -46,7 +49,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.callbackAnswer = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "codemojex_callback_answer_seconds",
 		Help:    "answerCallbackQuery round trip, retries included, seconds.",
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}})
-	for _, c := range []prometheus.Collector{m.received, m.ignored, m.conflicts, m.leader, m.standby, m.callbacks, m.callbackAnswer} {
+	m.replicaShort = prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_intake_replica_wait_short_total",
+		Help: "Update records confirmed to Telegram after VALKEY_WAIT_TIMEOUT with fewer than VALKEY_WAIT_REPLICAS replicas acknowledging them (a failover then may lose them)."})
+	for _, c := range []prometheus.Collector{m.received, m.ignored, m.conflicts, m.leader, m.standby, m.callbacks, m.callbackAnswer, m.replicaShort} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

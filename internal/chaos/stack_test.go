@@ -319,6 +319,9 @@ func (st *stack) env(sl *slot) []string {
 		"HANDLER_LEASE=" + lease.String(),
 		"HTTP_ADDR=" + addr,
 		"LOG_LEVEL=warn",
+		// Every run has a replica (of the slot's primary in a cluster): an
+		// update is confirmed to Telegram once it holds it (docs/operations.md).
+		"VALKEY_WAIT_REPLICAS=1",
 	}, hook...)
 }
 

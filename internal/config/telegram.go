@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -76,10 +77,24 @@ type Valkey struct {
 	// ("cm"), the tag every key had before it was configurable. Every
 	// process of one bot must use the same tag; changing it moves no key.
 	KeyTag string `env:"VALKEY_KEY_TAG"`
+	// WaitReplicas is how many replicas must acknowledge an update's
+	// record before it is confirmed to Telegram (VALKEY_WAIT_REPLICAS,
+	// 0-16; 0, the default: no wait): Valkey's replication is
+	// asynchronous, so an update recorded on a primary that dies before
+	// its replica received it is lost to a failover, and Telegram does not
+	// send a confirmed update again. Set it to 1 when Valkey has a
+	// replica (Sentinel, a cluster). Each record then waits for the
+	// replica (a round trip to it; intake.ReplicaWait).
+	WaitReplicas int `env:"VALKEY_WAIT_REPLICAS" envDefault:"0"`
+	// WaitTimeout is the most a record waits for them (VALKEY_WAIT_TIMEOUT,
+	// 1ms-1m, default 1s; checked only with WaitReplicas > 0); past it the update is confirmed anyway (the bot
+	// keeps taking updates while a replica is down), counted in
+	// codemojex_intake_replica_wait_short_total and logged.
+	WaitTimeout time.Duration `env:"VALKEY_WAIT_TIMEOUT" envDefault:"1s"`
 }
 
 // defaultValkey is Valkey's default owned by the lanes package: its tag.
-func defaultValkey() Valkey { return Valkey{KeyTag: lanes.DefaultTag} }
+func defaultValkey() Valkey { return Valkey{KeyTag: lanes.DefaultTag, WaitTimeout: time.Second} }
 
 // Validate checks that VALKEY_URL is a URL valkey-go dials and that
 // VALKEY_KEY_TAG is a tag lanes takes (lanes.ValidTag: 1-64 characters of
@@ -92,6 +107,12 @@ func (v Valkey) Validate() error {
 		if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
 			return &Error{Var: "VALKEY_URL", Want: "a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (its port 1-65535, got " + strconv.Quote(u.Port()) + ")"}
 		}
+	}
+	if v.WaitReplicas < 0 || v.WaitReplicas > 16 {
+		return &Error{Var: "VALKEY_WAIT_REPLICAS", Want: fmt.Sprintf("replicas that must acknowledge an update's record, 0 (no wait) to 16; got %d", v.WaitReplicas)}
+	}
+	if v.WaitReplicas > 0 && (v.WaitTimeout < time.Millisecond || v.WaitTimeout > time.Minute) {
+		return &Error{Var: "VALKEY_WAIT_TIMEOUT", Want: fmt.Sprintf("the most a record waits for the replicas, 1ms to 1m (e.g. 1s); got %v", v.WaitTimeout)}
 	}
 	if !lanes.ValidTag(v.KeyTag) {
 		got := fmt.Sprintf("got %q", v.KeyTag)

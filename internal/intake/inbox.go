@@ -60,6 +60,7 @@ type Inbox struct {
 	dropped                     func(context.Context, []flood.Drop)
 	ignores                     func(raw json.RawMessage) string
 	ignored                     func(reason string)
+	replicas                    ReplicaWait
 }
 
 // NewInbox returns the inbox under hash tag tag, on client c, with the
@@ -158,8 +159,9 @@ func (in *Inbox) readInt(ctx context.Context, key, what string) (int64, error) {
 // Telegram before it is on the queue. Recording the same update again (a
 // batch fetched again after a crash between the two steps) adds nothing
 // while its job waits or runs, and is skipped by the handler (the lane's
-// handled mark) after. It returns how many jobs were new and the next
-// offset. Errors: ErrLeaseLost (the offset is not moved), lanes.ErrInvalid
+// handled mark) after. With WithReplicaWait it returns once replicas
+// acknowledged its writes (or the wait's timeout passed). It returns how
+// many jobs were new and the next offset. Errors: ErrLeaseLost (the offset is not moved), lanes.ErrInvalid
 // for an update over MaxUpdateBytes (nothing written), the server's error.
 func (in *Inbox) Record(ctx context.Context, token string, ups []Update) (int, int64, error) {
 	off, epoch, err := in.pollState(ctx, token)
@@ -173,6 +175,13 @@ func (in *Inbox) Record(ctx context.Context, token string, ups []Update) (int, i
 		}
 	}
 	if len(fresh) == 0 {
+		// Fetched again (a record that failed after its writes, its wait
+		// included): wait again before it is confirmed.
+		if len(ups) > 0 {
+			if err := in.waitReplicas(ctx); err != nil {
+				return 0, 0, err
+			}
+		}
 		return 0, off, nil
 	}
 	added, err := in.enqueue(ctx, epoch, true, fresh)
@@ -180,7 +189,13 @@ func (in *Inbox) Record(ctx context.Context, token string, ups []Update) (int, i
 		return 0, 0, err
 	}
 	next, err := in.setOffset(ctx, token, "", fresh[len(fresh)-1].ID+1)
-	return added, next, err
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := in.waitReplicas(ctx); err != nil {
+		return 0, 0, err
+	}
+	return added, next, nil
 }
 
 // pollState reads the offset and the epoch and checks that token holds the
@@ -226,14 +241,22 @@ func (in *Inbox) Rebase(ctx context.Context, token string, ups []Update) (int64,
 		return 0, 0, err
 	}
 	next, err := in.setOffset(ctx, token, "rebase", ups[len(ups)-1].ID+1)
-	return next, epoch, err
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := in.waitReplicas(ctx); err != nil {
+		return 0, 0, err
+	}
+	return next, epoch, nil
 }
 
 // Accept records updates received by a webhook (no offset, no lease: any
 // number of processes receive): each is put on the update queue in the
 // current epoch, and an update_id received again (Telegram resends after a
 // timeout or an error answer) adds nothing while its job waits or runs, and
-// is skipped by the handler after. It returns how many jobs were new.
+// is skipped by the handler after. With WithReplicaWait it returns once
+// replicas acknowledged its writes (or the wait's timeout passed). It
+// returns how many jobs were new.
 // Errors: lanes.ErrInvalid for an update over MaxUpdateBytes (nothing
 // written), the server's error (the caller answers 500, so Telegram sends
 // it again).
@@ -242,7 +265,14 @@ func (in *Inbox) Accept(ctx context.Context, ups []Update) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return in.enqueue(ctx, epoch, false, ups)
+	n, err := in.enqueue(ctx, epoch, false, ups)
+	if err != nil {
+		return 0, err
+	}
+	if err := in.waitReplicas(ctx); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // enqueue puts ups on the update queue in epoch (one job per update, its

@@ -21,6 +21,7 @@ import "strconv"
 //	{T}:app:in:floor      hash    lane -> floor, as kept before the floor lived in the set: read, and
 //	                              emptied (MigrateFloors, and done.lua for a lane it finishes)
 //	{T}:app:in:rec        sorted set  job id -> recorded time (ms) of each update not yet handled
+//	{T}:app:in:sync       string  the time (ms) of the last replica wait's write (WithReplicaWait), PX 1 min
 //	{T}:app:j:<update_id> hash    journal of an update being handled: the fields its handler wrote (deleted when handled)
 type Keys struct{ tag string }
 
@@ -54,6 +55,9 @@ func (k Keys) Lease() string { return k.prefix() + "poller" }
 
 // Polled is the polling heartbeat.
 func (k Keys) Polled() string { return k.prefix() + "polled" }
+
+// Sync is the key a replica wait writes before its WAIT (waitReplicas).
+func (k Keys) Sync() string { return k.prefix() + "in:sync" }
 
 // Offset is the next getUpdates offset.
 func (k Keys) Offset() string { return k.prefix() + "in:offset" }

@@ -308,6 +308,17 @@ func (s *Server) Kill() {
 	s.killProcess()
 }
 
+// Signal sends sig to the server process this package started (a
+// standalone one), e.g. SIGSTOP to freeze it and SIGCONT to thaw it.
+// Errors: ErrExternal for a server this package did not start or a
+// cluster; the kernel's.
+func (s *Server) Signal(sig syscall.Signal) error {
+	if s.extern || s.cmd == nil || s.Cluster() {
+		return ErrExternal
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
 // NewClient returns a new client connected to the server; the caller closes it.
 func (s *Server) NewClient() (valkey.Client, error) {
 	if s.Cluster() {
