@@ -256,17 +256,7 @@ func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, p
 			}
 			copies[chat]++
 			sentPaid, allPaid = sentPaid || m.Paid, allPaid && m.Paid
-			if m.Paid {
-				b.paidCopies++
-			}
-			switch {
-			case !paid || m.Paid:
-			case mayGoFree(h):
-				b.free++
-			default:
-				b.unpaid++
-				v.problem("%s: chat %d got a copy sent without allow_paid_broadcast", name, chat)
-			}
+			b.tallyCopy(v, h, paid, m, fmt.Sprintf("%s: chat %d", name, chat))
 		}
 		if sentPaid {
 			b.paidChats++
@@ -319,6 +309,24 @@ func lastMode(m tgemu.Message) string {
 		}
 	}
 	return mode
+}
+
+// tallyCopy counts copy m of a broadcast (paid: a paid one) that who
+// ("broadcast: chat 5") got: a copy accepted paid in paidCopies; of a
+// paid broadcast, a copy sent free in free when its scenario lets copies
+// go free (mayGoFree), else in unpaid and named as a problem.
+func (b *broadcastFigures) tallyCopy(v *verdict, h history, paid bool, m tgemu.Message, who string) {
+	if m.Paid {
+		b.paidCopies++
+	}
+	switch {
+	case !paid || m.Paid:
+	case mayGoFree(h):
+		b.free++
+	default:
+		b.unpaid++
+		v.problem("%s got a copy sent without allow_paid_broadcast", who)
+	}
 }
 
 // mayGoFree says whether copies of h's paid broadcast may be sent without
@@ -414,16 +422,8 @@ func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcast
 			if m.Paid {
 				b.paidChats++
 				b.onlyPaid++
-				b.paidCopies++
 			}
-			switch {
-			case !paid || m.Paid:
-			case mayGoFree(h):
-				b.free++
-			default:
-				b.unpaid++
-				v.problem("%s: the admin got a copy sent without allow_paid_broadcast", name)
-			}
+			b.tallyCopy(v, h, paid, m, name+": the admin")
 		}
 	}
 	head := "✅ Broadcast done"
