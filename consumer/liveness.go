@@ -59,7 +59,12 @@ func StartKeepAlive(ctx context.Context, wg *sync.WaitGroup, l Liveness, claimer
 // as the consumer holds leases: past its claim loop's drain (a consumer
 // unheard while it still settles would have its jobs taken). A failed beat
 // or sweep is logged and tried at the next tick; recovered (nil: none) is
-// told how many leases each sweep recovered, when any.
+// told how many leases each sweep recovered, when any. A tick whose beat
+// failed does not sweep: the beat failing is what a stall of this process
+// or its host looks like (a CI run under load: every call past its
+// deadline for 3 s), and its own last beat may then be the one older than
+// ttl, so the sweep would take back its own leases while it still works
+// them, and each of their sends would go out twice.
 func KeepAlive(ctx context.Context, l Liveness, claimer string, ttl time.Duration, queues []string, log *slog.Logger, recovered func(int)) {
 	if ttl <= 0 {
 		ttl = DefaultLivenessTTL
@@ -67,8 +72,16 @@ func KeepAlive(ctx context.Context, l Liveness, claimer string, ttl time.Duratio
 	t := time.NewTicker(ttl / 10)
 	defer t.Stop()
 	for {
-		if err := l.Heartbeat(ctx, claimer, queues...); err != nil && ctx.Err() == nil && log != nil {
-			log.Warn("heartbeat failed", slog.Any("err", err))
+		if err := l.Heartbeat(ctx, claimer, queues...); err != nil {
+			if ctx.Err() == nil && log != nil {
+				log.Warn("heartbeat failed; no sweep this tick", slog.Any("err", err))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			continue
 		}
 		n, err := l.RecoverDead(ctx, ttl, queues...)
 		switch {

@@ -133,3 +133,45 @@ func TestStartKeepAliveRegistersTheClaimerBeforeItsFirstClaim(t *testing.T) {
 		return n == 1
 	}, 10*time.Second, 20*time.Millisecond, "the short-lived claimer's lease was never recovered")
 }
+
+// failingBeats is the store with every heartbeat after the first failing
+// (as while its process or host stalls: every call past its deadline).
+type failingBeats struct {
+	consumer.Liveness
+	calls atomic.Int64
+}
+
+func (b *failingBeats) Heartbeat(ctx context.Context, claimer string, queues ...string) error {
+	if b.calls.Add(1) > 1 {
+		return context.DeadlineExceeded
+	}
+	return b.Liveness.Heartbeat(ctx, claimer, queues...)
+}
+
+// A consumer whose beats fail does not sweep: its own last beat is the
+// one past the ttl, and a sweep would take back the lease it still works
+// (a busy CI run: the sweep after a failed beat recovered the process's
+// own two leases, and their broadcast copies went out twice). Its lease
+// holds through 5 ttls of failed beats, and its ack lands.
+func TestAConsumerWhoseBeatsFailDoesNotTakeItsOwnLeases(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	s := newStore(t, nil)
+	_, err := s.Enqueue(ctx, ordered, []lanes.Item{{Group: "a", ID: lanes.NewMinter().New(), Payload: []byte("a")}})
+	require.NoError(t, err)
+	queues := []string{ordered}
+	const ttl = 100 * time.Millisecond
+	var wg sync.WaitGroup
+	kctx, stop := context.WithCancel(ctx)
+	var recovered atomic.Int64
+	consumer.StartKeepAlive(kctx, &wg, &failingBeats{Liveness: s}, "stalled", ttl, queues, nil, func(n int) { recovered.Add(int64(n)) })
+	c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: queues, Lease: time.Hour, Max: 1, Claimer: "stalled"})
+	require.NoError(t, err)
+	require.Len(t, c.Jobs, 1)
+	time.Sleep(5 * ttl) // about 50 ticks, every beat failing
+	stop()
+	wg.Wait()
+	require.Zero(t, recovered.Load(), "no sweep took its own lease")
+	require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease), "its lease held")
+}
