@@ -247,7 +247,8 @@ func TestLowerBudgetJudgesTheSendsSinceTheLastPauseEnded(t *testing.T) {
 
 // Decreases within the cooldown count once (every process, and every 429 of
 // a burst, report the same push-back); past it each halves the rate, never
-// below ceil(40 / 4) = 10 (LearnFloorDivisor).
+// below ceil(40 / 4) = 10 (LearnFloorDivisor); a call at the floor
+// changes nothing (no decrease counted, no hold renewed).
 func TestLowerBudgetCountsABurstOnceAndStopsAtTheFloor(t *testing.T) {
 	t.Parallel()
 	// The cooldown is long enough that two calls of one step's burst land
@@ -270,7 +271,7 @@ func TestLowerBudgetCountsABurstOnceAndStopsAtTheFloor(t *testing.T) {
 				{other, false, false, 20}, // the same burst, seen by another process
 				{s, false, false, 20},
 				{other, true, true, 10}, // at the floor
-				{s, true, true, 10},
+				{s, true, false, 10},    // nothing lowered: nothing counted
 			}
 			decreases := int64(0)
 			for i, st := range steps {

@@ -256,7 +256,7 @@ func (ad *Admin) onLanes(ctx context.Context, r *update.Request) (out update.Out
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "Queue %s: %d pending, %d in flight, %d dead, %d lanes ready, %d parked",
+		fmt.Fprintf(&b, "Queue %s: %d pending, %d in flight, %d dead, %d lane(s) ready, %d parked",
 			st.Name, st.Pending, st.InFlight, st.Dead, st.Ring, st.Parked)
 		if len(st.Top) == 0 {
 			b.WriteString("\n  no pending lanes")

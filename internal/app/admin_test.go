@@ -95,7 +95,7 @@ func TestAdminCommands(t *testing.T) {
 	require.Eventually(t, func() bool { n, err := r.app.inbox.Unhandled(ctx); return err == nil && n == 1 }, wait, 10*time.Millisecond)
 	lanesReply := h.ask(0, adminUser, "/lanes")
 	// (The update in flight is this /lanes.)
-	require.Regexp(t, `^Queue update: 1 pending, 1 in flight, 0 dead, \d+ lanes ready, 1 parked\n• chat 43: depth 1, weight 1, in flight 0, parked until `, lanesReply)
+	require.Regexp(t, `^Queue update: 1 pending, 1 in flight, 0 dead, \d+ lane\(s\) ready, 1 parked\n• chat 43: depth 1, weight 1, in flight 0, parked until `, lanesReply)
 	require.Contains(t, lanesReply, "Queue reply:")
 	require.Contains(t, lanesReply, "Queue notify:")
 	require.Contains(t, lanesReply, "• chat 42: depth 3, weight 5, in flight 0, parked until ")

@@ -32,8 +32,9 @@
 --   burst, report the same push-back). A probed budget stays probed: from
 --   there it climbs by probes only, for hold ms never above max(the rate
 --   left, three quarters of the rate that was hit).
---   Returns {1 lowered, 0 within the cooldown or 2 not binding, the rate
---   now (after)}.
+--   A budget already at its floor is left as it is. Returns {1 lowered, 0
+--   within the cooldown or at the floor, or 2 not binding, the rate now
+--   (after)}.
 -- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
 --   ARGV[5] why. A send Telegram answered with a 429, claimed (KEYS[2]'s t;
 --   now when gone) while a probed budget ran at rate x, takes the budget
@@ -72,6 +73,9 @@ if ARGV[1] == 'lower' then
     if redis.call('ZCOUNT', KEYS[2], int(from), '+inf') * d * w < rate * open then return {2, rate} end
   end
   local r = math.max(num(ARGV[4]), math.floor(rate / 2))
+  -- At the floor already: nothing to lower, so nothing changes (no hold
+  -- renewed, no decrease counted), as within the cooldown.
+  if r >= rate then return {0, rate} end
   local p = probe_state(v)
   if s or p then
     p = p or {fails = 0, h = {{0, rate}}}
