@@ -142,11 +142,12 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 		keys = append(keys, s.keys.ring(q))
 	}
 	o := s.opt
+	lc := o.learn.withDefaults()
 	paceLimit := strconv.Itoa(o.pace.Limit)
 	if o.unpaced {
 		paceLimit = "-1" // claim.lua: no pace at all, not even a lane's override
 	}
-	// claim.lua's ARGV[2]: twelve numbers in one argument.
+	// claim.lua's ARGV[2]: thirteen numbers in one argument.
 	args := []string{
 		s.keys.shared(),
 		strings.Join([]string{
@@ -161,7 +162,8 @@ func (s *Store) Claim(ctx context.Context, req ClaimRequest) (Claimed, error) {
 			strconv.Itoa(len(o.paceRules)),
 			strconv.Itoa(max(req.Lanes, 1)),
 			strconv.Itoa(o.rateStart),
-			ms(o.learn.withDefaults().Probe),
+			ms(lc.Probe),
+			ms(lc.Epoch),
 		}, " "),
 	}
 	for _, r := range o.paceRules {

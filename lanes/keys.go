@@ -18,7 +18,9 @@ package lanes
 //	{T}:s:floor:<e>     sorted set  claimer -> round-trip floor (ms) published in epoch e (server ms / epoch);
 //	                                expires at the end of epoch e+1 (ShareFloor, floor.lua appends e)
 //	{T}:s:learned       hash        budget ("global", "q:<queue>") -> its learned rate "r at hit step every hold",
-//	                                budget:why, budget:n (LowerBudget, learn.lua; read by every claim)
+//	                                budget:why, budget:n, budget:ok (its proof "E M D C T", common.lua
+//	                                proof_read; noted by claims), budget:forgiven (LowerBudget, learn.lua;
+//	                                read by every claim)
 //	{T}:s:qpause        hash        Q -> why it was paused (PauseQueue, qpause.lua; read by every claim)
 //	{T}:q:Q:ring        list        lanes ready to be served, each at most once
 //	{T}:q:Q:inring      set         the lanes in the ring (O(1) membership)

@@ -41,6 +41,12 @@ type LearnConfig struct {
 	// at (RevertProbe), so it need not cover a round trip; a longer one
 	// climbs slower.
 	Probe time.Duration
+	// Epoch is the length of a budget's proof epoch [DefaultLearnEpoch,
+	// 10 s]: every claim notes the most sends one window of the budget
+	// held in the epoch; one that ends with no burst of 429s makes that its
+	// proof, which LowerBudget weighs a burst against (LearnedBudget.Proven).
+	// Longer: a proof takes longer to earn and to earn back after a burst.
+	Epoch time.Duration
 }
 
 // The defaults of LearnConfig.
@@ -49,6 +55,7 @@ const (
 	DefaultLearnHold     = 10 * time.Minute
 	DefaultLearnCooldown = 2 * time.Second
 	DefaultLearnProbe    = time.Second
+	DefaultLearnEpoch    = 10 * time.Second
 )
 
 // The divisors of a budget's learning: the lowest rate a decrease leaves is
@@ -74,8 +81,10 @@ const (
 // ErrInvalid for a negative field, or Every under 1 ms.
 func WithLearning(c LearnConfig) Option {
 	return func(o *options) error {
-		if c.Every < 0 || c.Hold < 0 || c.Cooldown < 0 || c.Probe < 0 || (c.Every > 0 && c.Every < time.Millisecond) {
-			return fmt.Errorf("%w: learning every %v, hold %v, cooldown %v, probe %v: want >= 0 (every >= 1ms)", ErrInvalid, c.Every, c.Hold, c.Cooldown, c.Probe)
+		if c.Every < 0 || c.Hold < 0 || c.Cooldown < 0 || c.Probe < 0 || c.Epoch < 0 ||
+			(c.Every > 0 && c.Every < time.Millisecond) || (c.Epoch > 0 && c.Epoch < time.Millisecond) {
+			return fmt.Errorf("%w: learning every %v, hold %v, cooldown %v, probe %v, epoch %v: want >= 0 (every and epoch >= 1ms)",
+				ErrInvalid, c.Every, c.Hold, c.Cooldown, c.Probe, c.Epoch)
 		}
 		o.learn = c
 		return nil
@@ -94,6 +103,9 @@ func (c LearnConfig) withDefaults() LearnConfig {
 	}
 	if c.Probe == 0 {
 		c.Probe = DefaultLearnProbe
+	}
+	if c.Epoch == 0 {
+		c.Epoch = DefaultLearnEpoch
 	}
 	return c
 }
@@ -125,6 +137,13 @@ type LearnedBudget struct {
 	// Start is a probed budget's start (WithGlobalRateStart; 0: not
 	// probed): it climbs by probes, not with time.
 	Start int
+	// Proven is the budget's proof, per Window: the most sends one window
+	// held in a 10-s epoch that ended with no burst of 429s since the last
+	// binding one (0: none). Store.LowerBudget does not go below it, and
+	// leaves a budget whose proof covers its rate as it is (counted in
+	// Forgiven, the proof spent).
+	Proven   int
+	Forgiven int64
 }
 
 // budget is one send budget's field of {T}:s:learned, its configured
@@ -162,9 +181,20 @@ func (s *core) budgetsOf(queue string) []budget {
 // sends ran below what the halving would leave, so the push-back says
 // nothing about its rate, and halving it again at each burst would only
 // take it down step by step to its floor for nothing (the caller's pause
-// for the 429's retry_after is the answer there). A budget's second
-// decrease within LearnConfig.Cooldown of its last one (a probe taken back
-// by RevertProbe included) changes nothing. It returns whether any budget
+// for the 429's retry_after is the answer there). A binding budget is then
+// weighed against its proof (LearnedBudget.Proven): the most sends one of
+// its windows held in a 10-s epoch that ended with no burst since the last
+// binding one, noted by every claim. A proof of at least its rate now
+// shows that rate held for a whole epoch, so the burst is no limit at it:
+// the budget is left as it is (LearnedBudget.Forgiven counts it). Else it
+// goes down to max(floor, rate now ÷ 2, proof). Either way the proof is
+// spent: a second binding burst before the next clean epoch ends lowers
+// it, as a real limit below the rate does once the pause for its
+// retry_after ends (random bursts, chaos seed 7's 16 in 10 minutes, took
+// budgets that had run 50/s for minutes to their floor, and the replies
+// overflowed; docs/delivery.md, "Down at once"). A budget's second
+// decrease, or binding burst, within LearnConfig.Cooldown of its last one
+// (a probe taken back by RevertProbe included) changes nothing. It returns whether any budget
 // went down and the lowest of their rates now (per window); (false, 0)
 // when queue has no budget. One script call per budget. Errors:
 // ErrInvalid for a bad queue name or a why over 200 bytes; the server's.
@@ -174,7 +204,8 @@ func (s *Store) LowerBudget(ctx context.Context, queue, why string) (lowered boo
 }
 
 // LowerBudget halves every budget that holds queue's sends at once, as
-// Store.LowerBudget does, whether it binds or not: an operator's "slow
+// Store.LowerBudget does, whether it binds or not and whatever its proof
+// (which it spends): an operator's "slow
 // down" (Telegram's support asked, a limit known from elsewhere). Errors
 // as Store.LowerBudget's.
 func (in *Inspector) LowerBudget(ctx context.Context, queue, why string) (lowered bool, rate int, err error) {
@@ -201,7 +232,7 @@ func (s *core) lower(ctx context.Context, queue, why string, d int) (lowered boo
 		floor := max(1, (base+LearnFloorDivisor-1)/LearnFloorDivisor)
 		step := max(1, (c+LearnStepDivisor-1)/LearnStepDivisor)
 		args := []string{"lower", b.field, strconv.Itoa(c), strconv.Itoa(floor), strconv.Itoa(step),
-			ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why, strconv.Itoa(b.start), ms(b.window), strconv.Itoa(d)}
+			ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why, strconv.Itoa(b.start), ms(b.window), strconv.Itoa(d), ms(lc.Epoch)}
 		v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned(), b.log}, args).AsIntSlice()
 		if err != nil {
 			return lowered, rate, fmt.Errorf("lanes: lower budget %s of %s: %w", b.field, queue, err)
@@ -263,7 +294,7 @@ func (s *Store) RevertProbe(ctx context.Context, l Lease, why string) (reverted 
 		return false, 0, nil
 	}
 	lc := s.opt.learn.withDefaults()
-	args := []string{"revert", "global", strconv.Itoa(s.opt.rate), ms(lc.Hold), why}
+	args := []string{"revert", "global", strconv.Itoa(s.opt.rate), ms(lc.Hold), why, ms(lc.Epoch)}
 	v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned(), s.keys.job(l.Queue, l.ID)}, args).AsIntSlice()
 	if err != nil {
 		return false, 0, fmt.Errorf("lanes: revert probe of %s: %w", l.Queue, err)
@@ -279,7 +310,7 @@ func (s *Store) RevertProbe(ctx context.Context, l Lease, why string) (reverted 
 // call. Errors: the server's.
 func (in *Inspector) Learned(ctx context.Context) ([]LearnedBudget, error) {
 	var out []LearnedBudget
-	args := []string{"read"}
+	args := []string{"read", ms(in.opt.learn.withDefaults().Epoch)}
 	if in.opt.rate > 0 {
 		out = append(out, LearnedBudget{Configured: in.opt.rate, Window: in.opt.window, Start: in.opt.rateStart})
 		args = append(args, "global", strconv.Itoa(in.opt.rate), strconv.Itoa(in.opt.rateStart))
@@ -317,11 +348,11 @@ func (in *Inspector) Learned(ctx context.Context) ([]LearnedBudget, error) {
 // parseLearned fills b from one budget's row of learn.lua's read.
 func parseLearned(b *LearnedBudget, m valkey.ValkeyMessage) error {
 	row, err := m.ToArray()
-	if err != nil || len(row) != 8 {
+	if err != nil || len(row) != 10 {
 		return fmt.Errorf("malformed row")
 	}
-	var n [7]int64
-	for _, i := range []int{0, 1, 2, 4, 5, 6} {
+	var n [10]int64
+	for _, i := range []int{0, 1, 2, 4, 5, 6, 8, 9} {
 		if n[i], err = row[i].AsInt64(); err != nil {
 			return fmt.Errorf("malformed row: %w", err)
 		}
@@ -331,6 +362,7 @@ func parseLearned(b *LearnedBudget, m valkey.ValkeyMessage) error {
 		return fmt.Errorf("malformed why: %w", err)
 	}
 	b.Rate, b.Hit, b.Decreases, b.Cap = int(n[0]), int(n[2]), n[4], int(n[6])
+	b.Proven, b.Forgiven = int(n[8]), n[9]
 	if n[1] > 0 {
 		b.Lowered, b.HoldUntil = time.UnixMilli(n[1]), time.UnixMilli(n[5])
 	}

@@ -621,3 +621,106 @@ func TestLowerBudgetHalvesEveryBudgetThatHoldsTheQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5, ls[0].Rate, "the global rate does not hold paid's sends")
 }
+
+// epochEnd is when the proof epoch holding server time now (ms) ends.
+func epochEnd(now int64, ep time.Duration) time.Time {
+	e := ep.Milliseconds()
+	return time.UnixMilli((now/e + 1) * e)
+}
+
+// A binding burst is weighed against the budget's proof: the most sends a
+// window of it held in an epoch that ended with no burst. A budget of 40
+// per minute whose window held 40 in a clean epoch keeps its rate through
+// one burst (forgiven, the proof spent), and a second burst before another
+// clean epoch halves it; a proof of 30 is the most a burst takes it down
+// to; an epoch with a burst in it (even one that did not bind) proves
+// nothing; an operator's decrease ignores the proof; a proof the budget
+// has not renewed for six epochs is dropped. Each step's sends are claimed
+// at the start of an epoch (2 s, so a busy host's claims stay in it; 200
+// ms for the stale proof, whose claims may straddle two epochs).
+func TestABurstIsWeighedAgainstTheRateACleanEpochProved(t *testing.T) {
+	t.Parallel()
+	const cooldown = 300 * time.Millisecond
+	type want struct {
+		lowered  bool
+		rate     int
+		forgiven int64
+	}
+	cases := []struct {
+		name      string
+		proved    int  // claimed in the first epoch (noted by the claims)
+		burstAt   int  // > 0: a burst (not binding) after this many of them
+		stale     bool // the budget idles six epochs after them
+		then      int  // claimed in the epoch of the burst
+		inspector bool
+		proven    int   // the proof before the burst
+		first     want  // the burst
+		second    *want // a second one after the cooldown
+	}{
+		{name: "a clean epoch at the rate forgives one burst", proved: 40, proven: 40,
+			first: want{false, 40, 1}, second: &want{true, 20, 1}},
+		{name: "a proof below the rate is the most it goes down to", proved: 30, then: 10, proven: 30,
+			first: want{true, 30, 0}},
+		{name: "no clean epoch yet: halved", then: 40,
+			first: want{true, 20, 0}},
+		{name: "an epoch with a burst proves nothing", proved: 40, burstAt: 10,
+			first: want{true, 20, 0}},
+		{name: "an operator's decrease ignores the proof", proved: 40, proven: 40, inspector: true,
+			first: want{true, 20, 0}},
+		{name: "a proof not renewed for six epochs is dropped", proved: 40, stale: true,
+			first: want{true, 20, 0}},
+	}
+	for bi := range learnBudgets(lanes.LearnConfig{}) {
+		for _, tc := range cases {
+			ep := 2 * time.Second
+			if tc.stale {
+				ep = 200 * time.Millisecond
+			}
+			b := learnBudgets(lanes.LearnConfig{Every: time.Hour, Cooldown: cooldown, Epoch: ep})[bi]
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				s := newStore(t, b.opts...)
+				m := lanes.NewMinter()
+				for g := range tc.proved + tc.then {
+					enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+				}
+				lower := s.LowerBudget
+				if tc.inspector {
+					lower = s.Inspector().LowerBudget
+				}
+				// At the start of an epoch: the claims stay in it.
+				waitServerPast(t, s, epochEnd(serverNowMS(t, s), ep))
+				for i := range tc.proved {
+					if tc.burstAt > 0 && i == tc.burstAt {
+						lowered, _, err := s.LowerBudget(ctx, "q", "429 from several chats")
+						require.NoError(t, err)
+						require.False(t, lowered, "%d of 40 in flight do not bind", i)
+					}
+					claimOne(t, s, time.Minute, "q")
+				}
+				last := serverNowMS(t, s)
+				if tc.stale {
+					last += 6 * ep.Milliseconds()
+				}
+				waitServerPast(t, s, epochEnd(last, ep))
+				for range tc.then {
+					claimOne(t, s, time.Minute, "q")
+				}
+				require.Equal(t, tc.proven, learnedOf(t, s, b.queue).Proven, "the proof before the burst")
+				lowered, rate, err := lower(ctx, "q", "429 from several chats")
+				require.NoError(t, err)
+				got := learnedOf(t, s, b.queue)
+				require.Equal(t, tc.first, want{lowered, rate, got.Forgiven}, "the burst")
+				require.Zero(t, got.Proven, "the burst spent the proof")
+				if tc.second == nil {
+					return
+				}
+				waitServerPast(t, s, time.UnixMilli(serverNowMS(t, s)).Add(cooldown))
+				lowered, rate, err = s.LowerBudget(ctx, "q", "429 from several chats")
+				require.NoError(t, err)
+				require.Equal(t, *tc.second, want{lowered, rate, learnedOf(t, s, b.queue).Forgiven}, "the second burst")
+			})
+		}
+	}
+}

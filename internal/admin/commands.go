@@ -405,6 +405,9 @@ func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
 		if x.Start > 0 {
 			fmt.Fprintf(&b, " (replies and bulk together: started at %d, raised while messages wait, a 429 takes a raise back)", x.Start)
 		}
+		if x.Proven > 0 || x.Forgiven > 0 {
+			fmt.Fprintf(&b, ", proven %d (bursts of 429s forgiven: %d)", x.Proven, x.Forgiven)
+		}
 		if x.Lowered.IsZero() {
 			b.WriteString(", never lowered")
 			continue

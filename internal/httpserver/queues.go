@@ -38,6 +38,7 @@ type QueueCollector struct {
 	depth, inFlight, delayed, dead, ready, parked, statsUp *prometheus.Desc
 	updates, updatesInFlight, updatesDead, oldest          *prometheus.Desc
 	budgetUse, budgetLimit, learnedRate, learnedDecreases  *prometheus.Desc
+	learnedProven, learnedForgiven                         *prometheus.Desc
 	recovered, updatesRecovered                            *prometheus.Desc
 }
 
@@ -74,13 +75,19 @@ func NewQueueCollector(q Queues) *QueueCollector {
 		learnedDecreases: prometheus.NewDesc("codemojex_budget_decreases_total",
 			"Times a send budget went down: halved on evidence of Telegram's bot-wide limit (429s from several chats), or a probe of the global budget taken back by a 429; counted in Valkey since its first: the same in every process (codemojex_worker_budget_decreases_total has the reason, per process).",
 			[]string{"budget"}, nil),
+		learnedProven: prometheus.NewDesc("codemojex_budget_proven_rate",
+			"A send budget's proof, messages per window (as codemojex_budget_limit): the most sends one window held in a 10-s epoch that ended with no burst of 429s since the last one that bound; a burst of 429s from several chats does not take the budget below it, and leaves one it covers as it is (0: none yet, or spent by a burst; lanes LearnedBudget.Proven).",
+			[]string{"budget"}, nil),
+		learnedForgiven: prometheus.NewDesc("codemojex_budget_forgiven_total",
+			"Bursts of 429s from several chats that left a send budget as it was, its proof (codemojex_budget_proven_rate) covering its rate; counted in Valkey since its first: the same in every process.",
+			[]string{"budget"}, nil),
 	}
 }
 
 // Describe sends the gauges' descriptions (prometheus.Collector).
 func (q *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.statsUp, q.updates, q.updatesInFlight, q.updatesDead, q.oldest,
-		q.budgetUse, q.budgetLimit, q.learnedRate, q.learnedDecreases, q.recovered, q.updatesRecovered} {
+		q.budgetUse, q.budgetLimit, q.learnedRate, q.learnedDecreases, q.learnedProven, q.learnedForgiven, q.recovered, q.updatesRecovered} {
 		ch <- d
 	}
 }
@@ -144,6 +151,8 @@ func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 			name := notifier.BudgetName(b.Queue)
 			ch <- prometheus.MustNewConstMetric(q.learnedRate, prometheus.GaugeValue, float64(b.Rate), name)
 			ch <- prometheus.MustNewConstMetric(q.learnedDecreases, prometheus.CounterValue, float64(b.Decreases), name)
+			ch <- prometheus.MustNewConstMetric(q.learnedProven, prometheus.GaugeValue, float64(b.Proven), name)
+			ch <- prometheus.MustNewConstMetric(q.learnedForgiven, prometheus.CounterValue, float64(b.Forgiven), name)
 		}
 	} else {
 		up = 0

@@ -4,13 +4,15 @@
 -- KEYS[2]  "{tag}:s:pause"  global pause: string with a PX expiry ("{tag}:s:nopause", a key
 --          nobody writes, for a store WithoutSendLimits)
 -- (also read: "{tag}:s:learned", the learned rates, see learn.lua, and
+-- written there: each budget's proof, field "<budget>:ok", the most sends
+-- its window held, see common.lua proof_read; and
 -- "{tag}:s:qpause", the paused queues, see qpause.lua; written:
 -- "{tag}:s:budgetwait", a flag with a PX expiry of one window, set when the
 -- global budget or a queue's own is spent by sends all in flight; the next settle of a logged
 -- send deletes it and publishes a wake-up, see common.lua end_lease)
 -- KEYS[3..] each claimed queue's ring "{tag}:q:<queue>:ring", in priority order
 -- ARGV[1]  shared prefix "{tag}:s:"
--- ARGV[2]  the call's numbers: one string of 12 decimal integers separated by single spaces
+-- ARGV[2]  the call's numbers: one string of 13 decimal integers separated by single spaces
 --          (one argument, not nine: the server handles each argument of a call at about
 --          the cost of building a Lua helper), in order:
 --            lease length (ms)
@@ -28,6 +30,7 @@
 --            the global rate's start (0 = not probed: it claims at the global rate as
 --              learned; see "Probing" and common.lua probe_rate)
 --            the probe period (ms)
+--            the proof epoch (ms; see common.lua proof_read)
 -- ARGV[3..] R triples: group prefix, limit, period (ms)
 -- then the number N of queues, then N queue configs (5 fields each, see common.lua), each
 -- followed by the queue's own budget: max jobs of the queue claimed per window (0 = no
@@ -112,10 +115,10 @@
 -- (A number is parsed only when it is used: most calls skip the limits
 -- that are off, and the maintenance budget is a command argument.)
 local S = ARGV[1]
-local lease_ms, max, rate, window, budget, visits_max, pace_limit, pace_period, nrules, lanes_max, gstart, gprobe =
-  string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%-?%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
-if not gprobe then return redis.error_reply('claim: malformed numbers ' .. ARGV[2]) end
-lease_ms, max, lanes_max = num(lease_ms), count(max), count(lanes_max)
+local lease_ms, max, rate, window, budget, visits_max, pace_limit, pace_period, nrules, lanes_max, gstart, gprobe, epoch =
+  string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%-?%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+if not epoch then return redis.error_reply('claim: malformed numbers ' .. ARGV[2]) end
+lease_ms, max, lanes_max, epoch = num(lease_ms), count(max), count(lanes_max), num(epoch)
 if rate ~= '0' then rate, window = num(rate), num(window) else rate, window = 0, 0 end
 -- A probed global rate's start (nil: not probed) and its configured rate.
 local gconf = rate
@@ -255,17 +258,25 @@ for n = 1, nq do
 end
 
 local gvalue -- a probed global budget's learned value (false: none), for probe_rate
+-- The global budget's proof as read (common.lua proof_read; false: none),
+-- each queue's own in its q.ok: noted with the sends its window holds
+-- (proof_note) when this call finds the budget spent or claims under it.
+local gok = false
 -- Learned rates (learn.lua, common.lua learned_rate): each budget of this
--- call claims at min(configured, learned), read in one HMGET of
--- "{tag}:s:learned" (fields "global" and "q:<queue>"; a queue's prefix
--- "{tag}:q:<queue>:" is as long as S up to its name).
+-- call claims at min(configured, learned), read with its proof in one
+-- HMGET of "{tag}:s:learned" (fields "global", "global:ok", "q:<queue>" and
+-- "q:<queue>:ok"; a queue's prefix "{tag}:q:<queue>:" is as long as S up to
+-- its name).
 do
   local fields, of = {}, {}
-  if rate > 0 then fields[1], of[1] = 'global', 0 end
+  if rate > 0 then fields[1], fields[2], of[1] = 'global', 'global:ok', 0 end
   for n = 1, nq do
     if queues[n].rate > 0 then
-      fields[#fields + 1] = 'q:' .. string.sub(queues[n].p, #S + 1, -2)
+      local f = 'q:' .. string.sub(queues[n].p, #S + 1, -2)
+      queues[n].field = f
+      fields[#fields + 1] = f
       of[#fields] = n
+      fields[#fields + 1] = f .. ':ok'
     end
   end
   if #fields > 0 then
@@ -274,14 +285,14 @@ do
       gvalue = vals[1] or false
       if not vals[1] then rate = gstart end
     end
-    for f = 1, #fields do
-      if vals[f] then
-        local n = of[f]
-        if n == 0 then
-          rate = learned_rate(vals[f], rate, now, gstart)
-        else
-          queues[n].rate = learned_rate(vals[f], queues[n].rate, now)
-        end
+    for f = 1, #fields, 2 do
+      local n = of[f]
+      if n == 0 then
+        gok = vals[f + 1]
+        if vals[f] then rate = learned_rate(vals[f], rate, now, gstart) end
+      else
+        queues[n].ok = vals[f + 1]
+        if vals[f] then queues[n].rate = learned_rate(vals[f], queues[n].rate, now) end
       end
     end
   end
@@ -332,10 +343,12 @@ if rate > 0 then
     else
       gspent = math.max(1, tonumber(oldest[2]) + window - now)
     end
+    proof_note(S, 'global', gok, used, now, epoch)
     if not outside then return reply({0, gspent}) end
   else
     left = rate - used
   end
+  gok = {used = used, v = gok} -- noted with the call's claims below
 end
 
 -- Lane g's pace: its override, else the first rule matching its name,
@@ -413,7 +426,9 @@ for n = 1, nq do
     local qk = q.p .. 'rate'
     redis.call('ZREMRANGEBYSCORE', qk, '-inf', int(now - q.window))
     local used = redis.call('ZCARD', qk)
+    q.used = used
     if used >= q.rate then
+      proof_note(S, q.field, q.ok, used, now, epoch)
       local oldest = redis.call('ZRANGE', qk, 0, 0, 'WITHSCORES')
       local b
       if oldest[2] == 'inf' then
@@ -606,6 +621,12 @@ for n = 1, nq do
     if q.rate > 0 then
       local qk = q.p .. 'rate'
       if redis.call('PTTL', qk) < q.window + lease_ms then redis.call('PEXPIRE', qk, int(q.window + lease_ms)) end
+    end
+    -- The proofs of the budgets this call claimed under (common.lua
+    -- proof_note: written only on a new most or an epoch's roll).
+    if got_all > 0 then
+      if q.g and type(gok) == 'table' then proof_note(S, 'global', gok.v, gok.used + got_all, now, epoch) end
+      if q.rate > 0 then proof_note(S, q.field, q.ok, q.used + got_all, now, epoch) end
     end
     add_pending(q, -got_all)
     out[4] = served

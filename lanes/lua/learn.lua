@@ -4,7 +4,9 @@
 -- KEYS[1]  "{tag}:s:learned" hash: budget -> its learned state (see common.lua
 --          learned_rate: "r at hit step every hold", or "p ..." for a probed
 --          budget, see probe_state), budget:why -> why it last went down,
---          budget:n -> how many times it went down; budget is "global" (the
+--          budget:n -> how many times it went down, budget:ok -> its proof
+--          (common.lua proof_read), budget:forgiven -> the bursts its proof
+--          forgave; budget is "global" (the
 --          store's rate) or "q:<queue>" (a queue's own)
 -- KEYS[2]  (revert) the answered send's job hash "{tag}:q:<queue>:job:<id>":
 --          its field t is when it was claimed (server ms; see claim.lua);
@@ -15,7 +17,8 @@
 --   lowest rate it may go down to), ARGV[5] step, ARGV[6] every (ms),
 --   ARGV[7] hold (ms), ARGV[8] cooldown (ms), ARGV[9] why, ARGV[10] its
 --   start (0: not probed; see WithGlobalRateStart), ARGV[11] its window
---   (ms), ARGV[12] the binding divisor d (0: lower whether it binds or not).
+--   (ms), ARGV[12] the binding divisor d (0: lower whether it binds or not),
+--   ARGV[13] the proof epoch (ms; see common.lua proof_read).
 --   With d > 0 a budget that does not bind is left alone: its sends ran
 --   below what a halving would leave, so the push-back says nothing about
 --   it (chaos seed 7: bursts of 429s at 7 replies/s halved a reply budget
@@ -26,17 +29,30 @@
 --   while a pause runs), where open is the time since then, at least a quarter
 --   window: a budget 429s answered a fraction of a second after a pause
 --   ended still binds.
---   The budget goes down to max(floor, floor(rate now / 2)), where rate now is
+--   A binding burst then meets the budget's proof (field "<budget>:ok",
+--   see common.lua proof_read): the most sends one window held in an
+--   epoch (10 s) that ended with no burst since the last binding one. A proof of
+--   at least rate now shows the rate held for a whole epoch, so the burst
+--   is not a limit at that rate (chaos seed 7: 429s injected at random,
+--   16 in 10 minutes, halved budgets that had run 50/s for minutes down to
+--   their floor, and the group replies overflowed): the budget is left as
+--   it is (with d > 0: an operator's decrease is not weighed against a
+--   proof), the burst counted in budget:forgiven, and the proof spent, so a
+--   second binding burst before the next clean epoch ends lowers it (a
+--   real limit below the rate answers again as soon as the pause for its
+--   retry_after ends). Otherwise the budget goes down to
+--   max(floor, floor(rate now / 2), proof), where rate now is
 --   what a claim reads now; a second call within cooldown ms of the last
---   decrease changes nothing (several processes, or several 429s of one
---   burst, report the same push-back). A probed budget stays probed: from
+--   decrease or binding burst changes nothing (several processes, or
+--   several 429s of one burst, report the same push-back). Every call
+--   marks the epoch as one with a burst. A probed budget stays probed: from
 --   there it climbs by probes only, for hold ms never above max(the rate
 --   left, three quarters of the rate that was hit).
 --   A budget already at its floor is left as it is. Returns {1 lowered, 0
---   within the cooldown or at the floor, or 2 not binding, the rate now
---   (after)}.
+--   within the cooldown or at the floor, 2 not binding, or 3 forgiven by
+--   its proof, the rate now (after)}.
 -- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
---   ARGV[5] why. A send Telegram answered with a 429, claimed (KEYS[2]'s t;
+--   ARGV[5] why, ARGV[6] the proof epoch (ms). A send Telegram answered with a 429, claimed (KEYS[2]'s t;
 --   now when gone) while a probed budget ran at rate x, takes the budget
 --   back to the rate before the raise that reached x (see common.lua
 --   probe_state's changes): for x a raise, the rate before that raise,
@@ -47,22 +63,33 @@
 --   raise among the changes kept reached (the start, a halving's) is not
 --   gone below this way. It stays at most there for hold ms, doubled for
 --   each failed probe in a row before it (at most 16 times hold; a step
---   down from a revert's rate is not a failed probe). Returns {1 reverted
+--   down from a revert's rate is not a failed probe). It marks the epoch
+--   as one with a burst (see lower), reverted or not. Returns {1 reverted
 --   or 0 (no raise reached x, or the rate is already at most that), the
 --   rate now}.
--- read: ARGV[2..] triples of budget, configured rate and start (0: none).
+-- read: ARGV[2] the proof epoch (ms), ARGV[3..] triples of budget,
+--   configured rate and start (0: none).
 --   Returns, per budget, {rate now, at (ms, 0: never lowered), hit, why,
 --   decreases, hold until (ms, 0: none), the most it climbs to before the
---   hold ends (the configured rate when no hold runs), 1 when probed}, then
---   the server's time (ms).
+--   hold ends (the configured rate when no hold runs), 1 when probed, its
+--   proof (see lower; 0: none), the bursts its proof forgave}, then the
+--   server's time (ms).
 local now = now_ms()
 local S = string.sub(KEYS[1], 1, -8) -- the shared prefix: KEYS[1] less "learned"
 if ARGV[1] == 'lower' then
   local b, c, s = ARGV[2], num(ARGV[3]), num(ARGV[10])
-  local v = redis.call('HGET', KEYS[1], b)
+  local vals = redis.call('HMGET', KEYS[1], b, b .. ':ok')
+  local v = vals[1] or nil
   if s <= 0 or s >= c then s = nil end
   local rate, at = learned_rate(v, c, now, s)
-  if at and now - at < num(ARGV[8]) then return {0, rate} end
+  -- Every call marks the epoch as one with a burst: it proves nothing.
+  local pf = proof_read(vals[2] or nil, now, num(ARGV[13]))
+  pf.d = 1
+  local cool = num(ARGV[8])
+  if (at and now - at < cool) or now - pf.t < cool then
+    proof_write(S, b, pf)
+    return {0, rate}
+  end
   local d = num(ARGV[12])
   if d > 0 then
     local w = num(ARGV[11])
@@ -70,9 +97,21 @@ if ARGV[1] == 'lower' then
     local pe = redis.call('GET', S .. 'pauseend')
     if pe and num(pe) > from and num(pe) <= now and redis.call('EXISTS', S .. 'pause') == 0 then from = num(pe) end
     local open = math.max(now - from, w / 4)
-    if redis.call('ZCOUNT', KEYS[2], int(from), '+inf') * d * w < rate * open then return {2, rate} end
+    if redis.call('ZCOUNT', KEYS[2], int(from), '+inf') * d * w < rate * open then
+      proof_write(S, b, pf)
+      return {2, rate}
+    end
   end
-  local r = math.max(num(ARGV[4]), math.floor(rate / 2))
+  -- A binding burst spends the proof: the next one needs a clean epoch
+  -- first. An operator's decrease (d = 0) spends it unheard.
+  local proof = d > 0 and pf.c or 0
+  pf.c, pf.t = 0, now
+  proof_write(S, b, pf)
+  if proof >= rate then
+    redis.call('HINCRBY', KEYS[1], b .. ':forgiven', 1)
+    return {3, rate}
+  end
+  local r = math.max(num(ARGV[4]), math.floor(rate / 2), proof)
   -- At the floor already: nothing to lower, so nothing changes (no hold
   -- renewed, no decrease counted), as within the cooldown.
   if r >= rate then return {0, rate} end
@@ -91,7 +130,14 @@ if ARGV[1] == 'lower' then
 end
 if ARGV[1] == 'revert' then
   local b, c = ARGV[2], num(ARGV[3])
-  local p = probe_state(redis.call('HGET', KEYS[1], b))
+  local vals = redis.call('HMGET', KEYS[1], b, b .. ':ok')
+  -- A 429 to a send of this epoch: it proves nothing (see lower).
+  local pf = proof_read(vals[2] or nil, now, num(ARGV[6]))
+  if pf.d == 0 or pf.dirty then
+    pf.d = 1
+    proof_write(S, b, pf)
+  end
+  local p = probe_state(vals[1] or nil)
   if not p then return {0, 0} end
   local ct = redis.call('HGET', KEYS[2], 't')
   ct = ct and num(ct) or now
@@ -127,9 +173,10 @@ if ARGV[1] == 'revert' then
   return {1, math.min(p.r, c)}
 end
 local out = {}
-for i = 2, #ARGV, 3 do
+local ep = num(ARGV[2])
+for i = 3, #ARGV, 3 do
   local b = ARGV[i]
-  local v = redis.call('HMGET', KEYS[1], b, b .. ':why', b .. ':n')
+  local v = redis.call('HMGET', KEYS[1], b, b .. ':why', b .. ':n', b .. ':ok', b .. ':forgiven')
   local c, s = num(ARGV[i + 1]), num(ARGV[i + 2])
   if s <= 0 or s >= c then s = nil end
   local rate, at = learned_rate(v[1], c, now, s)
@@ -145,7 +192,8 @@ for i = 2, #ARGV, 3 do
     hit, hold = num(h), at + num(hl)
     if now < hold then cap = math.min(c, math.max(num(r), math.floor(hit * 3 / 4))) end
   end
-  out[#out + 1] = {rate, at or 0, hit, v[2] or '', num(v[3] or '0'), hold, cap, probed}
+  local proof = proof_read(v[4] or nil, now, ep).c
+  out[#out + 1] = {rate, at or 0, hit, v[2] or '', num(v[3] or '0'), hold, cap, probed, proof, num(v[5] or '0')}
 end
 out[#out + 1] = now
 return out
