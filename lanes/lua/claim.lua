@@ -343,7 +343,7 @@ if rate > 0 then
     else
       gspent = math.max(1, tonumber(oldest[2]) + window - now)
     end
-    proof_note(S, 'global', gok, used, now, epoch)
+    proof_note(S, 'global', gok, used, now, epoch, rate)
     if not outside then return reply({0, gspent}) end
   else
     left = rate - used
@@ -428,7 +428,7 @@ for n = 1, nq do
     local used = redis.call('ZCARD', qk)
     q.used = used
     if used >= q.rate then
-      proof_note(S, q.field, q.ok, used, now, epoch)
+      proof_note(S, q.field, q.ok, used, now, epoch, q.rate)
       local oldest = redis.call('ZRANGE', qk, 0, 0, 'WITHSCORES')
       local b
       if oldest[2] == 'inf' then
@@ -625,8 +625,8 @@ for n = 1, nq do
     -- The proofs of the budgets this call claimed under (common.lua
     -- proof_note: written only on a new most or an epoch's roll).
     if got_all > 0 then
-      if q.g and type(gok) == 'table' then proof_note(S, 'global', gok.v, gok.used + got_all, now, epoch) end
-      if q.rate > 0 then proof_note(S, q.field, q.ok, q.used + got_all, now, epoch) end
+      if q.g and type(gok) == 'table' then proof_note(S, 'global', gok.v, gok.used + got_all, now, epoch, rate) end
+      if q.rate > 0 then proof_note(S, q.field, q.ok, q.used + got_all, now, epoch, q.rate) end
     end
     add_pending(q, -got_all)
     out[4] = served

@@ -211,11 +211,14 @@ end
 
 -- Notes n sends in a window of budget b (its field in "{tag}:s:learned",
 -- S the shared prefix) at a claim: v is its proof's value as read (see
--- proof_read; ep its epoch). Writes only when the epoch rolled or n is a
--- new most.
-local function proof_note(S, b, v, n, now, ep)
+-- proof_read; ep its epoch), top the budget's rate now. Writes only when
+-- the epoch rolled or n is a new most by at least a sixteenth (or reaches
+-- top): a window well below its budget rises one send at a time, and a
+-- write per claim would double the claim's writes for a proof a
+-- sixteenth short at most.
+local function proof_note(S, b, v, n, now, ep, top)
   local p = proof_read(v, now, ep)
-  if n > p.m then p.m, p.dirty = n, true end
+  if n > p.m and (n >= top or n - p.m > p.m / 16) then p.m, p.dirty = n, true end
   if p.dirty then proof_write(S, b, p) end
 end
 
