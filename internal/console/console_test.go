@@ -919,14 +919,14 @@ func TestQueuesPageShowsEachSendBudgetAndWhyItLastWentDown(t *testing.T) {
 	b.signIn()
 	ctx := context.Background()
 	_, page := b.get("/queues")
-	require.Regexp(t, `<tr id="budget-global"><td>global</td><td>1000</td><td>1100</td>\s*<td>replies and bulk together: started at 1000, raised while messages wait, a 429 takes a raise back</td>\s*<td>never</td></tr>`, page)
-	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>1000</td><td>1000</td>\s*<td>halved on 429s from several chats, climbs back by itself</td>\s*<td>never</td></tr>`, page)
+	require.Regexp(t, `<tr id="budget-global"><td>global</td><td>1000</td><td>1100</td><td>0</td>\s*<td>replies and bulk together: started at 1000, raised while messages wait, a 429 takes a raise back</td>\s*<td>never</td></tr>`, page)
+	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>1000</td><td>1000</td><td>0</td>\s*<td>halved on 429s from several chats while it is full, never below what it proved, climbs back by itself</td>\s*<td>never</td></tr>`, page)
 	require.Contains(t, page, `<tr id="budget-reply"><td>reply</td><td>100</td><td>100</td>`)
 
 	lowered, _, err := e.app.Store().Inspector().LowerBudget(ctx, tgjob.QueueNotify, "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	_, page = b.get("/queues")
-	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>500</td><td>1000</td>\s*<td>[^<]*</td>\s*<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: 429 from several chats, from 1000; at most 750 until [^;]+ UTC; 1 in all</td></tr>`, page)
+	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>500</td><td>1000</td><td>0</td>\s*<td>[^<]*</td>\s*<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: 429 from several chats, from 1000; at most 750 until [^;]+ UTC; 1 in all</td></tr>`, page)
 	require.Regexp(t, `<tr id="budget-global"><td>global</td><td>500</td><td>1100</td>`, page, "the total over replies and bulk halved too")
 }
