@@ -112,21 +112,26 @@ func TestLearnedBudgetStopsBotWide429sAndARestartKeepsIt(t *testing.T) {
 // at once, with the budget of 60/s far from spent, lower nothing (chaos
 // seed 7: such bursts took the reply budget to 4/s while replies ran at
 // 7/s); the same five 429s at the end of 120 messages sent at the budget's
-// rate halve it. Every message is delivered after the pause.
+// rate halve it, unless clean epochs at the rate proved it first (180
+// messages, epochs of 500 ms): then the burst is forgiven. Every message
+// is delivered after the pause.
 func TestBotWide429sLowerOnlyABudgetThatBinds(t *testing.T) {
 	cases := []struct {
 		name         string
 		msgs         int
+		epoch        time.Duration // lanes.LearnConfig.Epoch (0: its 10 s)
 		wantDecrease bool
 	}{
 		{name: "5 sends, all answered 429", msgs: 5},
 		{name: "120 sends, the last 5 answered 429", msgs: 120, wantDecrease: true},
+		// 3 s at the budget's rate: clean epochs of 500 ms proved it.
+		{name: "180 sends, the last 5 answered 429, after clean epochs", msgs: 180, epoch: 500 * time.Millisecond},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			limits := notifier.Limits{GlobalPerSecond: 60, Slack: notifier.DefaultSlack}
 			e := newEnv(t, envOpts{limits: limits, emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 10_000, Per: time.Second}},
-				storeOpts:  []lanes.Option{lanes.WithLearning(lanes.LearnConfig{Every: time.Hour})},
+				storeOpts:  []lanes.Option{lanes.WithLearning(lanes.LearnConfig{Every: time.Hour, Epoch: tc.epoch})},
 				counts429s: "the test injects them"})
 			const first = 10_000
 			for i := range 5 {
@@ -145,11 +150,15 @@ func TestBotWide429sLowerOnlyABudgetThatBinds(t *testing.T) {
 			e.requireMetric(1, "codemojex_worker_global_pauses_total", "", "")
 			got := learnedBudget(t, e.ctx, e.store, "")
 			if !tc.wantDecrease {
-				require.Zero(t, got.Decreases, "a budget far from spent is left alone")
+				require.Zero(t, got.Decreases, "a budget far from spent, or proved at its rate, is left alone")
 				require.Equal(t, 60, got.Rate)
 				e.requireMetric(0, "codemojex_worker_budget_decreases_total", "queue", tgjob.QueueNotify)
+				if tc.epoch > 0 {
+					require.Equal(t, int64(1), got.Forgiven, "the proof forgave the burst")
+				}
 				return
 			}
+			require.Zero(t, got.Forgiven)
 			require.Equal(t, int64(1), got.Decreases)
 			require.Equal(t, worker.WhyFlood, got.Why)
 			require.Equal(t, 60, got.Hit)
