@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/config"
 	"github.com/codemojex/codemojex/lanes"
@@ -138,6 +139,7 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"api url with the bot path and a method", []string{"TELEGRAM_API_URL=http://127.0.0.1:8081/bot" + token + "/getMe"}, "TELEGRAM_API_URL"},
 		{"api url with an escaped token", []string{"TELEGRAM_API_URL=https://api.telegram.org/bot123456789%3AunknownSecretXYZ"}, "TELEGRAM_API_URL"},
 		{"valkey url", []string{"VALKEY_URL=http://nope"}, "VALKEY_URL"},
+		{"valkey url with a parameter valkey-go ignores", []string{"VALKEY_URL=redis://10.0.0.1:26379?master-set=mymaster"}, "VALKEY_URL"},
 		{"key tag empty", []string{"VALKEY_KEY_TAG="}, "VALKEY_KEY_TAG"},
 		{"negative replicas to wait for", []string{"VALKEY_WAIT_REPLICAS=-1"}, "VALKEY_WAIT_REPLICAS"},
 		{"17 replicas to wait for", []string{"VALKEY_WAIT_REPLICAS=17"}, "VALKEY_WAIT_REPLICAS"},
@@ -402,6 +404,7 @@ func TestURLPasswordsNeverInErrors(t *testing.T) {
 		{"valkey url that does not parse", "VALKEY_URL=redis://:" + pw + "@[::1", "VALKEY_URL"},
 		{"valkey url with a bad port", "VALKEY_URL=redis://u:" + pw + "@host:99999999999/0", "VALKEY_URL"},
 		{"valkey url with a wrong scheme", "VALKEY_URL=http://u:" + pw + "@host:6379/0", "VALKEY_URL"},
+		{"valkey url with an unknown parameter", "VALKEY_URL=redis://u:" + pw + "@host:6379/0?timeout=1s", "VALKEY_URL"},
 		{"api url with a wrong scheme", "TELEGRAM_API_URL=ftp://api:" + pw + "@host/", "TELEGRAM_API_URL"},
 		{"api url that does not parse", "TELEGRAM_API_URL=http://api:" + pw + "@[::1", "TELEGRAM_API_URL"},
 	} {
@@ -442,6 +445,45 @@ func TestAPaidBroadcastRateBelowTheFreeRateIsRefusedNamingBoth(t *testing.T) {
 			require.Equal(t, "TELEGRAM_PAID_BROADCAST_RATE", ce.Var)
 			require.Contains(t, ce.Error(), "TELEGRAM_GLOBAL_RATE="+tc.global)
 			require.Contains(t, ce.Error(), "got "+tc.paid+",")
+		})
+	}
+}
+
+// The URLs docs/operations.md shows ("Connecting to Valkey") are accepted,
+// each read by valkey-go as the docs say: a password, TLS, a Unix socket,
+// Sentinel's master set, a Cluster's seed addresses.
+func TestTheValkeyURLsTheDocsShowAreAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		url   string
+		check func(t *testing.T, o valkey.ClientOption)
+	}{
+		{"redis://:s3cret@10.0.0.1:6379/0", func(t *testing.T, o valkey.ClientOption) {
+			require.Equal(t, "s3cret", o.Password)
+			require.Equal(t, []string{"10.0.0.1:6379"}, o.InitAddress)
+		}},
+		{"rediss://bot:s3cret@valkey.example.com:6380/0", func(t *testing.T, o valkey.ClientOption) {
+			require.NotNil(t, o.TLSConfig)
+			require.Equal(t, "valkey.example.com", o.TLSConfig.ServerName)
+			require.Equal(t, "bot", o.Username)
+		}},
+		{"unix:///run/valkey/valkey.sock?db=0", func(t *testing.T, o valkey.ClientOption) {
+			require.Equal(t, []string{"/run/valkey/valkey.sock"}, o.InitAddress)
+		}},
+		{"redis://10.0.0.1:26379?addr=10.0.0.2:26379&addr=10.0.0.3:26379&master_set=mymaster", func(t *testing.T, o valkey.ClientOption) {
+			require.Equal(t, "mymaster", o.Sentinel.MasterSet)
+			require.Len(t, o.InitAddress, 3)
+		}},
+		{"redis://10.0.0.1:6379?addr=10.0.0.2:6379&addr=10.0.0.3:6379&dial_timeout=3s", func(t *testing.T, o valkey.ClientOption) {
+			require.Len(t, o.InitAddress, 3)
+			require.Equal(t, 3*time.Second, o.Dialer.Timeout)
+		}},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "VALKEY_URL=" + tc.url})
+			require.NoError(t, err)
+			o, err := valkey.ParseURL(c.ValkeyURL)
+			require.NoError(t, err)
+			tc.check(t, o)
 		})
 	}
 }

@@ -96,16 +96,36 @@ type Valkey struct {
 // defaultValkey is Valkey's default owned by the lanes package: its tag.
 func defaultValkey() Valkey { return Valkey{KeyTag: lanes.DefaultTag, WaitTimeout: time.Second} }
 
-// Validate checks that VALKEY_URL is a URL valkey-go dials and that
-// VALKEY_KEY_TAG is a tag lanes takes (lanes.ValidTag: 1-64 characters of
-// A-Z a-z 0-9 . _ -, so no { or }). Errors: *Error.
+// valkeyURLWant is what VALKEY_URL's errors ask for.
+const valkeyURLWant = "a redis:// (rediss:// for TLS, unix:// for a socket) URL such as redis://127.0.0.1:6379/0"
+
+// valkeyURLParams are the query parameters valkey-go's ParseURL reads
+// (v1.0.79, url.go), space-separated; it ignores any other silently, so
+// Validate refuses one (a typo such as master-set would otherwise connect
+// to the Sentinel itself as if it were the primary).
+const valkeyURLParams = "addr client_cache client_name db dial_timeout master_set max_retries protocol skip_verify write_timeout"
+
+// Validate checks that VALKEY_URL is a URL valkey-go dials (its scheme,
+// port 1-65535, and only the query parameters valkey-go reads:
+// valkeyURLParams) and that VALKEY_KEY_TAG is a tag lanes takes
+// (lanes.ValidTag: 1-64 characters of A-Z a-z 0-9 . _ -, so no { or }).
+// Errors: *Error, never quoting the URL's password.
 func (v Valkey) Validate() error {
 	if _, err := valkey.ParseURL(v.ValkeyURL); err != nil {
-		return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%v)", urlReason(err))}
+		return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("%s (%v)", valkeyURLWant, urlReason(err))}
 	}
-	if u, err := url.Parse(v.ValkeyURL); err == nil && u.Port() != "" {
-		if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
-			return &Error{Var: "VALKEY_URL", Want: "a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (its port 1-65535, got " + strconv.Quote(u.Port()) + ")"}
+	if u, err := url.Parse(v.ValkeyURL); err == nil {
+		if u.Port() != "" {
+			if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
+				return &Error{Var: "VALKEY_URL", Want: valkeyURLWant + " (its port 1-65535, got " + strconv.Quote(u.Port()) + ")"}
+			}
+		}
+		known := strings.Fields(valkeyURLParams)
+		for k := range u.Query() {
+			if !slices.Contains(known, k) {
+				return &Error{Var: "VALKEY_URL", Want: fmt.Sprintf("%s, its parameters among %s (docs/operations.md, \"Connecting to Valkey\"); got %q",
+					valkeyURLWant, strings.Join(known, ", "), k)}
+			}
 		}
 	}
 	if v.WaitReplicas < 0 || v.WaitReplicas > 16 {
