@@ -289,6 +289,7 @@ func (a *App) RunWith(ctx context.Context, extra ...lifecycle.Service) error {
 			"(besides the workers), or no update is ever answered")
 	}
 	a.health.CheckEvictionPolicy(ctx)
+	a.checkReplicas(ctx)
 	logged := make(chan struct{})
 	stopping := context.AfterFunc(ctx, func() {
 		defer close(logged)
@@ -316,6 +317,26 @@ func (a *App) starBalance() func(ctx context.Context) (int64, error) {
 			return 0, err
 		}
 		return int64(s.Amount)*10 + int64(s.NanostarAmount)/100_000_000, nil
+	}
+}
+
+// checkReplicas warns at start when VALKEY_WAIT_REPLICAS asks for more
+// replicas than acknowledge a write within VALKEY_WAIT_TIMEOUT (none
+// connected, or fewer than it names): every record of updates would wait
+// its whole timeout, one update batch at a time. Only in roles that take
+// updates; a failed check is logged and the start goes on.
+func (a *App) checkReplicas(ctx context.Context) {
+	if !a.cfg.Polls() {
+		return
+	}
+	acked, want, err := a.inbox.CheckReplicas(ctx)
+	switch {
+	case err != nil:
+		a.log.Warn("VALKEY_WAIT_REPLICAS could not be checked at start", slog.Any("err", a.redactor.Error(err)))
+	case acked < want:
+		a.log.Warn("VALKEY_WAIT_REPLICAS names more replicas than acknowledged a write at start within VALKEY_WAIT_TIMEOUT: "+
+			"until they do, every record of updates waits the whole timeout before Telegram is told (is a replica connected?)",
+			slog.Int("wait_replicas", want), slog.Int("acked", acked), slog.Duration("wait_timeout", a.cfg.WaitTimeout))
 	}
 }
 

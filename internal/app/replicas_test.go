@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ func TestUpdatesWaitForTheReplicaAndGoOnWithoutIt(t *testing.T) {
 	from := models.User{ID: 5001, FirstName: "Ada", LanguageCode: "en"}
 	require.NotEmpty(t, h.ask(0, from, "/help"))
 	require.Equal(t, "0", h.metric(r, "codemojex_intake_replica_wait_short_total"), "the replica kept up")
+	require.NotContains(t, h.logs.String(), "VALKEY_WAIT_REPLICAS names more replicas", "the replica acknowledged at start")
 
 	require.NoError(t, replica.Signal(syscall.SIGSTOP))
 	t.Cleanup(func() { _ = replica.Signal(syscall.SIGCONT) })
@@ -35,4 +37,19 @@ func TestUpdatesWaitForTheReplicaAndGoOnWithoutIt(t *testing.T) {
 	// Telegram waits, the wait's 200 ms.)
 	require.Eventually(t, func() bool { return h.metric(r, "codemojex_intake_replica_wait_short_total") != "0" }, wait, 20*time.Millisecond)
 	require.Contains(t, h.logs.String(), "updates confirmed to Telegram before enough Valkey replicas acknowledged them")
+}
+
+// A start with VALKEY_WAIT_REPLICAS above the replicas that acknowledge a
+// write (2, with one replica) is warned of at once, naming both counts:
+// every record of updates would wait its whole timeout.
+func TestAStartWaitingForMoreReplicasThanThereAreIsWarned(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	primary, _ := valkeytest.StartReplicated(t)
+	h.onServer(primary)
+	h.start([]string{"VALKEY_WAIT_REPLICAS=2", "VALKEY_WAIT_TIMEOUT=200ms"})
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.logs.String(), "VALKEY_WAIT_REPLICAS names more replicas than acknowledged a write at start")
+	}, wait, 20*time.Millisecond)
+	require.Contains(t, h.logs.String(), "wait_replicas=2 acked=1")
 }

@@ -54,19 +54,44 @@ func (in *Inbox) waitReplicas(ctx context.Context) error {
 	if n <= 0 {
 		return nil
 	}
+	acked, err := in.replicaAcks(ctx, n)
+	if err != nil {
+		return err
+	}
+	if acked < n && in.replicas.Short != nil {
+		in.replicas.Short(acked)
+	}
+	return nil
+}
+
+// replicaAcks is waitReplicas's WAIT for n replicas: how many
+// acknowledged within ReplicaWait.Timeout. Errors: the server's, wrapped.
+func (in *Inbox) replicaAcks(ctx context.Context, n int) (int, error) {
 	k := in.keys.Sync()
 	res := in.c.DoMulti(ctx,
 		in.c.B().Set().Key(k).Value(strconv.FormatInt(in.now().UnixMilli(), 10)).Px(syncTTL).Build(),
 		in.c.B().Wait().Numreplicas(int64(n)).Timeout(max(1, in.replicas.Timeout.Milliseconds())).Build().SetSlot(k))
 	if err := res[0].Error(); err != nil {
-		return fmt.Errorf("intake: wait for replicas: %w", err)
+		return 0, fmt.Errorf("intake: wait for replicas: %w", err)
 	}
 	acked, err := res[1].AsInt64()
 	if err != nil {
-		return fmt.Errorf("intake: wait for replicas: %w", err)
+		return 0, fmt.Errorf("intake: wait for replicas: %w", err)
 	}
-	if int(acked) < n && in.replicas.Short != nil {
-		in.replicas.Short(int(acked))
+	return int(acked), nil
+}
+
+// CheckReplicas is the replica wait's check at start: how many replicas
+// acknowledged a write within ReplicaWait.Timeout, and how many it waits
+// for (0, 0 with no wait set). Fewer acked than wanted means every record
+// of updates waits its whole timeout until a replica catches up (a
+// replica not connected, VALKEY_WAIT_REPLICAS above the replicas there
+// are). Errors: the server's, wrapped.
+func (in *Inbox) CheckReplicas(ctx context.Context) (acked, want int, err error) {
+	want = in.replicas.Replicas
+	if want <= 0 {
+		return 0, 0, nil
 	}
-	return nil
+	acked, err = in.replicaAcks(ctx, want)
+	return acked, want, err
 }
