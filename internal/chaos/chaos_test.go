@@ -598,6 +598,9 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	for _, p := range f.Problems {
 		b.WriteString("\n  problem: " + p)
 	}
+	if f.ProblemsLeftOut > 0 {
+		fmt.Fprintf(&b, "\n  problems: %d more about single items not listed", f.ProblemsLeftOut)
+	}
 	for _, e := range l.errs {
 		b.WriteString("\n  player: " + e)
 	}

@@ -369,6 +369,57 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 	}
 }
 
+// TestCheckerNamesAnUnfinishedPaidProgressBehindManyLostReplies: a paid
+// broadcast whose halt was never answered (rows 45-47 of
+// docs/chaos-runs.jsonl: the admin gave up waiting, the progress stayed at
+// its halted text) is recorded with the counts its progress said, not 0,
+// and each way it is off is named even when 40 lost group replies came
+// first (the item problems are capped, the broadcast's findings are not);
+// a progress that never counted what the emulator accepted (0 sent, 0
+// copies paid for 2 accepted paid) is named for its sent and its paid.
+func TestCheckerNamesAnUnfinishedPaidProgressBehindManyLostReplies(t *testing.T) {
+	const lostReplies = 40
+	tests := []struct {
+		name     string
+		progress string // the paid progress's last text
+		sent     int    // PaidProgressSent
+		stars    int    // PaidStars (tenths)
+		findings []string
+	}{
+		{"halted, never answered, counts right",
+			"📣 Broadcast: 2 sent, 0 failed, 1 remaining of 3\n💫 Paid, halted (the bot cannot pay): 2 copies paid, 0.2 Stars so far\nTo stop it: 🛑 Stop, or /broadcast stop bc_1",
+			2, 2, []string{`paid broadcast: the progress never said "🛑 Broadcast stopped"`, "paid broadcast (halt-stop): the halt noticed at"}},
+		{"halted, never answered, nothing counted",
+			"📣 Broadcast: 0 sent, 0 failed, 3 remaining of 3\n💫 Paid: 0 copies, 0.0 Stars so far\nTo stop it: 🛑 Stop, or /broadcast stop bc_1",
+			0, 0, []string{`paid broadcast: the progress never said "🛑 Broadcast stopped"`, "paid broadcast (halt-stop): the halt noticed at",
+				"paid broadcast: the progress says 0 sent, 0 failed; the emulator saw 2 chats get a copy",
+				"paid broadcast: the progress says 0 copies paid; the emulator saw 2 chats get a copy sent paid"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := scenarioHistory(paidHaltStop)
+			h.acts = paidActs{}
+			h.admin[4].Edits = []tgemu.Edit{{Text: tc.progress}}
+			for i := range lostReplies {
+				h.group = append(h.group, sentUpdate{chat: groupsFirst, msgID: 100 + i, id: int64(100 + i), kind: "help", round: 2})
+			}
+			v := check(h)
+			require.Equal(t, lostReplies+1, v.Lost, "the replies and the audience chat never reached: %q", v.Problems)
+			require.Equal(t, 1, v.PaidProgressOff)
+			require.Equal(t, 1, v.PaidActOff)
+			require.Equal(t, 2, v.PaidCopyChats)
+			require.Equal(t, tc.sent, v.PaidProgressSent, "the progress's own count")
+			require.Equal(t, tc.stars, v.PaidStars, "the progress's own Stars")
+			require.Equal(t, 2, v.PaidCharged)
+			require.Equal(t, lostReplies+1-maxItemProblems, v.ProblemsLeftOut)
+			for _, f := range tc.findings {
+				require.True(t, slices.ContainsFunc(v.Problems, func(p string) bool { return strings.HasPrefix(p, f) }),
+					"%q named among %q", f, v.Problems)
+			}
+		})
+	}
+}
+
 // TestPaidScenarioIsTheSeeds: a seed draws one paid scenario, on a stream
 // of its own; the seeds 1-40 draw each of them.
 func TestPaidScenarioIsTheSeeds(t *testing.T) {

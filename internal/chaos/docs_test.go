@@ -94,6 +94,9 @@ func runsTable(jsonl []byte) (string, error) {
 		if f.CopyChats > 0 || f.ProgressSent > 0 {
 			progress = fmt.Sprintf("%d / %d", f.ProgressSent, f.CopyChats)
 		}
+		if f.ProgressOff > 0 {
+			progress += " **off**"
+		}
 		// Runs recorded before the paid broadcast show "–".
 		paid := "–"
 		if f.PaidCopies > 0 || f.PaidSent > 0 || f.PaidAccepted > 0 {
@@ -102,6 +105,14 @@ func runsTable(jsonl []byte) (string, error) {
 		// Runs recorded before the paid scenarios show none.
 		if f.PaidScenario != "" {
 			paid += fmt.Sprintf("; %s: %d free, %d cancelled, %s / %s", f.PaidScenario, f.PaidFree, f.PaidCancelled, starsText(f.PaidStars), starsText(f.PaidCharged))
+		}
+		// The checker's verdicts on the paid progress and the halt, as
+		// the console's final counts: shown only when off.
+		if f.PaidProgressOff > 0 {
+			paid += "; progress **off**"
+		}
+		if f.PaidActOff > 0 {
+			paid += "; halt **unanswered**"
 		}
 		// Runs recorded before the console's slot show "–".
 		console := "–"
