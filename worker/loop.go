@@ -143,7 +143,8 @@ func (l *claimLoop) issue(now time.Time, n int) {
 		cctx, cancel := context.WithTimeout(l.drain, 10*time.Second)
 		defer cancel()
 		t0 := time.Now()
-		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: w.paid.queues(cctx, w, l.queues), Lease: w.cfg.Lease, Max: w.cfg.BatchMax,
+		w.paid.sync(cctx, w)
+		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: l.queues, Lease: w.cfg.Lease, Max: w.cfg.BatchMax,
 			Lanes: n, Claimer: w.shared.claimer()})
 		l.results <- claimAnswer{c: c, lanes: n, err: err, t0: now, took: time.Since(t0)}
 	}()

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,45 +15,67 @@ import (
 // the admin's choice, is seen within it.
 const paidHaltCheck = time.Second
 
-// paidHalt caches notifier.PaidHalted for the claim loop: while the paid
-// queue is halted (the bot could not pay for a paid copy), the worker
-// claims only the other queues, so the paid copies stay on their lanes.
+// PaidHaltWhy starts the why of the paid queue's lanes pause
+// (lanes.Inspector.PauseQueue) while a paid broadcast is halted; the
+// broadcast id follows it.
+const PaidHaltWhy = "paid broadcast halted, the bot cannot pay: "
+
+// paidHalt keeps the paid queue's lanes pause in step with
+// notifier.PaidHalted. While the paid queue is halted (the bot could not
+// pay for a paid copy) it is paused in lanes (PauseQueue, why PaidHaltWhy
+// and the broadcast), so no claim serves it and the paid copies stay on
+// their lanes; but the worker still claims it with the other queues, so
+// each claim's upkeep of it goes on: a lease that expires there (its
+// claimer lost its answer to a Valkey failover, say) goes back to its
+// lane, the paid copies in flight fall to 0, and the admin's halt notice
+// and ▶️ Continue free, which wait for that, are not blocked for good
+// (chaos row 48: 4 such leases on the halted queue, which no worker
+// claimed, held a broadcast to 2,500 chats at 486 copies waiting). Once
+// the halt is lifted (ContinueFree, StopBroadcast) the pause is resumed.
 type paidHalt struct {
 	mu      sync.Mutex
-	halted  string    // the broadcast halted for, "" when not halted
-	checked time.Time // when halted was last read from Valkey
+	checked time.Time // when the halt was last synced with Valkey
 }
 
-// set records a halt this worker just decided (seen before the next read).
-func (h *paidHalt) set(broadcast string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.halted, h.checked = broadcast, time.Now()
+// halt pauses the paid queue at once for broadcast, a halt this worker
+// just decided (HaltPaid set it in Valkey): every claimer skips the paid
+// queue from its next claim. A failed pause is logged; the next cannot-pay
+// answer, or the next sync, pauses it.
+func (h *paidHalt) halt(ctx context.Context, w *Worker, broadcast string) {
+	if _, err := w.inspector.PauseQueue(ctx, tgjob.QueuePaid, PaidHaltWhy+broadcast); err != nil {
+		w.log.Error("paid halt: pause the paid queue failed", slog.Any("err", w.redactor.Error(err)))
+	}
 }
 
-// queues returns all, without tgjob.QueuePaid while the paid queue is
-// halted; the halt is read again every paidHaltCheck (a failed read keeps
-// the last answer).
-func (h *paidHalt) queues(ctx context.Context, w *Worker, all []string) []string {
+// sync, at most every paidHaltCheck, pauses the paid queue while it is
+// halted (notifier.PaidHalted) and resumes it once a halt is lifted, when
+// the pause is a halt's (an operator's own pause stays). A failed read or
+// write is logged and tried again at the next check.
+func (h *paidHalt) sync(ctx context.Context, w *Worker) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if time.Since(h.checked) >= paidHaltCheck {
-		bc, err := w.n.PaidHalted(ctx)
-		if err != nil {
-			w.log.Warn("paid halt: read failed", slog.Any("err", w.redactor.Error(err)))
-		} else {
-			h.halted = bc
+	if time.Since(h.checked) < paidHaltCheck {
+		return
+	}
+	h.checked = time.Now()
+	bc, err := w.n.PaidHalted(ctx)
+	if err != nil {
+		w.log.Warn("paid halt: read failed", slog.Any("err", w.redactor.Error(err)))
+		return
+	}
+	paused, err := w.inspector.PausedQueues(ctx)
+	if err != nil {
+		w.log.Warn("paid halt: read the paused queues failed", slog.Any("err", w.redactor.Error(err)))
+		return
+	}
+	why, isPaused := paused[tgjob.QueuePaid]
+	switch {
+	case bc != "" && (!isPaused || strings.HasPrefix(why, PaidHaltWhy) && why != PaidHaltWhy+bc):
+		// (An operator's own pause stays: the queue is not served either way.)
+		h.halt(ctx, w, bc)
+	case bc == "" && isPaused && strings.HasPrefix(why, PaidHaltWhy):
+		if _, err := w.inspector.ResumeQueue(ctx, tgjob.QueuePaid); err != nil {
+			w.log.Warn("paid halt: resume the paid queue failed", slog.Any("err", w.redactor.Error(err)))
 		}
-		h.checked = time.Now()
 	}
-	if h.halted == "" {
-		return all
-	}
-	out := make([]string, 0, len(all))
-	for _, q := range all {
-		if q != tgjob.QueuePaid {
-			out = append(out, q)
-		}
-	}
-	return out
 }

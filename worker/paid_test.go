@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/worker"
 )
 
 // A paid broadcast whose Stars run out: only its copies are sent with
@@ -146,4 +148,62 @@ func TestPaidBroadcastCannotPayHaltsThenContinuesFreeOrStops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A paid lease lost on a halted queue is taken back: a copy claimed from
+// the paid queue by a claimer that is gone without a heartbeat (its answer
+// lost to a Valkey failover, say: lanes RecoverDead cannot find it) stays
+// in flight until its lease expires, and the paid queue, halted by another
+// process, is still kept by the worker's claims (paused in lanes, not
+// skipped), so the lease's expiry puts the copy back on its lane: the paid
+// copies in flight fall to 0, ▶️ Continue free moves every unsent copy,
+// and every chat gets its copy once, none of them paid. Before, no worker
+// claimed the halted queue and the copy stayed in flight for good (chaos
+// row 48), ContinueFree refusing with ErrPaidInFlight.
+func TestALeaseLostOnAHaltedPaidQueueIsTakenBack(t *testing.T) {
+	const chats = 5
+	e := newEnv(t, envOpts{
+		limits: notifier.Limits{GlobalPerSecond: 100, ReplyPerSecond: 100, PaidPerSecond: 400, Slack: notifier.DefaultSlack},
+		emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 100, Per: time.Second}, Reply: tgemu.Rate{Messages: 100, Per: time.Second},
+			Paid: tgemu.Rate{Messages: 1000, Per: time.Second}, Replies: tgemu.RepliesApart},
+	})
+	var audience []int64
+	for c := int64(5000); c < 5000+chats; c++ {
+		audience = append(audience, c)
+	}
+	msg := notifier.Message{Text: "paid news", Paid: true}
+	bc, err := e.n.Broadcast(e.ctx, audience, msg)
+	require.NoError(t, err)
+	lost, err := e.store.Claim(e.ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueuePaid}, Lease: 500 * time.Millisecond, Max: 1})
+	require.NoError(t, err)
+	require.Len(t, lost.Jobs, 1, "one paid copy claimed by a claimer that is gone")
+	require.NoError(t, e.n.HaltPaid(e.ctx, bc), "halted by another process")
+	e.start(e.config())
+
+	require.Eventually(t, func() bool {
+		fl, err := e.n.PaidInFlight(e.ctx)
+		require.NoError(t, err)
+		return fl == 0
+	}, 10*time.Second, 20*time.Millisecond, "the lost lease is taken back while the queue is halted")
+	paused, err := e.store.Inspector().PausedQueues(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, worker.PaidHaltWhy+bc, paused[tgjob.QueuePaid], "paused in lanes while halted")
+	moved, err := e.n.ContinueFree(e.ctx, bc, msg)
+	require.NoError(t, err)
+	require.Equal(t, chats, moved)
+	require.Eventually(t, func() bool {
+		p, err := e.n.Progress(e.ctx, bc)
+		require.NoError(t, err)
+		return p.Done()
+	}, 20*time.Second, 10*time.Millisecond)
+	for _, c := range audience {
+		require.Equal(t, 1, e.copiesOf(c, "paid news"), "chat %d gets its copy once", c)
+	}
+	require.Zero(t, e.emu.PaidSent(), "nothing sent paid while halted")
+	require.Eventually(t, func() bool {
+		paused, err := e.store.Inspector().PausedQueues(e.ctx)
+		require.NoError(t, err)
+		_, ok := paused[tgjob.QueuePaid]
+		return !ok
+	}, 5*time.Second, 20*time.Millisecond, "the pause is lifted with the halt")
 }

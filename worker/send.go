@@ -390,15 +390,15 @@ func (w *Worker) holdMigrated(f failure, to int64) next {
 // haltPaid is the cannot-pay row of a paid copy: halt the paid queue and
 // give the copy back.
 func (w *Worker) haltPaid(f failure) next {
-	// The bot cannot pay for paid copies: halt the paid queue (halt
-	// first, so this worker claims nothing more from it) and give the
-	// copy back, unsent and without using an attempt; the admin
-	// continues free or stops.
+	// The bot cannot pay for paid copies: halt the paid queue and pause
+	// it in lanes (every claimer skips it from its next claim; see
+	// paidHalt) and give the copy back, unsent and without using an
+	// attempt; the admin continues free or stops.
 	w.m.paidHalts.Inc()
-	w.paid.set(f.p.Broadcast)
 	if herr := w.n.HaltPaid(f.sctx, f.p.Broadcast); herr != nil {
 		w.log.Error("halt paid queue failed", append(f.attrs, slog.Any("halt_err", w.redactor.Error(herr)))...)
 	}
+	w.paid.halt(f.sctx, w, f.p.Broadcast)
 	w.release(f.drain, f.job)
 	w.log.Warn("paid broadcast: the bot cannot pay; paid queue halted", append(f.attrs, slog.String("broadcast", f.p.Broadcast))...)
 	return next{stop: true}
