@@ -14,6 +14,26 @@ import (
 	"github.com/codemojex/codemojex/worker"
 )
 
+// paidEnv is a worker env with a paid budget (400/s) beside bulk and
+// replies (100/s each), the emulator's paid window 1,000/s.
+func paidEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnv(t, envOpts{
+		limits: notifier.Limits{GlobalPerSecond: 100, ReplyPerSecond: 100, PaidPerSecond: 400, Slack: notifier.DefaultSlack},
+		emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 100, Per: time.Second}, Reply: tgemu.Rate{Messages: 100, Per: time.Second},
+			Paid: tgemu.Rate{Messages: 1000, Per: time.Second}, Replies: tgemu.RepliesApart},
+	})
+}
+
+// paidAudience is n chats from 5000 up.
+func paidAudience(n int) []int64 {
+	out := make([]int64, 0, n)
+	for c := int64(5000); c < 5000+int64(n); c++ {
+		out = append(out, c)
+	}
+	return out
+}
+
 // A paid broadcast whose Stars run out: only its copies are sent with
 // allow_paid_broadcast (a free broadcast and a reply running beside it are
 // not); the emulator's cannot-pay answer halts the paid queue with the
@@ -26,17 +46,9 @@ func TestPaidBroadcastCannotPayHaltsThenContinuesFreeOrStops(t *testing.T) {
 	for _, choice := range []string{"continue free", "stop"} {
 		t.Run(choice, func(t *testing.T) {
 			const chats, balance = 80, 30 // 3 Stars: 30 paid copies
-			e := newEnv(t, envOpts{
-				limits: notifier.Limits{GlobalPerSecond: 100, ReplyPerSecond: 100, PaidPerSecond: 400, Slack: notifier.DefaultSlack},
-				emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 100, Per: time.Second}, Reply: tgemu.Rate{Messages: 100, Per: time.Second},
-					Paid: tgemu.Rate{Messages: 1000, Per: time.Second}, Replies: tgemu.RepliesApart},
-			})
+			e := paidEnv(t)
 			e.emu.SetStarBalance(balance)
-			var audience []int64
-			for c := int64(5000); c < 5000+chats; c++ {
-				audience = append(audience, c)
-			}
-			msg := notifier.Message{Text: "paid news", Paid: true}
+			audience, msg := paidAudience(chats), notifier.Message{Text: "paid news", Paid: true}
 			bc, err := e.n.Broadcast(e.ctx, audience, msg)
 			require.NoError(t, err)
 			free, err := e.n.Broadcast(e.ctx, []int64{7001, 7002, 7003}, notifier.Message{Text: "free news"})
@@ -162,16 +174,8 @@ func TestPaidBroadcastCannotPayHaltsThenContinuesFreeOrStops(t *testing.T) {
 // row 48), ContinueFree refusing with ErrPaidInFlight.
 func TestALeaseLostOnAHaltedPaidQueueIsTakenBack(t *testing.T) {
 	const chats = 5
-	e := newEnv(t, envOpts{
-		limits: notifier.Limits{GlobalPerSecond: 100, ReplyPerSecond: 100, PaidPerSecond: 400, Slack: notifier.DefaultSlack},
-		emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 100, Per: time.Second}, Reply: tgemu.Rate{Messages: 100, Per: time.Second},
-			Paid: tgemu.Rate{Messages: 1000, Per: time.Second}, Replies: tgemu.RepliesApart},
-	})
-	var audience []int64
-	for c := int64(5000); c < 5000+chats; c++ {
-		audience = append(audience, c)
-	}
-	msg := notifier.Message{Text: "paid news", Paid: true}
+	e := paidEnv(t)
+	audience, msg := paidAudience(chats), notifier.Message{Text: "paid news", Paid: true}
 	bc, err := e.n.Broadcast(e.ctx, audience, msg)
 	require.NoError(t, err)
 	lost, err := e.store.Claim(e.ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueuePaid}, Lease: 500 * time.Millisecond, Max: 1})
