@@ -275,7 +275,12 @@ func checkWhy(queue, why string) error {
 // LearnConfig.Hold, doubled for each failed probe in a row (at most 16
 // times; a step down from a revert's rate is not a failed probe). One 429
 // is evidence enough: going back one step costs little, where
-// LowerBudget's halving waits for 429s from several chats. It returns
+// LowerBudget's halving waits for 429s from several chats. But a send
+// claimed at a rate the budget's proof covers (LearnedBudget.Proven, see
+// LowerBudget) takes nothing back: that rate held a whole clean epoch, so
+// the 429 is no failed probe (counted in LearnedBudget.Forgiven; the first
+// such 429 spends the proof, the rest of its burst within
+// LearnConfig.Cooldown is weighed against what it spent). It returns
 // whether the rate went back and the global rate now; (false, 0) when l's
 // queue is not held by a probed global rate, (false, rate) when no raise
 // among the changes kept reached the send's rate, or the rate is already
@@ -294,7 +299,7 @@ func (s *Store) RevertProbe(ctx context.Context, l Lease, why string) (reverted 
 		return false, 0, nil
 	}
 	lc := s.opt.learn.withDefaults()
-	args := []string{"revert", "global", strconv.Itoa(s.opt.rate), ms(lc.Hold), why, ms(lc.Epoch)}
+	args := []string{"revert", "global", strconv.Itoa(s.opt.rate), ms(lc.Hold), why, ms(lc.Epoch), ms(lc.Cooldown)}
 	v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned(), s.keys.job(l.Queue, l.ID)}, args).AsIntSlice()
 	if err != nil {
 		return false, 0, fmt.Errorf("lanes: revert probe of %s: %w", l.Queue, err)

@@ -724,3 +724,60 @@ func TestABurstIsWeighedAgainstTheRateACleanEpochProved(t *testing.T) {
 		}
 	}
 }
+
+// A 429 to a send claimed at a raise the budget's proof covers takes
+// nothing back (RevertProbe): the probed total, started at 10, raised to
+// 11 by a claim that found it spent, ran 11 sends in a window through a
+// clean epoch (its proof 11); a 429 to the send claimed at the raise is
+// forgiven, and so is the rest of its burst within the cooldown (the proof
+// it spent); one after the cooldown, with no clean epoch since, takes the
+// raise back to 10. With no clean epoch before the 429 (the epoch of the
+// claims), the raise is taken back at once.
+func TestARaiseAProofCoversIsNotTakenBackByA429(t *testing.T) {
+	t.Parallel()
+	const ep, cooldown = 2 * time.Second, 500 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		clean bool // a clean epoch ends between the claims and the 429
+	}{
+		{name: "after a clean epoch", clean: true},
+		{name: "in the epoch of the claims"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStore(t, lanes.WithGlobalRate(40, time.Minute), lanes.WithGlobalRateStart(10),
+				lanes.WithLearning(lanes.LearnConfig{Every: time.Hour, Probe: time.Hour, Hold: time.Hour, Cooldown: cooldown, Epoch: ep}))
+			m := lanes.NewMinter()
+			for g := range 20 {
+				enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+			}
+			waitServerPast(t, s, epochEnd(serverNowMS(t, s), ep))
+			leases := claimLeases(t, s)
+			require.Len(t, leases, 11, "10 at the start, 1 at the raise")
+			raised := leases[10]
+			if !tc.clean {
+				reverted, rate, err := s.RevertProbe(ctx, raised, "429 while probing")
+				require.NoError(t, err)
+				require.True(t, reverted, "no proof yet")
+				require.Equal(t, 10, rate)
+				require.Zero(t, globalOf(t, s).Forgiven)
+				return
+			}
+			waitServerPast(t, s, epochEnd(serverNowMS(t, s), ep))
+			require.Equal(t, 11, globalOf(t, s).Proven)
+			for i := range 2 {
+				reverted, rate, err := s.RevertProbe(ctx, raised, "429 while probing")
+				require.NoError(t, err)
+				require.False(t, reverted, "429 %d of the burst: the raise held a clean epoch", i)
+				require.Equal(t, 11, rate)
+				require.Equal(t, int64(i+1), globalOf(t, s).Forgiven)
+			}
+			waitServerPast(t, s, time.UnixMilli(serverNowMS(t, s)).Add(cooldown))
+			reverted, rate, err := s.RevertProbe(ctx, raised, "429 while probing")
+			require.NoError(t, err)
+			require.True(t, reverted, "a 429 after the burst, the proof spent")
+			require.Equal(t, 10, rate)
+		})
+	}
+}

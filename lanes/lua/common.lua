@@ -172,12 +172,14 @@ end
 -- A budget's proof (field "<budget>:ok" of "{tag}:s:learned"): how many
 -- sends one window of it held with no 429 burst, which LowerBudget does
 -- not go below (learn.lua lower). v is the field's value
--- "E M D C T" (integers) or nil: E the current proof epoch (now ÷ ep),
+-- "E M D C T X" (integers) or nil: E the current proof epoch (now ÷ ep),
 -- M the most sends one window held at a claim in epoch E (in flight
 -- included; claim.lua), D 1 once a 429 burst came in epoch E (learn.lua
 -- lower and revert), C the proof: the most M of the epochs that ended with
--- no burst since the last binding one (learn.lua lower spends it; 0:
--- none), T when the last binding burst came (ms). ep is the epoch's length
+-- no burst since the last binding one (learn.lua lower and revert spend
+-- it; 0: none), T when the last binding burst came (ms), and X the proof
+-- that burst spent (the rest of one burst, within the cooldown after T, is
+-- weighed against it). ep is the epoch's length
 -- (ms; lanes LearnConfig.Epoch, 10 s). Returns it as a table rolled to
 -- now's epoch: an epoch that ended clean adds its M to C; with no claim
 -- for six epochs (E six or more behind) C is dropped, a stale proof of a
@@ -185,11 +187,11 @@ end
 -- written back by proof_write).
 local function proof_read(v, now, ep)
   local e = math.floor(now / ep)
-  local p = {e = e, m = 0, d = 0, c = 0, t = 0, dirty = true}
+  local p = {e = e, m = 0, d = 0, c = 0, t = 0, x = 0, dirty = true}
   if not v then return p end
-  local E, M, D, C, T = string.match(v, '^(%d+) (%d+) (%d) (%d+) (%d+)$')
-  if not T then return p end
-  E, p.m, p.d, p.c, p.t = num(E), num(M), num(D), num(C), num(T)
+  local E, M, D, C, T, X = string.match(v, '^(%d+) (%d+) (%d) (%d+) (%d+) (%d+)$')
+  if not X then return p end
+  E, p.m, p.d, p.c, p.t, p.x = num(E), num(M), num(D), num(C), num(T), num(X)
   if E == e then
     p.dirty = false
     return p
@@ -206,7 +208,8 @@ end
 -- Writes budget b's proof p (see proof_read) to "{tag}:s:learned", S the
 -- shared prefix.
 local function proof_write(S, b, p)
-  redis.call('HSET', S .. 'learned', b .. ':ok', int(p.e) .. ' ' .. int(p.m) .. ' ' .. int(p.d) .. ' ' .. int(p.c) .. ' ' .. int(p.t))
+  redis.call('HSET', S .. 'learned', b .. ':ok', int(p.e) .. ' ' .. int(p.m) .. ' ' .. int(p.d) .. ' ' .. int(p.c) .. ' ' ..
+    int(p.t) .. ' ' .. int(p.x))
 end
 
 -- Notes n sends in a window of budget b (its field in "{tag}:s:learned",

@@ -52,7 +52,7 @@
 --   within the cooldown or at the floor, 2 not binding, or 3 forgiven by
 --   its proof, the rate now (after)}.
 -- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
---   ARGV[5] why, ARGV[6] the proof epoch (ms). A send Telegram answered with a 429, claimed (KEYS[2]'s t;
+--   ARGV[5] why, ARGV[6] the proof epoch (ms), ARGV[7] cooldown (ms). A send Telegram answered with a 429, claimed (KEYS[2]'s t;
 --   now when gone) while a probed budget ran at rate x, takes the budget
 --   back to the rate before the raise that reached x (see common.lua
 --   probe_state's changes): for x a raise, the rate before that raise,
@@ -64,7 +64,13 @@
 --   gone below this way. It stays at most there for hold ms, doubled for
 --   each failed probe in a row before it (at most 16 times hold; a step
 --   down from a revert's rate is not a failed probe). It marks the epoch
---   as one with a burst (see lower), reverted or not. Returns {1 reverted
+--   as one with a burst (see lower), reverted or not. A send claimed at a
+--   rate its proof covers (see lower) takes nothing back: forgiven, counted
+--   in budget:forgiven, the proof spent by the first such 429, the rest of
+--   its burst (within cooldown ms) weighed against what it spent (chaos
+--   seed 7: injected 429s to sends claimed at raises that had held for a
+--   minute walked the probed total down to its floor). Returns {1 reverted,
+--   3 forgiven by its proof,
 --   or 0 (no raise reached x, or the rate is already at most that), the
 --   rate now}.
 -- read: ARGV[2] the proof epoch (ms), ARGV[3..] triples of budget,
@@ -105,7 +111,7 @@ if ARGV[1] == 'lower' then
   -- A binding burst spends the proof: the next one needs a clean epoch
   -- first. An operator's decrease (d = 0) spends it unheard.
   local proof = d > 0 and pf.c or 0
-  pf.c, pf.t = 0, now
+  pf.c, pf.t, pf.x = 0, now, proof
   proof_write(S, b, pf)
   if proof >= rate then
     redis.call('HINCRBY', KEYS[1], b .. ':forgiven', 1)
@@ -162,6 +168,18 @@ if ARGV[1] == 'revert' then
     end
   end
   if not back or back >= p.r then return {0, math.min(p.r, c)} end
+  -- Weighed against the proof (see lower): a rate a clean epoch held is no
+  -- failed probe. The first such 429 spends the proof; the rest of its
+  -- burst, within the cooldown, is weighed against what it spent.
+  local x = p.h[i][2]
+  local proof = pf.c
+  if now - pf.t < num(ARGV[7]) and pf.x > proof then proof = pf.x end
+  if x <= proof then
+    if pf.c > 0 then pf.c, pf.t, pf.x = 0, now, proof end
+    proof_write(S, b, pf)
+    redis.call('HINCRBY', KEYS[1], b .. ':forgiven', 1)
+    return {3, math.min(p.r, c)}
+  end
   -- Only a failed probe lengthens the next hold (doubled for each in a
   -- row); a step down from a revert's rate holds as long as the last one.
   if probe then p.fails = p.fails + 1 end
