@@ -33,6 +33,7 @@ import (
 	"github.com/codemojex/codemojex/internal/procs"
 	"github.com/codemojex/codemojex/internal/tapdata"
 	"github.com/codemojex/codemojex/internal/update"
+	"github.com/codemojex/codemojex/internal/valkeyclient"
 	"github.com/codemojex/codemojex/internal/version"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
@@ -151,7 +152,10 @@ func (a *App) init() error {
 		// misleading "DisableCache must be true for valkey not
 		// supporting client-side caching" (docs/chaos.md).
 		co.DisableCache = true
-		if a.c, err = valkey.NewClient(co); err != nil {
+		// valkeyclient.New: valkey-go's client with its retried reads
+		// pinned, so none is recycled under a broken connection's writer
+		// (a data race; see package valkeyclient).
+		if a.c, err = valkeyclient.New(co); err != nil {
 			return fmt.Errorf("app: connect to Valkey at VALKEY_URL %s: %w", config.RedactURL(cfg.ValkeyURL), err)
 		}
 		a.ownClient = true

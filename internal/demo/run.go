@@ -12,6 +12,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/tgemu"
+	"github.com/codemojex/codemojex/internal/valkeyclient"
 	"github.com/codemojex/codemojex/internal/valkeyserver"
 )
 
@@ -305,7 +306,7 @@ func valkeyClient(url string) (valkey.Client, error) {
 		return nil, fmt.Errorf("valkey URL: %w", err)
 	}
 	opt.DisableCache = true
-	c, err := valkey.NewClient(opt)
+	c, err := valkeyclient.New(opt)
 	if err != nil {
 		return nil, fmt.Errorf("connect to valkey: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/valkeyclient"
 )
 
 // clusterSlots is the number of hash slots of Valkey Cluster.
@@ -261,7 +263,7 @@ func (s *Server) Node(addr string) *Server {
 // (CLUSTER NODES, CLUSTER FAILOVER, INFO) reaches this node; the caller
 // closes it.
 func (s *Server) NodeClient() (valkey.Client, error) {
-	return valkey.NewClient(valkey.ClientOption{InitAddress: []string{s.Addr}, DisableCache: true, ForceSingleClient: true})
+	return valkeyclient.New(valkey.ClientOption{InitAddress: []string{s.Addr}, DisableCache: true, ForceSingleClient: true})
 }
 
 // ErrNoReplica is returned by Owner when the primary owning the key has no

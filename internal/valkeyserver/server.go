@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/valkeyclient"
 )
 
 // ErrNoServer is returned by Start, StartCluster and Binary when no server
@@ -322,14 +324,14 @@ func (s *Server) Signal(sig syscall.Signal) error {
 // NewClient returns a new client connected to the server; the caller closes it.
 func (s *Server) NewClient() (valkey.Client, error) {
 	if s.Cluster() {
-		return valkey.NewClient(valkey.ClientOption{InitAddress: s.addrs, DisableCache: true})
+		return valkeyclient.New(valkey.ClientOption{InitAddress: s.addrs, DisableCache: true})
 	}
 	opt, err := valkey.ParseURL(s.URL)
 	if err != nil {
 		return nil, err
 	}
 	opt.DisableCache = true
-	return valkey.NewClient(opt)
+	return valkeyclient.New(opt)
 }
 
 func (s *Server) ping(within time.Duration) error {
