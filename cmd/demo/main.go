@@ -37,6 +37,11 @@ func run() int {
 	verbose := flag.Bool("v", false, "log the demo's and the emulator's debug output to stderr")
 	consoleAddr := flag.String("console", "", "serve the bot's operator console on this address (e.g. 127.0.0.1:8081), with a token printed at start")
 	flag.Parse()
+	botBin, err := demo.BotFlag(*bot)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 
 	level := slog.LevelWarn
 	if *verbose {
@@ -57,7 +62,7 @@ func run() int {
 	}
 	sum, err := demo.Run(ctx, log, demo.Options{
 		Scene:       scene,
-		BotBinary:   *bot,
+		BotBinary:   botBin,
 		BuildFlags:  buildFlags,
 		ValkeyURL:   *valkeyURL,
 		ConsoleAddr: *consoleAddr,

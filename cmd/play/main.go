@@ -36,6 +36,11 @@ func run() int {
 	race := flag.Bool("race", false, "build the bot with the race detector")
 	verbose := flag.Bool("v", false, "log the playground's and the emulator's debug output to stderr")
 	flag.Parse()
+	botBin, err := demo.BotFlag(*bot)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 
 	level := slog.LevelWarn
 	if *verbose {
@@ -49,9 +54,9 @@ func run() int {
 	if *race {
 		buildFlags = []string{"-race"}
 	}
-	err := play.Run(ctx, log, play.Options{
+	err = play.Run(ctx, log, play.Options{
 		Addr:  *addr,
-		Stack: demo.Options{BotBinary: *bot, BuildFlags: buildFlags, ValkeyURL: *valkeyURL, ConsoleAddr: *consoleAddr, HTTPAddr: *metricsAddr},
+		Stack: demo.Options{BotBinary: botBin, BuildFlags: buildFlags, ValkeyURL: *valkeyURL, ConsoleAddr: *consoleAddr, HTTPAddr: *metricsAddr},
 	}, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

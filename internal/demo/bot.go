@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,35 @@ func buildBot(ctx context.Context, dir string, flags []string) (string, error) {
 		return "", fmt.Errorf("go build %s: %w\n%s", botPackage, err, strings.TrimSpace(string(msg)))
 	}
 	return out, nil
+}
+
+// BotFlag resolves the -bot flag of cmd/demo and cmd/play (path as given;
+// "" builds ./cmd/bot and stays ""): the path made absolute against the
+// working directory, since the bot runs in a temporary directory
+// (startBot), where a relative path names nothing. The file must exist and
+// be an executable regular file. Errors name the flag and the path as
+// given, e.g. "-bot bin/codemojex: no such file (/src/bin/codemojex); run
+// make build, or leave out -bot to build ./cmd/bot".
+func BotFlag(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("-bot %s: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("-bot %s: no such file (%s); run make build, or leave out -bot to build ./cmd/bot", path, abs)
+	case err != nil:
+		return "", fmt.Errorf("-bot %s: %w", path, err)
+	case fi.IsDir():
+		return "", fmt.Errorf("-bot %s: a directory, not the bot's binary (%s)", path, abs)
+	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("-bot %s: not an executable file (%s, mode %v)", path, abs, fi.Mode())
+	}
+	return abs, nil
 }
 
 // checkoutVersion is the working directory's checkout as make build's
@@ -110,7 +140,9 @@ type botProcess struct {
 	err  error // Wait's result, set before done is closed
 }
 
-// startBot starts bin in dir (a directory with no .env) with env.
+// startBot starts bin in dir (a directory with no .env) with env; bin must
+// be absolute or hold no '/' (exec.Cmd resolves a relative path against
+// dir, not the caller's working directory: startStack makes it absolute).
 func startBot(bin, dir string, env []string) (*botProcess, error) {
 	logs := &tail{max: 16 << 10}
 	cmd := exec.Command(bin)

@@ -33,9 +33,10 @@ type Options struct {
 	Name string
 	// Scene sizes the scripted scene.
 	Scene Scene
-	// BotBinary is a prebuilt bot to run; "" builds ./cmd/bot with go build
-	// into a temporary directory (the working directory must be inside the
-	// module).
+	// BotBinary is a prebuilt bot to run (a relative path is the working
+	// directory's; BotFlag checks a -bot flag's); "" builds ./cmd/bot with
+	// go build into a temporary directory (the working directory must be
+	// inside the module).
 	BotBinary string
 	// BuildFlags are extra go build flags for the bot (e.g. "-race").
 	BuildFlags []string

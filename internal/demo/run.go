@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -141,6 +142,12 @@ func startStack(ctx context.Context, log *slog.Logger, opts Options) (st *stack,
 	st.closers = append(st.closers, func() { os.RemoveAll(tmp) })
 
 	bin := opts.BotBinary
+	if bin != "" {
+		// The bot runs in tmp: a path relative to ours would name nothing there.
+		if bin, err = filepath.Abs(bin); err != nil {
+			return st, fmt.Errorf("the bot's binary: %w", err)
+		}
+	}
 	if bin == "" {
 		fmt.Fprintf(out, "building the bot (go build %s./cmd/bot) ...\n", strings.Join(append(opts.BuildFlags, ""), " "))
 		t0 := time.Now()
