@@ -215,7 +215,7 @@ type watcher struct {
 
 func (w *watcher) snap(ctx context.Context) snapshot {
 	phase, events, _ := w.sc.view(4)
-	s := snapshot{elapsed: w.sc.elapsed(), chats: w.tr.stats(), phase: phase, events: events}
+	s := snapshot{scene: w.sc.cfg, elapsed: w.sc.elapsed(), chats: w.tr.stats(), phase: phase, events: events}
 	lanes, err := w.qr.read(ctx)
 	for i := range s.chats {
 		c := &s.chats[i]

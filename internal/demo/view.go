@@ -14,6 +14,7 @@ const lineWidth = 79
 
 // snapshot is everything one frame of the live view shows.
 type snapshot struct {
+	scene     Scene // the scene played: its size is progress's whole
 	elapsed   time.Duration
 	chats     []ChatStats
 	phase     string
@@ -23,14 +24,20 @@ type snapshot struct {
 	tooMany   int
 }
 
-// progress is the share of expected deliveries done: answered commands and
-// broadcast copies over commands sent and chats (each chat gets a copy).
+// progress is the share of the scene's expected deliveries done, 0..1:
+// each chat's answered commands, up to the commands its role sends in the
+// whole scene (Scene.commands), and its broadcast copy (every chat but
+// the rush-only ones gets one), over the whole scene's. The whole is fixed
+// before the scene starts, so progress never goes back (it divided by the
+// commands sent so far: 97% before the rush, 17% once it was sent).
 func (s snapshot) progress() float64 {
 	done, want := 0, 0
 	for _, c := range s.chats {
-		done += c.Answered + min(c.Broadcasts, 1)
-		want += c.Sent
+		n := s.scene.commands(c.Role)
+		done += min(c.Answered, n)
+		want += n
 		if c.Role != RoleRush {
+			done += min(c.Broadcasts, 1)
 			want++ // its broadcast copy
 		}
 	}
@@ -38,6 +45,30 @@ func (s snapshot) progress() float64 {
 		return 0
 	}
 	return float64(done) / float64(want)
+}
+
+// commands is how many commands a chat of role sends in the scene at
+// least (scene.play's actors): a quiet player and the tapper may send more
+// (they play on until the burst has drained, the tapper's taps are not
+// commands), which progress does not count.
+func (sc Scene) commands(role Role) int {
+	switch role {
+	case RoleAdmin:
+		return 6 // /start, /weight, /weights, /broadcast, /lanes; /weight in the rush
+	case RoleBurst:
+		return 1 + sc.Burst // /start and the burst of /help
+	case RoleQuiet:
+		return 3 + sc.MinMoves // /start, /play, the moves, /top
+	case RoleTap:
+		return 3 // /start, /play, /top
+	case RoleCrowd:
+		return 1 + sc.RushPer // /start, the rush's /help
+	case RoleVIP:
+		return 1 + 3*sc.RushPer
+	case RoleRush:
+		return sc.RushPer
+	}
+	return 0
 }
 
 // row is one line of the table: a chat, or the crowd folded into one line.
