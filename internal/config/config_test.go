@@ -336,6 +336,16 @@ func TestLoadMalformedDotenv(t *testing.T) {
 		{"a bare word", "# settings\nWORKERS=3\n\n  " + leaked[:9] + "\n", 4, "no '=' after the variable name"},
 		{"no '=' after a multi-line quoted value", "A=\"one\ntwo=2\nthree\"\nTELEGRAM_BOT_TOKEN " + leaked + "\n", 4, "no '=' after the variable name"},
 		{"no '=' after a BOM", "\xEF\xBB\xBFTELEGRAM_BOT_TOKEN " + leaked + "\n", 1, "no '=' after the variable name"},
+		// An empty name or one no shell takes: os.Setenv refused the first
+		// with no line ("cannot set a variable: setenv: invalid argument"),
+		// godotenv took the others silently.
+		{"no name before '='", "WORKERS=3\n=" + leaked + "\n", 2, "no variable name before '='"},
+		{"only spaces before '='", "WORKERS=3\n\n   = " + leaked + "\n", 3, "no variable name before '='"},
+		{"no name after export", "export =" + leaked + "\n", 1, "no variable name before '='"},
+		{"a name starting with a digit", "1TELEGRAM_BOT_TOKEN=" + leaked + "\n", 1, "a variable name has a character other than letters, digits and '_', or starts with a digit"},
+		{"a name with a dot", "WORKERS=3\nTELEGRAM.BOT_TOKEN=" + leaked + "\n", 2, "a variable name has a character other than letters, digits and '_', or starts with a digit"},
+		{"a name with a dot, yaml-style", "TELEGRAM.BOT_TOKEN: " + leaked + "\n", 1, "a variable name has a character other than letters, digits and '_'"},
+		{"a bad name after a multi-line quoted value", "A=\"one\ntwo=2\n\"\n9LIVES=" + leaked + "\n", 4, "or starts with a digit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), ".env")
@@ -368,6 +378,8 @@ func TestLoadDotenvAccepts(t *testing.T) {
 		{"export and yaml-style", "export WORKERS=5\nLOG_LEVEL: debug\n", map[string]string{"WORKERS": "5", "LOG_LEVEL": "debug"}},
 		{"comments and blank lines", "# a comment without =\n\n   # indented\nWORKERS=6 # trailing\n", map[string]string{"WORKERS": "6"}},
 		{"multi-line quoted value", "ADMIN_IDS=\"1,\n2\"\nWORKERS=7\n", map[string]string{"ADMIN_IDS": "1,\n2", "WORKERS": "7"}},
+		{"POSIX names: lower case, a leading '_', digits after the first", "codemojex_test_x=1\n_CODEMOJEX_TEST_Y=2\nCODEMOJEX_TEST_3=3\n",
+			map[string]string{"codemojex_test_x": "1", "_CODEMOJEX_TEST_Y": "2", "CODEMOJEX_TEST_3": "3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k := range tc.want {

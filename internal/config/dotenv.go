@@ -28,9 +28,8 @@ func loadDotenv(path string) error {
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
-	if line := lineWithoutAssignment(data); line > 0 {
-		return &DotenvError{File: path, Line: line,
-			Problem: "not a NAME=value line: no '=' after the variable name (the line is not shown: it may hold the token)"}
+	if line, problem := badLine(data); line > 0 {
+		return &DotenvError{File: path, Line: line, Problem: problem + notShown}
 	}
 	vars, err := godotenv.UnmarshalBytes(data)
 	if err != nil {
@@ -46,12 +45,28 @@ func loadDotenv(path string) error {
 	return nil
 }
 
-// lineWithoutAssignment returns the first line (1-based) of data (LF line
-// ends) that starts a statement without '=' (or godotenv's "NAME: value")
-// after one word, the variable name, or 0. Blank lines, comments and the lines of
-// a multi-line quoted value are skipped; an unterminated quote ends the
-// scan (godotenv reports it).
-func lineWithoutAssignment(data []byte) int {
+// notShown ends a DotenvError's Problem about a line: its text may hold
+// the token.
+const notShown = " (the line is not shown: it may hold the token)"
+
+// Problems of a .env line, as badLine reports them.
+const (
+	problemNoAssignment = "not a NAME=value line: no '=' after the variable name"
+	problemNoName       = "no variable name before '='"
+	problemBadName      = "a variable name has a character other than letters, digits and '_', " +
+		"or starts with a digit (POSIX: [A-Za-z_][A-Za-z0-9_]*)"
+)
+
+// badLine returns the first line (1-based) of data (LF line ends) that
+// starts a statement godotenv would misread, and what is wrong with it
+// (problemNoAssignment, problemNoName, problemBadName), or 0 and "": a
+// statement without '=' (or godotenv's "NAME: value") after one word, the
+// variable name; one with nothing before the '=' (os.Setenv refuses an
+// empty name, without a line); one whose name is not a POSIX shell name
+// (godotenv takes "1BAD" and "FOO.BAR", which no shell can read or set).
+// Blank lines, comments and the lines of a multi-line quoted value are
+// skipped; an unterminated quote ends the scan (godotenv reports it).
+func badLine(data []byte) (int, string) {
 	line := 1
 	for len(data) > 0 {
 		end := bytes.IndexByte(data, '\n')
@@ -66,7 +81,13 @@ func lineWithoutAssignment(data []byte) int {
 		stmt = bytes.TrimPrefix(stmt, []byte("export "))
 		sep := bytes.IndexAny(stmt, "=:")
 		if sep < 0 || spacedName(bytes.TrimSpace(stmt[:sep])) {
-			return line // other characters in a name: godotenv reports them
+			return line, problemNoAssignment
+		}
+		switch name := bytes.TrimSpace(stmt[:sep]); {
+		case len(name) == 0:
+			return line, problemNoName
+		case !posixName(name):
+			return line, problemBadName
 		}
 		// A quoted value may run over several lines: skip to its closing quote.
 		rest := data[cap(data)-cap(stmt)+sep+1:] // stmt is a subslice of data
@@ -74,7 +95,7 @@ func lineWithoutAssignment(data []byte) int {
 		if len(val) > 0 && (val[0] == '"' || val[0] == '\'') {
 			closing := closingQuote(val)
 			if closing < 0 {
-				return 0
+				return 0, ""
 			}
 			consumed := len(data) - len(val) + closing
 			line += bytes.Count(data[:consumed], []byte("\n"))
@@ -86,7 +107,21 @@ func lineWithoutAssignment(data []byte) int {
 		}
 		line, data = nextLine(data, end, line)
 	}
-	return 0
+	return 0, ""
+}
+
+// posixName reports whether name is a POSIX shell variable name:
+// [A-Za-z_][A-Za-z0-9_]* (POSIX.1-2017, XBD 3.235 "Name").
+func posixName(name []byte) bool {
+	for i, c := range name {
+		switch {
+		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return len(name) > 0
 }
 
 // spacedName reports whether name is words of variable-name characters
@@ -150,7 +185,6 @@ func dotenvError(file string, data []byte, err error) error {
 	if errors.As(err, &pe) {
 		return &DotenvError{File: file, Problem: "cannot read the file: " + pe.Err.Error()}
 	}
-	const notShown = " (the line is not shown: it may hold the token)"
 	e := &DotenvError{File: file, Problem: "malformed; check its quotes and variable names" + notShown}
 	lineOf := func(off int) int { return bytes.Count(data[:off], []byte("\n")) + 1 }
 	msg := err.Error()
@@ -172,7 +206,7 @@ func dotenvError(file string, data []byte, err error) error {
 	}
 	if _, near, ok := strings.Cut(msg, " in variable name near "); ok && strings.HasPrefix(msg, "unexpected character ") {
 		// near is the rest of the file from the bad variable name, quoted.
-		e.Problem = "a variable name has a character other than letters, digits, '_' and '.'" + notShown
+		e.Problem = problemBadName + notShown
 		if rest, qerr := strconv.Unquote(near); qerr == nil && rest != "" && bytes.HasSuffix(data, []byte(rest)) {
 			e.Line = lineOf(len(data) - len(rest))
 		}
