@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,6 +52,44 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Var + ": " + e.Want }
+
+// wholeNumber is the rule of a whole-number variable, as the sections
+// list them (wholeNumbers): Var's Value must be Min..Max; Want says what
+// it is and its range, without the value. A value out of the range
+// (check) and one that is not a whole number (translate) are refused with
+// the same Want, so both errors state the range.
+type wholeNumber struct {
+	Var      string
+	Value    int
+	Min, Max int
+	Want     string
+}
+
+// check returns an *Error naming Var with Want and the value when Value is
+// outside Min..Max, else nil.
+func (w wholeNumber) check() error {
+	if w.Value < w.Min || w.Value > w.Max {
+		return &Error{Var: w.Var, Want: fmt.Sprintf("%s; got %d", w.Want, w.Value)}
+	}
+	return nil
+}
+
+// checkWholeNumbers returns the first of ws' errors (check), or nil.
+func checkWholeNumbers(ws []wholeNumber) error {
+	for _, w := range ws {
+		if err := w.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wholeNumbers lists the rules of every whole-number variable of c's
+// sections.
+func (c Config) wholeNumbers() []wholeNumber {
+	return slices.Concat(c.Valkey.wholeNumbers(), c.Rates.wholeNumbers(), c.Intake.wholeNumbers(),
+		c.Worker.wholeNumbers(), c.Flood.wholeNumbers())
+}
 
 // Load reads the .env file at dotenv (if it exists; "" skips it) without
 // overriding set variables, then the environment, and validates everything.
@@ -98,11 +138,21 @@ func FromEnv(environ []string) (Config, error) {
 			vars[k] = v
 		}
 	}
-	if ids, ok := vars["ADMIN_IDS"]; ok {
-		// "12, 13" is how people write a list: spaces around the commas are not part of an id.
+	if ids, ok := vars["ADMIN_IDS"]; ok && strings.TrimSpace(ids) != "" {
+		// "12, 13" is how people write a list: spaces around the commas
+		// are not part of an id; nor is a comma at the end ("11," after
+		// deleting the last id, or a list written one id and a comma at a
+		// time) a missing id. An empty id elsewhere (",11", "11,,22") may
+		// be a lost one: refused.
 		parts := strings.Split(ids, ",")
 		for i := range parts {
 			parts[i] = strings.TrimSpace(parts[i])
+		}
+		if len(parts) > 1 && parts[len(parts)-1] == "" {
+			parts = parts[:len(parts)-1]
+		}
+		if slices.Contains(parts, "") {
+			return Config{}, &Error{Var: "ADMIN_IDS", Want: adminIDsWant + "; an id is empty (a comma at the start, or two in a row)"}
 		}
 		vars["ADMIN_IDS"] = strings.Join(parts, ",")
 	}
@@ -144,9 +194,32 @@ func translate(err error) error {
 	}
 	var pe env.ParseError
 	if errors.As(err, &pe) {
-		return &Error{Var: varOf(pe.Name), Want: expects(pe.Type) + "; the value set is not: " + pe.Err.Error()}
+		v := varOf(pe.Name)
+		var ne *strconv.NumError
+		if want := numberWant(v); want != "" && errors.As(pe.Err, &ne) {
+			why := "not a whole number"
+			if errors.Is(ne.Err, strconv.ErrRange) {
+				why = "out of range"
+			}
+			return &Error{Var: v, Want: fmt.Sprintf("%s; got %q, %s", want, ne.Num, why)}
+		}
+		return &Error{Var: v, Want: expects(pe.Type) + "; the value set is not: " + pe.Err.Error()}
 	}
 	return fmt.Errorf("config: %w", err)
+}
+
+// numberWant is what variable v takes when it is a whole number (its rule's
+// Want, the range included) or ADMIN_IDS (adminIDsWant); "" otherwise.
+func numberWant(v string) string {
+	if v == "ADMIN_IDS" {
+		return adminIDsWant
+	}
+	for _, w := range Default().wholeNumbers() {
+		if w.Var == v {
+			return "a whole number, " + w.Want
+		}
+	}
+	return ""
 }
 
 // varOf returns the environment variable of Config's field name (its env

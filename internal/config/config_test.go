@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -284,15 +285,87 @@ func TestParseErrorsSayWhatTheFieldTakes(t *testing.T) {
 	}{
 		{"WORKER_LEASE=30", `WORKER_LEASE: a Go duration such as 30s (a number with a unit: ms, s, m, h); the value set is not: unable to parse duration: time: missing unit in duration "30"`},
 		{"WORKER_LEASE=soon", "WORKER_LEASE: a Go duration such as 30s"},
-		{"ADMIN_IDS=12,abc", "ADMIN_IDS: whole numbers, comma-separated (e.g. 11,22); the value set is not: "},
-		{"WORKERS=many", "WORKERS: a whole number; the value set is not: "},
-		{"TELEGRAM_GLOBAL_RATE=30/s", "TELEGRAM_GLOBAL_RATE: a whole number; the value set is not: "},
-		{"TELEGRAM_CHAT_RATE=1.5", "TELEGRAM_CHAT_RATE: a whole number; the value set is not: "},
+		{"ADMIN_IDS=12,abc", `ADMIN_IDS: Telegram user ids, positive whole numbers, comma-separated (e.g. 11,22; a comma at the end is fine); got "abc", not a whole number`},
+		{"WORKERS=many", `WORKERS: a whole number, most sends in flight per process, 1..4096; got "many", not a whole number`},
+		{"TELEGRAM_GLOBAL_RATE=30/s", `TELEGRAM_GLOBAL_RATE: a whole number, messages/s for the whole bot, 1..10000 (Telegram allows about 30); got "30/s", not a whole number`},
+		{"TELEGRAM_GLOBAL_RATE=abc", `TELEGRAM_GLOBAL_RATE: a whole number, messages/s for the whole bot, 1..10000 (Telegram allows about 30); got "abc", not a whole number`},
+		{"TELEGRAM_GLOBAL_RATE=99999999999999999999", `TELEGRAM_GLOBAL_RATE: a whole number, messages/s for the whole bot, 1..10000 (Telegram allows about 30); got "99999999999999999999", out of range`},
+		{"TELEGRAM_CHAT_RATE=1.5", `TELEGRAM_CHAT_RATE: a whole number, messages/s per private chat, 1..100 (Telegram allows about 1); got "1.5", not a whole number`},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			_, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, tc.env})
 			require.Error(t, err)
 			require.True(t, strings.HasPrefix(err.Error(), tc.want), err.Error())
+		})
+	}
+}
+
+// A whole-number variable set to what is not a whole number ("abc") is
+// refused with the range an out-of-range value ("-5") is refused with, so
+// neither error leaves out what the variable takes (TELEGRAM_GLOBAL_RATE=abc
+// said only "a whole number"): every int field of Config (from the env
+// tags of its sections) and ADMIN_IDS's ids.
+func TestAWholeNumberThatDoesNotParseStatesTheRangeAsOneOutOfRangeDoes(t *testing.T) {
+	type numVar struct{ name, low string }
+	vars := []numVar{{"ADMIN_IDS", "-5"}}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[config.Config]()) {
+		if v, _, _ := strings.Cut(f.Tag.Get("env"), ","); v != "" && f.Type.Kind() == reflect.Int {
+			vars = append(vars, numVar{v, "-5"})
+		}
+	}
+	require.Len(t, vars, 14, "ADMIN_IDS and the 13 whole-number variables")
+	wantOf := func(t *testing.T, env string) string {
+		_, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, env})
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce)
+		return ce.Want
+	}
+	for _, tc := range vars {
+		t.Run(tc.name, func(t *testing.T) {
+			low := wantOf(t, tc.name+"="+tc.low)
+			rule, ok := strings.CutSuffix(low, "; got "+tc.low)
+			require.True(t, ok, "an out-of-range value ends its error: %s", low)
+			for _, bad := range []string{"abc", "1.5", "99999999999999999999"} {
+				got := wantOf(t, tc.name+"="+bad)
+				require.Contains(t, got, rule, "%s=%s states the range %s=%s does", tc.name, bad, tc.name, tc.low)
+				require.Contains(t, got, strconv.Quote(bad), "and the value set")
+			}
+		})
+	}
+}
+
+// ADMIN_IDS takes a comma at the end ("11," after deleting the last id):
+// it is not a missing id, and spaces around the commas are not part of
+// an id. An empty id elsewhere may be a lost one and is refused, naming
+// the variable (it said `parsing "": invalid syntax`). Set but empty is
+// nobody, as unset.
+func TestAdminIDsTakeACommaAtTheEndButNoEmptyID(t *testing.T) {
+	for _, tc := range []struct {
+		ids  string
+		want []int64
+		err  string
+	}{
+		{"11,", []int64{11}, ""},
+		{"11, 22,", []int64{11, 22}, ""},
+		{" 11 , ", []int64{11}, ""},
+		{"11,22", []int64{11, 22}, ""},
+		{"", nil, ""},
+		{"11,,22", nil, "an id is empty (a comma at the start, or two in a row)"},
+		{",11", nil, "an id is empty"},
+		{"11,,", nil, "an id is empty"},
+		{",", nil, "an id is empty"},
+	} {
+		t.Run(tc.ids, func(t *testing.T) {
+			c, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + token, "ADMIN_IDS=" + tc.ids})
+			if tc.err == "" {
+				require.NoError(t, err)
+				require.Equal(t, tc.want, c.AdminIDs)
+				return
+			}
+			var ce *config.Error
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, "ADMIN_IDS", ce.Var)
+			require.Contains(t, err.Error(), tc.err)
 		})
 	}
 }

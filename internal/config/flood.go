@@ -40,16 +40,18 @@ func (f Flood) Validate() error {
 	if f.FloodWindow < 0 || f.FloodWindow > time.Hour {
 		return &Error{Var: "FLOOD_WINDOW", Want: fmt.Sprintf("a duration from 0 (limits off) to 1h, e.g. 10s; got %v", f.FloodWindow)}
 	}
-	for _, l := range []struct {
-		name string
-		v    int
-	}{{"FLOOD_USER_MESSAGES", f.FloodUserMessages}, {"FLOOD_USER_TAPS", f.FloodUserTaps},
-		{"FLOOD_CHAT_MESSAGES", f.FloodChatMessages}, {"FLOOD_CHAT_TAPS", f.FloodChatTaps}} {
-		if l.v < 0 || l.v > 1_000_000 {
-			return &Error{Var: l.name, Want: fmt.Sprintf("updates per FLOOD_WINDOW, 0 (no limit) to 1000000; got %d", l.v)}
-		}
+	return checkWholeNumbers(f.wholeNumbers())
+}
+
+// wholeNumbers are the rules of the section's whole-number variables.
+func (f Flood) wholeNumbers() []wholeNumber {
+	const want = "updates per FLOOD_WINDOW, 0 (no limit) to 1000000"
+	return []wholeNumber{
+		{"FLOOD_USER_MESSAGES", f.FloodUserMessages, 0, 1_000_000, want},
+		{"FLOOD_USER_TAPS", f.FloodUserTaps, 0, 1_000_000, want},
+		{"FLOOD_CHAT_MESSAGES", f.FloodChatMessages, 0, 1_000_000, want},
+		{"FLOOD_CHAT_TAPS", f.FloodChatTaps, 0, 1_000_000, want},
 	}
-	return nil
 }
 
 // Limits returns the section as the flood limiter's limits.

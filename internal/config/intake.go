@@ -54,13 +54,18 @@ func (in Intake) Validate() error {
 	default:
 		return &Error{Var: "BOT_ROLE", Want: fmt.Sprintf("one of all, poller, handler, worker; got %q", in.Role)}
 	}
-	if in.Handlers < 0 || in.Handlers > 1024 {
-		return &Error{Var: "HANDLERS", Want: fmt.Sprintf("updates handled at once per process, 1..1024 (0: %d on this machine); got %d", DefaultHandlers(), in.Handlers)}
+	if err := checkWholeNumbers(in.wholeNumbers()); err != nil {
+		return err
 	}
 	if in.HandlerLease < time.Second || in.HandlerLease > time.Hour {
 		return &Error{Var: "HANDLER_LEASE", Want: fmt.Sprintf("a duration from 1s to 1h, e.g. 30s; got %v", in.HandlerLease)}
 	}
 	return in.validWebhook()
+}
+
+// wholeNumbers are the rules of the section's whole-number variables.
+func (in Intake) wholeNumbers() []wholeNumber {
+	return []wholeNumber{{"HANDLERS", in.Handlers, 0, 1024, fmt.Sprintf("updates handled at once per process, 1..1024 (0: %d on this machine)", DefaultHandlers())}}
 }
 
 // Polls reports whether the role fetches (getUpdates) or receives (a

@@ -53,26 +53,29 @@ type Rates struct {
 // budget of their own to be apart from, and that their rate is not below
 // the free bulk rate (TELEGRAM_GLOBAL_RATE). Errors: *Error.
 func (r Rates) Validate() error {
+	if err := checkWholeNumbers(r.wholeNumbers()); err != nil {
+		return err
+	}
 	switch {
-	case r.GlobalRate < 1 || r.GlobalRate > 10000:
-		return &Error{Var: "TELEGRAM_GLOBAL_RATE", Want: fmt.Sprintf("messages/s for the whole bot, 1..10000 (Telegram allows about 30); got %d", r.GlobalRate)}
-	case r.ReplyRate < 0 || r.ReplyRate > 10000:
-		return &Error{Var: "TELEGRAM_REPLY_RATE", Want: fmt.Sprintf("messages/s of replies, apart from the bulk rate, 0..10000 (0: replies share TELEGRAM_GLOBAL_RATE); got %d", r.ReplyRate)}
-	case r.PaidBroadcastRate < 0 || r.PaidBroadcastRate > 1000:
-		return &Error{Var: "TELEGRAM_PAID_BROADCAST_RATE", Want: fmt.Sprintf("messages/s of paid broadcasts, 0..1000 (0: off; Telegram allows up to 1000 for 0.1 Star each); got %d", r.PaidBroadcastRate)}
 	case r.PaidBroadcastRate > 0 && r.ReplyRate == 0:
 		return &Error{Var: "TELEGRAM_PAID_BROADCAST_RATE", Want: fmt.Sprintf("must be 0 while TELEGRAM_REPLY_RATE=0 (paid broadcasts need two budgets: set TELEGRAM_REPLY_RATE > 0, or TELEGRAM_PAID_BROADCAST_RATE=0); got %d", r.PaidBroadcastRate)}
 	case r.PaidBroadcastRate > 0 && r.PaidBroadcastRate < r.GlobalRate:
 		return &Error{Var: "TELEGRAM_PAID_BROADCAST_RATE", Want: fmt.Sprintf("at least TELEGRAM_GLOBAL_RATE=%d, the free bulk rate, or 0 (off): a paid broadcast (0.1 Star a copy) "+
 			"exists to go faster than a free one (Telegram allows up to 1000/s); got %d, which would charge Stars for a slower send", r.GlobalRate, r.PaidBroadcastRate)}
-	case r.ChatRate < 1 || r.ChatRate > 100:
-		return &Error{Var: "TELEGRAM_CHAT_RATE", Want: fmt.Sprintf("messages/s per private chat, 1..100 (Telegram allows about 1); got %d", r.ChatRate)}
-	case r.GroupRate < 1 || r.GroupRate > 6000:
-		return &Error{Var: "TELEGRAM_GROUP_RATE", Want: fmt.Sprintf("messages/min per group, 1..6000 (Telegram allows 20); got %d", r.GroupRate)}
-	case r.ReplyLaneDepth < 0 || r.ReplyLaneDepth > 1_000_000:
-		return &Error{Var: "REPLY_LANE_DEPTH", Want: fmt.Sprintf("replies waiting per chat, 0 (unbounded) to 1000000; got %d", r.ReplyLaneDepth)}
 	}
 	return nil
+}
+
+// wholeNumbers are the rules of the section's whole-number variables.
+func (r Rates) wholeNumbers() []wholeNumber {
+	return []wholeNumber{
+		{"TELEGRAM_GLOBAL_RATE", r.GlobalRate, 1, 10000, "messages/s for the whole bot, 1..10000 (Telegram allows about 30)"},
+		{"TELEGRAM_REPLY_RATE", r.ReplyRate, 0, 10000, "messages/s of replies, apart from the bulk rate, 0..10000 (0: replies share TELEGRAM_GLOBAL_RATE)"},
+		{"TELEGRAM_PAID_BROADCAST_RATE", r.PaidBroadcastRate, 0, 1000, "messages/s of paid broadcasts, 0..1000 (0: off; Telegram allows up to 1000 for 0.1 Star each)"},
+		{"TELEGRAM_CHAT_RATE", r.ChatRate, 1, 100, "messages/s per private chat, 1..100 (Telegram allows about 1)"},
+		{"TELEGRAM_GROUP_RATE", r.GroupRate, 1, 6000, "messages/min per group, 1..6000 (Telegram allows 20)"},
+		{"REPLY_LANE_DEPTH", r.ReplyLaneDepth, 0, 1_000_000, "replies waiting per chat, 0 (unbounded) to 1000000"},
+	}
 }
 
 // ClaimRate is every budget together in messages/s (bulk + replies +

@@ -55,11 +55,14 @@ func (t Telegram) Validate() error {
 	}
 	for _, id := range t.AdminIDs {
 		if id <= 0 {
-			return &Error{Var: "ADMIN_IDS", Want: fmt.Sprintf("positive Telegram user ids, comma-separated; got %d", id)}
+			return &Error{Var: "ADMIN_IDS", Want: fmt.Sprintf("%s; got %d", adminIDsWant, id)}
 		}
 	}
 	return nil
 }
+
+// adminIDsWant is what ADMIN_IDS takes, as its errors say it.
+const adminIDsWant = "Telegram user ids, positive whole numbers, comma-separated (e.g. 11,22; a comma at the end is fine)"
 
 // IsAdmin reports whether user id is in ADMIN_IDS.
 func (t Telegram) IsAdmin(id int64) bool { return slices.Contains(t.AdminIDs, id) }
@@ -128,8 +131,8 @@ func (v Valkey) Validate() error {
 			}
 		}
 	}
-	if v.WaitReplicas < 0 || v.WaitReplicas > 16 {
-		return &Error{Var: "VALKEY_WAIT_REPLICAS", Want: fmt.Sprintf("replicas that must acknowledge an update's record, 0 (no wait) to 16; got %d", v.WaitReplicas)}
+	if err := checkWholeNumbers(v.wholeNumbers()); err != nil {
+		return err
 	}
 	if v.WaitReplicas > 0 && (v.WaitTimeout < time.Millisecond || v.WaitTimeout > time.Minute) {
 		return &Error{Var: "VALKEY_WAIT_TIMEOUT", Want: fmt.Sprintf("the most a record waits for the replicas, 1ms to 1m (e.g. 1s); got %v", v.WaitTimeout)}
@@ -143,6 +146,11 @@ func (v Valkey) Validate() error {
 			lanes.TagRule, lanes.DefaultTag, got)}
 	}
 	return nil
+}
+
+// wholeNumbers are the rules of the section's whole-number variables.
+func (v Valkey) wholeNumbers() []wholeNumber {
+	return []wholeNumber{{"VALKEY_WAIT_REPLICAS", v.WaitReplicas, 0, 16, "replicas that must acknowledge an update's record, 0 (no wait) to 16"}}
 }
 
 // RedactURL is raw as it may be shown in an error or a log: its password

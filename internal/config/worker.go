@@ -35,13 +35,18 @@ func defaultWorker() Worker { return Worker{Workers: worker.DefaultSenders} }
 // applies, so a value accepted here is never cut) and WORKER_LEASE
 // (1 s..1 h). Errors: *Error.
 func (w Worker) Validate() error {
-	if w.Workers < 1 || w.Workers > worker.MaxSenders {
-		return &Error{Var: "WORKERS", Want: fmt.Sprintf("most sends in flight per process, 1..%d; got %d", worker.MaxSenders, w.Workers)}
+	if err := checkWholeNumbers(w.wholeNumbers()); err != nil {
+		return err
 	}
 	if w.WorkerLease < time.Second || w.WorkerLease > time.Hour {
 		return &Error{Var: "WORKER_LEASE", Want: fmt.Sprintf("a duration from 1s to 1h, e.g. 30s; got %v", w.WorkerLease)}
 	}
 	return nil
+}
+
+// wholeNumbers are the rules of the section's whole-number variables.
+func (w Worker) wholeNumbers() []wholeNumber {
+	return []wholeNumber{{"WORKERS", w.Workers, 1, worker.MaxSenders, fmt.Sprintf("most sends in flight per process, 1..%d", worker.MaxSenders)}}
 }
 
 // WorkerConfig returns the worker's configuration for c: the token and
