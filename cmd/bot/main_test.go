@@ -31,7 +31,7 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		{"no token", "TELEGRAM_BOT_TOKEN=", "TELEGRAM_BOT_TOKEN: the bot token from @BotFather"},
 		{"bad token", "TELEGRAM_BOT_TOKEN=123:short", "TELEGRAM_BOT_TOKEN: a token shaped <digits>:<20-100 letters, digits, _ or ->"},
 		{"api url", "TELEGRAM_API_URL=ftp://x", "TELEGRAM_API_URL: an http(s) URL"},
-		{"valkey url", "VALKEY_URL=http://x", "VALKEY_URL: a redis:// or rediss:// URL"},
+		{"valkey url", "VALKEY_URL=http://x", "VALKEY_URL: a redis:// (rediss:// for TLS, unix:// for a socket) URL"},
 		{"valkey key tag", "VALKEY_KEY_TAG={bot}", "VALKEY_KEY_TAG: the hash tag of this bot's keys: 1-64 characters of A-Z a-z 0-9 . _ -"},
 		{"admin ids", "ADMIN_IDS=1,abc", `ADMIN_IDS: Telegram user ids, positive whole numbers, comma-separated (e.g. 11,22; a comma at the end is fine); got "abc"`},
 		{"empty admin id", "ADMIN_IDS=1,,2", "ADMIN_IDS: Telegram user ids, positive whole numbers, comma-separated (e.g. 11,22; a comma at the end is fine); an id is empty"},
