@@ -20,6 +20,11 @@ const (
 	MaxQueueNameBytes = 64
 )
 
+// DefaultLaneLimit is a lane's in-flight cap (QueueConfig.LaneLimit) when
+// its queue sets none: 1,000,000, in effect no cap (LaneStats.Limit
+// reports it for such a lane).
+const DefaultLaneLimit = 1_000_000
+
 // QueueConfig says how one queue serves its lanes. All processes sharing a
 // store must use the same configs.
 type QueueConfig struct {
@@ -28,7 +33,7 @@ type QueueConfig struct {
 	// one lane's jobs in order with any number of workers.
 	Ordered bool
 	// LaneLimit (glimit) is the default max jobs of one lane in flight; 0
-	// means 1,000,000. Override per lane with Inspector.SetLaneLimit.
+	// means DefaultLaneLimit. Override per lane with Inspector.SetLaneLimit.
 	LaneLimit int
 	// MaxAttempts: after this many failed attempts (Nack, or an expired
 	// lease) a job is dead-lettered; 0 means 25.

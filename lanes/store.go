@@ -153,7 +153,7 @@ func (s *Store) Tag() string { return s.keys.tag }
 func (s *core) queueConfig(q string) QueueConfig {
 	cfg := s.opt.queues[q]
 	if cfg.LaneLimit == 0 {
-		cfg.LaneLimit = 1_000_000
+		cfg.LaneLimit = DefaultLaneLimit
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = 25

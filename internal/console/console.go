@@ -32,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
@@ -224,6 +225,17 @@ func (s service) Run(ctx context.Context, started func()) error {
 	return s.c.Run(ctx, ln)
 }
 
+// laneLimit is a lane's in-flight cap (lanes.LaneStats.Limit) as the
+// Queues and Chat pages show it: "none" at lanes.DefaultLaneLimit or above
+// (no queue of the bot sets a cap: every lane has the default, which next
+// to "depth" read as a depth limit of 1000000), else the number.
+func laneLimit(n int) string {
+	if n >= lanes.DefaultLaneLimit {
+		return "none"
+	}
+	return strconv.Itoa(n)
+}
+
 func parseTemplates() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"ago":   ago,
@@ -234,9 +246,10 @@ func parseTemplates() (map[string]*template.Template, error) {
 			}
 			return min(100*a/b, 100)
 		},
-		"add":      func(a, b int) int { return a + b },
-		"jobState": jobState,
-		"card":     func(row broadcastRow, csrf string) broadcastCard { return broadcastCard{Row: row, CSRF: csrf} },
+		"add":       func(a, b int) int { return a + b },
+		"jobState":  jobState,
+		"laneLimit": laneLimit,
+		"card":      func(row broadcastRow, csrf string) broadcastCard { return broadcastCard{Row: row, CSRF: csrf} },
 	}
 	pages, err := fs.Glob(files, "templates/*.html")
 	if err != nil {

@@ -491,6 +491,45 @@ func TestQueuesPageReadsABoundedNumberOfLanes(t *testing.T) {
 	require.NoError(t, in.Resume(ctx))
 }
 
+// A lane's in-flight cap reads "none" on the Queues and Chat pages when
+// it is the default (lanes.DefaultLaneLimit: every lane of the bot, whose
+// queues set no cap), not 1000000 next to the depth, where it read as a
+// depth limit; a cap set on the lane shows as its number.
+func TestALaneLimitReadsNoneAtTheDefaultAndItsNumberWhenSet(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	b := e.browser()
+	b.signIn()
+	ctx := context.Background()
+	in := e.app.Store().Inspector()
+	require.NoError(t, in.Pause(ctx, time.Hour)) // the lanes keep their jobs
+	t.Cleanup(func() { _ = in.Resume(context.Background()) })
+	m := lanes.NewMinter()
+	for _, tc := range []struct {
+		chat  int64
+		limit int // set on the lane; 0: the default
+		want  string
+	}{
+		{-100_201, 0, "none"},
+		{-100_202, 3, "3"},
+		{-100_203, lanes.DefaultLaneLimit - 1, strconv.Itoa(lanes.DefaultLaneLimit - 1)},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			g := tgjob.Group(tc.chat)
+			_, err := e.app.Store().Enqueue(ctx, tgjob.QueueNotify, []lanes.Item{{Group: g, ID: m.New(), Payload: []byte(`{"v":1,"chat":1,"text":"x"}`)}})
+			require.NoError(t, err)
+			if tc.limit > 0 {
+				require.NoError(t, in.SetLaneLimit(ctx, tgjob.QueueNotify, g, tc.limit))
+			}
+			_, page := b.get("/queues")
+			require.Regexp(t, `<tr><td><a href="/chat\?id=`+g+`">`+g+`</a></td><td><a [^>]*>1</a></td><td>1</td><td>0</td><td>`+tc.want+`</td>`, page)
+			_, page = b.get("/chat?id=" + g)
+			require.Regexp(t, `<tr><td>notify</td><td>1</td><td>0</td><td>`+tc.want+`</td>`, page)
+			require.NotContains(t, page, "1000000")
+		})
+	}
+}
+
 // TestAuditPagesThroughTheLog: the Audit page shows the 50 newest entries
 // (as /audit's log) and an older link to the next 50, until the oldest; a
 // malformed page id is refused.
