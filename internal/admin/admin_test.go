@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
@@ -194,6 +195,28 @@ func TestComposeBroadcastPreviewsThenStartsOnceAuditedAsConsole(t *testing.T) {
 	require.True(t, ad.PaidBroadcasts())
 }
 
+// A send budget's window is said as a rate per second: Telegram's second
+// stretched by the slack for the server clock's rounding
+// (notifier.DefaultSlack) is "per second" with the window given in
+// seconds, not "per 1.01s", which read as an odd unit; another window is
+// said as it is.
+func TestABudgetsWindowIsSaidPerSecond(t *testing.T) {
+	for _, tc := range []struct {
+		w    time.Duration
+		want string
+	}{
+		{time.Second + notifier.DefaultSlack, "per second (a 1.01 s window, for the server clock's rounding)"},
+		{time.Second + 50*time.Millisecond, "per second (a 1.05 s window, for the server clock's rounding)"},
+		{time.Second, "per second"},
+		{time.Minute + notifier.DefaultSlack, "per 1m0.01s"},
+		{2 * time.Second, "per 2s"},
+	} {
+		t.Run(tc.w.String(), func(t *testing.T) {
+			require.Equal(t, tc.want, PerWindow(tc.w))
+		})
+	}
+}
+
 // /lanes shows each send budget's learned rate against its configured
 // ceiling: untouched, "never lowered"; after 429s from several chats halved
 // it, the rate now, when, why, the rate that brought it and the hold's cap.
@@ -202,13 +225,13 @@ func TestLanesShowsEachBudgetsLearnedRate(t *testing.T) {
 	ctx := context.Background()
 	text, err := ad.budgetsText(ctx)
 	require.NoError(t, err)
-	require.Equal(t, "Send budgets, messages per 1.01s (configured: the ceiling; learned from Telegram's 429s):\n• global: 30 of 30, never lowered", text)
+	require.Equal(t, "Send budgets, messages per second (a 1.01 s window, for the server clock's rounding); configured: the ceiling, learned from Telegram's 429s:\n• global: 30 of 30, never lowered", text)
 	lowered, rate, err := ad.cfg.Outbound.Inspector().LowerBudget(ctx, "notify", "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	require.Equal(t, 15, rate)
 	text, err = ad.budgetsText(ctx)
 	require.NoError(t, err)
-	require.Regexp(t, `^Send budgets, messages per 1.01s \(configured: the ceiling; learned from Telegram's 429s\):
+	require.Regexp(t, `^Send budgets, messages per second \(a 1.01 s window, for the server clock's rounding\); configured: the ceiling, learned from Telegram's 429s:
 • global: 15 of 30, lowered at \d\d:\d\d:\d\d UTC \(429 from several chats, from 30\), at most 22 until \d\d:\d\d:\d\d UTC; decreases in all: 1$`, text)
 }

@@ -399,7 +399,7 @@ func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
 		return "Send budgets: none", nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Send budgets, messages per %v (configured: the ceiling; learned from Telegram's 429s):", bs[0].Window)
+	fmt.Fprintf(&b, "Send budgets, messages %s; configured: the ceiling, learned from Telegram's 429s:", PerWindow(bs[0].Window))
 	for _, x := range bs {
 		fmt.Fprintf(&b, "\n• %s: %d of %d", notifier.BudgetName(x.Queue), x.Rate, x.Configured)
 		if x.Start > 0 {
@@ -419,6 +419,21 @@ func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
 		fmt.Fprintf(&b, "; decreases in all: %d", x.Decreases)
 	}
 	return b.String(), nil
+}
+
+// PerWindow says a send budget's window w for /lanes and the console's
+// Queues page: "per second (a 1.01 s window, for the server clock's
+// rounding)" for Telegram's second stretched by a slack under 100 ms
+// (notifier.DefaultSlack, 10 ms: lanes scores sends in whole ms), "per
+// second" for 1 s exactly, "per <w>" otherwise (a Go duration).
+func PerWindow(w time.Duration) string {
+	switch {
+	case w == time.Second:
+		return "per second"
+	case w > time.Second && w < time.Second+100*time.Millisecond:
+		return fmt.Sprintf("per second (a %s s window, for the server clock's rounding)", strconv.FormatFloat(w.Seconds(), 'f', -1, 64))
+	}
+	return "per " + w.String()
 }
 
 // limitedText is /lanes' paragraph on the chats being limited by the

@@ -101,7 +101,7 @@ func TestAdminCommands(t *testing.T) {
 	require.Contains(t, lanesReply, "• chat 42: depth 3, weight 5, in flight 0, parked until ")
 	// The send budgets, none lowered: replies and bulk together at their
 	// start (the bulk rate), each queue's own at its configured rate.
-	require.Regexp(t, `\n\nSend budgets, messages per \S+ \(configured: the ceiling; learned from Telegram's 429s\):\n`+
+	require.Regexp(t, `\n\nSend budgets, messages per second \(a 1\.01 s window, for the server clock's rounding\); configured: the ceiling, learned from Telegram's 429s:\n`+
 		`• global: (\d+) of \d+ \(replies and bulk together: started at (\d+), raised while messages wait, a 429 takes a raise back\), never lowered\n`+
 		`• bulk: \d+ of \d+, never lowered\n• reply: \d+ of \d+, never lowered\n`, lanesReply)
 

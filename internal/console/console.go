@@ -249,6 +249,7 @@ func parseTemplates() (map[string]*template.Template, error) {
 		"add":       func(a, b int) int { return a + b },
 		"jobState":  jobState,
 		"laneLimit": laneLimit,
+		"perWindow": admin.PerWindow,
 		"card":      func(row broadcastRow, csrf string) broadcastCard { return broadcastCard{Row: row, CSRF: csrf} },
 	}
 	pages, err := fs.Glob(files, "templates/*.html")

@@ -958,6 +958,8 @@ func TestQueuesPageShowsEachSendBudgetAndWhyItLastWentDown(t *testing.T) {
 	b.signIn()
 	ctx := context.Background()
 	_, page := b.get("/queues")
+	require.Contains(t, page, "Messages per second (a 1.01 s window, for the server clock&#39;s rounding). The configured rate is a ceiling",
+		"the budgets' window said per second, not per 1.01s")
 	require.Regexp(t, `<tr id="budget-global"><td>global</td><td>1000</td><td>1100</td><td>0</td>\s*<td>replies and bulk together: started at 1000, raised while messages wait, a 429 takes a raise back</td>\s*<td>never</td></tr>`, page)
 	require.Regexp(t, `<tr id="budget-bulk"><td>bulk</td><td>1000</td><td>1000</td><td>0</td>\s*<td>halved on 429s from several chats while it is full, never below what it proved, climbs back by itself</td>\s*<td>never</td></tr>`, page)
 	require.Contains(t, page, `<tr id="budget-reply"><td>reply</td><td>100</td><td>100</td>`)
