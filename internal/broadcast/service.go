@@ -76,6 +76,10 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 	}
 	if len(f) == 2 && strings.EqualFold(f[0], "stop") {
 		id, meant := CanonicalID(f[1])
+		if meant && !notifier.ValidBroadcastID(id) {
+			out.Reply(update.ReplyTo(m, notAnID(f[1])))
+			return out
+		}
 		_, err := s.notifier.Progress(ctx, id)
 		switch {
 		case err == nil || errors.Is(err, notifier.ErrUnknownBroadcast) || meant:
@@ -124,8 +128,17 @@ func CanonicalID(word string) (id string, meant bool) {
 	return notifier.BroadcastIDPrefix + strings.ToUpper(word[p:]), true
 }
 
-// usageStop answers /broadcast stop without an id.
-const usageStop = "❌ Which broadcast? Usage: /broadcast stop <id>; /broadcasts lists the running and scheduled ones with their ids. Nothing was sent."
+// usageStop answers /broadcast stop without an id: nothing was stopped
+// (it said "Nothing was sent", which reads oddly for a stop).
+const usageStop = "❌ Which broadcast? Usage: /broadcast stop <id>; /broadcasts lists the running and scheduled ones with their ids. Nothing was stopped."
+
+// notAnID answers a stop of word, what the admin typed after "stop",
+// when it is not a broadcast id; it is quoted as typed, not as
+// CanonicalID reads it (a malformed "bc_nonsense" was echoed
+// "bc_NONSENSE").
+func notAnID(word string) string {
+	return fmt.Sprintf("❌ %q is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>", word)
+}
 
 // usageLangs tells the admin how to give a text per language.
 const usageLangs = "A text per language: the default text first, then a line [ru] (or [es], [pt-BR], [fa], ...) and that language's text."
@@ -321,7 +334,7 @@ func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
 	before, err := s.notifier.Progress(ctx, id)
 	switch {
 	case errors.Is(err, notifier.ErrInvalid):
-		return fmt.Sprintf("❌ %q is not a broadcast id (like bc_01H…). Usage: /broadcast stop <id>", id), nil
+		return notAnID(id), nil
 	case errors.Is(err, notifier.ErrUnknownBroadcast):
 		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id), nil
 	case err != nil:
