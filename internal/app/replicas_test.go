@@ -51,5 +51,7 @@ func TestAStartWaitingForMoreReplicasThanThereAreIsWarned(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(h.logs.String(), "VALKEY_WAIT_REPLICAS names more replicas than acknowledged a write at start")
 	}, wait, 20*time.Millisecond)
-	require.Contains(t, h.logs.String(), "wait_replicas=2 acked=1")
+	// (acked=1 on a quiet host; 0 when the one replica took longer than
+	// the 200 ms on a busy one: either is fewer than it names.)
+	require.Regexp(t, `wait_replicas=2 acked=[01] `, h.logs.String())
 }
