@@ -475,12 +475,7 @@ func TestBroadcastPreviewThenSendOrCancel(t *testing.T) {
 // id still stops it.
 func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	r := h.start(nil)
-	h.waitLeader(r)
-	admin := user(adminID, "Admin")
-	h.say(0, admin, "/start")
-	h.texts(adminID, 1)
+	h, r, admin := startedAdmin(t)
 	for _, text := range []string{"stop test", "stop  test", "stop bcx_1"} {
 		pv, buttons := h.broadcastPreview(text)
 		require.Equal(t, broadcast.PreviewText(strings.TrimSpace(text), 1, 1000), pv.Text, "/broadcast %s is previewed as a text", text)
@@ -519,12 +514,7 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 // nothing is stopped, sent or audited.
 func TestAMalformedBroadcastIDIsAnsweredAsTyped(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	r := h.start(nil)
-	h.waitLeader(r)
-	admin := user(adminID, "Admin")
-	h.say(0, admin, "/start")
-	h.texts(adminID, 1)
+	h, r, admin := startedAdmin(t)
 	for _, typed := range []string{"bc_nonsense", "bc_not-an-id", "bc_123", "BC_123", "Bc_01arz3ndektsv4rrffq69g5fa"} {
 		t.Run(typed, func(t *testing.T) {
 			before := len(h.emu.Messages(adminID))
@@ -546,12 +536,7 @@ func TestAMalformedBroadcastIDIsAnsweredAsTyped(t *testing.T) {
 // nothing audited.
 func TestBroadcastStopWithoutAnIDAnswersHowToStopNotAPreview(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	r := h.start(nil)
-	h.waitLeader(r)
-	admin := user(adminID, "Admin")
-	h.say(0, admin, "/start")
-	h.texts(adminID, 1)
+	h, r, admin := startedAdmin(t)
 	for _, text := range []string{"/broadcast stop", "/broadcast Stop", "/broadcast  STOP "} {
 		before := len(h.emu.Messages(adminID))
 		require.Equal(t, "❌ Which broadcast? Usage: /broadcast stop <id>; /broadcasts lists the running and scheduled ones with their ids. Nothing was stopped.",

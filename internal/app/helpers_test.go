@@ -556,3 +556,16 @@ func requireEachOnce(t *testing.T, emu *tgemu.Emulator, chats []int64, text stri
 		require.Equal(t, 1, testkit.CopiesIn(emu, c, text), "chat %d gets the broadcast once", c)
 	}
 }
+
+// startedAdmin starts the bot (newHarness, the leader polling) and has the
+// admin send /start, its answer read: the harness, the run and the admin.
+func startedAdmin(t *testing.T) (*harness, *running, models.User) {
+	t.Helper()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	admin := user(adminID, "Admin")
+	h.say(0, admin, "/start")
+	h.texts(adminID, 1)
+	return h, r, admin
+}
