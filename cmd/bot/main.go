@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -81,13 +82,20 @@ func run(args []string) int {
 		return exitConfig
 	}
 	cfg, err := config.Load(".env")
+	shadowed := config.EmptyOverrides(".env")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: configuration error: %v\n", err)
+		if len(shadowed) > 0 {
+			fmt.Fprintf(os.Stderr, "codemojex: set but empty in the environment, so .env's values were not used: %s (unset them to use .env's)\n", strings.Join(shadowed, ", "))
+		}
 		return exitConfig
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := app.NewLogger(cfg)
+	if len(shadowed) > 0 {
+		logger.Warn("set but empty in the environment, so .env's values were not used: unset them to use .env's", slog.Any("vars", shadowed))
+	}
 	warnFileLimit(logger, cfg)
 	if err := process.Run(ctx, cfg, logger); err != nil {
 		fmt.Fprintf(os.Stderr, "codemojex: %v\n", err)

@@ -93,6 +93,17 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 		require.Equal(t, 2, code)
 		require.Contains(t, stderr, `BOT_ROLE: one of all, poller, handler, worker; got "nope"`, "the set variable wins over .env")
 	})
+
+	t.Run("an empty variable that beats .env is named", func(t *testing.T) {
+		t.Parallel()
+		wd := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(wd, ".env"), []byte("TELEGRAM_BOT_TOKEN="+goodToken+"\n"), 0o600))
+		code, stderr := testkit.RunBot(t, bin, wd, []string{"TELEGRAM_BOT_TOKEN="})
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, "codemojex: configuration error: TELEGRAM_BOT_TOKEN: the bot token from @BotFather")
+		require.Contains(t, stderr, "set but empty in the environment, so .env's values were not used: TELEGRAM_BOT_TOKEN (unset them to use .env's)")
+		testkit.RequireNoToken(t, stderr, goodToken, "stderr")
+	})
 }
 
 // TestUnreachableValkeyIsNamedWithoutItsPassword: a Valkey that refuses

@@ -572,3 +572,27 @@ func TestTheValkeyURLsTheDocsShowAreAccepted(t *testing.T) {
 		})
 	}
 }
+
+// TestAnEmptyVariableThatBeatsTheDotenvFileIsNamed: a variable set to ""
+// in the environment keeps its empty value over the .env file's (Load),
+// and EmptyOverrides names it so the start can say so; a variable set to
+// a value of its own (an intended override), one the file leaves empty and
+// one the environment does not set are not named, and no value is shown.
+func TestAnEmptyVariableThatBeatsTheDotenvFileIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".env")
+	require.NoError(t, os.WriteFile(path, []byte("TELEGRAM_BOT_TOKEN="+token+"\nLOG_LEVEL=debug\nBOT_ROLE=poller\nHTTP_ADDR=\nWORKERS=5\n"), 0o600))
+	t.Setenv("LOG_LEVEL", "")
+	t.Setenv("BOT_ROLE", "worker")
+	t.Setenv("HTTP_ADDR", "")
+	t.Setenv("WORKERS", "")
+	require.NoError(t, os.Unsetenv("WORKERS"))
+	t.Setenv("TELEGRAM_BOT_TOKEN", "")
+	c, err := config.Load(path)
+	require.Error(t, err, "the empty token beats the file's: no token")
+	require.NotContains(t, err.Error(), token)
+	require.Empty(t, c.Token)
+	require.Equal(t, []string{"LOG_LEVEL", "TELEGRAM_BOT_TOKEN"}, config.EmptyOverrides(path))
+	require.Nil(t, config.EmptyOverrides(filepath.Join(dir, "absent.env")))
+	require.Nil(t, config.EmptyOverrides(""))
+}

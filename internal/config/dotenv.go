@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -212,4 +213,34 @@ func dotenvError(file string, data []byte, err error) error {
 		}
 	}
 	return e
+}
+
+// EmptyOverrides returns the names, sorted, of the variables the .env file
+// at path gives a value that the environment sets to "" (after Load, which
+// keeps a set variable, empty or not, as godotenv and docker compose do):
+// an empty value left in a compose file's environment or a shell's
+// `export NAME=` silently beats the file, which is rarely meant. nil when
+// the file is absent, unreadable or malformed (Load reports those). The
+// values are never returned: they may hold the token.
+func EmptyOverrides(path string) []string {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	data = bytes.ReplaceAll(bytes.TrimPrefix(data, utf8BOM), []byte("\r\n"), []byte("\n"))
+	vars, err := godotenv.UnmarshalBytes(data)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range vars {
+		if got, set := os.LookupEnv(k); set && got == "" && v != "" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
