@@ -66,7 +66,8 @@ const (
 // publishes about 30 messages/s, and a rate configured 4 times too high
 // is the operator's to fix) but push-back of another kind, a chat's own
 // flood wait mistaken for the bot's or a transient one, which the pause
-// for their retry_after answers. With 1/16 (before), chaos seed 7's 16
+// for their retry_after answers (and a binding burst at the floor
+// releases the hold that keeps a budget there: Store.LowerBudget). With 1/16 (before), chaos seed 7's 16
 // bursts of injected 429s in 10 minutes, halving budgets that bound
 // under a broadcast's backlog, held replies at 4/s and the group reply
 // lanes overflowed (docs/chaos.md, row 36).
@@ -144,6 +145,10 @@ type LearnedBudget struct {
 	// Forgiven, the proof spent).
 	Proven   int
 	Forgiven int64
+	// Released counts the holds a binding burst at the budget's floor
+	// released (Store.LowerBudget): a burst there is no limit, so the
+	// decreases that brought the budget down to it are not held to.
+	Released int64
 }
 
 // budget is one send budget's field of {T}:s:learned, its configured
@@ -194,7 +199,13 @@ func (s *core) budgetsOf(queue string) []budget {
 // budgets that had run 50/s for minutes to their floor, and the replies
 // overflowed; docs/delivery.md, "Down at once"). A budget's second
 // decrease, or binding burst, within LearnConfig.Cooldown of its last one
-// (a probe taken back by RevertProbe included) changes nothing. It returns whether any budget
+// (a probe taken back by RevertProbe included) changes nothing. A binding
+// burst at a budget's floor lowers nothing and releases the hold a
+// decrease left running (LearnedBudget.Released): a burst there is no
+// limit (LearnFloorDivisor), so neither were those that brought the
+// budget down (chaos seed 7: clustered random bursts halved the probed
+// total to its floor, and a 10-minute hold kept it there while the
+// replies overflowed); it climbs again as after a hold. It returns whether any budget
 // went down and the lowest of their rates now (per window); (false, 0)
 // when queue has no budget. One script call per budget. Errors:
 // ErrInvalid for a bad queue name or a why over 200 bytes; the server's.
@@ -353,11 +364,11 @@ func (in *Inspector) Learned(ctx context.Context) ([]LearnedBudget, error) {
 // parseLearned fills b from one budget's row of learn.lua's read.
 func parseLearned(b *LearnedBudget, m valkey.ValkeyMessage) error {
 	row, err := m.ToArray()
-	if err != nil || len(row) != 10 {
+	if err != nil || len(row) != 11 {
 		return fmt.Errorf("malformed row")
 	}
-	var n [10]int64
-	for _, i := range []int{0, 1, 2, 4, 5, 6, 8, 9} {
+	var n [11]int64
+	for _, i := range []int{0, 1, 2, 4, 5, 6, 8, 9, 10} {
 		if n[i], err = row[i].AsInt64(); err != nil {
 			return fmt.Errorf("malformed row: %w", err)
 		}
@@ -367,7 +378,7 @@ func parseLearned(b *LearnedBudget, m valkey.ValkeyMessage) error {
 		return fmt.Errorf("malformed why: %w", err)
 	}
 	b.Rate, b.Hit, b.Decreases, b.Cap = int(n[0]), int(n[2]), n[4], int(n[6])
-	b.Proven, b.Forgiven = int(n[8]), n[9]
+	b.Proven, b.Forgiven, b.Released = int(n[8]), n[9], n[10]
 	if n[1] > 0 {
 		b.Lowered, b.HoldUntil = time.UnixMilli(n[1]), time.UnixMilli(n[5])
 	}

@@ -781,3 +781,88 @@ func TestARaiseAProofCoversIsNotTakenBackByA429(t *testing.T) {
 		})
 	}
 }
+
+// A binding burst at a budget's floor lowers nothing and releases the hold
+// that keeps it there (LearnedBudget.Released, its cap back to the
+// configured rate): a burst at the floor shows no limit, so the decreases
+// that brought it there showed none either. Two operator decreases take a
+// budget of 40 per minute (a probed one: started at 40 of 80) to its floor
+// 10 under a hold capped at max(10, ¾ × 20) = 15; then a burst answers the
+// floor's 10 sends in the window. A burst that does not bind (no sends),
+// an operator's decrease, or one after the hold ended release nothing.
+func TestABindingBurstAtTheFloorReleasesTheHold(t *testing.T) {
+	t.Parallel()
+	const cooldown = 50 * time.Millisecond
+	cases := []struct {
+		name        string
+		sends       bool // the floor's sends claimed before the burst
+		inspector   bool // the burst is an operator's decrease
+		holdEnded   bool
+		wantRelease bool
+	}{
+		{name: "a binding burst releases the hold", sends: true, wantRelease: true},
+		{name: "a burst that does not bind keeps it"},
+		{name: "an operator's decrease keeps it", sends: true, inspector: true},
+		{name: "no hold running: nothing to release", sends: true, holdEnded: true},
+	}
+	for _, tc := range cases {
+		hold := time.Hour
+		if tc.holdEnded {
+			hold = 300 * time.Millisecond
+		}
+		lc := lanes.LearnConfig{Every: time.Hour, Probe: time.Hour, Hold: hold, Cooldown: cooldown}
+		budgets := append(learnBudgets(lc), learnBudget{name: "probed global rate", opts: []lanes.Option{
+			lanes.WithGlobalRate(80, time.Minute), lanes.WithGlobalRateStart(40), lanes.WithLearning(lc)}})
+		for _, b := range budgets {
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				s := newStore(t, b.opts...)
+				for _, want := range []int{20, 10} {
+					if l := learnedOf(t, s, b.queue).Lowered; !l.IsZero() {
+						waitServerPast(t, s, l.Add(cooldown))
+					}
+					lowered, rate, err := s.Inspector().LowerBudget(ctx, "q", "operator")
+					require.NoError(t, err)
+					require.True(t, lowered)
+					require.Equal(t, want, rate)
+				}
+				before := learnedOf(t, s, b.queue)
+				require.Equal(t, 15, before.Cap, "the hold's cap: max(10, ¾ × 20)")
+				if tc.holdEnded {
+					waitServerPast(t, s, before.HoldUntil)
+				} else {
+					waitServerPast(t, s, before.Lowered.Add(cooldown))
+				}
+				if tc.sends {
+					m := lanes.NewMinter()
+					for g := range 12 {
+						enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
+					}
+					require.Equal(t, 10, claimAll(t, s), "the floor's sends")
+				}
+				lower := s.LowerBudget
+				if tc.inspector {
+					lower = s.Inspector().LowerBudget
+				}
+				lowered, rate, err := lower(ctx, "q", "429 from several chats")
+				require.NoError(t, err)
+				require.False(t, lowered, "nothing goes below the floor")
+				require.Equal(t, 10, rate)
+				got := learnedOf(t, s, b.queue)
+				require.Equal(t, int64(2), got.Decreases, "no decrease counted")
+				require.Equal(t, 10, got.Rate)
+				if !tc.wantRelease {
+					require.Zero(t, got.Released)
+					if !tc.holdEnded {
+						require.Equal(t, 15, got.Cap, "the hold runs on")
+					}
+					return
+				}
+				require.Equal(t, int64(1), got.Released)
+				require.Equal(t, got.Configured, got.Cap, "no cap left: it climbs to the configured rate")
+				require.False(t, got.HoldUntil.After(time.UnixMilli(serverNowMS(t, s))), "the hold ended")
+			})
+		}
+	}
+}

@@ -408,6 +408,9 @@ func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
 		if x.Proven > 0 || x.Forgiven > 0 {
 			fmt.Fprintf(&b, ", proven %d (bursts of 429s forgiven: %d)", x.Proven, x.Forgiven)
 		}
+		if x.Released > 0 {
+			fmt.Fprintf(&b, ", holds released by bursts at its floor: %d", x.Released)
+		}
 		if x.Lowered.IsZero() {
 			b.WriteString(", never lowered")
 			continue

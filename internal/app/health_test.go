@@ -66,6 +66,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 		`codemojex_budget_decreases_total{budget="bulk"} 0`,
 		`codemojex_budget_proven_rate{budget="bulk"} 0`, // no send yet
 		`codemojex_budget_forgiven_total{budget="bulk"} 0`,
+		`codemojex_budget_released_total{budget="bulk"} 0`,
 		`codemojex_worker_budget_decreases_total{queue="reply",reason="429 from several chats"} 0`,
 	} {
 		require.Contains(t, body, want)

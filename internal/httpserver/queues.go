@@ -38,7 +38,7 @@ type QueueCollector struct {
 	depth, inFlight, delayed, dead, ready, parked, statsUp *prometheus.Desc
 	updates, updatesInFlight, updatesDead, oldest          *prometheus.Desc
 	budgetUse, budgetLimit, learnedRate, learnedDecreases  *prometheus.Desc
-	learnedProven, learnedForgiven                         *prometheus.Desc
+	learnedProven, learnedForgiven, learnedReleased        *prometheus.Desc
 	recovered, updatesRecovered                            *prometheus.Desc
 }
 
@@ -81,13 +81,16 @@ func NewQueueCollector(q Queues) *QueueCollector {
 		learnedForgiven: prometheus.NewDesc("codemojex_budget_forgiven_total",
 			"Bursts of 429s from several chats that left a send budget as it was, its proof (codemojex_budget_proven_rate) covering its rate; counted in Valkey since its first: the same in every process.",
 			[]string{"budget"}, nil),
+		learnedReleased: prometheus.NewDesc("codemojex_budget_released_total",
+			"Bursts of 429s from several chats at a send budget's floor that released the hold keeping it there (no limit shows that low, so neither did the decreases that brought it down: it climbs again); counted in Valkey since its first: the same in every process.",
+			[]string{"budget"}, nil),
 	}
 }
 
 // Describe sends the gauges' descriptions (prometheus.Collector).
 func (q *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{q.depth, q.inFlight, q.delayed, q.dead, q.ready, q.parked, q.statsUp, q.updates, q.updatesInFlight, q.updatesDead, q.oldest,
-		q.budgetUse, q.budgetLimit, q.learnedRate, q.learnedDecreases, q.learnedProven, q.learnedForgiven, q.recovered, q.updatesRecovered} {
+		q.budgetUse, q.budgetLimit, q.learnedRate, q.learnedDecreases, q.learnedProven, q.learnedForgiven, q.learnedReleased, q.recovered, q.updatesRecovered} {
 		ch <- d
 	}
 }
@@ -153,6 +156,7 @@ func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(q.learnedDecreases, prometheus.CounterValue, float64(b.Decreases), name)
 			ch <- prometheus.MustNewConstMetric(q.learnedProven, prometheus.GaugeValue, float64(b.Proven), name)
 			ch <- prometheus.MustNewConstMetric(q.learnedForgiven, prometheus.CounterValue, float64(b.Forgiven), name)
+			ch <- prometheus.MustNewConstMetric(q.learnedReleased, prometheus.CounterValue, float64(b.Released), name)
 		}
 	} else {
 		up = 0

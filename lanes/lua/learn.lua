@@ -6,7 +6,8 @@
 --          budget, see probe_state), budget:why -> why it last went down,
 --          budget:n -> how many times it went down, budget:ok -> its proof
 --          (common.lua proof_read), budget:forgiven -> the bursts its proof
---          forgave; budget is "global" (the
+--          forgave, budget:released -> the holds a burst at its floor
+--          released (see lower); budget is "global" (the
 --          store's rate) or "q:<queue>" (a queue's own)
 -- KEYS[2]  (revert) the answered send's job hash "{tag}:q:<queue>:job:<id>":
 --          its field t is when it was claimed (server ms; see claim.lua);
@@ -48,9 +49,13 @@
 --   marks the epoch as one with a burst. A probed budget stays probed: from
 --   there it climbs by probes only, for hold ms never above max(the rate
 --   left, three quarters of the rate that was hit).
---   A budget already at its floor is left as it is. Returns {1 lowered, 0
---   within the cooldown or at the floor, 2 not binding, or 3 forgiven by
---   its proof, the rate now (after)}.
+--   A budget already at its floor is not lowered, and with d > 0 a hold
+--   running is released (its cap back to the configured rate, counted in
+--   budget:released): a binding burst at the floor shows no limit, so
+--   the bursts that brought it there showed none either. Returns {1
+--   lowered, 0 within the cooldown or at the floor with no hold to
+--   release, 2 not binding, 3 forgiven by its proof, or 4 a hold released
+--   at the floor, the rate now (after)}.
 -- revert: ARGV[2] budget, ARGV[3] its configured rate, ARGV[4] hold (ms),
 --   ARGV[5] why, ARGV[6] the proof epoch (ms), ARGV[7] cooldown (ms). A send Telegram answered with a 429, claimed (KEYS[2]'s t;
 --   now when gone) while a probed budget ran at rate x, takes the budget
@@ -78,7 +83,8 @@
 --   Returns, per budget, {rate now, at (ms, 0: never lowered), hit, why,
 --   decreases, hold until (ms, 0: none), the most it climbs to before the
 --   hold ends (the configured rate when no hold runs), 1 when probed, its
---   proof (see lower; 0: none), the bursts its proof forgave}, then the
+--   proof (see lower; 0: none), the bursts its proof forgave, the holds
+--   released at the floor}, then the
 --   server's time (ms).
 local now = now_ms()
 local S = string.sub(KEYS[1], 1, -8) -- the shared prefix: KEYS[1] less "learned"
@@ -118,10 +124,29 @@ if ARGV[1] == 'lower' then
     return {3, rate}
   end
   local r = math.max(num(ARGV[4]), math.floor(rate / 2), proof)
-  -- At the floor already: nothing to lower, so nothing changes (no hold
-  -- renewed, no decrease counted), as within the cooldown.
-  if r >= rate then return {0, rate} end
   local p = probe_state(v)
+  -- At the floor already: nothing to lower, so no decrease counted and no
+  -- hold renewed, as within the cooldown. A binding burst there is no
+  -- limit (see the floor's rule in lanes LearnFloorDivisor), so neither
+  -- were the bursts that brought the budget down to it: a hold running is
+  -- released and the budget climbs again (chaos seed 7: clustered
+  -- injected bursts halved the probed total to its floor, and its hold
+  -- kept it there for the rest of the run while the group replies
+  -- overflowed).
+  if r >= rate then
+    if d == 0 then return {0, rate} end
+    if p then
+      if now >= p.hold then return {0, rate} end
+      p.hold, p.cap = now, c
+      probe_write(S, b, p, now)
+    else
+      local _, hat, hit, step, every, hold = string.match(v or '', '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+      if not hold or now >= num(hat) + num(hold) then return {0, rate} end
+      redis.call('HSET', KEYS[1], b, int(rate) .. ' ' .. int(now) .. ' ' .. hit .. ' ' .. step .. ' ' .. every .. ' 0')
+    end
+    redis.call('HINCRBY', KEYS[1], b .. ':released', 1)
+    return {4, rate}
+  end
   if s or p then
     p = p or {fails = 0, h = {{0, rate}}}
     p.r, p.at, p.next, p.hit, p.low = r, now, 1, rate, now
@@ -194,7 +219,7 @@ local out = {}
 local ep = num(ARGV[2])
 for i = 3, #ARGV, 3 do
   local b = ARGV[i]
-  local v = redis.call('HMGET', KEYS[1], b, b .. ':why', b .. ':n', b .. ':ok', b .. ':forgiven')
+  local v = redis.call('HMGET', KEYS[1], b, b .. ':why', b .. ':n', b .. ':ok', b .. ':forgiven', b .. ':released')
   local c, s = num(ARGV[i + 1]), num(ARGV[i + 2])
   if s <= 0 or s >= c then s = nil end
   local rate, at = learned_rate(v[1], c, now, s)
@@ -211,7 +236,8 @@ for i = 3, #ARGV, 3 do
     if now < hold then cap = math.min(c, math.max(num(r), math.floor(hit * 3 / 4))) end
   end
   local proof = proof_read(v[4] or nil, now, ep).c
-  out[#out + 1] = {rate, at or 0, hit, v[2] or '', num(v[3] or '0'), hold, cap, probed, proof, num(v[5] or '0')}
+  out[#out + 1] = {rate, at or 0, hit, v[2] or '', num(v[3] or '0'), hold, cap, probed, proof, num(v[5] or '0'),
+    num(v[6] or '0')}
 end
 out[#out + 1] = now
 return out
