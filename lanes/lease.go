@@ -225,6 +225,23 @@ func (s *Store) Nack(ctx context.Context, l Lease, delay time.Duration, reason s
 	return s.settle(ctx, l, "nack", delay, reason, opts)
 }
 
+// Postpone gives a claimed job back without using an attempt, claimable
+// again after delay (server clock): on an ordered queue it goes back on its
+// lane at once and the whole lane is parked for delay, so later jobs cannot
+// overtake it; on an unordered queue it waits alone in the delayed set. For
+// a job that cannot go on now for a reason outside it, which time clears
+// (codemojex: an update whose chat's reply lane is full waits for it to
+// drain), where Release would hand it out again at once and Nack would
+// spend its attempts. Errors: ErrInvalid for a delay under 1 ms; else as
+// Ack.
+func (s *Store) Postpone(ctx context.Context, l Lease, delay time.Duration) error {
+	if delay < time.Millisecond {
+		return fmt.Errorf("%w: postpone %s: delay %v: want >= 1ms", ErrInvalid, l.ID, delay)
+	}
+	_, err := s.settle(ctx, l, "postpone", delay, "", nil)
+	return err
+}
+
 // Dead moves a claimed job to the dead-letter set at once with reason (a
 // permanent error), counting this claim as a failed attempt (attempts + 1:
 // a job that failed for good on its first send reads 1 attempt), with

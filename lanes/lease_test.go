@@ -386,6 +386,72 @@ func TestNackAndDeadSettleToRetryOrDeadLetter(t *testing.T) {
 // whatever the local clock says (we compare against time.Now shifted by
 // ±30 s only to document that it plays no part), and (3) it can once the
 // lease has expired on the server clock.
+// A postponed job (Postpone) comes back after its delay with no attempt
+// used, however often it is postponed (a queue of at most 1 attempt never
+// dead-letters it); on an ordered queue its lane is parked meanwhile (no
+// later job of it overtakes, other lanes flow), on an unordered one it
+// waits alone in the delayed set (later jobs of its lane go on). A delay
+// under 1 ms is refused and changes nothing.
+func TestAPostponedJobComesBackAfterItsDelayWithNoAttemptUsed(t *testing.T) {
+	t.Parallel()
+	for _, ordered := range []bool{true, false} {
+		t.Run(map[bool]string{true: "ordered", false: "unordered"}[ordered], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStore(t, lanes.WithQueue("q", lanes.QueueConfig{Ordered: ordered, MaxAttempts: 1}))
+			m := lanes.NewMinter()
+			ids := enqueueN(t, s, m, "q", "g", 2)
+			enqueueN(t, s, m, "q", "h", 1)
+			k := s.Keys()
+			for round := range 3 {
+				j := claimOne(t, s, time.Minute, "q")
+				require.Equal(t, ids[0], j.ID, "round %d", round)
+				require.Zero(t, j.Attempts, "round %d: no attempt used", round)
+				require.ErrorIs(t, s.Postpone(ctx, j.Lease, 0), lanes.ErrInvalid)
+				lo := serverNowMS(t, s)
+				require.NoError(t, s.Postpone(ctx, j.Lease, 10*time.Second))
+				hi := serverNowMS(t, s)
+				require.Equal(t, 0, inflight(t, s, "q", "g"))
+				set, member := "delayed", string(ids[0])
+				if ordered {
+					set, member = "parked", "g"
+					require.Equal(t, strIDs(ids), laneIDs(t, s, "q", "g"), "back at its place")
+				}
+				due := int64(rint(t, s, "ZSCORE", k.Queue("q", set), member))
+				require.GreaterOrEqual(t, due, lo+10_000, "due on the server clock")
+				require.LessOrEqual(t, due, hi+10_000, "due on the server clock")
+				if round == 0 {
+					h := claimOne(t, s, time.Minute, "q")
+					require.Equal(t, "h", h.Group, "other lanes keep flowing")
+					require.NoError(t, s.Ack(ctx, h.Lease))
+				}
+				if !ordered && round == 0 {
+					j2 := claimOne(t, s, time.Minute, "q")
+					require.Equal(t, ids[1], j2.ID, "unordered: the lane's later job goes on")
+					require.NoError(t, s.Ack(ctx, j2.Lease))
+				}
+				c := claim(t, s, 1, time.Minute, "q")
+				require.Empty(t, c.Jobs, "round %d: nothing before its delay", round)
+				require.Greater(t, c.RetryIn, 9*time.Second)
+				rescore(t, s, "q", set, member, 1)
+			}
+			j := claimOne(t, s, time.Minute, "q")
+			require.Equal(t, ids[0], j.ID)
+			require.Zero(t, j.Attempts)
+			require.NoError(t, s.Ack(ctx, j.Lease))
+			if ordered {
+				j2 := claimOne(t, s, time.Minute, "q")
+				require.Equal(t, ids[1], j2.ID)
+				require.NoError(t, s.Ack(ctx, j2.Lease))
+			}
+			dead, err := s.Inspector().Stats(ctx, "q", 0)
+			require.NoError(t, err)
+			require.Zero(t, dead.Dead)
+			require.Empty(t, tagKeys(t, s))
+		})
+	}
+}
+
 func TestClockSkewCannotStealLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

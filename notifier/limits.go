@@ -62,7 +62,9 @@ type Limits struct {
 	// (tgjob.QueueReply, lanes QueueConfig.MaxDepth): a reply to a chat
 	// that already has that many replies waiting is refused, and Notify
 	// returns lanes.ErrLaneFull (wrapped), so a chat flooding the bot
-	// cannot queue hours of answers; other chats are not affected. 0 means
+	// cannot queue hours of answers (the bot's handlers then hold its
+	// update back until the lane drains: backpressure onto the chat's
+	// updates, nothing dropped); other chats are not affected. 0 means
 	// unbounded. The notify queue (notifications, broadcast copies: one per
 	// chat per broadcast, any number of broadcasts queued) is never bounded.
 	ReplyLaneDepth int

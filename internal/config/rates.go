@@ -44,8 +44,9 @@ type Rates struct {
 	// Telegram Bot FAQ: 20 messages/min).
 	GroupRate int `env:"TELEGRAM_GROUP_RATE" envDefault:"20"`
 	// ReplyLaneDepth is the most replies waiting per chat on the reply
-	// queue (REPLY_LANE_DEPTH; 0: unbounded): a reply beyond it is dropped
-	// and counted (notifier.Limits.ReplyLaneDepth).
+	// queue (REPLY_LANE_DEPTH; 0: unbounded): an update whose reply finds
+	// its chat's lane full waits and is handled again once the lane drains
+	// (counted; notifier.Limits.ReplyLaneDepth, internal/handling).
 	ReplyLaneDepth int `env:"REPLY_LANE_DEPTH" envDefault:"100"`
 }
 

@@ -116,6 +116,18 @@ func (h *Handler) handleClaimed(ctx context.Context, u intake.Claimed, decodeErr
 		h.deadLetter(ctx, u, err.Error())
 		return false, false
 	}
+	if errors.Is(err, lanes.ErrLaneFull) {
+		// Backpressure: a chat's reply lane is full, so the update waits
+		// (no attempt used) rather than lose a reply; its replies already
+		// queued are not queued twice when it is handled again (their
+		// keys), nor is its game move played twice (gameui's journal).
+		h.m.Handled.WithLabelValues("lane_full").Inc()
+		h.m.refused.Inc()
+		h.log.Warn("update waits: a chat's reply lane is full (REPLY_LANE_DEPTH); handled again later", slog.Int64("update_id", u.ID),
+			slog.String("lane", u.Lane), durationAttr("retry_in", laneFullWait), slog.Any("err", err))
+		h.settle(ctx, u, "postpone", func(ctx context.Context) error { return h.inbox.Postpone(ctx, u, laneFullWait) })
+		return false, false
+	}
 	h.m.Handled.WithLabelValues(result).Inc()
 	if result != "panic" {
 		// An infrastructure failure (Valkey, the notifier): not the
@@ -212,12 +224,6 @@ func (h *Handler) handleOne(ctx context.Context, u intake.Claimed) (string, []st
 			Key: out.Key(req, strconv.Itoa(i))})
 		if errors.Is(err, notifier.ErrInvalid) {
 			h.log.Error("reply rejected by the notifier; dropped", slog.Int64("update_id", u.ID), slog.Any("err", err))
-			continue
-		}
-		if errors.Is(err, lanes.ErrLaneFull) {
-			h.m.refused.Inc()
-			h.log.Warn("reply dropped: the chat's reply lane is full (REPLY_LANE_DEPTH)", slog.Int64("update_id", u.ID),
-				slog.Int64("chat", o.ChatID))
 			continue
 		}
 		if err != nil {

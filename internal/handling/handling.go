@@ -23,6 +23,12 @@ const (
 	// (doubled per attempt, at most retryMax); its lane waits with it.
 	retryBase = 100 * time.Millisecond
 	retryMax  = 5 * time.Second
+	// laneFullWait is how long an update whose reply (or board) found its
+	// chat's reply lane full (REPLY_LANE_DEPTH) waits before it is handled
+	// again, its chat's later updates waiting behind it: the lane drains at
+	// the chat's send pace (Telegram: 1 message/s in a private chat, one
+	// per 3 s in a group), and nothing is dropped.
+	laneFullWait = time.Second
 )
 
 // Config is a Handler's: what it claims from, what it runs, where the

@@ -2,6 +2,7 @@ package handling_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"testing"
@@ -38,11 +39,17 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigWith(t, notifier.DefaultLimits())
+}
+
+// newRigWith is newRig with the notifier's limits.
+func newRigWith(t *testing.T, limits notifier.Limits) *rig {
+	t.Helper()
 	c := valkeytest.Shared(t).Client(t)
 	tag := valkeytest.Namespace(t)
 	upd, err := lanes.New(c, append(intake.StoreOptions(0), lanes.WithTag(tag))...)
 	require.NoError(t, err)
-	out, err := notifier.NewStore(c, notifier.DefaultLimits(), 0, lanes.WithTag(tag))
+	out, err := notifier.NewStore(c, limits, 0, lanes.WithTag(tag))
 	require.NoError(t, err)
 	n, err := notifier.New(c, out, notifier.Config{})
 	require.NoError(t, err)
@@ -231,4 +238,55 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 func handled(t *testing.T, reg *prometheus.Registry, result string) float64 {
 	t.Helper()
 	return counter(t, reg, "codemojex_updates_handled_total", "result", result)
+}
+
+// An update whose reply finds its chat's reply lane full (REPLY_LANE_DEPTH
+// 3) loses no reply: it waits, no attempt used, its chat's later update
+// behind it, and is handled again once the lane has room; the reply of it
+// that was queued before the refusal is not queued twice. Two replies per
+// update: update 1 queues both, update 2 one (the lane is full at its
+// second), update 3 waits behind it; 3 replies sent drain the lane, and
+// then the lane holds the last 3 of the 6.
+func TestAnUpdateWhoseReplyLaneIsFullWaitsAndLosesNoReply(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	limits := notifier.DefaultLimits()
+	limits.ReplyLaneDepth = 3
+	r := newRigWith(t, limits)
+	const chat = 702
+	r.start(t, update.HandlerFunc(func(_ context.Context, q *update.Request) update.Outcome {
+		return update.Outcome{Replies: []update.Reply{{ChatID: chat, Text: "1: " + q.Update.Message.Text}, {ChatID: chat, Text: "2: " + q.Update.Message.Text}}}
+	}))
+	r.accept(t, text(1, chat, "a"), text(2, chat, "b"), text(3, chat, "c"))
+	require.Eventually(t, func() bool { return handled(t, r.reg, "lane_full") >= 2 }, wait, 10*time.Millisecond,
+		"update 2 handled again while the lane is full")
+	require.Eventually(t, func() bool {
+		ls, err := r.inbox.Store().Inspector().Lanes(ctx, intake.QueueName, strconv.Itoa(chat))
+		require.NoError(t, err)
+		return len(ls) == 1 && !ls[0].ParkedUntil.IsZero()
+	}, wait, 5*time.Millisecond, "the chat's updates wait parked, not handed out again at once")
+	require.Equal(t, 3, r.replies(t, chat))
+	n, err := r.inbox.Unhandled(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n, "updates 2 and 3 wait")
+	require.Zero(t, handled(t, r.reg, "retry"), "no attempt used")
+	require.Contains(t, r.logs.String(), "update waits: a chat's reply lane is full (REPLY_LANE_DEPTH); handled again later")
+
+	store := r.notifier.Store()
+	var sent []string
+	require.Eventually(t, func() bool {
+		c, err := store.Claim(ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueReply}, Lease: time.Minute, Max: 3})
+		require.NoError(t, err)
+		for _, j := range c.Jobs {
+			var p tgjob.Job
+			require.NoError(t, json.Unmarshal(j.Payload, &p))
+			sent = append(sent, p.Text)
+			require.NoError(t, store.Ack(ctx, j.Lease))
+		}
+		return len(sent) >= 3
+	}, wait, 50*time.Millisecond, "the chat's pace lets 3 out")
+	r.settled(t)
+	require.Equal(t, []string{"1: a", "2: a", "1: b"}, sent)
+	require.Equal(t, 3, r.replies(t, chat), "2: b, 1: c, 2: c: none lost, none twice")
+	require.InDelta(t, 3, handled(t, r.reg, "ok"), 0)
 }

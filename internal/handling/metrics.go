@@ -29,7 +29,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Handled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "codemojex_updates_handled_total",
-			Help: "Updates handled by this process, by result: ok, duplicate (handled before), panic and retry (tried again later), malformed (dead-lettered). rate() of it is updates handled per second."}, []string{"result"}),
+			Help: "Updates handled by this process, by result: ok, duplicate (handled before), panic and retry (tried again later), lane_full (a chat's reply lane was full: handled again later, no attempt used), malformed (dead-lettered). rate() of it is updates handled per second."}, []string{"result"}),
 		duplicates: prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_updates_duplicate_total",
 			Help: "Updates skipped because their update_id was already handled."}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "codemojex_handler_duration_seconds",
@@ -41,7 +41,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_handler_panics_total",
 			Help: "Handler panics recovered."}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "codemojex_replies_refused_total",
-			Help: "Replies dropped because their chat already had REPLY_LANE_DEPTH replies waiting (lanes.ErrLaneFull)."}),
+			Help: "Replies (and boards) refused because their chat already had REPLY_LANE_DEPTH replies waiting (lanes.ErrLaneFull): their update waits and is handled again later, nothing dropped."}),
 	}
 	for _, c := range []prometheus.Collector{m.Handled, m.duplicates, m.latency, m.wait, m.dead, m.panics, m.refused} {
 		if err := reg.Register(c); err != nil {

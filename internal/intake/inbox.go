@@ -654,6 +654,19 @@ func (in *Inbox) Dead(ctx context.Context, u Claimed, reason string) error {
 	return in.done(ctx, u, false)
 }
 
+// Postpone gives u back unhandled without using an attempt, to be claimed
+// again after delay, its lane (the chat's updates) parked meanwhile so no
+// later update of the chat overtakes it (lanes Store.Postpone): for an
+// update that cannot go on until something outside it drains (its chat's
+// reply lane is full). Errors as Retry; lanes.ErrInvalid for a delay
+// under 1 ms.
+func (in *Inbox) Postpone(ctx context.Context, u Claimed, delay time.Duration) error {
+	if err := in.store.Postpone(ctx, u.Job.Lease, delay); err != nil {
+		return fmt.Errorf("intake: postpone update %d: %w", u.ID, err)
+	}
+	return nil
+}
+
 // Release gives u back unhandled without using an attempt (a shutdown).
 // Errors as Retry.
 func (in *Inbox) Release(ctx context.Context, u Claimed) error {

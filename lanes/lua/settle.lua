@@ -7,8 +7,10 @@
 -- ARGV[9]  mode: "release" (back to its lane now, no attempt used),
 --          "nack" (attempts + 1, back after the delay, dead past max attempts),
 --          "dead" (attempts + 1, to the dead-letter set at once),
---          "dead-untried" (the same, attempts unchanged: the claim was never tried)
--- ARGV[10]  delay (ms, nack only): on an ordered queue the whole lane is
+--          "dead-untried" (the same, attempts unchanged: the claim was never tried),
+--          "postpone" (no attempt used, back after the delay: the job could
+--          not go on for a reason outside it)
+-- ARGV[10]  delay (ms, nack and postpone): on an ordered queue the whole lane is
 --          parked until then, so later jobs cannot overtake this one; on an
 --          unordered queue the job waits in the delayed set
 -- ARGV[11] reason (nack, dead)
@@ -39,10 +41,14 @@ if mode == 'dead' or mode == 'dead-untried' then
   end
   to_dead(q, id, reason, now)
   outcome = 'dead'
-elseif mode == 'nack' then
-  a = redis.call('HINCRBY', jk, 'a', 1)
-  redis.call('HSET', jk, 'r', reason)
-  if maxatt(q) > 0 and a >= maxatt(q) then
+elseif mode == 'nack' or mode == 'postpone' then
+  local dead = false
+  if mode == 'nack' then
+    a = redis.call('HINCRBY', jk, 'a', 1)
+    redis.call('HSET', jk, 'r', reason)
+    dead = maxatt(q) > 0 and a >= maxatt(q)
+  end
+  if dead then
     to_dead(q, id, reason, now)
     outcome = 'dead'
   elseif delay > 0 and not q.ordered then
