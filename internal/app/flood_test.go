@@ -299,9 +299,11 @@ func TestDeliveredMessagesLeaveOnlyWhatIsEditedLater(t *testing.T) {
 	require.Eventually(t, func() bool { return len(keysOf("n:msg:*")) == 1 }, wait, 10*time.Millisecond, "the board's message id is kept")
 }
 
-// A chat's full reply lane (REPLY_LANE_DEPTH) refuses its further replies,
-// counted, while every other chat's replies still go out.
-func TestFullReplyLaneDropsThatChatsRepliesOnly(t *testing.T) {
+// A chat's full reply lane (REPLY_LANE_DEPTH) holds back that chat's
+// further updates (each refusal counted; they wait, no attempt used) while
+// every other chat's replies still go out; once the lane drains they are
+// handled and answered: none of the six dropped.
+func TestAFullReplyLaneHoldsBackThatChatsUpdatesOnly(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "REPLY_LANE_DEPTH=3", "FLOOD_USER_MESSAGES=0")
 	r := h.start(nil)
@@ -313,11 +315,15 @@ func TestFullReplyLaneDropsThatChatsRepliesOnly(t *testing.T) {
 		h.say(0, busy, "/help")
 	}
 	h.say(0, calm, "/start")
-	require.Eventually(t, func() bool { return h.metric(r, "codemojex_replies_refused_total") == "3" }, wait, 10*time.Millisecond)
-	require.Eventually(t, func() bool { return h.metric(r, `codemojex_updates_handled_total{result="ok"}`) == "7" }, wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return h.metric(r, `codemojex_updates_handled_total{result="lane_full"}`) != "" && h.metric(r, "codemojex_replies_refused_total") != "0"
+	}, wait, 10*time.Millisecond, "the busy chat's fourth update waits")
+	require.Eventually(t, func() bool { return h.metric(r, `codemojex_updates_handled_total{result="ok"}`) == "4" }, wait, 10*time.Millisecond,
+		"three of the busy chat's and the calm chat's")
 	require.NoError(t, r.app.Store().Inspector().Resume(ctx))
 	require.Contains(t, h.texts(calm.ID, 1)[0], "Welcome")
-	require.Len(t, h.texts(busy.ID, 3), 3)
+	require.Len(t, h.texts(busy.ID, 6), 6, "the held-back updates answered once the lane drained")
+	require.Equal(t, "7", h.metric(r, `codemojex_updates_handled_total{result="ok"}`))
 	h.quiet(busy.ID, 300*time.Millisecond)
 }
 
