@@ -211,6 +211,27 @@ func (s *core) budgetsOf(queue string) []budget {
 // ErrInvalid for a bad queue name or a why over 200 bytes; the server's.
 // Inspector.LowerBudget halves whether the budgets bind or not.
 func (s *Store) LowerBudget(ctx context.Context, queue, why string) (lowered bool, rate int, err error) {
+	o, err := s.lower(ctx, queue, why, LearnBindingDivisor)
+	return o.Lowered, o.Rate, err
+}
+
+// Lowering is what LowerBudgetOutcome did to the budgets that hold a
+// queue's sends.
+type Lowering struct {
+	// Lowered: a budget went down; Rate is the lowest of their rates now
+	// (per window; 0 when the queue has no budget).
+	Lowered bool
+	Rate    int
+	// Forgiven: a budget's proof covered its rate, so it was kept
+	// (LearnedBudget.Forgiven); Released: a budget at its floor had its
+	// hold released (LearnedBudget.Released).
+	Forgiven, Released bool
+}
+
+// LowerBudgetOutcome is LowerBudget saying also whether a burst was
+// forgiven by a budget's proof or released a hold at a floor (for a
+// caller's log). Errors as LowerBudget's.
+func (s *Store) LowerBudgetOutcome(ctx context.Context, queue, why string) (Lowering, error) {
 	return s.lower(ctx, queue, why, LearnBindingDivisor)
 }
 
@@ -220,7 +241,8 @@ func (s *Store) LowerBudget(ctx context.Context, queue, why string) (lowered boo
 // down" (Telegram's support asked, a limit known from elsewhere). Errors
 // as Store.LowerBudget's.
 func (in *Inspector) LowerBudget(ctx context.Context, queue, why string) (lowered bool, rate int, err error) {
-	return in.lower(ctx, queue, why, 0)
+	o, err := in.lower(ctx, queue, why, 0)
+	return o.Lowered, o.Rate, err
 }
 
 // LearnBindingDivisor: Store.LowerBudget lowers a budget only when its
@@ -228,10 +250,11 @@ func (in *Inspector) LowerBudget(ctx context.Context, queue, why string) (lowere
 // last window.
 const LearnBindingDivisor = 2
 
-// lower is LowerBudget with the binding divisor d (0: lower every budget).
-func (s *core) lower(ctx context.Context, queue, why string, d int) (lowered bool, rate int, err error) {
+// lower is LowerBudgetOutcome with the binding divisor d (0: lower every
+// budget).
+func (s *core) lower(ctx context.Context, queue, why string, d int) (o Lowering, err error) {
 	if err := checkWhy(queue, why); err != nil {
-		return false, 0, err
+		return o, err
 	}
 	lc := s.opt.learn.withDefaults()
 	for i, b := range s.budgetsOf(queue) {
@@ -246,17 +269,19 @@ func (s *core) lower(ctx context.Context, queue, why string, d int) (lowered boo
 			ms(lc.Every), ms(lc.Hold), ms(lc.Cooldown), why, strconv.Itoa(b.start), ms(b.window), strconv.Itoa(d), ms(lc.Epoch)}
 		v, err := s.scripts.learn.Exec(ctx, s.c, []string{s.keys.learned(), b.log}, args).AsIntSlice()
 		if err != nil {
-			return lowered, rate, fmt.Errorf("lanes: lower budget %s of %s: %w", b.field, queue, err)
+			return o, fmt.Errorf("lanes: lower budget %s of %s: %w", b.field, queue, err)
 		}
 		if len(v) != 2 {
-			return lowered, rate, fmt.Errorf("lanes: lower budget %s of %s: malformed reply", b.field, queue)
+			return o, fmt.Errorf("lanes: lower budget %s of %s: malformed reply", b.field, queue)
 		}
-		lowered = lowered || v[0] == 1
-		if i == 0 || int(v[1]) < rate {
-			rate = int(v[1])
+		o.Lowered = o.Lowered || v[0] == 1
+		o.Forgiven = o.Forgiven || v[0] == 3
+		o.Released = o.Released || v[0] == 4
+		if i == 0 || int(v[1]) < o.Rate {
+			o.Rate = int(v[1])
 		}
 	}
-	return lowered, rate, nil
+	return o, nil
 }
 
 // checkWhy checks LowerBudget's and RevertProbe's queue and why (ErrInvalid).

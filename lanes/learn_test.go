@@ -841,14 +841,15 @@ func TestABindingBurstAtTheFloorReleasesTheHold(t *testing.T) {
 					}
 					require.Equal(t, 10, claimAll(t, s), "the floor's sends")
 				}
-				lower := s.LowerBudget
+				var o lanes.Lowering
+				var err error
 				if tc.inspector {
-					lower = s.Inspector().LowerBudget
+					o.Lowered, o.Rate, err = s.Inspector().LowerBudget(ctx, "q", "429 from several chats")
+				} else {
+					o, err = s.LowerBudgetOutcome(ctx, "q", "429 from several chats")
 				}
-				lowered, rate, err := lower(ctx, "q", "429 from several chats")
 				require.NoError(t, err)
-				require.False(t, lowered, "nothing goes below the floor")
-				require.Equal(t, 10, rate)
+				require.Equal(t, lanes.Lowering{Rate: 10, Released: tc.wantRelease}, o, "nothing goes below the floor")
 				got := learnedOf(t, s, b.queue)
 				require.Equal(t, int64(2), got.Decreases, "no decrease counted")
 				require.Equal(t, 10, got.Rate)

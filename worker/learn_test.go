@@ -155,6 +155,7 @@ func TestBotWide429sLowerOnlyABudgetThatBinds(t *testing.T) {
 				e.requireMetric(0, "codemojex_worker_budget_decreases_total", "queue", tgjob.QueueNotify)
 				if tc.epoch > 0 {
 					require.Equal(t, int64(1), got.Forgiven, "the proof forgave the burst")
+					require.Contains(t, e.logs.String(), "budget kept: a clean epoch proved its rate")
 				}
 				return
 			}

@@ -495,14 +495,21 @@ func (w *Worker) revertProbe(ctx context.Context, l lanes.Lease) {
 // codemojex_worker_budget_decreases_total{queue,reason}.
 func (w *Worker) lowerBudgets(ctx context.Context, queues []string, why string) {
 	for _, q := range queues {
-		lowered, rate, err := w.store.LowerBudget(ctx, q, why)
+		o, err := w.store.LowerBudgetOutcome(ctx, q, why)
 		if err != nil {
 			w.log.Error("lower budget failed", slog.String("queue", q), slog.Any("err", w.redactor.Error(err)))
 			continue
 		}
-		if lowered {
+		switch {
+		case o.Lowered:
 			w.m.decreases.WithLabelValues(q, why).Inc()
-			w.log.Warn("budget lowered", slog.String("queue", q), slog.String("why", why), slog.Int("rate", rate))
+			w.log.Warn("budget lowered", slog.String("queue", q), slog.String("why", why), slog.Int("rate", o.Rate))
+		case o.Released:
+			w.log.Warn("budget at its floor: a burst of 429s there shows no limit, so its hold is released and it climbs again",
+				slog.String("queue", q), slog.String("why", why), slog.Int("rate", o.Rate))
+		case o.Forgiven:
+			w.log.Info("budget kept: a clean epoch proved its rate, so the burst of 429s is no limit at it",
+				slog.String("queue", q), slog.String("why", why), slog.Int("rate", o.Rate))
 		}
 	}
 }
