@@ -204,10 +204,21 @@ func (n *Notifier) appendCopies(items []lanes.Item, chat int64, encs []func(int6
 // the recorded ids are read): no copy is left on a lane once StopBroadcast
 // returns; the fan-out sees the stop within its next batch, cancels the
 // batches it enqueued since and counts the copies it did not enqueue as
-// cancelled. Calling it again
-// cancels nothing more. It returns the progress after the stop (Stopped
-// set). Errors: ErrInvalid for a malformed id, ErrUnknownBroadcast when
-// nothing is stored (never created, or expired), the server's error.
+// cancelled. A lazy broadcast's window is cancelled the same way and the
+// copies it never made are counted as cancelled; a paid halt of the
+// broadcast is lifted.
+//
+// The stop is marked Stopped first and StopFinished last (lua/stopdone.lua):
+// a call cut short between (a deadline, a killed process, a Valkey fault)
+// leaves a broadcast Stopped whose waiting copies may still be on their
+// lanes (on a halted paid queue, for good) and whose counts do not add up;
+// calling StopBroadcast again finishes it (chaos seed 7: a Stop cut short
+// by its deadline, answered "already stopped" on its retry, left 2,113 of
+// a halted paid broadcast's copies "in flight" that nothing would send).
+// Calling it again cancels and counts nothing more. It returns the
+// progress after the stop (Stopped and StopFinished set). Errors:
+// ErrInvalid for a malformed id, ErrUnknownBroadcast when nothing is
+// stored (never created, or expired), the server's error.
 func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, error) {
 	if !validBroadcastID(id) {
 		return Progress{}, invalid(fmt.Sprintf("broadcast id %q", id))
@@ -263,12 +274,14 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 	if err := n.cancelOut(ctx, id, tally); err != nil {
 		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 	}
-	if err := n.closeLazy(ctx, id); err != nil {
-		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
-	}
 	// A stop ends a halted paid part too: the paid queue runs again for
 	// the next paid broadcast.
 	if err := n.clearHalt(ctx, id); err != nil {
+		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
+	}
+	// Last: a lazy broadcast's copies never made counted (once), and the
+	// stop marked finished.
+	if err := n.stopDoneScript.Exec(ctx, n.c, []string{key}, nil).Error(); err != nil {
 		return Progress{}, fmt.Errorf("notifier: stop %s: %w", id, err)
 	}
 	return n.Progress(ctx, id)
@@ -301,33 +314,6 @@ func (n *Notifier) cancelOut(ctx context.Context, id string, tally lanes.Tally) 
 		}
 	}
 	return n.c.Do(ctx, n.c.B().Zrem().Key(n.keys.active()).Member(id).Build()).Error()
-}
-
-// closeLazy settles the counts of lazy broadcast id once it is stopped
-// (the stop key set: no step adds a copy any more), once however often it
-// is called: a stop during the walk counts the copies never made as
-// cancelled (Total stays the planned count), a stop after it sets Total to
-// the copies made. Not lazy: nothing. Errors: the server's.
-func (n *Notifier) closeLazy(ctx context.Context, id string) error {
-	key := n.keys.progress(id)
-	v, err := n.c.Do(ctx, n.c.B().Hmget().Key(key).Field(fieldLazy, fieldCursor, fieldTotal, fieldQueued).Build()).ToArray()
-	if err != nil {
-		return err
-	}
-	str := func(i int) string { s, _ := v[i].ToString(); return s }
-	if str(0) != "1" {
-		return nil
-	}
-	first, err := n.c.Do(ctx, n.c.B().Hsetnx().Key(key).Field(fieldClosed).Value("1").Build()).AsBool()
-	if err != nil || !first {
-		return err
-	}
-	total, _ := strconv.Atoi(str(2))
-	queued, _ := strconv.Atoi(str(3))
-	if str(1) == cursorEnd || queued >= total {
-		return n.c.Do(ctx, n.c.B().Hset().Key(key).FieldValue().FieldValue(fieldTotal, strconv.Itoa(queued)).Build()).Error()
-	}
-	return n.c.Do(ctx, n.c.B().Hincrby().Key(key).Field(fieldCancel).Increment(int64(total-queued)).Build()).Error()
 }
 
 // recordedChunk is how many of a broadcast's recorded job ids

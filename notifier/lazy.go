@@ -160,7 +160,7 @@ const (
 	fieldSkipped = "sk"  // copies not made: chats marked inactive (chats × parts)
 	fieldPaidQ   = "qp"  // copies enqueued on the paid queue
 	fieldPaidMax = "pm"  // paid copies at most (0/absent: all)
-	fieldClosed  = "xc"  // "1": the stop's counts were settled (closeLazy)
+	fieldClosed  = "xc"  // "1": the stop's counts were settled (lua/stopdone.lua)
 	fieldEnd     = "en"  // spread: its end, unix ms
 	fieldRateAt  = "rf"  // spread: when the pace rt was set (unix ms; absent: at)
 	fieldRateQ   = "rb"  // spread: the copies due by rf on the pace before (decimal; absent: 0)

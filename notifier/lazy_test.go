@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
@@ -80,6 +81,8 @@ func (a *listAudience) Knows(_ context.Context, chat int64) (bool, error) {
 // expands them, acks them and records them sent.
 type lazyRig struct {
 	t      *testing.T
+	c      valkey.Client
+	tag    string
 	n      *notifier.Notifier
 	f      *notifier.Filler
 	aud    *listAudience
@@ -90,14 +93,15 @@ type lazyRig struct {
 func newLazyRig(t *testing.T, chats []int64, cfg notifier.FillConfig) *lazyRig {
 	t.Helper()
 	c := valkeytest.Shared(t).Client(t)
-	s, err := notifier.NewStore(c, notifier.Limits{}, 0, lanes.WithTag(valkeytest.Namespace(t)))
+	tag := valkeytest.Namespace(t)
+	s, err := notifier.NewStore(c, notifier.Limits{}, 0, lanes.WithTag(tag))
 	require.NoError(t, err)
 	n, err := notifier.New(c, s, notifier.Config{})
 	require.NoError(t, err)
 	aud := newListAudience(chats)
 	f, err := n.NewFiller(aud, cfg)
 	require.NoError(t, err)
-	return &lazyRig{t: t, n: n, f: f, aud: aud, got: map[int64][]string{}, queues: map[string]int{}}
+	return &lazyRig{t: t, c: c, tag: tag, n: n, f: f, aud: aud, got: map[int64][]string{}, queues: map[string]int{}}
 }
 
 // deliver claims up to max copies (any queue) and settles each as the
@@ -288,6 +292,86 @@ func TestLazyBroadcastStopMakesNoCopyAfter(t *testing.T) {
 	again, err := r.n.StopBroadcast(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, p.Cancelled, again.Cancelled)
+}
+
+// A stop cut short (StopBroadcast's deadline, a killed process, a Valkey
+// fault: here the state it leaves after its first round trip, or after
+// the window's cancel too) leaves a halted paid lazy broadcast Stopped but
+// not StopFinished, its counts not adding up: copies waiting on the halted
+// paid queue and copies never made are counted as neither sent, failed
+// nor cancelled. StopBroadcast again finishes it: nothing waits on a lane,
+// the halt is lifted, Sent + Failed + Cancelled = Total with nothing in
+// flight; once more changes no count (chaos seed 7: the retried Stop
+// answered "already stopped … 498 cancelled of 5111, 2113 in flight").
+func TestAStopCutShortIsFinishedByTheNextAndThenAddsUp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		windowCancel bool // the cut came after the window's cancel
+	}{
+		{"cut after the stop mark", false},
+		{"cut after the window's cancel", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			chats := chatsUpTo(2000)
+			r := newLazyRig(t, chats, notifier.FillConfig{StepChats: 100})
+			id, err := r.f.Start(ctx, notifier.Message{Text: "paid news", Paid: true}, notifier.Plan{})
+			require.NoError(t, err)
+			for sent := 0; sent < 150; {
+				_, err = r.f.Fill(ctx)
+				require.NoError(t, err)
+				sent += r.deliver(150 - sent)
+			}
+			_, err = r.f.Fill(ctx)
+			require.NoError(t, err)
+			require.NoError(t, r.n.HaltPaid(ctx, id))
+			waiting := pending(t, r.n, tgjob.QueuePaid)
+			require.Positive(t, waiting, "copies wait on the halted paid queue")
+
+			// The cut-short stop: what StopBroadcast writes first (the
+			// stop field and the stop key), and maybe its window's cancel.
+			key := "{" + r.tag + "}:n:bc:" + id
+			require.NoError(t, r.c.Do(ctx, r.c.B().Hset().Key(key).FieldValue().FieldValue("x", "1").Build()).Error())
+			require.NoError(t, r.c.Do(ctx, r.c.B().Set().Key(key+":stop").Value("1").Build()).Error())
+			if tc.windowCancel {
+				out, err := r.c.Do(ctx, r.c.B().Zrange().Key(key+":out").Min("0").Max("-1").Build()).AsStrSlice()
+				require.NoError(t, err)
+				ids := make([]lanes.JobID, len(out))
+				for i, s := range out {
+					ids[i] = lanes.JobID(s)
+				}
+				res, err := r.n.Store().Cancel(ctx, tgjob.QueuePaid, ids, lanes.Tally{Key: key, Field: "c"})
+				require.NoError(t, err)
+				require.Equal(t, waiting, res.Cancelled)
+				require.NoError(t, r.c.Do(ctx, r.c.B().Zrem().Key(key+":out").Member(out...).Build()).Error())
+			}
+			cut, err := r.n.Progress(ctx, id)
+			require.NoError(t, err)
+			require.True(t, cut.Stopped)
+			require.False(t, cut.StopFinished, "cut short: not finished")
+			require.Positive(t, cut.Remaining, "cut short: copies counted as in flight that no send will take")
+
+			p, err := r.n.StopBroadcast(ctx, id)
+			require.NoError(t, err)
+			require.True(t, p.StopFinished)
+			require.Zero(t, r.pendingCopies(), "nothing waits on a lane")
+			halted, err := r.n.PaidHalted(ctx)
+			require.NoError(t, err)
+			require.Empty(t, halted, "the paid queue's halt is lifted")
+			require.Equal(t, 150, p.Sent)
+			require.Equal(t, len(chats), p.Total)
+			require.Equal(t, len(chats)-150, p.Cancelled, "the waiting and the never made copies: cancelled")
+			require.Zero(t, p.Remaining, "nothing in flight")
+			require.True(t, p.Done())
+
+			again, err := r.n.StopBroadcast(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, p, again, "a stop once more changes no count")
+			require.Zero(t, r.deliver(10_000), "nothing sent after the stop")
+		})
+	}
 }
 
 // A scheduled broadcast makes no copy before its start; a spread one makes

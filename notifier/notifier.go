@@ -136,6 +136,9 @@ type Notifier struct {
 	startScript *valkey.Lua
 	// haltScript halts and resumes the paid queue (lua/halt.lua).
 	haltScript *valkey.Lua
+	// stopDoneScript settles a stop's last counts and marks it finished
+	// (lua/stopdone.lua).
+	stopDoneScript *valkey.Lua
 	// copies caches lazy broadcasts' templates (ExpandCopy).
 	copies copyCache
 }
@@ -169,9 +172,10 @@ func New(c valkey.Client, store *lanes.Store, cfg Config) (*Notifier, error) {
 	}
 	return &Notifier{
 		store: store, c: c, keys: keyspace{tag: store.Tag()}, minter: lanes.NewMinter(), cfg: cfg,
-		chats:       chatstate.New(c, store.Tag(), cfg.SentTTL),
-		startScript: luascript.Must(luaFS, "start"),
-		haltScript:  luascript.Must(luaFS, "halt"),
+		chats:          chatstate.New(c, store.Tag(), cfg.SentTTL),
+		startScript:    luascript.Must(luaFS, "start"),
+		haltScript:     luascript.Must(luaFS, "halt"),
+		stopDoneScript: luascript.Must(luaFS, "stopdone"),
 	}, nil
 }
 

@@ -33,6 +33,14 @@ type Progress struct {
 	Cancelled int
 	// Stopped is set once StopBroadcast was called.
 	Stopped bool
+	// StopFinished is set once a StopBroadcast ran to its end: no copy
+	// waits on a lane, a lazy broadcast's copies never made are counted as
+	// cancelled, a paid halt is lifted; Remaining is then the copies in
+	// flight at the stop, until they settle. Stopped without it: a stop cut
+	// short (a deadline, a killed process), which StopBroadcast again
+	// finishes; until then Remaining may count copies that wait on their
+	// lanes (on a halted paid queue: never sent) or were never made.
+	StopFinished bool
 	// Paid: a paid broadcast (copies sent with allow_paid_broadcast).
 	Paid bool
 	// PaidSent is the copies delivered paid, each 0.1 Telegram Star
@@ -146,6 +154,8 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 			p.Cancelled = x
 		case k == fieldStop:
 			p.Stopped = true
+		case k == fieldStopOK:
+			p.StopFinished = true
 		case k == fieldPaid:
 			p.Paid = v == "1"
 		case k == fieldPaidN:
@@ -163,7 +173,7 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 	}
 	if p.Lazy {
 		// Walking: Total is the plan (or more, when chats joined). Walked:
-		// the copies made. Stopped: closeLazy set Total (or counted the
+		// the copies made. Stopped: lua/stopdone.lua set Total (or counted the
 		// copies never made as cancelled).
 		p.Walking = m[fieldCursor] != cursorEnd && !p.Stopped
 		if p.Queued > p.Total || m[fieldCursor] == cursorEnd && !p.Stopped {

@@ -327,7 +327,10 @@ func (s *Service) stop(ctx context.Context, out *update.Outcome, who, id string)
 // (notifier.StopBroadcast), the stop is audited, and the answer says how
 // many were sent before the stop, how many were cancelled and how many were
 // in flight (delivered or failed as they settle). A broadcast already
-// finished or already stopped is left as it is (nothing audited); a
+// finished or already stopped is left as it is (nothing audited), but a
+// stop cut short (notifier.Progress.StopFinished unset: the store failed
+// or the process died during StopBroadcast) is finished and answered as
+// the stop; a
 // malformed or unknown id is answered as such. The progress message shows
 // the same counts at its next edit. Errors: the store's.
 func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
@@ -339,11 +342,14 @@ func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
 		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id), nil
 	case err != nil:
 		return "", err
-	case before.Stopped:
+	case before.Stopped && before.StopFinished:
 		return "Broadcast " + id + " was already stopped. " + progressText(before), nil
-	case before.Done():
+	case !before.Stopped && before.Done():
 		return "Broadcast " + id + " had already finished. " + progressText(before), nil
 	}
+	// Not stopped, or a stop cut short (its update handled again after a
+	// deadline, say): StopBroadcast finishes it, and it is audited now,
+	// its first try having audited nothing.
 	p, err := s.notifier.StopBroadcast(ctx, id)
 	if err != nil {
 		return "", err

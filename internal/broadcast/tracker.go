@@ -82,7 +82,8 @@ func (s *Service) trackOnce(ctx context.Context) error {
 }
 
 // trackOne brings broadcast id's progress message (raw: its tracked JSON)
-// up to date: untracked when unreadable, unknown to the notifier, or done
+// up to date, after finishing a stop of it cut short
+// (notifier.Progress.StopFinished): untracked when unreadable, unknown to the notifier, or done
 // and showing its final counts (a composed one, without a message: once
 // done); else edited when its text changed (at most
 // once per edit interval, the final edit at once) and its state saved.
@@ -98,6 +99,20 @@ func (s *Service) trackOne(ctx context.Context, id, raw string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if p.Stopped && !p.StopFinished {
+		// A stop cut short (or running now: finishing it twice changes
+		// nothing) whose update nobody retries would leave copies on
+		// their lanes (a halted paid queue's for good) and counts that
+		// never add up: it is finished here.
+		s.log.Info("broadcast stop: finishing a stop not marked finished", slog.String("broadcast", id))
+		p, err = s.notifier.StopBroadcast(ctx, id)
+		if errors.Is(err, notifier.ErrUnknownBroadcast) {
+			return s.tracking.Untrack(ctx, id)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if t.Chat == 0 { // composed in the console: no progress message, tracked until done
 		if !p.Done() {

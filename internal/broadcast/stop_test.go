@@ -1,0 +1,77 @@
+package broadcast
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// A Stop cut short (its handler's deadline passed during
+// notifier.StopBroadcast: here the state it leaves after StopBroadcast's
+// first round trip, the broadcast marked stopped and nothing cancelled) of
+// a halted paid broadcast is finished, whoever comes next: the Stop's
+// update handled again answers it as the stop, its counts adding up (all
+// the copies not sent cancelled, none in flight) and audits it once; the
+// tracker, when no retry comes, finishes it too. Either way nothing waits
+// on the paid queue, its halt is lifted, and a later Stop answers "already
+// stopped" with counts that add up (chaos seed 7: the retried Stop
+// answered "was already stopped … 498 cancelled of 5111, 2113 in flight",
+// and that never settled).
+func TestAStopCutShortIsFinishedAndItsCountsAddUp(t *testing.T) {
+	t.Parallel()
+	for _, next := range []string{"the Stop handled again", "the tracker"} {
+		t.Run(next, func(t *testing.T) {
+			t.Parallel()
+			s, _ := newService(t, 0)
+			ctx := t.Context()
+			c := s.cfg.Client
+			const n = 30
+			chats := make([]int64, n)
+			for i := range chats {
+				chats[i] = int64(7000 + i)
+			}
+			id, err := s.notifier.Broadcast(ctx, chats, notifier.Message{Text: "paid news", Paid: true})
+			require.NoError(t, err)
+			require.NoError(t, s.notifier.HaltPaid(ctx, id))
+			require.NoError(t, s.tracking.Track(ctx, id, tracked{}))
+
+			key := "{" + s.cfg.Tag + "}:n:bc:" + id
+			require.NoError(t, c.Do(ctx, c.B().Hset().Key(key).FieldValue().FieldValue("x", "1").Build()).Error())
+			require.NoError(t, c.Do(ctx, c.B().Set().Key(key+":stop").Value("1").Build()).Error())
+			cut, err := s.notifier.Progress(ctx, id)
+			require.NoError(t, err)
+			require.True(t, cut.Stopped)
+			require.Equal(t, n, cut.Remaining, "cut short: every copy not sent counts as in flight")
+
+			switch next {
+			case "the Stop handled again":
+				ans, err := s.Stop(ctx, "42", id)
+				require.NoError(t, err)
+				require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: 0 sent before the stop, %d cancelled, 0 in flight (counted as they settle).", id, n), ans)
+				require.Equal(t, []string{fmt.Sprintf("42|%s|%s: 0 sent before the stop, %d cancelled, 0 in flight, paid: 0 copies, 0.0 Stars", ActionStopped, id, n)},
+					s.cfg.Audit.(*auditTrail).recorded(), "audited once, now")
+			case "the tracker":
+				require.NoError(t, s.trackOnce(ctx))
+			}
+			p, err := s.notifier.Progress(ctx, id)
+			require.NoError(t, err)
+			require.True(t, p.StopFinished)
+			require.Equal(t, n, p.Cancelled)
+			require.Zero(t, p.Remaining)
+			st, err := s.notifier.Store().Inspector().Stats(ctx, tgjob.QueuePaid, 0)
+			require.NoError(t, err)
+			require.Zero(t, st.Pending, "nothing waits on the paid queue")
+			halted, err := s.notifier.PaidHalted(ctx)
+			require.NoError(t, err)
+			require.Empty(t, halted, "the halt is lifted")
+
+			ans, err := s.Stop(ctx, "42", id)
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprintf("Broadcast %s was already stopped. 🛑 Broadcast stopped: 0 sent before the stop, 0 failed, %d cancelled of %d", id, n, n), ans)
+		})
+	}
+}
