@@ -242,6 +242,7 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 	// them never reaches a lane.
 	for _, r := range n.c.DoMulti(ctx,
 		n.c.B().Hset().Key(key).FieldValue().FieldValue(fieldStop, "1").Build(),
+		n.c.B().Hsetnx().Key(key).Field(fieldStopAt).Value(strconv.FormatInt(time.Now().UnixMilli(), 10)).Build(),
 		n.c.B().Set().Key(n.keys.stop(id)).Value("1").PxMilliseconds(ttl).Build(),
 	) {
 		if err := r.Error(); err != nil {

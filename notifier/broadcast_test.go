@@ -66,7 +66,8 @@ func TestStopBroadcastCancelsTheWaitingCopies(t *testing.T) {
 	}
 	p, err := n.StopBroadcast(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, notifier.Progress{ID: id, Total: 25, Queued: 25, Cancelled: 22, Stopped: true, StopFinished: true, Failed: map[string]int{}, Remaining: 3}, p)
+	require.Equal(t, notifier.Progress{ID: id, Total: 25, Queued: 25, Cancelled: 22, Stopped: true, StopFinished: true, StoppedAt: p.StoppedAt, Failed: map[string]int{}, Remaining: 3}, p)
+	require.WithinDuration(t, time.Now(), p.StoppedAt, time.Minute)
 	require.Zero(t, pending(t, n, tgjob.QueueNotify), "no copy is left on a lane")
 	require.False(t, p.Done(), "three copies are still in flight")
 

@@ -5,7 +5,7 @@ import "github.com/codemojex/codemojex/lanes"
 // Every key the notifier keeps lives under the lanes store's hash tag, so it
 // shares the store's cluster slot. Layout (T = tag):
 //
-//	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed), c (cancelled), x (stopped), xd (the stop finished),
+//	{T}:n:bc:<id>            hash    broadcast progress: t (total), q (queued), s (sent), f:<reason> (failed), c (cancelled), x (stopped), xt (when, ms), xd (the stop finished),
 //	                                 p (paid), ps (paid copies sent), h (paid part halted: cannot pay), fr (continued free), mv (copies moved to free);
 //	                                 a lazy one's record too (lazy.go): lz, tpl (template), np (parts), cur (cursor), at (start ms), rt (spread
 //	                                 rate), sk (skipped inactive), qp (queued paid), pm (paid max); PEXPIRE ttl
@@ -46,6 +46,7 @@ const (
 	fieldCancel = "c"  // copies removed from their lanes by StopBroadcast
 	fieldStop   = "x"  // set once StopBroadcast was called
 	fieldStopOK = "xd" // set once a StopBroadcast ran to its end (lua/stopdone.lua)
+	fieldStopAt = "xt" // when StopBroadcast was first called, unix ms
 	fieldPaid   = "p"  // "1": a paid broadcast (copies on tgjob.QueuePaid)
 	fieldPaidN  = "ps" // paid copies delivered (each 0.1 Star)
 	fieldHalt   = "h"  // "1": the paid part halted, the bot could not pay

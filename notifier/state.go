@@ -41,6 +41,9 @@ type Progress struct {
 	// finishes; until then Remaining may count copies that wait on their
 	// lanes (on a halted paid queue: never sent) or were never made.
 	StopFinished bool
+	// StoppedAt is when StopBroadcast was first called (zero: not
+	// stopped, or stopped before it was recorded).
+	StoppedAt time.Time
 	// Paid: a paid broadcast (copies sent with allow_paid_broadcast).
 	Paid bool
 	// PaidSent is the copies delivered paid, each 0.1 Telegram Star
@@ -156,6 +159,9 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 			p.Stopped = true
 		case k == fieldStopOK:
 			p.StopFinished = true
+		case k == fieldStopAt:
+			ms, _ := strconv.ParseInt(v, 10, 64)
+			p.StoppedAt = time.UnixMilli(ms)
 		case k == fieldPaid:
 			p.Paid = v == "1"
 		case k == fieldPaidN:

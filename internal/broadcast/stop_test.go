@@ -2,7 +2,9 @@ package broadcast
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +18,8 @@ import (
 // a halted paid broadcast is finished, whoever comes next: the Stop's
 // update handled again answers it as the stop, its counts adding up (all
 // the copies not sent cancelled, none in flight) and audits it once; the
-// tracker, when no retry comes, finishes it too. Either way nothing waits
+// tracker, when no retry came within stopGrace of the stop, finishes it
+// too (and not before: the retry is the one that audits). Either way nothing waits
 // on the paid queue, its halt is lifted, and a later Stop answers "already
 // stopped" with counts that add up (chaos seed 7: the retried Stop
 // answered "was already stopped … 498 cancelled of 5111, 2113 in flight",
@@ -42,6 +45,10 @@ func TestAStopCutShortIsFinishedAndItsCountsAddUp(t *testing.T) {
 			key := "{" + s.cfg.Tag + "}:n:bc:" + id
 			require.NoError(t, c.Do(ctx, c.B().Hset().Key(key).FieldValue().FieldValue("x", "1").Build()).Error())
 			require.NoError(t, c.Do(ctx, c.B().Set().Key(key+":stop").Value("1").Build()).Error())
+			stoppedAt := func(at time.Time) {
+				require.NoError(t, c.Do(ctx, c.B().Hset().Key(key).FieldValue().FieldValue("xt", strconv.FormatInt(at.UnixMilli(), 10)).Build()).Error())
+			}
+			stoppedAt(time.Now())
 			cut, err := s.notifier.Progress(ctx, id)
 			require.NoError(t, err)
 			require.True(t, cut.Stopped)
@@ -55,6 +62,11 @@ func TestAStopCutShortIsFinishedAndItsCountsAddUp(t *testing.T) {
 				require.Equal(t, []string{fmt.Sprintf("42|%s|%s: 0 sent before the stop, %d cancelled, 0 in flight, paid: 0 copies, 0.0 Stars", ActionStopped, id, n)},
 					s.cfg.Audit.(*auditTrail).recorded(), "audited once, now")
 			case "the tracker":
+				require.NoError(t, s.trackOnce(ctx))
+				p, err := s.notifier.Progress(ctx, id)
+				require.NoError(t, err)
+				require.False(t, p.StopFinished, "within stopGrace the stop is left to its update's retry")
+				stoppedAt(time.Now().Add(-stopGrace))
 				require.NoError(t, s.trackOnce(ctx))
 			}
 			p, err := s.notifier.Progress(ctx, id)

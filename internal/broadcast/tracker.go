@@ -81,6 +81,12 @@ func (s *Service) trackOnce(ctx context.Context) error {
 	return nil
 }
 
+// stopGrace is how long after a stop cut short (notifier.Progress.
+// StopFinished unset) the tracker finishes it: first the stop's own update
+// is handled again (Service.Stop finishes and audits it), after its
+// handler's deadline or lease, well within this.
+const stopGrace = time.Minute
+
 // trackOne brings broadcast id's progress message (raw: its tracked JSON)
 // up to date, after finishing a stop of it cut short
 // (notifier.Progress.StopFinished): untracked when unreadable, unknown to the notifier, or done
@@ -100,12 +106,13 @@ func (s *Service) trackOne(ctx context.Context, id, raw string) error {
 	if err != nil {
 		return err
 	}
-	if p.Stopped && !p.StopFinished {
-		// A stop cut short (or running now: finishing it twice changes
-		// nothing) whose update nobody retries would leave copies on
-		// their lanes (a halted paid queue's for good) and counts that
-		// never add up: it is finished here.
-		s.log.Info("broadcast stop: finishing a stop not marked finished", slog.String("broadcast", id))
+	if p.Stopped && !p.StopFinished && time.Since(p.StoppedAt) >= stopGrace {
+		// A stop cut short whose update nobody handled again within
+		// stopGrace would leave copies on their lanes (a halted paid
+		// queue's for good) and counts that never add up: it is finished
+		// here (not audited: who stopped it is the update's to say).
+		s.log.Warn("broadcast stop: finishing a stop cut short", slog.String("broadcast", id),
+			slog.Time("stopped_at", p.StoppedAt))
 		p, err = s.notifier.StopBroadcast(ctx, id)
 		if errors.Is(err, notifier.ErrUnknownBroadcast) {
 			return s.tracking.Untrack(ctx, id)
