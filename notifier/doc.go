@@ -27,7 +27,8 @@
 // Broadcast fans one message out to many chats and records its job ids;
 // StopBroadcast removes the copies still queued (lanes Store.Cancel over
 // those ids: O(copies), no scan) and counts them as cancelled, so a
-// stopped broadcast ends with Sent + Failed + Cancelled = Total.
+// stopped broadcast ends with Sent + Failed + Cancelled = Total; a stop
+// cut short (Progress.StopFinished unset) is finished by calling it again.
 //
 // The notifier also keeps, under the store's hash tag (see keyspace),
 // broadcast progress, broadcast job ids and idempotency keys. The chats' delivery state it

@@ -59,7 +59,8 @@ type Progress struct {
 	Moved int
 	// Remaining is Total - Sent - the sum of Failed - Cancelled: messages
 	// still in the lanes or in flight (or not yet enqueued). After a stop
-	// it is the copies that were in flight at the stop, until they settle.
+	// that finished (StopFinished) it is the copies that were in flight at
+	// the stop, until they settle.
 	Remaining int
 
 	// Lazy: a lazy broadcast (Filler.Start): its copies are made a step
