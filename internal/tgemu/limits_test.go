@@ -445,3 +445,90 @@ func TestSentTimeStatisticsCountEdits(t *testing.T) {
 	require.Equal(t, 1, st.Sent)
 	require.Equal(t, 2, st.Edits)
 }
+
+// A send overtaken on its way to the flood limiter (its handler preempted
+// after it read the clock: a CPU-starved host) is recorded when the
+// limiter takes it, so the windows hold the accepted sends' times in the
+// order they were taken and every 429 is called for by those times. At 2
+// a second: X reads the clock at 0 s and is held; Y, at 0.020 s, is taken
+// first; then X. Recorded at 0 s behind Y's 0.020 s, X was never dropped
+// from the window before Y (it drops the oldest-taken first) and Z, at
+// 1.005 s, was answered 429 with one send in the second before it (Y):
+// the 429 with 49 sends in the second before it at a limit of 50 of a busy
+// CI run of internal/failuretest's WorkerKilledMidBurst. Recorded when
+// taken (0.020 s), X and Y hold Z's second; at 1.025 s both have left it.
+func TestAnOvertakenSendIsRecordedWhenTheLimiterTakesIt(t *testing.T) {
+	ctx := testCtx(t)
+	clock := &heldClock{fakeClock: newFakeClock(), reached: make(chan struct{}), release: make(chan struct{})}
+	const limit = 2
+	emu := testkit.NewEmulator(t, tgemu.WithClock(clock.Now), tgemu.WithAllowAnyChat(),
+		tgemu.WithLimits(tgemu.Limits{Global: tgemu.Rate{Messages: limit, Per: time.Second}, Private: tgemu.Rate{Messages: 100, Per: time.Second}}))
+	b := newBot(t, emu)
+	const chat = 7
+
+	// X's handler reads the clock for its record, its fault, then its
+	// processing: held after that third reading.
+	clock.holdCall(3)
+	x := make(chan error, 1)
+	go func() { x <- sendErr(ctx, b, chat) }()
+	select {
+	case <-clock.reached:
+	case <-ctx.Done():
+		t.Fatal("X never reached the held clock reading")
+	}
+	clock.Advance(20 * time.Millisecond)
+	require.Equal(t, -1, send(ctx, t, b, chat), "Y, taken while X is held")
+	close(clock.release)
+	require.NoError(t, <-x, "X")
+
+	clock.Advance(985 * time.Millisecond) // 1.005 s
+	require.Equal(t, 1, send(ctx, t, b, chat), "Z: X and Y, both taken at 0.020 s, hold its second")
+	clock.Advance(20 * time.Millisecond) // 1.025 s
+	require.Equal(t, -1, send(ctx, t, b, chat), "W: X and Y have left its second")
+
+	for _, th := range tgemu.Throttles(emu.SendRequests()) {
+		require.GreaterOrEqual(t, th.Global, limit, "a 429 at %v with %d sends in the second before it", th.Time, th.Global)
+	}
+	msgs := emu.Messages(chat)
+	require.Len(t, msgs, 3)
+	for i := 1; i < len(msgs); i++ {
+		require.False(t, msgs[i].Time.Before(msgs[i-1].Time), "message %d recorded before message %d: %v", msgs[i].ID, msgs[i-1].ID, msgs)
+	}
+}
+
+// heldClock is a fakeClock that, once told to (holdCall), holds its n-th
+// call from then on: the call reads the time, reports it on reached and
+// waits for release (at most 5 s) before returning that reading, as a
+// goroutine preempted right after reading the clock would.
+type heldClock struct {
+	*fakeClock
+	mu      sync.Mutex
+	left    int // calls until the held one; 0: none held
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (c *heldClock) holdCall(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.left = n
+}
+
+func (c *heldClock) Now() time.Time {
+	now := c.fakeClock.Now()
+	c.mu.Lock()
+	hold := false
+	if c.left > 0 {
+		c.left--
+		hold = c.left == 0
+	}
+	c.mu.Unlock()
+	if hold {
+		close(c.reached)
+		select {
+		case <-c.release:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return now
+}

@@ -9,7 +9,9 @@ import (
 // Request is one HTTP request the emulator received, as recorded.
 type Request struct {
 	// Time is the emulator clock when the request was processed (its
-	// arrival, or the end of an injected delay).
+	// arrival, or the end of an injected delay; a sendMessage or
+	// editMessageText: when the flood limiter took it, so the accepted
+	// ones are in the order the limiter counted them).
 	Time time.Time
 	// Method is the method name as it appeared in the URL ("" when the
 	// path was not /bot<token>/<method>).

@@ -193,6 +193,7 @@ func (e *Emulator) sendMessage(c *call) reply {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	c.at = e.nowLocked()
 	cs, bad := e.resolveChatLocked(chatRaw)
 	if bad != nil {
 		return *bad
@@ -283,6 +284,7 @@ func (e *Emulator) editMessageText(c *call) reply {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	c.at = e.nowLocked()
 	cs, bad := e.resolveChatLocked(chatRaw)
 	if bad != nil {
 		return *bad

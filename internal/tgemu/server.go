@@ -306,7 +306,7 @@ func (e *Emulator) SetAllowAnyChat(on bool) {
 type call struct {
 	method string // lower case
 	params map[string]string
-	at     time.Time // emulator clock when processing started
+	at     time.Time // emulator clock when processing started; a send's or edit's: when the flood limiter took it (nowLocked)
 }
 
 // ServeHTTP implements http.Handler: routing, token check, fault injection,
@@ -371,8 +371,8 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	c.at = e.now()
-	rec.Time = c.at
 	rep := e.dispatch(ctx, c)
+	rec.Time = c.at // a send's or edit's: when the limiter took it (nowLocked)
 	rec.MessageID = rep.messageID
 	if rep.canceled {
 		rec.Canceled = true
@@ -396,6 +396,16 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.sleep(ctx, back)
 	e.finish(ctx, w, &rec, rep)
 }
+
+// nowLocked is the time of a send or edit the flood limiter takes
+// (sendMessage, editMessageText: call.at), read under e.mu: the windows
+// then hold their times in the order they were taken, oldest first, as
+// window.wait drops them. A time read before the lock (the handler
+// preempted in between, a CPU-starved host) could be older than one taken
+// before it: the window would keep it past its second behind the newer
+// one and answer a 429 that the recorded times do not call for
+// (TestAnOvertakenSendIsRecordedWhenTheLimiterTakesIt).
+func (e *Emulator) nowLocked() time.Time { return e.now() }
 
 // dispatch runs one Bot API method.
 func (e *Emulator) dispatch(ctx context.Context, c *call) reply {
