@@ -569,3 +569,20 @@ func startedAdmin(t *testing.T) (*harness, *running, models.User) {
 	h.texts(adminID, 1)
 	return h, r, admin
 }
+
+// haltNotice waits (within ctx) for the paid halt notice in the admin's
+// chat ("⚠️ Paid broadcast … halted") and returns it.
+func (h *harness) haltNotice(ctx context.Context) tgemu.Message {
+	h.t.Helper()
+	var notice tgemu.Message
+	require.NoError(h.t, h.emu.WaitUntil(ctx, func() bool {
+		for _, m := range h.emu.Messages(adminID) {
+			if strings.HasPrefix(m.Text, "⚠️ Paid broadcast") {
+				notice = m
+				return true
+			}
+		}
+		return false
+	}), "the admin is told the paid part halted")
+	return notice
+}

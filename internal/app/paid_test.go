@@ -60,16 +60,7 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 			// with the mode and the cost so far.
 			wctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
-			var notice tgemu.Message
-			require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
-				for _, m := range h.emu.Messages(adminID) {
-					if strings.HasPrefix(m.Text, "⚠️ Paid broadcast") {
-						notice = m
-						return true
-					}
-				}
-				return false
-			}), "the admin is told the paid part halted")
+			notice := h.haltNotice(wctx)
 			m := regexp.MustCompile(`^⚠️ Paid broadcast (bc_\w+) halted: Telegram answered that the bot cannot pay for more copies \(its Stars balance is too low\)\. ` +
 				`10 copies were sent paid \(1\.0 Stars\); 31 are not sent and kept\.`).FindStringSubmatch(notice.Text)
 			require.NotNil(t, m, notice.Text)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -46,16 +45,7 @@ func TestAPaidStopCutShortAddsUpWhenItsTapIsHandledAgain(t *testing.T) {
 
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	var notice tgemu.Message
-	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
-		for _, m := range h.emu.Messages(adminID) {
-			if strings.HasPrefix(m.Text, "⚠️ Paid broadcast") {
-				notice = m
-				return true
-			}
-		}
-		return false
-	}), "the admin is told the paid part halted")
+	notice := h.haltNotice(wctx)
 	m := regexp.MustCompile(`^⚠️ Paid broadcast (bc_\w+) halted`).FindStringSubmatch(notice.Text)
 	require.NotNil(t, m, notice.Text)
 	id := m[1]
