@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,13 +116,16 @@ func benchLazy(ctx context.Context, cfg config, srv *valkeyserver.Server, t *tab
 	if err := flushSync(ctx, srv); err != nil {
 		return err
 	}
-	pairs := 3
-	if cfg.quick {
-		pairs = 1
+	pairs, modes, err := lazyDeliveryRuns(cfg.quick)
+	if err != nil {
+		return err
 	}
 	var runs [2][]lazyDelivery
 	for pair := range pairs {
 		for i, mode := range []string{modeLazy, modeEager} {
+			if !slices.Contains(modes, mode) {
+				continue
+			}
 			d, err := lazyDeliveryRun(ctx, cfg, srv, mode, deliveryChats, pair == 0)
 			if err != nil {
 				return fmt.Errorf("%s delivery: %w", mode, err)
@@ -129,8 +133,46 @@ func benchLazy(ctx context.Context, cfg config, srv *valkeyserver.Server, t *tab
 			runs[i] = append(runs[i], d)
 		}
 	}
-	addDeliveryRows(t, deliveryChats, runs[0], runs[1])
+	if len(runs[0]) > 0 && len(runs[1]) > 0 {
+		addDeliveryRows(t, deliveryChats, runs[0], runs[1])
+	}
 	return nil
+}
+
+// Knobs of the delivery runs, for a look at one part (the report's rows
+// need both modes: with one, its runs are only logged).
+const (
+	// lazyPairsEnv sets how many alternating runs of each mode (default 3,
+	// 1 with -quick).
+	lazyPairsEnv = "CODEMOJEX_BENCH_LAZY_PAIRS"
+	// lazyModesEnv sets the modes delivered ("lazy", "eager" or
+	// "lazy,eager", the default).
+	lazyModesEnv = "CODEMOJEX_BENCH_LAZY_DELIVERY"
+)
+
+// lazyDeliveryRuns reads lazyPairsEnv and lazyModesEnv. Errors: a
+// malformed one.
+func lazyDeliveryRuns(quick bool) (pairs int, modes []string, err error) {
+	pairs, modes = 3, []string{modeLazy, modeEager}
+	if quick {
+		pairs = 1
+	}
+	if v := strings.TrimSpace(os.Getenv(lazyPairsEnv)); v != "" {
+		if pairs, err = strconv.Atoi(v); err != nil || pairs < 1 {
+			return 0, nil, fmt.Errorf("%s=%q: want a count >= 1", lazyPairsEnv, v)
+		}
+	}
+	if v := strings.TrimSpace(os.Getenv(lazyModesEnv)); v != "" {
+		modes = nil
+		for _, m := range strings.Split(v, ",") {
+			m = strings.TrimSpace(m)
+			if m != modeLazy && m != modeEager {
+				return 0, nil, fmt.Errorf("%s=%q: want %s, %s or both, comma-separated", lazyModesEnv, v, modeLazy, modeEager)
+			}
+			modes = append(modes, m)
+		}
+	}
+	return pairs, modes, nil
 }
 
 // addStartRows adds the three start rows at audience n, lazy a against
@@ -549,15 +591,16 @@ func peakRSS() (int64, error) {
 
 // lazyDelivery is one delivery run's figures (lazyDeliveryRun).
 type lazyDelivery struct {
-	delivered  int           // paid copies delivered
-	rate       float64       // their slope, msg/s, from 1 s after the first
-	last       time.Duration // the start call to the last copy
-	tooMany    int           // the emulator's 429s
-	workerCPU  time.Duration // the worker process, start to the last copy
-	serverCPU  time.Duration // Valkey, the same window
-	byCommand  map[string]float64
-	profileOut string // the worker's CPU profile, when lazyProfileEnv is set
-	perSecond  []int  // copies delivered in each second after the start (logged with -v)
+	delivered  int                // paid copies delivered
+	rate       float64            // their slope, msg/s, from 1 s after the first
+	last       time.Duration      // the start call to the last copy
+	tooMany    int                // the emulator's 429s
+	workerCPU  time.Duration      // the worker process, start to the last copy
+	serverCPU  time.Duration      // Valkey, the same window
+	byCommand  map[string]float64 // Valkey's µs by command, the same window (INFO commandstats)
+	calls      map[string]float64 // Valkey's calls by command, the same window
+	profileOut string             // the worker's CPU profile, when lazyProfileEnv is set
+	perSecond  []int              // copies delivered in each second after the start (logged with -v)
 }
 
 func (d lazyDelivery) cpuPerCopy() float64 {
@@ -624,11 +667,13 @@ func lazyDeliveryRun(ctx context.Context, cfg config, srv *valkeyserver.Server, 
 	if err := rig.stopWorker(); err != nil {
 		return d, fmt.Errorf("worker process: %w", err)
 	}
-	d.workerCPU, d.serverCPU, d.byCommand = w1-w0, v1-v0, diffStats(cs0, cs1)
+	d.workerCPU, d.serverCPU = w1-w0, v1-v0
+	d.byCommand, d.calls = diffStats(cs0.usec, cs1.usec), diffStats(cs0.calls, cs1.calls)
 	d.tally(rig.emu.AllMessages(), time.Unix(0, st.T0))
 	d.tooMany = rig.emu.Stats().TooManyRequests
 	cfg.log.Info("paid broadcast delivery", "mode", mode, "chats", n, "delivered", d.delivered, "msg/s", fmt.Sprintf("%.0f", d.rate),
-		"last", d.last.Round(time.Millisecond), "429s", d.tooMany, "cpu/copy", d.cpuFigure(), "profile", d.profileOut)
+		"last", d.last.Round(time.Millisecond), "429s", d.tooMany, "cpu/copy", d.cpuFigure(), "profile", d.profileOut,
+		"µs/copy by command", topCommands(d.byCommand, d.delivered), "calls/copy", callsFigure(d.calls, d.delivered))
 	cfg.log.Debug("paid broadcast delivery, copies per second after the start", "mode", mode, "per second", fmt.Sprint(d.perSecond))
 	return d, nil
 }
@@ -662,12 +707,12 @@ func (d *lazyDelivery) tally(msgs []tgemu.Message, t0 time.Time) {
 // cpuMarks reads the worker process's CPU time (/proc), the server's
 // (INFO cpu) and its time by command (INFO commandstats). Errors: the
 // server's, /proc's.
-func cpuMarks(ctx context.Context, srv *valkeyserver.Server, pid int) (worker, server time.Duration, byCommand map[string]float64, err error) {
+func cpuMarks(ctx context.Context, srv *valkeyserver.Server, pid int) (worker, server time.Duration, byCommand cmdStats, err error) {
 	if worker, err = procCPU(pid); err != nil {
-		return 0, 0, nil, err
+		return 0, 0, byCommand, err
 	}
 	if server, err = serverCPU(ctx, srv); err != nil {
-		return 0, 0, nil, err
+		return 0, 0, byCommand, err
 	}
 	byCommand, err = commandStats(ctx, srv)
 	return worker, server, byCommand, err
@@ -694,30 +739,62 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ut+stt) * 10 * time.Millisecond, nil
 }
 
-// commandStats is the server's time by command so far, µs (INFO
+// cmdStats is the server's commands so far by name (INFO commandstats).
+type cmdStats struct {
+	usec  map[string]float64 // time inside each command, µs
+	calls map[string]float64 // calls (a script's commands counted too)
+}
+
+// commandStats is the server's time and calls by command so far (INFO
 // commandstats: cmdstat_<name>:calls=..,usec=..,...).
-func commandStats(ctx context.Context, srv *valkeyserver.Server) (map[string]float64, error) {
+func commandStats(ctx context.Context, srv *valkeyserver.Server) (cmdStats, error) {
+	out := cmdStats{usec: map[string]float64{}, calls: map[string]float64{}}
 	c, err := srv.NewClient()
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return out, fmt.Errorf("connect: %w", err)
 	}
 	defer c.Close()
 	info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
-		return nil, fmt.Errorf("info commandstats: %w", err)
+		return out, fmt.Errorf("info commandstats: %w", err)
 	}
-	out := map[string]float64{}
 	for _, line := range strings.Split(info, "\n") {
 		name, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if name, ok2 := strings.CutPrefix(name, "cmdstat_"); ok && ok2 {
 			for _, kv := range strings.Split(fields, ",") {
 				if v, ok := strings.CutPrefix(kv, "usec="); ok {
-					out[name], _ = strconv.ParseFloat(v, 64)
+					out.usec[name], _ = strconv.ParseFloat(v, 64)
+				}
+				if v, ok := strings.CutPrefix(kv, "calls="); ok {
+					out.calls[name], _ = strconv.ParseFloat(v, 64)
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// callsFigure prints the server's calls per copy of n: all of them, the
+// script calls (EVALSHA and EVAL) among them, then the ten commands called
+// most (a script's commands are counted on their own too).
+func callsFigure(calls map[string]float64, n int) string {
+	var all float64
+	for _, v := range calls {
+		all += v
+	}
+	per := func(v float64) float64 { return v / float64(max(n, 1)) }
+	names := slices.Collect(maps.Keys(calls))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(calls[b], calls[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := []string{fmt.Sprintf("all %.1f, scripts %.2f", per(all), per(calls["evalsha"]+calls["eval"]))}
+	for _, k := range names[:min(10, len(names))] {
+		parts = append(parts, fmt.Sprintf("%s %.2f", strings.ToUpper(k), per(calls[k])))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // diffStats is b - a, by command (the commands that took time).

@@ -261,7 +261,7 @@ first, over 1,000/s; ratio lazy ÷ eager. CPU per delivered copy: the worker pro
 runs: Valkey 8 frees a plain FLUSHALL in a background thread, and freeing the eager start's 1.7 GB then counted
 as the first run's), from the start call to the last copy, over the copies delivered (lower is better); the note under this section splits Valkey's time by command (INFO commandstats).
 ` + "`CODEMOJEX_BENCH_PROFILE=<dir>`" + ` has the first pair's worker processes write CPU profiles there
-(` + "`go tool pprof -top`" + `); ` + "`CODEMOJEX_BENCH_LAZY_SIZES`" + ` sets the start rows' audiences ("0": none).`,
+(` + "`go tool pprof -top`" + `); ` + "`CODEMOJEX_BENCH_LAZY_SIZES`" + ` sets the start rows' audiences ("0": none), ` + "`CODEMOJEX_BENCH_LAZY_PAIRS`" + ` the delivery's alternating runs (3) and ` + "`CODEMOJEX_BENCH_LAZY_DELIVERY`" + ` its modes ("lazy": that mode's runs only logged, with Valkey's calls per copy by command).`,
 			run: benchLazy,
 		},
 		{
