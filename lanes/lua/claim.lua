@@ -6,7 +6,9 @@
 -- (also read: "{tag}:s:learned", the learned rates, see learn.lua, and
 -- written there: each budget's proof, field "<budget>:ok", the most sends
 -- its window held, see common.lua proof_read; and
--- "{tag}:s:qpause", the paused queues, see qpause.lua; written:
+-- "{tag}:s:qpause", the paused queues, see qpause.lua; "{tag}:s:pacecfg"
+-- and "{tag}:s:weight", the lanes' pace overrides and weights, each looked
+-- up per lane only when it exists; written:
 -- "{tag}:s:budgetwait", a flag with a PX expiry of one window, set when the
 -- global budget or a queue's own is spent by sends all in flight; the next settle of a logged
 -- send deletes it and publishes a wake-up, see common.lua end_lease)
@@ -352,12 +354,14 @@ if rate > 0 then
 end
 
 -- Lane g's pace: its override, else the first rule matching its name,
--- else the default. (It and park_for_pace take what they read as
--- arguments: a function that reads a local of the script's top level
--- allocates a cell per such local, on every call.)
-local function pace_of(S, g, pace_limit, pace_period, rules)
+-- else the default; overrides says whether any lane has an override (the
+-- hash "{tag}:s:pacecfg" exists: read once per call, not per lane). (It
+-- and park_for_pace take what they read as arguments: a function that
+-- reads a local of the script's top level allocates a cell per such
+-- local, on every call.)
+local function pace_of(S, g, pace_limit, pace_period, rules, overrides)
   if pace_limit < 0 then return 0, 0 end
-  local v = redis.call('HGET', S .. 'pacecfg', g)
+  local v = overrides and redis.call('HGET', S .. 'pacecfg', g)
   if v then
     local l, p = string.match(v, '^(%d+):(%d+)$')
     return tonumber(l), tonumber(p)
@@ -402,6 +406,12 @@ local function reserved(queues, paused, n, nq, rate, window, now, keep)
   return r
 end
 
+-- Per call, not per lane served (nil until a served lane needs it):
+-- whether any lane has a pace override ("{tag}:s:pacecfg") or a weight
+-- ("{tag}:s:weight"); neither hash is written by a claim. Without one, a
+-- lane's pace is its rule's or the default and its weight is 1, with no
+-- read of its own. (A queue's parked set: q.anyparked, below.)
+local overrides, weights
 -- A queue's own budget (its send log "<prefix>rate"): how many it may still
 -- hand out now (qavail), or, spent, when it refills (blocked[n], ms).
 local blocked, keep = {}, {}
@@ -470,27 +480,38 @@ for n = 1, nq do
         servable = inf < lim
       end
     end
-    if not servable or redis.call('ZSCORE', q.p .. 'parked', g) then
+    -- A lane in the ring may have been parked since it joined (a 429's
+    -- park); with the queue's parked set empty (read once per call: a
+    -- lane this call parks leaves the ring first, and q.anyparked is set
+    -- then) no lane is, and none is looked up.
+    if servable and q.anyparked == nil then q.anyparked = redis.call('EXISTS', q.p .. 'parked') == 1 end
+    if not servable or (q.anyparked and redis.call('ZSCORE', q.p .. 'parked', g)) then
       -- Not servable now: it rejoins when an enqueue, a settle or an unpark makes it ready.
       leave_ring_tail(q, g)
     else
-      local plim, pper = pace_of(S, g, pace_limit, pace_period, rules)
+      if overrides == nil then overrides = pace_limit >= 0 and redis.call('EXISTS', S .. 'pacecfg') == 1 end
+      local plim, pper = pace_of(S, g, pace_limit, pace_period, rules, overrides)
       local pk -- the lane's send log, named only when it is paced
       local lavail = qavail
+      local fresh -- the lane's send log did not exist (so it has no expiry)
       if plim > 0 then
         pk = S .. 'pace:' .. g
         redis.call('ZREMRANGEBYSCORE', pk, '-inf', int(now - pper))
-        lavail = plim - redis.call('ZCARD', pk)
+        local used = redis.call('ZCARD', pk)
+        fresh = used == 0 -- an empty sorted set does not exist
+        lavail = plim - used
       end
       if lavail <= 0 then
         leave_ring_tail(q, g)
         local t = park_for_pace(pk, pper, now)
         redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
+        q.anyparked = true
         -- Kept: a lane served later in this call must not set the due
         -- time past this park's end.
         dues[n + 1] = lower_due(q, t)
       else
-        local w = weight_of(S, g)
+        if weights == nil then weights = redis.call('EXISTS', S .. 'weight') == 1 end
+        local w = weights and weight_of(S, g) or 1
         local credit = w
         if w > 1 then
           -- The rest of a turn cut short (see above); never more than w.
@@ -556,8 +577,9 @@ for n = 1, nq do
         out[kat] = got
         if plim > 0 and got > 0 then
           redis.call('ZADD', pk, unpack(lsends))
-          -- In-flight entries must outlive the lease; settling extends further.
-          if redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, int(pper + lease_ms)) end
+          -- In-flight entries must outlive the lease; settling extends
+          -- further. (A log made by this ZADD has no expiry yet.)
+          if fresh or redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, int(pper + lease_ms)) end
         end
         redis.call('HINCRBY', q.p .. 'inflight', g, int(got))
         got_all = got_all + got
@@ -588,6 +610,7 @@ for n = 1, nq do
         if depth > 0 and paced_out then
           local t = park_for_pace(pk, pper, now)
           redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
+          q.anyparked = true
           dues[n + 1] = lower_due(q, t)
         end
         if not more then break end
