@@ -82,6 +82,9 @@ type core struct {
 	keys    keyspace
 	opt     options
 	scripts *scripts
+	// qargs are the configured queues' queueArgs, made once (the options
+	// never change): every claim and settle sends them.
+	qargs map[string][]string
 }
 
 // Store is a set of fair lane queues in one Valkey keyspace (one hash tag):
@@ -127,7 +130,12 @@ func New(c valkey.Client, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{core: &core{c: c, keys: keyspace{tag: o.tag}, opt: o, scripts: sc}}, nil
+	cr := &core{c: c, keys: keyspace{tag: o.tag}, opt: o, scripts: sc}
+	cr.qargs = make(map[string][]string, len(o.queues))
+	for q := range o.queues {
+		cr.qargs[q] = cr.makeQueueArgs(q)
+	}
+	return &Store{core: cr}, nil
 }
 
 // NewInspector returns the Inspector of a store on client c with opts, for
@@ -161,8 +169,17 @@ func (s *core) queueConfig(q string) QueueConfig {
 	return cfg
 }
 
-// queueArgs returns the five queue-config ARGV fields read by common.lua.
+// queueArgs returns the five queue-config ARGV fields read by common.lua
+// (a configured queue's made once, shared: the caller must not change
+// them).
 func (s *core) queueArgs(q string) []string {
+	if a, ok := s.qargs[q]; ok {
+		return a
+	}
+	return s.makeQueueArgs(q)
+}
+
+func (s *core) makeQueueArgs(q string) []string {
 	cfg := s.queueConfig(q)
 	ordered := "0"
 	if cfg.Ordered {
