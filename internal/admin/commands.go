@@ -488,7 +488,11 @@ func (ad *Admin) onAudit(ctx context.Context, r *update.Request) (out update.Out
 		return out
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Last %d admin actions (newest first):", len(es))
+	if len(es) == 1 {
+		b.WriteString("The last admin action:")
+	} else {
+		fmt.Fprintf(&b, "Last %d admin actions (newest first):", len(es))
+	}
 	for _, e := range es {
 		fmt.Fprintf(&b, "\n• %s %s: %s, %s", e.At.UTC().Format(time.DateTime), e.Actor(), e.Action, e.Detail)
 	}

@@ -45,6 +45,9 @@ func TestAdminActionsAreAudited(t *testing.T) {
 
 	require.Equal(t, "✅ Chat 42: weight set to 5 (was 1), for replies and notifications alike.", h.ask(0, adminUser, "/weight 42 5"))
 	require.Equal(t, "Chat 42: weight is already 5; unchanged.", h.ask(0, adminUser, "/weight 42 5"), "a no-op: not recorded")
+	one := strings.Split(h.ask(0, adminUser, "/audit"), "\n")
+	require.Len(t, one, 2)
+	require.Equal(t, "The last admin action:", one[0], "one action: no plural")
 
 	h.say(0, user(10_600, "U"), "/start")
 	h.texts(10_600, 1)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,7 +159,7 @@ func FromEnv(environ []string) (Config, error) {
 	}
 	c := Default()
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
-		return Config{}, redactError(redact.New(vars["TELEGRAM_BOT_TOKEN"]), translate(err))
+		return Config{}, redactTokens(vars, translate(err))
 	}
 	if tag, set := vars["VALKEY_KEY_TAG"]; set {
 		// Set but empty is refused, not read as the default: a second
@@ -167,9 +168,31 @@ func FromEnv(environ []string) (Config, error) {
 		c.KeyTag = tag
 	}
 	if err := c.Validate(); err != nil {
-		return Config{}, err
+		return Config{}, redactTokens(vars, err)
 	}
 	return c, nil
+}
+
+// tokenInRE finds a bot token's shape inside a value (tokenRE unanchored).
+var tokenInRE = regexp.MustCompile(`[0-9]{1,20}:[A-Za-z0-9_-]{20,100}`)
+
+// redactTokens removes from err's text (redactError) TELEGRAM_BOT_TOKEN and
+// every token-shaped part of any variable's value: a token pasted on the
+// wrong line of .env (ADMIN_IDS=123:AA…, TELEGRAM_BOT_TOKEN empty) is
+// quoted by that variable's error, and must not be shown either (new-user
+// trial).
+func redactTokens(vars map[string]string, err error) error {
+	err = redactError(redact.New(vars["TELEGRAM_BOT_TOKEN"]), err)
+	seen := map[string]bool{}
+	for _, v := range vars {
+		for _, tok := range tokenInRE.FindAllString(v, -1) {
+			if !seen[tok] {
+				seen[tok] = true
+				err = redactError(redact.New(tok), err)
+			}
+		}
+	}
+	return err
 }
 
 // redactError removes the token from err's text: a value quoted in an

@@ -195,6 +195,18 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"api url holds the token", []string{"TELEGRAM_API_URL=ftp://x/bot" + token}, "TELEGRAM_API_URL"},
 		{"workers holds the token", []string{"WORKERS=" + token}, "WORKERS"},
 		{"admin ids hold the token", []string{"ADMIN_IDS=" + token}, "ADMIN_IDS"},
+		{"api url with a query", []string{"TELEGRAM_API_URL=http://127.0.0.1:1?x=1"}, "TELEGRAM_API_URL"},
+		{"api url with an empty query", []string{"TELEGRAM_API_URL=http://127.0.0.1:1?"}, "TELEGRAM_API_URL"},
+		{"api url with a fragment", []string{"TELEGRAM_API_URL=https://api.telegram.org#x"}, "TELEGRAM_API_URL"},
+	}
+	// A token pasted on the wrong line, TELEGRAM_BOT_TOKEN empty: the value
+	// quoted by that variable's error is redacted all the same.
+	for _, v := range []string{"ADMIN_IDS", "HANDLERS", "VALKEY_WAIT_REPLICAS", "TELEGRAM_CHAT_RATE", "FLOOD_WINDOW", "WORKER_LEASE"} {
+		cases = append(cases, struct {
+			name string
+			env  []string
+			want string
+		}{"the token in " + v + " and none set", []string{"TELEGRAM_BOT_TOKEN=", v + "=" + token}, v})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

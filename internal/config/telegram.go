@@ -53,6 +53,13 @@ func (t Telegram) Validate() error {
 		return &Error{Var: "TELEGRAM_API_URL", Want: "the Bot API server only, such as https://api.telegram.org: " +
 			"the bot adds /bot<token>/<method> itself; the URL set has a /bot... path (not shown: it may hold the token)"}
 	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(t.APIURL, "#") {
+		// The bot appends /bot<token>/<method> to it: after a query or a
+		// fragment the token would ride in the query string (new-user
+		// trial: "http://host?x=1/bot<token>/getMe").
+		return &Error{Var: "TELEGRAM_API_URL", Want: "the Bot API server only, such as https://api.telegram.org: " +
+			"no ?query or #fragment (the bot adds /bot<token>/<method> after it)"}
+	}
 	for _, id := range t.AdminIDs {
 		if id <= 0 {
 			return &Error{Var: "ADMIN_IDS", Want: fmt.Sprintf("%s; got %d", adminIDsWant, id)}
