@@ -104,6 +104,19 @@ func newLazyRig(t *testing.T, chats []int64, cfg notifier.FillConfig) *lazyRig {
 	return &lazyRig{t: t, c: c, tag: tag, n: n, f: f, aud: aud, got: map[int64][]string{}, queues: map[string]int{}}
 }
 
+// sendThenFill fills and delivers until n copies are sent, then fills the
+// window once more: copies wait on their lanes with n sent.
+func (r *lazyRig) sendThenFill(n int) {
+	r.t.Helper()
+	for sent := 0; sent < n; {
+		_, err := r.f.Fill(r.t.Context())
+		require.NoError(r.t, err)
+		sent += r.deliver(n - sent)
+	}
+	_, err := r.f.Fill(r.t.Context())
+	require.NoError(r.t, err)
+}
+
 // deliver claims up to max copies (any queue) and settles each as the
 // worker does; it returns how many it delivered.
 func (r *lazyRig) deliver(max int) int {
@@ -264,13 +277,7 @@ func TestLazyBroadcastStopMakesNoCopyAfter(t *testing.T) {
 	r := newLazyRig(t, chats, notifier.FillConfig{StepChats: 100})
 	id, err := r.f.Start(ctx, notifier.Message{Text: "stop me"}, notifier.Plan{})
 	require.NoError(t, err)
-	for sent := 0; sent < 150; {
-		_, err = r.f.Fill(ctx)
-		require.NoError(t, err)
-		sent += r.deliver(150 - sent)
-	}
-	_, err = r.f.Fill(ctx)
-	require.NoError(t, err)
+	r.sendThenFill(150)
 	require.Positive(t, r.pendingCopies(), "copies waiting at the stop")
 	p, err := r.n.StopBroadcast(ctx, id)
 	require.NoError(t, err)
@@ -319,13 +326,7 @@ func TestAStopCutShortIsFinishedByTheNextAndThenAddsUp(t *testing.T) {
 			r := newLazyRig(t, chats, notifier.FillConfig{StepChats: 100})
 			id, err := r.f.Start(ctx, notifier.Message{Text: "paid news", Paid: true}, notifier.Plan{})
 			require.NoError(t, err)
-			for sent := 0; sent < 150; {
-				_, err = r.f.Fill(ctx)
-				require.NoError(t, err)
-				sent += r.deliver(150 - sent)
-			}
-			_, err = r.f.Fill(ctx)
-			require.NoError(t, err)
+			r.sendThenFill(150)
 			require.NoError(t, r.n.HaltPaid(ctx, id))
 			waiting := pending(t, r.n, tgjob.QueuePaid)
 			require.Positive(t, waiting, "copies wait on the halted paid queue")

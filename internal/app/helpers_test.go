@@ -586,3 +586,18 @@ func (h *harness) haltNotice(ctx context.Context) tgemu.Message {
 	}), "the admin is told the paid part halted")
 	return notice
 }
+
+// paidHarness starts the bot with paid broadcasts on (1000/s) against an
+// emulator at Telegram's limits, n private chats from first known, and a
+// Stars balance covering a paid copy for each of them and the admin's
+// chat (the preview's cost).
+func paidHarness(t *testing.T, first int64, n int) (*harness, *running) {
+	t.Helper()
+	h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(telegramLimits())),
+		append(append([]string{}, telegramLimitsEnv...), "TELEGRAM_PAID_BROADCAST_RATE=1000")...)
+	r := h.start(nil)
+	h.waitLeader(r)
+	h.addKnownChats(r, first, n)
+	h.emu.SetStarBalance(int64(n + 1))
+	return h, r
+}

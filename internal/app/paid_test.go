@@ -12,7 +12,6 @@ import (
 
 	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/broadcast"
-	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
@@ -33,14 +32,9 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 	for _, choice := range []string{"▶️ Continue free", "🛑 Stop"} {
 		t.Run(choice, func(t *testing.T) {
 			t.Parallel()
-			h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(telegramLimits())),
-				append(append([]string{}, telegramLimitsEnv...), "TELEGRAM_PAID_BROADCAST_RATE=1000")...)
-			r := h.start(nil)
-			h.waitLeader(r)
-			ctx := context.Background()
 			const chatsN, balance = 40, 10 // and the admin's chat; 1 Star: 10 paid copies
-			h.addKnownChats(r, 40_000, chatsN)
-			h.emu.SetStarBalance(41)
+			h, r := paidHarness(t, 40_000, chatsN)
+			ctx := context.Background()
 			const text = "💫 the paid news"
 			copies := func() int { return h.copiesOf(text) }
 

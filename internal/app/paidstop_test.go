@@ -12,8 +12,6 @@ import (
 
 	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/broadcast"
-	"github.com/codemojex/codemojex/internal/testkit"
-	"github.com/codemojex/codemojex/internal/tgemu"
 )
 
 // TestAPaidStopCutShortAddsUpWhenItsTapIsHandledAgain: a paid broadcast
@@ -29,14 +27,9 @@ import (
 // is sent after; the paid queue runs again; the stop is audited once.
 func TestAPaidStopCutShortAddsUpWhenItsTapIsHandledAgain(t *testing.T) {
 	t.Parallel()
-	h := newHarnessOn(t, testkit.NewEmulator(t, tgemu.WithLimits(telegramLimits())),
-		append(append([]string{}, telegramLimitsEnv...), "TELEGRAM_PAID_BROADCAST_RATE=1000")...)
-	r := h.start(nil)
-	h.waitLeader(r)
-	ctx := context.Background()
 	const chatsN, balance = 40, 10 // and the admin's chat; 1 Star: 10 paid copies
-	h.addKnownChats(r, 41_000, chatsN)
-	h.emu.SetStarBalance(41)
+	h, r := paidHarness(t, 41_000, chatsN)
+	ctx := context.Background()
 	const text = "💫 the paid news, stopped twice"
 	pv, buttons := h.broadcastPreview(text)
 	h.emu.SetStarBalance(balance)
