@@ -289,13 +289,15 @@ func (c Config) Validate() error {
 }
 
 func (c Config) validate() error {
+	// First: a console token that is the bot token is named as such, not
+	// judged by its length or entropy (a real token may pass or fail those).
+	if c.ConsoleAddr != "" && c.Token != "" && c.ConsoleToken == c.Token {
+		return &Error{Var: "CONSOLE_TOKEN", Want: "a token of its own, not the bot token (make one with: " + MakeConsoleToken + ")"}
+	}
 	for _, v := range []interface{ Validate() error }{c.Telegram, c.Valkey, c.Rates, c.Intake, c.Worker, c.HTTP, c.Flood, c.Console, c.Log} {
 		if err := v.Validate(); err != nil {
 			return err
 		}
-	}
-	if c.ConsoleAddr != "" && c.ConsoleToken == c.Token {
-		return &Error{Var: "CONSOLE_TOKEN", Want: "a token of its own, not the bot token"}
 	}
 	return nil
 }

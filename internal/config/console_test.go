@@ -117,3 +117,21 @@ func TestTrustedProxiesParse(t *testing.T) {
 		require.Equal(t, want, got, tc.in)
 	}
 }
+
+// TestAConsoleTokenThatIsTheBotTokenIsRefusedAsSuch: the console's token
+// set to the bot token is refused by the rule that names the mistake, not
+// by the length or entropy check (which a token of the bot's shape may
+// fail or pass), and the error never repeats it.
+func TestAConsoleTokenThatIsTheBotTokenIsRefusedAsSuch(t *testing.T) {
+	for _, tok := range []string{
+		"123456789:" + strings.Repeat("A", 35),           // fails the length-or-entropy check too
+		"7351946208:AAGx9Qm2VbT4kLp8Zr1NwYc6Hd3Js0FeU5o", // a real token's shape: passes it
+	} {
+		_, err := config.FromEnv([]string{"TELEGRAM_BOT_TOKEN=" + tok, "CONSOLE_ADDR=127.0.0.1:8081", "CONSOLE_TOKEN=" + tok})
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, "CONSOLE_TOKEN", ce.Var)
+		require.Contains(t, err.Error(), "not the bot token")
+		require.NotContains(t, err.Error(), tok)
+	}
+}
