@@ -108,14 +108,15 @@ func TestBadConfigExitsWithCode2(t *testing.T) {
 
 // TestUnreachableValkeyIsNamedWithoutItsPassword: a Valkey that refuses
 // the connection stops the process with an error naming VALKEY_URL and the
-// URL it tried, its password replaced, never the token (new-user trial:
-// the error did not say which setting).
+// URL it tried, its password replaced, and how to start one, never the
+// token (new-user trials: the error did not say which setting, then gave
+// no hint).
 func TestUnreachableValkeyIsNamedWithoutItsPassword(t *testing.T) {
 	t.Parallel()
 	bin := testkit.BuildBot(t)
 	code, stderr := testkit.RunBot(t, bin, t.TempDir(), []string{"TELEGRAM_BOT_TOKEN=" + goodToken, "VALKEY_URL=redis://:s3cret-pass@127.0.0.1:1/0"})
 	require.NotZero(t, code)
-	require.Contains(t, stderr, "connect to Valkey at VALKEY_URL redis://:xxxxx@127.0.0.1:1/0: ")
+	require.Contains(t, stderr, "connect to Valkey at VALKEY_URL redis://:xxxxx@127.0.0.1:1/0 (is a Valkey or Redis 7+ server running there? docker compose up starts one; without Docker see docs/operations.md#running-without-docker): ")
 	require.NotContains(t, stderr, "s3cret-pass")
 	testkit.RequireNoToken(t, stderr, goodToken, "stderr")
 }

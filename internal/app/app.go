@@ -156,7 +156,7 @@ func (a *App) init() error {
 		// pinned, so none is recycled under a broken connection's writer
 		// (a data race; see package valkeyclient).
 		if a.c, err = valkeyclient.New(co); err != nil {
-			return fmt.Errorf("app: connect to Valkey at VALKEY_URL %s: %w", config.RedactURL(cfg.ValkeyURL), err)
+			return fmt.Errorf("app: connect to Valkey at VALKEY_URL %s (is a Valkey or Redis 7+ server running there? docker compose up starts one; without Docker see docs/operations.md#running-without-docker): %w", config.RedactURL(cfg.ValkeyURL), err)
 		}
 		a.ownClient = true
 	}
