@@ -71,6 +71,11 @@ func TestHealthzAndMetrics(t *testing.T) {
 	} {
 		require.Contains(t, body, want)
 	}
+	// Paid broadcasts are off (no TELEGRAM_PAID_BROADCAST_RATE) and the paid
+	// queue never held a job: no gauge of it (docs/operations.md).
+	for _, g := range []string{"depth", "in_flight", "ready_lanes", "parked_lanes", "delayed", "dead_letters", "leases_recovered_total"} {
+		require.NotContains(t, body, `codemojex_queue_`+g+`{queue="paid"}`)
+	}
 
 	srv.Kill()
 	h.waitHealthz(r, http.StatusServiceUnavailable, "valkey: ", "503 with a reason while Valkey does not answer")

@@ -79,6 +79,7 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 				`codemojex_broadcast_messages{state="remaining"} 31`, `codemojex_broadcast_messages{state="cancelled"} 0`} {
 				require.Contains(t, body, "\n"+line+"\n", "/metrics while halted")
 			}
+			require.Contains(t, body, "\n"+`codemojex_queue_depth{queue="paid"} `, "paid broadcasts on: the paid queue's gauges")
 
 			_, toast = h.tapAdmin(notice.ID, noticeButtons[choice])
 			code, body = h.get(r, "/metrics")

@@ -107,6 +107,9 @@ func (q *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 			up = 0
 			continue
 		}
+		if name == tgjob.QueuePaid && q.q.PaidRate <= 0 && st.Pending+st.InFlight+st.Delayed+st.Dead == 0 && st.Recovered == 0 {
+			continue // paid broadcasts off and nothing left of them: no series
+		}
 		g := func(d *prometheus.Desc, v int) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), name)
 		}
