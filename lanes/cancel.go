@@ -11,8 +11,12 @@ type CancelResult struct {
 	// Cancelled jobs were waiting (on their lane, or in the delayed set of
 	// an unordered queue) and are gone: never claimed again.
 	Cancelled int
-	// InFlight jobs were under a lease: left to their claimer, which
-	// settles them as usual.
+	// InFlight jobs were under a lease: left to their claimer but marked
+	// cancelled. Its Ack still settles one as delivered (it was sent; the
+	// Tally does not count it); any other end of its lease (Release, Nack,
+	// Postpone, Dead, DeadUntried: Outcome Cancelled; its expiry, also
+	// after RecoverDead) drops it instead, never claimed again nor
+	// dead-lettered, and counts it in the Tally then, once.
 	InFlight int
 	// Gone ids were dead letters (left in the dead-letter set) or had no
 	// job (acked, purged, or never enqueued).
@@ -21,9 +25,14 @@ type CancelResult struct {
 
 // Tally names a counter Cancel increments by the number of jobs it
 // cancelled, in the same atomic call as the removal, so a caller's count
-// never drifts from what was removed even when it crashes right after.
-// Key is a full key name under the store's hash tag (it must start with
-// "{tag}:"), a hash the caller owns; Field its field.
+// never drifts from what was removed even when it crashes right after; a
+// job it found in flight is counted in it later, by the call or the claim
+// that drops it (CancelResult.InFlight), in that same atomic call, while
+// the hash exists (one that expired is not brought back). So once every
+// job named is settled, the tally plus the jobs acked after the Cancel
+// (and those gone before it) account for every id once. Key is a full key
+// name under the store's hash tag (it must start with "{tag}:"), with no
+// newline, a hash the caller owns; Field its field.
 type Tally struct {
 	Key, Field string
 }
@@ -35,15 +44,18 @@ const cancelChunk = 500
 // Cancel removes the jobs ids of queue that are still waiting: each is
 // taken off its lane (or, on an unordered queue, out of the delayed set)
 // and deleted, so no claimer ever gets it. Jobs in flight are left to their
-// claimer, dead letters stay dead letters, and unknown ids are counted as
-// gone. Each chunk of 500 ids is one atomic script call, all chunks in one
+// claimer but marked (one HSETNX each), so that none goes back to its lane
+// or to the dead letters: an ack settles it as delivered, any other end of
+// its lease drops it and counts it in tally (see CancelResult.InFlight;
+// a second Cancel keeps the first one's tally). Dead letters stay dead
+// letters, and unknown ids are counted as gone. Each chunk of 500 ids is one atomic script call, all chunks in one
 // pipelined round trip; the cost is O(ids x log n), independent of the
 // number of lanes and keys (no scan). A lane Cancel empties leaves the ring
 // at the next claim that visits it, in O(1). With a non-zero tally, its
 // counter is incremented by each chunk's cancelled jobs atomically with
 // the chunk. Cancelling the same ids again cancels nothing more.
 // Errors: ErrInvalid (nothing changed) for a bad queue, a malformed id or a
-// tally key outside the store's tag; the server's error (chunks before the
+// tally key outside the store's tag (or holding a newline); the server's error (chunks before the
 // failing one may have been applied; the result counts them).
 func (s *Store) Cancel(ctx context.Context, queue string, ids []JobID, tally Tally) (CancelResult, error) {
 	if err := validQueueAndIDs(queue, ids); err != nil {
@@ -51,8 +63,8 @@ func (s *Store) Cancel(ctx context.Context, queue string, ids []JobID, tally Tal
 	}
 	if tally != (Tally{}) {
 		prefix := "{" + s.keys.tag + "}:"
-		if !strings.HasPrefix(tally.Key, prefix) || len(tally.Key) == len(prefix) || tally.Field == "" {
-			return CancelResult{}, fmt.Errorf("%w: cancel tally %q field %q: want a key %q + a name and a field", ErrInvalid, tally.Key, tally.Field, prefix)
+		if !strings.HasPrefix(tally.Key, prefix) || len(tally.Key) == len(prefix) || strings.Contains(tally.Key, "\n") || tally.Field == "" {
+			return CancelResult{}, fmt.Errorf("%w: cancel tally %q field %q: want a key %q + a name (no newline) and a field", ErrInvalid, tally.Key, tally.Field, prefix)
 		}
 	}
 	var res CancelResult

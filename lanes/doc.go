@@ -184,10 +184,14 @@
 // Store.Cancel takes job ids (the caller keeps the ids it enqueued, e.g. a
 // broadcast's copies) and, 500 per atomic script call, removes those still
 // waiting: off their lane (or out of an unordered queue's delayed set), job
-// hash deleted, pending count exact. A job in flight is its claimer's and
-// is settled as usual; dead letters stay. An optional Tally counter is
-// incremented in the same call, so a caller's count of cancelled jobs
-// cannot drift. A lane emptied this way keeps its ring slot until a claim
+// hash deleted, pending count exact. A job in flight stays its claimer's
+// but is marked cancelled: an ack settles it as delivered (it was sent),
+// and any other end of its lease (a release, a retry, a dead-lettering,
+// its expiry, its claimer found dead) drops it instead of queueing it again,
+// so nothing a Cancel named is claimed after it returns. Dead letters
+// stay. An optional Tally counter is incremented in the same call, and by
+// each later drop of a marked job in the dropping call, so a caller's
+// count of cancelled jobs cannot drift. A lane emptied this way keeps its ring slot until a claim
 // rotates onto it and drops it in O(1), as after DeadLane, so a cancel
 // never walks the ring.
 //

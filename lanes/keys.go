@@ -27,7 +27,8 @@ package lanes
 //	{T}:q:Q:lane:<g>    sorted set  pending job ids at score 0 (FIFO by id)
 //	{T}:q:Q:job:<id>    hash        g (lane), p (payload), a (failed attempts: Nack, expired lease, Dead), c (claims: the lease token), r (reason), d (dead at, ms),
 //	                                o (the claimer of its last claim, ClaimRequest.Claimer), y (its dead tally, CountDead:
-//	                                "<ttl ms>\n<prefix>\n<hash>\n<once>\n<untrack>", a set named <hash>+s as "+s"); a and c absent while 0
+//	                                "<ttl ms>\n<prefix>\n<hash>\n<once>\n<untrack>", a set named <hash>+s as "+s"),
+//	                                x (cancelled while in flight, Cancel: "<tally hash>\n<field>", "" for none); a and c absent while 0
 //	{T}:q:Q:leases      sorted set  id -> lease deadline (ms, server clock)
 //	{T}:q:Q:inflight    hash        g -> jobs in flight (field removed at 0)
 //	{T}:q:Q:pending     string      pending jobs in the queue (removed at 0)

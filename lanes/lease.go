@@ -62,7 +62,8 @@ type settleConfig struct{ tally SettleTally }
 
 // Counting applies t when the call settles the job: an Ack that lands, or a
 // Nack, Dead or DeadUntried that dead-letters it (a Nack that retries counts
-// nothing). A retried call whose first try landed unseen finds no job
+// nothing; nor does a call that drops a job Cancel named while it was in
+// flight: that Cancel's Tally counts it, see Cancelled). A retried call whose first try landed unseen finds no job
 // (ErrNoJob) and counts nothing more, so t counts each job once.
 func Counting(t SettleTally) SettleOption {
 	return func(c *settleConfig) { c.tally = t }
@@ -174,6 +175,10 @@ const (
 	Delayed Outcome = "delayed"
 	// DeadLettered: in the dead-letter set, with its reason.
 	DeadLettered Outcome = "dead"
+	// Cancelled: dropped, whatever the call asked: Cancel named it while it
+	// was in flight, so it is neither queued again nor dead-lettered, and
+	// it is counted in that Cancel's Tally (not in the call's Counting).
+	Cancelled Outcome = "cancelled"
 )
 
 func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Duration, reason string, opts []SettleOption) (Outcome, error) {
@@ -209,7 +214,10 @@ func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Dura
 
 // Release gives a claimed job back without using an attempt (e.g. the chat
 // answered 429 and its lane is being parked, or the worker is shutting
-// down): it returns to its lane at its place in mint order. Errors as Ack.
+// down): it returns to its lane at its place in mint order. A job Cancel
+// named while it was in flight is dropped instead (as by Nack, Postpone,
+// Dead and DeadUntried, and at its lease's expiry: see Cancel). Errors as
+// Ack.
 func (s *Store) Release(ctx context.Context, l Lease) error {
 	_, err := s.settle(ctx, l, "release", 0, "", nil)
 	return err

@@ -22,7 +22,9 @@ import (
 // fresh job is enqueued), claim (Max 1..4), ack (a third of them in the
 // same call as a claim, now and then with a stale lease too), nack (delay 0),
 // release, lease expiry, weight changes, stale-token calls, dead-letter
-// requeues and cancels (of waiting, in-flight, dead and acked ids) run
+// requeues and cancels (of waiting, in-flight, dead and acked ids: an
+// in-flight one is dropped, counted in the cancel tally, when its lease
+// ends without an ack, and acked as usual otherwise) run
 // against the real server and against an in-memory model of
 // the documented semantics. After every step the whole queue state is read
 // in one atomic snapshot script and compared with the model:
@@ -75,8 +77,11 @@ type mJob struct {
 	g     string
 	a, c  int
 	p     string // payload
-	state string // "pending", "inflight", "dead", "acked"
+	state string // "pending", "inflight", "dead", "acked", "cancelled"
 	exp   int    // expiry seq when its lease was moved to the past (0: live)
+	// marked: a cancel named it in flight; its lease ending without an
+	// ack drops it (state "cancelled", counted in the cancel's tally).
+	marked bool
 }
 
 type model struct {
@@ -94,6 +99,8 @@ type model struct {
 	acked     int
 	co        map[string]lanes.JobID // coalesce name -> job last enqueued under it
 	cancels   int                    // jobs cancelled (gone, like acked ones)
+	tallied   int                    // the cancel tally: jobs cancelled waiting, and marked ones dropped
+	drops     map[string]int         // marked jobs dropped, by how their lease ended
 	// emptied marks lanes a cancel emptied while in the ring: they may stay
 	// there, not ready, until a claim visits them.
 	emptied map[string]bool
@@ -144,7 +151,20 @@ func (m *model) endLease(j *mJob) {
 	delete(m.expired, j.id)
 }
 
-func (m *model) fail(j *mJob) lanes.Outcome {
+// drop ends marked job j (its lease already ended how): gone, counted in
+// the cancel tally.
+func (m *model) drop(j *mJob, how string) lanes.Outcome {
+	j.state = "cancelled"
+	m.cancels++
+	m.tallied++
+	m.drops[how]++
+	return lanes.Cancelled
+}
+
+func (m *model) fail(j *mJob, how string) lanes.Outcome {
+	if j.marked {
+		return m.drop(j, how)
+	}
 	j.a++
 	if j.a >= modelAttempts {
 		j.state = "dead"
@@ -184,7 +204,7 @@ func (m *model) reclaim() {
 	sort.Slice(expired, func(a, b int) bool { return expired[a].exp < expired[b].exp })
 	for _, j := range expired {
 		m.endLease(j)
-		m.fail(j)
+		m.fail(j, "expired")
 		m.ensureRing(j.g)
 		m.recovered++
 	}
@@ -282,12 +302,15 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		lanes.WithQueue("q", lanes.QueueConfig{Ordered: ordered, LaneLimit: modelLimit, MaxAttempts: modelAttempts}),
 		lanes.WithBudgets(10_000, modelVisits))
 	k := s.Keys()
+	// Every cancel's tally: the jobs it removed waiting, and those it
+	// marked in flight as each is dropped (model.tallied).
+	tally := lanes.Tally{Key: k.Tag() + ":model:cancelled", Field: "c"}
 	rng := rand.New(rand.NewPCG(seed, 0x1a2e5))
 	minter := lanes.NewMinter()
 	m := &model{
 		ordered: ordered, jobs: map[lanes.JobID]*mJob{}, lane: map[string][]lanes.JobID{},
 		inflight: map[string]int{}, weight: map[string]int{}, turn: map[string]int{}, limit: map[string]int{}, dead: map[lanes.JobID]bool{},
-		expired: map[lanes.JobID]*mJob{}, co: map[string]lanes.JobID{}, emptied: map[string]bool{},
+		expired: map[lanes.JobID]*mJob{}, co: map[string]lanes.JobID{}, emptied: map[string]bool{}, drops: map[string]int{},
 	}
 	groups := make([]string, modelLanes)
 	for i := range groups {
@@ -452,6 +475,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			gotTurn[g] = int(n)
 		}
 		require.Equal(t, m.turn, gotTurn, "%s: turns owed", where)
+		require.Equal(t, m.tallied, rint(t, s, "HGET", tally.Key, tally.Field), "%s: the cancel tally", where)
 	}
 
 	// expectClaim checks that claim c (of up to max jobs) handed out exactly
@@ -485,6 +509,7 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	// hands out exactly what the model's claim predicts.
 	ride := rand.New(rand.NewPCG(seed, 0xac4))     // its own draws: the main sequence of ops is unchanged
 	several := rand.New(rand.NewPCG(seed, 0x1a9e)) // lanes per claim (ClaimRequest.Lanes), its own draws too
+	mark := rand.New(rand.NewPCG(seed, 0xca9))     // a held job added to a cancel, its own draws too
 	ackInClaim := func(step int, j lanes.Job) {
 		max := 1 + ride.IntN(4)
 		acks := []lanes.Lease{j.Lease}
@@ -609,7 +634,10 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			require.NoError(t, err)
 			mj := m.jobs[j.ID]
 			m.endLease(mj)
-			require.Equal(t, m.fail(mj), out)
+			require.Equal(t, m.fail(mj, "nack"), out)
+			if out == lanes.Cancelled {
+				lastAcked = j.ID
+			}
 			delete(held, j.ID)
 			stale = append(stale, j.Lease)
 			m.ensureRing(mj.g)
@@ -622,7 +650,12 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			require.NoError(t, s.Release(ctx, j.Lease))
 			mj := m.jobs[j.ID]
 			m.endLease(mj)
-			m.toLane(mj)
+			if mj.marked {
+				m.drop(mj, "release")
+				lastAcked = j.ID
+			} else {
+				m.toLane(mj)
+			}
 			delete(held, j.ID)
 			stale = append(stale, j.Lease)
 			m.ensureRing(mj.g)
@@ -688,6 +721,11 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 				rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 				ids = ids[:min(len(ids), 1+rng.IntN(4))]
 			}
+			// Now and then a job in flight too (its own draws: the main
+			// sequence of ops is unchanged).
+			if hids := heldIDs(); len(hids) > 0 && mark.IntN(2) == 0 {
+				ids = append(ids, hids[mark.IntN(len(hids))])
+			}
 			var want lanes.CancelResult
 			for _, id := range ids {
 				mj := m.jobs[id]
@@ -710,14 +748,17 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 					}
 				case mj != nil && mj.state == "inflight":
 					want.InFlight++
+					mj.marked = true
 				default:
 					want.Gone++
 				}
 			}
-			got, err := s.Cancel(ctx, "q", ids, lanes.Tally{})
+			got, err := s.Cancel(ctx, "q", ids, tally)
 			require.NoError(t, err)
 			require.Equal(t, want, got, "step %d: cancel %v", step, ids)
+			m.tallied += got.Cancelled
 			counts["cancelled"] += got.Cancelled
+			counts["in flight marked"] += got.InFlight
 		default: // requeue some dead letters
 			op = "requeue"
 			var ids []lanes.JobID
@@ -768,6 +809,8 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	n, err := s.Inspector().PurgeDead(ctx, "q", -time.Hour, 100_000)
 	require.NoError(t, err)
 	require.Equal(t, len(m.dead), n)
+	require.Equal(t, m.tallied, rint(t, s, "HGET", tally.Key, tally.Field), "the cancel tally")
+	rdo(t, s, "DEL", tally.Key)
 	want := []string{k.Queue("q", "glimit")}
 	if len(m.weight) > 0 {
 		want = append(want, k.Shared("weight"))
@@ -788,6 +831,11 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	require.Positive(t, counts["expire"])
 	require.Positive(t, counts["requeued"])
 	require.Positive(t, counts["cancelled"])
+	require.Positive(t, counts["in flight marked"])
+	t.Logf("marked jobs dropped: %v", m.drops)
+	for _, how := range []string{"nack", "release", "expired"} {
+		require.Positive(t, m.drops[how], "marked jobs dropped by a %s", how)
+	}
 	require.Positive(t, counts["lanes emptied in the ring"])
 	require.Positive(t, counts["stale calls"])
 	require.Positive(t, counts["coalesce replaced"], "the run replaces pending jobs")

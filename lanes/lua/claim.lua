@@ -65,7 +65,9 @@
 -- ack.lua's), read the pause and every queue's due time (one MGET; see
 -- common.lua), and only for a queue whose due time has passed reclaim
 -- expired leases (one past max attempts is dead-lettered and counted in
--- the dead tally its enqueue stored, common.lua stored_tally), promote due delayed jobs and due parked lanes (each at
+-- the dead tally its enqueue stored, common.lua stored_tally; one
+-- cancelled while in flight, cancel.lua's field x, is dropped and counted
+-- in its cancel's tally), promote due delayed jobs and due parked lanes (each at
 -- most budget); then check the global budget, then for each queue
 -- in order rotate its ring (LMOVE ring ring LEFT RIGHT) and serve the first
 -- lane with work K = min(weight, depth, glimit headroom, max, global budget,
@@ -207,7 +209,7 @@ for n = 1, nq do
     local recovered = 0
     for _, id in ipairs(expired) do
       local jk = q.p .. 'job:' .. id
-      local v = redis.call('HMGET', jk, 'g', 'c', 's', 'k')
+      local v = redis.call('HMGET', jk, 'g', 'c', 's', 'k', 'x')
       local g = v[1]
       redis.call('ZREM', q.p .. 'leases', id)
       if g then
@@ -221,17 +223,26 @@ for n = 1, nq do
           redis.call('HDEL', jk, 'k')
         end
         local inf = end_lease(S, q, id, g, v[2] or '0', at, v[3], 0, false)
-        local a = redis.call('HINCRBY', jk, 'a', '1')
         local depth -- > 0 once the job is back on its lane
-        if maxatt(q) > 0 and a >= maxatt(q) then
-          to_dead(q, id, 'lease expired', now)
-          -- Counted in its enqueue's dead tally (lanes CountDead) here:
-          -- no caller settles it.
-          stored_tally(q, id, 'lease expired')
+        if v[5] then
+          -- Cancelled while in flight (cancel.lua, field x "<tally
+          -- hash>\n<field>" or ""): dropped, counted in that tally.
+          -- (Inline: a helper would be built on every claim.)
+          redis.call('DEL', jk)
+          local h, f = string.match(v[5], '^([^\n]*)\n(.*)$')
+          if h then count_in(id, h, {f}, nil, nil, 0) end
         else
-          redis.call('HSET', jk, 'r', 'lease expired')
-          to_lane(q, id, g)
-          depth = 1
+          local a = redis.call('HINCRBY', jk, 'a', '1')
+          if maxatt(q) > 0 and a >= maxatt(q) then
+            to_dead(q, id, 'lease expired', now)
+            -- Counted in its enqueue's dead tally (lanes CountDead) here:
+            -- no caller settles it.
+            stored_tally(q, id, 'lease expired')
+          else
+            redis.call('HSET', jk, 'r', 'lease expired')
+            to_lane(q, id, g)
+            depth = 1
+          end
         end
         joined = joined + ensure_ring(q, g, depth, inf)
         recovered = recovered + 1

@@ -13,7 +13,8 @@
 --          job records that claimer (field o, written by claim.lua) gets the
 --          deadline now and the queue's due time is lowered to now, so the
 --          next claim's maintenance reclaims each as an expired lease (back
---          on its lane, one attempt counted), as at the lease's end; the
+--          on its lane, one attempt counted; a job cancelled in flight is
+--          dropped instead, see cancel.lua), as at the lease's end; the
 --          claimer leaves the queue's claimers; idle claimers are woken
 --          ({tag}:s:wake). Each such job also gets the field k
 --          "<lease token>:<ms>": when the dead claimer's send in flight is

@@ -21,8 +21,13 @@
 --          KEYS[2]), applied only when the job is dead-lettered here
 -- A retry that becomes the queue's earliest delayed job (or parked lane)
 -- publishes a wake-up, so idle claimers learn its due time.
--- Returns {1, outcome, attempts}: outcome "queued", "delayed" or "dead";
--- or {-1} stale token, {-2} no such job (nothing changed).
+-- A job cancelled while in flight (field x, "<tally hash>\n<field>" or "":
+-- cancel.lua) is dropped whatever the mode: its hash deleted, neither
+-- queued again nor dead-lettered, counted 1 in that tally (while the hash
+-- exists; common.lua count_in) instead of the caller's (ARGV[13..]).
+-- Returns {1, outcome, attempts}: outcome "queued", "delayed", "dead" or
+-- "cancelled" (dropped, see above); or {-1} stale token, {-2} no such job
+-- (nothing changed).
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local id, tok, mode = ARGV[7], ARGV[8], ARGV[9]
@@ -32,8 +37,17 @@ if not g then return {code} end
 local now = now_ms()
 local jk = q.p .. 'job:' .. id
 local inf = end_lease(S, q, id, g, tok, now, logged, num(ARGV[12]), claimed)
+local v = redis.call('HMGET', jk, 'a', 'x')
+local a = tonumber(v[1] or '0')
+if v[2] then
+  redis.call('DEL', jk)
+  local h, f = string.match(v[2], '^([^\n]*)\n(.*)$')
+  if h then count_in(id, h, {f}, nil, nil, 0) end
+  tidy_due(q)
+  wake(S, ensure_ring(q, g, nil, inf))
+  return {1, 'cancelled', a}
+end
 local depth -- > 0 once the job is back on its lane
-local a = tonumber(redis.call('HGET', jk, 'a') or '0')
 local outcome = 'queued'
 if mode == 'dead' or mode == 'dead-untried' then
   if mode == 'dead' then
