@@ -196,9 +196,15 @@ func (n *Notifier) appendCopies(items []lanes.Item, chat int64, encs []func(int6
 // StopBroadcast stops broadcast id: every copy still waiting on its lane
 // is removed (lanes Store.Cancel over the job ids the broadcast recorded,
 // {T}:n:bc:<id>:jobs, in chunks: O(copies), no scan) and counted as
-// Cancelled in the same atomic call; copies in flight are delivered or
-// fail as usual and are counted then, so nothing is counted twice and,
-// once they settle, Sent + Failed + Cancelled = Total. A Broadcast still
+// Cancelled in the same atomic call. A copy in flight (its send under way)
+// is marked by the same Cancel: delivered, its ack counts it Sent; any
+// other end of its send (a retry after a 5xx, a 429 or a transport error,
+// a failure for good, a paid copy the bot cannot pay for, its lease
+// expiring because its worker died, froze or hung) drops it in the store,
+// counted Cancelled, so nothing of the broadcast is sent after the stop
+// but the sends already under way (issue 27: "nothing of it is sent after
+// the stop"), nothing is counted twice and, once they settle, Sent +
+// Failed + Cancelled = Total. A Broadcast still
 // fanning out enqueues nothing more (its batches are enqueued with the
 // lanes.Unless option on the stop key {T}:n:bc:<id>:stop, set here before
 // the recorded ids are read): no copy is left on a lane once StopBroadcast
@@ -206,7 +212,8 @@ func (n *Notifier) appendCopies(items []lanes.Item, chat int64, encs []func(int6
 // batches it enqueued since and counts the copies it did not enqueue as
 // cancelled. A lazy broadcast's window is cancelled the same way and the
 // copies it never made are counted as cancelled; a paid halt of the
-// broadcast is lifted.
+// broadcast is lifted, and none is set after the stop (HaltPaid of a
+// stopped broadcast halts nothing).
 //
 // The stop is marked Stopped first and StopFinished last (lua/stopdone.lua):
 // a call cut short between (a deadline, a killed process, a Valkey fault)
@@ -291,7 +298,8 @@ func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, erro
 // cancelOut cancels the copies of lazy broadcast id still waiting (its
 // window, {T}:n:bc:<id>:out, on the paid and the notify queue), counting
 // them in tally, and takes it off the broadcasts to fill. Copies in flight
-// are left to settle. Errors: the store's.
+// are left to settle, marked: one not acked is dropped and counted in
+// tally then (lanes Store.Cancel). Errors: the store's.
 func (n *Notifier) cancelOut(ctx context.Context, id string, tally lanes.Tally) error {
 	for {
 		raw, err := n.c.Do(ctx, n.c.B().Zrange().Key(n.keys.out(id)).Min("0").Max(strconv.Itoa(recordedChunk-1)).Build()).AsStrSlice()

@@ -143,3 +143,111 @@ func TestStopBroadcastLeavesNoCopyOnALaneOnceItReturns(t *testing.T) {
 		})
 	}
 }
+
+// Nothing of a broadcast is sent after StopBroadcast, not even a copy in
+// flight at the stop whose send does not end in an ack: three copies whose
+// leases expire (their worker died, froze or hung), one given back for a
+// retry (a 5xx) and one for good (a 403) are dropped by the store and
+// counted cancelled, never claimed again; only the copy acked is counted
+// sent (it was delivered). The progress adds up: Sent + Failed + Cancelled
+// = Total, Remaining 0.
+func TestStopBroadcastSendsNoCopyThatWasInFlightAfterTheStop(t *testing.T) {
+	t.Parallel()
+	n := newNotifier(t)
+	ctx := t.Context()
+	chats := make([]int64, 12)
+	for i := range chats {
+		chats[i] = int64(2000 + i)
+	}
+	id, err := n.Broadcast(ctx, chats, notifier.Message{Text: "stop me"})
+	require.NoError(t, err)
+	s := n.Store()
+	claimed := func(lease time.Duration) lanes.Job {
+		t.Helper()
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueNotify}, Lease: lease, Max: 1})
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		return c.Jobs[0]
+	}
+	const lease = 300 * time.Millisecond
+	expiring := []lanes.Job{claimed(lease), claimed(lease), claimed(lease)}
+	retried, forbidden, delivered := claimed(time.Minute), claimed(time.Minute), claimed(time.Minute)
+
+	p, err := n.StopBroadcast(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 6, p.Cancelled, "the copies waiting")
+	require.Equal(t, 6, p.Remaining, "the copies in flight")
+
+	sent, err := n.SentTally(id, false)
+	require.NoError(t, err)
+	require.NoError(t, s.Ack(ctx, delivered.Lease, lanes.Counting(sent)))
+	maxAttempts, err := n.FailedTally(id, "max attempts")
+	require.NoError(t, err)
+	out, err := s.Nack(ctx, retried.Lease, 0, "transient: 502", lanes.Counting(maxAttempts))
+	require.NoError(t, err)
+	require.Equal(t, lanes.Cancelled, out, "not retried")
+	dead, err := n.FailedTally(id, "forbidden")
+	require.NoError(t, err)
+	require.NoError(t, s.Dead(ctx, forbidden.Lease, "403", lanes.Counting(dead)))
+
+	time.Sleep(lease + 100*time.Millisecond) // the three leases expire
+	claimNone := func() {
+		t.Helper()
+		c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueNotify}, Lease: time.Minute, Max: 16, Lanes: 16})
+		require.NoError(t, err)
+		require.Empty(t, c.Jobs, "no copy is claimed (sent) after the stop")
+	}
+	claimNone() // its maintenance reclaims the expired leases
+	st, err := s.Inspector().Stats(ctx, tgjob.QueueNotify, 0)
+	require.NoError(t, err)
+	require.Zero(t, st.Pending, "nothing went back to a lane")
+	require.Zero(t, st.InFlight)
+	require.Zero(t, st.Dead, "nothing was dead-lettered")
+	// Past the chats' pace (1 a second), which would hold a copy put back.
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		claimNone()
+	}
+	for _, j := range expiring {
+		require.ErrorIs(t, s.Ack(ctx, j.Lease, lanes.Counting(sent)), lanes.ErrNoJob, "dropped at its lease's expiry")
+	}
+
+	p, err = n.Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, notifier.Progress{ID: id, Total: 12, Queued: 12, Sent: 1, Cancelled: 11, Stopped: true, StopFinished: true,
+		StoppedAt: p.StoppedAt, Failed: map[string]int{}, Remaining: 0}, p)
+	require.True(t, p.Done())
+}
+
+// A paid copy in flight at the stop that the bot then cannot pay for halts
+// nothing (HaltPaid answers false, the paid queue is not halted: nobody
+// would lift it, the stop having lifted the last halt already), and given
+// back it is dropped, counted cancelled.
+func TestAPaidCopyInFlightAtTheStopThatCannotBePaidForHaltsNothing(t *testing.T) {
+	t.Parallel()
+	n := newNotifier(t)
+	ctx := t.Context()
+	id, err := n.Broadcast(ctx, []int64{31, 32, 33}, notifier.Message{Text: "paid news", Paid: true})
+	require.NoError(t, err)
+	s := n.Store()
+	c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueuePaid}, Lease: time.Minute, Max: 1})
+	require.NoError(t, err)
+	require.Len(t, c.Jobs, 1)
+	_, err = n.StopBroadcast(ctx, id)
+	require.NoError(t, err)
+
+	halted, err := n.HaltPaid(ctx, id)
+	require.NoError(t, err)
+	require.False(t, halted)
+	bc, err := n.PaidHalted(ctx)
+	require.NoError(t, err)
+	require.Empty(t, bc, "the paid queue is not halted")
+	require.NoError(t, s.Release(ctx, c.Jobs[0].Lease))
+	require.Zero(t, pending(t, n, tgjob.QueuePaid), "the copy given back is dropped")
+
+	p, err := n.Progress(ctx, id)
+	require.NoError(t, err)
+	require.False(t, p.Halted)
+	require.Equal(t, 3, p.Cancelled)
+	require.Zero(t, p.Remaining)
+	require.Equal(t, p.Total, p.Sent+p.Cancelled)
+}

@@ -39,7 +39,9 @@ func TestACopyDeadLetteredWithoutItsWorkerIsCountedInItsProgress(t *testing.T) {
 	free := func(t *testing.T, n *notifier.Notifier, chats []int64, msg notifier.Message) string {
 		msg.Paid = true
 		id := eager(t, n, chats, msg)
-		require.NoError(t, n.HaltPaid(t.Context(), id))
+		halted, err := n.HaltPaid(t.Context(), id)
+		require.NoError(t, err)
+		require.True(t, halted)
 		moved, err := n.ContinueFree(t.Context(), id, msg)
 		require.NoError(t, err)
 		require.Equal(t, len(chats), moved)

@@ -26,8 +26,10 @@
 //
 // Broadcast fans one message out to many chats and records its job ids;
 // StopBroadcast removes the copies still queued (lanes Store.Cancel over
-// those ids: O(copies), no scan) and counts them as cancelled, so a
-// stopped broadcast ends with Sent + Failed + Cancelled = Total; a stop
+// those ids: O(copies), no scan) and counts them as cancelled; a copy in
+// flight at the stop is counted sent when delivered and otherwise dropped
+// (never retried nor sent later) and counted cancelled, so a stopped
+// broadcast ends with Sent + Failed + Cancelled = Total; a stop
 // cut short (Progress.StopFinished unset) is finished by calling it again.
 //
 // The notifier also keeps, under the store's hash tag (see keyspace),

@@ -327,7 +327,9 @@ func TestAStopCutShortIsFinishedByTheNextAndThenAddsUp(t *testing.T) {
 			id, err := r.f.Start(ctx, notifier.Message{Text: "paid news", Paid: true}, notifier.Plan{})
 			require.NoError(t, err)
 			r.sendThenFill(150)
-			require.NoError(t, r.n.HaltPaid(ctx, id))
+			ok, err := r.n.HaltPaid(ctx, id)
+			require.NoError(t, err)
+			require.True(t, ok)
 			waiting := pending(t, r.n, tgjob.QueuePaid)
 			require.Positive(t, waiting, "copies wait on the halted paid queue")
 

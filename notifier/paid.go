@@ -22,17 +22,22 @@ import (
 // HaltPaid halts the paid queue because a copy of broadcast could not be
 // paid for: PaidHalted returns broadcast from now on (for ProgressTTL, or
 // until ContinueFree or StopBroadcast of broadcast), and its Progress shows
-// Halted. A later halt for another broadcast replaces it. Errors:
-// ErrInvalid for a malformed id; the server's error.
-func (n *Notifier) HaltPaid(ctx context.Context, broadcast string) error {
+// Halted. A later halt for another broadcast replaces it. It reports
+// whether it halted: not for a stopped broadcast (StopBroadcast was
+// called: a copy in flight at the stop that could not be paid for halts
+// nothing; the store drops it when it is given back, see StopBroadcast),
+// nothing written (lua/halt.lua). Errors: ErrInvalid for a malformed id;
+// the server's error.
+func (n *Notifier) HaltPaid(ctx context.Context, broadcast string) (bool, error) {
 	if !validBroadcastID(broadcast) {
-		return invalid(fmt.Sprintf("broadcast id %q", broadcast))
+		return false, invalid(fmt.Sprintf("broadcast id %q", broadcast))
 	}
-	if err := n.haltScript.Exec(ctx, n.c, []string{n.keys.paidHalt(), n.keys.progress(broadcast)},
-		[]string{"halt", broadcast, ms(n.cfg.ProgressTTL)}).Error(); err != nil {
-		return fmt.Errorf("notifier: halt paid %s: %w", broadcast, err)
+	v, err := n.haltScript.Exec(ctx, n.c, []string{n.keys.paidHalt(), n.keys.progress(broadcast)},
+		[]string{"halt", broadcast, ms(n.cfg.ProgressTTL)}).AsInt64()
+	if err != nil {
+		return false, fmt.Errorf("notifier: halt paid %s: %w", broadcast, err)
 	}
-	return nil
+	return v == 1, nil
 }
 
 // PaidHalted returns the broadcast the paid queue is halted for ("" when it

@@ -29,7 +29,10 @@ type Progress struct {
 	// lease expired MaxAttempts times, lanes.ReasonLeaseExpired).
 	Failed map[string]int
 	// Cancelled is the messages StopBroadcast removed from their lanes (or
-	// that were never enqueued because of the stop): never sent.
+	// that were never enqueued because of the stop), and those in flight
+	// at the stop whose send then ended other than delivered (a retry, a
+	// failure, an expired lease: dropped by the store, lanes Store.Cancel):
+	// never sent.
 	Cancelled int
 	// Stopped is set once StopBroadcast was called.
 	Stopped bool

@@ -181,7 +181,9 @@ func TestALeaseLostOnAHaltedPaidQueueIsTakenBack(t *testing.T) {
 	lost, err := e.store.Claim(e.ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueuePaid}, Lease: 500 * time.Millisecond, Max: 1})
 	require.NoError(t, err)
 	require.Len(t, lost.Jobs, 1, "one paid copy claimed by a claimer that is gone")
-	require.NoError(t, e.n.HaltPaid(e.ctx, bc), "halted by another process")
+	halted, err := e.n.HaltPaid(e.ctx, bc)
+	require.NoError(t, err)
+	require.True(t, halted, "halted by another process")
 	e.start(e.config())
 
 	require.Eventually(t, func() bool {
@@ -210,4 +212,63 @@ func TestALeaseLostOnAHaltedPaidQueueIsTakenBack(t *testing.T) {
 		_, ok := paused[tgjob.QueuePaid]
 		return !ok
 	}, 5*time.Second, 20*time.Millisecond, "the pause is lifted with the halt")
+}
+
+// Paid copies in flight when their broadcast is stopped, which the bot then
+// cannot pay for (its Stars balance is 0), halt nothing and are never sent
+// again: the stop already lifted the last halt, so a halt now would stop
+// the paid queue with nobody to lift it (notifier.HaltPaid refuses a
+// stopped broadcast), and each copy given back is dropped by the store
+// (marked by the stop's lanes Cancel), counted cancelled: the progress
+// ends at 0 sent, every copy cancelled, and the emulator saw each copy
+// once.
+func TestPaidCopiesInFlightAtTheStopThatCannotBePaidForHaltNothingAndAreNotSentAgain(t *testing.T) {
+	const chats, latency = 4, 600 * time.Millisecond
+	e := newEnv(t, envOpts{
+		limits: notifier.Limits{GlobalPerSecond: 100, ReplyPerSecond: 100, PaidPerSecond: 400, Slack: notifier.DefaultSlack},
+		emuLimits: tgemu.Limits{Global: tgemu.Rate{Messages: 100, Per: time.Second}, Reply: tgemu.Rate{Messages: 100, Per: time.Second},
+			Paid: tgemu.Rate{Messages: 1000, Per: time.Second}, Replies: tgemu.RepliesApart},
+		latency: latency,
+	})
+	e.emu.SetStarBalance(0)
+	bc, err := e.n.Broadcast(e.ctx, paidAudience(chats), notifier.Message{Text: "paid news", Paid: true})
+	require.NoError(t, err)
+	e.start(e.config())
+	require.Eventually(t, func() bool {
+		fl, err := e.n.PaidInFlight(e.ctx)
+		require.NoError(t, err)
+		return fl == chats
+	}, 5*time.Second, 5*time.Millisecond, "every copy in flight, its answer on its way")
+	p, err := e.n.StopBroadcast(e.ctx, bc)
+	require.NoError(t, err)
+	require.Equal(t, chats, p.Remaining, "stopped with every copy in flight")
+
+	require.Eventually(t, func() bool {
+		p, err = e.n.Progress(e.ctx, bc)
+		require.NoError(t, err)
+		return p.Done()
+	}, 10*time.Second, 10*time.Millisecond, "the copies in flight settle")
+	time.Sleep(3 * latency) // a copy given back would be sent again by now
+	p, err = e.n.Progress(e.ctx, bc)
+	require.NoError(t, err)
+	require.Zero(t, p.Sent)
+	require.Equal(t, chats, p.Cancelled)
+	require.False(t, p.Halted)
+	halted, err := e.n.PaidHalted(e.ctx)
+	require.NoError(t, err)
+	require.Empty(t, halted, "the paid queue is not halted")
+	paused, err := e.store.Inspector().PausedQueues(e.ctx)
+	require.NoError(t, err)
+	require.NotContains(t, paused, tgjob.QueuePaid, "nor paused in lanes")
+	st, err := e.store.Inspector().Stats(e.ctx, tgjob.QueuePaid, 0)
+	require.NoError(t, err)
+	require.Zero(t, st.Pending+st.InFlight, "nothing of it is left on the paid queue")
+	e.requireMetric(0, "codemojex_worker_paid_halts_total", "", "")
+	sends := 0
+	for _, r := range e.emu.SendRequests() {
+		if r.Params["text"] == "paid news" {
+			sends++
+		}
+	}
+	require.Equal(t, chats, sends, "each copy was tried once, before the stop, and never again")
 }

@@ -394,10 +394,19 @@ func (w *Worker) haltPaid(f failure) next {
 	// it in lanes (every claimer skips it from its next claim; see
 	// paidHalt) and give the copy back, unsent and without using an
 	// attempt; the admin continues free or stops.
-	w.m.paidHalts.Inc()
-	if herr := w.n.HaltPaid(f.sctx, f.p.Broadcast); herr != nil {
+	halted, herr := w.n.HaltPaid(f.sctx, f.p.Broadcast)
+	if herr != nil {
 		w.log.Error("halt paid queue failed", append(f.attrs, slog.Any("halt_err", w.redactor.Error(herr)))...)
 	}
+	if !halted && herr == nil {
+		// Its broadcast was stopped (while this copy was in flight):
+		// nothing to halt; the release drops the copy (lanes Store.Cancel
+		// marked it), counted cancelled.
+		w.release(f.drain, f.job)
+		w.log.Info("paid broadcast stopped: the copy the bot cannot pay for is dropped, nothing halted", append(f.attrs, slog.String("broadcast", f.p.Broadcast))...)
+		return next{stop: true}
+	}
+	w.m.paidHalts.Inc()
 	w.paid.halt(f.sctx, w, f.p.Broadcast)
 	w.release(f.drain, f.job)
 	w.log.Warn("paid broadcast: the bot cannot pay; paid queue halted", append(f.attrs, slog.String("broadcast", f.p.Broadcast))...)
@@ -419,10 +428,15 @@ func (w *Worker) retryLater(f failure, status int) next {
 		w.log.Error("nack failed", append(f.attrs, slog.Any("nack_err", w.redactor.Error(nerr)))...)
 		return next{stop: true}
 	}
-	if out == lanes.DeadLettered {
+	switch out {
+	case lanes.DeadLettered:
 		w.m.dead.WithLabelValues(ReasonMaxAttempts).Inc()
 		w.log.Warn("dead-lettered after max attempts", append(f.attrs, slog.Int("attempts", f.job.Attempts+1))...)
-	} else {
+	case lanes.Cancelled:
+		// Its broadcast was stopped while it was in flight: dropped by
+		// the store and counted cancelled there (lanes Store.Cancel).
+		w.log.Info("transient failure of a cancelled message: dropped, not retried", append(f.attrs, slog.Int("status", status))...)
+	default:
 		w.m.retried.Inc()
 		w.log.Info("transient failure, retrying", append(f.attrs, slog.Int("status", status), slog.String("delay", delay.String()))...)
 	}

@@ -39,7 +39,9 @@ func TestAStopCutShortIsFinishedAndItsCountsAddUp(t *testing.T) {
 			}
 			id, err := s.notifier.Broadcast(ctx, chats, notifier.Message{Text: "paid news", Paid: true})
 			require.NoError(t, err)
-			require.NoError(t, s.notifier.HaltPaid(ctx, id))
+			ok, err := s.notifier.HaltPaid(ctx, id)
+			require.NoError(t, err)
+			require.True(t, ok)
 			require.NoError(t, s.tracking.Track(ctx, id, tracked{}))
 
 			key := "{" + s.cfg.Tag + "}:n:bc:" + id
