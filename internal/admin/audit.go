@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/luascript"
 )
 
 // Admin actions this package records in the audit stream (a broadcast's
@@ -54,6 +56,7 @@ type AuditLog struct {
 	keys Keys
 	max  int
 	log  *slog.Logger
+	once *valkey.Lua // recordonce.lua
 }
 
 // NewAuditLog returns the audit log under hash tag tag, keeping about max
@@ -66,7 +69,7 @@ func NewAuditLog(c valkey.Client, tag string, max int, log *slog.Logger) *AuditL
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &AuditLog{c: c, keys: NewKeys(tag), max: max, log: log}
+	return &AuditLog{c: c, keys: NewKeys(tag), max: max, log: log, once: luascript.Must(luaFS, "recordonce")}
 }
 
 // AuditEntry is one recorded admin action.
@@ -98,6 +101,33 @@ func (l *AuditLog) Record(ctx context.Context, who, action, detail string) error
 		return fmt.Errorf("admin: audit %s by %s: %w", action, who, err)
 	}
 	return nil
+}
+
+// RecordOnce is Record once per key: it appends the action to the stream
+// and marks key recorded (Keys.AuditOnce, kept for keep, at least 1 ms),
+// in one script (recordonce.lua), unless key is marked already, and
+// reports whether it wrote. It is for an action whose handler may run
+// again after a failure (its update handled again) when the state it
+// changed no longer says whether it was recorded: internal/broadcast's stop
+// ("stop:<id>") and move to free ("free:<id>") record on every run, the
+// first to get through records it, a later one nothing. keep must outlast
+// every run that may still record it. A failure writes nothing, the
+// marker included (the next call writes). Errors: keep under 1 ms; the
+// server's.
+func (l *AuditLog) RecordOnce(ctx context.Context, key string, keep time.Duration, who, action, detail string) (bool, error) {
+	if keep < time.Millisecond {
+		return false, fmt.Errorf("admin: audit %s by %s: keep %v, want at least 1ms", action, who, keep)
+	}
+	id, err := l.once.Exec(ctx, l.c, []string{l.keys.Audit(), l.keys.AuditOnce(key)},
+		[]string{strconv.Itoa(l.max), strconv.FormatInt(keep.Milliseconds(), 10), who, action, detail}).ToString()
+	if err != nil {
+		return false, fmt.Errorf("admin: audit %s by %s: %w", action, who, err)
+	}
+	if id == "" {
+		return false, nil
+	}
+	l.log.Info("admin action", slog.String("admin", who), slog.String("action", action), slog.String("detail", detail), slog.String("once", key))
+	return true, nil
 }
 
 // Last returns up to n entries, newest first.

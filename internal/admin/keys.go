@@ -8,6 +8,7 @@ package admin
 // writes it.
 //
 //	{T}:app:audit  stream  admin actions that changed state: admin, action, detail; XADD MAXLEN ~ cap
+//	{T}:app:audit:once:<key>  string  the id of the entry AuditLog.RecordOnce recorded under key; PX its keep
 //	{T}:app:hist   stream  the console's history: one sample a period (entry id <period start ms>-0), field p; XADD MAXLEN HistoryCap
 type Keys struct{ tag string }
 
@@ -17,6 +18,10 @@ func NewKeys(tag string) Keys { return Keys{tag: tag} }
 
 // Audit is the audit stream (AuditLog).
 func (k Keys) Audit() string { return "{" + k.tag + "}:app:audit" }
+
+// AuditOnce is the marker of an action AuditLog.RecordOnce recorded under
+// key (recordonce.lua), e.g. "stop:bc_01H…".
+func (k Keys) AuditOnce(key string) string { return k.Audit() + ":once:" + key }
 
 // History is the console's history stream (Admin.RecordSample).
 func (k Keys) History() string { return "{" + k.tag + "}:app:hist" }

@@ -11,4 +11,5 @@ import (
 func TestKeysAreTheDeployedOnes(t *testing.T) {
 	require.Equal(t, "{cmx}:app:audit", NewKeys("cmx").Audit())
 	require.Equal(t, "{cmx}:app:hist", NewKeys("cmx").History())
+	require.Equal(t, "{cmx}:app:audit:once:stop:bc_1", NewKeys("cmx").AuditOnce("stop:bc_1"), "under the tag: one slot with the stream")
 }
