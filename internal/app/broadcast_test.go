@@ -503,8 +503,17 @@ func TestBroadcastStopWithoutABroadcastsIDIsATextToBroadcast(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.app.Notifier().StopBroadcast(ctx, id)
 	require.NoError(t, err)
+	// Stopped, not audited (as the tracker finishes a stop cut short):
+	// the first /broadcast stop audits it and answers as the stop, the
+	// next says it was stopped already.
+	require.True(t, strings.HasPrefix(h.ask(0, admin, "/broadcast stop "+id), "🛑 Broadcast "+id+" stopped: "),
+		"/broadcast stop <a known id> answers as a stop")
 	require.True(t, strings.HasPrefix(h.ask(0, admin, "/broadcast stop "+id), "Broadcast "+id+" was already stopped."),
 		"/broadcast stop <a known id> answers as a stop")
+	es, err = r.app.audit.Last(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, es, 1, "the stop audited once")
+	require.Equal(t, broadcast.ActionStopped, es[0].Action)
 }
 
 // "/broadcast stop" with a word that starts bc_ (any case) but is not a

@@ -49,12 +49,25 @@ type Journal interface {
 	SaveJournal(ctx context.Context, id int64, kv ...string) error
 }
 
-// Auditor records an admin action (the app's audit stream): who is the
-// admin's user id in decimal (or the console's name), action one of the
-// Action* constants, detail what it acted on. Errors: the store's.
+// Auditor records an admin action (the app's audit stream,
+// admin.AuditLog): who is the admin's user id in decimal (or the console's
+// name), action one of the Action* constants, detail what it acted on.
+// RecordOnce records it unless an action was recorded under key within
+// keep, and reports whether it wrote: a stop and a move to free, whose
+// retry finds the state already changed, record with it on every run
+// (auditOnce). Errors: the store's (RecordOnce's writes nothing).
 type Auditor interface {
 	Record(ctx context.Context, who, action, detail string) error
+	RecordOnce(ctx context.Context, key string, keep time.Duration, who, action, detail string) (bool, error)
 }
+
+// auditKeep is how long the audit remembers that a broadcast's stop or
+// move to free was recorded (Auditor.RecordOnce): longer than the
+// notifier keeps any broadcast's progress (a day, notifier.Config's
+// default ProgressTTL, after its last settle or its planned end, which is
+// at most 2 MaxPlanAhead after its start), so no Stop or Continue free
+// answered from that progress later records it again.
+const auditKeep = 2*MaxPlanAhead + 2*24*time.Hour
 
 // Admin actions this package records (Auditor). ActionSent's detail
 // starts with the broadcast id (SentID).

@@ -282,6 +282,13 @@ func (a *failingAudit) Record(ctx context.Context, who, action, detail string) e
 	return a.auditTrail.Record(ctx, who, action, detail)
 }
 
+func (a *failingAudit) RecordOnce(ctx context.Context, key string, keep time.Duration, who, action, detail string) (bool, error) {
+	if a.fail {
+		return false, errAuditDown
+	}
+	return a.auditTrail.RecordOnce(ctx, key, keep, who, action, detail)
+}
+
 // The console's compose takes a text per language as /broadcast does: the
 // preview shows each language's text and its chats (a chat's /language
 // choice counted), a code the catalog lacks is refused, and a service

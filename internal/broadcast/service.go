@@ -327,10 +327,14 @@ func (s *Service) stop(ctx context.Context, out *update.Outcome, who, id string)
 // (notifier.StopBroadcast), the stop is audited, and the answer says how
 // many were sent before the stop, how many were cancelled and how many were
 // in flight (delivered or failed as they settle). A broadcast already
-// finished or already stopped is left as it is (nothing audited), but a
-// stop cut short (notifier.Progress.StopFinished unset: the store failed
-// or the process died during StopBroadcast) is finished and answered as
-// the stop; a
+// finished is left as it is (nothing audited). One already stopped is
+// left as it is too, but its stop is audited if it was not (once per
+// broadcast: Auditor.RecordOnce, key "stop:<id>"): a stop whose audit
+// failed (its update handled again finds it stopped) is audited by the
+// retry, with the counts then, and answered as the stop; a stop audited
+// already is answered "was already stopped". A stop cut short
+// (notifier.Progress.StopFinished unset: the store failed or the process
+// died during StopBroadcast) is finished and answered as the stop; a
 // malformed or unknown id is answered as such. The progress message shows
 // the same counts at its next edit. Errors: the store's.
 func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
@@ -343,6 +347,16 @@ func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
 	case err != nil:
 		return "", err
 	case before.Stopped && before.StopFinished:
+		// Stopped by an earlier try of this stop whose audit failed (it
+		// is audited now), or by an earlier stop (audited then: nothing
+		// now).
+		wrote, err := s.auditStop(ctx, who, id, before)
+		switch {
+		case err != nil:
+			return "", err
+		case wrote:
+			return stoppedText(id, before.InChats()), nil
+		}
 		return "Broadcast " + id + " was already stopped. " + progressText(before), nil
 	case !before.Stopped && before.Done():
 		return "Broadcast " + id + " had already finished. " + progressText(before), nil
@@ -354,20 +368,33 @@ func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	paid := paidNote(p) // in messages: each paid message is 0.1 Star
-	p = p.InChats()
-	if err := s.audit.Record(ctx, who, ActionStopped,
-		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight%s", id, p.Sent, p.Cancelled, max(p.Remaining, 0), paid)); err != nil {
+	if _, err := s.auditStop(ctx, who, id, p); err != nil {
 		return "", err
 	}
 	s.wake()
+	return stoppedText(id, p.InChats()), nil
+}
+
+// auditStop records broadcast id's stop by who, with its counts in p (its
+// progress once stopped), unless it was recorded (key "stop:<id>"), and
+// reports whether it wrote. Errors: the store's.
+func (s *Service) auditStop(ctx context.Context, who, id string, p notifier.Progress) (bool, error) {
+	paid := paidNote(p) // in messages: each paid message is 0.1 Star
+	p = p.InChats()
+	return s.audit.RecordOnce(ctx, "stop:"+id, auditKeep, who, ActionStopped,
+		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight%s", id, p.Sent, p.Cancelled, max(p.Remaining, 0), paid))
+}
+
+// stoppedText answers the stop of broadcast id, p its progress (in chats).
+func stoppedText(id string, p notifier.Progress) string {
 	return fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, %d in flight (counted as they settle).",
-		id, p.Sent, p.Cancelled, max(p.Remaining, 0)), nil
+		id, p.Sent, p.Cancelled, max(p.Remaining, 0))
 }
 
 // continueFree moves the copies a halted paid broadcast id did not send to
 // the free queue (notifier.ContinueFree) for who and returns the answer;
-// the move is audited. A store error fails the update (handled again).
+// the move is audited once (continueFreeErr). A store error fails the
+// update (handled again).
 func (s *Service) continueFree(ctx context.Context, out *update.Outcome, who, id string) string {
 	ans, err := s.continueFreeErr(ctx, who, id)
 	if err != nil {
@@ -377,6 +404,12 @@ func (s *Service) continueFree(ctx context.Context, out *update.Outcome, who, id
 	return ans
 }
 
+// continueFreeErr is continueFree's answer, or the store's error. The
+// move is audited once per broadcast (Auditor.RecordOnce, key
+// "free:<id>"), with the copies moved (notifier.Progress.Moved): by the
+// call that moved them, or, when its audit failed, by the next call (its
+// update handled again finds the broadcast continued free, or continued
+// free and stopped since), which answers as the move.
 func (s *Service) continueFreeErr(ctx context.Context, who, id string) (string, error) {
 	p, err := s.notifier.Progress(ctx, id)
 	switch {
@@ -384,10 +417,21 @@ func (s *Service) continueFreeErr(ctx context.Context, who, id string) (string, 
 		return fmt.Sprintf("❌ No broadcast %s (unknown, or finished more than a day ago).", id), nil
 	case err != nil:
 		return "", err
+	case p.Free:
+		// Continued free by an earlier call whose audit failed (audited
+		// now), or by an earlier call (audited then: nothing now).
+		wrote, err := s.auditFree(ctx, who, id, p)
+		switch {
+		case err != nil:
+			return "", err
+		case p.Stopped:
+			return "Broadcast " + id + " was stopped: nothing to continue.", nil
+		case wrote:
+			return s.freeText(id, p.Moved), nil
+		}
+		return "Broadcast " + id + " already continues free.", nil
 	case p.Stopped:
 		return "Broadcast " + id + " was stopped: nothing to continue.", nil
-	case p.Free:
-		return "Broadcast " + id + " already continues free.", nil
 	case !p.Halted:
 		return "Broadcast " + id + " is not halted: nothing to continue.", nil
 	}
@@ -406,7 +450,7 @@ func (s *Service) continueFreeErr(ctx context.Context, who, id string) (string, 
 	if !ok {
 		return "❌ Broadcast " + id + "'s text is no longer known: stop it and send it again.", nil
 	}
-	moved, err := s.notifier.ContinueFree(ctx, id, notifier.Message{Text: pv.Text})
+	_, err = s.notifier.ContinueFree(ctx, id, notifier.Message{Text: pv.Text})
 	if errors.Is(err, notifier.ErrPaidInFlight) {
 		return "⌛ Some paid copies are still being sent: tap again in a few seconds.", nil
 	}
@@ -417,12 +461,25 @@ func (s *Service) continueFreeErr(ctx context.Context, who, id string) (string, 
 	if err != nil {
 		return "", err
 	}
-	if err := s.audit.Record(ctx, who, ActionContinuedFree,
-		fmt.Sprintf("%s: %d copies moved to free%s", id, moved, paidNote(after))); err != nil {
+	if _, err := s.auditFree(ctx, who, id, after); err != nil {
 		return "", err
 	}
 	s.wake()
-	return fmt.Sprintf("▶️ Broadcast %s continues free: %d copies at %d messages/s.", id, moved, s.cfg.GlobalRate), nil
+	return s.freeText(id, after.Moved), nil
+}
+
+// auditFree records broadcast id's move to free by who, p its progress
+// once moved, unless it was recorded (key "free:<id>"), and reports
+// whether it wrote. The copies moved are p.Moved: every call's, a move cut
+// short and finished by a retry included. Errors: the store's.
+func (s *Service) auditFree(ctx context.Context, who, id string, p notifier.Progress) (bool, error) {
+	return s.audit.RecordOnce(ctx, "free:"+id, auditKeep, who, ActionContinuedFree,
+		fmt.Sprintf("%s: %d copies moved to free%s", id, p.Moved, paidNote(p)))
+}
+
+// freeText answers the move to free of broadcast id's moved copies.
+func (s *Service) freeText(id string, moved int) string {
+	return fmt.Sprintf("▶️ Broadcast %s continues free: %d copies at %d messages/s.", id, moved, s.cfg.GlobalRate)
 }
 
 // View is a broadcast as the admin API lists it.

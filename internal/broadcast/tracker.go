@@ -110,7 +110,8 @@ func (s *Service) trackOne(ctx context.Context, id, raw string) error {
 		// A stop cut short whose update nobody handled again within
 		// stopGrace would leave copies on their lanes (a halted paid
 		// queue's for good) and counts that never add up: it is finished
-		// here (not audited: who stopped it is the update's to say).
+		// here (not audited: who stopped it is the update's to say; its
+		// late retry, or the next Stop, audits it: Service.Stop).
 		s.log.Warn("broadcast stop: finishing a stop cut short", slog.String("broadcast", id),
 			slog.Time("stopped_at", p.StoppedAt))
 		p, err = s.notifier.StopBroadcast(ctx, id)

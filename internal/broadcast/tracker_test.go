@@ -19,10 +19,15 @@ import (
 	"github.com/codemojex/codemojex/notifier"
 )
 
-// auditTrail keeps the entries recorded, in order ("who|action|detail").
+// auditTrail keeps the entries recorded, in order ("who|action|detail"),
+// for the tests that read them in this package (it cannot import
+// admin.AuditLog: admin imports it). The audit's own properties, and the
+// stop's and the move to free's audit once on the real AuditLog, are
+// tested in package broadcast_test (audit_test.go).
 type auditTrail struct {
 	mu      sync.Mutex
 	entries []string
+	once    map[string]bool // RecordOnce's keys recorded
 }
 
 func (a *auditTrail) Record(_ context.Context, who, action, detail string) error {
@@ -30,6 +35,20 @@ func (a *auditTrail) Record(_ context.Context, who, action, detail string) error
 	defer a.mu.Unlock()
 	a.entries = append(a.entries, who+"|"+action+"|"+detail)
 	return nil
+}
+
+func (a *auditTrail) RecordOnce(_ context.Context, key string, _ time.Duration, who, action, detail string) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.once[key] {
+		return false, nil
+	}
+	if a.once == nil {
+		a.once = map[string]bool{}
+	}
+	a.once[key] = true
+	a.entries = append(a.entries, who+"|"+action+"|"+detail)
+	return true, nil
 }
 
 // recorded returns the entries recorded so far.
