@@ -166,7 +166,9 @@ func TestAMoveToFreeIsAuditedOnceEvenWhenItsAuditFailed(t *testing.T) {
 			require.NoError(t, err)
 			id, _, err := a.s.StartComposed(ctx, admin.WhoConsole, pv.Token)
 			require.NoError(t, err)
-			require.NoError(t, a.n.HaltPaid(ctx, id))
+			halted, err := a.n.HaltPaid(ctx, id)
+			require.NoError(t, err)
+			require.True(t, halted)
 			sent := fmt.Sprintf("console|%s|%s to %d chats, paid (about 0.5 Stars)", broadcast.ActionSent, id, n)
 			freed := fmt.Sprintf("42|%s|%s: %d copies moved to free, paid: 0 copies, 0.0 Stars", broadcast.ActionContinuedFree, id, n)
 			want := []string{sent, freed}
