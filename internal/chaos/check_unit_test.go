@@ -748,6 +748,48 @@ func TestCheckerExcusesConsoleFailuresOnlyAsTheFaultOfTheirSpanExplains(t *testi
 	require.Len(t, consoleFinal(append(slices.Clone(rows), rows[1]), done, true), 1, "two free broadcasts")
 }
 
+// TestCheckerExcusesASignOutAfterARestartUntilTheNextSignIn: the console
+// keeps its sessions in its process, so a sign-out (303 to /login) after a
+// kill-9 or a SIGTERM of it is excused however late it comes, until the
+// operator signs in again; after a SIGSTOP (the process and its sessions
+// kept) only within the fault's span and grace; with no restart since
+// the last sign-in, never.
+func TestCheckerExcusesASignOutAfterARestartUntilTheNextSignIn(t *testing.T) {
+	s := time.Second
+	signIn := func(at time.Duration) consoleReq {
+		return consoleReq{Path: signInPath, Want: "/", At: at, End: at, Status: 303, Location: "/"}
+	}
+	signedOut := func(at time.Duration) consoleReq {
+		return consoleReq{Path: "GET /api/broadcasts", At: at, End: at, Status: 303, Location: "/login"}
+	}
+	late := 20*s + consoleGrace // past every fault's grace below
+	tests := []struct {
+		name    string
+		fault   string
+		reqs    []consoleReq // the last is judged
+		excused bool
+	}{
+		{"after a kill-9, past the grace, no sign-in since", faultKill, []consoleReq{signIn(1 * s), signedOut(late)}, true},
+		{"after a SIGTERM, past the grace, no sign-in since", faultTerm, []consoleReq{signIn(1 * s), signedOut(late)}, true},
+		{"after a kill-9 and a sign-in since", faultKill, []consoleReq{signIn(1 * s), signIn(15 * s), signedOut(late)}, false},
+		{"after a SIGSTOP, past the grace", faultStop, []consoleReq{signIn(1 * s), signedOut(late)}, false},
+		{"a kill-9 before the last sign-in", faultKill, []consoleReq{signIn(12 * s), signedOut(late)}, false},
+		{"after a kill-9, never signed in", faultKill, []consoleReq{signedOut(late)}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			faults := []applied{{fault: fault{Kind: tc.fault, Target: consoleSlot}, Began: 10 * s, Ended: 13 * s}}
+			v := judgeConsole(tc.reqs, faults)
+			want := 0
+			if tc.excused {
+				want = 1
+			}
+			require.Equal(t, want, v.Excused, "%v", v.Failed)
+			require.Len(t, v.Unexcused, 1-want)
+		})
+	}
+}
+
 // TestCheckerFindsABroadcastTheConsoleStoppedListingOrCountedBack: once
 // the console listed a broadcast, a later answer without it, or with
 // fewer copies settled, a smaller total, or a larger one once it was done,

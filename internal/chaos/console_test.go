@@ -352,6 +352,34 @@ func excuses(a applied, r consoleReq) bool {
 	return false
 }
 
+// signInPath is a sign-in's consoleReq.Path.
+const signInPath = "POST /login"
+
+// signedOutByRestart reports whether r is a sign-out (303 to /login)
+// that a restart of the console's process explains however long after it
+// r came: the sessions live in the process, so every request after a
+// kill-9 or a SIGTERM (the process restarted) is signed out until the
+// operator signs in again. A restart between the operator's last sign-in
+// before r (a POST /login answered well, in reqs) and r's start excuses
+// it (chaos seed 14: the first request to reach the restarted console
+// came 5 s after its restart, past consoleGrace, held back by a
+// network cut to Valkey; a SIGSTOP keeps the sessions and excuses a
+// sign-out only within its span, as excuses says).
+func signedOutByRestart(r consoleReq, reqs []consoleReq, faults []applied) bool {
+	if r.Status != http.StatusSeeOther || r.Location != "/login" {
+		return false
+	}
+	var signedIn time.Duration = -1
+	for _, q := range reqs {
+		if q.Path == signInPath && q.ok() && q.End <= r.At {
+			signedIn = max(signedIn, q.End)
+		}
+	}
+	return slices.ContainsFunc(faults, func(a applied) bool {
+		return a.Target == consoleSlot && (a.Kind == faultKill || a.Kind == faultTerm) && a.Began > signedIn && a.Began <= r.At
+	})
+}
+
 // judgeConsole sorts reqs: answered as a console serving well answers
 // (consoleReq.ok), excused (a fault of its span excuses it), or unexcused
 // (each named).
@@ -368,7 +396,7 @@ func judgeConsole(reqs []consoleReq, faults []applied) consoleVerdict {
 			desc += ": " + r.Err
 		}
 		v.Failed = append(v.Failed, desc)
-		if slices.ContainsFunc(faults, func(a applied) bool { return excuses(a, r) }) {
+		if slices.ContainsFunc(faults, func(a applied) bool { return excuses(a, r) }) || signedOutByRestart(r, reqs, faults) {
 			v.Excused++
 			continue
 		}
