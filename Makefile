@@ -75,7 +75,8 @@ play:
 
 ## chaos: a seeded run of random faults across the whole bot, then a checker over the whole history (docs/chaos.md):
 ## the bot in split roles on Valkey with a replica behind a TCP proxy, the emulator, a load of players, faults drawn
-## from SEED (default: the time) for DURATION (default 10m); a failure names the SEED that reproduces it. With
+## from SEED (an unsigned whole number; default: the time) for DURATION (a Go duration from 30s to 24h; default
+## 10m); a failure names the SEED that reproduces it. SEED= or DURATION= given empty stops with an error. With
 ## CHAOS_RECORD=docs/chaos-runs.jsonl the run's figures are appended there (then make chaos-table; a relative path is
 ## the checkout's: the test itself runs in internal/chaos). INTAKE=webhook: updates come by webhook (the emulator
 ## POSTs them to the poller's receiver and resends what was not answered 2xx) instead of getUpdates (INTAKE=poller).
@@ -86,6 +87,8 @@ DURATION ?= 10m
 INTAKE   ?= poller
 STORE    ?= standalone
 chaos:
+	$(if $(strip $(SEED)),,$(error make chaos: SEED is empty: give an unsigned whole number such as SEED=30, or leave SEED out for the time))
+	$(if $(strip $(DURATION)),,$(error make chaos: DURATION is empty: give a Go duration from 30s to 24h such as DURATION=10m, or leave DURATION out for 10m))
 	./scripts/ensure-valkey.sh "the chaos run"
 	CHAOS_SEED=$(SEED) CHAOS_DURATION=$(DURATION) CHAOS_INTAKE=$(INTAKE) CHAOS_STORE=$(STORE) CHAOS_RECORD=$(if $(CHAOS_RECORD),$(abspath $(CHAOS_RECORD))) \
 		$(GO) test -count=1 -v -run '^TestChaos$$' -timeout 0 ./internal/chaos/

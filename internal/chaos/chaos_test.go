@@ -27,33 +27,20 @@ import (
 // the first three, reproduced the finding of docs/chaos.md about half the time).
 const fixedSeed = 30
 
-// Environment of make chaos.
-const (
-	envSeed     = "CHAOS_SEED"     // the seed (an unsigned integer)
-	envDuration = "CHAOS_DURATION" // the load's duration (a Go duration)
-	envRecord   = "CHAOS_RECORD"   // a file the run's figures are appended to (JSON lines)
-	envIntake   = "CHAOS_INTAKE"   // how updates come in: poller (the default) or webhook
-	envStore    = "CHAOS_STORE"    // the Valkey deployment: standalone (the default: a primary with a replica) or cluster
-)
-
 // TestChaos is make chaos: a run with CHAOS_SEED and CHAOS_DURATION (and
 // CHAOS_INTAKE, poller by default, and CHAOS_STORE, standalone by
-// default), skipped without them.
+// default: parseRunEnv), skipped when neither of the first two is set;
+// either set and a value wrong (an empty one too) fails at once with a
+// line naming the make variable and what it takes.
 func TestChaos(t *testing.T) {
-	s, d := os.Getenv(envSeed), os.Getenv(envDuration)
-	if s == "" || d == "" {
+	cfg, set, err := parseRunEnv(os.LookupEnv)
+	if !set {
 		t.Skipf("make chaos runs it (%s, %s)", envSeed, envDuration)
 	}
-	seed, err := strconv.ParseUint(s, 10, 64)
-	require.NoError(t, err, "%s", envSeed)
-	dur, err := time.ParseDuration(d)
-	require.NoError(t, err, "%s", envDuration)
-	require.GreaterOrEqual(t, dur, 30*time.Second, "%s: at least 30s", envDuration)
-	intake := cmp.Or(os.Getenv(envIntake), intakePoller)
-	require.Contains(t, []string{intakePoller, intakeWebhook}, intake, "%s: poller or webhook", envIntake)
-	store := cmp.Or(os.Getenv(envStore), storeStandalone)
-	require.Contains(t, []string{storeStandalone, storeCluster}, store, "%s: standalone or cluster", envStore)
-	runChaos(t, seed, dur, intake, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runChaos(t, cfg.Seed, cfg.Duration, cfg.Intake, cfg.Store)
 }
 
 // TestChaos60sFixedSeed: a minute of faults drawn from a fixed seed loses

@@ -1,0 +1,108 @@
+package chaos
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Environment of make chaos: each CHAOS_* variable is set by the make
+// variable named in envVar (the Makefile's chaos target).
+const (
+	envSeed     = "CHAOS_SEED"     // the seed (an unsigned integer)
+	envDuration = "CHAOS_DURATION" // the load's duration (a Go duration, minDuration to maxDuration)
+	envRecord   = "CHAOS_RECORD"   // a file the run's figures are appended to (JSON lines)
+	envIntake   = "CHAOS_INTAKE"   // how updates come in: poller (the default) or webhook
+	envStore    = "CHAOS_STORE"    // the Valkey deployment: standalone (the default: a primary with a replica) or cluster
+)
+
+// The bounds of a run's DURATION: below a minute's half the faults have
+// no room (settleMargin) and the checker little to read; above a day the
+// context's deadline (the load, the settling's cap and 5 minutes) and the
+// in-memory history and process output stop being reasonable.
+const (
+	minDuration = 30 * time.Second
+	maxDuration = 24 * time.Hour
+)
+
+// runConfig is one make chaos run as its environment asks for it.
+type runConfig struct {
+	Seed     uint64
+	Duration time.Duration // minDuration to maxDuration
+	Intake   string        // intakePoller or intakeWebhook
+	Store    string        // storeStandalone or storeCluster
+}
+
+// envVar names CHAOS_* variable env as a user of make chaos meets it:
+// "SEED (CHAOS_SEED)", the make variable first.
+func envVar(env string) string {
+	switch env {
+	case envSeed:
+		return "SEED (" + env + ")"
+	case envDuration:
+		return "DURATION (" + env + ")"
+	case envIntake:
+		return "INTAKE (" + env + ")"
+	case envStore:
+		return "STORE (" + env + ")"
+	}
+	return env
+}
+
+// badEnv is the one-line error for variable env holding got, which should
+// be want: `SEED (CHAOS_SEED): an unsigned whole number, got "-5"`.
+func badEnv(env, want, got string) error {
+	return fmt.Errorf("%s: %s, got %q", envVar(env), want, got)
+}
+
+// parseRunEnv reads a make chaos run's configuration through lookup (as
+// os.LookupEnv). set is false when neither CHAOS_SEED nor CHAOS_DURATION
+// is set at all (a plain go test: TestChaos skips); once either is set,
+// both must hold a value (make chaos always sets both, so an empty SEED=
+// or DURATION= fails rather than skipping). CHAOS_INTAKE and CHAOS_STORE
+// empty or unset take their defaults (poller, standalone). Errors:
+// one line per variable that is wrong (badEnv), joined (errors.Join).
+func parseRunEnv(lookup func(string) (string, bool)) (cfg runConfig, set bool, err error) {
+	s, seedSet := lookup(envSeed)
+	d, durSet := lookup(envDuration)
+	if !seedSet && !durSet {
+		return runConfig{}, false, nil
+	}
+	var errs []error
+	seed, perr := strconv.ParseUint(s, 10, 64)
+	if perr != nil {
+		errs = append(errs, badEnv(envSeed, "an unsigned whole number", s))
+	}
+	dur, perr := time.ParseDuration(d)
+	if perr != nil || dur < minDuration || dur > maxDuration {
+		errs = append(errs, badEnv(envDuration, fmt.Sprintf("a Go duration from %s to %s such as 10m", durText(minDuration), durText(maxDuration)), d))
+	}
+	get := func(env string) string { v, _ := lookup(env); return v }
+	intake := cmp.Or(get(envIntake), intakePoller)
+	if !slices.Contains([]string{intakePoller, intakeWebhook}, intake) {
+		errs = append(errs, badEnv(envIntake, intakePoller+" or "+intakeWebhook, intake))
+	}
+	store := cmp.Or(get(envStore), storeStandalone)
+	if !slices.Contains([]string{storeStandalone, storeCluster}, store) {
+		errs = append(errs, badEnv(envStore, storeStandalone+" or "+storeCluster, store))
+	}
+	if len(errs) > 0 {
+		return runConfig{}, true, errors.Join(errs...)
+	}
+	return runConfig{Seed: seed, Duration: dur, Intake: intake, Store: store}, true, nil
+}
+
+// durText renders a whole number of seconds, minutes or hours as make
+// chaos takes it: 30s, 10m, 24h (time.Duration's String says 24h0m0s).
+func durText(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
+}
