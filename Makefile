@@ -77,8 +77,9 @@ play:
 ## the bot in split roles on Valkey with a replica behind a TCP proxy, the emulator, a load of players, faults drawn
 ## from SEED (an unsigned whole number; default: the time) for DURATION (a Go duration from 30s to 24h; default
 ## 10m); a failure names the SEED that reproduces it. SEED= or DURATION= given empty stops with an error. With
-## CHAOS_RECORD=docs/chaos-runs.jsonl the run's figures are appended there (then make chaos-table; a relative path is
-## the checkout's: the test itself runs in internal/chaos). INTAKE=webhook: updates come by webhook (the emulator
+## CHAOS_RECORD=docs/chaos-runs.jsonl the run's figures are appended there, a failed run's too (then make chaos-table
+## whatever the result: `make chaos ... CHAOS_RECORD=...; make chaos-table`, not &&; a relative path is the
+## checkout's: the test itself runs in internal/chaos). INTAKE=webhook: updates come by webhook (the emulator
 ## POSTs them to the poller's receiver and resends what was not answered 2xx) instead of getUpdates (INTAKE=poller).
 ## STORE=cluster: Valkey is a cluster of 3 primaries with a replica each, the bot's slot's primary killed (-9) and
 ## failed over instead of a restart and a failover, no network faults (STORE=standalone: a primary and a replica).
