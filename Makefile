@@ -90,7 +90,7 @@ STORE    ?= standalone
 chaos:
 	$(if $(strip $(SEED)),,$(error make chaos: SEED is empty: give an unsigned whole number such as SEED=30, or leave SEED out for the time))
 	$(if $(strip $(DURATION)),,$(error make chaos: DURATION is empty: give a Go duration from 30s to 24h such as DURATION=10m, or leave DURATION out for 10m))
-	./scripts/ensure-valkey.sh "the chaos run"
+	./scripts/ensure-valkey.sh "the chaos run's processes"
 	CHAOS_SEED=$(SEED) CHAOS_DURATION=$(DURATION) CHAOS_INTAKE=$(INTAKE) CHAOS_STORE=$(STORE) CHAOS_RECORD=$(if $(CHAOS_RECORD),$(abspath $(CHAOS_RECORD))) \
 		$(GO) test -count=1 -v -run '^TestChaos$$' -timeout 0 ./internal/chaos/
 

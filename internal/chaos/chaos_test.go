@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -155,9 +156,13 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake, store string) 
 	if store != storeStandalone {
 		repro += " STORE=" + store
 	}
+	// The run's last line (registered first, so it runs after every other
+	// cleanup: the processes' output, the logs' directory): its verdict as
+	// the test ended, and on a failure the command that reproduces it.
+	var checked *figures // nil until the checks ran
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("FAILED: seed %d; reproduce with: %s", seed, repro)
+		if !t.Skipped() {
+			t.Log(verdictLine(seed, d, checked, t.Failed(), repro))
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), d+settleCap+5*time.Minute)
@@ -237,8 +242,9 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake, store string) 
 	fig.judgeConsole(ctx, st, op, in.applied(), h.paidMarker != "", t.Logf)
 	op.http.CloseIdleConnections() // its connection's goroutine is not the console's leak
 	fig.judgeGoroutines(ctx, t, st, goBefore)
-	report(t, st, fig, in.applied(), l)
 	fig.Pass = !t.Failed() && fig.ok(l, st)
+	checked = &fig
+	t.Log(reportText(fig, in.applied(), l.errs, st.exits(), !fig.Pass, repro))
 	record(t, fig)
 	require.True(t, fig.Settled, "the system settled (queues drained, leases released, every update confirmed and answered): its settling ended %s after %.1fs (bound %.0fs)",
 		fig.SettleEnd, fig.SettleSecs, fig.SettleBound)
@@ -419,8 +425,8 @@ func (f *figures) judgeConsole(ctx context.Context, st *stack, op *operator, fau
 	cv := judgeConsole(op.requests(), faults)
 	f.ConsoleRequests, f.ConsoleOK, f.ConsoleExcused, f.ConsoleUnexcused = cv.Requests, cv.OK, cv.Excused, len(cv.Unexcused)
 	f.ConsoleOutcomes = cv.Outcomes
-	for _, d := range cv.Failed {
-		logf("console: not answered well: %s", d)
+	for _, d := range cv.Excusals {
+		logf("console: a request not answered well, excused: %s", d)
 	}
 	for _, u := range cv.Unexcused {
 		f.problem("console: a request failed while nothing held the console or Valkey: %s", u)
@@ -529,26 +535,107 @@ func limiterAllowance(sent int) int { return max(1, sent*5/1000) }
 // Telegram's limits were not exceeded beyond what learning them costs.
 func (f figures) keptLimits() bool { return f.Limiter429 <= limiterAllowance(f.Sent) }
 
-// ok is the run's verdict without the test's own failures.
+// ok is the run's verdict without the test's own failures: no
+// shortfall, no player's error, every bot process alive.
 func (f figures) ok(l *load, st *stack) bool {
 	alive := true
 	for _, sl := range st.slots {
 		alive = alive && !sl.proc().Exited()
 	}
-	return f.Settled && len(f.Problems) == 0 && f.Lost == 0 && f.OrderViolations == 0 && f.Wrong == 0 &&
-		f.Duplicates <= f.InFlight && f.Unconfirmed == 0 && f.FaultErrors == 0 && len(l.errs) == 0 && alive &&
-		len(f.Leaks) == 0 && f.GoroutinesJudged > 0 && f.keptLimits()
+	return len(f.shortfalls()) == 0 && len(l.errs) == 0 && alive
 }
 
-// report logs the run's faults as they happened and its figures.
-func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
+// shortfalls names each check the figures fail, as the verdict line
+// shows it ("lost 3", "limiter 429s 12 of 9 allowed"); none for a run
+// that passes them.
+func (f figures) shortfalls() []string {
+	var out []string
+	add := func(bad bool, format string, args ...any) {
+		if bad {
+			out = append(out, fmt.Sprintf(format, args...))
+		}
+	}
+	add(!f.Settled, "not settled (%s after %.1fs)", f.SettleEnd, f.SettleSecs)
+	add(len(f.Problems) > 0, "problems %d", len(f.Problems)+f.ProblemsLeftOut)
+	add(f.Lost > 0, "lost %d", f.Lost)
+	add(f.OrderViolations > 0, "order %d", f.OrderViolations)
+	add(f.Wrong > 0, "wrong %d", f.Wrong)
+	add(f.Duplicates > f.InFlight, "duplicates %d of %d allowed", f.Duplicates, f.InFlight)
+	add(f.Unconfirmed > 0, "unconfirmed %d", f.Unconfirmed)
+	add(f.FaultErrors > 0, "faults not applied %d", f.FaultErrors)
+	add(!f.keptLimits(), "limiter 429s %d of %d allowed", f.Limiter429, limiterAllowance(f.Sent))
+	add(len(f.Leaks) > 0, "goroutine leaks %d", len(f.Leaks))
+	add(f.GoroutinesJudged == 0, "no process's goroutines judged")
+	return out
+}
+
+// verdictLine is a run's one-line verdict, the last of its output:
+// "chaos: PASS seed 11, 1m0s: lost 0, duplicates 3 of 41 allowed, ...",
+// or "chaos: FAIL seed 7, 10m0s: ...; failing: lost 109; reproduce: make
+// chaos SEED=7 DURATION=10m0s". f is nil when the run stopped before its
+// checks; failed is the test's own result (a require may fail what the
+// figures pass: then "failing: the failure above").
+func verdictLine(seed uint64, d time.Duration, f *figures, failed bool, repro string) string {
+	result := "PASS"
+	if failed {
+		result = "FAIL"
+	}
+	line := fmt.Sprintf("chaos: %s seed %d, %s", result, seed, d)
+	if f == nil {
+		line += ": stopped before its checks (the failure above)"
+	} else {
+		line += fmt.Sprintf(": lost %d, duplicates %d of %d allowed, order %d, wrong %d, limiter 429s %d of %d allowed, problems %d, settling %s after %.1fs",
+			f.Lost, f.Duplicates, f.InFlight, f.OrderViolations, f.Wrong, f.Limiter429, limiterAllowance(f.Sent),
+			len(f.Problems)+f.ProblemsLeftOut, f.SettleEnd, f.SettleSecs)
+		if failed {
+			why := "the failure above"
+			if s := f.shortfalls(); len(s) > 0 {
+				why = strings.Join(s, ", ")
+			}
+			line += "; failing: " + why
+		}
+	}
+	if failed {
+		line += "; reproduce: " + repro
+	}
+	return line
+}
+
+// counts renders counts by name, "kill-9 1, sigterm 2": the names of
+// order first, in its order, then the others sorted; "none" when empty.
+func counts(m map[string]int, order ...string) string {
+	var parts []string
+	for _, k := range order {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] > 0 && !slices.Contains(order, k) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mib renders bytes as the docs' table does: "13.6 MiB".
+func mib(bytes int64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
+
+// reportText is the run's report: its faults as they happened, its
+// figures, each problem, the players' errors (playerErrs), the processes
+// that exited on their own (exits), and last its verdict (verdictLine;
+// failed: the run failed so far, repro the command that reproduces it).
+func reportText(f figures, faults []applied, playerErrs, exits []string, failed bool, repro string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos report: seed %d, %s, intake %s, Valkey %s\nfaults as applied (%d):", f.Seed, f.Duration, cmp.Or(f.Intake, intakePoller), cmp.Or(f.Store, storeStandalone), len(faults))
 	if len(f.LeftOut) > 0 {
-		fmt.Fprintf(&b, " (left out in a cluster run: %v)", f.LeftOut)
+		fmt.Fprintf(&b, " (left out in a cluster run: %s)", counts(f.LeftOut, faultKinds...))
 	}
 	for _, a := range faults {
-		fmt.Fprintf(&b, "\n  %s  began %.1fs, %d in flight", a.fault, a.Began.Seconds(), a.InFlight)
+		fmt.Fprintf(&b, "\n  %s  began %.1fs, %d sends in flight", a.fault, a.Began.Seconds(), a.InFlight)
 		if a.Err != "" {
 			fmt.Fprintf(&b, "  ERROR %s", a.Err)
 		}
@@ -561,21 +648,21 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 		f.Limiter429, limiterAllowance(f.Sent), f.Sent, f.Injected429, f.Dead, f.Unconfirmed, f.Flood, f.FloodReply)
 	fmt.Fprintf(&b, "\nlongest wait of a group update to be confirmed to Telegram %.1fs; %d group updates answered with the flood notice",
 		f.IntakeLag, f.FloodNotices)
-	fmt.Fprintf(&b, "\nsettling ended %s after %.1fs (bound %.0fs: %d sends owed at its start, learned %.1f/s); Valkey used_memory %d -> %d bytes",
-		f.SettleEnd, f.SettleSecs, f.SettleBound, f.SettleLeft, f.SettleRate, f.MemBefore, f.MemAfter)
+	fmt.Fprintf(&b, "\nsettling ended %s after %.1fs (bound %.0fs: %d sends owed at its start, learned %.1f sends/s); Valkey used_memory %s → %s",
+		f.SettleEnd, f.SettleSecs, f.SettleBound, f.SettleLeft, f.SettleRate, mib(f.MemBefore), mib(f.MemAfter))
 	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
 	fmt.Fprintf(&b, "\npaid broadcast: %d audience chats checked (%d dead-lettered, %d copies sent unpaid); progress %d sent, %d failed; the emulator saw %d chats get a copy; paid sends %d (PaidSent), %d messages accepted paid",
 		f.PaidCopies, f.PaidDeadCopies, f.PaidUnpaid, f.PaidProgressSent, f.PaidProgressFailed, f.PaidCopyChats, f.PaidSent, f.PaidAccepted)
 	fmt.Fprintf(&b, "\npaid scenario %s: %d copies sent free, %d chats cancelled by the Stop; progress %s Stars, the emulator charged %s; after the admin's answer to the halt %d paid sends began and %d copies were accepted (%d in flight at the Stop); %d chats with a paid and a free copy counted free",
 		f.PaidScenario, f.PaidFree, f.PaidCancelled, starsText(f.PaidStars), starsText(f.PaidCharged), f.PaidAfterAck, f.CopiesAfterStop, f.StopInFlight, f.PaidUncounted)
 	if f.Intake == intakeWebhook {
-		fmt.Fprintf(&b, "\nwebhook: %d deliveries, %d failed %v (%d in the downtime of %d receiver faults); %d updates resent, %d of them after a failed delivery had reached the receiver, %d resent group updates answered more than once",
-			f.Deliveries, f.Failed, f.Failures, f.DowntimeFailed, f.ReceiverFaults, f.Resent, f.ResentReached, f.ResentDuplicated)
+		fmt.Fprintf(&b, "\nwebhook: %d deliveries, %d failed (%s; %d in the downtime of %d receiver faults); %d updates resent, %d of them after a failed delivery had reached the receiver, %d resent group updates answered more than once",
+			f.Deliveries, f.Failed, counts(f.Failures), f.DowntimeFailed, f.ReceiverFaults, f.Resent, f.ResentReached, f.ResentDuplicated)
 	}
-	fmt.Fprintf(&b, "\nconsole: %d faults of its process %v; %d requests: %d answered well, %d excused by a fault holding the console or Valkey, %d unexcused; outcomes %v; %d sign-ins for %d console processes; %d Broadcasts answers listed a running broadcast; final counts off %d",
-		sum(f.ConsoleFaults), f.ConsoleFaults, f.ConsoleRequests, f.ConsoleOK, f.ConsoleExcused, f.ConsoleUnexcused, f.ConsoleOutcomes,
+	fmt.Fprintf(&b, "\nconsole: %d faults of its process (%s); %d requests: %d answered well, %d excused by a fault holding the console or Valkey, %d unexcused; outcomes %s; %d sign-ins for %d console processes; %d Broadcasts answers listed a running broadcast; final counts off %d",
+		sum(f.ConsoleFaults), counts(f.ConsoleFaults, processKinds...), f.ConsoleRequests, f.ConsoleOK, f.ConsoleExcused, f.ConsoleUnexcused, counts(f.ConsoleOutcomes),
 		f.ConsoleSignIns, f.ConsoleStarts, f.ConsoleRunning, f.ConsoleFinalOff)
-	fmt.Fprintf(&b, "\ngoroutines: %d processes judged (tolerance %d), %d leaks", f.GoroutinesJudged, goroutineTolerance, len(f.Leaks))
+	fmt.Fprintf(&b, "\ngoroutines: %d processes judged (tolerance %d goroutines), %d leaks", f.GoroutinesJudged, goroutineTolerance, len(f.Leaks))
 	for _, l := range f.Leaks {
 		b.WriteString("\n  leak: " + l)
 	}
@@ -588,13 +675,15 @@ func report(t *testing.T, st *stack, f figures, faults []applied, l *load) {
 	if f.ProblemsLeftOut > 0 {
 		fmt.Fprintf(&b, "\n  problems: %d more about single items not listed", f.ProblemsLeftOut)
 	}
-	for _, e := range l.errs {
+	for _, e := range playerErrs {
 		b.WriteString("\n  player: " + e)
 	}
-	for _, e := range st.exits() {
+	for _, e := range exits {
 		b.WriteString("\n  exited on its own (restarted): " + e)
 	}
-	t.Log(b.String())
+	d, _ := time.ParseDuration(f.Duration)
+	b.WriteString("\n" + verdictLine(f.Seed, d, &f, failed, repro))
+	return b.String()
 }
 
 // record appends f to CHAOS_RECORD (a JSON line) when it is set.

@@ -729,6 +729,11 @@ func TestCheckerExcusesConsoleFailuresOnlyAsTheFaultOfTheirSpanExplains(t *testi
 			require.Equal(t, 1, v.Requests)
 			require.Equal(t, tc.ok, v.OK)
 			require.Equal(t, tc.excused, v.Excused)
+			require.Len(t, v.Excusals, tc.excused)
+			for _, e := range v.Excusals {
+				require.Contains(t, e, tc.req.Path)
+				require.Contains(t, e, "excused by ")
+			}
 			require.Len(t, v.Unexcused, tc.unexcused)
 			require.Equal(t, 1, v.Outcomes[tc.req.outcome()])
 		})
@@ -784,7 +789,8 @@ func TestCheckerExcusesASignOutAfterARestartUntilTheNextSignIn(t *testing.T) {
 			if tc.excused {
 				want = 1
 			}
-			require.Equal(t, want, v.Excused, "%v", v.Failed)
+			require.Equal(t, want, v.Excused, "%v", v.Unexcused)
+			require.Len(t, v.Excusals, want)
 			require.Len(t, v.Unexcused, 1-want)
 		})
 	}

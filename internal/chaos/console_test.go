@@ -324,7 +324,7 @@ func (o *operator) final(ctx context.Context) ([]consoleRow, error) {
 // consoleVerdict is the checker's account of the console.
 type consoleVerdict struct {
 	Requests, OK, Excused int
-	Failed                []string       // every request not answered well, described
+	Excusals              []string       // each excused request, described, and the fault that excuses it
 	Unexcused             []string       // requests that failed in a way no fault of their span explains
 	Outcomes              map[string]int // every request's outcome (its status, or "no answer")
 }
@@ -364,10 +364,11 @@ const signInPath = "POST /login"
 // it (chaos seed 14: the first request to reach the restarted console
 // came 5 s after its restart, past consoleGrace, held back by a
 // network cut to Valkey; a SIGSTOP keeps the sessions and excuses a
-// sign-out only within its span, as excuses says).
-func signedOutByRestart(r consoleReq, reqs []consoleReq, faults []applied) bool {
+// sign-out only within its span, as excuses says). It returns the last
+// such restart.
+func signedOutByRestart(r consoleReq, reqs []consoleReq, faults []applied) (applied, bool) {
 	if r.Status != http.StatusSeeOther || r.Location != "/login" {
-		return false
+		return applied{}, false
 	}
 	var signedIn time.Duration = -1
 	for _, q := range reqs {
@@ -375,14 +376,19 @@ func signedOutByRestart(r consoleReq, reqs []consoleReq, faults []applied) bool 
 			signedIn = max(signedIn, q.End)
 		}
 	}
-	return slices.ContainsFunc(faults, func(a applied) bool {
-		return a.Target == consoleSlot && (a.Kind == faultKill || a.Kind == faultTerm) && a.Began > signedIn && a.Began <= r.At
-	})
+	var by applied
+	found := false
+	for _, a := range faults {
+		if a.Target == consoleSlot && (a.Kind == faultKill || a.Kind == faultTerm) && a.Began > signedIn && a.Began <= r.At && (!found || a.Began >= by.Began) {
+			by, found = a, true
+		}
+	}
+	return by, found
 }
 
 // judgeConsole sorts reqs: answered as a console serving well answers
-// (consoleReq.ok), excused (a fault of its span excuses it), or unexcused
-// (each named).
+// (consoleReq.ok), excused (a fault of its span excuses it: each named
+// with the first such fault), or unexcused (each named).
 func judgeConsole(reqs []consoleReq, faults []applied) consoleVerdict {
 	v := consoleVerdict{Requests: len(reqs), Outcomes: map[string]int{}}
 	for _, r := range reqs {
@@ -395,9 +401,13 @@ func judgeConsole(reqs []consoleReq, faults []applied) consoleVerdict {
 		if r.Err != "" {
 			desc += ": " + r.Err
 		}
-		v.Failed = append(v.Failed, desc)
-		if slices.ContainsFunc(faults, func(a applied) bool { return excuses(a, r) }) || signedOutByRestart(r, reqs, faults) {
+		a, ok := signedOutByRestart(r, reqs, faults)
+		if i := slices.IndexFunc(faults, func(a applied) bool { return excuses(a, r) }); i >= 0 {
+			a, ok = faults[i], true
+		}
+		if ok {
 			v.Excused++
+			v.Excusals = append(v.Excusals, fmt.Sprintf("%s (excused by %s %s at %.1fs-%.1fs)", desc, a.Kind, a.Target, a.Began.Seconds(), a.Ended.Seconds()))
 			continue
 		}
 		v.Unexcused = append(v.Unexcused, desc)

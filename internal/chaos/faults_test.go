@@ -120,6 +120,8 @@ type fault struct {
 	N      int           // net-slow: ms; tg-429, tg-hold: requests
 }
 
+// String is the fault as the run's log shows it, its N with its unit:
+// "   12.5s net-slow        for 3.2s 180 ms latency", "   40.1s tg-429          5 sendMessage".
 func (f fault) String() string {
 	s := fmt.Sprintf("%7.1fs %-15s", f.At.Seconds(), f.Kind)
 	if f.Target != f.Kind {
@@ -128,8 +130,12 @@ func (f fault) String() string {
 	if f.For > 0 {
 		s += fmt.Sprintf(" for %.1fs", f.For.Seconds())
 	}
-	if f.N > 0 {
-		s += fmt.Sprintf(" n=%d", f.N)
+	switch {
+	case f.N <= 0:
+	case f.Kind == faultSlow:
+		s += fmt.Sprintf(" %d ms latency", f.N)
+	default:
+		s += fmt.Sprintf(" %d sendMessage", f.N)
 	}
 	return s
 }
