@@ -83,6 +83,9 @@ play:
 ## POSTs them to the poller's receiver and resends what was not answered 2xx) instead of getUpdates (INTAKE=poller).
 ## STORE=cluster: Valkey is a cluster of 3 primaries with a replica each, the bot's slot's primary killed (-9) and
 ## failed over instead of a restart and a failover, no network faults (STORE=standalone: a primary and a replica).
+## LOG_LEVEL=debug (info, warn, error; default warn): the bot processes' LOG_LEVEL. A failed run writes every bot
+## process's whole output to a chaos-logs-* directory under the temporary directory (/tmp), named at its end; a pass
+## writes none unless CHAOS_KEEP_LOGS=1. The directories stay until removed (rm -r /tmp/chaos-logs-*).
 SEED     ?= $(shell date +%s)
 DURATION ?= 10m
 INTAKE   ?= poller
@@ -92,6 +95,7 @@ chaos:
 	$(if $(strip $(DURATION)),,$(error make chaos: DURATION is empty: give a Go duration from 30s to 24h such as DURATION=10m, or leave DURATION out for 10m))
 	./scripts/ensure-valkey.sh "the chaos run's processes"
 	CHAOS_SEED=$(SEED) CHAOS_DURATION=$(DURATION) CHAOS_INTAKE=$(INTAKE) CHAOS_STORE=$(STORE) CHAOS_RECORD=$(if $(CHAOS_RECORD),$(abspath $(CHAOS_RECORD))) \
+		CHAOS_LOG_LEVEL=$(LOG_LEVEL) CHAOS_KEEP_LOGS=$(CHAOS_KEEP_LOGS) \
 		$(GO) test -count=1 -v -run '^TestChaos$$' -timeout 0 ./internal/chaos/
 
 ## chaos-table: docs/chaos.md's table of runs, made from docs/chaos-runs.jsonl

@@ -41,7 +41,7 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runChaos(t, cfg.Seed, cfg.Duration, cfg.Intake, cfg.Store)
+	runChaos(t, cfg)
 }
 
 // TestChaos60sFixedSeed: a minute of faults drawn from a fixed seed loses
@@ -51,7 +51,7 @@ func TestChaos60sFixedSeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of chaos; not with -short")
 	}
-	runChaos(t, fixedSeed, time.Minute, intakePoller, storeStandalone)
+	runChaos(t, runConfig{Seed: fixedSeed, Duration: time.Minute, Intake: intakePoller, Store: storeStandalone, LogLevel: defaultLogLevel})
 }
 
 // figures are one run's account (a line of the docs' table).
@@ -141,11 +141,12 @@ func audienceSize(d time.Duration) int { return min(5000, max(500, int(500*d/tim
 // internal/app's TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop).
 func starBalance(audience int) int64 { return int64(2 * (audience + 1000)) }
 
-// runChaos is one whole run of intake mode intake (intakePoller or
-// intakeWebhook) on Valkey deployment store (storeStandalone or
-// storeCluster): the stack, the load and the faults for d, the settling,
-// the checks, the report.
-func runChaos(t *testing.T, seed uint64, d time.Duration, intake, store string) {
+// runChaos is one whole run of cfg: intake mode cfg.Intake (intakePoller
+// or intakeWebhook) on Valkey deployment cfg.Store (storeStandalone or
+// storeCluster), the bot processes at cfg.LogLevel: the stack, the load
+// and the faults for cfg.Duration, the settling, the checks, the report.
+func runChaos(t *testing.T, cfg runConfig) {
+	seed, d, intake, store := cfg.Seed, cfg.Duration, cfg.Intake, cfg.Store
 	if _, err := valkeyserver.Binary(); err != nil {
 		testkit.SkipOrFail(t, "no valkey-server: "+err.Error())
 	}
@@ -167,7 +168,7 @@ func runChaos(t *testing.T, seed uint64, d time.Duration, intake, store string) 
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), d+settleCap+5*time.Minute)
 	defer cancel()
-	st := startStack(t, testkit.BuildBot(t), intake, store)
+	st := startStack(t, testkit.BuildBot(t), cfg)
 	if intake == intakeWebhook {
 		require.True(t, waitFor(ctx, time.Minute, func() bool { return st.emu.WebhookURL() == st.hookURL() }),
 			"the webhook receiver never set its webhook %s", st.hookURL())

@@ -1,11 +1,15 @@
 package chaos
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/codemojex/codemojex/internal/testkit"
 )
 
 // TestRunEnvSkipsOnlyWhenUnsetAndNamesTheMakeVariableOfEachBadValue: a
@@ -14,7 +18,8 @@ import (
 // empty SEED or DURATION (make chaos SEED=) fails instead of skipping;
 // and each wrong value is one line naming the make variable, its CHAOS_
 // variable, what it takes and what it got, DURATION bounded from 30s to
-// 24h.
+// 24h; the bot processes log at warn unless LOG_LEVEL says otherwise,
+// and a pass keeps their logs only with CHAOS_KEEP_LOGS.
 func TestRunEnvSkipsOnlyWhenUnsetAndNamesTheMakeVariableOfEachBadValue(t *testing.T) {
 	const badDuration = `DURATION (CHAOS_DURATION): a Go duration from 30s to 24h such as 10m, got `
 	tests := []struct {
@@ -26,11 +31,12 @@ func TestRunEnvSkipsOnlyWhenUnsetAndNamesTheMakeVariableOfEachBadValue(t *testin
 	}{
 		{"nothing set: go test skips", map[string]string{envIntake: "webhook"}, false, runConfig{}, nil},
 		{"make chaos's defaults", map[string]string{envSeed: "11", envDuration: "10m", envIntake: "", envStore: ""}, true,
-			runConfig{Seed: 11, Duration: 10 * time.Minute, Intake: intakePoller, Store: storeStandalone}, nil},
-		{"webhook on a cluster", map[string]string{envSeed: "0", envDuration: "30s", envIntake: "webhook", envStore: "cluster"}, true,
-			runConfig{Seed: 0, Duration: 30 * time.Second, Intake: intakeWebhook, Store: storeCluster}, nil},
-		{"the longest", map[string]string{envSeed: "18446744073709551615", envDuration: "24h"}, true,
-			runConfig{Seed: 1<<64 - 1, Duration: 24 * time.Hour, Intake: intakePoller, Store: storeStandalone}, nil},
+			runConfig{Seed: 11, Duration: 10 * time.Minute, Intake: intakePoller, Store: storeStandalone, LogLevel: "warn"}, nil},
+		{"webhook on a cluster, at debug, logs kept", map[string]string{envSeed: "0", envDuration: "30s", envIntake: "webhook", envStore: "cluster",
+			envLogLevel: "debug", envKeepLogs: "1"}, true,
+			runConfig{Seed: 0, Duration: 30 * time.Second, Intake: intakeWebhook, Store: storeCluster, LogLevel: "debug", KeepLogs: true}, nil},
+		{"the longest", map[string]string{envSeed: "18446744073709551615", envDuration: "24h", envKeepLogs: "0"}, true,
+			runConfig{Seed: 1<<64 - 1, Duration: 24 * time.Hour, Intake: intakePoller, Store: storeStandalone, LogLevel: "warn"}, nil},
 		{"SEED= empty", map[string]string{envSeed: "", envDuration: "60s"}, true, runConfig{},
 			[]string{`SEED (CHAOS_SEED): an unsigned whole number, got ""`}},
 		{"DURATION= empty", map[string]string{envSeed: "7", envDuration: ""}, true, runConfig{}, []string{badDuration + `""`}},
@@ -44,6 +50,8 @@ func TestRunEnvSkipsOnlyWhenUnsetAndNamesTheMakeVariableOfEachBadValue(t *testin
 		{"a duration over 24h", map[string]string{envSeed: "7", envDuration: "24h0m1s"}, true, runConfig{}, []string{badDuration + `"24h0m1s"`}},
 		{"a bad intake and store", map[string]string{envSeed: "7", envDuration: "1m", envIntake: "hook", envStore: "replica"}, true, runConfig{},
 			[]string{`INTAKE (CHAOS_INTAKE): poller or webhook, got "hook"`, `STORE (CHAOS_STORE): standalone or cluster, got "replica"`}},
+		{"a bad log level and keep", map[string]string{envSeed: "7", envDuration: "1m", envLogLevel: "verbose", envKeepLogs: "yes"}, true, runConfig{},
+			[]string{`LOG_LEVEL (CHAOS_LOG_LEVEL): debug, info, warn or error, got "verbose"`, `CHAOS_KEEP_LOGS: 1 to keep a passing run's logs, or 0, got "yes"`}},
 		{"every one wrong, each on its line", map[string]string{envSeed: "x", envDuration: "10", envIntake: "x", envStore: "x"}, true, runConfig{},
 			[]string{`SEED (CHAOS_SEED): an unsigned whole number, got "x"`, badDuration + `"10"`,
 				`INTAKE (CHAOS_INTAKE): poller or webhook, got "x"`, `STORE (CHAOS_STORE): standalone or cluster, got "x"`}},
@@ -60,5 +68,19 @@ func TestRunEnvSkipsOnlyWhenUnsetAndNamesTheMakeVariableOfEachBadValue(t *testin
 			require.NoError(t, err)
 			require.Equal(t, tc.want, cfg)
 		})
+	}
+}
+
+// TestBotProcessesLogAtTheRunsLogLevel: every bot process's environment
+// carries the run's LOG_LEVEL (make chaos LOG_LEVEL=debug), warn when the
+// run names none.
+func TestBotProcessesLogAtTheRunsLogLevel(t *testing.T) {
+	for _, tc := range []struct{ asked, want string }{{"debug", "debug"}, {"error", "error"}, {"", "warn"}} {
+		st := &stack{t: t, emu: testkit.NewEmulator(t), addr: "127.0.0.1:1", intake: intakePoller, logLevel: cmp.Or(tc.asked, defaultLogLevel)}
+		for _, sl := range []*slot{{name: "poller", role: "poller"}, {name: "worker-1", role: "worker"}} {
+			env := st.env(sl)
+			require.Contains(t, env, "LOG_LEVEL="+tc.want, "%s", sl.name)
+			require.Len(t, slices.DeleteFunc(env, func(e string) bool { return !strings.HasPrefix(e, "LOG_LEVEL=") }), 1, "%s", sl.name)
+		}
 	}
 }

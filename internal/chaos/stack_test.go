@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -148,29 +149,35 @@ type stack struct {
 	hookAddr string
 	// consoleToken is the console's CONSOLE_TOKEN (52 random base32 characters).
 	consoleToken string
+	// logLevel is every bot process's LOG_LEVEL (CHAOS_LOG_LEVEL).
+	logLevel string
 }
 
 // startStack starts Valkey with a replica, the proxy, the emulator and the
 // bot's processes (poller, handler-1, handler-2, worker-1, worker-2, and
-// the console: a worker of one sender serving the console, consoleEnv); in
-// intake mode intakeWebhook the poller receives on a webhook
+// the console: a worker of one sender serving the console, consoleEnv) at
+// LOG_LEVEL cfg.LogLevel, their output written to a chaos-logs-* directory
+// when t failed or cfg.KeepLogs; in intake mode (cfg.Intake) intakeWebhook
+// the poller receives on a webhook
 // (hookURL), which the emulator, as a local Bot API server, takes as
 // http://.
-// In store mode storeCluster Valkey is a cluster of three primaries with
-// one replica each (append-only, cluster-node-timeout 2 s) the bot
-// reaches directly (startCluster), with no proxy.
-func startStack(t *testing.T, bin, intake, store string) *stack {
+// In store mode (cfg.Store) storeCluster Valkey is a cluster of three
+// primaries with one replica each (append-only, cluster-node-timeout 2 s)
+// the bot reaches directly (startCluster), with no proxy.
+func startStack(t *testing.T, bin string, cfg runConfig) *stack {
 	t.Helper()
-	st := &stack{t: t, bin: bin, intake: intake, consoleToken: rand.Text() + rand.Text()}
-	if store == storeCluster {
+	intake := cfg.Intake
+	st := &stack{t: t, bin: bin, intake: intake, logLevel: cmp.Or(cfg.LogLevel, defaultLogLevel), consoleToken: rand.Text() + rand.Text()}
+	if cfg.Store == storeCluster {
 		st.startCluster()
 	} else {
 		st.startStandalone()
 	}
 	// Registered before the processes start, so it runs after their
-	// cleanups have stopped them: their whole output, kept when t failed.
+	// cleanups have stopped them: their whole output, kept when t failed
+	// (or asked to: CHAOS_KEEP_LOGS).
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || cfg.KeepLogs {
 			st.keepLogs()
 		}
 	})
@@ -318,7 +325,7 @@ func (st *stack) env(sl *slot) []string {
 		"WORKER_LEASE=" + lease.String(),
 		"HANDLER_LEASE=" + lease.String(),
 		"HTTP_ADDR=" + addr,
-		"LOG_LEVEL=warn",
+		"LOG_LEVEL=" + st.logLevel,
 		// Every run has a replica (of the slot's primary in a cluster): an
 		// update is confirmed to Telegram once it holds it (docs/operations.md).
 		"VALKEY_WAIT_REPLICAS=1",
@@ -528,7 +535,9 @@ func (st *stack) deadLetters(ctx context.Context) ([]lanes.DeadLetter, error) {
 }
 
 // keepLogs writes every bot process's whole output to a new directory
-// (chaos-logs-* under the system's temporary directory) and names it.
+// (chaos-logs-* under the system's temporary directory, one <process>.log
+// per process started, e.g. worker-1#1.log, worker-1#2.log after a
+// restart) and names it; it stays until removed.
 func (st *stack) keepLogs() {
 	dir, err := os.MkdirTemp("", "chaos-logs-")
 	if err != nil {
