@@ -622,6 +622,22 @@ func counts(m map[string]int, order ...string) string {
 	return strings.Join(parts, ", ")
 }
 
+// tally renders counts of free-form outcomes (a status and where it
+// sent, an error's kind), whose names may end in a number:
+// "79 × 200, 2 × 303 /, 3 × no answer", sorted by name; "none" when empty.
+func tally(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d × %s", m[k], k))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // mib renders bytes as the docs' table does: "13.6 MiB".
 func mib(bytes int64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
 
@@ -658,10 +674,10 @@ func reportText(f figures, faults []applied, playerErrs, exits []string, failed 
 		f.PaidScenario, f.PaidFree, f.PaidCancelled, starsText(f.PaidStars), starsText(f.PaidCharged), f.PaidAfterAck, f.CopiesAfterStop, f.StopInFlight, f.PaidUncounted)
 	if f.Intake == intakeWebhook {
 		fmt.Fprintf(&b, "\nwebhook: %d deliveries, %d failed (%s; %d in the downtime of %d receiver faults); %d updates resent, %d of them after a failed delivery had reached the receiver, %d resent group updates answered more than once",
-			f.Deliveries, f.Failed, counts(f.Failures), f.DowntimeFailed, f.ReceiverFaults, f.Resent, f.ResentReached, f.ResentDuplicated)
+			f.Deliveries, f.Failed, tally(f.Failures), f.DowntimeFailed, f.ReceiverFaults, f.Resent, f.ResentReached, f.ResentDuplicated)
 	}
 	fmt.Fprintf(&b, "\nconsole: %d faults of its process (%s); %d requests: %d answered well, %d excused by a fault holding the console or Valkey, %d unexcused; outcomes %s; %d sign-ins for %d console processes; %d Broadcasts answers listed a running broadcast; final counts off %d",
-		sum(f.ConsoleFaults), counts(f.ConsoleFaults, processKinds...), f.ConsoleRequests, f.ConsoleOK, f.ConsoleExcused, f.ConsoleUnexcused, counts(f.ConsoleOutcomes),
+		sum(f.ConsoleFaults), counts(f.ConsoleFaults, processKinds...), f.ConsoleRequests, f.ConsoleOK, f.ConsoleExcused, f.ConsoleUnexcused, tally(f.ConsoleOutcomes),
 		f.ConsoleSignIns, f.ConsoleStarts, f.ConsoleRunning, f.ConsoleFinalOff)
 	fmt.Fprintf(&b, "\ngoroutines: %d processes judged (tolerance %d goroutines), %d leaks", f.GoroutinesJudged, goroutineTolerance, len(f.Leaks))
 	for _, l := range f.Leaks {

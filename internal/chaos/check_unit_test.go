@@ -840,3 +840,19 @@ func TestCheckerFindsABroadcastTheConsoleStoppedListingOrCountedBack(t *testing.
 		})
 	}
 }
+
+// TestAnExcusedConsoleRequestNamesTheFaultBegunLast: a request two faults
+// excuse (a 503 for BUSY within a net-slow's grace) is named with the one
+// begun last, its nearest cause, as the run's log line says "excused by".
+func TestAnExcusedConsoleRequestNamesTheFaultBegunLast(t *testing.T) {
+	ms := time.Millisecond
+	faults := []applied{
+		{fault: fault{Kind: faultSlow, Target: faultSlow}, Began: 38100 * ms, Ended: 41300 * ms},
+		{fault: fault{Kind: faultBusy, Target: "valkey"}, Began: 44800 * ms, Ended: 47100 * ms},
+		{fault: fault{Kind: faultKill, Target: "worker-1"}, Began: 45000 * ms, Ended: 46000 * ms}, // excuses no 503
+	}
+	r := consoleReq{Path: "GET /queues", At: 45900 * ms, End: 45900 * ms, Status: 503, RetryAfter: "5"}
+	v := judgeConsole([]consoleReq{r}, faults)
+	require.Equal(t, 1, v.Excused)
+	require.Equal(t, []string{"GET /queues at 45.9s-45.9s: 503 (excused by valkey-busy valkey at 44.8s-47.1s)"}, v.Excusals)
+}

@@ -386,9 +386,25 @@ func signedOutByRestart(r consoleReq, reqs []consoleReq, faults []applied) (appl
 	return by, found
 }
 
+// excuser is the fault among faults that excuses r: one of its span
+// (excuses) or, for a sign-out, a restart of the console since the
+// operator's last sign-in among reqs (signedOutByRestart); of those, the
+// one begun last, the nearest cause (a 503 of BUSY within a net-slow's
+// grace is named the valkey-busy that began after it); false when none
+// does.
+func excuser(faults []applied, r consoleReq, reqs []consoleReq) (applied, bool) {
+	by, found := signedOutByRestart(r, reqs, faults)
+	for _, a := range faults {
+		if excuses(a, r) && (!found || a.Began >= by.Began) {
+			by, found = a, true
+		}
+	}
+	return by, found
+}
+
 // judgeConsole sorts reqs: answered as a console serving well answers
 // (consoleReq.ok), excused (a fault of its span excuses it: each named
-// with the first such fault), or unexcused (each named).
+// with the fault that does, excuser), or unexcused (each named).
 func judgeConsole(reqs []consoleReq, faults []applied) consoleVerdict {
 	v := consoleVerdict{Requests: len(reqs), Outcomes: map[string]int{}}
 	for _, r := range reqs {
@@ -401,13 +417,13 @@ func judgeConsole(reqs []consoleReq, faults []applied) consoleVerdict {
 		if r.Err != "" {
 			desc += ": " + r.Err
 		}
-		a, ok := signedOutByRestart(r, reqs, faults)
-		if i := slices.IndexFunc(faults, func(a applied) bool { return excuses(a, r) }); i >= 0 {
-			a, ok = faults[i], true
-		}
-		if ok {
+		if a, ok := excuser(faults, r, reqs); ok {
 			v.Excused++
-			v.Excusals = append(v.Excusals, fmt.Sprintf("%s (excused by %s %s at %.1fs-%.1fs)", desc, a.Kind, a.Target, a.Began.Seconds(), a.Ended.Seconds()))
+			what := a.Kind
+			if a.Target != a.Kind {
+				what += " " + a.Target
+			}
+			v.Excusals = append(v.Excusals, fmt.Sprintf("%s (excused by %s at %.1fs-%.1fs)", desc, what, a.Began.Seconds(), a.Ended.Seconds()))
 			continue
 		}
 		v.Unexcused = append(v.Unexcused, desc)

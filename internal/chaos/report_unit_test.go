@@ -49,8 +49,8 @@ func TestTheReportSaysCountsWithUnitsAndEndsWithItsVerdict(t *testing.T) {
 			f := tc.f
 			f.LeftOut = map[string]int{faultRestart: 2, faultCut: 1}
 			f.ConsoleFaults = map[string]int{faultKill: 1}
-			f.ConsoleOutcomes = map[string]int{"no answer": 3, "200": 80}
-			f.Failures = map[string]int{"timed out": 1, "refused": 3}
+			f.ConsoleOutcomes = map[string]int{"no answer": 3, "200": 80, "303 /": 1}
+			f.Failures = map[string]int{"timed out": 1, "refused": 3, "HTTP 500": 1}
 			text := reportText(f, faults, nil, nil, tc.failed, repro)
 			require.NotContains(t, text, "map[")
 			for _, want := range []string{
@@ -59,8 +59,8 @@ func TestTheReportSaysCountsWithUnitsAndEndsWithItsVerdict(t *testing.T) {
 				"tg-429          5 sendMessage  began 40.0s",
 				"Valkey used_memory 2.5 MiB → 13.6 MiB",
 				"console: 1 faults of its process (kill-9 1)",
-				"outcomes 200 80, no answer 3;",
-				"failed (refused 3, timed out 1;",
+				"outcomes 80 × 200, 1 × 303 /, 3 × no answer;",
+				"failed (1 × HTTP 500, 3 × refused, 1 × timed out;",
 			} {
 				require.Contains(t, text, want)
 			}
