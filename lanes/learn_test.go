@@ -526,7 +526,12 @@ func TestRevertProbeTakesARateARevertWentBackToOneStepLower(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const probe, hold = 300 * time.Millisecond, time.Hour
-	s, _ := probeStore(t, probe, hold)
+	// Proof epochs of a day: none ends during the test, so no window's
+	// sends become a proof that forgives a 429 (busy CI: with the 10-s
+	// default an epoch ended mid-test, proved 11, and 429 number 3 was
+	// forgiven instead of taking 11 back to 10).
+	s := newStore(t, lanes.WithGlobalRate(40, time.Minute), lanes.WithGlobalRateStart(10),
+		lanes.WithLearning(lanes.LearnConfig{Every: time.Hour, Probe: probe, Hold: hold, Cooldown: time.Hour, Epoch: 24 * time.Hour}))
 	m := lanes.NewMinter()
 	for g := range 60 {
 		enqueueN(t, s, m, "q", "g"+strconv.Itoa(g), 1)
