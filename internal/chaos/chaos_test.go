@@ -124,6 +124,9 @@ type figures struct {
 	// it: consoleWeight when the operator's change held.
 	ConsoleWeight int `json:"console_weight,omitempty"`
 	hookFigures
+	// The key census once settled (takeCensus; absent in runs recorded
+	// before it): keys and bytes by class, the largest keys.
+	censusFigures
 	Pass bool `json:"pass"`
 	// throttles names each limiter 429 (not recorded): when, the chat,
 	// Telegram's text and the sends accepted in the second before it.
@@ -407,6 +410,11 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 	} else {
 		t.Errorf("memory: %v", err)
 	}
+	if keys, err := st.census(ctx); err == nil {
+		f.takeCensus(keys, f.problem)
+	} else {
+		t.Errorf("census: %v", err)
+	}
 	f.SelfExits = len(st.exits())
 	l.mu.Lock()
 	f.Flood = l.flood
@@ -667,6 +675,9 @@ func reportText(f figures, faults []applied, playerErrs, exits []string, failed 
 		f.IntakeLag, f.FloodNotices)
 	fmt.Fprintf(&b, "\nsettling ended %s after %.1fs (bound %.0fs: %d sends owed at its start, learned %.1f sends/s); Valkey used_memory %s → %s",
 		f.SettleEnd, f.SettleSecs, f.SettleBound, f.SettleLeft, f.SettleRate, mib(f.MemBefore), mib(f.MemAfter))
+	if f.CensusKeys != nil {
+		b.WriteString("\n" + f.censusText())
+	}
 	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
 	fmt.Fprintf(&b, "\npaid broadcast: %d audience chats checked (%d dead-lettered, %d copies sent unpaid); progress %d sent, %d failed; the emulator saw %d chats get a copy; paid sends %d (PaidSent), %d messages accepted paid",
 		f.PaidCopies, f.PaidDeadCopies, f.PaidUnpaid, f.PaidProgressSent, f.PaidProgressFailed, f.PaidCopyChats, f.PaidSent, f.PaidAccepted)
