@@ -57,7 +57,7 @@ func TestDocsTableIsTheRecord(t *testing.T) {
 // are appended (blank lines take no number).
 func runsTable(jsonl []byte) (string, error) {
 	var b strings.Builder
-	b.WriteString("| # | seed | duration | Valkey | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid; its scenario: copies free, chats cancelled, Stars progress / charged | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after | settling | result |\n")
+	b.WriteString("| # | seed | duration | Valkey | intake | faults by kind | exited on their own | group updates | /start | taps (unanswered) | copies (dead) | lost | flood notices | longest intake wait | duplicates / in flight | order violations | wrong | 429s limiter (allowed) / injected | broadcast progress sent / chats with a copy | paid broadcast: copies (dead), progress sent / chats with a copy, paid sends / accepted paid; its scenario: copies free, chats cancelled, Stars progress / charged | console: its faults; requests well / excused / unexcused; sign-ins / processes; weight set; final counts | goroutines leaks / processes judged | Valkey memory before → after; keys once settled: kept / expiring / left over + unknown | settling | result |\n")
 	b.WriteString("|---:|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|\n")
 	sc := bufio.NewScanner(bytes.NewReader(jsonl))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -151,14 +151,19 @@ func runsTable(jsonl []byte) (string, error) {
 		if f.Allowed429 > 0 {
 			limiter = fmt.Sprintf("%d (%d)", f.Limiter429, f.Allowed429)
 		}
+		// Runs recorded before the key census show the memory alone.
+		memory := fmt.Sprintf("%.1f → %.1f MiB", float64(f.MemBefore)/(1<<20), float64(f.MemAfter)/(1<<20))
+		if f.CensusKeys != nil {
+			memory += fmt.Sprintf("; %d / %d / %d", f.CensusKeys[classKept], f.CensusKeys[classExpiring], f.CensusKeys[classLeftover]+f.CensusKeys[classUnknown])
+		}
 		result := "pass"
 		if !f.Pass {
 			result = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %s | %.1f → %.1f MiB | %.1f s, %s | %s |\n",
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %d | %d | %d | %d (%d) | %d (%d) | %d | %d | %.1f s | %d / %d | %d | %d | %s / %d | %s | %s | %s | %s | %s | %.1f s, %s | %s |\n",
 			row, f.Seed, f.Duration, valkeyCell, hookCell(f.Intake, f.hookFigures), faults, f.SelfExits, f.GroupUpdates, f.Starts, f.Taps, f.TapsUnanswered,
 			f.Copies, f.DeadCopies, f.Lost, f.FloodNotices, f.IntakeLag, f.Duplicates, f.InFlight, f.OrderViolations, f.Wrong, limiter, f.Injected429,
-			progress, paid, console, leaks, float64(f.MemBefore)/(1<<20), float64(f.MemAfter)/(1<<20), f.SettleSecs, end, result)
+			progress, paid, console, leaks, memory, f.SettleSecs, end, result)
 	}
 	return b.String(), sc.Err()
 }
@@ -175,4 +180,18 @@ func TestRunsTableNumbersTheRecordedRunsInOrder(t *testing.T) {
 	require.True(t, strings.HasPrefix(lines[0], "| # | seed |"), lines[0])
 	require.True(t, strings.HasPrefix(lines[2], "| 1 | 18 | 1m0s |"), lines[2])
 	require.True(t, strings.HasPrefix(lines[3], "| 2 | 30 | 1m0s |"), lines[3])
+}
+
+// TestRunsTableShowsTheKeyCensusWhereARunRecordedIt: a run with a key
+// census shows its kept / expiring / left over + unknown keys after its
+// memory; a run recorded before the census shows the memory alone.
+func TestRunsTableShowsTheKeyCensusWhereARunRecordedIt(t *testing.T) {
+	jsonl := []byte(`{"seed": 1, "duration": "10m0s", "mem_before": 2097152, "mem_after": 4194304}` + "\n" +
+		`{"seed": 2, "duration": "10m0s", "mem_before": 2097152, "mem_after": 4194304, "census_keys": {"kept": 709, "expiring": 693, "leftover": 2, "unknown": 1}}` + "\n")
+	table, err := runsTable(jsonl)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	require.Len(t, lines, 4, "header, rule and two runs")
+	require.Contains(t, lines[2], "| 2.0 → 4.0 MiB |")
+	require.Contains(t, lines[3], "| 2.0 → 4.0 MiB; 709 / 693 / 3 |")
 }
