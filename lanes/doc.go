@@ -10,7 +10,8 @@
 // (Coalesce: a newer payload replaces the pending job in place, latest
 // wins) and a stop key (Unless: a fan-out called off mid-way), and one
 // EnqueueResult saying what happened to the items; Claim hands out leased
-// jobs; Ack, Extend, Release, Nack and Dead settle one lease; NewWaiter
+// jobs; Ack, Extend, Release, Nack and Dead settle one lease (AckAll acks
+// several in one call); NewWaiter
 // blocks an idle claimer until work may be claimable; Cancel removes
 // waiting jobs by id (the copies of a fan-out called off: O(ids), in
 // atomic chunks, never a scan; see "Cancelling jobs"). Tag names the
@@ -117,7 +118,10 @@
 //
 // A claimer that finished its jobs acks them in its next Claim
 // (ClaimRequest.Ack): the acks and the claim are one atomic call and one
-// round trip.
+// round trip. Many claimers' acks at once (a process with many senders)
+// go in one AckAll: one call, each ack with its own tally, what they share
+// (the server's time, the send logs' expiries, the due times, the
+// wake-ups) done once.
 //
 // # Delivery control
 //

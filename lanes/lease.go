@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -141,6 +142,75 @@ func (s *Store) Ack(ctx context.Context, l Lease, opts ...SettleOption) error {
 		return leaseErr("ack", l, code)
 	}
 	return nil
+}
+
+// Acking is one ack of AckAll: a lease of a delivered job and the tally
+// its ack keeps (Ack's Counting option; the zero SettleTally: none).
+type Acking struct {
+	Lease Lease
+	Tally SettleTally
+}
+
+// AckAll acks several delivered jobs (of any queues of the store) in one
+// atomic call, each exactly as Ack would with Counting(a.Tally), what they
+// share done once per call (the server's time, the budgets' send logs'
+// expiries, each queue's due time, the wake-ups): at most MaxClaim acks.
+// It returns one error per ack, in order (nil: acked; ErrStaleLease or
+// ErrNoJob as Ack returns them, nothing changed for that ack), and the
+// call's error: ErrInvalid for a bad lease or tally (nothing applied), or
+// the server's (the acks may or may not have been applied: ack them again,
+// which answers ErrNoJob for one already acked).
+func (s *Store) AckAll(ctx context.Context, acks []Acking) ([]error, error) {
+	if len(acks) == 0 {
+		return nil, nil
+	}
+	if len(acks) > MaxClaim {
+		return nil, fmt.Errorf("%w: ack all: %d acks: want at most %d", ErrInvalid, len(acks), MaxClaim)
+	}
+	var queues []string
+	keys := []string{s.keys.ring(acks[0].Lease.Queue)}
+	args := []string{s.keys.shared(), ""}
+	for _, a := range acks {
+		if err := s.checkLease(a.Lease); err != nil {
+			return nil, err
+		}
+		if err := s.validTally(a.Tally); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(queues, a.Lease.Queue) {
+			queues = append(queues, a.Lease.Queue)
+			args = append(args, s.queueArgs(a.Lease.Queue)...)
+		}
+	}
+	args[1] = strconv.Itoa(len(queues))
+	args = append(args, strconv.Itoa(len(acks)))
+	for _, a := range acks {
+		l, t := a.Lease, a.Tally
+		args = append(args, strconv.Itoa(slices.Index(queues, l.Queue)+1), string(l.ID), l.Token, ms(l.Floor))
+		flag := func(key string) string {
+			if key == "" {
+				return ""
+			}
+			keys = append(keys, key)
+			return "1"
+		}
+		args = append(args, flag(t.Key), flag(t.Once), flag(t.Untrack), ms(t.TTL), strconv.Itoa(len(t.Fields)))
+		args = append(args, t.Fields...)
+	}
+	codes, err := s.scripts.acks.Exec(ctx, s.c, keys, args).AsIntSlice()
+	if err != nil {
+		return nil, fmt.Errorf("lanes: ack all: %w", err)
+	}
+	if len(codes) != len(acks) {
+		return nil, fmt.Errorf("lanes: ack all: %d codes for %d acks", len(codes), len(acks))
+	}
+	errs := make([]error, len(acks))
+	for i, code := range codes {
+		if code != 1 {
+			errs[i] = leaseErr("ack", acks[i].Lease, code)
+		}
+	}
+	return errs, nil
 }
 
 // Extend renews a live lease for d from now (server clock), for a send that

@@ -21,6 +21,8 @@ var luaFS embed.FS
 // SCRIPT FLUSH), so callers never see NOSCRIPT.
 type scripts struct {
 	enqueue, claim, ack, extend, settle, lane, drain, requeue, pause, stats *valkey.Lua
+	// acks acks several leases in one call (AckAll).
+	acks *valkey.Lua
 	// coalesce replaces a pending job by key (coalesce.go).
 	coalesce *valkey.Lua
 	// cancel removes waiting jobs by id (cancel.go).
@@ -60,7 +62,7 @@ func loadScripts() (*scripts, error) {
 		return l, nil
 	}
 	for name, dst := range map[string]**valkey.Lua{
-		"enqueue": &s.enqueue, "claim": &s.claim, "ack": &s.ack, "extend": &s.extend,
+		"enqueue": &s.enqueue, "claim": &s.claim, "ack": &s.ack, "acks": &s.acks, "extend": &s.extend,
 		"settle": &s.settle, "lane": &s.lane, "drain": &s.drain, "requeue": &s.requeue,
 		"pause": &s.pause, "stats": &s.stats, "cancel": &s.cancel, "floor": &s.floor, "recover": &s.recover,
 		"learn": &s.learn, "qpause": &s.qpause,

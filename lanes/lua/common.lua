@@ -254,8 +254,29 @@ local function touch(key, ms)
   if ttl >= 0 and ttl < ms then redis.call('PEXPIRE', key, int(ms)) end
 end
 
--- The period of lane g's pace override, if any (ms), else 0.
-local function override_period(S, g)
+-- touch, or in a batch of settles (batch: a table, see acks.lua; nil:
+-- none) noted in batch.touch (key -> the longest ms asked) for touch_all
+-- at the batch's end: a key several settles of the batch touch (a budget's
+-- send log) is touched once.
+local function touch_later(batch, key, ms)
+  if not batch then return touch(key, ms) end
+  local t = batch.touch[key]
+  if not t or t < ms then batch.touch[key] = ms end
+end
+
+-- Touches each key a batch noted (touch_later).
+local function touch_all(batch)
+  for key, ms in pairs(batch.touch) do touch(key, ms) end
+end
+
+-- The period of lane g's pace override, if any (ms), else 0. In a batch
+-- of settles (batch, see touch_later) whether any lane has an override
+-- (the hash exists) is read once, in batch.overrides.
+local function override_period(S, g, batch)
+  if batch then
+    if batch.overrides == nil then batch.overrides = redis.call('EXISTS', S .. 'pacecfg') == 1 end
+    if not batch.overrides then return 0 end
+  end
   local v = redis.call('HGET', S .. 'pacecfg', g)
   if not v then return 0 end
   local _, p = string.match(v, '^(%d+):(%d+)$')
@@ -282,8 +303,9 @@ end
 -- queue's own log ("<queue prefix>rate"), so "0" nothing logged, "3" the
 -- global and pace logs; a log the claim did not write is not touched.
 -- (false, a job claimed before the field existed: the global and pace logs
--- are tried; a log without the member is left untouched.)
-local function mark_settled(S, q, g, member, at, logged)
+-- are tried; a log without the member is left untouched.) batch: see
+-- touch_later (the lane's own pace log is touched at once).
+local function mark_settled(S, q, g, member, at, logged, batch)
   if logged == '0' then return end
   local flags = 3
   if logged then flags = num(logged) end
@@ -291,18 +313,18 @@ local function mark_settled(S, q, g, member, at, logged)
   if flags >= 4 then
     flags = flags - 4
     local qk = q.p .. 'rate'
-    if redis.call('ZADD', qk, 'XX', 'CH', at, member) == 1 then touch(qk, logttl(q)) end
+    if redis.call('ZADD', qk, 'XX', 'CH', at, member) == 1 then touch_later(batch, qk, logttl(q)) end
     if flags == 0 then return end
   end
   -- No window configured (logttl 0) means no global rate: no global log.
   if flags ~= 2 and logttl(q) > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', at, member) == 1 then
-    touch(S .. 'rate', logttl(q))
+    touch_later(batch, S .. 'rate', logttl(q))
   end
   if flags == 1 then return end
   local pk = S .. 'pace:' .. g
   if redis.call('ZADD', pk, 'XX', 'CH', at, member) == 1 then
     local ttl = logttl(q)
-    local op = override_period(S, g)
+    local op = override_period(S, g, batch)
     if op > ttl then ttl = op end
     touch(pk, ttl)
   end
@@ -489,15 +511,22 @@ end
 -- reclaimed expiry): drops it from the lane's in-flight count and settles its
 -- send-log entries at the send's latest possible arrival (logged: see
 -- mark_settled; floor and claimed: see arrival). Returns the lane's jobs in
--- flight afterwards.
-local function end_lease(S, q, id, g, tok, now, logged, floor, claimed)
+-- flight afterwards. In a batch of settles (batch, see touch_later) the
+-- send logs shared by the batch are touched, and the budget's wake-up
+-- below is done, once at its end (batch.logged: a logged send was settled;
+-- see acks.lua).
+local function end_lease(S, q, id, g, tok, now, logged, floor, claimed, batch)
   local inf = dec_inflight(q, g)
   -- (The member is not even built when the claim logged nothing.)
   if logged ~= '0' then
-    mark_settled(S, q, g, id .. ':' .. tok, arrival(now, floor, claimed), logged)
+    mark_settled(S, q, g, id .. ':' .. tok, arrival(now, floor, claimed), logged, batch)
     -- A claimer found a budget spent by sends all in flight: this settle
     -- may refill it at once (counted from its arrival), so wake claimers.
-    if redis.call('DEL', S .. 'budgetwait') == 1 then redis.call('PUBLISH', S .. 'wake', 0) end
+    if batch then
+      batch.logged = true
+    elseif redis.call('DEL', S .. 'budgetwait') == 1 then
+      redis.call('PUBLISH', S .. 'wake', 0)
+    end
   end
   return inf
 end
@@ -509,16 +538,17 @@ end
 -- keep_due (the claim's acks) leaves the queue's due time for the caller to
 -- tidy (tidy_due) once it knows whether it added a lease itself: a due time
 -- earlier than needed is allowed (see above), and a claim that hands out a
--- lease would otherwise delete it only to set it again.
+-- lease would otherwise delete it only to set it again (so do the acks of
+-- acks.lua, tidying each queue once). batch: see end_lease.
 --
 -- An ack changes neither the lane's depth nor its park, so it can make the
 -- lane ready only by freeing in-flight room: an ordered lane with none left
 -- in flight, or an unordered one that was at its glimit. Otherwise the
 -- lane's place in (or out of) the ring is already right and is not read.
-local function ack_job(S, q, id, tok, now, keep_due, floor)
+local function ack_job(S, q, id, tok, now, keep_due, floor, batch)
   local g, code, logged, claimed = take_lease(q, id, tok)
   if not g then return code, 0 end
-  local inf = end_lease(S, q, id, g, tok, now, logged, floor, claimed)
+  local inf = end_lease(S, q, id, g, tok, now, logged, floor, claimed, batch)
   redis.call('DEL', q.p .. 'job:' .. id)
   if not keep_due then tidy_due(q) end
   if q.ordered then
