@@ -418,7 +418,7 @@ func (w *Worker) haltPaid(f failure) next {
 func (w *Worker) retryLater(f failure, status int) next {
 	delay := w.backoff(f.job.Attempts)
 	var out lanes.Outcome
-	count := w.progressTally(f.p, ReasonMaxAttempts) // applied only if dead-lettered
+	count := counting(w.progressTally(f.p, ReasonMaxAttempts)) // applied only if dead-lettered
 	nerr := w.settle(f.drain, f.job, "nack", func(ctx context.Context) error {
 		var err error
 		out, err = w.store.Nack(ctx, f.job.Lease, delay, "transient: "+f.rerr.Error(), count...)
@@ -559,7 +559,7 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 	// A broadcast copy is counted in its progress by the ack itself: a
 	// worker killed right after the ack leaves no copy uncounted.
 	count := w.progressTally(p, "")
-	aerr := w.settle(ctx, job, "ack", func(ctx context.Context) error { return w.store.Ack(ctx, job.Lease, count...) })
+	aerr := w.settle(ctx, job, "ack", func(ctx context.Context) error { return w.ackJob(ctx, job.Lease, count) })
 	if aerr != nil {
 		// Delivered, but the lease is provably lost, or the store stayed
 		// unreachable for SettleFor or until the drain deadline: the job
@@ -602,7 +602,7 @@ func (w *Worker) deadUntried(ctx context.Context, job lanes.Job, p tgjob.Job, co
 // counted failed with code in the same atomic call (progressTally).
 func (w *Worker) deadLetter(ctx context.Context, job lanes.Job, p tgjob.Job, code, reason string,
 	move func(context.Context, lanes.Lease, string, ...lanes.SettleOption) error) {
-	count := w.progressTally(p, code)
+	count := counting(w.progressTally(p, code))
 	if err := w.settle(ctx, job, "dead-letter", func(ctx context.Context) error { return move(ctx, job.Lease, reason, count...) }); err != nil {
 		w.log.Warn("dead-letter failed", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(err)))
 		return
@@ -614,11 +614,11 @@ func (w *Worker) deadLetter(ctx context.Context, job lanes.Job, p tgjob.Job, cod
 // progressTally is the count in its broadcast's progress a settling of
 // copy p keeps in the same atomic call (lanes.Counting): sent (failed "")
 // by an ack, failed with reason failed by a dead-lettering (notifier
-// SentTally, FailedTally). None for a message that is not a broadcast copy,
-// nor for an edit's ack.
-func (w *Worker) progressTally(p tgjob.Job, failed string) []lanes.SettleOption {
+// SentTally, FailedTally). None (the zero SettleTally) for a message that
+// is not a broadcast copy, nor for an edit's ack.
+func (w *Worker) progressTally(p tgjob.Job, failed string) lanes.SettleTally {
 	if p.Broadcast == "" || (failed == "" && p.IsEdit()) {
-		return nil
+		return lanes.SettleTally{}
 	}
 	var t lanes.SettleTally
 	var err error
@@ -629,9 +629,19 @@ func (w *Worker) progressTally(p tgjob.Job, failed string) []lanes.SettleOption 
 	}
 	if err != nil {
 		w.log.Warn("broadcast progress", slog.Any("err", w.redactor.Error(err)))
-		return nil
+		return lanes.SettleTally{}
 	}
-	return []lanes.SettleOption{lanes.Counting(t)}
+	return t
+}
+
+// ackJob acks a delivered job's lease l with tally t (see progressTally)
+// through the running acker (acks.go), or with a Store.Ack of its own when
+// none runs.
+func (w *Worker) ackJob(ctx context.Context, l lanes.Lease, t lanes.SettleTally) error {
+	if k := w.acks.Load(); k != nil {
+		return k.ack(ctx, l, t)
+	}
+	return w.store.Ack(ctx, l, counting(t)...)
 }
 
 func (w *Worker) release(ctx context.Context, job lanes.Job) {

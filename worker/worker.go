@@ -189,6 +189,9 @@ type Worker struct {
 	shared floorShare
 	// paid caches whether the paid queue is halted (paid.go).
 	paid paidHalt
+	// acks batches the acks of delivered messages while Run runs (acks.go;
+	// nil: each its own Store.Ack).
+	acks atomic.Pointer[acker]
 	// state is what the claims and the global pauses did lately (state.go).
 	state state
 }
@@ -315,6 +318,15 @@ func (w *Worker) Run(ctx context.Context) error {
 		func(n int) { w.m.recovered.Add(float64(n)) })
 	w.log.Info("worker started", slog.Int("senders_max", w.cfg.Senders), slog.Int("senders_min", w.cfg.MinSenders),
 		slog.Int("senders", w.senders()), slog.Duration("hold", w.hold.get()))
+	// The acks of delivered messages in batches (acks.go), until the claim
+	// loop returned (every lease settled or released).
+	acks, stopAcks := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAcks()
+	if k := newAcker(w.store, w.cfg.ClaimRate); k.size > 1 {
+		w.acks.Store(k)
+		defer w.acks.Store(nil)
+		wg.Go(func() { k.run(acks) })
+	}
 	// One claim loop (consumer.Run), its batches each on a sender's
 	// goroutine; a failed claim waits 1 s.
 	consumer.Run(ctx, consumer.Config{Async: true, Backoff: consumer.Backoff{Base: time.Second, Max: time.Second}, Log: w.log},
@@ -323,6 +335,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				pace: newClaimPacer(w.cfg.ClaimRate), results: make(chan claimAnswer, maxClaimsInFlight), probe: true}
 		})
 	stopKeep()
+	stopAcks()
 	wg.Wait()
 	w.log.Info("worker stopped")
 	return nil

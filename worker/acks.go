@@ -1,0 +1,150 @@
+package worker
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/codemojex/codemojex/lanes"
+)
+
+// Acks in batches. At a high rate each delivered message's ack as a call of
+// its own costs a round trip (a write and a read on each side) and an ack
+// script's fixed work in Valkey (its time, the send logs' expiries, the due
+// time, the wake-ups) per message; one lanes Store.AckAll of the acks that
+// come within ackGap pays them once. The batcher (acker) flushes a batch
+// once it holds
+//
+//	acksFor(ClaimRate) = clamp(ceil(ClaimRate × ackGap), 1, maxAcksPerCall)
+//
+// acks or ackGap after its first, whichever comes first: 1 up to 125/s,
+// where each ack is its own Store.Ack call as before (no wait at all), 10
+// at 1,130/s. An ack waits at most ackGap: its lane's next message (an
+// ordered lane serves it once the ack lands) and the sender's slot wait
+// that much more. Its budgets do not: the time an ack waited is added to
+// its lease's floor (lanes.Lease.Floor), so its send counts from when its
+// answer was read, as an ack sent at once would have it (the ack's server
+// time less the wait is never earlier than that read; see acker.flush).
+const (
+	// ackGap is the most an ack waits for others to share its call.
+	ackGap = 8 * time.Millisecond
+	// maxAcksPerCall caps the acks of one call.
+	maxAcksPerCall = 64
+)
+
+// acksFor is how many acks one call takes at rate messages/s (0: unknown,
+// then 1: no batching).
+func acksFor(rate int) int {
+	if rate <= 0 {
+		return 1
+	}
+	n := int(math.Ceil(float64(rate) * ackGap.Seconds()))
+	return min(max(n, 1), maxAcksPerCall)
+}
+
+// acker batches the acks of delivered messages into lanes Store.AckAll
+// calls (see above). ack is safe for concurrent use; run is its one
+// flushing goroutine. One of size 1 acks each message with a Store.Ack of
+// its own, and needs no run.
+type acker struct {
+	store *lanes.Store
+	size  int           // the most acks of one call (acksFor)
+	gap   time.Duration // the most the first ack of a batch waits
+	reqs  chan *ackReq
+}
+
+// ackReq is one ack waiting in the batcher.
+type ackReq struct {
+	a    lanes.Acking
+	at   time.Time  // when it was asked for (its wait is added to its floor)
+	done chan error // its outcome, buffered
+}
+
+func newAcker(store *lanes.Store, rate int) *acker {
+	size := acksFor(rate)
+	return &acker{store: store, size: size, gap: ackGap, reqs: make(chan *ackReq, 4*size)}
+}
+
+// ack acks l with tally t (the zero SettleTally: none) as Store.Ack with
+// Counting(t) would, in a batch when the acker batches; its error is
+// Store.Ack's (ErrStaleLease, ErrNoJob, the call's), or ctx's when ctx
+// ended first (the ack may or may not land then: acking again answers
+// ErrNoJob for one that did).
+func (k *acker) ack(ctx context.Context, l lanes.Lease, t lanes.SettleTally) error {
+	if k.size <= 1 {
+		return k.store.Ack(ctx, l, counting(t)...)
+	}
+	r := &ackReq{a: lanes.Acking{Lease: l, Tally: t}, at: time.Now(), done: make(chan error, 1)}
+	select {
+	case k.reqs <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run flushes batches until ctx ends (after the last ack was answered:
+// Worker.Run cancels it once its claim loop returned).
+func (k *acker) run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		var first *ackReq
+		select {
+		case first = <-k.reqs:
+		case <-ctx.Done():
+			return
+		}
+		batch := []*ackReq{first}
+		timer.Reset(k.gap)
+	collect:
+		for len(batch) < k.size {
+			select {
+			case r := <-k.reqs:
+				batch = append(batch, r)
+			case <-timer.C:
+				break collect
+			}
+		}
+		timer.Stop()
+		k.flush(ctx, batch)
+	}
+}
+
+// flush acks batch in one Store.AckAll and answers each request. Each
+// ack's floor grows by the time it waited (at most lanes.MaxFloor): its
+// send's answer was read before it was asked for, so the ack's server time
+// less that wait is still no earlier than the read, which is all an
+// immediate ack's settle time stood for (see lanes Lease.Floor).
+func (k *acker) flush(ctx context.Context, batch []*ackReq) {
+	now := time.Now()
+	acks := make([]lanes.Acking, len(batch))
+	for i, r := range batch {
+		acks[i] = r.a
+		acks[i].Lease.Floor = min(r.a.Lease.Floor+now.Sub(r.at), lanes.MaxFloor)
+	}
+	cctx, cancel := context.WithTimeout(ctx, settleTry)
+	errs, err := k.store.AckAll(cctx, acks)
+	cancel()
+	for i, r := range batch {
+		if err != nil {
+			r.done <- err
+			continue
+		}
+		r.done <- errs[i]
+	}
+}
+
+// counting is the settle option that keeps t (none for the zero
+// SettleTally).
+func counting(t lanes.SettleTally) []lanes.SettleOption {
+	if t.Key == "" && t.Once == "" && t.Untrack == "" && len(t.Fields) == 0 && t.TTL == 0 {
+		return nil
+	}
+	return []lanes.SettleOption{lanes.Counting(t)}
+}
