@@ -178,3 +178,49 @@ func errorKind(err error) string {
 	}
 	return err.Error()
 }
+
+// A settle keeps its send logs for the longest window they serve (the
+// store's log TTL: here the lane pace's minute) from the settle: it
+// extends a log's expiry set by the claim (its lease plus the window),
+// never shortens a longer one, and gives none to a log without one. Ack
+// and AckAll alike.
+func TestASettleExtendsASendLogsExpiryNeverShortensItNorGivesOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, batch := range []bool{false, true} {
+		for _, tc := range []struct {
+			name   string
+			before func(s *lanes.Store, key string)
+			want   func(t *testing.T, ttl int)
+		}{
+			{"extended", func(*lanes.Store, string) {}, func(t *testing.T, ttl int) {
+				require.Greater(t, ttl, 50_000, "the pace's minute from the settle")
+			}},
+			{"never shortened", func(s *lanes.Store, key string) {
+				require.NoError(t, rdo(t, s, "PEXPIRE", key, "3600000").Error())
+			}, func(t *testing.T, ttl int) { require.Greater(t, ttl, 3_500_000) }},
+			{"none given", func(s *lanes.Store, key string) {
+				require.NoError(t, rdo(t, s, "PERSIST", key).Error())
+			}, func(t *testing.T, ttl int) { require.Equal(t, -1, ttl) }},
+		} {
+			t.Run(tc.name+map[bool]string{false: " by Ack", true: " by AckAll"}[batch], func(t *testing.T) {
+				s := newStore(t, lanes.WithGlobalRate(1000, time.Second), lanes.WithLanePace(lanes.Pace{Limit: 100, Period: time.Minute}))
+				enqueueN(t, s, lanes.NewMinter(), "q", "7", 1)
+				c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: 2 * time.Second, Max: 1})
+				require.NoError(t, err)
+				require.Len(t, c.Jobs, 1)
+				key := strings.TrimSuffix(s.Keys().Pattern(), "*") + ":s:rate"
+				require.Less(t, rint(t, s, "PTTL", key), 5_000, "the claim's: its lease plus the window")
+				tc.before(s, key)
+				if batch {
+					errs, err := s.AckAll(ctx, []lanes.Acking{{Lease: c.Jobs[0].Lease}})
+					require.NoError(t, err)
+					require.NoError(t, errs[0])
+				} else {
+					require.NoError(t, s.Ack(ctx, c.Jobs[0].Lease))
+				}
+				tc.want(t, rint(t, s, "PTTL", key))
+			})
+		}
+	}
+}

@@ -248,10 +248,12 @@ local function logttl(q)
   return q.logttl
 end
 
--- Sets key's expiry to at least ms from now (never shortens it).
+-- Sets key's expiry to at least ms from now: never shortens it, and gives
+-- none to a key without one (PEXPIRE GT treats that as an infinite TTL;
+-- a missing key is left missing). One command (Redis 7+), not PTTL then
+-- PEXPIRE.
 local function touch(key, ms)
-  local ttl = redis.call('PTTL', key)
-  if ttl >= 0 and ttl < ms then redis.call('PEXPIRE', key, int(ms)) end
+  if ms > 0 then redis.call('PEXPIRE', key, int(ms), 'GT') end
 end
 
 -- touch, or in a batch of settles (batch: a table, see acks.lua; nil:
