@@ -7,7 +7,9 @@
 -- its ack), whether any lane has a pace override ("{tag}:s:pacecfg", read
 -- once), the budget's wake-up (DEL "{tag}:s:budgetwait", see common.lua
 -- end_lease), each queue's due time (tidied once per queue acked), the
--- claimers' wake-up, and a tally hash's existence and expiry.
+-- claimers' wake-up, and a tally's hash existence, increments (one
+-- HINCRBY per hash and field, by the count of its acks), untracking (one
+-- ZREM per set) and expiries.
 -- KEYS[1]  the first acked queue's ring "{tag}:q:<queue>:ring" (routing)
 -- KEYS[2..] the acks' tally keys, in the order of the acks and, within an
 --          ack, hash, once set, untrack set (each only when the ack has it)
@@ -31,13 +33,22 @@ for n = 1, nq do queues[n], i = read_queue(ARGV, i) end
 local nacks = count(ARGV[i])
 i = i + 1
 local now = now_ms()
-local batch = {touch = {}, exists = {}, expire = {}}
+local batch = {touch = {}, exists = {}, expire = {}, incr = {}, untrack = {}}
 
 -- An ack's tally, as count_in keeps it (see common.lua), with the hash's
--- existence read once per call and the expiries set once at the end (the
--- last ack's TTL for a key, as count_in called in turn would leave it).
+-- existence read once per call, and its increments, untracking and
+-- expiries done once at the end (tally_all: each field by its count, the
+-- last ack's TTL for a key, as count_in called in turn would leave them;
+-- no ack reads them).
 local function tally(batch, id, h, fields, once, untrack, ttl)
-  if untrack then redis.call('ZREM', untrack, id) end
+  if untrack then
+    local u = batch.untrack[untrack]
+    if not u then
+      u = {}
+      batch.untrack[untrack] = u
+    end
+    u[#u + 1] = id
+  end
   if not h then return end
   local e = batch.exists[h]
   if e == nil then
@@ -49,8 +60,22 @@ local function tally(batch, id, h, fields, once, untrack, ttl)
     if redis.call('SADD', once, id) == 0 then return end
     if ttl > 0 then batch.expire[once] = ttl end
   end
-  for _, f in ipairs(fields) do redis.call('HINCRBY', h, f, 1) end
+  local inc = batch.incr[h]
+  if not inc then
+    inc = {}
+    batch.incr[h] = inc
+  end
+  for _, f in ipairs(fields) do inc[f] = (inc[f] or 0) + 1 end
   if ttl > 0 then batch.expire[h] = ttl end
+end
+
+-- The tallies' writes noted by tally: untracking, increments, expiries.
+local function tally_all(batch)
+  for key, ids in pairs(batch.untrack) do redis.call('ZREM', key, unpack(ids)) end
+  for h, inc in pairs(batch.incr) do
+    for f, n in pairs(inc) do redis.call('HINCRBY', h, f, int(n)) end
+  end
+  for key, ttl in pairs(batch.expire) do redis.call('PEXPIRE', key, int(ttl)) end
 end
 
 local codes, joined, acked, k = {}, 0, {}, 2
@@ -73,7 +98,7 @@ for a = 1, nacks do
   i = i + 9 + nf
 end
 touch_all(batch)
-for key, ttl in pairs(batch.expire) do redis.call('PEXPIRE', key, int(ttl)) end
+tally_all(batch)
 if batch.logged and redis.call('DEL', S .. 'budgetwait') == 1 then redis.call('PUBLISH', S .. 'wake', 0) end
 for n in pairs(acked) do tidy_due(queues[n]) end
 wake(S, joined)
