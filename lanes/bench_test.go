@@ -11,10 +11,12 @@ package lanes_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -523,4 +525,63 @@ func BenchmarkWakeBudgetRefill(b *testing.B) {
 	}
 	b.StopTimer()
 	reportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
+}
+
+// BenchmarkBroadcastCopies: a paid broadcast's copies as the worker moves
+// them at a high rate: one-copy lanes (each a chat of its own, paced, on an
+// ordered queue with a budget of its own outside the global one, the
+// budgets set too high to bind), claimed 9 lanes a call (ClaimRequest.Lanes,
+// the worker's lanesFor at 1,130/s) and acked with a progress tally each,
+// either one Ack per copy or one AckAll per claim. Per copy (op): the
+// server's time in scripts and the commands they ran (cmds/op does not move
+// with the machine's load).
+//
+//	go test -run '^$' -bench BroadcastCopies -benchtime 20000x ./lanes/
+func BenchmarkBroadcastCopies(b *testing.B) {
+	const lanesPerClaim = 9
+	for _, batched := range []bool{false, true} {
+		b.Run(map[bool]string{false: "Ack", true: "AckAll"}[batched], func(b *testing.B) {
+			ctx := context.Background()
+			s := newStore(b,
+				lanes.WithQueue("paid", lanes.QueueConfig{Ordered: true, Rate: 1_000_000, Window: time.Second, OutsideGlobal: true}),
+				lanes.WithGlobalRate(1_000_000, time.Second),
+				lanes.WithLanePace(lanes.Pace{Limit: 1, Period: time.Second}))
+			n := (b.N + lanesPerClaim - 1) / lanesPerClaim * lanesPerClaim
+			fillLanes(b, s, lanes.NewMinter(), "paid", "1", n, 1)
+			tag := strings.TrimSuffix(s.Keys().Pattern(), "*") + ":"
+			tally := lanes.SettleTally{Key: tag + "progress", Fields: []string{"sent", "paid"}, Untrack: tag + "out", TTL: time.Hour}
+			require.NoError(b, rdo(b, s, "HSET", tally.Key, "sent", "0").Error())
+			req := lanes.ClaimRequest{Queues: []string{"paid"}, Lease: time.Minute, Max: 16, Lanes: lanesPerClaim}
+			acks := make([]lanes.Acking, 0, lanesPerClaim)
+			b.ResetTimer()
+			us0, cmds0 := serverCost(b, s)
+			for done := 0; done < n; {
+				c, err := s.Claim(ctx, req)
+				if err != nil || len(c.Jobs) != lanesPerClaim {
+					b.Fatalf("claim: %v, %d jobs, RetryIn %v", err, len(c.Jobs), c.RetryIn)
+				}
+				acks = acks[:0]
+				for _, j := range c.Jobs {
+					if !batched {
+						if err := s.Ack(ctx, j.Lease, lanes.Counting(tally)); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					acks = append(acks, lanes.Acking{Lease: j.Lease, Tally: tally})
+				}
+				if batched {
+					errs, err := s.AckAll(ctx, acks)
+					if err != nil || errors.Join(errs...) != nil {
+						b.Fatal(err, errs)
+					}
+				}
+				done += len(c.Jobs)
+			}
+			b.StopTimer()
+			usec, cmds := serverCost(b, s)
+			b.ReportMetric(float64(usec-us0)/float64(n), "server-µs/copy")
+			b.ReportMetric(float64(cmds-cmds0)/float64(n), "cmds/copy")
+		})
+	}
 }
