@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/valkey-io/valkey-go"
@@ -199,6 +200,9 @@ type censusFigures struct {
 	CensusKeys    map[keyClass]int   `json:"census_keys,omitempty"`
 	CensusBytes   map[keyClass]int64 `json:"census_bytes,omitempty"`
 	CensusLargest []string           `json:"census_largest,omitempty"`
+	// Where used_memory went once settled (memParts; absent in runs
+	// recorded before it).
+	memParts
 }
 
 // takeCensus classifies keys (classifyKey), fills in f's census figures
@@ -227,7 +231,71 @@ func (f censusFigures) censusText() string {
 	for _, c := range keyClasses {
 		parts = append(parts, fmt.Sprintf("%s %d (%.1f KiB)", c, f.CensusKeys[c], float64(f.CensusBytes[c])/1024))
 	}
-	return "key census once settled: " + strings.Join(parts, ", ") + "; largest: " + cmp.Or(strings.Join(f.CensusLargest, ", "), "none")
+	line := "key census once settled: " + strings.Join(parts, ", ") + "; largest: " + cmp.Or(strings.Join(f.CensusLargest, ", "), "none")
+	if f.MemDataset > 0 {
+		line += "\n" + f.memText()
+	}
+	return line
+}
+
+// memParts is where the primary's used_memory went once settled, bytes
+// (INFO memory; Valkey 8): the replication backlog (mem_replication_backlog,
+// at most repl-backlog-size: 10 MiB by default, filled by the run's writes
+// and kept while a replica may need it), the clients' buffers
+// (mem_clients_normal + mem_clients_slaves), Lua (used_memory_vm_eval +
+// used_memory_scripts_eval: the scripts' engine and cache) and the dataset
+// (used_memory_dataset: the keys, their MEMORY USAGE and the allocator's
+// share of them). It says what used_memory's growth over its baseline
+// holds: growth in the backlog and the engine is bounded by their
+// configuration; the dataset's is the census's keys.
+type memParts struct {
+	MemDataset int64 `json:"mem_dataset,omitempty"`
+	MemBacklog int64 `json:"mem_backlog,omitempty"`
+	MemClients int64 `json:"mem_clients,omitempty"`
+	MemLua     int64 `json:"mem_lua,omitempty"`
+}
+
+// memText is memParts' line of the report.
+func (m memParts) memText() string {
+	return fmt.Sprintf("used_memory once settled holds: replication backlog %s (at most repl-backlog-size), clients %s, Lua %s, dataset %s",
+		mib(m.MemBacklog), mib(m.MemClients), mib(m.MemLua), mib(m.MemDataset))
+}
+
+// memoryParts reads INFO memory of the current primary (in a cluster
+// run, of the bot's slot's primary: primaryNode) into memParts. Errors:
+// the command's, or a field missing or not an integer, wrapped.
+func (st *stack) memoryParts(ctx context.Context) (memParts, error) {
+	_, c, err := st.primaryNode(ctx)
+	if err != nil {
+		return memParts{}, err
+	}
+	s, err := c.Do(ctx, c.B().Info().Section("memory").Build()).ToString()
+	if err != nil {
+		return memParts{}, fmt.Errorf("info memory: %w", err)
+	}
+	return parseMemParts(s)
+}
+
+// parseMemParts reads memParts from the text of INFO memory.
+func parseMemParts(info string) (memParts, error) {
+	fields := map[string]int64{}
+	for line := range strings.SplitSeq(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if n, err := strconv.ParseInt(v, 10, 64); ok && err == nil {
+			fields[k] = n
+		}
+	}
+	for _, k := range []string{"used_memory_dataset", "mem_replication_backlog", "mem_clients_normal", "mem_clients_slaves", "used_memory_vm_eval", "used_memory_scripts_eval"} {
+		if _, ok := fields[k]; !ok {
+			return memParts{}, fmt.Errorf("info memory: no integer %s", k)
+		}
+	}
+	return memParts{
+		MemDataset: fields["used_memory_dataset"],
+		MemBacklog: fields["mem_replication_backlog"],
+		MemClients: fields["mem_clients_normal"] + fields["mem_clients_slaves"],
+		MemLua:     fields["used_memory_vm_eval"] + fields["used_memory_scripts_eval"],
+	}, nil
 }
 
 // census reads every key of the current primary (in a cluster run, of

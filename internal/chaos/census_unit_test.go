@@ -1,9 +1,13 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,4 +93,37 @@ func TestKeyCensusNamesEachLeftoverAndUnknownKeyAndTheLargest(t *testing.T) {
 	require.Len(t, f.CensusLargest, 10)
 	require.Equal(t, []string{"{cm}:n:bc:01J0 (300 B)", "{cm}:q:reply:leases (120 B)", "{cm}:app:stray (60 B)", "{cm}:app:chats:l (21 B)"}, f.CensusLargest[:4])
 	require.Contains(t, f.censusText(), "kept 12 (0.2 KiB), expiring 1 (0.3 KiB), leftover 1 (0.1 KiB), unknown 1 (0.1 KiB); largest: {cm}:n:bc:01J0 (300 B)")
+}
+
+// TestMemPartsSayWhereAPrimarysUsedMemoryWent: on a real primary with a
+// replica, after writes and a script, INFO memory's parts read as the
+// replication backlog (its writes, so above zero and at most
+// repl-backlog-size), the clients' buffers, Lua and the dataset (above
+// zero with keys); an INFO memory text without one of the fields is an
+// error naming it.
+func TestMemPartsSayWhereAPrimarysUsedMemoryWent(t *testing.T) {
+	ctx := context.Background()
+	primary, _ := valkeytest.StartReplicated(t)
+	c := primary.Client(t)
+	for i := range 100 {
+		require.NoError(t, c.Do(ctx, c.B().Set().Key(fmt.Sprintf("k%d", i)).Value(strings.Repeat("x", 1000)).Build()).Error())
+	}
+	require.NoError(t, c.Do(ctx, c.B().Eval().Script("return 1").Numkeys(0).Build()).Error())
+	info, err := c.Do(ctx, c.B().Info().Section("memory").Build()).ToString()
+	require.NoError(t, err)
+	m, err := parseMemParts(info)
+	require.NoError(t, err)
+	backlogSize, err := c.Do(ctx, c.B().ConfigGet().Parameter("repl-backlog-size").Build()).AsStrMap()
+	require.NoError(t, err)
+	size, err := strconv.ParseInt(backlogSize["repl-backlog-size"], 10, 64)
+	require.NoError(t, err)
+	require.Greater(t, m.MemBacklog, int64(100_000), "the backlog holds the writes")
+	require.LessOrEqual(t, m.MemBacklog, size+(1<<20), "the backlog is bounded by repl-backlog-size (plus its blocks' overhead)")
+	require.Greater(t, m.MemDataset, int64(100_000), "the dataset holds the keys")
+	require.Greater(t, m.MemLua, int64(0), "the script's engine and cache")
+	require.GreaterOrEqual(t, m.MemClients, int64(0))
+	require.Contains(t, m.memText(), "replication backlog ")
+
+	_, err = parseMemParts(strings.ReplaceAll(info, "mem_replication_backlog:", "mem_backlog_renamed:"))
+	require.ErrorContains(t, err, "no integer mem_replication_backlog")
 }

@@ -415,6 +415,11 @@ func (f *figures) account(ctx context.Context, t *testing.T, st *stack, in *inje
 	} else {
 		t.Errorf("census: %v", err)
 	}
+	if m, err := st.memoryParts(ctx); err == nil {
+		f.memParts = m
+	} else {
+		t.Errorf("memory: %v", err)
+	}
 	f.SelfExits = len(st.exits())
 	l.mu.Lock()
 	f.Flood = l.flood
