@@ -231,11 +231,7 @@ func (f censusFigures) censusText() string {
 	for _, c := range keyClasses {
 		parts = append(parts, fmt.Sprintf("%s %d (%.1f KiB)", c, f.CensusKeys[c], float64(f.CensusBytes[c])/1024))
 	}
-	line := "key census once settled: " + strings.Join(parts, ", ") + "; largest: " + cmp.Or(strings.Join(f.CensusLargest, ", "), "none")
-	if f.MemDataset > 0 {
-		line += "\n" + f.memText()
-	}
-	return line
+	return "key census once settled: " + strings.Join(parts, ", ") + "; largest: " + cmp.Or(strings.Join(f.CensusLargest, ", "), "none")
 }
 
 // memParts is where the primary's used_memory went once settled, bytes
@@ -255,10 +251,15 @@ type memParts struct {
 	MemLua     int64 `json:"mem_lua,omitempty"`
 }
 
-// memText is memParts' line of the report.
-func (m memParts) memText() string {
-	return fmt.Sprintf("used_memory once settled holds: replication backlog %s (at most repl-backlog-size), clients %s, Lua %s, dataset %s",
-		mib(m.MemBacklog), mib(m.MemClients), mib(m.MemLua), mib(m.MemDataset))
+// memText is memParts' line of the report, used being used_memory once
+// settled (bytes): its parts, and the rest (the allocator's and the
+// server's own structures: used_memory_overhead less the backlog and the
+// clients). The census's bytes are each key's MEMORY USAGE; the dataset
+// adds the keyspace's own tables (its dicts, the expires) to them.
+func (m memParts) memText(used int64) string {
+	rest := used - m.MemBacklog - m.MemClients - m.MemLua - m.MemDataset
+	return fmt.Sprintf("used_memory once settled, %s: replication backlog %s (at most repl-backlog-size), clients %s, Lua %s, dataset %s (the keys of the census and the keyspace's tables), the rest %s (the server's own structures)",
+		mib(used), mib(m.MemBacklog), mib(m.MemClients), mib(m.MemLua), mib(m.MemDataset), mib(rest))
 }
 
 // memoryParts reads INFO memory of the current primary (in a cluster

@@ -122,7 +122,12 @@ func TestMemPartsSayWhereAPrimarysUsedMemoryWent(t *testing.T) {
 	require.Greater(t, m.MemDataset, int64(100_000), "the dataset holds the keys")
 	require.Greater(t, m.MemLua, int64(0), "the script's engine and cache")
 	require.GreaterOrEqual(t, m.MemClients, int64(0))
-	require.Contains(t, m.memText(), "replication backlog ")
+	used, err := strconv.ParseInt(strings.TrimSpace(strings.Split(strings.SplitN(info, "used_memory:", 2)[1], "\n")[0]), 10, 64)
+	require.NoError(t, err)
+	rest := used - m.MemBacklog - m.MemClients - m.MemLua - m.MemDataset
+	require.Positive(t, rest, "the server's own structures")
+	require.Contains(t, m.memText(used), fmt.Sprintf("used_memory once settled, %s: replication backlog %s", mib(used), mib(m.MemBacklog)))
+	require.Contains(t, m.memText(used), fmt.Sprintf("the rest %s", mib(rest)))
 
 	_, err = parseMemParts(strings.ReplaceAll(info, "mem_replication_backlog:", "mem_backlog_renamed:"))
 	require.ErrorContains(t, err, "no integer mem_replication_backlog")

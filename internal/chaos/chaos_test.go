@@ -41,6 +41,9 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := recordWritable(os.Getenv(envRecord)); err != nil {
+		t.Fatal(err)
+	}
 	runChaos(t, cfg)
 }
 
@@ -682,6 +685,9 @@ func reportText(f figures, faults []applied, playerErrs, exits []string, failed 
 		f.SettleEnd, f.SettleSecs, f.SettleBound, f.SettleLeft, f.SettleRate, mib(f.MemBefore), mib(f.MemAfter))
 	if f.CensusKeys != nil {
 		b.WriteString("\n" + f.censusText())
+	}
+	if f.MemDataset > 0 {
+		b.WriteString("\n" + f.memText(f.MemAfter))
 	}
 	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
 	fmt.Fprintf(&b, "\npaid broadcast: %d audience chats checked (%d dead-lettered, %d copies sent unpaid); progress %d sent, %d failed; the emulator saw %d chats get a copy; paid sends %d (PaidSent), %d messages accepted paid",

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -129,4 +130,20 @@ func durText(d time.Duration) string {
 		return fmt.Sprintf("%dm", d/time.Minute)
 	}
 	return d.String()
+}
+
+// recordWritable checks before a run that CHAOS_RECORD (path; "": none)
+// can be appended to, so a run of minutes is not lost to a record it
+// cannot write at its end: it opens the file to append, creating it
+// (empty) when missing, and closes it. Errors: one line naming the make
+// variable, the path and the cause.
+func recordWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("CHAOS_RECORD: cannot append the run's figures to %q: %w", path, err)
+	}
+	return f.Close()
 }

@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"cmp"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -83,4 +85,41 @@ func TestBotProcessesLogAtTheRunsLogLevel(t *testing.T) {
 			require.Len(t, slices.DeleteFunc(env, func(e string) bool { return !strings.HasPrefix(e, "LOG_LEVEL=") }), 1, "%s", sl.name)
 		}
 	}
+}
+
+// TestARecordThatCannotBeWrittenStopsTheRunBeforeItStarts: CHAOS_RECORD
+// in a directory that does not exist, or a directory, is one line naming
+// the variable and the path; a writable path passes, its rows kept, and a
+// missing file is created; none set passes.
+func TestARecordThatCannotBeWrittenStopsTheRunBeforeItStarts(t *testing.T) {
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "rows.jsonl")
+	require.NoError(t, os.WriteFile(kept, []byte("{\"seed\":1}\n"), 0o644))
+	tests := []struct {
+		name, path string
+		bad        bool
+	}{
+		{"none", "", false},
+		{"an existing record", kept, false},
+		{"a new file", filepath.Join(dir, "new.jsonl"), false},
+		{"a missing directory", filepath.Join(dir, "nonexistent", "rows.jsonl"), true},
+		{"a directory", dir, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := recordWritable(tc.path)
+			if tc.bad {
+				require.ErrorContains(t, err, "CHAOS_RECORD: cannot append the run's figures to \""+tc.path+"\"")
+				require.NotContains(t, err.Error(), "\n")
+				return
+			}
+			require.NoError(t, err)
+			if tc.path != "" {
+				require.FileExists(t, tc.path)
+			}
+		})
+	}
+	b, err := os.ReadFile(kept)
+	require.NoError(t, err)
+	require.Equal(t, "{\"seed\":1}\n", string(b), "the record's rows are kept")
 }
