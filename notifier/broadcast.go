@@ -1,6 +1,7 @@
 package notifier
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -61,7 +62,7 @@ func (n *Notifier) Broadcast(ctx context.Context, chatIDs []int64, msg Message) 
 	}
 	bc := BroadcastIDPrefix + strings.TrimPrefix(string(n.minter.New()), lanes.JobIDPrefix)
 	parts := len(tmpl)
-	prev, err := n.startProgress(ctx, bc, msg, len(aud.targets)*parts, aud.skipped*parts)
+	prev, err := n.startProgress(ctx, bc, msg, len(aud.targets)*parts, aud.skipped*parts, startOpts{})
 	if err != nil || prev != "" {
 		return prev, err
 	}
@@ -128,15 +129,22 @@ func (n *Notifier) resolveAudience(ctx context.Context, ids []int64) (audience, 
 	return a, nil
 }
 
+// startOpts is how startProgress begins a broadcast beyond its counts.
+type startOpts struct {
+	ttl  time.Duration // the record's expiry (0: Config.ProgressTTL)
+	fill time.Time     // a lazy broadcast's start: its score among the broadcasts to fill (zero: an eager one, not filled)
+}
+
 // startProgress creates broadcast bc's progress hash ({T}:n:bc:<bc>, for
-// Config.ProgressTTL) with total copies planned and skipped copies counted
-// as failed "inactive" (both copies: chats × parts), and the extra field/value
-// pairs (a lazy broadcast's record). With msg.Key it records
-// the key in the same atomic call (lua/start.lua) and returns the id of the
-// broadcast that recorded it first, or "" when bc is that one. Errors: the
-// server's, wrapped.
-func (n *Notifier) startProgress(ctx context.Context, bc string, msg Message, total, skipped int, extra ...string) (string, error) {
-	key, ttl := n.keys.progress(bc), n.cfg.ProgressTTL
+// o.ttl or Config.ProgressTTL) with total copies planned and skipped
+// copies counted as failed "inactive" (both copies: chats × parts), and
+// the extra field/value pairs (a lazy broadcast's record), and with
+// o.fill puts it among the broadcasts to fill ({T}:n:bcs), all in one
+// atomic call (lua/start.lua): a failure leaves either all of it or
+// nothing. With msg.Key it records the key in the same call and returns
+// the id of the broadcast that recorded it first (writing nothing), or ""
+// when bc is that one. Errors: the server's, wrapped.
+func (n *Notifier) startProgress(ctx context.Context, bc string, msg Message, total, skipped int, o startOpts, extra ...string) (string, error) {
 	fields := append([]string{fieldTotal, strconv.Itoa(total), fieldQueued, "0", fieldSent, "0"}, extra...)
 	if skipped > 0 {
 		fields = append(fields, fieldFailed+reasonSkip, strconv.Itoa(skipped))
@@ -144,26 +152,20 @@ func (n *Notifier) startProgress(ctx context.Context, bc string, msg Message, to
 	if msg.Paid {
 		fields = append(fields, fieldPaid, "1")
 	}
+	ttl := cmp.Or(o.ttl, n.cfg.ProgressTTL)
+	keyTTL, score := "0", ""
 	if msg.Key != "" {
-		// Record the key and create the progress in one atomic call: a
-		// broadcast repeated with the key finds the first one's id.
-		args := append([]string{bc, ms(n.cfg.KeyTTL), ms(ttl)}, fields...)
-		prev, err := n.startScript.Exec(ctx, n.c, []string{key, n.keys.onceBC(msg.Key)}, args).ToString()
-		if err != nil {
-			return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
-		}
-		return prev, nil
+		keyTTL = ms(n.cfg.KeyTTL)
 	}
-	init := n.c.B().Hset().Key(key).FieldValue()
-	for i := 0; i < len(fields); i += 2 {
-		init = init.FieldValue(fields[i], fields[i+1])
+	if !o.fill.IsZero() {
+		score = strconv.FormatInt(o.fill.UnixMilli(), 10)
 	}
-	for _, r := range n.c.DoMulti(ctx, init.Build(), n.c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()) {
-		if err := r.Error(); err != nil {
-			return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
-		}
+	args := append([]string{bc, keyTTL, ms(ttl), score}, fields...)
+	prev, err := n.startScript.Exec(ctx, n.c, []string{n.keys.progress(bc), n.keys.onceBC(msg.Key), n.keys.active()}, args).ToString()
+	if err != nil {
+		return "", fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 	}
-	return "", nil
+	return prev, nil
 }
 
 // copyEncoders returns one encoder per part of tmpl (Notifier.jobs) for the

@@ -218,20 +218,18 @@ func (f *Filler) Start(ctx context.Context, msg Message, plan Plan) (string, err
 	if msg.Paid && plan.PaidMax > 0 {
 		extra = append(extra, fieldPaidMax, strconv.Itoa(plan.PaidMax))
 	}
-	prev, err := n.startProgress(ctx, bc, msg, total, 0, extra...)
+	// The record and its place among the broadcasts to fill in one call:
+	// a record without its place would never be filled, and a repeat with
+	// msg.Key would find it and start nothing. Kept ProgressTTL after its
+	// planned end: a scheduled or spread broadcast settles no copy for a
+	// while.
+	o := startOpts{fill: at}
+	if wait := time.Until(at) + plan.Spread; wait > 0 {
+		o.ttl = n.cfg.ProgressTTL + wait
+	}
+	prev, err := n.startProgress(ctx, bc, msg, total, 0, o, extra...)
 	if err != nil || prev != "" {
 		return prev, err
-	}
-	if wait := time.Until(at) + plan.Spread; wait > 0 {
-		// Kept ProgressTTL after its planned end: a scheduled or spread
-		// broadcast settles no copy for a while.
-		ttl := n.cfg.ProgressTTL + wait
-		if err := n.c.Do(ctx, n.c.B().Pexpire().Key(n.keys.progress(bc)).Milliseconds(ttl.Milliseconds()).Build()).Error(); err != nil {
-			return bc, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
-		}
-	}
-	if err := n.c.Do(ctx, n.c.B().Zadd().Key(n.keys.active()).ScoreMember().ScoreMember(float64(at.UnixMilli()), bc).Build()).Error(); err != nil {
-		return bc, fmt.Errorf("notifier: broadcast %s: %w", bc, err)
 	}
 	if !at.After(time.Now()) {
 		if _, err := f.fillOne(ctx, bc, time.Now()); err != nil {

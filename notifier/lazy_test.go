@@ -224,6 +224,48 @@ func TestLazyBroadcastReachesEachChatOnceAWindowAhead(t *testing.T) {
 	require.Zero(t, r.pendingCopies())
 }
 
+// A Start that fails leaves nothing behind, so repeating it with its key
+// begins the broadcast and fills it: a failure between the record and its
+// place among the broadcasts to fill left a record that was never filled,
+// and the repeat, finding the key, started nothing (chaos seed 28: a Send
+// tap's Start cut by a Valkey restart, 5,000 chats without a copy). The
+// failure is made real: the broadcasts to fill's key is a string
+// (WRONGTYPE) for the first call.
+func TestAStartThatFailedLeavesNothingSoItsRepeatWithTheKeyIsFilled(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	chats := chatsUpTo(300)
+	r := newLazyRig(t, chats, notifier.FillConfig{StepChats: 100, Rates: map[string]int{tgjob.QueueNotify: 1000}, Lead: time.Second})
+	active := "{" + r.tag + "}:n:bcs"
+	require.NoError(t, r.c.Do(ctx, r.c.B().Set().Key(active).Value("not a sorted set").Build()).Error())
+	msg := notifier.Message{Text: "Hello", Key: "send-tap-1"}
+	_, err := r.f.Start(ctx, msg, notifier.Plan{})
+	require.ErrorContains(t, err, "WRONGTYPE")
+	keys, err := r.c.Do(ctx, r.c.B().Keys().Pattern("{"+r.tag+"}:n:*").Build()).AsStrSlice()
+	require.NoError(t, err)
+	require.Equal(t, []string{active}, keys, "the failed Start wrote no record and no key")
+
+	require.NoError(t, r.c.Do(ctx, r.c.B().Del().Key(active).Build()).Error())
+	id, err := r.f.Start(ctx, msg, notifier.Plan{})
+	require.NoError(t, err)
+	again, err := r.f.Start(ctx, msg, notifier.Plan{})
+	require.NoError(t, err)
+	require.Equal(t, id, again, "a repeat after a Start that began finds it")
+	var p notifier.Progress
+	for range 100 {
+		_, err := r.f.Fill(ctx)
+		require.NoError(t, err)
+		r.deliver(1000)
+		if p, err = r.n.Progress(ctx, id); err == nil && p.Done() {
+			break
+		}
+	}
+	require.NoError(t, err)
+	require.True(t, p.Done(), "%+v", p)
+	require.Equal(t, len(chats), p.Sent)
+	require.Len(t, r.got, len(chats), "every chat once")
+}
+
 // Several fillers filling one broadcast at once (processes racing, or one
 // resuming another's step after a crash) make each chat's copy once: every
 // step is one atomic enqueue at its cursor.
