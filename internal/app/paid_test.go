@@ -92,7 +92,7 @@ func TestPaidBroadcastPreviewCannotPayThenContinueFreeOrStop(t *testing.T) {
 				final = "✅ Broadcast done: 41 sent, 0 failed, 0 remaining of 41\n💫 Paid, then free: 10 copies paid (1.0 Stars), 31 moved to free"
 			case "🛑 Stop":
 				require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: 10 sent before the stop, 31 cancelled, 0 in flight (counted as they settle).", id), toast)
-				final = "🛑 Broadcast stopped: 10 sent before the stop, 0 failed, 31 cancelled of 41"
+				final = "🛑 Broadcast stopped: 10 sent before the stop, 0 failed, 31 cancelled of 41\n💫 Paid: 10 copies, 1.0 Stars"
 			}
 			require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
 				return h.progressMsgs()[0].CurrentText() == final

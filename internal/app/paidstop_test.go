@@ -12,6 +12,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/broadcast"
+	"github.com/codemojex/codemojex/notifier"
 )
 
 // TestAPaidStopCutShortAddsUpWhenItsTapIsHandledAgain: a paid broadcast
@@ -55,7 +56,7 @@ func TestAPaidStopCutShortAddsUpWhenItsTapIsHandledAgain(t *testing.T) {
 	_, toast = h.tapAdmin(notice.ID, noticeButtons["🛑 Stop"])
 	require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, 0 in flight (counted as they settle).",
 		id, balance, chatsN+1-balance), toast)
-	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d", balance, chatsN+1-balance, chatsN+1)
+	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d\n💫 Paid: %d copies, %s Stars", balance, chatsN+1-balance, chatsN+1, balance, notifier.FormatStars(balance))
 	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
 		p := h.progressMsgs()
 		return len(p) == 1 && p[0].CurrentText() == final

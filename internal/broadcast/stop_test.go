@@ -94,7 +94,7 @@ func TestAStopCutShortIsFinishedAndItsCountsAddUp(t *testing.T) {
 
 			ans, err := s.Stop(ctx, "42", id)
 			require.NoError(t, err)
-			require.Equal(t, fmt.Sprintf("Broadcast %s was already stopped. 🛑 Broadcast stopped: 0 sent before the stop, 0 failed, %d cancelled of %d", id, n, n), ans)
+			require.Equal(t, fmt.Sprintf("Broadcast %s was already stopped. 🛑 Broadcast stopped: 0 sent before the stop, 0 failed, %d cancelled of %d\n💫 Paid: 0 copies, 0.0 Stars", id, n, n), ans)
 			require.Equal(t, audited, trail.recorded(), "audited once")
 		})
 	}

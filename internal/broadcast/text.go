@@ -34,6 +34,10 @@ func progressText(p notifier.Progress) string {
 		if p.Remaining > 0 {
 			txt += fmt.Sprintf(", %d in flight", p.Remaining)
 		}
+		if p.Paid {
+			// What it cost: a stopped paid broadcast's last word on it.
+			txt += "\n" + modeText(p)
+		}
 		return txt
 	}
 	head := "📣 Broadcast"

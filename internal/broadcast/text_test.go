@@ -41,3 +41,28 @@ func TestBalanceTextOffersThePaidPartOnlyWhenItCoversACopy(t *testing.T) {
 		"send the first 2 paid and the rest free, add Stars and send /broadcast again, or send it free.", BalanceText(2, 3))
 	require.Equal(t, "The bot's Stars balance: 0.3 Stars, enough for it.", BalanceText(3, 3))
 }
+
+// TestAStoppedPaidBroadcastsProgressSaysWhatItCost: the progress message
+// of a paid broadcast that was stopped (halted first, or not) ends with
+// its paid line, the copies sent paid and their Stars, as a done one's
+// does; a stopped free broadcast's has none. (Its last edit is the text
+// the admin keeps: chaos seed 28 showed only an older "650 copies" line.)
+func TestAStoppedPaidBroadcastsProgressSaysWhatItCost(t *testing.T) {
+	tests := []struct {
+		name string
+		p    notifier.Progress
+		want string
+	}{
+		{"halted, then stopped", notifier.Progress{ID: "bc_x", Paid: true, Halted: true, Stopped: true, StopFinished: true, Total: 5071, Sent: 2497, PaidSent: 2497, Cancelled: 2574},
+			"🛑 Broadcast stopped: 2497 sent before the stop, 0 failed, 2574 cancelled of 5071\n💫 Paid: 2497 copies, 249.7 Stars"},
+		{"stopped while paid", notifier.Progress{ID: "bc_x", Paid: true, Stopped: true, StopFinished: true, Total: 50, Sent: 30, PaidSent: 30, Cancelled: 20},
+			"🛑 Broadcast stopped: 30 sent before the stop, 0 failed, 20 cancelled of 50\n💫 Paid: 30 copies, 3.0 Stars"},
+		{"stopped free", notifier.Progress{ID: "bc_x", Stopped: true, StopFinished: true, Total: 50, Sent: 30, Cancelled: 20},
+			"🛑 Broadcast stopped: 30 sent before the stop, 0 failed, 20 cancelled of 50"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, progressText(tt.p))
+		})
+	}
+}
