@@ -472,7 +472,8 @@ func (ad *Admin) dlqQueues(f DeadFilter, updates bool) ([]deadSource, error) {
 // RequeueDead is /dlq requeue by who: the dead letters ids of f.Queue, or
 // (no ids) up to dlqBatch per queue matching f (every outbound queue when
 // f.Queue is ""), back on their lanes; audited as /dlq requeue's, with its
-// answer. Dead updates are not requeued (dlqUpdatesNote).
+// answer. Dead updates are not requeued (dlqUpdatesNote), nor are a
+// broadcast's copies (withoutCopies: the answer counts them).
 func (ad *Admin) RequeueDead(ctx context.Context, who string, f DeadFilter, ids []string) (string, error) {
 	srcs, err := ad.dlqQueues(f, false)
 	if err != nil {
@@ -485,13 +486,18 @@ func (ad *Admin) RequeueDead(ctx context.Context, who string, f DeadFilter, ids 
 }
 
 func (ad *Admin) requeueDead(ctx context.Context, who string, srcs []deadSource, f DeadFilter, ids []string) (string, error) {
-	total := 0
+	total, kept := 0, 0
 	var per []string
 	for _, src := range srcs {
 		js, err := ad.matching(ctx, src.q, f, ids)
 		if err != nil {
 			return "", err
 		}
+		js, copies, err := withoutCopies(ctx, src, js)
+		if err != nil {
+			return "", err
+		}
+		kept += copies
 		n, err := src.in.RequeueDead(ctx, src.q, js...)
 		if err != nil {
 			return "", err
@@ -499,13 +505,59 @@ func (ad *Admin) requeueDead(ctx context.Context, who string, srcs []deadSource,
 		total += n
 		per = append(per, fmt.Sprintf("%s %d", src.q, n))
 	}
+	keptNote := ""
+	if kept > 0 {
+		keptNote = fmt.Sprintf(" %d broadcast copies kept dead: %s", kept, dlqCopiesNote)
+		if kept == 1 {
+			keptNote = " 1 broadcast copy kept dead: " + dlqCopiesNote
+		}
+	}
 	if total == 0 {
-		return "No dead letters to requeue. " + dlqUpdatesNote, nil
+		return "No dead letters to requeue." + keptNote + " " + dlqUpdatesNote, nil
 	}
 	if err := ad.audit.Record(ctx, who, ActionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("✅ Requeued %d dead letters (%s). %s", total, strings.Join(per, ", "), dlqUpdatesNote), nil
+	return fmt.Sprintf("✅ Requeued %d dead letters (%s).%s %s", total, strings.Join(per, ", "), keptNote, dlqUpdatesNote), nil
+}
+
+// dlqCopiesNote says why /dlq requeue leaves a broadcast's copies dead.
+const dlqCopiesNote = "a broadcast counts its failed copies in its progress and sends nothing after its stop; /dlq purge deletes them."
+
+// withoutCopies splits the dead letters js of src into those /dlq requeue
+// puts back and the broadcast copies (tgjob.Job.Broadcast set) it keeps
+// dead, returning the first and how many of the second. A copy is kept
+// because its broadcast already counted it failed (notifier FailedTally:
+// Failed[reason], once per job id), so a requeued copy that was then
+// delivered would be counted sent as well and the counts would no longer
+// add up to the audience, and because a stopped broadcast sends nothing
+// after its stop (issue 27). An id that is no dead letter (requeued or
+// purged meanwhile) is passed on, for RequeueDead to skip. Errors: the
+// store's, reading the letters.
+func withoutCopies(ctx context.Context, src deadSource, js []lanes.JobID) ([]lanes.JobID, int, error) {
+	if len(js) == 0 || src.q == intake.QueueName {
+		return js, 0, nil
+	}
+	ds, err := src.in.DeadLetters(ctx, src.q, lanes.DeadQuery{IDs: js})
+	if err != nil {
+		return nil, 0, fmt.Errorf("admin: requeue dead: %w", err)
+	}
+	copies := make(map[lanes.JobID]bool, len(ds))
+	for _, d := range ds {
+		if j, err := tgjob.Decode(d.Payload); err == nil && j.Broadcast != "" {
+			copies[d.ID] = true
+		}
+	}
+	if len(copies) == 0 {
+		return js, 0, nil
+	}
+	out := make([]lanes.JobID, 0, len(js)-len(copies))
+	for _, id := range js {
+		if !copies[id] {
+			out = append(out, id)
+		}
+	}
+	return out, len(copies), nil
 }
 
 // PurgeDead is /dlq purge by who: deletes the dead letters ids of f.Queue,

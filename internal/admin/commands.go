@@ -339,7 +339,8 @@ func (ad *Admin) onDLQ(ctx context.Context, r *update.Request) (out update.Outco
 }
 
 // dlqRequeue puts the newest dlqBatch dead letters of each outbound queue
-// back on their lanes (attempts reset). Dead updates are not requeued: a
+// back on their lanes (attempts reset), but a broadcast's copies
+// (withoutCopies). Dead updates are not requeued: a
 // chat's later updates have been handled since, and an update is applied
 // only in update_id order (its chat's handled mark has passed it); /dlq
 // shows them and /dlq purge removes them.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codemojex/codemojex/internal/admin"
 	"github.com/codemojex/codemojex/internal/intake"
+	"github.com/codemojex/codemojex/internal/testkit"
 	"github.com/codemojex/codemojex/internal/tgemu"
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
@@ -487,4 +488,70 @@ func TestAdminAPIFindsChatsByNameAndAuditsTheConsoleAsConsole(t *testing.T) {
 	require.True(t, v.Known)
 	require.Equal(t, "Ann Lee (@annlee)", v.Name)
 	require.Len(t, v.Lanes, 3, "its lane in the update, reply and notify queues")
+}
+
+// TestDLQRequeueKeepsABroadcastsCopiesDead: /dlq requeue puts a plain
+// message's dead letter back (delivered once its chat takes it again) but
+// keeps a broadcast copy's dead, and says how many it kept: the broadcast's
+// progress counted that copy failed, so a requeued copy delivered later
+// would be counted sent too, and a stopped broadcast sends nothing after its
+// stop. The broadcast's final counts stay as they were.
+func TestDLQRequeueKeepsABroadcastsCopiesDead(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.start(nil)
+	h.waitLeader(r)
+	ctx := context.Background()
+	adminUser := user(adminID, "Admin")
+	const blocked, plain = int64(10_701), int64(4242)
+	h.known(adminID, 10_700, blocked)
+	h.emu.SetChatStatus(blocked, tgemu.ChatBlocked)
+	h.emu.SetChatStatus(plain, tgemu.ChatBlocked)
+
+	const text = "📣 kept dead"
+	pv, buttons := h.broadcastPreview(text)
+	h.tapAdmin(pv.ID, buttons["✅ Send"])
+	final := "✅ Broadcast done: 2 sent, 1 failed (forbidden 1), 0 remaining of 3"
+	h.poll("the broadcast's final counts", func() (bool, string) {
+		for _, m := range h.progressMsgs() {
+			if m.CurrentText() == final {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(h.progressMsgs())
+	})
+	_, err := r.app.Notifier().Notify(ctx, plain, notifyMsg("hello again?"))
+	require.NoError(t, err)
+	dead := func() int {
+		n := 0
+		for _, q := range tgjob.Queues() {
+			st, err := r.app.Store().Inspector().Stats(ctx, q, 0)
+			require.NoError(t, err)
+			n += st.Dead
+		}
+		return n
+	}
+	h.poll("two dead letters: the copy and the plain message", func() (bool, string) { n := dead(); return n == 2, fmt.Sprint(n) })
+
+	// Both chats take messages again (their users pressed /start).
+	h.emu.SetChatStatus(blocked, tgemu.ChatActive)
+	h.emu.SetChatStatus(plain, tgemu.ChatActive)
+	h.say(0, user(blocked, "U"), "/start")
+	h.say(0, user(plain, "U"), "/start")
+	h.texts(blocked, 2)
+	h.texts(plain, 1)
+
+	got := h.ask(0, adminUser, "/dlq requeue")
+	require.Regexp(t, `^✅ Requeued 1 dead letters \(.*\)\. 1 broadcast copy kept dead: a broadcast counts its failed copies in its progress and sends nothing after its stop; /dlq purge deletes them\. Dead updates are not requeued`, got)
+	h.poll("the plain message delivered", func() (bool, string) {
+		n := testkit.CopiesIn(h.emu, plain, "hello again?")
+		return n == 1, fmt.Sprint(n)
+	})
+	h.quiet(blocked, 500*time.Millisecond)
+	require.Zero(t, testkit.CopiesIn(h.emu, blocked, text), "the copy kept dead is not sent")
+	require.Equal(t, 1, dead(), "the copy is still a dead letter")
+	require.Equal(t, final, h.progressMsgs()[0].CurrentText(), "the counts stand")
+
+	require.Equal(t, "No dead letters to requeue. 1 broadcast copy kept dead: a broadcast counts its failed copies in its progress and sends nothing after its stop; /dlq purge deletes them. Dead updates are not requeued (their chat has moved on); /dlq purge deletes them.",
+		h.ask(0, adminUser, "/dlq requeue"))
 }
