@@ -5,11 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
-	"unicode/utf16"
 
 	"github.com/go-telegram/bot"
 
 	"github.com/codemojex/codemojex/consumer"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 	"github.com/codemojex/codemojex/tgapi"
 )
 
@@ -35,39 +35,10 @@ const (
 	callbackAnswerBudget = 5 * time.Second
 )
 
-// maxToast is the longest answerCallbackQuery text, in UTF-16 code units
-// (Bot API: "0-200 characters"; Telegram counts characters as UTF-16 code
-// units, as tgemu.MaxCallbackAnswerText does; longer is refused with 400
-// MESSAGE_TOO_LONG and the button keeps spinning).
-const maxToast = 200
-
-// clipToast is text cut to at most maxToast UTF-16 code units, ending in
-// "…" when cut (a toast too long for Telegram would not show at all).
-func clipToast(text string) string {
-	if utf16Len(text) <= maxToast {
-		return text
-	}
-	units := 0
-	for i, r := range text {
-		if units+utf16.RuneLen(r) > maxToast-1 { // 1 for the "…"
-			return text[:i] + "…"
-		}
-		units += utf16.RuneLen(r)
-	}
-	return text
-}
-
-// utf16Len is s's length in UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
-
 func (a *App) answerCallback(ctx context.Context, id, text string) {
-	text = clipToast(text)
+	// Clipped rather than refused: a toast too long for Telegram would
+	// not show at all (e.g. a repeated Stop's answer with its progress).
+	text = tgtext.Clip(text, tgtext.MaxCallbackAnswerUnits)
 	ctx, cancel := context.WithTimeout(ctx, callbackAnswerBudget)
 	defer cancel()
 	t0 := time.Now()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // Inline keyboard rules (Telegram Bot API, InlineKeyboardButton:
@@ -21,9 +23,10 @@ const (
 	CallbackAnswerTimeout = 15 * time.Second
 	// MaxCallbackAnswerText is the longest answerCallbackQuery text, in
 	// characters (Bot API, answerCallbackQuery: "0-200 characters");
-	// counted here in UTF-16 code units, as message texts are. Longer is
-	// answered 400 "MESSAGE_TOO_LONG".
-	MaxCallbackAnswerText = 200
+	// counted here in UTF-16 code units, as message texts are
+	// (tgtext.MaxCallbackAnswerUnits). Longer is answered 400
+	// "MESSAGE_TOO_LONG".
+	MaxCallbackAnswerText = tgtext.MaxCallbackAnswerUnits
 )
 
 // Telegram's answers to a bad reply_markup or callback answer. The texts

@@ -30,3 +30,27 @@ func TestUTF16Len(t *testing.T) {
 		})
 	}
 }
+
+// TestClipCutsToTheLimitWithoutSplittingACharacter: a text of at most max
+// UTF-16 units goes as it is; a longer one is cut to max-1 and "…", an
+// emoji (2 units) never split (a callback answer at Telegram's 200).
+func TestClipCutsToTheLimitWithoutSplittingACharacter(t *testing.T) {
+	const max = tgtext.MaxCallbackAnswerUnits
+	tests := []struct {
+		name, in, want string
+	}{
+		{"short", "✅ Sent.", "✅ Sent."},
+		{"exactly the limit", strings.Repeat("a", max), strings.Repeat("a", max)},
+		{"one over", strings.Repeat("a", max+1), strings.Repeat("a", max-1) + "…"},
+		{"emoji at the cut", strings.Repeat("a", max-2) + "💫💫", strings.Repeat("a", max-2) + "…"},
+		{"emoji within", strings.Repeat("💫", max/2), strings.Repeat("💫", max/2)},
+		{"emoji over", strings.Repeat("💫", max/2+1), strings.Repeat("💫", max/2-1) + "…"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tgtext.Clip(tc.in, max)
+			require.Equal(t, tc.want, got)
+			require.LessOrEqual(t, tgtext.UTF16Len(got), max)
+		})
+	}
+}
