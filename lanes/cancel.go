@@ -18,8 +18,10 @@ type CancelResult struct {
 	// after RecoverDead) drops it instead, never claimed again nor
 	// dead-lettered, and counts it in the Tally then, once.
 	InFlight int
-	// Gone ids were dead letters (left in the dead-letter set) or had no
-	// job (acked, purged, or never enqueued).
+	// Gone ids were dead letters (left in the dead-letter set), jobs in
+	// flight already known delivered (Store.AckLost marked them:
+	// LostMarked; counted sent however their lease ends, never in the
+	// Tally), or had no job (acked, purged, or never enqueued).
 	Gone int
 }
 

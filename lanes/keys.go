@@ -28,7 +28,10 @@ package lanes
 //	{T}:q:Q:job:<id>    hash        g (lane), p (payload), a (failed attempts: Nack, expired lease, Dead), c (claims: the lease token), r (reason), d (dead at, ms),
 //	                                o (the claimer of its last claim, ClaimRequest.Claimer), y (its dead tally, CountDead:
 //	                                "<ttl ms>\n<prefix>\n<hash>\n<once>\n<untrack>", a set named <hash>+s as "+s"),
-//	                                x (cancelled while in flight, Cancel: "<tally hash>\n<field>", "" for none); a and c absent while 0
+//	                                x (cancelled while in flight, Cancel: "<tally hash>\n<field>", "" for none),
+//	                                v (delivered under an earlier lease since lost, AckLost: its tally
+//	                                "<ttl ms>\n<hash>\n<once>\n<untrack>[\n<field>]..."), w (the claim count when
+//	                                Coalesce replaced its payload); a and c absent while 0
 //	{T}:q:Q:leases      sorted set  id -> lease deadline (ms, server clock)
 //	{T}:q:Q:inflight    hash        g -> jobs in flight (field removed at 0)
 //	{T}:q:Q:pending     string      pending jobs in the queue (removed at 0)

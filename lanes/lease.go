@@ -123,7 +123,8 @@ func (s *core) tallyArgs(keys, args []string, opts []SettleOption) ([]string, []
 // latest possible arrival (see Lease.Floor) and its payload is deleted.
 // With Counting, the tally is kept in the same call. Errors: ErrStaleLease
 // (the lease was reclaimed: the job may be held by another claimer now;
-// nothing changed), ErrNoJob, ErrInvalid, or the server's error.
+// nothing changed: AckLost settles what is known of a job delivered all
+// the same), ErrNoJob, ErrInvalid, or the server's error.
 func (s *Store) Ack(ctx context.Context, l Lease, opts ...SettleOption) error {
 	if err := s.checkLease(l); err != nil {
 		return err
@@ -249,6 +250,12 @@ const (
 	// was in flight, so it is neither queued again nor dead-lettered, and
 	// it is counted in that Cancel's Tally (not in the call's Counting).
 	Cancelled Outcome = "cancelled"
+	// Delivered: dropped, whatever the call asked: AckLost marked it
+	// delivered while this lease held it (its work was done under an
+	// earlier lease since lost), so it is neither queued again nor
+	// dead-lettered, and it is counted in that AckLost's tally (not in the
+	// call's Counting nor in a Cancel's Tally).
+	Delivered Outcome = "delivered"
 )
 
 func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Duration, reason string, opts []SettleOption) (Outcome, error) {
@@ -286,8 +293,9 @@ func (s *core) settle(ctx context.Context, l Lease, mode string, delay time.Dura
 // answered 429 and its lane is being parked, or the worker is shutting
 // down): it returns to its lane at its place in mint order. A job Cancel
 // named while it was in flight is dropped instead (as by Nack, Postpone,
-// Dead and DeadUntried, and at its lease's expiry: see Cancel). Errors as
-// Ack.
+// Dead and DeadUntried, and at its lease's expiry: see Cancel), and so is
+// one AckLost marked delivered meanwhile (LostMarked), counted in that
+// call's tally. Errors as Ack.
 func (s *Store) Release(ctx context.Context, l Lease) error {
 	_, err := s.settle(ctx, l, "release", 0, "", nil)
 	return err

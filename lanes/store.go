@@ -27,6 +27,9 @@ type scripts struct {
 	coalesce *valkey.Lua
 	// cancel removes waiting jobs by id (cancel.go).
 	cancel *valkey.Lua
+	// ackLost settles a job whose work was done under a lost lease
+	// (acklost.go).
+	ackLost *valkey.Lua
 	// floor publishes and reads the claimers' round-trip floors (floor.go).
 	floor *valkey.Lua
 	// recover beats a claimer's heart and recovers dead claimers' leases
@@ -65,7 +68,7 @@ func loadScripts() (*scripts, error) {
 		"enqueue": &s.enqueue, "claim": &s.claim, "ack": &s.ack, "acks": &s.acks, "extend": &s.extend,
 		"settle": &s.settle, "lane": &s.lane, "drain": &s.drain, "requeue": &s.requeue,
 		"pause": &s.pause, "stats": &s.stats, "cancel": &s.cancel, "floor": &s.floor, "recover": &s.recover,
-		"learn": &s.learn, "qpause": &s.qpause,
+		"learn": &s.learn, "qpause": &s.qpause, "acklost": &s.ackLost,
 	} {
 		if *dst, err = load(name); err != nil {
 			return nil, err

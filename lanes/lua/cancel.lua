@@ -22,8 +22,11 @@
 -- it); any other end of its lease (release, nack, postpone, dead, an
 -- expired or a dead claimer's recovered lease: settle.lua, claim.lua)
 -- drops it, never queued again nor dead-lettered, and counts it in this
--- tally then, while the tally hash exists. A dead letter, or an id with no
--- job (acked, purged, never enqueued), is left as it is.
+-- tally then, while the tally hash exists. A dead letter, a job marked
+-- delivered (field v, acklost.lua: its work was done under an earlier
+-- lease, it is counted in that mark's tally however its lease ends, never
+-- as cancelled), or an id with no job (acked, purged, never enqueued), is
+-- left as it is.
 -- Cost: O(ids x log n).
 -- Returns {cancelled, in flight (now marked), gone (dead-lettered or no
 -- such job)}.
@@ -34,9 +37,12 @@ local mark = KEYS[2] and (KEYS[2] .. '\n' .. ARGV[7]) or ''
 for i = 8, #ARGV do
   local id = ARGV[i]
   local jk = q.p .. 'job:' .. id
-  local g = redis.call('HGET', jk, 'g')
+  local v = redis.call('HMGET', jk, 'g', 'v')
+  local g = v[1]
   local removed = false
-  if g then
+  if g and v[2] then
+    g = nil -- known delivered (acklost.lua): its fate is settled, gone
+  elseif g then
     local lane = q.p .. 'lane:' .. g
     if redis.call('ZREM', lane, id) == 1 then
       removed = true

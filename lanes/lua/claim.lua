@@ -67,7 +67,8 @@
 -- expired leases (one past max attempts is dead-lettered and counted in
 -- the dead tally its enqueue stored, common.lua stored_tally; one
 -- cancelled while in flight, cancel.lua's field x, is dropped and counted
--- in its cancel's tally), promote due delayed jobs and due parked lanes (each at
+-- in its cancel's tally; one marked delivered, acklost.lua's field v, is
+-- dropped and counted in the tally the mark stored, before either), promote due delayed jobs and due parked lanes (each at
 -- most budget); then check the global budget, then for each queue
 -- in order rotate its ring (LMOVE ring ring LEFT RIGHT) and serve the first
 -- lane with work K = min(weight, depth, glimit headroom, max, global budget,
@@ -209,7 +210,7 @@ for n = 1, nq do
     local recovered = 0
     for _, id in ipairs(expired) do
       local jk = q.p .. 'job:' .. id
-      local v = redis.call('HMGET', jk, 'g', 'c', 's', 'k', 'x')
+      local v = redis.call('HMGET', jk, 'g', 'c', 's', 'k', 'x', 'v')
       local g = v[1]
       redis.call('ZREM', q.p .. 'leases', id)
       if g then
@@ -224,7 +225,18 @@ for n = 1, nq do
         end
         local inf = end_lease(S, q, id, g, v[2] or '0', at, v[3], 0, false)
         local depth -- > 0 once the job is back on its lane
-        if v[5] then
+        if v[6] then
+          -- Marked delivered (acklost.lua, field v "<ttl>\n<hash>\n<once>\n<untrack>[\n<field>]..."):
+          -- its work was done under an earlier lease: dropped, counted in
+          -- the mark's tally, never as cancelled nor dead. (common.lua
+          -- known_tally, inline: a helper would be built on every claim.)
+          redis.call('DEL', jk)
+          local p = {}
+          for s in string.gmatch(v[6] .. '\n', '([^\n]*)\n') do p[#p + 1] = s end
+          local fields = {}
+          for j = 5, #p do fields[#fields + 1] = p[j] end
+          count_in(id, p[2] ~= '' and p[2] or nil, fields, p[3] ~= '' and p[3] or nil, p[4] ~= '' and p[4] or nil, num(p[1]))
+        elseif v[5] then
           -- Cancelled while in flight (cancel.lua, field x "<tally
           -- hash>\n<field>" or ""): dropped, counted in that tally.
           -- (Inline: a helper would be built on every claim.)

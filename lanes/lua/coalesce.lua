@@ -13,7 +13,8 @@
 -- When KEYS[2] names a job that is still pending (its id sits on its lane's
 -- sorted set: not claimed, not in flight, not dead), only that job's payload
 -- is overwritten: it keeps its id and so its place in the lane, and nothing
--- else changes. Otherwise (no key, the job was claimed, acked, dead-lettered
+-- else changes but its field w (the job's claim count then, "0" before
+-- any: see acklost.lua). Otherwise (no key, the job was claimed, acked, dead-lettered
 -- or is gone) the job is enqueued fresh exactly as enqueue.lua does, and
 -- KEYS[2] now names it. A job claimed before the call is never touched: the
 -- new payload goes out after it, in order. KEYS[2] is not deleted when its
@@ -27,9 +28,13 @@ local ttl, g, id, payload = ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 local prev = redis.call('GET', KEYS[2])
 if prev then
   local pk = q.p .. 'job:' .. prev
-  local pg = redis.call('HGET', pk, 'g')
+  local pv = redis.call('HMGET', pk, 'g', 'c')
+  local pg = pv[1]
   if pg and redis.call('ZSCORE', q.p .. 'lane:' .. pg, prev) then
-    redis.call('HSET', pk, 'p', payload)
+    -- w: the claim count at the replacement, so that the work of an
+    -- earlier claim, done under a lease since lost, is not taken for this
+    -- payload's (acklost.lua).
+    redis.call('HSET', pk, 'p', payload, 'w', pv[2] or '0')
     redis.call('PEXPIRE', KEYS[2], ttl)
     return {0, prev}
   end

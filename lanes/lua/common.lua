@@ -617,3 +617,17 @@ local function stored_tally(q, id, code)
   end
   count_in(id, h, {prefix .. code}, key(once), key(untrack), num(ttl))
 end
+
+-- known_tally counts job id, found marked delivered (field v, written by
+-- acklost.lua: "<ttl ms>\n<hash>\n<once set>\n<untrack set>[\n<field>]...",
+-- a key "" for none) as its lease ends without an ack, in the tally the
+-- mark stored (see count_in). claim.lua inlines it (a helper is built on
+-- every call).
+local function known_tally(id, v)
+  local p = {}
+  for s in string.gmatch(v .. '\n', '([^\n]*)\n') do p[#p + 1] = s end
+  local fields = {}
+  for j = 5, #p do fields[#fields + 1] = p[j] end
+  local function key(k) if k == '' then return nil end return k end
+  count_in(id, key(p[2]), fields, key(p[3]), key(p[4]), num(p[1]))
+end

@@ -25,9 +25,13 @@
 -- cancel.lua) is dropped whatever the mode: its hash deleted, neither
 -- queued again nor dead-lettered, counted 1 in that tally (while the hash
 -- exists; common.lua count_in) instead of the caller's (ARGV[13..]).
--- Returns {1, outcome, attempts}: outcome "queued", "delayed", "dead" or
--- "cancelled" (dropped, see above); or {-1} stale token, {-2} no such job
--- (nothing changed).
+-- A job marked delivered (field v: acklost.lua, its work was done under an
+-- earlier lease since lost) is dropped the same way whatever the mode, even
+-- one also cancelled in flight: counted in the tally the mark stored
+-- (common.lua known_tally), never in the cancel's nor the caller's.
+-- Returns {1, outcome, attempts}: outcome "queued", "delayed", "dead",
+-- "cancelled" or "delivered" (dropped, see above); or {-1} stale token,
+-- {-2} no such job (nothing changed).
 local S = ARGV[1]
 local q = read_queue(ARGV, 2)
 local id, tok, mode = ARGV[7], ARGV[8], ARGV[9]
@@ -37,8 +41,15 @@ if not g then return {code} end
 local now = now_ms()
 local jk = q.p .. 'job:' .. id
 local inf = end_lease(S, q, id, g, tok, now, logged, num(ARGV[12]), claimed)
-local v = redis.call('HMGET', jk, 'a', 'x')
+local v = redis.call('HMGET', jk, 'a', 'x', 'v')
 local a = tonumber(v[1] or '0')
+if v[3] then
+  redis.call('DEL', jk)
+  known_tally(id, v[3])
+  tidy_due(q)
+  wake(S, ensure_ring(q, g, nil, inf))
+  return {1, 'delivered', a}
+end
 if v[2] then
   redis.call('DEL', jk)
   local h, f = string.match(v[2], '^([^\n]*)\n(.*)$')
