@@ -108,6 +108,13 @@
 // and park end), which a claim reads together with the pause in one
 // command: the reclaim and promotion scans run only once it has passed.
 //
+// A job whose work was done under a lease since lost (a message delivered
+// during a stall longer than its lease) is settled by what is known with
+// AckLost: waiting again, it is acked at once; held by another claimer, it
+// is marked delivered, and any end of that lease but an ack drops it,
+// counted in the tally the mark stored (see LostAck); so it is counted
+// once, never as cancelled nor failed, and never handed out again.
+//
 // A caller that counts settled jobs in its own keys (a fan-out's progress)
 // passes Counting to Ack, Nack, Dead or DeadUntried: its SettleTally is
 // kept in the settling call itself, so no crash between the two leaves a

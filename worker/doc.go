@@ -123,6 +123,19 @@
 // unreachable) keeps its lease until it expires and is claimed again, so
 // it may be sent twice (at-least-once), and a shutdown never hangs.
 //
+// A delivered message whose ack proves its lease lost (lanes.ErrStaleLease:
+// the lease expired during a store stall longer than it, or the worker was
+// taken for dead, and a claim took the job back) is still settled as
+// delivered (lanes Store.AckLost, with the same tally: a broadcast copy
+// counted sent once): waiting again on its lane, the job is acked and
+// never sent again, so a broadcast's Stop no longer counts it cancelled;
+// held by another claimer, it is marked delivered, that claimer's send
+// already under way is the one duplicate, and however that lease ends the
+// copy is counted sent, never cancelled nor failed. Only a delivery whose
+// settling never reached the store (unreachable for SettleFor, or past the
+// drain deadline) leaves the job to its lease's end: it is sent again
+// (at-least-once) and counted by that send's ack.
+//
 // Secrets: the bot token never appears in a log line, a returned error or a
 // dead-letter reason: every error goes through one Redactor (package
 // redact) before it is logged, returned or stored, the logger is

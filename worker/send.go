@@ -436,6 +436,10 @@ func (w *Worker) retryLater(f failure, status int) next {
 		// Its broadcast was stopped while it was in flight: dropped by
 		// the store and counted cancelled there (lanes Store.Cancel).
 		w.log.Info("transient failure of a cancelled message: dropped, not retried", append(f.attrs, slog.Int("status", status))...)
+	case lanes.Delivered:
+		// An earlier claimer delivered it under a lease it lost (lanes
+		// Store.AckLost): dropped by the store and counted sent there.
+		w.log.Info("transient failure of a message delivered already: dropped, not retried", append(f.attrs, slog.Int("status", status))...)
 	default:
 		w.m.retried.Inc()
 		w.log.Info("transient failure, retrying", append(f.attrs, slog.Int("status", status), slog.String("delay", delay.String()))...)
@@ -560,10 +564,15 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 	// worker killed right after the ack leaves no copy uncounted.
 	count := w.progressTally(p, "")
 	aerr := w.settle(ctx, job, "ack", func(ctx context.Context) error { return w.ackJob(ctx, job.Lease, count) })
+	if errors.Is(aerr, lanes.ErrStaleLease) {
+		aerr = w.ackLost(ctx, job, count)
+	}
 	if aerr != nil {
-		// Delivered, but the lease is provably lost, or the store stayed
-		// unreachable for SettleFor or until the drain deadline: the job
-		// may be sent again once its lease expires.
+		// Delivered, but the job was settled elsewhere (lanes.ErrNoJob:
+		// acked by a claimer that took it, or cancelled), or the store
+		// stayed unreachable for SettleFor or until the drain deadline:
+		// then the job is sent again once its lease expires (at-least-once)
+		// and counted by that send's ack.
 		w.log.Warn("ack failed after delivery", slog.String("job", string(job.ID)), slog.Any("err", w.redactor.Error(aerr)))
 	}
 	if !recorded {
@@ -582,6 +591,30 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 	if p.Paid {
 		w.m.paidSent.Inc()
 	}
+}
+
+// ackLost settles delivered job, whose ack proved its lease lost
+// (lanes.ErrStaleLease: it expired and was reclaimed, its claimer was
+// found dead, another claimer holds it), by what is known: the message
+// was delivered (lanes Store.AckLost, with the ack's tally count). Waiting
+// again, the job is acked now: never sent again, counted sent, and a
+// broadcast's Stop no longer counts it cancelled (chaos seed 29); held by
+// another claimer, it is marked delivered: that claimer's send already
+// under way is the only duplicate, and the copy is counted sent once
+// however that lease ends. Retried as the ack was (settle); its error is
+// AckLost's (lanes.ErrNoJob: settled elsewhere, nothing to do).
+func (w *Worker) ackLost(ctx context.Context, job lanes.Job, count lanes.SettleTally) error {
+	var out lanes.LostAck
+	err := w.settle(ctx, job, "ack after a lost lease", func(ctx context.Context) error {
+		var err error
+		out, err = w.store.AckLost(ctx, job.Lease, counting(count)...)
+		return err
+	})
+	if err == nil {
+		w.log.Info("delivered under a lost lease: settled as delivered", slog.String("job", string(job.ID)),
+			slog.String("lane", job.Group), slog.String("outcome", string(out)))
+	}
+	return err
 }
 
 // dead dead-letters job, whose send was tried and failed for good, with
