@@ -22,8 +22,10 @@ const (
 	// sent again, and a later Cancel finds nothing of it.
 	LostWaiting LostAck = "waiting"
 	// LostMarked: the job is held under another lease (claimed again):
-	// its holder keeps it, marked delivered. The holder's Ack settles it
-	// as usual, counted by that Ack's own tally (pass the same); any other
+	// its holder keeps it, marked delivered. The holder's Ack (or AckAll)
+	// settles it as usual, counted by that Ack's own tally (pass the same;
+	// an ack riding on a Claim keeps none, and the mark's is not counted
+	// then either); any other
 	// end of that lease (Release, Nack, Postpone, Dead, DeadUntried:
 	// Outcome Delivered; its expiry, also after RecoverDead) drops it,
 	// never claimed again nor dead-lettered, counted in the tally given

@@ -70,8 +70,9 @@ func TestAJobDeliveredUnderALostLeaseIsCountedSentOnceWhateverBecameOfIt(t *test
 		name string
 		cfg  lanes.QueueConfig
 		// coalesce enqueues the job under a coalesce key (its payload
-		// replaceable while it waits).
-		coalesce bool
+		// replaceable while it waits); replacedFirst replaces its payload
+		// before A's claim.
+		coalesce, replacedFirst bool
 		// lose loses A's lease and leaves the job as the case says;
 		// it returns B's claim when B holds it.
 		lose func(e *lostEnv) *lanes.Job
@@ -181,6 +182,25 @@ func TestAJobDeliveredUnderALostLeaseIsCountedSentOnceWhateverBecameOfIt(t *test
 				require.Equal(e.t, 1, r.Coalesced)
 				return nil
 			}},
+		{name: "its payload replaced before A's claim: what A delivered is what waits", coalesce: true, replacedFirst: true,
+			ackErr: lanes.ErrStaleLease, want: lanes.LostWaiting, sent: 1,
+			lose: func(e *lostEnv) *lanes.Job {
+				expireNow(e.t, e.s, "q", e.id)
+				e.reclaimOnly()
+				return nil
+			}},
+		{name: "held by B, whose claimer is found dead", ackErr: lanes.ErrStaleLease, want: lanes.LostMarked, sent: 1,
+			lose: func(e *lostEnv) *lanes.Job { b := e.takenByB(); return &b },
+			end: func(e *lostEnv, b lanes.Job) {
+				// B's job records no claimer; name one, silent since 1 ms
+				// after the epoch.
+				rdo(e.t, e.s, "HSET", e.s.Keys().Job("q", b.ID), "o", "b")
+				rdo(e.t, e.s, "ZADD", e.s.Keys().Queue("q", "claimers"), "1", "b")
+				n, err := e.s.RecoverDead(e.ctx, time.Minute, "q")
+				require.NoError(e.t, err)
+				require.Equal(e.t, 1, n)
+				require.Empty(e.t, claim(e.t, e.s, 4, time.Hour, "q").Jobs)
+			}},
 		{name: "its lease live after all: an ordinary ack", want: lanes.LostAcked, sent: 1,
 			lose: func(e *lostEnv) *lanes.Job { return nil }},
 	}
@@ -208,6 +228,11 @@ func TestAJobDeliveredUnderALostLeaseIsCountedSentOnceWhateverBecameOfIt(t *test
 				e.id = lanes.NewMinter().New()
 				_, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "A", ID: e.id, Payload: []byte("copy")}}, opts...)
 				require.NoError(t, err)
+				if tc.replacedFirst {
+					r, err := s.Enqueue(ctx, "q", []lanes.Item{{Group: "A", ID: lanes.NewMinter().New(), Payload: []byte("newer")}}, opts...)
+					require.NoError(t, err)
+					require.Equal(t, 1, r.Coalesced)
+				}
 				c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"q"}, Lease: 50 * time.Millisecond, Max: 1})
 				require.NoError(t, err)
 				require.Len(t, c.Jobs, 1)
