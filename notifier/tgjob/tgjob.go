@@ -154,9 +154,12 @@ func (j Job) ChatEncoder() (func(chat int64) []byte, error) {
 // UTF-8 text. A payload without a kind (written before kinds existed) is a
 // send.
 func Decode(p []byte) (Job, error) {
-	var j Job
-	if err := json.Unmarshal(p, &j); err != nil {
-		return Job{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	j, ok := decodeFlat(p)
+	if !ok {
+		j = Job{}
+		if err := json.Unmarshal(p, &j); err != nil {
+			return Job{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
 	}
 	if j.V != Version {
 		return Job{}, fmt.Errorf("%w: version %d", ErrMalformed, j.V)
