@@ -664,8 +664,11 @@ func (f *Filler) encoders(id string, st lazyState, lang string) ([]func(int64) [
 // dropped when full (a few broadcasts run at once).
 type copyCache struct {
 	mu sync.Mutex
-	m  map[string][]tgjob.Job
+	m  map[copyKey][]tgjob.Job
 }
+
+// copyKey names a broadcast's template of a language in copyCache.
+type copyKey struct{ broadcast, lang string }
 
 const copyCacheMax = 64
 
@@ -673,26 +676,47 @@ const copyCacheMax = 64
 // part j.Part of its broadcast's template of j.Lang (its default one when
 // j.Lang is "" or has none: Plan.Texts) (text, parse mode, markup,
 // silence), for j's chat, keeping j's broadcast and part. The template is
-// read from the broadcast's record once per process and language. Errors:
-// ErrUnknownBroadcast when the record is gone (expired); ErrInvalid for a
-// part the template lacks; the server's (wrapped).
+// read from the broadcast's record once per process and language (then
+// CachedCopy expands it without ctx). Errors: ErrUnknownBroadcast when the
+// record is gone (expired); ErrInvalid for a part the template lacks; the
+// server's (wrapped).
 func (n *Notifier) ExpandCopy(ctx context.Context, j tgjob.Job) (tgjob.Job, error) {
-	key := j.Broadcast + "\x00" + j.Lang
+	if out, ok, err := n.CachedCopy(j); ok {
+		return out, err
+	}
+	tmpl, err := n.readTemplate(ctx, j.Broadcast, j.Lang)
+	if err != nil {
+		return j, err
+	}
 	n.copies.mu.Lock()
-	tmpl, ok := n.copies.m[key]
+	if n.copies.m == nil || len(n.copies.m) >= copyCacheMax {
+		n.copies.m = make(map[copyKey][]tgjob.Job)
+	}
+	n.copies.m[copyKey{j.Broadcast, j.Lang}] = tmpl
+	n.copies.mu.Unlock()
+	return expandFrom(tmpl, j)
+}
+
+// CachedCopy is ExpandCopy of copy j from this process's cache alone, with
+// no call to the server: ok is false when j's template is not cached (not
+// read yet by ExpandCopy, or dropped), and then out and err say nothing.
+// With ok: out, or ErrInvalid for a part the template lacks. The worker
+// makes a context for the read only when this misses (once per broadcast
+// and language), not once per copy.
+func (n *Notifier) CachedCopy(j tgjob.Job) (out tgjob.Job, ok bool, err error) {
+	n.copies.mu.Lock()
+	tmpl, ok := n.copies.m[copyKey{j.Broadcast, j.Lang}]
 	n.copies.mu.Unlock()
 	if !ok {
-		var err error
-		if tmpl, err = n.readTemplate(ctx, j.Broadcast, j.Lang); err != nil {
-			return j, err
-		}
-		n.copies.mu.Lock()
-		if n.copies.m == nil || len(n.copies.m) >= copyCacheMax {
-			n.copies.m = make(map[string][]tgjob.Job)
-		}
-		n.copies.m[key] = tmpl
-		n.copies.mu.Unlock()
+		return j, false, nil
 	}
+	out, err = expandFrom(tmpl, j)
+	return out, true, err
+}
+
+// expandFrom is copy j as part j.Part of template tmpl. Errors: ErrInvalid
+// for a part tmpl lacks.
+func expandFrom(tmpl []tgjob.Job, j tgjob.Job) (tgjob.Job, error) {
 	i := max(j.Part, 1) - 1
 	if i >= len(tmpl) {
 		return j, invalid(fmt.Sprintf("copy of %s: part %d of %d", j.Broadcast, j.Part, len(tmpl)))

@@ -682,3 +682,43 @@ func TestLazyBroadcastGivesEachChatItsLanguagesText(t *testing.T) {
 		require.ErrorIs(t, err, notifier.ErrInvalid, tc.name)
 	}
 }
+
+// A copy's template is read from the server by the process's first
+// ExpandCopy of its broadcast; from then on CachedCopy expands its copies
+// alike without the server (the worker makes no context for them), and a
+// part the template lacks is still ErrInvalid.
+func TestACopysTemplateIsReadOnceThenExpandedFromTheCache(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	r := newLazyRig(t, chatsUpTo(3), notifier.FillConfig{Rates: map[string]int{tgjob.QueueNotify: 30}})
+	_, err := r.f.Start(ctx, notifier.Message{Text: "Hello <b>all</b>", ParseMode: "HTML"}, notifier.Plan{})
+	require.NoError(t, err)
+	cl, err := r.n.Store().Claim(ctx, lanes.ClaimRequest{Queues: tgjob.AllQueues(), Lease: time.Minute, Max: 100, Lanes: 3})
+	require.NoError(t, err)
+	require.Len(t, cl.Jobs, 3)
+	var copies []tgjob.Job
+	for _, j := range cl.Jobs {
+		p, err := tgjob.Decode(j.Payload)
+		require.NoError(t, err)
+		copies = append(copies, p)
+	}
+	_, ok, _ := r.n.CachedCopy(copies[0])
+	require.False(t, ok, "nothing cached before the first ExpandCopy")
+	first, err := r.n.ExpandCopy(ctx, copies[0])
+	require.NoError(t, err)
+	require.Equal(t, "Hello <b>all</b>", first.Text)
+	for _, p := range copies {
+		want, err := r.n.ExpandCopy(ctx, p)
+		require.NoError(t, err)
+		got, ok, err := r.n.CachedCopy(p)
+		require.True(t, ok, "cached after the first ExpandCopy")
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		require.Equal(t, p.Chat, got.Chat)
+	}
+	lacking := copies[0]
+	lacking.Part, lacking.Parts = 2, 2
+	_, ok, err = r.n.CachedCopy(lacking)
+	require.True(t, ok)
+	require.ErrorIs(t, err, notifier.ErrInvalid)
+}

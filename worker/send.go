@@ -155,14 +155,18 @@ func (b *sendBatch) Rest(from int, why consumer.Why) {
 }
 
 // expand turns a lazy broadcast's copy p into its message
-// (notifier.Notifier.ExpandCopy). A copy whose broadcast is gone or whose
+// (notifier.Notifier.ExpandCopy; CachedCopy once its template was read, no
+// context made). A copy whose broadcast is gone or whose
 // part is not in the template is dead-lettered as malformed; a store error
 // releases the batch from here (tried again later). A non-nil next ends the
 // job there.
 func (w *Worker) expand(drain context.Context, job lanes.Job, p tgjob.Job) (tgjob.Job, *next) {
-	sctx, cancel := settleCtx(drain)
-	defer cancel()
-	full, err := w.n.ExpandCopy(sctx, p)
+	full, ok, err := w.n.CachedCopy(p)
+	if !ok { // the broadcast's first copy in this process: its template read
+		sctx, cancel := settleCtx(drain)
+		full, err = w.n.ExpandCopy(sctx, p)
+		cancel()
+	}
 	if err == nil {
 		return full, nil
 	}
