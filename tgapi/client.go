@@ -107,7 +107,7 @@ func (c *Client) call(ctx context.Context, method string, params, result any, ti
 	}
 	var body io.Reader = http.NoBody
 	if params != nil {
-		b, err := json.Marshal(params)
+		b, err := encodeParams(params)
 		if err != nil {
 			return 0, &Error{Method: method, Err: c.red.Error(fmt.Errorf("encode parameters: %w", err))}
 		}
