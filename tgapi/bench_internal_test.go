@@ -72,18 +72,20 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				resp := http.Response{StatusCode: 200, ContentLength: int64(len(body)), Body: io.NopCloser(bytes.NewReader(body))}
-				raw, _ := readAnswer(&resp)
+				buf, raw, _ := c.readAnswer(&resp)
 				var m models.Message
 				_ = c.decode("sendMessage", resp.StatusCode, raw, &m)
+				c.answers.Put(buf)
 			}
 		})
 		b.Run(a.name+"/new-id", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				resp := http.Response{StatusCode: 200, ContentLength: int64(len(body)), Body: io.NopCloser(bytes.NewReader(body))}
-				raw, _ := readAnswer(&resp)
+				buf, raw, _ := c.readAnswer(&resp)
 				var m messageID
 				_ = c.decode("sendMessage", resp.StatusCode, raw, &m)
+				c.answers.Put(buf)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,7 @@ type Client struct {
 	prefix  string            // server URL + "/bot" + token + "/"
 	urls    map[string]string // prefix + method, for the methods of this package (read only)
 	timeout time.Duration
+	answers answerPool // answer buffers, reused once an answer is decoded
 }
 
 // methods are the Bot API methods of this package (their URLs are built
@@ -137,7 +139,8 @@ func (c *Client) call(ctx context.Context, method string, params, result any, ti
 		return 0, c.transportError(method, err, written.Load())
 	}
 	defer func() { _ = resp.Body.Close() }()
-	raw, err := readAnswer(resp)
+	buf, raw, err := c.readAnswer(resp)
+	defer c.answers.Put(buf)
 	if err != nil {
 		// The answer began (a status came) but its body was cut.
 		return resp.StatusCode, &Error{Method: method, Status: resp.StatusCode, Err: c.red.Error(fmt.Errorf("read answer: %w", err))}
@@ -145,15 +148,49 @@ func (c *Client) call(ctx context.Context, method string, params, result any, ti
 	return resp.StatusCode, c.decode(method, resp.StatusCode, raw, result)
 }
 
-// readAnswer reads resp's body (at most maxAnswer bytes), in one
-// allocation when its length is announced.
-func readAnswer(resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; n >= 0 && n <= maxAnswer {
-		b := make([]byte, n)
-		_, err := io.ReadFull(resp.Body, b)
-		return b, err
+// answerBuf is the size of the buffers a Client reuses for answers
+// (Client.answers): an accepted send's answer echoes the message, about its
+// text's UTF-8 size plus 300 bytes; a larger answer is read into a buffer
+// of its own.
+const answerBuf = 8 << 10
+
+// answerPool keeps answer buffers (*[]byte of answerBuf bytes) for reuse.
+type answerPool struct{ p sync.Pool }
+
+// get returns a buffer of answerBuf bytes.
+func (a *answerPool) get() *[]byte {
+	if b, ok := a.p.Get().(*[]byte); ok {
+		return b
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	b := make([]byte, answerBuf)
+	return &b
+}
+
+// Put gives back a buffer from get (nil: none).
+func (a *answerPool) Put(b *[]byte) {
+	if b != nil {
+		a.p.Put(b)
+	}
+}
+
+// readAnswer reads resp's body (at most maxAnswer bytes): when its length
+// is announced and at most answerBuf, into a reused buffer (buf, which the
+// caller puts back once it decoded raw: decode copies what it keeps),
+// otherwise into one allocation of its length, or as it comes (buf nil).
+func (c *Client) readAnswer(resp *http.Response) (buf *[]byte, raw []byte, err error) {
+	n := resp.ContentLength
+	switch {
+	case n < 0 || n > maxAnswer:
+		raw, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+		return nil, raw, err
+	case n <= answerBuf:
+		buf = c.answers.get()
+		raw = (*buf)[:n]
+	default:
+		raw = make([]byte, n)
+	}
+	_, err = io.ReadFull(resp.Body, raw)
+	return buf, raw, err
 }
 
 // answer is a Bot API answer (https://core.telegram.org/bots/api#making-requests).

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -350,3 +352,29 @@ func TestNewRefusesAnEmptyToken(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Answers are read into buffers the client reuses for later answers: what
+// a call decoded (an update's JSON as received, a sent message) stays as it
+// was after more calls read their answers into the same buffers.
+func TestAnAnswersBufferIsReusedWithoutChangingWhatWasDecoded(t *testing.T) {
+	t.Parallel()
+	emu := testkit.NewEmulator(t, testkit.Unlimited("the client's answer buffers, not pacing"))
+	c := newClient(t, emu, tgapi.Config{Timeout: 10 * time.Second})
+	ctx := ctxFor(t, 30*time.Second)
+	const chat = int64(42)
+	emu.AddChat(models.Chat{ID: chat})
+	_, err := emu.InjectMessage(tgemu.TextMessage{ChatID: chat, Text: "/start first"})
+	require.NoError(t, err)
+	ups, err := c.GetUpdates(ctx, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, ups, 1)
+	update := string(ups[0].JSON)
+	first, err := c.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: "first message"})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := c.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: strings.Repeat(strconv.Itoa(i%10), 300)})
+		require.NoError(t, err)
+		require.Equal(t, update, string(ups[0].JSON), "the update's JSON after %d more answers", i+1)
+		require.Equal(t, "first message", first.Text)
+	}
+}
