@@ -19,6 +19,7 @@ type claimLoop struct {
 	workCtx context.Context // sends: cut ShutdownGrace after Run's ctx ends
 	drain   context.Context // claims, settles, lease renewals: end at the drain deadline
 	queues  []string
+	pool    *senderPool // the senders' goroutines, kept between batches
 	zeros   int
 	pace    claimPacer
 	rtt     claimRTT
@@ -209,12 +210,17 @@ func (l *claimLoop) take(a claimAnswer) (claimAnswer, bool) {
 }
 
 // Handle sends a claim's batches (one per lane served), each on a sender
-// of its own (their slots were taken at the claim's issue), and frees
-// each sender when its batch is done; it returns once all are.
+// of its own (their slots were taken at the claim's issue): the first on
+// this goroutine, the others on the pool's (senderPool); it frees each
+// sender when its batch is done and returns once all are.
 func (l *claimLoop) Handle(ctx context.Context, a claimAnswer) bool {
 	var wg sync.WaitGroup
 	for _, b := range a.batches[1:] {
-		wg.Go(func() { l.send(ctx, a.t0, b) })
+		wg.Add(1)
+		l.pool.run(func() {
+			defer wg.Done()
+			l.send(ctx, a.t0, b)
+		})
 	}
 	l.send(ctx, a.t0, a.batches[0])
 	wg.Wait()

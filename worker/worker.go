@@ -328,12 +328,15 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Go(func() { k.run(acks) })
 	}
 	// One claim loop (consumer.Run), its batches each on a sender's
-	// goroutine; a failed claim waits 1 s.
+	// goroutine (kept between batches: senderPool); a failed claim waits
+	// 1 s.
+	pool := newSenderPool(w.senders)
 	consumer.Run(ctx, consumer.Config{Async: true, Backoff: consumer.Backoff{Base: time.Second, Max: time.Second}, Log: w.log},
 		func(int) consumer.Source[claimAnswer] {
-			return &claimLoop{w: w, waiter: waiter, workCtx: workCtx, drain: drain, queues: tgjob.AllQueues(),
+			return &claimLoop{w: w, waiter: waiter, workCtx: workCtx, drain: drain, queues: tgjob.AllQueues(), pool: pool,
 				pace: newClaimPacer(w.cfg.ClaimRate), results: make(chan claimAnswer, maxClaimsInFlight), probe: true}
 		})
+	pool.close() // its batches are done: consumer.Run waited for their claims' Handle
 	stopKeep()
 	stopAcks()
 	wg.Wait()
