@@ -1,0 +1,160 @@
+package notifier_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/codemojex/codemojex/internal/valkeytest"
+	"github.com/codemojex/codemojex/lanes"
+	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgjob"
+)
+
+// costs is INFO commandstats of the store's servers: calls and µs by
+// command (a script's commands counted both in their own lines and in
+// its EVALSHA's).
+type costs map[string]valkeytest.Stat
+
+func readCosts(tb testing.TB, c valkey.Client) costs {
+	tb.Helper()
+	out := costs{}
+	for _, node := range c.Nodes() {
+		for name, st := range valkeytest.CommandStats(tb.Context(), tb, node) {
+			s := out[name]
+			s.Calls += st.Calls
+			s.Usec += st.Usec
+			out[name] = s
+		}
+	}
+	return out
+}
+
+// add adds b - a (INFO itself left out) to c.
+func (c costs) add(a, b costs) {
+	for name, st := range b {
+		if name == "info" {
+			continue
+		}
+		d := c[name]
+		d.Calls += st.Calls - a[name].Calls
+		d.Usec += st.Usec - a[name].Usec
+		c[name] = d
+	}
+}
+
+// perCopy reports c's script µs and commands (scripts' own calls left out)
+// per copy under the metric names phase-µs/copy and phase-cmds/copy, and
+// returns its commands by name per copy, most first, for a log line.
+func (c costs) perCopy(b *testing.B, phase string, copies int) string {
+	var usec, cmds float64
+	var parts []string
+	names := slices.Sorted(maps.Keys(c))
+	slices.SortStableFunc(names, func(x, y string) int { return int(c[y].Calls - c[x].Calls) })
+	for _, name := range names {
+		st := c[name]
+		if st.Calls == 0 {
+			continue
+		}
+		switch name {
+		case "evalsha", "eval":
+			usec += st.Usec
+			parts = append(parts, fmt.Sprintf("%s %.3f (%.1f µs)", name, st.Calls/float64(copies), st.Usec/float64(copies)))
+			continue
+		}
+		cmds += st.Calls
+		parts = append(parts, fmt.Sprintf("%s %.3f", name, st.Calls/float64(copies)))
+	}
+	b.ReportMetric(usec/float64(copies), phase+"-µs/copy")
+	b.ReportMetric(cmds/float64(copies), phase+"-cmds/copy")
+	return phase + ": " + strings.Join(parts, ", ")
+}
+
+// BenchmarkLazyPaidCopyLife: a lazy paid broadcast's copies over their
+// whole life on the server, as the app moves them: made by the filler
+// (Filler.Fill: enqueue.lua steps of lanes.MaxCursorItems with its stop,
+// dead tally and cursor), claimed over every queue 9 lanes a call (the
+// worker's lanesFor at 1,130/s) and acked 9 at a time (Store.AckAll, the
+// worker's acker) with the copy's SentTally. The store has the bot's
+// limits (DefaultLimits, PaidPerSecond 1,000: the paid queue's own budget
+// outside the global one, private chats paced 1 per second, the bulk
+// queue's share) with budgets too high to bind. Per copy, by phase (fill,
+// claim, ack): the server's µs in scripts and the commands they ran, and
+// with -v each phase's commands by name (INFO commandstats; the commands
+// count does not move with the machine's load). The audience is in
+// memory (listAudience): the app's walk of its Valkey buckets is not
+// counted.
+//
+//	go test -run '^$' -bench LazyPaidCopyLife -benchtime 20000x -v ./notifier/
+func BenchmarkLazyPaidCopyLife(b *testing.B) {
+	const lanesPerClaim = 9
+	ctx := b.Context()
+	c := valkeytest.Shared(b).Client(b)
+	limits := notifier.DefaultLimits()
+	limits.PaidPerSecond, limits.GlobalPerSecond = 1_000_000, 1_000_000
+	s, err := notifier.NewStore(c, limits, 0, lanes.WithTag(valkeytest.Namespace(b)))
+	require.NoError(b, err)
+	n, err := notifier.New(c, s, notifier.Config{})
+	require.NoError(b, err)
+	copies := b.N
+	chats := make([]int64, copies)
+	for i := range chats {
+		chats[i] = int64(1_000_000_000 + i)
+	}
+	f, err := n.NewFiller(newListAudience(chats), notifier.FillConfig{Rates: map[string]int{tgjob.QueuePaid: 1000}})
+	require.NoError(b, err)
+	req := lanes.ClaimRequest{Queues: tgjob.AllQueues(), Lease: time.Minute, Max: 16, Lanes: lanesPerClaim}
+	fill, claim, ack := costs{}, costs{}, costs{}
+	acks := make([]lanes.Acking, 0, lanesPerClaim)
+	b.ResetTimer()
+	c0 := readCosts(b, c)
+	id, err := f.Start(ctx, notifier.Message{Text: "a broadcast", Paid: true}, notifier.Plan{})
+	require.NoError(b, err)
+	fill.add(c0, readCosts(b, c)) // its first window
+	tally, err := n.SentTally(id, true)
+	require.NoError(b, err)
+	delivered := 0
+	for delivered < copies {
+		c0 := readCosts(b, c)
+		_, err := f.Fill(ctx)
+		require.NoError(b, err)
+		c1 := readCosts(b, c)
+		fill.add(c0, c1)
+		for {
+			c0 := readCosts(b, c)
+			cl, err := s.Claim(ctx, req)
+			require.NoError(b, err)
+			c1 := readCosts(b, c)
+			claim.add(c0, c1)
+			if len(cl.Jobs) == 0 {
+				break
+			}
+			acks = acks[:0]
+			for _, j := range cl.Jobs {
+				acks = append(acks, lanes.Acking{Lease: j.Lease, Tally: tally})
+			}
+			errs, err := s.AckAll(ctx, acks)
+			if err != nil || errors.Join(errs...) != nil {
+				b.Fatal(err, errs)
+			}
+			ack.add(c1, readCosts(b, c))
+			delivered += len(cl.Jobs)
+		}
+	}
+	b.StopTimer()
+	require.Equal(b, copies, delivered)
+	var all costs = costs{}
+	for _, p := range []costs{fill, claim, ack} {
+		all.add(costs{}, p)
+	}
+	for _, line := range []string{fill.perCopy(b, "fill", copies), claim.perCopy(b, "claim", copies), ack.perCopy(b, "ack", copies), all.perCopy(b, "all", copies)} {
+		b.Log(line)
+	}
+}
