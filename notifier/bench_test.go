@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,28 @@ func readCosts(tb testing.TB, c valkey.Client) costs {
 		}
 	}
 	return out
+}
+
+// serverCPU is the CPU time c's servers used since they started (INFO
+// cpu: used_cpu_user + used_cpu_sys, every thread's), in µs: unlike
+// commandstats' wall-clock µs, not inflated while a loaded machine
+// preempts the server.
+func serverCPU(tb testing.TB, c valkey.Client) float64 {
+	tb.Helper()
+	var us float64
+	for _, node := range c.Nodes() {
+		info, err := node.Do(tb.Context(), node.B().Info().Section("cpu").Build()).ToString()
+		require.NoError(tb, err)
+		for line := range strings.Lines(info) {
+			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+			if k == "used_cpu_user" || k == "used_cpu_sys" {
+				f, err := strconv.ParseFloat(v, 64)
+				require.NoError(tb, err)
+				us += f * 1e6
+			}
+		}
+	}
+	return us
 }
 
 // add adds b - a (INFO itself left out) to c.
@@ -88,12 +111,19 @@ func (c costs) perCopy(b *testing.B, phase string, copies int) string {
 // queue's share) with budgets too high to bind. Per copy, by phase (fill,
 // claim, ack): the server's µs in scripts and the commands they ran, and
 // with -v each phase's commands by name (INFO commandstats; the commands
-// count does not move with the machine's load). The audience is in
-// memory (listAudience): the app's walk of its Valkey buckets is not
-// counted.
+// count does not move with the machine's load). whole reads the server
+// only before and after: its script µs and commands per copy, and the
+// server's CPU per copy (serverCPU: every command, the connection's
+// work included). The audience is in memory (listAudience): the app's
+// walk of its Valkey buckets is not counted.
 //
 //	go test -run '^$' -bench LazyPaidCopyLife -benchtime 20000x -v ./notifier/
 func BenchmarkLazyPaidCopyLife(b *testing.B) {
+	b.Run("phases", func(b *testing.B) { lazyPaidCopyLife(b, true) })
+	b.Run("whole", func(b *testing.B) { lazyPaidCopyLife(b, false) })
+}
+
+func lazyPaidCopyLife(b *testing.B, phases bool) {
 	const lanesPerClaim = 9
 	ctx := b.Context()
 	c := valkeytest.Shared(b).Client(b)
@@ -114,24 +144,33 @@ func BenchmarkLazyPaidCopyLife(b *testing.B) {
 	fill, claim, ack := costs{}, costs{}, costs{}
 	acks := make([]lanes.Acking, 0, lanesPerClaim)
 	b.ResetTimer()
-	c0 := readCosts(b, c)
+	whole0, cpu0 := readCosts(b, c), serverCPU(b, c)
+	c0 := whole0
 	id, err := f.Start(ctx, notifier.Message{Text: "a broadcast", Paid: true}, notifier.Plan{})
 	require.NoError(b, err)
-	fill.add(c0, readCosts(b, c)) // its first window
+	if phases {
+		fill.add(c0, readCosts(b, c)) // its first window
+	}
 	tally, err := n.SentTally(id, true)
 	require.NoError(b, err)
 	delivered := 0
+	read := func() costs {
+		if !phases {
+			return nil
+		}
+		return readCosts(b, c)
+	}
 	for delivered < copies {
-		c0 := readCosts(b, c)
+		c0 := read()
 		_, err := f.Fill(ctx)
 		require.NoError(b, err)
-		c1 := readCosts(b, c)
+		c1 := read()
 		fill.add(c0, c1)
 		for {
-			c0 := readCosts(b, c)
+			c0 := read()
 			cl, err := s.Claim(ctx, req)
 			require.NoError(b, err)
-			c1 := readCosts(b, c)
+			c1 := read()
 			claim.add(c0, c1)
 			if len(cl.Jobs) == 0 {
 				break
@@ -144,12 +183,19 @@ func BenchmarkLazyPaidCopyLife(b *testing.B) {
 			if err != nil || errors.Join(errs...) != nil {
 				b.Fatal(err, errs)
 			}
-			ack.add(c1, readCosts(b, c))
+			ack.add(c1, read())
 			delivered += len(cl.Jobs)
 		}
 	}
 	b.StopTimer()
 	require.Equal(b, copies, delivered)
+	if !phases {
+		b.ReportMetric((serverCPU(b, c)-cpu0)/float64(copies), "server-cpu-µs/copy")
+		whole := costs{}
+		whole.add(whole0, readCosts(b, c))
+		b.Log(whole.perCopy(b, "all", copies))
+		return
+	}
 	var all costs = costs{}
 	for _, p := range []costs{fill, claim, ack} {
 		all.add(costs{}, p)
