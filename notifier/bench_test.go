@@ -75,7 +75,9 @@ func (c costs) add(a, b costs) {
 
 // perCopy reports c's script µs and commands (scripts' own calls left out)
 // per copy under the metric names phase-µs/copy and phase-cmds/copy, and
-// returns its commands by name per copy, most first, for a log line.
+// returns its commands by name per copy, most first, each with its µs per
+// copy (a script's command timed on its own, inside its script's), for a
+// log line.
 func (c costs) perCopy(b *testing.B, phase string, copies int) string {
 	var usec, cmds float64
 	var parts []string
@@ -93,7 +95,7 @@ func (c costs) perCopy(b *testing.B, phase string, copies int) string {
 			continue
 		}
 		cmds += st.Calls
-		parts = append(parts, fmt.Sprintf("%s %.3f", name, st.Calls/float64(copies)))
+		parts = append(parts, fmt.Sprintf("%s %.3f (%.2f µs)", name, st.Calls/float64(copies), st.Usec/float64(copies)))
 	}
 	b.ReportMetric(usec/float64(copies), phase+"-µs/copy")
 	b.ReportMetric(cmds/float64(copies), phase+"-cmds/copy")
