@@ -49,7 +49,9 @@ const (
 	lazyGoalCPU       = 250.0                  // µs of worker + Valkey CPU per delivered copy, lazy
 	// lazyProfileEnv, when set to a directory, has the delivery runs' worker
 	// processes write their CPU profiles there (worker-lazy.pprof,
-	// worker-eager.pprof; go tool pprof -top).
+	// worker-eager.pprof; go tool pprof -top) and their allocations
+	// (worker-lazy.allocs.pprof, worker-eager.allocs.pprof; go tool pprof
+	// -sample_index=alloc_space -top).
 	lazyProfileEnv = "CODEMOJEX_BENCH_PROFILE"
 )
 
@@ -626,7 +628,7 @@ func lazyDeliveryRun(ctx context.Context, cfg config, srv *valkeyserver.Server, 
 	extra := []string{"-fill"}
 	if dir := os.Getenv(lazyProfileEnv); dir != "" && profile {
 		d.profileOut = filepath.Join(dir, "worker-"+mode+".pprof")
-		extra = append(extra, "-cpuprofile", d.profileOut)
+		extra = append(extra, "-cpuprofile", d.profileOut, "-allocprofile", filepath.Join(dir, "worker-"+mode+".allocs.pprof"))
 	}
 	rig, err := newPaidRig(ctx, srv, tag, paidLatency, paidBulk+paidReply+paidRate, extra...)
 	if err != nil {

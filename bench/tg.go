@@ -136,6 +136,7 @@ func workerMain(args []string) error {
 	claimRate := fs.Int("claim-rate", 0, "worker.Config.ClaimRate (0: -global + -reply, as internal/app sets it)")
 	fill := fs.Bool("fill", false, "run the lazy broadcasts' filler beside the worker (notifier.Filler.Run over the audience's buckets, as internal/app does)")
 	cpuProfile := fs.String("cpuprofile", "", "write the process's CPU profile (runtime/pprof) to this file until it exits")
+	allocProfile := fs.String("allocprofile", "", "write the process's allocations since its start (runtime/pprof \"allocs\", sampled every 512 KiB) to this file when it exits")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -145,6 +146,9 @@ func workerMain(args []string) error {
 			return err
 		}
 		defer stopProfile()
+	}
+	if *allocProfile != "" {
+		defer writeAllocProfile(*allocProfile)
 	}
 	limits := benchLimits()
 	limits.GlobalPerSecond, limits.PrivatePerSecond, limits.ReplyPerSecond = *global, *chat, *reply
@@ -203,6 +207,21 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeAllocProfile writes this process's allocations since its start
+// (runtime/pprof "allocs": alloc_space and alloc_objects by stack) to path;
+// a failure is only logged, at the process's exit.
+func writeAllocProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		slog.Error("alloc profile", "err", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		slog.Error("alloc profile", "err", err)
+	}
 }
 
 // roleClient connects a helper process (-role) to the server at URL addr,
