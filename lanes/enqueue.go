@@ -320,9 +320,12 @@ func errMalformed(n int) error {
 // validTagged checks that key is a full key name under the store's hash
 // tag (so it shares the scripts' cluster slot).
 func (s *core) validTagged(what, key string) error {
-	prefix := "{" + s.keys.tag + "}:"
-	if !strings.HasPrefix(key, prefix) || len(key) == len(prefix) {
-		return fmt.Errorf("%w: %s %q: want %q + a name", ErrInvalid, what, key, prefix)
+	// "{" + tag + "}:" + a name, read in place: the prefix is built only for
+	// the error (this runs for every key of every settle tally).
+	tag := s.keys.tag
+	n := len(tag) + 3
+	if len(key) <= n || key[0] != '{' || key[1:1+len(tag)] != tag || key[1+len(tag)] != '}' || key[2+len(tag)] != ':' {
+		return fmt.Errorf("%w: %s %q: want %q + a name", ErrInvalid, what, key, "{"+tag+"}:")
 	}
 	return nil
 }

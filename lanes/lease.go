@@ -86,11 +86,14 @@ func (s *core) validTally(t SettleTally) error {
 	if t.TTL < 0 {
 		return fmt.Errorf("%w: settle tally ttl %v: want >= 0", ErrInvalid, t.TTL)
 	}
-	for what, k := range map[string]string{"settle tally once set": t.Once, "settle tally untrack set": t.Untrack} {
-		if k != "" {
-			if err := s.validTagged(what, k); err != nil {
-				return err
-			}
+	if t.Once != "" {
+		if err := s.validTagged("settle tally once set", t.Once); err != nil {
+			return err
+		}
+	}
+	if t.Untrack != "" {
+		if err := s.validTagged("settle tally untrack set", t.Untrack); err != nil {
+			return err
 		}
 	}
 	return nil

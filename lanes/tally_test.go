@@ -105,7 +105,8 @@ func TestCountingKeepsTheTallyExactlyWhenTheCallSettlesTheJob(t *testing.T) {
 	}
 }
 
-// A tally whose keys are outside the store's hash tag, a key without
+// A tally whose keys are outside the store's hash tag ("{tag}:" and a
+// name: a longer or shorter tag, no ':' or no name are outside), a key without
 // fields, fields or a once set without a key, or a negative TTL is refused
 // before anything changes: the job stays leased.
 func TestCountingRefusesATallyItCannotKeep(t *testing.T) {
@@ -124,6 +125,14 @@ func TestCountingRefusesATallyItCannotKeep(t *testing.T) {
 		{Key: tag + ":bc", Fields: []string{"s"}, Once: "seen"},
 		{Key: tag + ":bc", Fields: []string{"s"}, Untrack: "{other}:out"},
 		{Key: tag + ":bc", Fields: []string{"s"}, TTL: -time.Second},
+		{Key: tag + ":", Fields: []string{"s"}},                                   // the tag and no name
+		{Key: tag + "bc", Fields: []string{"s"}},                                  // no ':' after the tag
+		{Key: tag[:len(tag)-1] + "x}:bc", Fields: []string{"s"}},                  // a longer tag that begins as the store's
+		{Key: tag[1:] + ":bc", Fields: []string{"s"}},                             // no '{'
+		{Key: "x" + tag[1:] + ":bc", Fields: []string{"s"}},                       // another byte for the '{'
+		{Key: tag[:len(tag)-1] + "x:bc", Fields: []string{"s"}},                   // another byte for the '}'
+		{Key: tag[:len(tag)-2] + "x}:bc", Fields: []string{"s"}},                  // the tag's length, another name
+		{Key: tag + ":bc", Fields: []string{"s"}, Once: tag[:len(tag)-2] + "}:s"}, // a shorter tag
 	} {
 		require.ErrorIs(t, s.Ack(ctx, j.Lease, lanes.Counting(bad)), lanes.ErrInvalid, "%+v", bad)
 		require.ErrorIs(t, s.Dead(ctx, j.Lease, "x", lanes.Counting(bad)), lanes.ErrInvalid, "%+v", bad)
