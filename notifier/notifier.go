@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -141,6 +142,9 @@ type Notifier struct {
 	stopDoneScript *valkey.Lua
 	// copies caches lazy broadcasts' templates (ExpandCopy).
 	copies copyCache
+	// lastSent is the last broadcast's sent tallies (SentTally), nil
+	// before the first.
+	lastSent atomic.Pointer[sentTallies]
 }
 
 // New returns a Notifier enqueueing on store (built with

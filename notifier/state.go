@@ -225,15 +225,33 @@ func (p *Progress) lazyField(k, v string, x int) bool {
 // Counted with the ack, a copy is counted exactly once, even when the
 // worker dies right after acking it. Errors: ErrInvalid for a malformed
 // broadcast id.
+//
+// The last broadcast's two tallies are kept (Notifier.lastSent), so a
+// broadcast's copies after its first build no keys, slices or checks: the
+// tallies returned share their Fields, which no caller changes.
 func (n *Notifier) SentTally(broadcast string, paid bool) (lanes.SettleTally, error) {
-	if !validBroadcastID(broadcast) {
-		return lanes.SettleTally{}, invalid(fmt.Sprintf("broadcast id %q", broadcast))
+	last := n.lastSent.Load()
+	if last == nil || last.id != broadcast {
+		if !validBroadcastID(broadcast) {
+			return lanes.SettleTally{}, invalid(fmt.Sprintf("broadcast id %q", broadcast))
+		}
+		free := lanes.SettleTally{Key: n.keys.progress(broadcast), Fields: []string{fieldSent}, Untrack: n.keys.out(broadcast),
+			TTL: n.cfg.ProgressTTL}
+		withPaid := free
+		withPaid.Fields = []string{fieldSent, fieldPaidN}
+		last = &sentTallies{id: broadcast, free: free, paid: withPaid}
+		n.lastSent.Store(last)
 	}
-	fields := []string{fieldSent}
 	if paid {
-		fields = append(fields, fieldPaidN)
+		return last.paid, nil
 	}
-	return lanes.SettleTally{Key: n.keys.progress(broadcast), Fields: fields, Untrack: n.keys.out(broadcast), TTL: n.cfg.ProgressTTL}, nil
+	return last.free, nil
+}
+
+// sentTallies are one broadcast's SentTally: a free copy's and a paid one's.
+type sentTallies struct {
+	id         string
+	free, paid lanes.SettleTally
 }
 
 // FailedTally is what the worker's dead-lettering of a copy of broadcast
