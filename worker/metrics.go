@@ -2,6 +2,7 @@ package worker
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -33,6 +34,30 @@ type metrics struct {
 	paidSent      prometheus.Counter   // paid broadcast copies delivered (allow_paid_broadcast)
 	starsSpent    prometheus.Collector // Telegram Stars those cost: paidSent / 10, exact (a CounterFunc)
 	paidHalts     prometheus.Counter   // cannot-pay answers that halted the paid queue
+
+	// The children of sent, edited and apiLatency the send path uses, by
+	// label, made on first use (so a series is exported once it counts,
+	// as before): WithLabelValues per message hashed the label and took
+	// the vec's read lock, shared by every sender, for each copy.
+	sentBy, editedBy children[prometheus.Counter]
+	latencyBy        children[prometheus.Observer]
+}
+
+// children caches a metric vec's children by their one label value:
+// safe for concurrent use; a cached child is the vec's own (it counts in
+// the same series).
+type children[T any] struct {
+	with func(label string) T // the vec's WithLabelValues
+	m    sync.Map             // label -> T
+}
+
+// get returns label's child, made by with on its first use.
+func (c *children[T]) get(label string) T {
+	if v, ok := c.m.Load(label); ok {
+		return v.(T)
+	}
+	v, _ := c.m.LoadOrStore(label, c.with(label))
+	return v.(T)
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -143,6 +168,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.decreases.WithLabelValues(q, WhyProbe)
 	}
 	m.apiLatency = reg1(m.apiLatency).(*prometheus.HistogramVec)
+	m.sentBy.with = func(q string) prometheus.Counter { return m.sent.WithLabelValues(q) }
+	m.editedBy.with = func(q string) prometheus.Counter { return m.edited.WithLabelValues(q) }
+	m.latencyBy.with = func(method string) prometheus.Observer { return m.apiLatency.WithLabelValues(method) }
 	m.claimLatency = reg1(m.claimLatency).(prometheus.Histogram)
 	m.inFlight = reg1(m.inFlight).(prometheus.Gauge)
 	m.sendsInFlight = reg1(m.sendsInFlight).(prometheus.Gauge)

@@ -55,7 +55,7 @@ func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode st
 		id, err = w.api.SendMessageID(ctx, params)
 	}
 	rtt := time.Since(t0)
-	w.m.apiLatency.WithLabelValues(method).Observe(rtt.Seconds())
+	w.m.latencyBy.get(method).Observe(rtt.Seconds())
 	status, unknown := http.StatusOK, false
 	if err != nil {
 		id, status = 0, tgapi.Status(err)
@@ -588,10 +588,10 @@ func (w *Worker) settleDelivered(ctx context.Context, job lanes.Job, p tgjob.Job
 		return
 	}
 	if p.IsEdit() {
-		w.m.edited.WithLabelValues(job.Queue).Inc()
+		w.m.editedBy.get(job.Queue).Inc()
 		return
 	}
-	w.m.sent.WithLabelValues(job.Queue).Inc()
+	w.m.sentBy.get(job.Queue).Inc()
 	if p.Paid {
 		w.m.paidSent.Inc()
 	}
