@@ -58,10 +58,19 @@ func Final(err error) bool {
 // in progress: pass context.WithoutCancel of a stop signal to settle
 // regardless, a drain context to bound a shutdown). what names the
 // settlement in logs ("ack", "release"...), attrs identify the job.
+//
+// A settle that lands at its first try (nearly all: one per message sent)
+// allocates nothing but its try's context; what a retry needs is made
+// after a failure.
 func (s Settler) Settle(ctx context.Context, what string, op func(ctx context.Context) error, attrs ...slog.Attr) error {
-	errs := s.SettleAll(ctx, what, 1, func(ctx context.Context, _ int) error { return op(ctx) },
-		func(int) []slog.Attr { return attrs })
-	return errs[0]
+	deadline := time.Now().Add(s.For)
+	tctx, cancel := context.WithTimeout(ctx, s.Try)
+	err := op(tctx)
+	cancel()
+	if !s.retryable(err) {
+		return err
+	}
+	return s.retry(ctx, what, &settleOps{one: op, attrs: attrs}, []error{err}, []int{0}, deadline)[0]
 }
 
 // SettleAll settles n jobs (op(ctx, i) settles job i) as Settle does one,
@@ -70,29 +79,58 @@ func (s Settler) Settle(ctx context.Context, what string, op func(ctx context.Co
 // identifies job i in logs.
 func (s Settler) SettleAll(ctx context.Context, what string, n int, op func(ctx context.Context, i int) error,
 	attrs func(i int) []slog.Attr) []error {
-	errs := make([]error, n)
-	left := make([]int, n)
-	for i := range left {
-		left[i] = i
-	}
 	deadline := time.Now().Add(s.For)
-	for try := 0; ; try++ {
-		var again []int
-		for _, i := range left {
-			tctx, cancel := context.WithTimeout(ctx, s.Try)
-			errs[i] = op(tctx, i)
-			cancel()
-			if errs[i] != nil && !Final(errs[i]) && (s.Final == nil || !s.Final(errs[i])) {
-				again = append(again, i)
-			}
+	errs := make([]error, n)
+	var left []int
+	for i := range n {
+		tctx, cancel := context.WithTimeout(ctx, s.Try)
+		errs[i] = op(tctx, i)
+		cancel()
+		if s.retryable(errs[i]) {
+			left = append(left, i)
 		}
-		if len(again) == 0 {
-			if try > 0 && s.Log != nil {
-				s.Log.Info(what+" succeeded after retries", slog.String("settle", what), slog.Int("tries", try+1))
-			}
-			return errs
-		}
-		left = again
+	}
+	if len(left) == 0 {
+		return errs
+	}
+	return s.retry(ctx, what, &settleOps{all: op, attrsOf: attrs}, errs, left, deadline)
+}
+
+// retryable reports whether err is a failure a retry may fix (not nil, not
+// final).
+func (s Settler) retryable(err error) bool {
+	return err != nil && !Final(err) && (s.Final == nil || !s.Final(err))
+}
+
+// settleOps is what retry runs: Settle's one op or SettleAll's, and the
+// attributes that identify a job in logs.
+type settleOps struct {
+	one     func(ctx context.Context) error
+	all     func(ctx context.Context, i int) error
+	attrs   []slog.Attr             // Settle's
+	attrsOf func(i int) []slog.Attr // SettleAll's (nil: none)
+}
+
+func (o *settleOps) do(ctx context.Context, i int) error {
+	if o.one != nil {
+		return o.one(ctx)
+	}
+	return o.all(ctx, i)
+}
+
+func (o *settleOps) attrsFor(i int) []slog.Attr {
+	if o.attrsOf != nil {
+		return o.attrsOf(i)
+	}
+	return o.attrs
+}
+
+// retry goes on with the jobs left (their first tries failed, errs holding
+// every job's outcome) until they land or give up, as Settle says, no try
+// starting after deadline; it returns errs.
+func (s Settler) retry(ctx context.Context, what string, ops *settleOps, errs []error, left []int,
+	deadline time.Time) []error {
+	for try := 0; ; try++ { // try: the last try's number, from 0, that left failed
 		giveUp := func(why error) []error {
 			for _, i := range left {
 				errs[i] = fmt.Errorf("%w (%d tries): %w", why, try+1, errs[i])
@@ -113,15 +151,29 @@ func (s Settler) SettleAll(ctx context.Context, what string, n int, op func(ctx 
 		if s.Log != nil {
 			a := []any{slog.String("settle", what), slog.Int("jobs", len(left)), slog.Int("try", try+1), slog.Any("err", last),
 				slog.String("retry_in", wait.String())}
-			if attrs != nil {
-				for _, at := range attrs(left[0]) {
-					a = append(a, at)
-				}
+			for _, at := range ops.attrsFor(left[0]) {
+				a = append(a, at)
 			}
 			s.Log.Warn(what+" failed; retrying with a fresh context", a...)
 		}
 		if Sleep(ctx, wait) != nil {
 			return giveUp(ErrSettleStopped)
 		}
+		var again []int
+		for _, i := range left {
+			tctx, cancel := context.WithTimeout(ctx, s.Try)
+			errs[i] = ops.do(tctx, i)
+			cancel()
+			if s.retryable(errs[i]) {
+				again = append(again, i)
+			}
+		}
+		if len(again) == 0 {
+			if s.Log != nil {
+				s.Log.Info(what+" succeeded after retries", slog.String("settle", what), slog.Int("tries", try+2))
+			}
+			return errs
+		}
+		left = again
 	}
 }
