@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
 )
 
 // encodeParams is params (not nil) as its JSON body: json.Marshal's bytes.
@@ -61,20 +62,41 @@ func appendSendMessage(dst []byte, p *bot.SendMessageParams) (_ []byte, ok bool)
 	if p.AllowPaidBroadcast {
 		dst = append(dst, `,"allow_paid_broadcast":true`...)
 	}
-	if r := p.ReplyParameters; r != nil {
-		if r.ChatID != nil || r.Quote != "" || r.QuoteParseMode != "" || len(r.QuoteEntities) != 0 || r.QuotePosition != 0 ||
-			r.ChecklistTaskID != 0 {
-			return dst, false
-		}
-		dst = append(dst, `,"reply_parameters":{"message_id":`...)
-		dst = strconv.AppendInt(dst, int64(r.MessageID), 10)
-		if r.AllowSendingWithoutReply {
-			dst = append(dst, `,"allow_sending_without_reply":true`...)
-		}
-		dst = append(dst, '}')
+	if dst, ok = appendReplyParameters(dst, p.ReplyParameters); !ok {
+		return dst, false
 	}
-	switch m := p.ReplyMarkup.(type) {
+	if dst, ok = appendReplyMarkup(dst, p.ReplyMarkup); !ok {
+		return dst, false
+	}
+	return append(dst, '}'), true
+}
+
+// appendReplyParameters appends r as appendSendMessage's reply_parameters
+// (nothing for nil); ok is false for an r with more than MessageID and
+// AllowSendingWithoutReply.
+func appendReplyParameters(dst []byte, r *models.ReplyParameters) (_ []byte, ok bool) {
+	if r == nil {
+		return dst, true
+	}
+	if r.ChatID != nil || r.Quote != "" || r.QuoteParseMode != "" || len(r.QuoteEntities) != 0 || r.QuotePosition != 0 ||
+		r.ChecklistTaskID != 0 {
+		return dst, false
+	}
+	dst = append(dst, `,"reply_parameters":{"message_id":`...)
+	dst = strconv.AppendInt(dst, int64(r.MessageID), 10)
+	if r.AllowSendingWithoutReply {
+		dst = append(dst, `,"allow_sending_without_reply":true`...)
+	}
+	return append(dst, '}'), true
+}
+
+// appendReplyMarkup appends m as appendSendMessage's reply_markup (nothing
+// for nil); ok is false for anything but a valid non-empty
+// json.RawMessage.
+func appendReplyMarkup(dst []byte, m models.ReplyMarkup) (_ []byte, ok bool) {
+	switch m := m.(type) {
 	case nil:
+		return dst, true
 	case json.RawMessage:
 		// json.Marshal compacts a RawMessage and escapes <, >, & and
 		// U+2028, U+2029 in it; an empty or invalid one is its error.
@@ -85,11 +107,10 @@ func appendSendMessage(dst []byte, p *bot.SendMessageParams) (_ []byte, ok bool)
 		dst = append(dst, `,"reply_markup":`...)
 		out := bytes.NewBuffer(dst)
 		json.HTMLEscape(out, compact.Bytes())
-		dst = out.Bytes()
+		return out.Bytes(), true
 	default:
 		return dst, false
 	}
-	return append(dst, '}'), true
 }
 
 // appendJSONString appends s as encoding/json writes a string (its

@@ -73,6 +73,12 @@ func TestTheWorkersSendsAreEncodedWithoutReflection(t *testing.T) {
 			ReplyParameters: &models.ReplyParameters{MessageID: 9, AllowSendingWithoutReply: true}}, true},
 		{"a chat given by username", &bot.SendMessageParams{ChatID: "@channel", Text: "x"}, false},
 		{"entities", &bot.SendMessageParams{ChatID: int64(1), Text: "x", Entities: []models.MessageEntity{{Type: "bold", Length: 1}}}, false},
+		{"a reply quoting its message", &bot.SendMessageParams{ChatID: int64(1), Text: "x",
+			ReplyParameters: &models.ReplyParameters{MessageID: 9, Quote: "q"}}, false},
+		{"a reply to another chat's message", &bot.SendMessageParams{ChatID: int64(1), Text: "x",
+			ReplyParameters: &models.ReplyParameters{MessageID: 9, ChatID: int64(2)}}, false},
+		{"a markup of another type", &bot.SendMessageParams{ChatID: int64(1), Text: "x",
+			ReplyMarkup: models.ReplyKeyboardRemove{RemoveKeyboard: true}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, fast := appendSendMessage(nil, c.p)
