@@ -319,6 +319,9 @@ type DeadFilter struct {
 	// Scan bounds how many letters a filtered read looks at from Skip on
 	// (0: DeadScan).
 	Scan int
+	// skipCopies leaves out a broadcast's copies (isCopy), counted in
+	// DeadPage.copies: /dlq requeue's read (withoutCopies says why).
+	skipCopies bool
 }
 
 // DeadView is one dead letter of a queue, with the text it carried when
@@ -338,6 +341,8 @@ type DeadPage struct {
 	Total int
 	// Partial is set when a filter stopped at DeadScan letters read.
 	Partial bool
+	// copies counts the broadcast copies a read with skipCopies left out.
+	copies int
 }
 
 // DeadQueues are the queues with dead letters, the update queue first.
@@ -380,7 +385,7 @@ func (ad *Admin) deadPage(ctx context.Context, f DeadFilter) (DeadPage, error) {
 		return page, err
 	}
 	page.Total = st.Dead
-	filtered := f.Reason != "" || f.Chat != ""
+	filtered := f.Reason != "" || f.Chat != "" || f.skipCopies
 	chunk := limit + 1 // one more: is there a next page?
 	if filtered {
 		chunk = 200
@@ -393,6 +398,10 @@ func (ad *Admin) deadPage(ctx context.Context, f DeadFilter) (DeadPage, error) {
 		}
 		for i, d := range ds {
 			if (f.Reason != "" && !strings.HasPrefix(reasonOf(d), f.Reason)) || (f.Chat != "" && d.Group != f.Chat) {
+				continue
+			}
+			if f.skipCopies && isCopy(src.q, d) {
+				page.copies++
 				continue
 			}
 			if len(page.Letters) == limit {
@@ -430,27 +439,41 @@ func deadView(q string, d lanes.DeadLetter) DeadView {
 // matching returns the ids of up to dlqBatch dead letters of queue q that
 // f selects (f.Queue aside), newest first: the given ids when there are.
 func (ad *Admin) matching(ctx context.Context, q string, f DeadFilter, ids []string) ([]lanes.JobID, error) {
+	js, _, err := ad.matchingRead(ctx, q, f, ids)
+	return js, err
+}
+
+// requeueScan is how many of a queue's newest dead letters /dlq requeue
+// (no ids) looks at for letters that are not a broadcast's copies: the
+// copies it keeps dead stay the newest, so a read of dlqBatch would find
+// the same ones on every call and never reach an older reply behind them.
+const requeueScan = 10 * dlqBatch
+
+// matchingRead is matching, with f.skipCopies honoured on a read (no
+// ids): it also returns that read's page (its copies left out, whether it
+// stopped at its Scan).
+func (ad *Admin) matchingRead(ctx context.Context, q string, f DeadFilter, ids []string) ([]lanes.JobID, DeadPage, error) {
 	if len(ids) > 0 {
 		out := make([]lanes.JobID, 0, len(ids))
 		for _, id := range ids[:min(len(ids), dlqBatch)] {
 			j := lanes.JobID(id)
 			if j.Validate() != nil {
-				return nil, inputErr(fmt.Sprintf("❌ %q is not a dead letter's id.", id))
+				return nil, DeadPage{}, inputErr(fmt.Sprintf("❌ %q is not a dead letter's id.", id))
 			}
 			out = append(out, j)
 		}
-		return out, nil
+		return out, DeadPage{}, nil
 	}
 	f.Queue, f.Skip, f.Limit = q, 0, dlqBatch
 	page, err := ad.deadPage(ctx, f)
 	if err != nil {
-		return nil, err
+		return nil, page, err
 	}
 	out := make([]lanes.JobID, len(page.Letters))
 	for i, d := range page.Letters {
 		out[i] = d.ID
 	}
-	return out, nil
+	return out, page, nil
 }
 
 // dlqQueues are the queues an action on dead letters of f.Queue covers:
@@ -486,10 +509,11 @@ func (ad *Admin) RequeueDead(ctx context.Context, who string, f DeadFilter, ids 
 }
 
 func (ad *Admin) requeueDead(ctx context.Context, who string, srcs []deadSource, f DeadFilter, ids []string) (string, error) {
-	total, kept := 0, 0
+	total, kept, partial := 0, 0, false
 	var per []string
+	f.skipCopies, f.Scan = true, requeueScan
 	for _, src := range srcs {
-		js, err := ad.matching(ctx, src.q, f, ids)
+		js, page, err := ad.matchingRead(ctx, src.q, f, ids)
 		if err != nil {
 			return "", err
 		}
@@ -497,7 +521,8 @@ func (ad *Admin) requeueDead(ctx context.Context, who string, srcs []deadSource,
 		if err != nil {
 			return "", err
 		}
-		kept += copies
+		kept += copies + page.copies
+		partial = partial || page.Partial
 		n, err := src.in.RequeueDead(ctx, src.q, js...)
 		if err != nil {
 			return "", err
@@ -505,24 +530,49 @@ func (ad *Admin) requeueDead(ctx context.Context, who string, srcs []deadSource,
 		total += n
 		per = append(per, fmt.Sprintf("%s %d", src.q, n))
 	}
-	keptNote := ""
-	if kept > 0 {
-		keptNote = fmt.Sprintf(" %d broadcast copies kept dead: %s", kept, dlqCopiesNote)
-		if kept == 1 {
-			keptNote = " 1 broadcast copy kept dead: " + dlqCopiesNote
-		}
-	}
+	notes := keptNote(kept, partial) + " " + dlqUpdatesNote
 	if total == 0 {
-		return "No dead letters to requeue." + keptNote + " " + dlqUpdatesNote, nil
+		return "No dead letters to requeue." + notes, nil
 	}
 	if err := ad.audit.Record(ctx, who, ActionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("✅ Requeued %d dead letters (%s).%s %s", total, strings.Join(per, ", "), keptNote, dlqUpdatesNote), nil
+	return fmt.Sprintf("✅ Requeued %s (%s).%s", plural(total, "dead letter", "dead letters"), strings.Join(per, ", "), notes), nil
+}
+
+// keptNote is /dlq requeue's word on the kept broadcast copies (none: ""),
+// "at least" when a queue's read stopped at requeueScan letters.
+func keptNote(kept int, partial bool) string {
+	if kept == 0 {
+		return ""
+	}
+	n := plural(kept, "broadcast copy", "broadcast copies")
+	if partial {
+		n = fmt.Sprintf("at least %s (of the newest %d per queue looked at)", n, requeueScan)
+	}
+	return " " + n + " kept dead: " + dlqCopiesNote
+}
+
+// plural is "1 one" or "n many".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // dlqCopiesNote says why /dlq requeue leaves a broadcast's copies dead.
-const dlqCopiesNote = "a broadcast counts its failed copies in its progress and sends nothing after its stop; /dlq purge deletes them."
+const dlqCopiesNote = "a broadcast counts its failed copies in its progress and sends nothing after its stop (send a new broadcast to reach those chats; /dlq purge deletes the copies)."
+
+// isCopy reports whether dead letter d of queue q is a broadcast's copy
+// (an outbound message whose tgjob payload names a broadcast).
+func isCopy(q string, d lanes.DeadLetter) bool {
+	if q == intake.QueueName {
+		return false
+	}
+	j, err := tgjob.Decode(d.Payload)
+	return err == nil && j.Broadcast != ""
+}
 
 // withoutCopies splits the dead letters js of src into those /dlq requeue
 // puts back and the broadcast copies (tgjob.Job.Broadcast set) it keeps
@@ -544,7 +594,7 @@ func withoutCopies(ctx context.Context, src deadSource, js []lanes.JobID) ([]lan
 	}
 	copies := make(map[lanes.JobID]bool, len(ds))
 	for _, d := range ds {
-		if j, err := tgjob.Decode(d.Payload); err == nil && j.Broadcast != "" {
+		if isCopy(src.q, d) {
 			copies[d.ID] = true
 		}
 	}

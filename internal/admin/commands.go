@@ -332,7 +332,7 @@ func (ad *Admin) onDLQ(ctx context.Context, r *update.Request) (out update.Outco
 	var b strings.Builder
 	b.WriteString("Recent dead letters (newest first):")
 	for _, d := range all {
-		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %d attempts", d.At.UTC().Format(time.DateTime), d.Group, d.Queue, d.Reason, d.Attempts)
+		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %s", d.At.UTC().Format(time.DateTime), d.Group, d.Queue, d.Reason, plural(d.Attempts, "attempt", "attempts"))
 	}
 	reply(&out, u.Message, b.String())
 	return out

@@ -61,7 +61,7 @@ func TestAdminActionsAreAudited(t *testing.T) {
 	_, err := r.app.Notifier().Notify(ctx, 4242, notifyMsg("hello?"))
 	require.NoError(t, err)
 	deadLetters(1)
-	require.Equal(t, "✅ Requeued 1 dead letters (reply 0, notify 1). Dead updates are not requeued (their chat has moved on); /dlq purge deletes them.",
+	require.Equal(t, "✅ Requeued 1 dead letter (reply 0, notify 1). Dead updates are not requeued (their chat has moved on); /dlq purge deletes them.",
 		h.ask(0, adminUser, "/dlq requeue"))
 	deadLetters(1)
 	require.Equal(t, "🗑 Purged 1 dead letters (update 0, reply 0, notify 1).", h.ask(0, adminUser, "/dlq purge"))

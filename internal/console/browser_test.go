@@ -145,7 +145,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	run("dead letters", chromedp.Navigate(base+"/dead?queue=notify"), chromedp.WaitVisible(chromedp.CSS(row)))
 	shot("dead")
 	requeued := submit("requeue", row+" button.requeue")
-	require.True(t, strings.HasPrefix(requeued, "✅ Requeued 1 dead letters (notify 1)."), requeued)
+	require.True(t, strings.HasPrefix(requeued, "✅ Requeued 1 dead letter (notify 1)."), requeued)
 	wctx, wcancel := context.WithTimeout(ctxB, wait)
 	defer wcancel()
 	msgs, err := e.emu.WaitForMessages(wctx, 4242, 1)

@@ -291,7 +291,7 @@ func TestRequeueADeadLetterDeliversIt(t *testing.T) {
 	page = b.post("/dead/requeue", url.Values{"queue": {"notify"}, "id": {string(id)}})
 	text, ok := flash(t, page)
 	require.True(t, ok, text)
-	require.True(t, strings.HasPrefix(text, "✅ Requeued 1 dead letters (notify 1)."), text)
+	require.True(t, strings.HasPrefix(text, "✅ Requeued 1 dead letter (notify 1)."), text)
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	msgs, err := e.emu.WaitForMessages(wctx, 4242, 1)
