@@ -250,14 +250,38 @@ func (ad *Admin) onLanes(ctx context.Context, r *update.Request) (out update.Out
 		return out
 	}
 	var b strings.Builder
-	// The update queue first (recorded updates waiting for a handler, per
-	// chat), then the outbound queues.
+	b.WriteString(queuesText(qs))
+	budgets, err := ad.budgetsText(ctx)
+	if err != nil {
+		out.Fail(err)
+		return out
+	}
+	b.WriteString("\n\n" + budgets)
+	lim, err := ad.limitedText(ctx)
+	if err != nil {
+		out.Fail(err)
+		return out
+	}
+	b.WriteString("\n\n" + lim)
+	reply(&out, u.Message, b.String())
+	return out
+}
+
+// queuesText is /lanes's part on the queues qs (Admin.Queues): per queue
+// its totals, whether it is paused and why (a halted paid queue: the bot
+// could not pay), and its deepest lanes; the update queue first (recorded
+// updates waiting for a handler, per chat), then the outbound queues.
+func queuesText(qs []QueueView) string {
+	var b strings.Builder
 	for i, st := range qs {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
 		fmt.Fprintf(&b, "Queue %s: %d pending, %d in flight, %d dead, %d lane(s) ready, %d parked",
 			st.Name, st.Pending, st.InFlight, st.Dead, st.Ring, st.Parked)
+		if st.Paused != "" {
+			fmt.Fprintf(&b, "\n  ⏸ paused: %s", st.Paused)
+		}
 		if len(st.Top) == 0 {
 			b.WriteString("\n  no pending lanes")
 		}
@@ -273,20 +297,7 @@ func (ad *Admin) onLanes(ctx context.Context, r *update.Request) (out update.Out
 			}
 		}
 	}
-	budgets, err := ad.budgetsText(ctx)
-	if err != nil {
-		out.Fail(err)
-		return out
-	}
-	b.WriteString("\n\n" + budgets)
-	lim, err := ad.limitedText(ctx)
-	if err != nil {
-		out.Fail(err)
-		return out
-	}
-	b.WriteString("\n\n" + lim)
-	reply(&out, u.Message, b.String())
-	return out
+	return b.String()
 }
 
 // dlqUpdatesNote ends /dlq requeue's reply: dead updates stay dead on
