@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,6 +174,14 @@ func startStack(ctx context.Context, log *slog.Logger, opts Options) (st *stack,
 	fmt.Fprintf(out, "valkey %s, Bot API emulator %s (30 msg/s, 1 msg/s per chat, 20/min per group)\n", valkeyURL, st.emu.URL())
 
 	env := botEnv(st.emu.URL(), valkeyURL, opts.LanesTag)
+	// The bot runs in a process of its own: a port 0 it would bind is one
+	// this process could not print, so it is chosen here.
+	if opts.ConsoleAddr, err = fixedPort(opts.ConsoleAddr); err != nil {
+		return st, fmt.Errorf("the console's address: %w", err)
+	}
+	if opts.HTTPAddr, err = fixedPort(opts.HTTPAddr); err != nil {
+		return st, fmt.Errorf("the metrics address: %w", err)
+	}
 	if opts.ConsoleAddr != "" {
 		token := consoleToken()
 		env = append(env, "CONSOLE_ADDR="+opts.ConsoleAddr, "CONSOLE_TOKEN="+token)
@@ -349,4 +358,28 @@ func waitReady(ctx context.Context, emu *tgemu.Emulator, bot *botProcess) error 
 func lastLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// fixedPort is addr (host:port) with a port 0 replaced by a port of host
+// that was free a moment ago (the OS's pick), so it can be printed before
+// the bot binds it; any other addr, "" included, is returned as it is.
+// Errors: a malformed addr, or no free port on its host.
+func fixedPort(addr string) (string, error) {
+	if addr == "" {
+		return "", nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if port != "0" {
+		return addr, nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", fmt.Errorf("a free port on %q: %w", host, err)
+	}
+	defer l.Close()
+	_, port, _ = net.SplitHostPort(l.Addr().String())
+	return net.JoinHostPort(host, port), nil
 }

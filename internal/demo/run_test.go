@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"sort"
 	"strings"
@@ -249,4 +250,29 @@ func TestTheBotItBuildsReportsTheCheckoutsVersion(t *testing.T) {
 			require.True(t, strings.HasPrefix(stdout, "codemojex "+tc.want+" ("), "%q names %s", stdout, tc.want)
 		})
 	}
+}
+
+// TestAPortZeroIsChosenBeforeTheBotBindsIt: -console and -http with port 0
+// print an address the bot then serves (the bot runs in its own process,
+// so a port 0 it bound could not be printed here): port 0 becomes a free
+// port of the same host; any other address, and none, stay as given; a
+// malformed one is an error.
+func TestAPortZeroIsChosenBeforeTheBotBindsIt(t *testing.T) {
+	got, err := fixedPort("127.0.0.1:0")
+	require.NoError(t, err)
+	host, port, err := net.SplitHostPort(got)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1", host)
+	require.NotEqual(t, "0", port)
+	l, err := net.Listen("tcp", got)
+	require.NoError(t, err, "the port chosen is free")
+	require.NoError(t, l.Close())
+
+	for _, addr := range []string{"", "127.0.0.1:8080", "localhost:9090"} {
+		got, err := fixedPort(addr)
+		require.NoError(t, err)
+		require.Equal(t, addr, got)
+	}
+	_, err = fixedPort("no-port")
+	require.Error(t, err)
 }
