@@ -121,11 +121,34 @@ func (c costs) perCopy(b *testing.B, phase string, copies int) string {
 //
 //	go test -run '^$' -bench LazyPaidCopyLife -benchtime 20000x -v ./notifier/
 func BenchmarkLazyPaidCopyLife(b *testing.B) {
-	b.Run("phases", func(b *testing.B) { lazyPaidCopyLife(b, true) })
-	b.Run("whole", func(b *testing.B) { lazyPaidCopyLife(b, false) })
+	b.Run("phases", func(b *testing.B) { lazyPaidCopyLife(b, true, 0) })
+	b.Run("whole", func(b *testing.B) { lazyPaidCopyLife(b, false, 0) })
 }
 
-func lazyPaidCopyLife(b *testing.B, phases bool) {
+// BenchmarkLazyPaidCopyLifePaced is BenchmarkLazyPaidCopyLife's whole run
+// with the server left idle for gap after each claim and each ack, as a
+// worker's claims and acks reach it at 1,000/s (about 100 calls a second
+// each, the worker waiting on its sends between them) rather than back to
+// back: the same calls and commands, only spread in time. Its
+// server-cpu-µs/copy against the unpaced run's is what the server's
+// wake-ups cost: 2026-12-07 on the 2-CPU machine (-benchtime 5000x), 61 µs
+// a copy back to back, 91 at 200 µs, 96 at 1 ms, 128 at 5 ms, 155 at 20 ms
+// (0.226 calls a copy: 130 to 420 µs of server CPU a wake-up, more the
+// longer it idled), and the scripts' own µs (all-µs/copy, commandstats)
+// rise with it, 55 to 128: the same commands run slower on a server woken
+// from idle, not more of them. The delivery run (bench section 14) wakes
+// its Valkey about 0.32 times a copy (INFO stats eventloop_cycles).
+//
+//	go test -run '^$' -bench LazyPaidCopyLifePaced -benchtime 5000x ./notifier/
+func BenchmarkLazyPaidCopyLifePaced(b *testing.B) {
+	for _, gap := range []time.Duration{200 * time.Microsecond, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond} {
+		b.Run(gap.String(), func(b *testing.B) { lazyPaidCopyLife(b, false, gap) })
+	}
+}
+
+// lazyPaidCopyLife runs b.N copies' lives (see BenchmarkLazyPaidCopyLife),
+// by phase or whole, sleeping gap after each claim and each ack (0: none).
+func lazyPaidCopyLife(b *testing.B, phases bool, gap time.Duration) {
 	const lanesPerClaim = 9
 	ctx := b.Context()
 	c := valkeytest.Shared(b).Client(b)
@@ -181,12 +204,14 @@ func lazyPaidCopyLife(b *testing.B, phases bool) {
 			for _, j := range cl.Jobs {
 				acks = append(acks, lanes.Acking{Lease: j.Lease, Tally: tally})
 			}
+			idle(gap)
 			errs, err := s.AckAll(ctx, acks)
 			if err != nil || errors.Join(errs...) != nil {
 				b.Fatal(err, errs)
 			}
 			ack.add(c1, read())
 			delivered += len(cl.Jobs)
+			idle(gap)
 		}
 	}
 	b.StopTimer()
@@ -204,5 +229,12 @@ func lazyPaidCopyLife(b *testing.B, phases bool) {
 	}
 	for _, line := range []string{fill.perCopy(b, "fill", copies), claim.perCopy(b, "claim", copies), ack.perCopy(b, "ack", copies), all.perCopy(b, "all", copies)} {
 		b.Log(line)
+	}
+}
+
+// idle sleeps d (none for 0).
+func idle(d time.Duration) {
+	if d > 0 {
+		time.Sleep(d)
 	}
 }
