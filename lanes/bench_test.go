@@ -24,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
 )
 
@@ -527,35 +528,13 @@ func BenchmarkWakeBudgetRefill(b *testing.B) {
 	reportLateness(b, late, float64(w.Claims.Load()-n0)/float64(b.N))
 }
 
-// serverCPU is the CPU time s's servers used since they started (INFO cpu:
-// used_cpu_user + used_cpu_sys, every thread's), in µs: unlike
-// commandstats' wall-clock µs, not inflated while a loaded machine
-// preempts the server.
-func serverCPU(tb testing.TB, s *lanes.Store) float64 {
-	tb.Helper()
-	var us float64
-	for _, c := range s.Client().Nodes() {
-		info, err := c.Do(context.Background(), c.B().Info().Section("cpu").Build()).ToString()
-		require.NoError(tb, err)
-		for line := range strings.Lines(info) {
-			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-			if k == "used_cpu_user" || k == "used_cpu_sys" {
-				f, err := strconv.ParseFloat(v, 64)
-				require.NoError(tb, err)
-				us += f * 1e6
-			}
-		}
-	}
-	return us
-}
-
 // BenchmarkBroadcastCopies: a paid broadcast's copies as the worker moves
 // them at a high rate: one-copy lanes (each a chat of its own, paced, on an
 // ordered queue with a budget of its own outside the global one, the
 // budgets set too high to bind), claimed 9 lanes a call (ClaimRequest.Lanes,
 // the worker's lanesFor at 1,130/s) and acked with a progress tally each,
 // either one Ack per copy or one AckAll per claim. Per copy (op): the
-// server's CPU time (serverCPU), its time in scripts and the commands they
+// server's CPU time (valkeytest.ServerCPU), its time in scripts and the commands they
 // ran (cmds/op does not move with the machine's load).
 //
 //	go test -run '^$' -bench BroadcastCopies -benchtime 20000x ./lanes/
@@ -577,7 +556,7 @@ func BenchmarkBroadcastCopies(b *testing.B) {
 			acks := make([]lanes.Acking, 0, lanesPerClaim)
 			b.ResetTimer()
 			us0, cmds0 := serverCost(b, s)
-			cpu0 := serverCPU(b, s)
+			cpu0 := valkeytest.ServerCPU(b, s.Client())
 			for done := 0; done < n; {
 				c, err := s.Claim(ctx, req)
 				if err != nil || len(c.Jobs) != lanesPerClaim {
@@ -602,7 +581,7 @@ func BenchmarkBroadcastCopies(b *testing.B) {
 				done += len(c.Jobs)
 			}
 			b.StopTimer()
-			cpu := serverCPU(b, s)
+			cpu := valkeytest.ServerCPU(b, s.Client())
 			usec, cmds := serverCost(b, s)
 			b.ReportMetric((cpu-cpu0)/float64(n), "server-cpu-µs/copy")
 			b.ReportMetric(float64(usec-us0)/float64(n), "server-µs/copy")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,28 +35,6 @@ func readCosts(tb testing.TB, c valkey.Client) costs {
 		}
 	}
 	return out
-}
-
-// serverCPU is the CPU time c's servers used since they started (INFO
-// cpu: used_cpu_user + used_cpu_sys, every thread's), in µs: unlike
-// commandstats' wall-clock µs, not inflated while a loaded machine
-// preempts the server.
-func serverCPU(tb testing.TB, c valkey.Client) float64 {
-	tb.Helper()
-	var us float64
-	for _, node := range c.Nodes() {
-		info, err := node.Do(tb.Context(), node.B().Info().Section("cpu").Build()).ToString()
-		require.NoError(tb, err)
-		for line := range strings.Lines(info) {
-			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-			if k == "used_cpu_user" || k == "used_cpu_sys" {
-				f, err := strconv.ParseFloat(v, 64)
-				require.NoError(tb, err)
-				us += f * 1e6
-			}
-		}
-	}
-	return us
 }
 
 // add adds b - a (INFO itself left out) to c.
@@ -115,7 +92,7 @@ func (c costs) perCopy(b *testing.B, phase string, copies int) string {
 // with -v each phase's commands by name (INFO commandstats; the commands
 // count does not move with the machine's load). whole reads the server
 // only before and after: its script µs and commands per copy, and the
-// server's CPU per copy (serverCPU: every command, the connection's
+// server's CPU per copy (valkeytest.ServerCPU: every command, the connection's
 // work included). The audience is in memory (listAudience): the app's
 // walk of its Valkey buckets is not counted.
 //
@@ -169,7 +146,7 @@ func lazyPaidCopyLife(b *testing.B, phases bool, gap time.Duration) {
 	fill, claim, ack := costs{}, costs{}, costs{}
 	acks := make([]lanes.Acking, 0, lanesPerClaim)
 	b.ResetTimer()
-	whole0, cpu0 := readCosts(b, c), serverCPU(b, c)
+	whole0, cpu0 := readCosts(b, c), valkeytest.ServerCPU(b, c)
 	c0 := whole0
 	id, err := f.Start(ctx, notifier.Message{Text: "a broadcast", Paid: true}, notifier.Plan{})
 	require.NoError(b, err)
@@ -217,7 +194,7 @@ func lazyPaidCopyLife(b *testing.B, phases bool, gap time.Duration) {
 	b.StopTimer()
 	require.Equal(b, copies, delivered)
 	if !phases {
-		b.ReportMetric((serverCPU(b, c)-cpu0)/float64(copies), "server-cpu-µs/copy")
+		b.ReportMetric((valkeytest.ServerCPU(b, c)-cpu0)/float64(copies), "server-cpu-µs/copy")
 		whole := costs{}
 		whole.add(whole0, readCosts(b, c))
 		b.Log(whole.perCopy(b, "all", copies))

@@ -67,3 +67,30 @@ func UsecOf(stats map[string]Stat, names ...string) float64 {
 	}
 	return total
 }
+
+// ServerCPU is the CPU time c's servers (every node of a cluster client)
+// used since they started, in µs: INFO cpu's used_cpu_user + used_cpu_sys
+// (every thread's). Unlike commandstats' wall-clock µs, it is not
+// inflated while a loaded machine preempts the server. It fails tb on a
+// server's error or a figure that does not parse.
+func ServerCPU(tb testing.TB, c valkey.Client) float64 {
+	tb.Helper()
+	var us float64
+	for _, node := range c.Nodes() {
+		info, err := node.Do(context.Background(), node.B().Info().Section("cpu").Build()).ToString()
+		if err != nil {
+			tb.Fatalf("valkeytest: INFO cpu: %v", err)
+		}
+		for line := range strings.Lines(info) {
+			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+			if k == "used_cpu_user" || k == "used_cpu_sys" {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					tb.Fatalf("valkeytest: INFO cpu %s %q: %v", k, v, err)
+				}
+				us += f * 1e6
+			}
+		}
+	}
+	return us
+}
