@@ -601,6 +601,7 @@ type lazyDelivery struct {
 	serverCPU  time.Duration      // Valkey, the same window
 	byCommand  map[string]float64 // Valkey's µs by command, the same window (INFO commandstats)
 	calls      map[string]float64 // Valkey's calls by command, the same window
+	cycles     float64            // Valkey's event loop cycles, the same window (INFO stats eventloop_cycles: its wake-ups)
 	profileOut string             // the worker's CPU profile, when lazyProfileEnv is set
 	perSecond  []int              // copies delivered in each second after the start (logged with -v)
 }
@@ -671,11 +672,13 @@ func lazyDeliveryRun(ctx context.Context, cfg config, srv *valkeyserver.Server, 
 	}
 	d.workerCPU, d.serverCPU = w1-w0, v1-v0
 	d.byCommand, d.calls = diffStats(cs0.usec, cs1.usec), diffStats(cs0.calls, cs1.calls)
+	d.cycles = cs1.cycles - cs0.cycles
 	d.tally(rig.emu.AllMessages(), time.Unix(0, st.T0))
 	d.tooMany = rig.emu.Stats().TooManyRequests
 	cfg.log.Info("paid broadcast delivery", "mode", mode, "chats", n, "delivered", d.delivered, "msg/s", fmt.Sprintf("%.0f", d.rate),
 		"last", d.last.Round(time.Millisecond), "429s", d.tooMany, "cpu/copy", d.cpuFigure(), "profile", d.profileOut,
-		"µs/copy by command", topCommands(d.byCommand, d.delivered), "calls/copy", callsFigure(d.calls, d.delivered))
+		"µs/copy by command", topCommands(d.byCommand, d.delivered), "calls/copy", callsFigure(d.calls, d.delivered),
+		"wake-ups/copy", fmt.Sprintf("%.3f", d.cycles/float64(max(d.delivered, 1))))
 	cfg.log.Debug("paid broadcast delivery, copies per second after the start", "mode", mode, "per second", fmt.Sprint(d.perSecond))
 	return d, nil
 }
@@ -741,14 +744,18 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ut+stt) * 10 * time.Millisecond, nil
 }
 
-// cmdStats is the server's commands so far by name (INFO commandstats).
+// cmdStats is the server's commands so far by name (INFO commandstats)
+// and its event loop cycles (INFO stats).
 type cmdStats struct {
-	usec  map[string]float64 // time inside each command, µs
-	calls map[string]float64 // calls (a script's commands counted too)
+	usec   map[string]float64 // time inside each command, µs
+	calls  map[string]float64 // calls (a script's commands counted too)
+	cycles float64            // eventloop_cycles: each a wake-up of the server (its cron's included, hz a second)
 }
 
 // commandStats is the server's time and calls by command so far (INFO
-// commandstats: cmdstat_<name>:calls=..,usec=..,...).
+// commandstats: cmdstat_<name>:calls=..,usec=..,...) and its event loop
+// cycles (INFO stats eventloop_cycles, Redis 7+). Errors: the server's; no
+// eventloop_cycles.
 func commandStats(ctx context.Context, srv *valkeyserver.Server) (cmdStats, error) {
 	out := cmdStats{usec: map[string]float64{}, calls: map[string]float64{}}
 	c, err := srv.NewClient()
@@ -773,7 +780,19 @@ func commandStats(ctx context.Context, srv *valkeyserver.Server) (cmdStats, erro
 			}
 		}
 	}
-	return out, nil
+	stats, err := c.Do(ctx, c.B().Info().Section("stats").Build()).ToString()
+	if err != nil {
+		return out, fmt.Errorf("info stats: %w", err)
+	}
+	for _, line := range strings.Split(stats, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "eventloop_cycles:"); ok {
+			if out.cycles, err = strconv.ParseFloat(v, 64); err != nil {
+				return out, fmt.Errorf("info stats eventloop_cycles: %w", err)
+			}
+			return out, nil
+		}
+	}
+	return out, errors.New("info stats: no eventloop_cycles")
 }
 
 // callsFigure prints the server's calls per copy of n: all of them, the
