@@ -531,8 +531,9 @@ func BenchmarkWakeBudgetRefill(b *testing.B) {
 // BenchmarkBroadcastCopies: a paid broadcast's copies as the worker moves
 // them at a high rate: one-copy lanes (each a chat of its own, paced, on an
 // ordered queue with a budget of its own outside the global one, the
-// budgets set too high to bind), claimed 9 lanes a call (ClaimRequest.Lanes,
-// the worker's lanesFor at 1,130/s) and acked with a progress tally each,
+// budgets set too high to bind), claimed 9 lanes a call (ClaimRequest.Lanes;
+// near the worker's lanesFor at 1,130/s while claimGap was 8 ms, 10; 16
+// since it is 16 ms) and acked with a progress tally each,
 // either one Ack per copy or one AckAll per claim. Per copy (op): the
 // server's CPU time (valkeytest.ServerCPU), its time in scripts and the commands they
 // ran (cmds/op does not move with the machine's load).

@@ -17,17 +17,20 @@ import (
 //
 //	acksFor(ClaimRate) = clamp(ceil(ClaimRate × ackGap), 1, maxAcksPerCall)
 //
-// acks or ackGap after its first, whichever comes first: 1 up to 125/s,
-// where each ack is its own Store.Ack call as before (no wait at all), 10
-// at 1,130/s. An ack waits at most ackGap: its lane's next message (an
-// ordered lane serves it once the ack lands) and the sender's slot wait
-// that much more. Its budgets do not: the time an ack waited is added to
+// acks or ackGap after its first, whichever comes first: 1 up to 62/s
+// (ClaimRate × ackGap is 1 at 62.5/s), where each ack is its own
+// Store.Ack call as before (no wait at all), 3 at 130/s (the default bulk
+// + reply rate), 19 at 1,130/s (a paid broadcast at 1,000/s beside them).
+// An ack waits at most ackGap: its lane's next message (an ordered lane
+// serves it once the ack lands) and the sender's slot wait that much
+// more. Its budgets do not: the time an ack waited is added to
 // its lease's floor (lanes.Lease.Floor), so its send counts from when its
 // answer was read, as an ack sent at once would have it (the ack's server
 // time less the wait is never earlier than that read; see acker.flush).
 const (
-	// ackGap is the most an ack waits for others to share its call.
-	ackGap = 8 * time.Millisecond
+	// ackGap is the most an ack waits for others to share its call: 16
+	// ms, not 8, as claimGap and for the same trade (issue 27).
+	ackGap = 16 * time.Millisecond
 	// maxAcksPerCall caps the acks of one call.
 	maxAcksPerCall = 64
 )

@@ -40,12 +40,17 @@ const (
 //
 // lanes (fewer when fewer senders are free) and starts such a claim when
 // the pacer has all of its messages due (claimPacer.waitFor), so a claim
-// waits at most claimGap for its lanes: 1 lane up to 125/s (30/s: 1, as
-// before), 9 at 1,130/s.
+// waits at most claimGap for its lanes: 1 lane up to 62/s (30/s: 1, as
+// before; ClaimRate × claimGap is 1 at 62.5/s), 3 at 130/s (the default
+// bulk + reply rate), 16 at 1,000/s and at 1,130/s (a paid broadcast at
+// 1,000/s beside them; ceil(18.08) = 19, capped).
 const (
 	// claimGap is the most a claim of several lanes waits for its
-	// messages to fall due: a reply is never held longer than that.
-	claimGap = 8 * time.Millisecond
+	// messages to fall due: a reply is never held longer than that. 16 ms,
+	// not 8 (issue 27, CPU per delivered copy): a latency traded for
+	// fewer, larger claims, each a wake-up of Valkey less (measured in
+	// docs/delivery.md, "Where a copy's CPU goes").
+	claimGap = 16 * time.Millisecond
 	// maxLanesPerClaim caps the lanes (so batches, each on a sender) one
 	// claim asks for.
 	maxLanesPerClaim = 16

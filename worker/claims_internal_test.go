@@ -35,6 +35,36 @@ func TestClaimsInFlightFollowRateTimesRoundTrip(t *testing.T) {
 	}
 }
 
+// A claim asks for ClaimRate × claimGap lanes (16 ms, issue 27: a latency
+// trade for fewer, larger claims), rounded up, at least 1 and at most
+// maxLanesPerClaim, and an ack call takes ClaimRate × ackGap acks (16 ms),
+// at least 1 and at most maxAcksPerCall: one of each up to 62/s (62 ×
+// 16 ms = 0.992), two from 63/s, 3 at the default 130/s (bulk 30 +
+// replies 100), and at 1,130/s (a paid broadcast at 1,000/s beside them)
+// 19 acks and 19 lanes capped to 16.
+func TestLanesAndAcksPerCallAreClaimRateTimesTheirGap(t *testing.T) {
+	tests := []struct {
+		name        string
+		rate        int
+		lanes, acks int
+	}{
+		{"no rate: one", 0, 1, 1},
+		{"30/s, the bulk rate: one", 30, 1, 1},
+		{"62/s: one (0.992)", 62, 1, 1},
+		{"63/s: two (1.008)", 63, 2, 2},
+		{"130/s, the default bulk + replies: three", 130, 3, 3},
+		{"1,000/s: sixteen", 1000, 16, 16},
+		{"1,130/s, a paid broadcast beside them: lanes capped", 1130, maxLanesPerClaim, 19},
+		{"10,000/s: both capped", 10_000, maxLanesPerClaim, maxAcksPerCall},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.lanes, lanesFor(tc.rate), "lanes a claim")
+			require.Equal(t, tc.acks, acksFor(tc.rate), "acks a call")
+		})
+	}
+}
+
 // Reserving one message of the pace at a claim's issue and the rest at its
 // answer (answered) leaves the pacer where recording the whole claim at
 // its start does; an answer of nothing gives the reserved message back; and

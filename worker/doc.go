@@ -12,9 +12,9 @@
 // next job, claimable at the ack, may be an edit of this message), but a
 // failing record never holds the ack back: it is retried after the ack.
 // At a high ClaimRate the acks of many senders share calls (lanes
-// Store.AckAll, up to ClaimRate × 8 ms of them, an ack waiting at most
-// 8 ms, its wait added to its floor so its budgets count it as an
-// immediate ack; acks.go); at the bulk rate each is its own call.
+// Store.AckAll, up to ClaimRate × 16 ms of them, an ack waiting at most
+// 16 ms, its wait added to its floor so its budgets count it as an
+// immediate ack; acks.go); up to 62/s each is its own call.
 //
 // Concurrency: one claim loop feeds the senders, with up to
 // ClaimRate × the claim's round trip × 2 claims in flight (1 to 8: 1 at

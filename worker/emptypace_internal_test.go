@@ -24,13 +24,15 @@ func TestAClaimThatFoundTheBudgetSpentKeepsItsShareOfThePaceUpToClaimGap(t *test
 		retryIn time.Duration
 		kept    int // messages of the pace the answer keeps
 	}{
-		{"1,130/s, budget spent, room in 1 ms: 9 of 10 kept (claimGap)", 1130, 10, time.Millisecond, 9},
-		{"1,130/s, a lane paced for 1 s: the same", 1130, 10, time.Second, 9},
+		{"1,130/s, budget spent, room in 1 ms: all 16 kept (claimGap is 18 shares)", 1130, 16, time.Millisecond, 16},
+		{"1,130/s, a lane paced for 1 s: the same", 1130, 16, time.Second, 16},
 		{"1,130/s, a claim of 3 (3 senders free): all 3 kept", 1130, 3, time.Millisecond, 3},
-		{"130/s, budget spent: 1 of 2 kept", 130, 2, time.Millisecond, 1},
-		{"30/s, budget spent: none kept (one share is more than claimGap)", 30, 1, time.Millisecond, 0},
-		{"1,130/s, idle store: none kept", 1130, 10, -1, 0},
-		{"1,130/s, lanes left unvisited: none kept", 1130, 10, 0, 0},
+		{"130/s, budget spent: 2 of 3 kept (claimGap)", 130, 3, time.Millisecond, 2},
+		{"63/s, budget spent: 1 of 2 kept", 63, 2, time.Millisecond, 1},
+		{"62/s, budget spent: none kept (one share is more than claimGap)", 62, 1, time.Millisecond, 0},
+		{"30/s, budget spent: none kept", 30, 1, time.Millisecond, 0},
+		{"1,130/s, idle store: none kept", 1130, 16, -1, 0},
+		{"1,130/s, lanes left unvisited: none kept", 1130, 16, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

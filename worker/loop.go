@@ -119,16 +119,17 @@ func (l *claimLoop) wait(ctx context.Context) {
 // a budget's room then comes back one send at a time (as each send leaves
 // its sliding window), and a claim that started as soon as the first send
 // left took one or two lanes, the claims beside it none (bench lazy, a
-// paid broadcast at 1,000/s with ClaimRate 1,130/s: 28% of claims took
-// nothing and a claim took 5.2 of the 10 lanes it asked for, 0.19 claim
-// scripts per copy delivered; with the share kept: 13%, 8 lanes, 0.13).
-// Kept, the next claim starts up to claimGap later than it would have (9
-// messages' share at 1,130/s, 8.0 ms; one at 130/s, 7.7 ms; none below
-// 125/s, where one message's share is more than claimGap), when the budget
-// has room for about the lanes it asks for; a job that becomes claimable
-// meanwhile (a reply's wake-up) waits that much longer at most. Spacing
-// claims more takes nothing from a budget: its room waits for the next
-// claim. An idle answer (retryIn < 0) or one whose visit budget left lanes
+// paid broadcast at 1,000/s with ClaimRate 1,130/s, when claimGap was
+// 8 ms: 28% of claims took nothing and a claim took 5.2 of the 10 lanes
+// it asked for, 0.19 claim scripts per copy delivered; with the share
+// kept: 13%, 8 lanes, 0.13). Kept, the next claim starts up to claimGap
+// later than it would have (at 1,130/s claimGap is 18 messages' share,
+// 15.9 ms, so all 16 of a claim's are kept, 14.2 ms; 2 of 3 at 130/s,
+// 15.4 ms; none up to 62/s, where one message's share is more than
+// claimGap), when the budget has room for about the lanes it asks for; a
+// job that becomes claimable meanwhile (a reply's wake-up) waits that much
+// longer at most. Spacing claims more takes nothing from a budget: its
+// room waits for the next claim. An idle answer (retryIn < 0) or one whose visit budget left lanes
 // unvisited (0) keeps none: no budget binds then.
 func emptyKeeps(n int, retryIn, per time.Duration) int {
 	if retryIn <= 0 || per <= 0 {
