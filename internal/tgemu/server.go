@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-telegram/bot/models"
@@ -44,6 +45,7 @@ type config struct {
 	jitter       float64
 	// webhook delivery: answer timeout, retry delay
 	webhookTimeout, webhookRetry time.Duration
+	idleTimeout                  time.Duration
 }
 
 // WithToken sets the only bot token the emulator accepts (default
@@ -85,6 +87,13 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // request is not processed. Change it at run time with SetLatency.
 func WithLatency(d time.Duration) Option { return func(c *config) { c.latency = max(d, 0) } }
 
+// WithIdleTimeout makes the emulator close a keep-alive connection that
+// has been idle for d (default: never, as net/http's server). Telegram's
+// own idle timeout is not published; a client must not reuse a connection
+// the server closed meanwhile (a send written on it gets no answer, its
+// outcome unknown), and this is how tests play that.
+func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTimeout = max(d, 0) } }
+
 // WithJitter makes WithLatency's delay jitter by ±f of it (f clamped to
 // [0, 1]; 0.5 is ±50%), as a network's does: the way there and the way
 // back are each drawn uniformly and independently within ±f of their half,
@@ -104,6 +113,8 @@ type Emulator struct {
 	ln  net.Listener
 	srv *http.Server
 	url string
+	// connsAccepted counts the connections accepted (ConnsAccepted).
+	connsAccepted atomic.Int64
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -197,7 +208,13 @@ func New(opts ...Option) (*Emulator, error) {
 	e.srv = &http.Server{
 		Handler:           e,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(cfg.logger.Handler(), slog.LevelDebug),
+		IdleTimeout:       cfg.idleTimeout,
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				e.connsAccepted.Add(1)
+			}
+		},
+		ErrorLog: slog.NewLogLogger(cfg.logger.Handler(), slog.LevelDebug),
 	}
 	go func() {
 		if err := e.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -213,6 +230,10 @@ func (e *Emulator) URL() string { return e.url }
 
 // Token is the one bot token the emulator accepts.
 func (e *Emulator) Token() string { return e.token }
+
+// ConnsAccepted is how many connections the emulator has accepted: with
+// keep-alive, one per client connection, not one per request.
+func (e *Emulator) ConnsAccepted() int { return int(e.connsAccepted.Load()) }
 
 // BotUser is the user getMe returns.
 func (e *Emulator) BotUser() models.User { return e.botUser }
