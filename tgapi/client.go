@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/codemojex/codemojex/redact"
 )
 
@@ -29,9 +31,17 @@ type Config struct {
 	// ServerURL is the Bot API server [DefaultServerURL]; tests give the
 	// emulator's (internal/tgemu) URL, a local Bot API server its own.
 	ServerURL string
-	// HTTPClient sends the requests [a client of its own on a clone of
-	// http.DefaultTransport, no timeout of its own].
+	// HTTPClient sends the requests through net/http (HTTP/2 where the
+	// server offers it, a custom RoundTripper) [nil: the client's own
+	// keep-alive HTTP/1.1 connections (see conns), or, when the
+	// environment names a proxy for ServerURL (HTTPS_PROXY, HTTP_PROXY,
+	// NO_PROXY), a client of its own on a clone of http.DefaultTransport
+	// keeping MaxIdleConns idle].
 	HTTPClient *http.Client
+	// MaxIdleConns is the most idle connections kept for reuse when
+	// HTTPClient is nil [16]; a worker gives its senders + 2, so each
+	// sender finds one.
+	MaxIdleConns int
 	// Timeout bounds each call but getUpdates (whose bound is its
 	// long-poll timeout + PollMargin) [0: only the caller's context and
 	// HTTPClient's Timeout bound a call].
@@ -51,7 +61,8 @@ const maxAnswer = 64 << 20
 // (application/json, which the Bot API accepts for every method without a
 // file upload). Safe for concurrent use.
 type Client struct {
-	hc      *http.Client
+	hc      *http.Client // nil when direct sends
+	direct  *conns       // the client's own connections (nil: hc sends)
 	red     *redact.Redactor
 	prefix  string            // server URL + "/bot" + token + "/"
 	urls    map[string]string // prefix + method, for the methods of this package (read only)
@@ -77,9 +88,6 @@ func New(cfg Config) (*Client, error) {
 	if cfg.ServerURL == "" {
 		cfg.ServerURL = DefaultServerURL
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	}
 	c := &Client{
 		hc: cfg.HTTPClient, red: redact.New(cfg.Token), timeout: cfg.Timeout,
 		prefix: strings.TrimRight(cfg.ServerURL, "/") + "/bot" + cfg.Token + "/",
@@ -88,7 +96,52 @@ func New(cfg Config) (*Client, error) {
 	for _, m := range methods {
 		c.urls[m] = c.prefix + m
 	}
+	if c.hc == nil {
+		c.direct = directConns(cfg.ServerURL, cfg.MaxIdleConns)
+	}
+	if c.hc == nil && c.direct == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns = max(cfg.MaxIdleConns, defaultMaxIdleConns)
+		tr.MaxIdleConnsPerHost = tr.MaxIdleConns
+		c.hc = &http.Client{Transport: tr}
+	}
 	return c, nil
+}
+
+// defaultMaxIdleConns is Config.MaxIdleConns' default.
+const defaultMaxIdleConns = 16
+
+// directConns is the pool of the client's own connections to server, or
+// nil where net/http must send: the environment names a proxy for it, or
+// it is not an http or https URL with a host (every call then fails with
+// net/http's redacted error).
+func directConns(server string, maxIdle int) *conns {
+	u, err := url.Parse(server)
+	if err != nil {
+		return nil
+	}
+	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); err != nil || proxy != nil {
+		return nil
+	}
+	if maxIdle <= 0 {
+		maxIdle = defaultMaxIdleConns
+	}
+	p, err := newConns(server, maxIdle)
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// CloseIdleConnections closes the connections kept idle for reuse (a
+// later call dials again).
+func (c *Client) CloseIdleConnections() {
+	if c.direct != nil {
+		c.direct.closeIdle()
+	}
+	if c.hc != nil {
+		c.hc.CloseIdleConnections()
+	}
 }
 
 // Redactor returns the redactor of the client's token.
@@ -107,31 +160,42 @@ func (c *Client) call(ctx context.Context, method string, params, result any, ti
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	var body io.Reader = http.NoBody
+	var body []byte
 	if params != nil {
 		b, err := encodeParams(params)
 		if err != nil {
 			return 0, &Error{Method: method, Err: c.red.Error(fmt.Errorf("encode parameters: %w", err))}
 		}
-		if string(b) == "null" { // a nil *Params: no parameters
-			params = nil
-		} else {
-			body = bytes.NewReader(b)
+		if string(b) != "null" { // a nil *Params: no parameters
+			body = b
 		}
 	}
 	u, ok := c.urls[method]
 	if !ok {
 		u = c.prefix + method
 	}
+	if c.direct != nil {
+		return c.callDirect(ctx, method, u, body, result)
+	}
+	return c.callHTTP(ctx, method, u, body, result)
+}
+
+// callHTTP POSTs body (nil: none) to u through net/http (Client.hc) and
+// decodes the answer as call does.
+func (c *Client) callHTTP(ctx context.Context, method, u string, body []byte, result any) (int, error) {
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
 	var written atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(i httptrace.WroteRequestInfo) { written.Store(i.Err == nil) },
 	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, rd)
 	if err != nil {
 		return 0, c.transportError(method, err, false)
 	}
-	if params != nil {
+	if body != nil {
 		req.Header["Content-Type"] = jsonType
 	}
 	resp, err := c.hc.Do(req)
@@ -147,6 +211,34 @@ func (c *Client) call(ctx context.Context, method string, params, result any, ti
 	}
 	return resp.StatusCode, c.decode(method, resp.StatusCode, raw, result)
 }
+
+// callDirect POSTs body (nil: none) to u on the client's own connections
+// (Client.direct) and decodes the answer as call does. A transport error is
+// a *url.Error (Op "Post", its URL redacted), as net/http's.
+func (c *Client) callDirect(ctx context.Context, method, u string, body []byte, result any) (int, error) {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(u)
+	req.Header.SetMethod(http.MethodPost)
+	req.Header.SetUserAgent(userAgent)
+	if body != nil {
+		req.Header.SetContentTypeBytes(jsonTypeBytes)
+		req.SetBodyRaw(body)
+	}
+	written, err := c.direct.do(ctx, req, resp)
+	if err != nil {
+		return 0, c.transportError(method, &url.Error{Op: "Post", URL: u, Err: err}, written)
+	}
+	status := resp.StatusCode()
+	return status, c.decode(method, status, resp.Body(), result)
+}
+
+// userAgent is the User-Agent of the client's own connections.
+const userAgent = "codemojex-tgapi"
+
+// jsonTypeBytes is jsonType's value.
+var jsonTypeBytes = []byte("application/json")
 
 // answerBuf is the size of the buffers a Client reuses for answers
 // (Client.answers): an accepted send's answer echoes the message, about its

@@ -204,65 +204,76 @@ func TestErrorShapes(t *testing.T) {
 		{name: "server URL that does not parse", cfg: tgapi.Config{ServerURL: "http://[::1"}, call: send(chat),
 			want: want{errorContains: redact.Redacted}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			emu := testkit.NewEmulator(t, testkit.Unlimited("the client's encoding and errors, not pacing"))
-			emu.AddChat(models.Chat{ID: chat})
-			if tc.setup != nil {
-				tc.setup(emu)
-			}
-			if tc.fault != nil {
-				emu.InjectFault(*tc.fault)
-			}
-			cfg := tc.cfg
-			token := cfg.Token
-			if token == "" {
-				token = emu.Token()
-			}
-			c := newClient(t, emu, cfg)
-			err := tc.call(ctxFor(t, 20*time.Second), c)
-			require.Error(t, err)
-			var e *tgapi.Error
-			require.ErrorAs(t, err, &e)
-			w := tc.want
-			require.Equal(t, w.status, e.Status, "status: %v", err)
-			require.Equal(t, w.status, tgapi.Status(err))
-			require.Equal(t, w.code, e.Code, "error_code: %v", err)
-			d, isRetry := tgapi.IsRetryAfter(err)
-			require.Equal(t, w.isRetry, isRetry)
-			require.Equal(t, w.retryAfter, d)
-			to, migrated := tgapi.MigrateTo(err)
-			require.Equal(t, w.migrateTo, to)
-			require.Equal(t, w.migrateTo != 0, migrated)
-			require.Equal(t, w.kind, e.Kind(), "kind of %q", e.Description)
-			require.Equal(t, w.answered, e.Answered())
-			require.Equal(t, w.unknown, e.OutcomeUnknown(), "outcome unknown: %v", err)
-			require.Equal(t, w.unauthorized, tgapi.IsUnauthorized(err))
-			require.Equal(t, w.forbidden, tgapi.IsForbidden(err))
-			require.Equal(t, w.conflict, tgapi.IsConflict(err))
-			require.Equal(t, w.badRequest, tgapi.IsBadRequest(err))
-			require.Equal(t, w.deadline, errors.Is(err, context.DeadlineExceeded), "deadline: %v", err)
-			require.Contains(t, e.Description, w.descContains)
-			require.Contains(t, err.Error(), w.errorContains)
-			require.Contains(t, err.Error(), "telegram ")
-			if w.answered {
-				require.Nil(t, e.Err)
-				require.Contains(t, err.Error(), e.Description)
-			} else {
-				require.Error(t, e.Err)
-				require.Zero(t, e.Code)
-			}
-			// Never the token: not in the text, the description, or a
-			// *url.Error's URL reached with errors.As.
-			testkit.RequireNoToken(t, err.Error(), token, "error")
-			testkit.RequireNoToken(t, e.Description, token, "description")
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				testkit.RequireNoToken(t, ue.URL, token, "url.Error URL")
-				testkit.RequireNoToken(t, ue.Error(), token, "url.Error")
-				require.Contains(t, ue.URL, redact.Redacted)
-			}
-		})
+		for _, tr := range transports {
+			t.Run(tr.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				requireErrorShape(t, tc.setup, tc.fault, tc.cfg, tr.hc(), tc.call, tc.want)
+			})
+		}
+	}
+}
+
+// requireErrorShape runs call on a client of a new emulator (setup and
+// fault applied, cfg's fields with hc as its HTTPClient) and requires its
+// error to have w's shape, and no token anywhere in it.
+func requireErrorShape(t *testing.T, setup func(*tgemu.Emulator), fault *tgemu.Fault, cfg tgapi.Config, hc *http.Client,
+	call func(context.Context, *tgapi.Client) error, w want) {
+	t.Helper()
+	const chat = int64(7) // as TestErrorShapes'
+	emu := testkit.NewEmulator(t, testkit.Unlimited("the client's encoding and errors, not pacing"))
+	emu.AddChat(models.Chat{ID: chat})
+	if setup != nil {
+		setup(emu)
+	}
+	if fault != nil {
+		emu.InjectFault(*fault)
+	}
+	cfg.HTTPClient = hc
+	token := cfg.Token
+	if token == "" {
+		token = emu.Token()
+	}
+	c := newClient(t, emu, cfg)
+	err := call(ctxFor(t, 20*time.Second), c)
+	require.Error(t, err)
+	var e *tgapi.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, w.status, e.Status, "status: %v", err)
+	require.Equal(t, w.status, tgapi.Status(err))
+	require.Equal(t, w.code, e.Code, "error_code: %v", err)
+	d, isRetry := tgapi.IsRetryAfter(err)
+	require.Equal(t, w.isRetry, isRetry)
+	require.Equal(t, w.retryAfter, d)
+	to, migrated := tgapi.MigrateTo(err)
+	require.Equal(t, w.migrateTo, to)
+	require.Equal(t, w.migrateTo != 0, migrated)
+	require.Equal(t, w.kind, e.Kind(), "kind of %q", e.Description)
+	require.Equal(t, w.answered, e.Answered())
+	require.Equal(t, w.unknown, e.OutcomeUnknown(), "outcome unknown: %v", err)
+	require.Equal(t, w.unauthorized, tgapi.IsUnauthorized(err))
+	require.Equal(t, w.forbidden, tgapi.IsForbidden(err))
+	require.Equal(t, w.conflict, tgapi.IsConflict(err))
+	require.Equal(t, w.badRequest, tgapi.IsBadRequest(err))
+	require.Equal(t, w.deadline, errors.Is(err, context.DeadlineExceeded), "deadline: %v", err)
+	require.Contains(t, e.Description, w.descContains)
+	require.Contains(t, err.Error(), w.errorContains)
+	require.Contains(t, err.Error(), "telegram ")
+	if w.answered {
+		require.Nil(t, e.Err)
+		require.Contains(t, err.Error(), e.Description)
+	} else {
+		require.Error(t, e.Err)
+		require.Zero(t, e.Code)
+	}
+	// Never the token: not in the text, the description, or a
+	// *url.Error's URL reached with errors.As.
+	testkit.RequireNoToken(t, err.Error(), token, "error")
+	testkit.RequireNoToken(t, e.Description, token, "description")
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		testkit.RequireNoToken(t, ue.URL, token, "url.Error URL")
+		testkit.RequireNoToken(t, ue.Error(), token, "url.Error")
+		require.Contains(t, ue.URL, redact.Redacted)
 	}
 }
 

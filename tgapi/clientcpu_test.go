@@ -95,28 +95,41 @@ func cpuTime(b *testing.B) time.Duration {
 // SendMessageID with a 20-s timeout, as worker.call) over loopback to the
 // emulator in a process of its own, so allocs/op, B/op and cpu-µs/op (this
 // process's user + system time over the calls) are the client's alone:
-// tgapi, net/http, the kernel's share of the socket calls.
+// tgapi, its transport, the kernel's share of the socket calls. Two
+// transports: the client's own connections (direct, the worker's) and
+// net/http (an HTTPClient given: the baseline).
 func BenchmarkSendCPU(b *testing.B) {
 	url, token := startEmulatorProcess(b)
-	c, err := tgapi.New(tgapi.Config{Token: token, ServerURL: url, HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}})
-	if err != nil {
-		b.Fatal(err)
-	}
 	text := strings.Repeat("Lazy broadcast benchmark: one record, a cursor, a window of copies. ", 15)[:1000]
-	send := func(chat int64) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		id, err := c.SendMessageID(ctx, &bot.SendMessageParams{ChatID: chat, Text: text, AllowPaidBroadcast: true})
-		if err != nil || id == 0 {
-			b.Fatalf("send: id %d, %v", id, err)
-		}
+	for _, tc := range []struct {
+		name string
+		hc   *http.Client
+	}{
+		{"direct", nil},
+		{"net-http", &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c, err := tgapi.New(tgapi.Config{Token: token, ServerURL: url, HTTPClient: tc.hc, MaxIdleConns: 4})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.CloseIdleConnections()
+			send := func(chat int64) {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				id, err := c.SendMessageID(ctx, &bot.SendMessageParams{ChatID: chat, Text: text, AllowPaidBroadcast: true})
+				if err != nil || id == 0 {
+					b.Fatalf("send: id %d, %v", id, err)
+				}
+			}
+			send(1_000_000_000) // the connection dialled
+			b.ReportAllocs()
+			chat, t0 := int64(1_000_000_000), cpuTime(b)
+			for b.Loop() {
+				chat++
+				send(chat)
+			}
+			b.ReportMetric(float64((cpuTime(b)-t0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
 	}
-	send(1_000_000_000) // the connection dialled
-	b.ReportAllocs()
-	chat, t0 := int64(1_000_000_000), cpuTime(b)
-	for b.Loop() {
-		chat++
-		send(chat)
-	}
-	b.ReportMetric(float64((cpuTime(b)-t0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
