@@ -31,9 +31,10 @@
 // own); a lane's batch is sent one after another, and a failure releases the rest, so with
 // Ordered queues a chat's messages arrive in enqueue order with any number
 // of senders and workers (a chat's own rate is therefore at most one
-// message per round trip). The transport (NewTransport) keeps its
-// connections alive (Senders+2 idle per host), and speaks HTTP/2 where the
-// server offers it.
+// message per round trip). The transport (tgapi's own connections, or
+// Config.HTTPClient) keeps its connections alive (Senders+2 idle), each
+// send written and read by its sender; an HTTPClient on NewTransport
+// speaks HTTP/2 where the server offers it.
 //
 // Error table (one decision per row; sources: Telegram Bot API
 // "Making requests" / ResponseParameters, Bot FAQ on limits; decided by the

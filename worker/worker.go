@@ -30,9 +30,13 @@ type Config struct {
 	// ServerURL is the Bot API server [https://api.telegram.org]; tests
 	// give the emulator's URL.
 	ServerURL string
-	// HTTPClient sends the requests [an http.Client on NewTransport(Senders):
-	// keep-alive, HTTP/2 where offered, Senders+2 idle connections per host];
-	// per-request timeouts come from SendTimeout.
+	// HTTPClient, when set, sends the requests through net/http (e.g. an
+	// http.Client on NewTransport(Senders): keep-alive, HTTP/2 where
+	// offered, Senders+2 idle connections per host) [nil: tgapi's own
+	// keep-alive HTTP/1.1 connections, Senders+2 kept idle, each send
+	// written and read by its sender (about half net/http's CPU a send:
+	// tgapi BenchmarkSendCPU); net/http when the environment names a proxy
+	// (HTTPS_PROXY)]; per-request timeouts come from SendTimeout.
 	HTTPClient *http.Client
 	// Senders is the most batches sent at once, each by one goroutine in
 	// order: the upper bound of the worker's concurrency [DefaultSenders,
@@ -148,9 +152,6 @@ func (c *Config) defaults() {
 	if c.GlobalFloodChats <= 0 {
 		c.GlobalFloodChats = 3
 	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{Transport: NewTransport(c.Senders)}
-	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -209,7 +210,7 @@ func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: metrics: %w", red.Error(err))
 	}
-	api, err := tgapi.New(tgapi.Config{Token: cfg.Token, ServerURL: cfg.ServerURL, HTTPClient: cfg.HTTPClient})
+	api, err := tgapi.New(tgapi.Config{Token: cfg.Token, ServerURL: cfg.ServerURL, HTTPClient: cfg.HTTPClient, MaxIdleConns: cfg.Senders + 2})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", red.Error(err))
 	}
@@ -281,6 +282,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("worker: already running")
 	}
 	defer w.running.Store(false)
+	defer w.api.CloseIdleConnections()
 	waiter, err := w.store.NewWaiterRetry(ctx, func(err error, next time.Duration) {
 		w.log.Warn("wake-up subscription failed; retrying", slog.Any("err", w.redactor.Error(err)), slog.Duration("retry_in", next))
 	})

@@ -527,8 +527,9 @@ func checkPaidSends(v *verdict, h history) {
 
 // goroutineTolerance is how many more goroutines a bot process may run
 // once the run has settled than its slot's process ran before the faults:
-// its idle keep-alive connections to the emulator (a worker keeps up to
-// senders+2, two goroutines each: worker.NewTransport) and to Valkey
+// its idle keep-alive connections to the emulator (net/http's two
+// goroutines each where a client of the bot uses it; a worker's own
+// connections, up to senders+2, run none) and to Valkey
 // (valkey-go's connections, remade after the faults). A process is judged
 // only when it did more work than this (updates recorded or handled,
 // messages sent: workFamilies), so a leak of one goroutine per unit of work
