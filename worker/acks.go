@@ -54,6 +54,7 @@ type acker struct {
 	size  int           // the most acks of one call (acksFor)
 	gap   time.Duration // the most the first ack of a batch waits
 	reqs  chan *ackReq
+	claim chan struct{} // a claim is being issued (claimed); 1 buffered
 }
 
 // ackReq is one ack waiting in the batcher.
@@ -65,7 +66,7 @@ type ackReq struct {
 
 func newAcker(store *lanes.Store, rate int) *acker {
 	size := acksFor(rate)
-	return &acker{store: store, size: size, gap: ackGap, reqs: make(chan *ackReq, 4*size)}
+	return &acker{store: store, size: size, gap: ackGap, reqs: make(chan *ackReq, 4*size), claim: make(chan struct{}, 1)}
 }
 
 // ack acks l with tally t (the zero SettleTally: none) as Store.Ack with
@@ -91,8 +92,25 @@ func (k *acker) ack(ctx context.Context, l lanes.Lease, t lanes.SettleTally) err
 	}
 }
 
+// claimed tells the acker that the claim loop is issuing a claim: a batch
+// it holds is flushed now, so its call reaches Valkey beside the claim's
+// and the server wakes once for both (an idle server's wake-up costs it
+// more than either call's own work: docs/delivery.md, "Where a copy's CPU
+// goes"). Never blocks; a nil acker (none batching) ignores it.
+func (k *acker) claimed() {
+	if k == nil {
+		return
+	}
+	select {
+	case k.claim <- struct{}{}:
+	default:
+	}
+}
+
 // run flushes batches until ctx ends (after the last ack was answered:
-// Worker.Run cancels it once its claim loop returned).
+// Worker.Run cancels it once its claim loop returned). A batch is flushed
+// when it is full, ackGap after its first ack, or when a claim is issued
+// (claimed), whichever comes first.
 func (k *acker) run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -103,6 +121,10 @@ func (k *acker) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		select { // a claim issued before this batch began is not its ride
+		case <-k.claim:
+		default:
+		}
 		batch := []*ackReq{first}
 		timer.Reset(k.gap)
 	collect:
@@ -111,6 +133,8 @@ func (k *acker) run(ctx context.Context) {
 			case r := <-k.reqs:
 				batch = append(batch, r)
 			case <-timer.C:
+				break collect
+			case <-k.claim:
 				break collect
 			}
 		}

@@ -121,3 +121,48 @@ func TestAnAckThatWaitedInItsBatchCountsFromWhenItWasAskedFor(t *testing.T) {
 	require.NoError(t, err)
 	require.LessOrEqual(t, score, float64(asked.UnixMilli()+20), "scored from the ask (server %d), not the flush", asked.UnixMilli())
 }
+
+// A batch rides the next claim: acks waiting in a batch that is neither
+// full nor at its gap (an hour here) are flushed as soon as the claim loop
+// issues a claim (acker.claimed), in one call; a claim issued while no ack
+// waited does not cut the next batch short.
+func TestABatchOfAcksIsFlushedWhenAClaimIsIssued(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, s, jobs, scripts := ackEnv(t, 6)
+	k := newAcker(s, 1130)
+	k.gap = time.Hour
+	rctx, stop := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() { k.run(rctx); close(ran) }()
+	defer func() {
+		stop()
+		select { // a batch that never flushes holds run for its hour-long gap
+		case <-ran:
+		case <-time.After(5 * time.Second):
+		}
+	}()
+
+	k.claimed() // no ack waits: a claim with nothing to carry
+	before := scripts()
+	reqs := make([]*ackReq, 3)
+	for i, j := range jobs[:3] { // as ack asks, all three queued before the acker looks
+		reqs[i] = &ackReq{a: lanes.Acking{Lease: j.Lease}, at: time.Now(), done: make(chan error, 1)}
+		k.reqs <- reqs[i]
+	}
+	require.Eventually(t, func() bool { return len(k.reqs) == 0 }, 5*time.Second, time.Millisecond, "the acker took the acks")
+	time.Sleep(50 * time.Millisecond)
+	for _, r := range reqs {
+		require.Empty(t, r.done, "no flush before a claim: the earlier claim did not count")
+	}
+	k.claimed()
+	for _, r := range reqs {
+		select {
+		case err := <-r.done:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a claim was issued and the batch was not flushed")
+		}
+	}
+	require.InDelta(t, 1, scripts()-before, 0, "one call for the three acks")
+}

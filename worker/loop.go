@@ -173,6 +173,7 @@ func (l *claimLoop) issue(now time.Time, n int) {
 		cctx, cancel := context.WithTimeout(l.drain, 10*time.Second)
 		defer cancel()
 		t0 := time.Now()
+		w.acks.Load().claimed()
 		w.paid.sync(cctx, w)
 		c, err := w.store.Claim(cctx, lanes.ClaimRequest{Queues: l.queues, Lease: w.cfg.Lease, Max: w.cfg.BatchMax,
 			Lanes: n, Claimer: w.shared.claimer()})
