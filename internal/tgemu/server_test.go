@@ -161,3 +161,36 @@ func TestCloseEndsLongPollAndWaiters(t *testing.T) {
 	require.Error(t, err, "server stopped")
 	require.False(t, errors.Is(err, context.Canceled))
 }
+
+// ConnsAccepted counts connections, not requests (keep-alive), and
+// WithIdleTimeout closes a connection left idle that long, as a server
+// with a keep-alive timeout does: a client that then reuses it is refused
+// (here net/http's client, which sees the close and dials again: a
+// second connection accepted). Without the option a connection idle as
+// long stays open.
+func TestIdleConnectionsCloseAfterTheIdleTimeoutOnly(t *testing.T) {
+	ctx := testCtx(t)
+	for _, tc := range []struct {
+		name  string
+		opts  []tgemu.Option
+		conns int
+	}{
+		{"no idle timeout", nil, 1},
+		{"idle timeout 50 ms", []tgemu.Option{tgemu.WithIdleTimeout(50 * time.Millisecond)}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			emu := testkit.NewEmulator(t, tc.opts...)
+			b, err := bot.New(emu.Token(), bot.WithServerURL(emu.URL()), bot.WithSkipGetMe())
+			require.NoError(t, err)
+			for range 3 {
+				_, err := b.GetMe(ctx)
+				require.NoError(t, err)
+			}
+			require.Equal(t, 1, emu.ConnsAccepted(), "three calls in turn on one connection")
+			time.Sleep(400 * time.Millisecond)
+			_, err = b.GetMe(ctx)
+			require.NoError(t, err)
+			require.Equal(t, tc.conns, emu.ConnsAccepted())
+		})
+	}
+}
