@@ -155,7 +155,7 @@ var jsonType = []string{"application/json"}
 // the answer's result into result (nil: ignored). It returns the HTTP status of the
 // answer (0 when none came) and nil or an *Error.
 func (c *Client) call(ctx context.Context, method string, params, result any, timeout time.Duration) (int, error) {
-	if timeout > 0 {
+	if timeout > 0 && c.direct == nil { // the client's own connections take it as a deadline (conns.do)
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -175,7 +175,7 @@ func (c *Client) call(ctx context.Context, method string, params, result any, ti
 		u = c.prefix + method
 	}
 	if c.direct != nil {
-		return c.callDirect(ctx, method, u, body, result)
+		return c.callDirect(ctx, method, u, body, result, timeout)
 	}
 	return c.callHTTP(ctx, method, u, body, result)
 }
@@ -213,9 +213,10 @@ func (c *Client) callHTTP(ctx context.Context, method, u string, body []byte, re
 }
 
 // callDirect POSTs body (nil: none) to u on the client's own connections
-// (Client.direct) and decodes the answer as call does. A transport error is
-// a *url.Error (Op "Post", its URL redacted), as net/http's.
-func (c *Client) callDirect(ctx context.Context, method, u string, body []byte, result any) (int, error) {
+// (Client.direct), bounded by ctx and timeout (0: ctx alone), and decodes
+// the answer as call does. A transport error is a *url.Error (Op "Post",
+// its URL redacted), as net/http's.
+func (c *Client) callDirect(ctx context.Context, method, u string, body []byte, result any, timeout time.Duration) (int, error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -226,7 +227,7 @@ func (c *Client) callDirect(ctx context.Context, method, u string, body []byte, 
 		req.Header.SetContentTypeBytes(jsonTypeBytes)
 		req.SetBodyRaw(body)
 	}
-	written, err := c.direct.do(ctx, req, resp)
+	written, err := c.direct.do(ctx, timeout, req, resp)
 	if err != nil {
 		return 0, c.transportError(method, &url.Error{Op: "Post", URL: u, Err: err}, written)
 	}

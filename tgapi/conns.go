@@ -100,8 +100,9 @@ func newConns(server string, maxIdle int) (*conns, error) {
 	return p, nil
 }
 
-// get returns an idle connection that is still open, or dials one.
-func (p *conns) get(ctx context.Context) (*conn, error) {
+// get returns an idle connection that is still open, or dials one by
+// deadline dl (zero: none but ctx and dialTimeout).
+func (p *conns) get(ctx context.Context, dl time.Time) (*conn, error) {
 	now := time.Now()
 	for {
 		p.mu.Lock()
@@ -118,6 +119,11 @@ func (p *conns) get(ctx context.Context) (*conn, error) {
 			return c, nil
 		}
 		_ = c.nc.Close()
+	}
+	if !dl.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl)
+		defer cancel()
 	}
 	nc, err := p.dialer.DialContext(ctx, "tcp", p.addr)
 	if err != nil {
@@ -160,18 +166,26 @@ func (p *conns) closeIdle() {
 }
 
 // do sends req and reads the answer into resp (its body at most maxAnswer
-// bytes), bounded by ctx. written reports that the request was written in
-// full. Errors: the dial's, the write's, the read's; ctx's error
-// (context.DeadlineExceeded, context.Canceled) when ctx ended first.
-func (p *conns) do(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) (written bool, err error) {
+// bytes), bounded by ctx and by timeout (0: none) from now, which is taken
+// as a deadline of the connection's (no context and timer of its own for
+// each call). written reports that the request was written in full.
+// Errors: the dial's, the write's, the read's; context.DeadlineExceeded
+// (with the cause) when the deadline passed, ctx's error
+// (context.Canceled) when ctx ended first.
+func (p *conns) do(ctx context.Context, timeout time.Duration, req *fasthttp.Request, resp *fasthttp.Response) (written bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	c, err := p.get(ctx)
-	if err != nil {
-		return false, ctxErr(ctx, err)
-	}
 	dl, _ := ctx.Deadline()
+	if timeout > 0 {
+		if own := time.Now().Add(timeout); dl.IsZero() || own.Before(dl) {
+			dl = own
+		}
+	}
+	c, err := p.get(ctx, dl)
+	if err != nil {
+		return false, ctxErr(ctx, dl, err)
+	}
 	_ = c.nc.SetDeadline(dl) // zero: none
 	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Unix(1, 0)) })
 	err = req.Write(c.bw)
@@ -187,21 +201,22 @@ func (p *conns) do(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Re
 		if err == nil {
 			return written, nil // the answer was read before the cut
 		}
-		return written, ctxErr(ctx, err)
+		return written, ctxErr(ctx, dl, err)
 	}
 	if err != nil || resp.ConnectionClose() || c.br.Buffered() > 0 {
 		_ = c.nc.Close()
-		return written, ctxErr(ctx, err)
+		return written, ctxErr(ctx, dl, err)
 	}
 	_ = c.nc.SetDeadline(time.Time{})
 	p.put(c)
 	return written, nil
 }
 
-// ctxErr is ctx's error when ctx ended (or its deadline passed) and err is
-// what that caused (the connection's deadline error, which fasthttp's
-// reader turns into fasthttp.ErrTimeout), otherwise err.
-func ctxErr(ctx context.Context, err error) error {
+// ctxErr is ctx's error when ctx ended, or context.DeadlineExceeded when
+// deadline dl (zero: none) passed, with err, what that caused (the
+// connection's deadline error, which fasthttp's reader turns into
+// fasthttp.ErrTimeout), as its cause; otherwise err.
+func ctxErr(ctx context.Context, dl time.Time, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -209,7 +224,7 @@ func ctxErr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%w)", cerr, err)
 	}
 	timedOut := errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, fasthttp.ErrTimeout)
-	if dl, ok := ctx.Deadline(); ok && timedOut && !time.Now().Before(dl) {
+	if !dl.IsZero() && timedOut && !time.Now().Before(dl) {
 		return fmt.Errorf("%w (%w)", context.DeadlineExceeded, err)
 	}
 	return err

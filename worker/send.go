@@ -27,8 +27,8 @@ import (
 // came: Telegram may have delivered it) and the error (a *tgapi.Error, its
 // texts redacted).
 func (w *Worker) call(ctx context.Context, chat int64, p tgjob.Job, parseMode string) (int, int, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.SendTimeout)
-	defer cancel()
+	// SendTimeout bounds the call: the client's own (tgapi.Config.Timeout,
+	// a deadline of the connection's, no context and timer of its own).
 	w.m.sendsInFlight.Inc()
 	defer w.m.sendsInFlight.Dec()
 	t0 := time.Now()

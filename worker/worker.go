@@ -210,7 +210,8 @@ func New(n *notifier.Notifier, cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: metrics: %w", red.Error(err))
 	}
-	api, err := tgapi.New(tgapi.Config{Token: cfg.Token, ServerURL: cfg.ServerURL, HTTPClient: cfg.HTTPClient, MaxIdleConns: cfg.Senders + 2})
+	api, err := tgapi.New(tgapi.Config{Token: cfg.Token, ServerURL: cfg.ServerURL, HTTPClient: cfg.HTTPClient, MaxIdleConns: cfg.Senders + 2,
+		Timeout: cfg.SendTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", red.Error(err))
 	}
