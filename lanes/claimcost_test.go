@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/codemojex/codemojex/internal/valkeytest"
 	"github.com/codemojex/codemojex/lanes"
@@ -24,9 +25,33 @@ func commandsPerLane(t *testing.T, setup func(ctx context.Context, s *lanes.Stor
 	t.Helper()
 	ctx := context.Background()
 	c := valkeytest.Start(t, valkeytest.Options{}).Client(t)
-	commands := func() float64 {
+	commands := scriptCommands(t, c)
+	claimed := func(lanesServed int) float64 {
+		s := paidStore(t, c, "cost"+strconv.Itoa(lanesServed))
+		fillLanes(t, s, lanes.NewMinter(), "paid", "1000", lanesServed, 1)
+		if setup != nil {
+			setup(ctx, s)
+		}
+		// The scripts loaded (a claim that finds nothing), then measured.
+		_, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"none"}, Lease: time.Minute, Max: 1})
+		require.NoError(t, err)
+		before := commands()
+		got, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"paid"}, Lease: time.Minute, Max: 16, Lanes: lanesServed})
+		require.NoError(t, err)
+		require.Len(t, got.Jobs, lanesServed, "every lane served, one copy each")
+		require.Len(t, got.Batches(), lanesServed)
+		return commands() - before
+	}
+	return (claimed(9) - claimed(1)) / 8
+}
+
+// scriptCommands returns a reader of the commands c's server has run, the
+// scripts' calls themselves, INFO and a connection's handshake left out:
+// what the scripts ran (INFO commandstats, exact on a dedicated server).
+func scriptCommands(t *testing.T, c valkey.Client) func() float64 {
+	return func() float64 {
 		var n float64
-		for name, st := range valkeytest.CommandStats(ctx, t, c) {
+		for name, st := range valkeytest.CommandStats(context.Background(), t, c) {
 			switch {
 			case name == "evalsha", name == "eval", name == "info":
 			case name == "hello", name == "ping", strings.HasPrefix(name, "client"):
@@ -37,27 +62,59 @@ func commandsPerLane(t *testing.T, setup func(ctx context.Context, s *lanes.Stor
 		}
 		return n
 	}
-	claimed := func(lanesServed int) float64 {
-		s, err := lanes.New(c, lanes.WithTag("cost"+strconv.Itoa(lanesServed)),
-			lanes.WithQueue("paid", lanes.QueueConfig{Ordered: true, Rate: 1000, Window: time.Second, OutsideGlobal: true}),
-			lanes.WithGlobalRate(130, time.Second),
-			lanes.WithLanePace(lanes.Pace{Limit: 1, Period: time.Second}))
-		require.NoError(t, err)
-		fillLanes(t, s, lanes.NewMinter(), "paid", "1000", lanesServed, 1)
-		if setup != nil {
-			setup(ctx, s)
+}
+
+// paidStore is a store on c under tag with the paid broadcast's queue:
+// ordered, a budget of its own outside the global one, every lane paced.
+func paidStore(t *testing.T, c valkey.Client, tag string) *lanes.Store {
+	t.Helper()
+	s, err := lanes.New(c, lanes.WithTag(tag),
+		lanes.WithQueue("paid", lanes.QueueConfig{Ordered: true, Rate: 1000, Window: time.Second, OutsideGlobal: true}),
+		lanes.WithGlobalRate(130, time.Second),
+		lanes.WithLanePace(lanes.Pace{Limit: 1, Period: time.Second}))
+	require.NoError(t, err)
+	return s
+}
+
+// A step of a lazy broadcast's filler (Enqueue AtCursor with a track set,
+// a stop key and a dead tally) writes each copy, one to a lane, with two
+// commands (its hash, its lane): the track set takes every added id in one
+// command per step, as the ring, the pending count and the cursor do. The
+// figure is the step of 9 copies less the step of 1, over 8.
+func TestAFillerStepWritesEachCopyWithTwoCommands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := valkeytest.Start(t, valkeytest.Options{}).Client(t)
+	commands := scriptCommands(t, c)
+	step := func(copies int) float64 {
+		s := paidStore(t, c, "fill"+strconv.Itoa(copies))
+		tag := "{" + s.Tag() + "}:"
+		require.NoError(t, c.Do(ctx, c.B().Hset().Key(tag+"rec").FieldValue().FieldValue("t", "9").Build()).Error())
+		require.NoError(t, c.Do(ctx, c.B().Pexpire().Key(tag+"rec").Milliseconds(60_000).Build()).Error())
+		m := lanes.NewMinter()
+		items := make([]lanes.Item, copies)
+		for i := range items {
+			items[i] = lanes.Item{Group: strconv.Itoa(1000 + i), ID: m.New(), Payload: []byte("x")}
 		}
-		// The scripts loaded (a claim that finds nothing), then measured.
-		_, err = s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"none"}, Lease: time.Minute, Max: 1})
+		opts := []lanes.EnqueueOption{
+			lanes.Unless(tag + "stop"),
+			lanes.AtCursor(lanes.Cursor{Key: tag + "rec", Field: "cur", To: "1", Count: "q", Track: tag + "rec:out"}),
+			lanes.CountDead(lanes.DeadTally{Key: tag + "rec", Prefix: "f:", Once: tag + "rec:seen", TTL: time.Hour}),
+		}
+		// The script loaded (a step of no item elsewhere), then measured.
+		_, err := s.Enqueue(ctx, "paid", nil, lanes.AtCursor(lanes.Cursor{Key: tag + "warm", Field: "cur", To: "1"}))
 		require.NoError(t, err)
 		before := commands()
-		got, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"paid"}, Lease: time.Minute, Max: 16, Lanes: lanesServed})
+		r, err := s.Enqueue(ctx, "paid", items, opts...)
 		require.NoError(t, err)
-		require.Len(t, got.Jobs, lanesServed, "every lane served, one copy each")
-		require.Len(t, got.Batches(), lanesServed)
-		return commands() - before
+		require.Equal(t, copies, r.Added)
+		n := commands() - before
+		tracked, err := c.Do(ctx, c.B().Zcard().Key(tag+"rec:out").Build()).AsInt64()
+		require.NoError(t, err)
+		require.EqualValues(t, copies, tracked, "every copy tracked")
+		return n
 	}
-	return (claimed(9) - claimed(1)) / 8
+	require.Equal(t, 2.0, (step(9)-step(1))/8)
 }
 
 // A claim serving several one-copy lanes (a broadcast's, ClaimRequest.Lanes)

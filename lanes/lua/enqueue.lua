@@ -81,7 +81,8 @@ if depth > 0 and (once or cur) then
 end
 -- Per job: HSET, ZADD. Per call, not per job: one EXISTS over every job key
 -- of the call (a job needs its own EXISTS only when some key exists
--- already: a fresh fan-out skips them), the pending count (one INCRBY), the
+-- already: a fresh fan-out skips them), the track set (one ZADD of every
+-- added id, with a cursor), the pending count (one INCRBY), the
 -- ring check of the lanes touched (one SMISMEMBER, one SADD) and the tail of
 -- the ring (one RPUSH), and, when a lane may join the ring, whether the
 -- queue has any parked lane, lane in flight or turn owed at all (one EXISTS
@@ -89,6 +90,8 @@ end
 -- own job.
 local added, dups, full, joined = 0, 0, 0, 0
 local touched, order = {}, {}
+-- The added ids as score/member pairs for the track set: one ZADD per call.
+local ontrack = {}
 local call, jp, lp = redis.call, q.p .. 'job:', q.p .. 'lane:'
 local jks = {}
 for i = F + 1, #ARGV, 3 do jks[#jks + 1] = jp .. ARGV[i] end
@@ -137,7 +140,10 @@ for i = F, #ARGV, 3 do
   end
   if new then
     call('ZADD', lp .. g, '0', id) -- a string score: no number formatting
-    if track then call('ZADD', track, '0', id) end
+    if track then
+      ontrack[#ontrack + 1] = '0'
+      ontrack[#ontrack + 1] = id
+    end
     added = added + 1
     if not touched[g] then
       touched[g] = true
@@ -195,6 +201,7 @@ if cur then
     redis.call('HINCRBY', cur, ARGV[i], ARGV[i + 1])
   end
   if track and added > 0 then
+    redis.call('ZADD', track, unpack(ontrack))
     local ttl = redis.call('PTTL', cur)
     if ttl > 0 then redis.call('PEXPIRE', track, ttl) end
   end
