@@ -93,11 +93,15 @@ func logicalState(t *testing.T, s *lanes.Store) map[string]string {
 }
 
 // AckAll acks a batch of leases of two queues, each with its tally (a
-// hash, a once set, an untrack set), a stale token and an unknown job
-// among them, and leaves the store exactly as one Ack per lease with
-// Counting would (send logs settled, in-flight counts, due times, rings,
-// jobs deleted, tallies counted once, expiries set), answering each ack as
-// Ack does. A tally hash that does not exist is not brought back.
+// hash, a once set, an untrack set), a stale token, an unknown job and a
+// lease acked twice among them, and two and three leases of one lane (an
+// unordered lane at its lane limit, which the first of its acks brings
+// back to the ring, and one claimed twice by one claim), and leaves the
+// store exactly as one Ack per lease with Counting would (send logs
+// settled, in-flight counts, due times, rings, jobs deleted, tallies
+// counted once, expiries set), answering each ack as Ack does (the second
+// ack of a lease: no job). A tally hash that does not exist is not
+// brought back.
 func TestAckAllLeavesTheStoreAsOneAckPerLeaseWould(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -113,8 +117,12 @@ func TestAckAllLeavesTheStoreAsOneAckPerLeaseWould(t *testing.T) {
 			jobs = append(jobs, job{"reply", g, m.New()})
 		}
 	}
+	// Reply lane 100 holds three (its lane limit 2: two claimed, one
+	// left), lane 101 two (both claimed, the lane visited twice).
+	jobs = append(jobs, job{"reply", "100", m.New()}, job{"reply", "100", m.New()}, job{"reply", "101", m.New()})
 	run := func(batch bool) (*lanes.Store, []error) {
 		s := ackAllStore(t)
+		require.NoError(t, s.Inspector().SetLaneLimit(ctx, "reply", "100", 2))
 		tag := strings.TrimSuffix(s.Keys().Pattern(), "*") + ":"
 		for _, j := range jobs {
 			_, err := s.Enqueue(ctx, j.queue, []lanes.Item{{Group: j.group, ID: j.id, Payload: []byte("x")}})
@@ -130,6 +138,13 @@ func TestAckAllLeavesTheStoreAsOneAckPerLeaseWould(t *testing.T) {
 		for _, q := range []string{"paid", "reply"} {
 			c, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{q}, Lease: 5 * time.Second, Max: 16, Lanes: 16})
 			require.NoError(t, err)
+			if q == "reply" {
+				byLane := map[string]int{}
+				for _, jb := range c.Jobs {
+					byLane[jb.Group]++
+				}
+				require.Equal(t, map[string]int{"100": 2, "101": 2, "102": 1}, byLane)
+			}
 			for _, jb := range c.Jobs {
 				tally := lanes.SettleTally{Key: tag + "progress", Fields: []string{"sent", "paid"}, Once: tag + "once",
 					Untrack: tag + "out", TTL: time.Hour}
@@ -145,6 +160,7 @@ func TestAckAllLeavesTheStoreAsOneAckPerLeaseWould(t *testing.T) {
 		}
 		acks[1].Lease.Token = "999"                                                                   // stale
 		acks = append(acks, lanes.Acking{Lease: lanes.Lease{Queue: "paid", ID: m.New(), Token: "1"}}) // no such job
+		acks = append(acks, lanes.Acking{Lease: acks[0].Lease})                                       // acked twice
 		if batch {
 			errs, err := s.AckAll(ctx, acks)
 			require.NoError(t, err)
@@ -168,9 +184,11 @@ func TestAckAllLeavesTheStoreAsOneAckPerLeaseWould(t *testing.T) {
 		require.Equal(t, errorKind(oneErrs[i]), errorKind(allErrs[i]), "ack %d", i)
 	}
 	require.ErrorIs(t, allErrs[1], lanes.ErrStaleLease)
-	require.ErrorIs(t, allErrs[len(allErrs)-1], lanes.ErrNoJob)
+	require.ErrorIs(t, allErrs[len(allErrs)-2], lanes.ErrNoJob)
+	require.ErrorIs(t, allErrs[len(allErrs)-1], lanes.ErrNoJob, "a lease acked twice")
 	want := logicalState(t, one)
 	require.Equal(t, want, logicalState(t, all))
+	require.Contains(t, want["q:reply:ring"], "100", "the lane its first ack brought under its lane limit")
 	require.Contains(t, want, "progress")
 	require.NotContains(t, want, "gone", "an expired tally is not brought back")
 }

@@ -117,6 +117,49 @@ func TestAFillerStepWritesEachCopyWithTwoCommands(t *testing.T) {
 	require.Equal(t, 2.0, (step(9)-step(1))/8)
 }
 
+// AckAll of a paid broadcast's copies, each of a lane of its own and with
+// the copy's tally (a hash field counted, the id untracked), settles each
+// copy with six commands of its own: its job read, its lease taken, its
+// lane's in-flight count, its lane's pace log rescored and its expiry
+// kept, its lane's depth (whether the ack brings the lane back to the
+// ring). What the acks share is written once per call: the jobs deleted,
+// the lanes left with none in flight, the queue's send log rescored, the
+// tally. The figure is the call of 9 acks less the call of 1, over 8.
+func TestAnAckOfACopyInABatchRunsSixCommandsOfItsOwn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := valkeytest.Start(t, valkeytest.Options{}).Client(t)
+	commands := scriptCommands(t, c)
+	acked := func(copies int) float64 {
+		s := paidStore(t, c, "ack"+strconv.Itoa(copies))
+		tag := "{" + s.Tag() + "}:"
+		fillLanes(t, s, lanes.NewMinter(), "paid", "1000", copies, 1)
+		got, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"paid"}, Lease: time.Minute, Max: 16, Lanes: copies})
+		require.NoError(t, err)
+		require.Len(t, got.Jobs, copies)
+		require.NoError(t, c.Do(ctx, c.B().Hset().Key(tag+"bc").FieldValue().FieldValue("s", "0").Build()).Error())
+		acks := make([]lanes.Acking, len(got.Jobs))
+		for i, j := range got.Jobs {
+			acks[i] = lanes.Acking{Lease: j.Lease, Tally: lanes.SettleTally{Key: tag + "bc", Fields: []string{"s", "ps"}, Untrack: tag + "bc:out", TTL: time.Hour}}
+		}
+		// The script loaded (an ack of no job), then measured.
+		_, err = s.AckAll(ctx, []lanes.Acking{{Lease: lanes.Lease{Queue: "paid", ID: lanes.NewMinter().New(), Token: "1"}}})
+		require.NoError(t, err)
+		before := commands()
+		errs, err := s.AckAll(ctx, acks)
+		require.NoError(t, err)
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		n := commands() - before
+		sent, err := c.Do(ctx, c.B().Hget().Key(tag+"bc").Field("s").Build()).AsInt64()
+		require.NoError(t, err)
+		require.EqualValues(t, copies, sent, "every copy counted")
+		return n
+	}
+	require.Equal(t, 6.0, (acked(9)-acked(1))/8)
+}
+
 // A claim serving several one-copy lanes (a broadcast's, ClaimRequest.Lanes)
 // reads per lane only what can differ between lanes: with no lane weighted,
 // no pace override and nothing parked in the queue, a lane costs 13

@@ -20,7 +20,9 @@ import (
 // duplicate ids now and then), coalescing enqueues (Enqueue with Coalesce under 3
 // names: the pending job of a name gets the new payload in place, else a
 // fresh job is enqueued), claim (Max 1..4), ack (a third of them in the
-// same call as a claim, now and then with a stale lease too), nack (delay 0),
+// same call as a claim, now and then with a stale lease too; of the rest,
+// half in one AckAll of up to 4 held leases, now and then with a lease
+// twice and a stale one), nack (delay 0),
 // release, lease expiry, weight changes, stale-token calls, dead-letter
 // requeues and cancels (of waiting, in-flight, dead and acked ids: an
 // in-flight one is dropped, counted in the cancel tally, when its lease
@@ -539,6 +541,52 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 		}
 		expectClaim(step, c, max, 1, " after the ack")
 	}
+	// ackAll acks held job j with up to 3 more held jobs in one AckAll,
+	// now and then with j's lease twice and a stale lease among them, in
+	// a shuffled order: each ack is decided on what the acks before it
+	// left, exactly as one Ack each in turn (the model applies them so).
+	batchr := rand.New(rand.NewPCG(seed, 0xba7c)) // its own draws too
+	ackAll := func(step int, j lanes.Job) {
+		acks := []lanes.Acking{{Lease: j.Lease}}
+		ids := heldIDs()
+		for n := batchr.IntN(4); n > 0 && len(ids) > 0; n-- {
+			id := ids[batchr.IntN(len(ids))]
+			if id != j.ID && !slices.ContainsFunc(acks, func(a lanes.Acking) bool { return a.Lease.ID == id }) {
+				acks = append(acks, lanes.Acking{Lease: held[id].Lease})
+			}
+		}
+		if batchr.IntN(3) == 0 {
+			acks = append(acks, lanes.Acking{Lease: j.Lease})
+		}
+		if len(stale) > 0 && batchr.IntN(3) == 0 {
+			acks = append(acks, lanes.Acking{Lease: stale[batchr.IntN(len(stale))]})
+		}
+		batchr.Shuffle(len(acks), func(a, b int) { acks[a], acks[b] = acks[b], acks[a] })
+		errs, err := s.AckAll(ctx, acks)
+		require.NoError(t, err)
+		require.Len(t, errs, len(acks), "step %d: one result per ack", step)
+		for i, a := range acks {
+			mj := m.jobs[a.Lease.ID]
+			if h, ok := held[a.Lease.ID]; ok && h.Token == a.Lease.Token {
+				require.NoError(t, errs[i], "step %d: ack %d of the batch", step, i)
+				m.endLease(mj)
+				mj.state = "acked"
+				m.acked++
+				lastAcked = a.Lease.ID
+				delete(held, a.Lease.ID)
+				stale = append(stale, a.Lease)
+				m.ensureRing(mj.g)
+				counts["acks in batches"]++
+				continue
+			}
+			if mj.state == "acked" || mj.state == "cancelled" {
+				require.ErrorIs(t, errs[i], lanes.ErrNoJob, "step %d: ack %d of the batch", step, i)
+			} else {
+				require.ErrorIs(t, errs[i], lanes.ErrStaleLease, "step %d: ack %d of the batch", step, i)
+			}
+			counts["stale acks in batches"]++
+		}
+	}
 
 	// steps counts operations that ran (a pick with nothing to act on,
 	// e.g. an ack with no lease held, draws again).
@@ -613,6 +661,11 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 			if ride.IntN(3) == 0 {
 				op = "ack riding on a claim"
 				ackInClaim(step, j)
+				break
+			}
+			if batchr.IntN(2) == 0 {
+				op = "acks in one call"
+				ackAll(step, j)
 				break
 			}
 			require.NoError(t, s.Ack(ctx, j.Lease))
@@ -841,4 +894,6 @@ func runModel(t *testing.T, ordered bool, seed uint64, steps int) {
 	require.Positive(t, counts["coalesce replaced"], "the run replaces pending jobs")
 	require.Greater(t, counts["coalesce"], counts["coalesce replaced"], "the run also enqueues coalesced jobs fresh")
 	require.Positive(t, counts["acks riding on claims"])
+	require.Greater(t, counts["acks in batches"], counts["acks in one call"], "batches of several acks")
+	require.Positive(t, counts["stale acks in batches"])
 }

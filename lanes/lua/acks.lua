@@ -2,14 +2,21 @@
 -- acks one (its lease ended, its send counted in its budgets from its latest
 -- possible arrival, the job deleted, its tally kept when it lands), with
 -- what they share done once per call instead of once per ack: the server's
--- TIME, the expiry of the send logs several acks settle in (a budget's
--- "<queue prefix>rate" and "{tag}:s:rate"; a lane's pace log is touched at
--- its ack), whether any lane has a pace override ("{tag}:s:pacecfg", read
--- once), the budget's wake-up (DEL "{tag}:s:budgetwait", see common.lua
--- end_lease), each queue's due time (tidied once per queue acked), the
--- claimers' wake-up, and a tally's hash existence, increments (one
--- HINCRBY per hash and field, by the count of its acks), untracking (one
--- ZREM per set) and expiries.
+-- TIME, the jobs' hashes deleted (one DEL), the lanes an ack left with none
+-- in flight (one HDEL of each queue's "<queue prefix>inflight"), the
+-- rescoring of the budgets' send logs ("<queue prefix>rate" and
+-- "{tag}:s:rate": one ZADD XX CH per log, common.lua rescore) and their
+-- expiries (a lane's pace log is written and touched at its ack), whether
+-- any lane has a pace override ("{tag}:s:pacecfg", read once), the
+-- budget's wake-up (DEL "{tag}:s:budgetwait", see common.lua end_lease),
+-- each queue's due time (tidied once per queue acked), the claimers'
+-- wake-up, and a tally's hash existence, increments (one HINCRBY per hash
+-- and field, by the count of its acks), untracking (one ZREM per set) and
+-- expiries. The acks are decided in order, each on what the acks before
+-- it left (a lease taken, a job acked, a lane's count): the same answers
+-- and the same ring as one ack.lua call per ack in turn. (The lease
+-- checks and the lanes' counts stay one command per ack: reading them all
+-- first, one ZMSCORE and one HMGET, cost the server more than it saved.)
 -- KEYS[1]  the first acked queue's ring "{tag}:q:<queue>:ring" (routing)
 -- KEYS[2..] the acks' tally keys, in the order of the acks and, within an
 --          ack, hash, once set, untrack set (each only when the ack has it)
@@ -33,14 +40,14 @@ for n = 1, nq do queues[n], i = read_queue(ARGV, i) end
 local nacks = count(ARGV[i])
 i = i + 1
 local now = now_ms()
-local batch = {touch = {}, exists = {}, expire = {}, incr = {}, untrack = {}}
+local batch = {touch = {}, rescore = {}, exists = {}, expire = {}, incr = {}, untrack = {}}
 
 -- An ack's tally, as count_in keeps it (see common.lua), with the hash's
 -- existence read once per call, and its increments, untracking and
 -- expiries done once at the end (tally_all: each field by its count, the
 -- last ack's TTL for a key, as count_in called in turn would leave them;
--- no ack reads them).
-local function tally(batch, id, h, fields, once, untrack, ttl)
+-- no ack reads them). Its fields are ARGV[from .. from + nf - 1].
+local function tally(batch, id, h, once, untrack, ttl, from, nf)
   if untrack then
     local u = batch.untrack[untrack]
     if not u then
@@ -65,7 +72,10 @@ local function tally(batch, id, h, fields, once, untrack, ttl)
     inc = {}
     batch.incr[h] = inc
   end
-  for _, f in ipairs(fields) do inc[f] = (inc[f] or 0) + 1 end
+  for f = from, from + nf - 1 do
+    local x = ARGV[f]
+    inc[x] = (inc[x] or 0) + 1
+  end
   if ttl > 0 then batch.expire[h] = ttl end
 end
 
@@ -78,28 +88,68 @@ local function tally_all(batch)
   for key, ttl in pairs(batch.expire) do redis.call('PEXPIRE', key, int(ttl)) end
 end
 
-local codes, joined, acked, k = {}, 0, {}, 2
+-- The acks, in order, each decided on what the acks before it left, as
+-- ack_job decides it (common.lua take_lease, end_lease, ring_after_ack):
+-- the job's hash (no such job: -2; so is a job an earlier ack of the call
+-- acked: gone, its hash deleted with the others below), its token (-1),
+-- its lease (ZREM: -1 when not held); then its lane's count down by one
+-- (a lane left at 0 loses its field below: zero[n], once per queue), its
+-- send settled in its logs, the lane back in the ring when the ack made it
+-- ready, and its tally.
+local codes, joined, k = {}, 0, 2
+local gone, dels, zero, acked = {}, {}, {}, {}
+for n = 1, nq do zero[n] = {} end
 for a = 1, nacks do
-  local n, id = count(ARGV[i]), ARGV[i + 1]
-  local code, j = ack_job(S, queues[n], id, ARGV[i + 2], now, true, num(ARGV[i + 3]), batch)
+  local n, id, tok = count(ARGV[i]), ARGV[i + 1], ARGV[i + 2]
+  local q = queues[n]
+  local jk = q.p .. 'job:' .. id
+  local code, g, logged, claimed = -2
+  if not gone[jk] then
+    local v = redis.call('HMGET', jk, 'g', 'c', 's', 't')
+    if v[1] then
+      if v[2] ~= tok or redis.call('ZREM', q.p .. 'leases', id) == 0 then
+        code = -1
+      else
+        code, g, logged, claimed = 1, v[1], v[3], v[4]
+      end
+    end
+  end
   codes[a] = code
-  joined = joined + j
   local h, once, untrack
   if ARGV[i + 4] == '1' then h = KEYS[k]; k = k + 1 end
   if ARGV[i + 5] == '1' then once = KEYS[k]; k = k + 1 end
   if ARGV[i + 6] == '1' then untrack = KEYS[k]; k = k + 1 end
-  local ttl, nf = num(ARGV[i + 7]), count(ARGV[i + 8])
+  local nf = count(ARGV[i + 8])
   if code == 1 then
     acked[n] = true
-    local fields = {}
-    for f = 1, nf do fields[f] = ARGV[i + 8 + f] end
-    tally(batch, id, h, fields, once, untrack, ttl)
+    gone[jk] = true
+    dels[#dels + 1] = jk
+    local inf = redis.call('HINCRBY', q.p .. 'inflight', g, '-1')
+    if inf <= 0 then
+      inf = 0
+      local z = zero[n]
+      z[#z + 1] = g
+    end
+    if logged ~= '0' then
+      mark_settled(S, q, g, id .. ':' .. tok, arrival(now, num(ARGV[i + 3]), claimed), logged, batch)
+      batch.logged = true
+    end
+    joined = joined + ring_after_ack(q, g, inf)
+    tally(batch, id, h, once, untrack, num(ARGV[i + 7]), i + 9, nf)
   end
   i = i + 9 + nf
+end
+
+-- The writes the acks share: jobs deleted, lanes left at 0 in flight.
+if #dels > 0 then redis.call('DEL', unpack(dels)) end
+for n = 1, nq do
+  if #zero[n] > 0 then redis.call('HDEL', queues[n].p .. 'inflight', unpack(zero[n])) end
 end
 touch_all(batch)
 tally_all(batch)
 if batch.logged and redis.call('DEL', S .. 'budgetwait') == 1 then redis.call('PUBLISH', S .. 'wake', 0) end
-for n in pairs(acked) do tidy_due(queues[n]) end
+for n = 1, nq do
+  if acked[n] then tidy_due(queues[n]) end
+end
 wake(S, joined)
 return codes

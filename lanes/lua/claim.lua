@@ -223,7 +223,7 @@ for n = 1, nq do
           if tok == (v[2] or '0') and num(t) < now then at = num(t) end
           redis.call('HDEL', jk, 'k')
         end
-        local inf = end_lease(S, q, id, g, v[2] or '0', at, v[3], 0, false)
+        local inf = end_lease(S, q, id, g, v[2] or '0', at, v[3], 0)
         local depth -- > 0 once the job is back on its lane
         if v[6] then
           -- Marked delivered (acklost.lua, field v "<ttl>\n<hash>\n<once>\n<untrack>[\n<field>]..."):

@@ -266,8 +266,40 @@ local function touch_later(batch, key, ms)
   if not t or t < ms then batch.touch[key] = ms end
 end
 
--- Touches each key a batch noted (touch_later).
+-- Rescores member of send log key to at (ms, a string) when it is there
+-- (ZADD XX CH) and, when that changed it, keeps the log ttl ms from now
+-- (touch). In a batch of settles (batch, see touch_later) the member is
+-- noted in batch.rescore instead, for touch_all: one ZADD of every member
+-- of the batch for a log and ttl, the log touched when any of them changed
+-- (the same members rescored and the same expiry as a ZADD each: no settle
+-- of the batch reads a budget's log).
+local function rescore(batch, key, ttl, at, member)
+  if not batch then
+    if redis.call('ZADD', key, 'XX', 'CH', at, member) == 1 then touch(key, ttl) end
+    return
+  end
+  local byttl = batch.rescore[key]
+  if not byttl then
+    byttl = {}
+    batch.rescore[key] = byttl
+  end
+  local args = byttl[ttl]
+  if not args then
+    args = {'XX', 'CH'}
+    byttl[ttl] = args
+  end
+  args[#args + 1] = at
+  args[#args + 1] = member
+end
+
+-- Writes a batch's rescored members (rescore: key -> ttl -> ZADD
+-- arguments), then touches each key the batch noted (touch_later).
 local function touch_all(batch)
+  for key, byttl in pairs(batch.rescore) do
+    for ttl, args in pairs(byttl) do
+      if redis.call('ZADD', key, unpack(args)) > 0 then touch_later(batch, key, ttl) end
+    end
+  end
   for key, ms in pairs(batch.touch) do touch(key, ms) end
 end
 
@@ -306,7 +338,8 @@ end
 -- global and pace logs; a log the claim did not write is not touched.
 -- (false, a job claimed before the field existed: the global and pace logs
 -- are tried; a log without the member is left untouched.) batch: see
--- touch_later (the lane's own pace log is touched at once).
+-- rescore (the budgets' logs are written at the batch's end; the lane's
+-- own pace log is written and touched at once).
 local function mark_settled(S, q, g, member, at, logged, batch)
   if logged == '0' then return end
   local flags = 3
@@ -314,14 +347,11 @@ local function mark_settled(S, q, g, member, at, logged, batch)
   at = int(at)
   if flags >= 4 then
     flags = flags - 4
-    local qk = q.p .. 'rate'
-    if redis.call('ZADD', qk, 'XX', 'CH', at, member) == 1 then touch_later(batch, qk, logttl(q)) end
+    rescore(batch, q.p .. 'rate', logttl(q), at, member)
     if flags == 0 then return end
   end
   -- No window configured (logttl 0) means no global rate: no global log.
-  if flags ~= 2 and logttl(q) > 0 and redis.call('ZADD', S .. 'rate', 'XX', 'CH', at, member) == 1 then
-    touch_later(batch, S .. 'rate', logttl(q))
-  end
+  if flags ~= 2 and logttl(q) > 0 then rescore(batch, S .. 'rate', logttl(q), at, member) end
   if flags == 1 then return end
   local pk = S .. 'pace:' .. g
   if redis.call('ZADD', pk, 'XX', 'CH', at, member) == 1 then
@@ -513,24 +543,35 @@ end
 -- reclaimed expiry): drops it from the lane's in-flight count and settles its
 -- send-log entries at the send's latest possible arrival (logged: see
 -- mark_settled; floor and claimed: see arrival). Returns the lane's jobs in
--- flight afterwards. In a batch of settles (batch, see touch_later) the
--- send logs shared by the batch are touched, and the budget's wake-up
--- below is done, once at its end (batch.logged: a logged send was settled;
--- see acks.lua).
-local function end_lease(S, q, id, g, tok, now, logged, floor, claimed, batch)
+-- flight afterwards. (acks.lua does the same for a batch of acks, with
+-- what they share done once.)
+local function end_lease(S, q, id, g, tok, now, logged, floor, claimed)
   local inf = dec_inflight(q, g)
   -- (The member is not even built when the claim logged nothing.)
   if logged ~= '0' then
-    mark_settled(S, q, g, id .. ':' .. tok, arrival(now, floor, claimed), logged, batch)
+    mark_settled(S, q, g, id .. ':' .. tok, arrival(now, floor, claimed), logged)
     -- A claimer found a budget spent by sends all in flight: this settle
     -- may refill it at once (counted from its arrival), so wake claimers.
-    if batch then
-      batch.logged = true
-    elseif redis.call('DEL', S .. 'budgetwait') == 1 then
+    if redis.call('DEL', S .. 'budgetwait') == 1 then
       redis.call('PUBLISH', S .. 'wake', 0)
     end
   end
   return inf
+end
+
+-- An ack left lane g with inf jobs in flight: it changes neither the
+-- lane's depth nor its park, so it can make the lane ready only by freeing
+-- in-flight room: an ordered lane with none left in flight, or an
+-- unordered one that was at its glimit (ensure_ring). Otherwise the lane's
+-- place in (or out of) the ring is already right and is not read. Returns
+-- how many lanes joined the ring (0 or 1).
+local function ring_after_ack(q, g, inf)
+  if q.ordered then
+    if inf > 0 then return 0 end
+  elseif inf + 1 < lane_limit(q, g) then
+    return 0
+  end
+  return ensure_ring(q, g, nil, inf)
 end
 
 -- Acks a delivered job: ends its lease (floor: the claimer's round-trip
@@ -541,24 +582,14 @@ end
 -- tidy (tidy_due) once it knows whether it added a lease itself: a due time
 -- earlier than needed is allowed (see above), and a claim that hands out a
 -- lease would otherwise delete it only to set it again (so do the acks of
--- acks.lua, tidying each queue once). batch: see end_lease.
---
--- An ack changes neither the lane's depth nor its park, so it can make the
--- lane ready only by freeing in-flight room: an ordered lane with none left
--- in flight, or an unordered one that was at its glimit. Otherwise the
--- lane's place in (or out of) the ring is already right and is not read.
-local function ack_job(S, q, id, tok, now, keep_due, floor, batch)
+-- acks.lua, tidying each queue once). The ring: see ring_after_ack.
+local function ack_job(S, q, id, tok, now, keep_due, floor)
   local g, code, logged, claimed = take_lease(q, id, tok)
   if not g then return code, 0 end
-  local inf = end_lease(S, q, id, g, tok, now, logged, floor, claimed, batch)
+  local inf = end_lease(S, q, id, g, tok, now, logged, floor, claimed)
   redis.call('DEL', q.p .. 'job:' .. id)
   if not keep_due then tidy_due(q) end
-  if q.ordered then
-    if inf > 0 then return 1, 0 end
-  elseif inf + 1 < lane_limit(q, g) then
-    return 1, 0
-  end
-  return 1, ensure_ring(q, g, nil, inf)
+  return 1, ring_after_ack(q, g, inf)
 end
 
 -- count_in counts job id in a tally: h the hash (nil: none) whose fields
