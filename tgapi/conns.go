@@ -46,8 +46,12 @@ const (
 	// dialTimeout bounds a dial (and a TLS handshake) when the call's
 	// context has a later deadline or none.
 	dialTimeout = 30 * time.Second
-	// connBuf is each connection's read and write buffer size.
+	// connBuf is each connection's read and write buffer size; an answer's
+	// header must fit in it (Telegram's are under 1 KiB; net/http allows
+	// 1 MiB).
 	connBuf = 8 << 10
+	// sweepEvery is how often put sweeps the pool's bottom.
+	sweepEvery = time.Second
 )
 
 // conns is a pool of keep-alive HTTP/1.1 connections to one server. Safe for
@@ -56,10 +60,12 @@ type conns struct {
 	addr    string      // host:port
 	tls     *tls.Config // nil: plain TCP
 	dialer  net.Dialer
-	maxIdle int // the most idle connections kept
+	maxIdle int           // the most idle connections kept
+	dialFor time.Duration // bounds a dial and its TLS handshake (dialTimeout)
 
-	mu   sync.Mutex
-	idle []*conn // most recently used last
+	mu    sync.Mutex
+	idle  []*conn   // most recently used last
+	swept time.Time // when put last swept the pool's bottom
 }
 
 // conn is one connection with its buffers.
@@ -78,7 +84,7 @@ func newConns(server string, maxIdle int) (*conns, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &conns{maxIdle: max(maxIdle, 1), dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}}
+	p := &conns{maxIdle: max(maxIdle, 1), dialer: net.Dialer{KeepAlive: 30 * time.Second}, dialFor: dialTimeout}
 	port := u.Port()
 	switch u.Scheme {
 	case "http":
@@ -120,11 +126,14 @@ func (p *conns) get(ctx context.Context, dl time.Time) (*conn, error) {
 		}
 		_ = c.nc.Close()
 	}
-	if !dl.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl)
-		defer cancel()
+	// The dial and the TLS handshake end by dl, and within dialFor
+	// whatever dl is (a dialer's own timeout would not bound the
+	// handshake).
+	if limit := time.Now().Add(p.dialFor); dl.IsZero() || limit.Before(dl) {
+		dl = limit
 	}
+	ctx, cancel := context.WithDeadline(ctx, dl)
+	defer cancel()
 	nc, err := p.dialer.DialContext(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
@@ -140,17 +149,37 @@ func (p *conns) get(ctx context.Context, dl time.Time) (*conn, error) {
 	return &conn{nc: nc, br: bufio.NewReaderSize(nc, connBuf), bw: bufio.NewWriterSize(nc, connBuf)}, nil
 }
 
-// put gives back c for reuse, or closes it when the pool is full.
+// put gives back c for reuse, or closes it when the pool is full. At most
+// once every sweepEvery it also closes the idle connections at the bottom
+// of the pool (idle longest) that the server closed or that sat idle
+// connIdleFor, up to the first one still open: servers close idle
+// connections oldest first, and net/http's read loops would have closed
+// them at once (a closed one left in the pool holds its socket in
+// CLOSE_WAIT until a burst reaches it).
 func (p *conns) put(c *conn) {
-	c.used = time.Now()
+	now := time.Now()
+	c.used = now
+	var stale []*conn
 	p.mu.Lock()
 	if len(p.idle) < p.maxIdle {
 		p.idle = append(p.idle, c)
 		c = nil
 	}
+	if now.Sub(p.swept) >= sweepEvery {
+		p.swept = now
+		n := 0
+		for n < len(p.idle)-1 && (now.Sub(p.idle[n].used) >= connIdleFor || !connAlive(p.idle[n].nc)) {
+			n++
+		}
+		stale = append(stale, p.idle[:n]...)
+		p.idle = append(p.idle[:0], p.idle[n:]...)
+	}
 	p.mu.Unlock()
 	if c != nil {
 		_ = c.nc.Close()
+	}
+	for _, s := range stale {
+		_ = s.nc.Close()
 	}
 }
 
