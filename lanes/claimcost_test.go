@@ -42,8 +42,12 @@ func commandsPerLane(t *testing.T, setup func(ctx context.Context, s *lanes.Stor
 		require.Len(t, got.Batches(), lanesServed)
 		return commands() - before
 	}
-	return (claimed(9) - claimed(1)) / 8
+	return perOneMore(claimed)
 }
+
+// perOneMore is what one more item adds to f(n), the commands a call of n
+// items ran: the call of 9 less the call of 1, over 8.
+func perOneMore(f func(n int) float64) float64 { return (f(9) - f(1)) / 8 }
 
 // scriptCommands returns a reader of the commands c's server has run, the
 // scripts' calls themselves, INFO and a connection's handshake left out:
@@ -114,7 +118,7 @@ func TestAFillerStepWritesEachCopyWithTwoCommands(t *testing.T) {
 		require.EqualValues(t, copies, tracked, "every copy tracked")
 		return n
 	}
-	require.Equal(t, 2.0, (step(9)-step(1))/8)
+	require.Equal(t, 2.0, perOneMore(step))
 }
 
 // AckAll of a paid broadcast's copies, each of a lane of its own and with
@@ -157,7 +161,7 @@ func TestAnAckOfACopyInABatchRunsSixCommandsOfItsOwn(t *testing.T) {
 		require.EqualValues(t, copies, sent, "every copy counted")
 		return n
 	}
-	require.Equal(t, 6.0, (acked(9)-acked(1))/8)
+	require.Equal(t, 6.0, perOneMore(acked))
 }
 
 // A claim serving several one-copy lanes (a broadcast's, ClaimRequest.Lanes)

@@ -26,6 +26,16 @@ var transports = []struct {
 	{"net-http", func() *http.Client { return &http.Client{} }},
 }
 
+// chatClient is an emulator without limits (its options opts) with chat
+// 1, and a client of it on transport hc (nil: the client's own
+// connections).
+func chatClient(t *testing.T, hc *http.Client, opts ...tgemu.Option) (*tgemu.Emulator, *tgapi.Client) {
+	t.Helper()
+	emu := testkit.NewEmulator(t, append([]tgemu.Option{testkit.Unlimited("the transport's connections, not pacing")}, opts...)...)
+	emu.AddChat(models.Chat{ID: 1})
+	return emu, newClient(t, emu, tgapi.Config{HTTPClient: hc})
+}
+
 // Calls one after another reuse one connection (keep-alive), on either
 // transport: 20 sends, one connection accepted by the emulator.
 func TestCallsInTurnShareOneKeepAliveConnection(t *testing.T) {
@@ -33,9 +43,7 @@ func TestCallsInTurnShareOneKeepAliveConnection(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
-			emu := testkit.NewEmulator(t, testkit.Unlimited("the transport's connections, not pacing"))
-			emu.AddChat(models.Chat{ID: 1})
-			c := newClient(t, emu, tgapi.Config{HTTPClient: tr.hc()})
+			emu, c := chatClient(t, tr.hc())
 			ctx := ctxFor(t, 30*time.Second)
 			for range 20 {
 				_, err := c.SendMessageID(ctx, &bot.SendMessageParams{ChatID: 1, Text: "x"})
@@ -56,10 +64,7 @@ func TestAnIdleConnectionTheServerClosedIsNotReused(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
-			emu := testkit.NewEmulator(t, testkit.Unlimited("the transport's connections, not pacing"),
-				tgemu.WithIdleTimeout(50*time.Millisecond))
-			emu.AddChat(models.Chat{ID: 1})
-			c := newClient(t, emu, tgapi.Config{HTTPClient: tr.hc()})
+			emu, c := chatClient(t, tr.hc(), tgemu.WithIdleTimeout(50*time.Millisecond))
 			ctx := ctxFor(t, 30*time.Second)
 			for i := range 3 {
 				_, err := c.SendMessageID(ctx, &bot.SendMessageParams{ChatID: 1, Text: "x"})
@@ -80,10 +85,8 @@ func TestACancelledCallEndsAtOnceWithItsOutcomeUnknown(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
-			emu := testkit.NewEmulator(t, testkit.Unlimited("the transport's cut, not pacing"))
-			emu.AddChat(models.Chat{ID: 1})
+			emu, c := chatClient(t, tr.hc())
 			emu.InjectFault(tgemu.Delay(10 * time.Second).For("sendMessage").Times(1))
-			c := newClient(t, emu, tgapi.Config{HTTPClient: tr.hc()})
 			ctx, cancel := context.WithCancel(ctxFor(t, 30*time.Second))
 			time.AfterFunc(200*time.Millisecond, cancel)
 			t0 := time.Now()

@@ -21,6 +21,7 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // Limits of the administration API (bounded reads: a page costs what it
@@ -537,7 +538,7 @@ func (ad *Admin) requeueDead(ctx context.Context, who string, srcs []deadSource,
 	if err := ad.audit.Record(ctx, who, ActionDeadRequeued, fmt.Sprintf("%d (%s)", total, strings.Join(per, ", "))); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("✅ Requeued %s (%s).%s", plural(total, "dead letter", "dead letters"), strings.Join(per, ", "), notes), nil
+	return fmt.Sprintf("✅ Requeued %s (%s).%s", tgtext.Plural(total, "dead letter", "dead letters"), strings.Join(per, ", "), notes), nil
 }
 
 // keptNote is /dlq requeue's word on the kept broadcast copies (none: ""),
@@ -546,19 +547,11 @@ func keptNote(kept int, partial bool) string {
 	if kept == 0 {
 		return ""
 	}
-	n := plural(kept, "broadcast copy", "broadcast copies")
+	n := tgtext.Plural(kept, "broadcast copy", "broadcast copies")
 	if partial {
 		n = fmt.Sprintf("at least %s (of the newest %d per queue looked at)", n, requeueScan)
 	}
 	return " " + n + " kept dead: " + dlqCopiesNote
-}
-
-// plural is "1 one" or "n many".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // dlqCopiesNote says why /dlq requeue leaves a broadcast's copies dead.

@@ -18,6 +18,7 @@ import (
 	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // Admin command limits.
@@ -343,7 +344,7 @@ func (ad *Admin) onDLQ(ctx context.Context, r *update.Request) (out update.Outco
 	var b strings.Builder
 	b.WriteString("Recent dead letters (newest first):")
 	for _, d := range all {
-		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %s", d.At.UTC().Format(time.DateTime), d.Group, d.Queue, d.Reason, plural(d.Attempts, "attempt", "attempts"))
+		fmt.Fprintf(&b, "\n• %s chat %s (%s): %s, %s", d.At.UTC().Format(time.DateTime), d.Group, d.Queue, d.Reason, tgtext.Plural(d.Attempts, "attempt", "attempts"))
 	}
 	reply(&out, u.Message, b.String())
 	return out

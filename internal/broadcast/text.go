@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codemojex/codemojex/notifier"
+	"github.com/codemojex/codemojex/notifier/tgtext"
 )
 
 // progressText renders a broadcast's counts in chats (Progress.InChats: a
@@ -68,13 +69,13 @@ func modeText(p notifier.Progress) string {
 	stars := notifier.FormatStars(p.StarTenths())
 	switch {
 	case p.Done() && !p.Free:
-		return fmt.Sprintf("💫 Paid: %d copies, %s Stars", p.PaidSent, stars)
+		return fmt.Sprintf("💫 Paid: %s, %s Stars", copies(p.PaidSent), stars)
 	case p.Free:
-		return fmt.Sprintf("💫 Paid, then free: %d copies paid (%s Stars), %d moved to free", p.PaidSent, stars, p.Moved)
+		return fmt.Sprintf("💫 Paid, then free: %s paid (%s Stars), %d moved to free", copies(p.PaidSent), stars, p.Moved)
 	case p.Halted && !p.Stopped:
-		return fmt.Sprintf("💫 Paid, halted (the bot cannot pay): %d copies paid, %s Stars so far", p.PaidSent, stars)
+		return fmt.Sprintf("💫 Paid, halted (the bot cannot pay): %s paid, %s Stars so far", copies(p.PaidSent), stars)
 	default:
-		return fmt.Sprintf("💫 Paid: %d copies, %s Stars so far", p.PaidSent, stars)
+		return fmt.Sprintf("💫 Paid: %s, %s Stars so far", copies(p.PaidSent), stars)
 	}
 }
 
@@ -84,5 +85,8 @@ func paidNote(p notifier.Progress) string {
 	if !p.Paid {
 		return ""
 	}
-	return fmt.Sprintf(", paid: %d copies, %s Stars", p.PaidSent, notifier.FormatStars(p.StarTenths()))
+	return fmt.Sprintf(", paid: %s, %s Stars", copies(p.PaidSent), notifier.FormatStars(p.StarTenths()))
 }
+
+// copies is "1 copy" or "n copies".
+func copies(n int) string { return tgtext.Plural(n, "copy", "copies") }

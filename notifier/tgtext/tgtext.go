@@ -1,9 +1,23 @@
 // Package tgtext holds Telegram's text-length rules, shared by the notifier
 // (which splits long texts), the app (which clips a callback answer) and
-// the Bot API emulator (which rejects what is too long).
+// the Bot API emulator (which rejects what is too long), and the count
+// phrase (Plural) of the admins' English texts.
 package tgtext
 
-import "unicode/utf16"
+import (
+	"strconv"
+	"unicode/utf16"
+)
+
+// Plural is "1 <one>" for n = 1, "<n> <many>" otherwise ("1 copy", "0
+// copies", "30 copies"): the count phrase of the admins' texts, which are
+// English only.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
 
 // MaxTextUnits is the longest text of one Telegram message, in UTF-16 code
 // units (Telegram Bot API, sendMessage: "Text of the message to be sent,

@@ -54,3 +54,14 @@ func TestClipCutsToTheLimitWithoutSplittingACharacter(t *testing.T) {
 		})
 	}
 }
+
+// Plural's count phrase: the singular for exactly one, the plural for
+// none, many and a negative count.
+func TestPluralIsSingularForExactlyOne(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{1, "1 copy"}, {0, "0 copies"}, {2, "2 copies"}, {30, "30 copies"}, {-1, "-1 copies"}} {
+		require.Equal(t, tc.want, tgtext.Plural(tc.n, "copy", "copies"))
+	}
+}
