@@ -318,9 +318,13 @@ func (l *load) history(ctx context.Context, st *stack) history {
 		}
 	}
 	h.paidSent = st.emu.PaidSent()
+	h.held = map[sentMsg]bool{}
 	for _, r := range requestsFor(st.emu, "sendMessage") {
 		if r.Params["allow_paid_broadcast"] == "true" {
 			h.paidRequests = append(h.paidRequests, r.Time)
+		}
+		if r.Fault == tgemu.FaultHold && r.MessageID != 0 {
+			h.held[sentMsg{r.ChatID, r.MessageID}] = true
 		}
 	}
 	for _, m := range st.emu.AllMessages() {
@@ -654,6 +658,19 @@ func tally(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// chatList renders chat ids as a note: " (chats 103854, 102830)", ""
+// when none.
+func chatList(chats []int64) string {
+	if len(chats) == 0 {
+		return ""
+	}
+	ids := make([]string, len(chats))
+	for i, c := range chats {
+		ids[i] = strconv.FormatInt(c, 10)
+	}
+	return " (chats " + strings.Join(ids, ", ") + ")"
+}
+
 // mib renders bytes as the docs' table does: "13.6 MiB".
 func mib(bytes int64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
 
@@ -692,8 +709,9 @@ func reportText(f figures, faults []applied, playerErrs, exits []string, failed 
 	fmt.Fprintf(&b, "\nbroadcast progress: %d sent, %d failed; the emulator saw %d chats get a copy", f.ProgressSent, f.ProgressFailed, f.CopyChats)
 	fmt.Fprintf(&b, "\npaid broadcast: %d audience chats checked (%d dead-lettered, %d copies sent unpaid); progress %d sent, %d failed; the emulator saw %d chats get a copy; paid sends %d (PaidSent), %d messages accepted paid",
 		f.PaidCopies, f.PaidDeadCopies, f.PaidUnpaid, f.PaidProgressSent, f.PaidProgressFailed, f.PaidCopyChats, f.PaidSent, f.PaidAccepted)
-	fmt.Fprintf(&b, "\npaid scenario %s: %d copies sent free, %d chats cancelled by the Stop; progress %s Stars, the emulator charged %s; after the admin's answer to the halt %d paid sends began and %d copies were accepted (%d in flight at the Stop); %d chats with a paid and a free copy counted free",
-		f.PaidScenario, f.PaidFree, f.PaidCancelled, starsText(f.PaidStars), starsText(f.PaidCharged), f.PaidAfterAck, f.CopiesAfterStop, f.StopInFlight, f.PaidUncounted)
+	fmt.Fprintf(&b, "\npaid scenario %s: %d copies sent free, %d chats cancelled by the Stop; progress %s Stars, the emulator charged %s; after the admin's answer to the halt %d paid sends began and %d copies were accepted (%d in flight at the Stop); %d chats with a paid and a free copy counted free; %d chats whose every copy went unanswered (tg-hold) before the Stop%s",
+		f.PaidScenario, f.PaidFree, f.PaidCancelled, starsText(f.PaidStars), starsText(f.PaidCharged), f.PaidAfterAck, f.CopiesAfterStop, f.StopInFlight, f.PaidUncounted,
+		f.PaidUnanswered, chatList(f.unansweredChats))
 	if f.Intake == intakeWebhook {
 		fmt.Fprintf(&b, "\nwebhook: %d deliveries, %d failed (%s; %d in the downtime of %d receiver faults); %d updates resent, %d of them after a failed delivery had reached the receiver, %d resent group updates answered more than once",
 			f.Deliveries, f.Failed, tally(f.Failures), f.DowntimeFailed, f.ReceiverFaults, f.Resent, f.ResentReached, f.ResentDuplicated)

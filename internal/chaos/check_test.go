@@ -47,6 +47,18 @@ type history struct {
 	acts         paidActs
 	charged      int
 	paidRequests []time.Time
+	// held is the messages the emulator accepted under a tg-hold
+	// (tgemu.FaultHold: sent, then the answer held and the connection
+	// dropped), by chat and message id: the bot never learned they were
+	// delivered (docs/delivery.md: an unknown outcome is sent again at
+	// most once).
+	held map[sentMsg]bool
+}
+
+// sentMsg names a message the emulator accepted: its chat and its id.
+type sentMsg struct {
+	chat int64
+	id   int
 }
 
 // verdict is the checker's account of a history.
@@ -116,6 +128,15 @@ type verdict struct {
 	// to a fault, the copy sent again after the halt or past the part):
 	// each also a duplicate, weighed against the sends in flight.
 	PaidUncounted int `json:",omitempty"`
+	// PaidUnanswered is the chats of a stopped paid broadcast whose every
+	// copy the emulator accepted under a tg-hold (the answer dropped: the
+	// bot cannot know it was delivered), so the Stop may count the copy
+	// cancelled rather than sent: the progress's sent (and copies paid)
+	// may fall short of the chats with a copy (paid) by at most these
+	// (seed 32, 10 minutes, cluster: 2 such chats, counted cancelled).
+	// unansweredChats names them for the report.
+	PaidUnanswered  int `json:",omitempty"`
+	unansweredChats []int64
 	// Problems names what the checker found: at most maxItemProblems of
 	// the ones about a single item (problem: a group update, a chat's
 	// copy, a console request), every one about a broadcast as a whole
@@ -234,6 +255,7 @@ func check(h history) verdict {
 		v.PaidCopies, v.PaidDeadCopies, v.PaidUnpaid = b.copies, b.dead, b.unpaid
 		v.PaidProgressSent, v.PaidProgressFailed, v.PaidCopyChats, v.PaidProgressOff = b.progressSent, b.progressFailed, b.chats, b.off
 		v.PaidFree, v.PaidCancelled = b.free, b.cancelled
+		v.PaidUnanswered, v.unansweredChats = b.unanswered, b.unansweredChats
 		checkPaidScenario(&v, h, b)
 	}
 	checkPaidSends(&v, h)
@@ -265,6 +287,12 @@ type broadcastFigures struct {
 	// the halt or past the part) may be counted either way; uncounted is
 	// the chats with a paid copy the progress does not count paid.
 	onlyPaid, uncounted int
+	// Of a stopped paid broadcast: the chats whose every copy was
+	// accepted unanswered (history.held), which its Stop may count
+	// cancelled (unanswered; unansweredPaid those of them whose copies
+	// were all paid), and their ids.
+	unanswered, unansweredPaid int
+	unansweredChats            []int64
 }
 
 // checkBroadcast checks the broadcast whose copies carry marker: every
@@ -276,15 +304,17 @@ type broadcastFigures struct {
 func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, paid bool) broadcastFigures {
 	name := map[bool]string{false: "broadcast", true: "paid broadcast"}[paid]
 	b := broadcastFigures{copies: len(h.audience)}
+	stopped := paid && h.paid == paidHaltStop && !h.acts.Ack.IsZero()
 	copies := map[int64]int{}
 	for _, chat := range h.copyChats {
-		sentPaid, allPaid := false, true
+		sentPaid, allPaid, allHeld := false, true, true
 		for _, m := range h.messages[chat] {
 			if !strings.Contains(m.Text, marker) {
 				continue
 			}
 			copies[chat]++
 			sentPaid, allPaid = sentPaid || m.Paid, allPaid && m.Paid
+			allHeld = allHeld && h.held[sentMsg{chat, m.ID}]
 			b.tallyCopy(v, h, paid, m, fmt.Sprintf("%s: chat %d", name, chat))
 		}
 		if sentPaid {
@@ -293,12 +323,21 @@ func checkBroadcast(v *verdict, h history, marker string, dead map[int64]bool, p
 		if sentPaid && allPaid {
 			b.onlyPaid++
 		}
+		// Delivered, but never answered: the copy stayed on its lane (its
+		// nack, or its lease running out) and a Stop before its one
+		// resend cancels it, as it should a copy the bot never knew sent.
+		if stopped && copies[chat] > 0 && allHeld {
+			b.unanswered++
+			b.unansweredChats = append(b.unansweredChats, chat)
+			if allPaid {
+				b.unansweredPaid++
+			}
+		}
 		if copies[chat] > 0 {
 			b.chats++
 		}
 		v.Duplicates += max(0, copies[chat]-1)
 	}
-	stopped := paid && h.paid == paidHaltStop && !h.acts.Ack.IsZero()
 	for _, chat := range h.audience {
 		if copies[chat] == 0 && dead[chat] {
 			b.dead++
@@ -434,7 +473,11 @@ func starsText(tenths int) string { return fmt.Sprintf("%d.%d", tenths/10, tenth
 // counts once, as the tracker counts a chat's copy once; the admin's own
 // included, the preview with its buttons not), failed the copies
 // dead-lettered, and a paid broadcast's "💫 Paid: N copies" the chats that
-// got a copy sent paid; a progress that never said "done" is off too.
+// got a copy sent paid; a progress that never said "done" is off too. Of
+// a stopped paid broadcast, sent and copies paid may each be short by the
+// chats whose every copy the emulator accepted unanswered (tg-hold:
+// b.unanswered, b.unansweredPaid): the bot never learned of the delivery,
+// and its Stop counts a copy still on its lane cancelled.
 func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcastFigures) {
 	name := map[bool]string{false: "broadcast", true: "paid broadcast"}[paid]
 	var progress, mode string // the final progress text, and its last paid mode line
@@ -474,10 +517,13 @@ func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcast
 		b.off = 1
 		v.finding("%s: the progress never said %q: %q", name, head, progress)
 	}
-	if b.progressSent != b.chats || b.progressFailed != b.dead {
+	// A chat whose every copy went unanswered (tg-hold) may be counted
+	// cancelled by the Stop instead of sent (b.unanswered, 0 unless
+	// stopped).
+	if b.progressSent > b.chats || b.progressSent < b.chats-b.unanswered || b.progressFailed != b.dead {
 		b.off = 1
-		v.finding("%s: the progress says %d sent, %d failed; the emulator saw %d chats get a copy, %d dead-lettered",
-			name, b.progressSent, b.progressFailed, b.chats, b.dead)
+		v.finding("%s: the progress says %d sent, %d failed; the emulator saw %d chats get a copy, %d dead-lettered%s",
+			name, b.progressSent, b.progressFailed, b.chats, b.dead, unansweredText(b.unanswered))
 	}
 	if !paid {
 		return
@@ -504,12 +550,23 @@ func checkProgress(v *verdict, h history, marker string, paid bool, b *broadcast
 	whole, _ := strconv.Atoi(pm[2])
 	tenth, _ := strconv.Atoi(pm[3])
 	b.progressStars = 10*whole + tenth
-	b.uncounted = max(0, b.paidChats-b.progressPaid)
-	if b.progressPaid < b.onlyPaid || b.progressPaid > b.paidChats {
+	// (A chat whose copy went unanswered before the Stop is counted
+	// cancelled, not free.)
+	b.uncounted = max(0, b.paidChats-b.progressPaid-b.unansweredPaid)
+	if b.progressPaid < b.onlyPaid-b.unansweredPaid || b.progressPaid > b.paidChats {
 		b.off = 1
-		v.finding("%s: the progress says %d copies paid; the emulator saw %d chats get a copy sent paid (%d only paid copies)",
-			name, b.progressPaid, b.paidChats, b.onlyPaid)
+		v.finding("%s: the progress says %d copies paid; the emulator saw %d chats get a copy sent paid (%d only paid copies)%s",
+			name, b.progressPaid, b.paidChats, b.onlyPaid, unansweredText(b.unansweredPaid))
 	}
+}
+
+// unansweredText is the note a progress finding adds for n chats whose
+// every copy went unanswered before a Stop ("" when none).
+func unansweredText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them got every copy unanswered, tg-hold, and may be counted cancelled)", n)
 }
 
 // checkPaidSends compares the emulator's paid count (PaidSent) with the

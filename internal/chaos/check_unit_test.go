@@ -277,6 +277,18 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 	const g = int64(groupsFirst)
 	later := time.Date(2026, 12, 6, 12, 0, 5, 0, time.UTC) // after the admin's answer
 	last := func(h *history) *tgemu.Edit { return &h.admin[4].Edits[len(h.admin[4].Edits)-1] }
+	// unanswered makes the group's paid copy one the emulator accepted
+	// under a tg-hold: delivered, its answer dropped (seed 32's chats).
+	unanswered := func(h *history) {
+		h.messages[g][5].ID = 6
+		h.held = map[sentMsg]bool{{g, 6}: true}
+	}
+	// countedCancelled makes the Stop count the group's copy cancelled:
+	// 1 sent and paid (the admin's), 2 cancelled.
+	countedCancelled := func(h *history) {
+		h.admin[4].Edits[0].Text = "📣 Broadcast: 1 sent, 0 failed, 2 remaining of 3\n💫 Paid, halted (the bot cannot pay): 1 copies paid, 0.1 Stars so far"
+		last(h).Text = "🛑 Broadcast stopped: 1 sent before the stop, 0 failed, 2 cancelled of 3"
+	}
 	tests := []struct {
 		sc     paidScenario
 		name   string
@@ -336,6 +348,24 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 		}, verdict{PaidCancelled: 1, PaidProgressOff: 1}, true},
 		{paidHaltStop, "never stopped: the chat not reached is lost", func(h *history) { h.acts.Ack = time.Time{} },
 			verdict{Lost: 1, PaidActOff: 1}, true},
+		{paidHaltStop, "a copy delivered unanswered (tg-hold), then cancelled by the Stop", func(h *history) {
+			unanswered(h)
+			countedCancelled(h)
+		}, verdict{PaidCancelled: 1, PaidUnanswered: 1}, false},
+		{paidHaltStop, "a copy delivered unanswered (tg-hold), counted sent", unanswered,
+			verdict{PaidCancelled: 1, PaidUnanswered: 1}, false},
+		{paidHaltStop, "a copy answered, then counted cancelled", countedCancelled,
+			verdict{PaidCancelled: 1, PaidProgressOff: 1, PaidUncounted: 1}, true},
+		{paidHaltStop, "a copy delivered unanswered excuses one chat, not two", func(h *history) {
+			unanswered(h)
+			countedCancelled(h)
+			h.admin[4].Edits[0].Text = "📣 Broadcast: 0 sent, 0 failed, 3 remaining of 3\n💫 Paid, halted (the bot cannot pay): 0 copies paid, 0.0 Stars so far"
+			last(h).Text = "🛑 Broadcast stopped: 0 sent before the stop, 0 failed, 3 cancelled of 3"
+		}, verdict{PaidCancelled: 1, PaidUnanswered: 1, PaidProgressOff: 1, PaidUncounted: 1}, true},
+		{paidHaltFree, "a copy delivered unanswered, not stopped: never counted cancelled", func(h *history) {
+			unanswered(h)
+			h.admin[4].Edits[1].Text = "✅ Broadcast done: 2 sent, 0 failed, 0 remaining of 3\n💫 Paid, then free: 1 copies paid (0.1 Stars), 1 moved to free"
+		}, verdict{PaidFree: 1, PaidProgressOff: 1, PaidUncounted: 1}, true},
 		{paidPart, "clean", func(*history) {}, verdict{PaidFree: 1}, false},
 		{paidPart, "a copy past the part missing", func(h *history) { h.messages[audienceFirst] = h.messages[audienceFirst][:1] },
 			verdict{Lost: 1, PaidProgressOff: 1}, true},
@@ -362,7 +392,7 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 			require.Equal(t, 1, v.PaidCopies)
 			got := verdict{Lost: v.Lost, Duplicates: v.Duplicates, PaidProgressOff: v.PaidProgressOff, PaidUnpaid: v.PaidUnpaid,
 				PaidFree: v.PaidFree, PaidCancelled: v.PaidCancelled, PaidAfterAck: v.PaidAfterAck, CopiesAfterStop: v.CopiesAfterStop,
-				StopInFlight: v.StopInFlight, PaidActOff: v.PaidActOff, PaidUncounted: v.PaidUncounted}
+				StopInFlight: v.StopInFlight, PaidActOff: v.PaidActOff, PaidUncounted: v.PaidUncounted, PaidUnanswered: v.PaidUnanswered}
 			require.Equal(t, tc.want, got, "problems: %q", v.Problems)
 			require.Equal(t, tc.named, len(v.Problems) > 0, "each broken rule is named: %q", v.Problems)
 		})
