@@ -354,6 +354,14 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 		}, verdict{PaidCancelled: 1, PaidUnanswered: 1}, false},
 		{paidHaltStop, "a copy delivered unanswered (tg-hold), counted sent", unanswered,
 			verdict{PaidCancelled: 1, PaidUnanswered: 1}, false},
+		{paidHaltStop, "a copy delivered unanswered, then sent again and answered, counted cancelled", func(h *history) {
+			unanswered(h)
+			again := h.messages[g][5]
+			again.ID = 7
+			h.messages[g] = append(h.messages[g], again)
+			h.paidAccepted, h.paidSent, h.charged = 3, 3, 3
+			countedCancelled(h)
+		}, verdict{Duplicates: 1, PaidCancelled: 1, PaidProgressOff: 1, PaidUncounted: 1}, true},
 		{paidHaltStop, "a copy answered, then counted cancelled", countedCancelled,
 			verdict{PaidCancelled: 1, PaidProgressOff: 1, PaidUncounted: 1}, true},
 		{paidHaltStop, "a copy delivered unanswered excuses one chat, not two", func(h *history) {
