@@ -92,7 +92,7 @@ type FillConfig struct {
 	// lanes.MaxCursorItems ÷ the text's parts).
 	StepChats int
 	// Tick is how often Run looks for work when nothing wakes it
-	// (default 100 ms).
+	// (default DefaultTick).
 	Tick time.Duration
 	// Replan is how often a running broadcast's total and its spread's
 	// pace are made again from the audience left after its cursor
@@ -134,7 +134,7 @@ func (n *Notifier) NewFiller(aud Audience, cfg FillConfig) (*Filler, error) {
 		cfg.StepChats = lanes.MaxCursorItems
 	}
 	if cfg.Tick <= 0 {
-		cfg.Tick = 100 * time.Millisecond
+		cfg.Tick = DefaultTick
 	}
 	if cfg.Replan <= 0 {
 		cfg.Replan = DefaultReplan
@@ -144,6 +144,18 @@ func (n *Notifier) NewFiller(aud Audience, cfg FillConfig) (*Filler, error) {
 	}
 	return &Filler{n: n, aud: aud, cfg: cfg, wake: make(chan struct{}, 1), replan: luascript.Must(luaFS, "replan")}, nil
 }
+
+// DefaultTick is FillConfig.Tick's default: 500 ms, so that a pass at a
+// paid broadcast's 1,000/s makes one step of a full 500 chats
+// (lanes.MaxCursorItems) and a pass costs its six round trips (the due
+// broadcasts, the record read before and after the step, the step's walk,
+// resolve and enqueue) per 500 copies, not per 100 as every 100 ms (issue
+// 27, CPU a copy: a round trip is a wake-up of Valkey's when nothing else
+// came with it). The window (Lead, 2 s) holds four
+// passes' copies, so the budget never waits on a pass; a scheduled
+// broadcast starts at most a tick late, and a process whose filler was not
+// woken (Wake) takes up a started one at most a tick later.
+const DefaultTick = 500 * time.Millisecond
 
 // DefaultReplan is FillConfig.Replan's default.
 const DefaultReplan = 5 * time.Second

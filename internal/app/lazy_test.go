@@ -319,7 +319,7 @@ func TestLazyBroadcastPlanSchedulesSpreadsAndStops(t *testing.T) {
 		{"in an hour, stopped before its start", func(t *testing.T, h *harness, r *running) {
 			const text = "⏰ never"
 			id := h.sendBroadcast("in 1h " + text)
-			time.Sleep(time.Second) // the fillers look at it 10 times
+			time.Sleep(time.Second) // the fillers look at it twice (notifier.DefaultTick)
 			p, err := r.app.Notifier().Progress(t.Context(), id)
 			require.NoError(t, err)
 			require.Zero(t, p.Queued, "no copy made before its start")
