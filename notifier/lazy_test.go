@@ -722,3 +722,58 @@ func TestACopysTemplateIsReadOnceThenExpandedFromTheCache(t *testing.T) {
 	require.True(t, ok)
 	require.ErrorIs(t, err, notifier.ErrInvalid)
 }
+
+// A broadcast's window is refilled a whole step at a time: a Fill makes no
+// copies while the window has room for less than a step (or half the
+// window, when that is less), and one step of exactly the room once it
+// has; the broadcast still ends with every chat sent once.
+func TestTheFillerWaitsForRoomForAWholeStep(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name             string
+		rate             int // the queue's budget, copies/s (Lead 1 s: the window)
+		step             int // StepChats
+		window, stepRoom int
+	}{
+		{"window of 10 steps: a whole step", 1000, 100, 1000, 100},
+		{"window of one step: half of it", 50, 100, 100, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			chats := chatsUpTo(3 * tc.window)
+			r := newLazyRig(t, chats, notifier.FillConfig{StepChats: tc.step, Rates: map[string]int{tgjob.QueueNotify: tc.rate}, Lead: time.Second})
+			id, err := r.f.Start(ctx, notifier.Message{Text: "hello"}, notifier.Plan{})
+			require.NoError(t, err)
+			for range 20 {
+				_, err := r.f.Fill(ctx)
+				require.NoError(t, err)
+			}
+			require.Equal(t, tc.window, r.pendingCopies(), "the first window")
+			require.Equal(t, tc.stepRoom-1, r.deliver(tc.stepRoom-1))
+			added, err := r.f.Fill(ctx)
+			require.NoError(t, err)
+			require.Zero(t, added, "room for less than a step: no step")
+			require.Equal(t, 1, r.deliver(1))
+			added, err = r.f.Fill(ctx)
+			require.NoError(t, err)
+			require.Equal(t, tc.stepRoom, added, "room for a step: one step of it")
+			require.Equal(t, tc.window, r.pendingCopies())
+			var p notifier.Progress
+			for range 1000 {
+				_, err := r.f.Fill(ctx)
+				require.NoError(t, err)
+				r.deliver(tc.stepRoom / 3)
+				if p, err = r.n.Progress(ctx, id); err == nil && p.Done() {
+					break
+				}
+			}
+			require.NoError(t, err)
+			require.True(t, p.Done(), "%+v", p)
+			require.Equal(t, len(chats), len(r.got), "every chat")
+			for _, c := range chats {
+				require.Len(t, r.got[c], 1, "chat %d once", c)
+			}
+		})
+	}
+}
