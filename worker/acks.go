@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/codemojex/codemojex/lanes"
@@ -49,11 +50,22 @@ func acksFor(rate int) int {
 // calls (see above). ack is safe for concurrent use; run is its one
 // flushing goroutine. One of size 1 acks each message with a Store.Ack of
 // its own, and needs no run.
+//
+// An ack joins the batch under a mutex and wakes run only when it begins a
+// batch or fills it (begun, full), not once per ack as a channel of acks
+// would: each wake of a parked goroutine costs the scheduler a hand-off,
+// and at 1,000 copies/s that was one more per copy (issue 27; the
+// batch's other acks wait on their done channels either way).
 type acker struct {
 	store *lanes.Store
 	size  int           // the most acks of one call (acksFor)
 	gap   time.Duration // the most the first ack of a batch waits
-	reqs  chan *ackReq
+
+	mu      sync.Mutex
+	pending []*ackReq // the batch being gathered, oldest first
+
+	begun chan struct{} // 1 buffered: pending went from none to one
+	full  chan struct{} // 1 buffered: pending reached size
 	claim chan struct{} // a claim is being issued (claimed); 1 buffered
 }
 
@@ -66,7 +78,8 @@ type ackReq struct {
 
 func newAcker(store *lanes.Store, rate int) *acker {
 	size := acksFor(rate)
-	return &acker{store: store, size: size, gap: ackGap, reqs: make(chan *ackReq, 4*size), claim: make(chan struct{}, 1)}
+	return &acker{store: store, size: size, gap: ackGap,
+		begun: make(chan struct{}, 1), full: make(chan struct{}, 1), claim: make(chan struct{}, 1)}
 }
 
 // ack acks l with tally t (the zero SettleTally: none) as Store.Ack with
@@ -79,16 +92,65 @@ func (k *acker) ack(ctx context.Context, l lanes.Lease, t lanes.SettleTally) err
 		return k.store.Ack(ctx, l, counting(t)...)
 	}
 	r := &ackReq{a: lanes.Acking{Lease: l, Tally: t}, at: time.Now(), done: make(chan error, 1)}
-	select {
-	case k.reqs <- r:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	k.add(r)
 	select {
 	case err := <-r.done:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// add puts r in the batch being gathered, waking run when r begins it or
+// fills it; a claim signalled before r began the batch is dropped (not its
+// ride). Never blocks: the acks waiting are at most the senders, each
+// waiting for its own.
+func (k *acker) add(r *ackReq) {
+	k.mu.Lock()
+	k.pending = append(k.pending, r)
+	n := len(k.pending)
+	if n == 1 {
+		select { // a claim issued before this batch began is not its ride
+		case <-k.claim:
+		default:
+		}
+		signal(k.begun)
+	}
+	if n == k.size {
+		signal(k.full)
+	}
+	k.mu.Unlock()
+}
+
+// take removes and returns the batch gathered, at most size acks; acks
+// beyond them begin the next batch at once.
+func (k *acker) take() []*ackReq {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	select { // a fill signalled for the acks taken now is spent
+	case <-k.full:
+	default:
+	}
+	n := min(len(k.pending), k.size)
+	batch := make([]*ackReq, n)
+	copy(batch, k.pending)
+	rest := copy(k.pending, k.pending[n:])
+	clear(k.pending[rest:])
+	k.pending = k.pending[:rest]
+	if rest > 0 {
+		signal(k.begun)
+	}
+	if rest >= k.size {
+		signal(k.full)
+	}
+	return batch
+}
+
+// signal marks ch (1 buffered) without blocking.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -101,10 +163,7 @@ func (k *acker) claimed() {
 	if k == nil {
 		return
 	}
-	select {
-	case k.claim <- struct{}{}:
-	default:
-	}
+	signal(k.claim)
 }
 
 // run flushes batches until ctx ends (after the last ack was answered:
@@ -115,31 +174,21 @@ func (k *acker) run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
-		var first *ackReq
 		select {
-		case first = <-k.reqs:
+		case <-k.begun:
 		case <-ctx.Done():
 			return
 		}
-		select { // a claim issued before this batch began is not its ride
-		case <-k.claim:
-		default:
-		}
-		batch := []*ackReq{first}
 		timer.Reset(k.gap)
-	collect:
-		for len(batch) < k.size {
-			select {
-			case r := <-k.reqs:
-				batch = append(batch, r)
-			case <-timer.C:
-				break collect
-			case <-k.claim:
-				break collect
-			}
+		select {
+		case <-k.full:
+		case <-timer.C:
+		case <-k.claim:
 		}
 		timer.Stop()
-		k.flush(ctx, batch)
+		if batch := k.take(); len(batch) > 0 {
+			k.flush(ctx, batch)
+		}
 	}
 }
 

@@ -148,10 +148,9 @@ func TestABatchOfAcksIsFlushedWhenAClaimIsIssued(t *testing.T) {
 	reqs := make([]*ackReq, 3)
 	for i, j := range jobs[:3] { // as ack asks, all three queued before the acker looks
 		reqs[i] = &ackReq{a: lanes.Acking{Lease: j.Lease}, at: time.Now(), done: make(chan error, 1)}
-		k.reqs <- reqs[i]
+		k.add(reqs[i])
 	}
-	require.Eventually(t, func() bool { return len(k.reqs) == 0 }, 5*time.Second, time.Millisecond, "the acker took the acks")
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // the acker woke for the batch and waits for its gap
 	for _, r := range reqs {
 		require.Empty(t, r.done, "no flush before a claim: the earlier claim did not count")
 	}
@@ -165,4 +164,42 @@ func TestABatchOfAcksIsFlushedWhenAClaimIsIssued(t *testing.T) {
 		}
 	}
 	require.InDelta(t, 1, scripts()-before, 0, "one call for the three acks")
+}
+
+// A full batch is flushed at once, not at its gap (an hour here), and acks
+// beyond a full batch begin the next: 7 acks asked for before the acker
+// looks, 3 a call, are two calls of 3 at once and a third ack that waits.
+func TestAFullBatchOfAcksIsFlushedWithoutWaitingForItsGap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, s, jobs, scripts := ackEnv(t, 7)
+	k := newAcker(s, 1130)
+	k.size, k.gap = 3, time.Hour
+	before := scripts()
+	reqs := make([]*ackReq, len(jobs))
+	for i, j := range jobs {
+		reqs[i] = &ackReq{a: lanes.Acking{Lease: j.Lease}, at: time.Now(), done: make(chan error, 1)}
+		k.add(reqs[i])
+	}
+	rctx, stop := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() { k.run(rctx); close(ran) }()
+	defer func() {
+		stop()
+		select { // the last ack's batch holds run for its hour-long gap
+		case <-ran:
+		case <-time.After(5 * time.Second):
+		}
+	}()
+	for i, r := range reqs[:6] {
+		select {
+		case err := <-r.done:
+			require.NoError(t, err, "ack %d", i)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("ack %d: its batch was full and was not flushed", i)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	require.Empty(t, reqs[6].done, "the seventh ack waits for its batch to fill or its gap")
+	require.InDelta(t, 2, scripts()-before, 0, "two calls of three acks")
 }
