@@ -103,14 +103,14 @@ for a = 1, nacks do
   local n, id, tok = count(ARGV[i]), ARGV[i + 1], ARGV[i + 2]
   local q = queues[n]
   local jk = q.p .. 'job:' .. id
-  local code, g, logged, claimed = -2
+  local code, g, logged, claimed, kept = -2
   if not gone[jk] then
-    local v = redis.call('HMGET', jk, 'g', 'c', 's', 't')
+    local v = redis.call('HMGET', jk, 'g', 'c', 's', 't', 'e')
     if v[1] then
       if v[2] ~= tok or redis.call('ZREM', q.p .. 'leases', id) == 0 then
         code = -1
       else
-        code, g, logged, claimed = 1, v[1], v[3], v[4]
+        code, g, logged, claimed, kept = 1, v[1], v[3], v[4], v[5]
       end
     end
   end
@@ -131,7 +131,8 @@ for a = 1, nacks do
       z[#z + 1] = g
     end
     if logged ~= '0' then
-      mark_settled(S, q, g, id .. ':' .. tok, arrival(now, num(ARGV[i + 3]), claimed), logged, batch)
+      mark_settled(S, q, g, id .. ':' .. tok, arrival(now, num(ARGV[i + 3]), claimed), logged, batch,
+        kept and num(kept) - now)
       batch.logged = true
     end
     joined = joined + ring_after_ack(q, g, inf)

@@ -519,8 +519,11 @@ for n = 1, nq do
       local fresh -- the lane's send log did not exist (so it has no expiry)
       if plim > 0 then
         pk = S .. 'pace:' .. g
-        redis.call('ZREMRANGEBYSCORE', pk, '-inf', int(now - pper))
+        -- Counted, then trimmed of the sends past its period only when it
+        -- has any (what ZREMRANGEBYSCORE answers is what it removed): a
+        -- lane's first send (a broadcast's copy) reads its log once.
         local used = redis.call('ZCARD', pk)
+        if used > 0 then used = used - redis.call('ZREMRANGEBYSCORE', pk, '-inf', int(now - pper)) end
         fresh = used == 0 -- an empty sorted set does not exist
         lavail = plim - used
       end
@@ -564,6 +567,12 @@ for n = 1, nq do
         if plim > 0 then flags = flags + 2 end
         if q.rate > 0 then flags = flags + 4 end
         local logged = int(flags)
+        -- A paced lane's log lives at least its period plus the lease from
+        -- now once this claim is done (below: the server's clock for an
+        -- expiry is the call's start, at most 1 ms before now): written in
+        -- each job's field "e", so that its ack skips a touch that would
+        -- not extend it (common.lua mark_settled).
+        local kept = plim > 0 and int(now + pper + lease_ms - 1)
         -- One ZADD per set for all the call's jobs (the lane's pace log:
         -- per lane): score/member pairs.
         local lsends = {}
@@ -575,7 +584,9 @@ for n = 1, nq do
           local v = redis.call('HMGET', jk, 'a', 'p', 'c')
           local c = (v[3] and num(v[3]) or 0) + 1
           local tok = int(c)
-          if logged ~= '0' then
+          if kept then
+            redis.call('HSET', jk, 'c', tok, 's', logged, 't', nows, 'o', claimer, 'e', kept)
+          elseif logged ~= '0' then
             redis.call('HSET', jk, 'c', tok, 's', logged, 't', nows, 'o', claimer)
           else
             redis.call('HSET', jk, 'c', tok, 's', logged, 'o', claimer)

@@ -339,8 +339,13 @@ end
 -- (false, a job claimed before the field existed: the global and pace logs
 -- are tried; a log without the member is left untouched.) batch: see
 -- rescore (the budgets' logs are written at the batch's end; the lane's
--- own pace log is written and touched at once).
-local function mark_settled(S, q, g, member, at, logged, batch)
+-- own pace log is written and touched at once). room (ms, nil: unknown)
+-- is how long from now the lane's pace log is known to live already: the
+-- claim that logged the send gave it at least its period plus the lease
+-- from the claim's time (the job's field "e", claim.lua, an expiry no
+-- command shortens); a touch that would not reach past it (PEXPIRE GT, a
+-- no-op) is not sent.
+local function mark_settled(S, q, g, member, at, logged, batch, room)
   if logged == '0' then return end
   local flags = 3
   if logged then flags = num(logged) end
@@ -358,7 +363,7 @@ local function mark_settled(S, q, g, member, at, logged, batch)
     local ttl = logttl(q)
     local op = override_period(S, g, batch)
     if op > ttl then ttl = op end
-    touch(pk, ttl)
+    if not room or ttl > room then touch(pk, ttl) end
   end
 end
 
@@ -529,27 +534,29 @@ end
 
 -- check_lease, and on success also drops the lease from the lease set (its
 -- ZREM is the liveness check; on an error nothing changed). The caller must
--- then end_lease with the third and fourth values (the job's send-log flag,
--- see mark_settled, and its claim time, see arrival).
+-- then end_lease with the third to fifth values (the job's send-log flag,
+-- see mark_settled, its claim time, see arrival, and the expiry its claim
+-- gave the lane's pace log, field "e", or false: see mark_settled).
 local function take_lease(q, id, tok)
-  local v = redis.call('HMGET', q.p .. 'job:' .. id, 'g', 'c', 's', 't')
+  local v = redis.call('HMGET', q.p .. 'job:' .. id, 'g', 'c', 's', 't', 'e')
   if not v[1] then return nil, -2 end
   if v[2] ~= tok then return nil, -1 end
   if redis.call('ZREM', q.p .. 'leases', id) == 0 then return nil, -1 end
-  return v[1], 0, v[3], v[4]
+  return v[1], 0, v[3], v[4], v[5]
 end
 
 -- Ends a lease already removed from the lease set (take_lease, or a
 -- reclaimed expiry): drops it from the lane's in-flight count and settles its
 -- send-log entries at the send's latest possible arrival (logged: see
--- mark_settled; floor and claimed: see arrival). Returns the lane's jobs in
--- flight afterwards. (acks.lua does the same for a batch of acks, with
--- what they share done once.)
-local function end_lease(S, q, id, g, tok, now, logged, floor, claimed)
+-- mark_settled; floor and claimed: see arrival; kept: the pace log's
+-- expiry the claim gave it, ms, or nil/false: see mark_settled). Returns
+-- the lane's jobs in flight afterwards. (acks.lua does the same for a
+-- batch of acks, with what they share done once.)
+local function end_lease(S, q, id, g, tok, now, logged, floor, claimed, kept)
   local inf = dec_inflight(q, g)
   -- (The member is not even built when the claim logged nothing.)
   if logged ~= '0' then
-    mark_settled(S, q, g, id .. ':' .. tok, arrival(now, floor, claimed), logged)
+    mark_settled(S, q, g, id .. ':' .. tok, arrival(now, floor, claimed), logged, nil, kept and num(kept) - now)
     -- A claimer found a budget spent by sends all in flight: this settle
     -- may refill it at once (counted from its arrival), so wake claimers.
     if redis.call('DEL', S .. 'budgetwait') == 1 then
@@ -584,9 +591,9 @@ end
 -- lease would otherwise delete it only to set it again (so do the acks of
 -- acks.lua, tidying each queue once). The ring: see ring_after_ack.
 local function ack_job(S, q, id, tok, now, keep_due, floor)
-  local g, code, logged, claimed = take_lease(q, id, tok)
+  local g, code, logged, claimed, kept = take_lease(q, id, tok)
   if not g then return code, 0 end
-  local inf = end_lease(S, q, id, g, tok, now, logged, floor, claimed)
+  local inf = end_lease(S, q, id, g, tok, now, logged, floor, claimed, kept)
   redis.call('DEL', q.p .. 'job:' .. id)
   if not keep_due then tidy_due(q) end
   return 1, ring_after_ack(q, g, inf)
