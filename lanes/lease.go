@@ -172,9 +172,13 @@ func (s *Store) AckAll(ctx context.Context, acks []Acking) ([]error, error) {
 		return nil, fmt.Errorf("%w: ack all: %d acks: want at most %d", ErrInvalid, len(acks), MaxClaim)
 	}
 	var queues []string
+	// The acks' distinct tallies (a batch's acks mostly share one), each
+	// sent once; an ack names its own by index (0: none).
+	var tallies []SettleTally
+	tallyOf := make([]int, len(acks))
 	keys := []string{s.keys.ring(acks[0].Lease.Queue)}
 	args := []string{s.keys.shared(), ""}
-	for _, a := range acks {
+	for i, a := range acks {
 		if err := s.checkLease(a.Lease); err != nil {
 			return nil, err
 		}
@@ -185,12 +189,19 @@ func (s *Store) AckAll(ctx context.Context, acks []Acking) ([]error, error) {
 			queues = append(queues, a.Lease.Queue)
 			args = append(args, s.queueArgs(a.Lease.Queue)...)
 		}
+		if a.Tally.Key == "" && a.Tally.Untrack == "" {
+			continue // none (a tally without a key counts nothing: its once set is unused)
+		}
+		n := slices.IndexFunc(tallies, func(t SettleTally) bool { return sameTally(t, a.Tally) })
+		if n < 0 {
+			n = len(tallies)
+			tallies = append(tallies, a.Tally)
+		}
+		tallyOf[i] = n + 1
 	}
 	args[1] = strconv.Itoa(len(queues))
-	args = append(args, strconv.Itoa(len(acks)))
-	for _, a := range acks {
-		l, t := a.Lease, a.Tally
-		args = append(args, strconv.Itoa(slices.Index(queues, l.Queue)+1), string(l.ID), l.Token, ms(l.Floor))
+	args = append(args, strconv.Itoa(len(tallies)))
+	for _, t := range tallies {
 		flag := func(key string) string {
 			if key == "" {
 				return ""
@@ -200,6 +211,11 @@ func (s *Store) AckAll(ctx context.Context, acks []Acking) ([]error, error) {
 		}
 		args = append(args, flag(t.Key), flag(t.Once), flag(t.Untrack), ms(t.TTL), strconv.Itoa(len(t.Fields)))
 		args = append(args, t.Fields...)
+	}
+	args = append(args, strconv.Itoa(len(acks)))
+	for i, a := range acks {
+		l := a.Lease
+		args = append(args, strconv.Itoa(slices.Index(queues, l.Queue)+1), string(l.ID), l.Token, ms(l.Floor), strconv.Itoa(tallyOf[i]))
 	}
 	codes, err := s.scripts.acks.Exec(ctx, s.c, keys, args).AsIntSlice()
 	if err != nil {
@@ -215,6 +231,12 @@ func (s *Store) AckAll(ctx context.Context, acks []Acking) ([]error, error) {
 		}
 	}
 	return errs, nil
+}
+
+// sameTally says whether a and b count an ack alike: the same keys, TTL
+// (in whole ms, as sent) and fields in the same order.
+func sameTally(a, b SettleTally) bool {
+	return a.Key == b.Key && a.Once == b.Once && a.Untrack == b.Untrack && ms(a.TTL) == ms(b.TTL) && slices.Equal(a.Fields, b.Fields)
 }
 
 // Extend renews a live lease for d from now (server clock), for a send that

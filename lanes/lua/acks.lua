@@ -18,25 +18,40 @@
 -- checks and the lanes' counts stay one command per ack: reading them all
 -- first, one ZMSCORE and one HMGET, cost the server more than it saved.)
 -- KEYS[1]  the first acked queue's ring "{tag}:q:<queue>:ring" (routing)
--- KEYS[2..] the acks' tally keys, in the order of the acks and, within an
---          ack, hash, once set, untrack set (each only when the ack has it)
+-- KEYS[2..] the tallies' keys, in the order of the tallies and, within a
+--          tally, hash, once set, untrack set (each only when it has it)
 -- ARGV[1]  shared prefix "{tag}:s:"
 -- ARGV[2]  the number N of queues, then N queue configs (5 fields each, see
 --          common.lua)
+-- then the number T of distinct tallies (the acks of a batch mostly share
+--          one: each is sent once), then for each: "1" when it has a hash
+--          (the next key), "1" when a once set (the next key), "1" when an
+--          untrack set (the next key) (else ""), the TTL (ms, 0 = none)
+--          the hash and the once set are renewed to, the number F of
+--          fields, then F hash fields, each incremented by 1 (see
+--          common.lua count_in)
 -- then the number A of acks, then for each: queue index (1..N), job id,
 --          lease token, the claimer's round-trip floor for its send (ms,
---          0 = none; see common.lua arrival), then its tally: "1" when it
---          has a hash (the next key), "1" when a once set (the next key),
---          "1" when an untrack set (the next key) (else ""), the TTL (ms,
---          0 = none) the hash and the once set are renewed to, the number
---          F of fields, then F hash fields, each incremented by 1 (see
---          common.lua count_in)
+--          0 = none; see common.lua arrival), its tally's index (1..T;
+--          0 = none)
 -- Returns A codes, in order: 1 acked, -1 stale token, -2 no such job
 -- (nothing changed for that ack).
 local S = ARGV[1]
 local nq = count(ARGV[2])
 local queues, i = {}, 3
 for n = 1, nq do queues[n], i = read_queue(ARGV, i) end
+-- The tallies: keys, TTL and where their fields start in ARGV.
+local tallies, k, nt = {}, 2, count(ARGV[i])
+i = i + 1
+for t = 1, nt do
+  local tl = {}
+  if ARGV[i] == '1' then tl.h = KEYS[k]; k = k + 1 end
+  if ARGV[i + 1] == '1' then tl.once = KEYS[k]; k = k + 1 end
+  if ARGV[i + 2] == '1' then tl.untrack = KEYS[k]; k = k + 1 end
+  tl.ttl, tl.nf, tl.from = num(ARGV[i + 3]), count(ARGV[i + 4]), i + 5
+  tallies[t] = tl
+  i = i + 5 + tl.nf
+end
 local nacks = count(ARGV[i])
 i = i + 1
 local now = now_ms()
@@ -96,7 +111,7 @@ end
 -- (a lane left at 0 loses its field below: zero[n], once per queue), its
 -- send settled in its logs, the lane back in the ring when the ack made it
 -- ready, and its tally.
-local codes, joined, k = {}, 0, 2
+local codes, joined = {}, 0
 local gone, dels, zero, acked = {}, {}, {}, {}
 for n = 1, nq do zero[n] = {} end
 for a = 1, nacks do
@@ -115,11 +130,6 @@ for a = 1, nacks do
     end
   end
   codes[a] = code
-  local h, once, untrack
-  if ARGV[i + 4] == '1' then h = KEYS[k]; k = k + 1 end
-  if ARGV[i + 5] == '1' then once = KEYS[k]; k = k + 1 end
-  if ARGV[i + 6] == '1' then untrack = KEYS[k]; k = k + 1 end
-  local nf = count(ARGV[i + 8])
   if code == 1 then
     acked[n] = true
     gone[jk] = true
@@ -136,9 +146,10 @@ for a = 1, nacks do
       batch.logged = true
     end
     joined = joined + ring_after_ack(q, g, inf)
-    tally(batch, id, h, once, untrack, num(ARGV[i + 7]), i + 9, nf)
+    local tl = tallies[count(ARGV[i + 4])]
+    if tl then tally(batch, id, tl.h, tl.once, tl.untrack, tl.ttl, tl.from, tl.nf) end
   end
-  i = i + 9 + nf
+  i = i + 5
 end
 
 -- The writes the acks share: jobs deleted, lanes left at 0 in flight.
