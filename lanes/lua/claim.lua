@@ -429,6 +429,22 @@ local function reserved(queues, paused, n, nq, rate, window, now, keep)
   return r
 end
 
+-- common.lua leave_ring_tail with its SREM of "inring" left for later:
+-- lane g leaves the ring's tail (right after its LMOVE) now and is noted
+-- in left, for one SREM of every lane that left the ring while the call
+-- served a queue (serving reads no "inring": only ensure_ring does, which
+-- serving never calls). (Arguments, not the top level's locals: see
+-- pace_of.)
+local function leave_tail_later(ring, g, left)
+  local tail = redis.call('RPOP', ring)
+  if tail ~= g then
+    -- Cannot happen inside one atomic script; keep the ring intact if it does.
+    redis.call('RPUSH', ring, tail)
+    return
+  end
+  left[#left + 1] = g
+end
+
 -- Per call, not per lane served (nil until a served lane needs it):
 -- whether any lane has a pace override ("{tag}:s:pacecfg") or a weight
 -- ("{tag}:s:weight"); neither hash is written by a claim. Without one, a
@@ -481,6 +497,11 @@ for n = 1, nq do
   -- lanes"): the reply, the leases and send-log entries written once.
   local out, served, got_all = nil, 0, 0
   local leases, sends = {}, {}
+  -- Written once when the queue's serving ends: the lanes that left the
+  -- ring (leave_tail_later), and the served lanes' in-flight counts (one
+  -- HSET of field/value pairs: the count read plus the jobs handed out;
+  -- infl holds each one's, read again by a lane served twice).
+  local left, infl, inflset = {}, {}, {}
   local deadline = now + lease_ms
   local dls, nows = int(deadline), int(now)
   while visits < visits_max + served do
@@ -495,7 +516,7 @@ for n = 1, nq do
     local inf, lim = 0, nil
     local servable = depth > 0
     if servable then
-      inf = inflight_of(q, g)
+      inf = infl[g] or inflight_of(q, g)
       if q.ordered then
         servable = inf == 0
       else
@@ -510,7 +531,7 @@ for n = 1, nq do
     if servable and q.anyparked == nil then q.anyparked = redis.call('EXISTS', q.p .. 'parked') == 1 end
     if not servable or (q.anyparked and redis.call('ZSCORE', q.p .. 'parked', g)) then
       -- Not servable now: it rejoins when an enqueue, a settle or an unpark makes it ready.
-      leave_ring_tail(q, g)
+      leave_tail_later(ring, g, left)
     else
       if overrides == nil then overrides = pace_limit >= 0 and redis.call('EXISTS', S .. 'pacecfg') == 1 end
       local plim, pper = pace_of(S, g, pace_limit, pace_period, rules, overrides)
@@ -528,7 +549,7 @@ for n = 1, nq do
         lavail = plim - used
       end
       if lavail <= 0 then
-        leave_ring_tail(q, g)
+        leave_tail_later(ring, g, left)
         local t = park_for_pace(pk, pper, now)
         redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
         q.anyparked = true
@@ -615,7 +636,9 @@ for n = 1, nq do
           -- further. (A log made by this ZADD has no expiry yet.)
           if fresh or redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, int(pper + lease_ms)) end
         end
-        redis.call('HINCRBY', q.p .. 'inflight', g, int(got))
+        infl[g] = inf + got
+        inflset[#inflset + 1] = g
+        inflset[#inflset + 1] = int(inf + got)
         got_all = got_all + got
         qavail, avail = qavail - got, avail - got
         served = served + 1
@@ -633,7 +656,7 @@ for n = 1, nq do
         end
         local more = served < lanes_max and qavail > 0
         if depth == 0 or q.ordered or inf >= lim or paced_out then
-          leave_ring_tail(q, g)
+          leave_tail_later(ring, g, left)
         elseif owed > 0 then
           -- The rest of its turn comes next: back from the tail to the
           -- head, for the next call (this one serves no further lane).
@@ -651,6 +674,8 @@ for n = 1, nq do
       end
     end
   end
+  if #inflset > 0 then redis.call('HSET', q.p .. 'inflight', unpack(inflset)) end
+  if #left > 0 then redis.call('SREM', q.p .. 'inring', unpack(left)) end
   if out then
     -- The call's writes for every lane it served.
     if got_all > 0 then
