@@ -91,8 +91,10 @@
 -- budgets left by the lanes before it. The visit budget grows by one per
 -- lane served, so serving lanes never eats the search for the next one.
 -- A later queue is not served in a call that served a lane (strict
--- priority, as before). The global and queue send logs' expiries and the
--- queue's pending count are written once per call.
+-- priority, as before). The global and queue send logs' expiries, the
+-- queue's pending count, the served lanes' in-flight counts (one HSET) and
+-- the ring's member set ("inring": one SREM of the lanes that left the
+-- ring) are written once per call.
 --
 -- Minimum shares: a queue with a share p > 0 (percent) and a global rate
 -- keeps ceil(rate x p / 100) jobs of each window (the rate as learned)
