@@ -69,13 +69,14 @@ func scriptCommands(t *testing.T, c valkey.Client) func() float64 {
 }
 
 // paidStore is a store on c under tag with the paid broadcast's queue:
-// ordered, a budget of its own outside the global one, every lane paced.
-func paidStore(t *testing.T, c valkey.Client, tag string) *lanes.Store {
+// ordered, a budget of its own outside the global one, every lane paced
+// (1 a second, or by rules).
+func paidStore(t *testing.T, c valkey.Client, tag string, rules ...lanes.PaceRule) *lanes.Store {
 	t.Helper()
 	s, err := lanes.New(c, lanes.WithTag(tag),
 		lanes.WithQueue("paid", lanes.QueueConfig{Ordered: true, Rate: 1000, Window: time.Second, OutsideGlobal: true}),
 		lanes.WithGlobalRate(130, time.Second),
-		lanes.WithLanePace(lanes.Pace{Limit: 1, Period: time.Second}))
+		lanes.WithLanePace(lanes.Pace{Limit: 1, Period: time.Second}, rules...))
 	require.NoError(t, err)
 	return s
 }
@@ -126,23 +127,43 @@ func TestAFillerStepWritesEachCopyWithTwoCommands(t *testing.T) {
 // copy with five commands of its own: its job read, its lease taken, its
 // lane's in-flight count, its lane's pace log rescored, its lane's depth
 // (whether the ack brings the lane back to the ring). The pace log's
-// expiry is not touched: its claim gave it the pace period plus the lease
-// (job field "e"), past what the ack's touch would ask
-// (TestAnAckPastItsClaimsPaceExpiryStillKeepsThePaceLog covers an ack
-// that comes later). What the acks share is written once per call: the
-// jobs deleted, the lanes left with none in flight, the queue's send log
-// rescored, the tally. The figure is the call of 9 acks less the call of
-// 1, over 8.
+// expiry is not touched: its claim gave it the store's longest window
+// (its log TTL: also with a rule of a minute for other lanes, as groups'
+// 20 a minute in the app) plus the lease (job field "e"), past what the
+// ack's touch would ask (TestAnAckPastItsClaimsPaceExpiryStillKeepsThePaceLog
+// covers an ack that comes later). What the acks share is written once
+// per call: the jobs deleted, the lanes left with none in flight, the
+// queue's send log rescored, the tally. The figure is the call of 9 acks
+// less the call of 1, over 8.
 func TestAnAckOfACopyInABatchRunsFiveCommandsOfItsOwn(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		rules []lanes.PaceRule
+	}{
+		{"every window a second", nil},
+		// (A lease shorter than the minute: the claim's period plus lease
+		// alone would not cover the ack's touch.)
+		{"other lanes paced by the minute", []lanes.PaceRule{{Prefix: "-", Pace: lanes.Pace{Limit: 20, Period: time.Minute}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ackCommands(t, tc.rules)
+		})
+	}
+}
+
+// ackCommands is TestAnAckOfACopyInABatchRunsFiveCommandsOfItsOwn's check
+// on a paid store with rules, the copies claimed under a 10 s lease.
+func ackCommands(t *testing.T, rules []lanes.PaceRule) {
 	ctx := context.Background()
 	c := valkeytest.Start(t, valkeytest.Options{}).Client(t)
 	commands := scriptCommands(t, c)
 	acked := func(copies int) float64 {
-		s := paidStore(t, c, "ack"+strconv.Itoa(copies))
+		s := paidStore(t, c, "ack"+strconv.Itoa(copies), rules...)
 		tag := "{" + s.Tag() + "}:"
 		fillLanes(t, s, lanes.NewMinter(), "paid", "1000", copies, 1)
-		got, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"paid"}, Lease: time.Minute, Max: 16, Lanes: copies})
+		got, err := s.Claim(ctx, lanes.ClaimRequest{Queues: []string{"paid"}, Lease: 10 * time.Second, Max: 16, Lanes: copies})
 		require.NoError(t, err)
 		require.Len(t, got.Jobs, copies)
 		require.NoError(t, c.Do(ctx, c.B().Hset().Key(tag+"bc").FieldValue().FieldValue("s", "0").Build()).Error())

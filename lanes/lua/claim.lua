@@ -590,12 +590,21 @@ for n = 1, nq do
         if plim > 0 then flags = flags + 2 end
         if q.rate > 0 then flags = flags + 4 end
         local logged = int(flags)
-        -- A paced lane's log lives at least its period plus the lease from
-        -- now once this claim is done (below: the server's clock for an
-        -- expiry is the call's start, at most 1 ms before now): written in
-        -- each job's field "e", so that its ack skips a touch that would
-        -- not extend it (common.lua mark_settled).
-        local kept = plim > 0 and int(now + pper + lease_ms - 1)
+        -- A paced lane's log lives at least pexp ms from now once this
+        -- claim is done (below): the longest window a settle keeps it for
+        -- (common.lua mark_settled: the store's log TTL, or the lane's
+        -- override period when longer) plus the lease, so that a settle
+        -- within the lease finds it long enough. Written in each job's
+        -- field "e" (the server's clock for an expiry is the call's start,
+        -- at most 1 ms before now), so that its ack skips a touch that
+        -- would not extend it (mark_settled).
+        local pexp, kept
+        if plim > 0 then
+          pexp = logttl(q)
+          if pper > pexp then pexp = pper end
+          pexp = pexp + lease_ms
+          kept = int(now + pexp - 1)
+        end
         -- One ZADD per set for all the call's jobs (the lane's pace log:
         -- per lane): score/member pairs.
         local lsends = {}
@@ -636,7 +645,7 @@ for n = 1, nq do
           redis.call('ZADD', pk, unpack(lsends))
           -- In-flight entries must outlive the lease; settling extends
           -- further. (A log made by this ZADD has no expiry yet.)
-          if fresh or redis.call('PTTL', pk) < pper + lease_ms then redis.call('PEXPIRE', pk, int(pper + lease_ms)) end
+          if fresh or redis.call('PTTL', pk) < pexp then redis.call('PEXPIRE', pk, int(pexp)) end
         end
         infl[g] = inf + got
         inflset[#inflset + 1] = g
