@@ -431,22 +431,6 @@ local function reserved(queues, paused, n, nq, rate, window, now, keep)
   return r
 end
 
--- common.lua leave_ring_tail with its SREM of "inring" left for later:
--- lane g leaves the ring's tail (right after its LMOVE) now and is noted
--- in left, for one SREM of every lane that left the ring while the call
--- served a queue (serving reads no "inring": only ensure_ring does, which
--- serving never calls). (Arguments, not the top level's locals: see
--- pace_of.)
-local function leave_tail_later(ring, g, left)
-  local tail = redis.call('RPOP', ring)
-  if tail ~= g then
-    -- Cannot happen inside one atomic script; keep the ring intact if it does.
-    redis.call('RPUSH', ring, tail)
-    return
-  end
-  left[#left + 1] = g
-end
-
 -- Per call, not per lane served (nil until a served lane needs it):
 -- whether any lane has a pace override ("{tag}:s:pacecfg") or a weight
 -- ("{tag}:s:weight"); neither hash is written by a claim. Without one, a
@@ -500,9 +484,10 @@ for n = 1, nq do
   local out, served, got_all = nil, 0, 0
   local leases, sends = {}, {}
   -- Written once when the queue's serving ends: the lanes that left the
-  -- ring (leave_tail_later), and the served lanes' in-flight counts (one
-  -- HSET of field/value pairs: the count read plus the jobs handed out;
-  -- infl holds each one's, read again by a lane served twice).
+  -- ring (common.lua leave_ring_tail, given left), and the served lanes'
+  -- in-flight counts (one HSET of field/value pairs: the count read plus
+  -- the jobs handed out; infl holds each one's, read again by a lane
+  -- served twice).
   local left, infl, inflset = {}, {}, {}
   local deadline = now + lease_ms
   local dls, nows = int(deadline), int(now)
@@ -533,7 +518,7 @@ for n = 1, nq do
     if servable and q.anyparked == nil then q.anyparked = redis.call('EXISTS', q.p .. 'parked') == 1 end
     if not servable or (q.anyparked and redis.call('ZSCORE', q.p .. 'parked', g)) then
       -- Not servable now: it rejoins when an enqueue, a settle or an unpark makes it ready.
-      leave_tail_later(ring, g, left)
+      leave_ring_tail(q, g, left)
     else
       if overrides == nil then overrides = pace_limit >= 0 and redis.call('EXISTS', S .. 'pacecfg') == 1 end
       local plim, pper = pace_of(S, g, pace_limit, pace_period, rules, overrides)
@@ -551,7 +536,7 @@ for n = 1, nq do
         lavail = plim - used
       end
       if lavail <= 0 then
-        leave_tail_later(ring, g, left)
+        leave_ring_tail(q, g, left)
         local t = park_for_pace(pk, pper, now)
         redis.call('ZADD', q.p .. 'parked', 'GT', int(t), g)
         q.anyparked = true
@@ -667,7 +652,7 @@ for n = 1, nq do
         end
         local more = served < lanes_max and qavail > 0
         if depth == 0 or q.ordered or inf >= lim or paced_out then
-          leave_tail_later(ring, g, left)
+          leave_ring_tail(q, g, left)
         elseif owed > 0 then
           -- The rest of its turn comes next: back from the tail to the
           -- head, for the next call (this one serves no further lane).

@@ -420,12 +420,19 @@ local function ensure_ring(q, g, depth, inf)
   return 1
 end
 
--- Removes lane g from the ring when it sits at the tail (right after LMOVE).
-local function leave_ring_tail(q, g)
+-- Removes lane g from the ring when it sits at the tail (right after LMOVE),
+-- and from the ring's member set ("inring") now, or, given a table left,
+-- notes it there for the caller's one SREM of every lane that left (a
+-- claim serving a queue: serving reads no "inring", only ensure_ring does).
+local function leave_ring_tail(q, g, left)
   local tail = redis.call('RPOP', q.p .. 'ring')
   if tail ~= g then
     -- Cannot happen inside one atomic script; keep the ring intact if it does.
     redis.call('RPUSH', q.p .. 'ring', tail)
+    return
+  end
+  if left then
+    left[#left + 1] = g -- the caller's one SREM for all (claim.lua)
     return
   end
   redis.call('SREM', q.p .. 'inring', g)
