@@ -19,6 +19,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -154,13 +156,61 @@ func RunInBackground(t testing.TB, name string, grace time.Duration, run func(co
 			select {
 			case runErr = <-done:
 			case <-time.After(grace):
-				t.Errorf("%s did not stop within %v", name, grace)
+				all := goroutines()
+				t.Errorf("%s did not stop within %v; where the repository's goroutines wait:\n%s\nevery goroutine's stack:\n%s",
+					name, grace, Waiting(all), all)
 			}
 		})
 		return runErr
 	}
 	t.Cleanup(func() { _ = stop() })
 	return stop
+}
+
+// goroutines returns every goroutine's stack (runtime.Stack of all, up to
+// 4 MiB), for a test to say where a run that would not stop is waiting.
+func goroutines() []byte {
+	b := make([]byte, 4<<20)
+	return b[:runtime.Stack(b, true)]
+}
+
+// module is the import path prefix of the repository's packages.
+const module = "github.com/codemojex/codemojex/"
+
+// Waiting summarizes a runtime.Stack dump of all goroutines: one line per
+// goroutine running the repository's code (testkit's and the testing
+// package's own excepted) with its state and its innermost frame in the
+// repository, most frequent first with their counts, so a run that would not
+// stop shows where it waits in the first lines of a failure.
+func Waiting(dump []byte) string {
+	counts := map[string]int{}
+	var order []string
+	for _, g := range strings.Split(string(dump), "\n\n") {
+		lines := strings.Split(g, "\n")
+		if len(lines) < 2 || strings.Contains(g, module+"internal/testkit.") {
+			continue
+		}
+		state := lines[0]
+		if i, j := strings.Index(state, "["), strings.LastIndex(state, "]"); i >= 0 && j > i {
+			state = state[i+1 : j]
+		}
+		for _, l := range lines[1:] {
+			if strings.HasPrefix(l, module) {
+				key := state + ": " + l
+				if counts[key] == 0 {
+					order = append(order, key)
+				}
+				counts[key]++
+				break
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return counts[order[i]] > counts[order[j]] })
+	var b strings.Builder
+	for _, k := range order {
+		fmt.Fprintf(&b, "%4d × %s\n", counts[k], k)
+	}
+	return b.String()
 }
 
 // FreeAddr returns a loopback host:port that was free a moment ago.
