@@ -559,6 +559,34 @@ func TestBroadcastStopWithoutAnIDAnswersHowToStopNotAPreview(t *testing.T) {
 	require.Empty(t, es, "nothing was sent or stopped")
 }
 
+// A plan word given twice ("/broadcast in 1m in 2m hi", "over" twice
+// likewise) is refused with what was given, as other argument mistakes
+// are: no preview (it previewed the text "in 2m hi", one tap from every
+// chat), no button, no preview stored, nothing sent or audited.
+func TestARepeatedPlanWordIsRefusedNotPreviewedAsTheText(t *testing.T) {
+	t.Parallel()
+	h, r, admin := startedAdmin(t)
+	h.addKnownChats(r, 30_000, 9)
+	const usage = ". Usage: /broadcast [in <duration>] [over <duration>] <text>, e.g. /broadcast in 2h over 8h Big news"
+	for _, tc := range []struct{ args, want string }{
+		{"in 1m in 2m hi", `❌ "in" twice (1m, then 2m): a broadcast has one start; a text that starts with the word "in" writes it "In"` + usage},
+		{"over 1h in 5m over 2h hi", `❌ "over" twice (1h, then 2h): a broadcast has one spread; a text that starts with the word "over" writes it "Over"` + usage},
+	} {
+		before := len(h.emu.Messages(adminID))
+		require.Equal(t, tc.want, h.ask(0, admin, "/broadcast "+tc.args), tc.args)
+		msgs := h.emu.Messages(adminID)
+		require.Len(t, msgs, before+1, "one answer to %q", tc.args)
+		require.Empty(t, msgs[before].ReplyMarkup, "no Send button under the answer to %q", tc.args)
+	}
+	ctx := t.Context()
+	previews, err := h.c.Do(ctx, h.c.B().Keys().Pattern(broadcast.NewKeys(h.tag).Preview("*")).Build()).AsStrSlice()
+	require.NoError(t, err)
+	require.Empty(t, previews, "no preview stored")
+	es, err := r.app.audit.Last(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing was sent")
+}
+
 // A broadcast scheduled from Telegram ("/broadcast in 1h <text>"; a
 // malformed schedule, "in abc hi", is refused, not previewed as text; the
 // preview of "in 1h over 2h" says when it starts and at what pace): Send

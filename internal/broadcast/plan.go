@@ -33,29 +33,41 @@ func (p plan) notifierPlan(paidMax int, texts map[string]string) notifier.Plan {
 // split at any white space, line breaks included) at now and returns the
 // plan and the rest, the text. "in" and "over" are plan words in lower
 // case only: a text that starts with the word writes it "In" or "Over"
-// ("In the morning"), as the error for a lower-case one says.
+// ("In the morning"), as the error for a lower-case one says; that holds
+// after a plan too, so a plan word given twice is refused, never taken as
+// the start of the text ("in 1m in 2m hi" previewed the text "in 2m hi").
 // Errors (the admin is told; nothing is previewed): a leading "in" or
 // "over" not followed by a duration ("in abc hi", "in 5 minutes", "in 2H",
 // "in -5m", planDuration's, the console's words), one under a minute or
-// over MaxPlanAhead, or a plan with no text after it.
+// over MaxPlanAhead, a plan word twice (`"in" twice (1m, then 2m): a
+// broadcast has one start; …`), or a plan with no text after it.
 func parsePlan(args string, now time.Time) (plan, string, error) {
 	var p plan
 	rest := strings.TrimSpace(args)
-	seen := map[string]bool{}
+	seen := map[string]string{} // plan word -> its duration as written
 	for {
 		word, after := cutSpace(rest)
-		if (word != "in" && word != "over") || seen[word] {
+		if word != "in" && word != "over" {
 			break
 		}
 		durWord, text := cutSpace(strings.TrimSpace(after))
+		hint := fmt.Sprintf("a text that starts with the word %q writes it %q", word, strings.ToUpper(word[:1])+word[1:])
+		_, isDur := parsePlanDuration(durWord)
+		if first, ok := seen[word]; ok && isDur {
+			one := "one start"
+			if word == "over" {
+				one = "one spread"
+			}
+			return plan{}, "", fmt.Errorf("%q twice (%s, then %s): a broadcast has %s; %s", word, first, durWord, one, hint)
+		}
 		d, err := planDuration(word, durWord)
 		if err != nil {
-			if _, ok := parsePlanDuration(durWord); !ok {
-				return plan{}, "", fmt.Errorf("%w; a text that starts with the word %q writes it %q", err, word, strings.ToUpper(word[:1])+word[1:])
+			if !isDur {
+				return plan{}, "", fmt.Errorf("%w; %s", err, hint)
 			}
 			return plan{}, "", err
 		}
-		seen[word] = true
+		seen[word] = durWord
 		if word == "in" {
 			p.Start = now.Add(d)
 		} else {
@@ -63,7 +75,7 @@ func parsePlan(args string, now time.Time) (plan, string, error) {
 		}
 		rest = strings.TrimSpace(text)
 	}
-	if rest == "" && (seen["in"] || seen["over"]) {
+	if rest == "" && len(seen) > 0 {
 		return plan{}, "", fmt.Errorf("no text after the plan")
 	}
 	return p, rest, nil

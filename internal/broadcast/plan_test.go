@@ -14,8 +14,10 @@ import (
 // order, each once, days allowed) are its plan and the rest its text; a
 // leading lower-case "in" or "over" not followed by a duration is refused
 // as a schedule, in the console's words, with how to start a text with the
-// word ("In the morning" is text); a duration under a minute or over 7
-// days, or a plan with no text, is refused.
+// word ("In the morning" is text); a plan word given twice is refused, not
+// taken as the text's start ("in 1m in 2m hi" is not the text "in 2m hi");
+// a duration under a minute or over 7 days, or a plan with no text, is
+// refused.
 func TestParsePlanReadsStartAndSpreadThenTheText(t *testing.T) {
 	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -37,7 +39,12 @@ func TestParsePlanReadsStartAndSpreadThenTheText(t *testing.T) {
 		{args: "over and out", err: `"over" and: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "over" writes it "Over"`},
 		{args: "in 2h over soon hi", err: `"over" soon: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "over" writes it "Over"`},
 		{args: "in", err: `"in" without a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
-		{args: "in 2h in 3h twice", start: 2 * time.Hour, text: "in 3h twice"},
+		{args: "in 1m in 2m hi", err: `"in" twice (1m, then 2m): a broadcast has one start; a text that starts with the word "in" writes it "In"`},
+		{args: "over 1h in 2h over 3h hi", err: `"over" twice (1h, then 3h): a broadcast has one spread; a text that starts with the word "over" writes it "Over"`},
+		{args: "in 2h in 30s hi", err: `"in" twice (2h, then 30s): a broadcast has one start; a text that starts with the word "in" writes it "In"`},
+		{args: "in 2h in the morning", err: `"in" the: not a duration (like 90m, 2h or 1d12h); a text that starts with the word "in" writes it "In"`},
+		{args: "in 2h In 3h we play", start: 2 * time.Hour, text: "In 3h we play"},
+		{args: "in 2h over 1h Over 3h we play", start: 2 * time.Hour, spread: time.Hour, text: "Over 3h we play"},
 		{args: "in 30s too soon", err: `"in" 30s: want 1 minute to 7 days`},
 		{args: "in 2h\nBig news\nsecond line", start: 2 * time.Hour, text: "Big news\nsecond line"},
 		{args: "in 2h over 8h\nBig news", start: 2 * time.Hour, spread: 8 * time.Hour, text: "Big news"},
