@@ -610,13 +610,13 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	h.addKnownChats(r, 30_000, 99) // and the admin's: 100 chats
 	pv, buttons := h.broadcastPreview("in 1h over 2h 🕘 spread")
 	require.Contains(t, pv.Text, "The chats will see:\n\n🕘 spread\n\n")
-	require.Regexp(t, `🕘 Starts at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1 h\)\.\n⏳ Spread over 2 h: about one message every 1 min 12 s\.$`, pv.Text)
+	require.Regexp(t, `🕘 Starts at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in 1 h\)\.\n⏳ Spread over 2 h: about one message every 1 min 12 s\.$`, pv.Text)
 	_, toast := h.tapAdmin(pv.ID, buttons["❌ Cancel"])
 	require.Equal(t, broadcast.ToastCancelled, toast)
 
 	pv, buttons = h.broadcastPreview("in 1h 🕘 later")
 	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
-	require.Regexp(t, `^🕘 Scheduled for \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$`, toast)
+	require.Regexp(t, `^🕘 Scheduled for \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.$`, toast)
 	var id string
 	require.Eventually(t, func() bool {
 		all, err := h.tracked(t.Context())
@@ -634,7 +634,7 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 		return false
 	}, wait, 10*time.Millisecond)
 	list := h.ask(0, adminUser, "/broadcasts")
-	require.Regexp(t, `^📣 Broadcasts:\n• `+id+`: 📣 Broadcast: 0 sent, 0 failed, 100 remaining of 100, starts at \d{4}-\d\d-\d\d \d\d:\d\d UTC\nTo stop one: /broadcast stop <id>$`, list)
+	require.Regexp(t, `^📣 Broadcasts:\n• `+id+`: 📣 Broadcast: 0 sent, 0 failed, 100 remaining of 100, starts at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\nTo stop one: /broadcast stop <id>$`, list)
 	p, err := r.app.Notifier().Progress(t.Context(), id)
 	require.NoError(t, err)
 	require.True(t, p.Scheduled(time.Now()))
@@ -661,6 +661,46 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 		return h.ask(0, adminUser, "/broadcasts") == "No broadcast is running or scheduled."
 	}, wait, 100*time.Millisecond, "the broadcasts leave the list once their progress messages are final")
 	require.Zero(t, count("🕘 later"))
+}
+
+// A scheduled broadcast's start is shown to the second it starts in, the
+// same everywhere: the preview ("🕘 Starts at … (in 1 h)"), the Send
+// toast, the progress message and /broadcasts all write the start the
+// broadcast keeps (notifier.Progress.At) to the second, not truncated to
+// the minute (13:13 for 13:13:37, a time before the start).
+func TestAScheduledStartIsShownToTheSecondItStartsIn(t *testing.T) {
+	t.Parallel()
+	h, r, admin := startedAdmin(t)
+	h.addKnownChats(r, 30_000, 9)
+	pv, buttons := h.broadcastPreview("in 1h 🕘 to the second")
+	m := regexp.MustCompile(`🕘 Starts at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC \(in 1 h\)\.`).FindStringSubmatch(pv.Text)
+	require.NotNil(t, m, pv.Text)
+	shown, err := time.Parse(time.DateTime, m[1])
+	require.NoError(t, err)
+	at := m[1] + " UTC"
+	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, "🕘 Scheduled for "+at+".", toast)
+	var id string
+	require.Eventually(t, func() bool {
+		all, err := h.tracked(t.Context())
+		for k := range all {
+			id = k
+		}
+		return err == nil && id != ""
+	}, wait, 10*time.Millisecond)
+	p, err := r.app.Notifier().Progress(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, p.At.UTC().Truncate(time.Second), shown, "the second shown is the one it starts in (%s)", p.At.UTC().Format(time.StampMilli))
+	require.Eventually(t, func() bool {
+		for _, m := range h.emu.Messages(adminID) {
+			if strings.HasPrefix(m.Text, "📣 Broadcast: ") && strings.Contains(m.Text, "\n🕘 Starts at "+at+"\n") {
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond, "the progress message says the same start")
+	require.Contains(t, h.ask(0, admin, "/broadcasts"), "• "+id+": 📣 Broadcast: 0 sent, 0 failed, 10 remaining of 10, starts at "+at+"\n")
+	require.True(t, strings.HasPrefix(h.ask(0, admin, "/broadcast stop "+id), "🛑 Broadcast "+id+" stopped: "))
 }
 
 // A text too long for one message (ending in a space, kept as typed)

@@ -138,7 +138,7 @@ func TestComposeTakesThePlanAndRefusesWhatBroadcastRefuses(t *testing.T) {
 	t.Parallel()
 	clk := &clock{now: time.Now().UTC().Truncate(time.Minute)} // the filler starts a plan whose start is past at once
 	start := clk.Now().Add(2 * time.Hour)
-	at := start.Format("2006-01-02 15:04 UTC")
+	at := start.Format("2006-01-02 15:04:05 UTC")
 	ctx := context.Background()
 	empty, _ := composeService(t, 0, clk)
 	_, err := empty.Compose(ctx, Composition{Text: "hi"})

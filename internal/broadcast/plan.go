@@ -156,13 +156,23 @@ func parsePlanDuration(s string) (time.Duration, bool) {
 	return days + d, true
 }
 
+// StartTime is a broadcast's start t as the preview, the answers, the
+// progress message, /broadcasts and the console write it: in UTC to the
+// second, "2026-12-05 13:13:37 UTC". Not to the minute: a start is the
+// preview's time plus the plan's "in", so it falls anywhere within a
+// minute, and a minute truncated ("13:13" for 13:13:37) names a time
+// before the start, one rounded a time up to 30 s off it, either a
+// sizeable part of the "(in 1 min)" beside it; the start is stored to the
+// millisecond, so the second shown is the one it starts in.
+func StartTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
 // planLines is the preview's account of p for copies at rate messages/s
 // (the budget): when it starts and, spread, at what pace ("" for a plan
 // that sends at once as fast as the budget allows).
 func planLines(p plan, copies, rate int, now time.Time) string {
 	var b strings.Builder
 	if !p.Start.IsZero() {
-		fmt.Fprintf(&b, "🕘 Starts at %s (in %s).\n", p.Start.UTC().Format("2006-01-02 15:04 UTC"), humanDuration(p.Start.Sub(now)))
+		fmt.Fprintf(&b, "🕘 Starts at %s (in %s).\n", StartTime(p.Start), humanDuration(p.Start.Sub(now)))
 	}
 	if p.Spread > 0 {
 		pace := float64(copies) / p.Spread.Seconds()

@@ -72,15 +72,19 @@ func TestParsePlanReadsStartAndSpreadThenTheText(t *testing.T) {
 	}
 }
 
-// The preview's plan lines say when it starts and at what pace a spread
-// goes, and that the budget caps a spread shorter than the budget allows.
+// The preview's plan lines say when it starts, to the second it starts
+// in, and at what pace a spread goes, and that the budget caps a spread
+// shorter than the budget allows.
 func TestPlanLinesStateTheStartAndThePace(t *testing.T) {
 	now := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
 	require.Empty(t, planLines(plan{}, 1000, 30, now))
 	require.Equal(t, "⏳ Spread over 8 h: about one message every 48 min.\n",
 		planLines(plan{Spread: 8 * time.Hour}, 10, 30, now), "a thin spread is not 'about 0.00 messages/s'")
-	require.Equal(t, "🕘 Starts at 2026-12-05 20:00 UTC (in 2 h).\n⏳ Spread over 8 h: about 0.35 messages/s.\n",
+	require.Equal(t, "🕘 Starts at 2026-12-05 20:00:00 UTC (in 2 h).\n⏳ Spread over 8 h: about 0.35 messages/s.\n",
 		planLines(plan{Start: now.Add(2 * time.Hour), Spread: 8 * time.Hour}, 10_000, 30, now))
+	previewed := time.Date(2026, 12, 5, 13, 12, 37, 400_000_000, time.UTC)
+	require.Equal(t, "🕘 Starts at 2026-12-05 13:13:37 UTC (in 1 min).\n",
+		planLines(plan{Start: previewed.Add(time.Minute)}, 10, 30, previewed), "to the second it starts in, not 13:13 (truncated) nor 13:14 (rounded)")
 	require.Equal(t, "⏳ Spread over 1 min: about 167 messages/s, more than the budget's 30 messages/s: it takes about 5 min 34 s.\n",
 		planLines(plan{Spread: time.Minute}, 10_000, 30, now))
 }

@@ -182,9 +182,9 @@ func sentDetail(id string, p preview, mode sendMode, paidMax int) string {
 	return detail
 }
 
-// startText is plan p's start as the answers write it: "2026-12-05 20:00
-// UTC".
-func startText(p plan) string { return p.Start.UTC().Format("2006-01-02 15:04 UTC") }
+// startText is plan p's start as the answers write it (StartTime):
+// "2026-12-05 20:00:37 UTC".
+func startText(p plan) string { return StartTime(p.Start) }
 
 // scheduled reports whether preview p's broadcast starts later than now.
 func (s *Service) scheduled(p preview) bool {

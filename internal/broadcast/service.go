@@ -552,7 +552,7 @@ func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Out
 		first, _, _ := strings.Cut(progressText(p), "\n")
 		b.WriteString("• " + id + ": " + first)
 		if p.Scheduled(s.now()) {
-			b.WriteString(", starts at " + p.At.UTC().Format("2006-01-02 15:04 UTC"))
+			b.WriteString(", starts at " + StartTime(p.At))
 		}
 		if p.Rate > 0 && !p.Done() {
 			b.WriteString(", " + SpreadPhrase(p))

@@ -47,7 +47,7 @@ func progressText(p notifier.Progress) string {
 	}
 	txt := fmt.Sprintf("%s: %d sent, %s, %d remaining of %d", head, p.Sent, f, max(p.Remaining, 0), p.Total)
 	if p.Lazy && p.Walking && p.Queued == 0 && p.Sent == 0 && !p.At.IsZero() {
-		txt += "\n🕘 Starts at " + p.At.UTC().Format("2006-01-02 15:04 UTC")
+		txt += "\n🕘 Starts at " + StartTime(p.At)
 	}
 	if p.Rate > 0 && !p.Done() {
 		txt += "\n⏳ Spread: " + spreadPace(p.Total == 1 && p.Parts <= 1, p.Rate)

@@ -261,7 +261,7 @@ func TestComposeABroadcastInTheBrowser(t *testing.T) {
 
 	const later = "🕘 composed for later"
 	compose(later, "1h")
-	require.Regexp(t, `\n\n🕘 Starts at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1 h\)\.$`, b.text("#preview-text"))
+	require.Regexp(t, `\n\n🕘 Starts at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in 1 h\)\.$`, b.text("#preview-text"))
 	statuses, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]int](`(() => {
 		const f = document.getElementById("confirm-form");
 		const post = () => fetch(f.action, {method: "POST", credentials: "same-origin", body: new URLSearchParams(new FormData(f))}).then(r => r.status);
@@ -274,7 +274,7 @@ func TestComposeABroadcastInTheBrowser(t *testing.T) {
 	scheduled := m[1]
 	row := `.bc[data-id="` + scheduled + `"]`
 	b.run("listed", chromedp.Navigate(base+"/broadcasts"), chromedp.WaitVisible(chromedp.CSS(row+" .bc-plan")))
-	require.Regexp(t, `^starts \d{4}-\d\d-\d\d \d\d:\d\d UTC \(scheduled\)$`, b.text(row+" .bc-plan"))
+	require.Regexp(t, `^starts \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(scheduled\)$`, b.text(row+" .bc-plan"))
 	require.Equal(t, "🛑 Broadcast "+scheduled+" stopped: 0 sent before the stop, 5 cancelled, 0 in flight (counted as they settle).",
 		b.submit("stop", row+" button.stop"))
 	require.Empty(t, count(later), "nothing of the scheduled one sent")
@@ -288,7 +288,7 @@ func TestComposeABroadcastInTheBrowser(t *testing.T) {
 		}
 	}
 	require.Len(t, sent, 2, "one entry per broadcast: %v", sent)
-	require.Regexp(t, `^console: `+scheduled+` to 5 chats, from \d{4}-\d\d-\d\d \d\d:\d\d UTC$`, sent[0])
+	require.Regexp(t, `^console: `+scheduled+` to 5 chats, from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$`, sent[0])
 	require.Equal(t, "console: "+id+" to 5 chats", sent[1])
 	b.run("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
 	require.Contains(t, b.text("#audit"), "console\tbroadcast sent\t"+id+" to 5 chats")

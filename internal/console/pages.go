@@ -467,11 +467,11 @@ func planOf(p notifier.Progress, now time.Time) string {
 	var parts []string
 	switch {
 	case p.Scheduled(now) && p.Stopped:
-		parts = append(parts, "was to start "+p.At.UTC().Format("2006-01-02 15:04 UTC")+" (stopped before it)")
+		parts = append(parts, "was to start "+broadcast.StartTime(p.At)+" (stopped before it)")
 	case p.Scheduled(now):
-		parts = append(parts, "starts "+p.At.UTC().Format("2006-01-02 15:04 UTC")+" (scheduled)")
+		parts = append(parts, "starts "+broadcast.StartTime(p.At)+" (scheduled)")
 	case p.Lazy && !p.At.IsZero():
-		parts = append(parts, "started "+p.At.UTC().Format("2006-01-02 15:04 UTC"))
+		parts = append(parts, "started "+broadcast.StartTime(p.At))
 	}
 	if p.Rate > 0 {
 		parts = append(parts, broadcast.SpreadPhrase(p))
