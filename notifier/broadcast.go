@@ -224,8 +224,11 @@ func (n *Notifier) appendCopies(items []lanes.Item, chat int64, encs []func(int6
 // calling StopBroadcast again finishes it (chaos seed 7: a Stop cut short
 // by its deadline, answered "already stopped" on its retry, left 2,113 of
 // a halted paid broadcast's copies "in flight" that nothing would send).
-// Calling it again cancels and counts nothing more. It returns the
-// progress after the stop (Stopped and StopFinished set). Errors:
+// Calling it again cancels and counts nothing more. The first call to
+// finish records the copies sent and in flight then (Progress.StopSent,
+// StopInFlight, in the same atomic call that marks it finished): every
+// copy delivered after it was in flight at it. It returns the progress
+// after the stop (Stopped, StopFinished and StopCounted set). Errors:
 // ErrInvalid for a malformed id, ErrUnknownBroadcast when nothing is
 // stored (never created, or expired), the server's error.
 func (n *Notifier) StopBroadcast(ctx context.Context, id string) (Progress, error) {

@@ -66,7 +66,7 @@ func TestStopBroadcastCancelsTheWaitingCopies(t *testing.T) {
 	}
 	p, err := n.StopBroadcast(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, notifier.Progress{ID: id, Total: 25, Queued: 25, Cancelled: 22, Stopped: true, StopFinished: true, StoppedAt: p.StoppedAt, Failed: map[string]int{}, Remaining: 3}, p)
+	require.Equal(t, notifier.Progress{ID: id, Total: 25, Queued: 25, Cancelled: 22, Stopped: true, StopFinished: true, StopCounted: true, StopInFlight: 3, StoppedAt: p.StoppedAt, Failed: map[string]int{}, Remaining: 3}, p)
 	require.WithinDuration(t, time.Now(), p.StoppedAt, time.Minute)
 	require.Zero(t, pending(t, n, tgjob.QueueNotify), "no copy is left on a lane")
 	require.False(t, p.Done(), "three copies are still in flight")
@@ -150,7 +150,8 @@ func TestStopBroadcastLeavesNoCopyOnALaneOnceItReturns(t *testing.T) {
 // retry (a 5xx) and one for good (a 403) are dropped by the store and
 // counted cancelled, never claimed again; only the copy acked is counted
 // sent (it was delivered). The progress adds up: Sent + Failed + Cancelled
-// = Total, Remaining 0.
+// = Total, Remaining 0; what the stop recorded stays (0 sent before it, 6
+// in flight at it), a later StopBroadcast included.
 func TestStopBroadcastSendsNoCopyThatWasInFlightAfterTheStop(t *testing.T) {
 	t.Parallel()
 	n := newNotifier(t)
@@ -213,9 +214,12 @@ func TestStopBroadcastSendsNoCopyThatWasInFlightAfterTheStop(t *testing.T) {
 
 	p, err = n.Progress(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, notifier.Progress{ID: id, Total: 12, Queued: 12, Sent: 1, Cancelled: 11, Stopped: true, StopFinished: true,
+	require.Equal(t, notifier.Progress{ID: id, Total: 12, Queued: 12, Sent: 1, Cancelled: 11, Stopped: true, StopFinished: true, StopCounted: true, StopInFlight: 6,
 		StoppedAt: p.StoppedAt, Failed: map[string]int{}, Remaining: 0}, p)
 	require.True(t, p.Done())
+	again, err := n.StopBroadcast(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, p, again, "a stop called again records nothing more: the copy delivered after the stop stays one of the 6 in flight at it")
 }
 
 // A paid copy in flight at the stop that the bot then cannot pay for halts

@@ -47,6 +47,8 @@ const (
 	fieldStop   = "x"  // set once StopBroadcast was called
 	fieldStopOK = "xd" // set once a StopBroadcast ran to its end (lua/stopdone.lua)
 	fieldStopAt = "xt" // when StopBroadcast was first called, unix ms
+	fieldStopS  = "xs" // copies sent when the stop first finished (lua/stopdone.lua)
+	fieldStopI  = "xi" // copies in flight when the stop first finished (lua/stopdone.lua)
 	fieldPaid   = "p"  // "1": a paid broadcast (copies on tgjob.QueuePaid)
 	fieldPaidN  = "ps" // paid copies delivered (each 0.1 Star)
 	fieldHalt   = "h"  // "1": the paid part halted, the bot could not pay

@@ -47,6 +47,17 @@ type Progress struct {
 	// StoppedAt is when StopBroadcast was first called (zero: not
 	// stopped, or stopped before it was recorded).
 	StoppedAt time.Time
+	// StopCounted is set once a stop finished recording what it finished
+	// with (lua/stopdone.lua; unset: not stopped, a stop cut short, or
+	// one finished before the record existed): StopSent is the copies
+	// sent (Sent) then, and StopInFlight the copies in flight then
+	// (Remaining then). No copy waits on a lane after the stop, so every
+	// copy delivered later was one of StopInFlight: Sent - StopSent of
+	// them were delivered, the rest failed or were cancelled as they
+	// settled (the stop's answer cannot know which they will be).
+	StopCounted  bool
+	StopSent     int
+	StopInFlight int
 	// Paid: a paid broadcast (copies sent with allow_paid_broadcast).
 	Paid bool
 	// PaidSent is the copies delivered paid, each 0.1 Telegram Star
@@ -92,9 +103,10 @@ type Progress struct {
 
 // InChats returns p with its counts in chats rather than messages, as the
 // preview counts (a text split in parts is one copy per chat): Total, Sent,
-// each Failed reason, Cancelled and Skipped divided by Parts (whole chats;
-// a chat with parts settled differently, or some not yet, counts as
-// remaining), Remaining what is left of Total. PaidSent stays in messages
+// each Failed reason, Cancelled, Skipped and StopSent divided by Parts
+// (whole chats; a chat with parts settled differently, or some not yet,
+// counts as remaining), Remaining what is left of Total, StopInFlight the
+// chats its messages are at least (rounded up). PaidSent stays in messages
 // (each paid message costs its 0.1 Star); Done is p's.
 func (p Progress) InChats() Progress {
 	k := max(p.Parts, 1)
@@ -103,6 +115,7 @@ func (p Progress) InChats() Progress {
 	}
 	out := p
 	out.Total, out.Queued, out.Sent, out.Cancelled, out.Skipped = p.Total/k, p.Queued/k, p.Sent/k, p.Cancelled/k, p.Skipped/k
+	out.StopSent, out.StopInFlight = p.StopSent/k, (p.StopInFlight+k-1)/k
 	out.Failed = make(map[string]int, len(p.Failed))
 	failed := 0
 	for r, n := range p.Failed {
@@ -163,6 +176,10 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 			p.Stopped = true
 		case k == fieldStopOK:
 			p.StopFinished = true
+		case k == fieldStopS:
+			p.StopSent, p.StopCounted = x, true
+		case k == fieldStopI:
+			p.StopInFlight = x
 		case k == fieldStopAt:
 			ms, _ := strconv.ParseInt(v, 10, 64)
 			p.StoppedAt = time.UnixMilli(ms)

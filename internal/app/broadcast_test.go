@@ -232,10 +232,16 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	last, err := r.app.audit.Last(ctx, 1)
 	require.NoError(t, err)
 	require.Len(t, last, 1)
+	m := stopReplyRE.FindStringSubmatch(stopReply)
+	require.NotNil(t, m, stopReply)
+	sentBefore, _ := strconv.Atoi(m[1])
+	inFlight, _ := strconv.Atoi(m[3])
+	require.Equal(t, [2]int{p.StopSent, p.StopInFlight}, [2]int{sentBefore, inFlight}, "the reply says what the stop recorded")
+	require.LessOrEqual(t, p.Sent-sentBefore, inFlight, "what was delivered after the stop was in flight at it")
 	require.Equal(t, admin.AuditEntry{ID: last[0].ID, At: last[0].At, Who: admin.Who(adminID), Action: broadcast.ActionStopped,
-		Detail: fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight", id, p.Sent-inFlightAtStop(stopReply), p.Cancelled, inFlightAtStop(stopReply))}, last[0], "the stop is audited")
+		Detail: fmt.Sprintf("%s: %d sent before the stop, %s cancelled, %d in flight at the stop", id, sentBefore, m[2], inFlight)}, last[0], "the stop is audited")
 	// The progress message says the same.
-	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d", p.Sent, p.Cancelled, chatsN)
+	final := fmt.Sprintf("🛑 Broadcast stopped: %s, 0 failed, %d cancelled of %d", settledSent(p), p.Cancelled, chatsN)
 	ctxW, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	require.NoError(t, h.emu.WaitUntil(ctxW, func() bool {
@@ -248,12 +254,19 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	}), "the progress message ends with the stop's counts")
 }
 
-// inFlightAtStop reads "N in flight" from a stop reply.
-func inFlightAtStop(reply string) int {
-	var n int
-	i := strings.LastIndex(reply, ", ")
-	_, _ = fmt.Sscanf(reply[i+2:], "%d in flight", &n)
-	return n
+// stopReplyRE reads a stop's reply: the copies sent before the stop, those
+// cancelled and, when there were any, those in flight at it.
+var stopReplyRE = regexp.MustCompile(`^🛑 Broadcast bc_\w+ stopped: (\d+) sent before the stop, (\d+) cancelled(?:, (\d+) in flight at the stop \(each counted sent or cancelled as it settles\))?\.$`)
+
+// settledSent is how the final progress text of stopped broadcast p (its
+// copies in flight at the stop settled) counts those sent: "N sent before
+// the stop", or "N sent (M of them in flight at the stop)" when M of them
+// were delivered after it.
+func settledSent(p notifier.Progress) string {
+	if after := p.Sent - p.StopSent; after > 0 {
+		return fmt.Sprintf("%d sent (%d of them in flight at the stop)", p.Sent, after)
+	}
+	return fmt.Sprintf("%d sent before the stop", p.Sent)
 }
 
 // broadcastPreview sends /broadcast text as the admin, waits for its
@@ -341,7 +354,7 @@ func TestBroadcastStopButton(t *testing.T) {
 		return stop["🛑 Stop"] != "" && sent() >= 30
 	}), "the progress message with its Stop button, 30 copies sent")
 	_, toast := h.tapAdmin(progress.ID, stop["🛑 Stop"])
-	m := regexp.MustCompile(`^🛑 Broadcast (bc_\w+) stopped: \d+ sent before the stop, \d+ cancelled, \d+ in flight`).FindStringSubmatch(toast)
+	m := regexp.MustCompile(`^🛑 Broadcast (bc_\w+) stopped: \d+ sent before the stop, \d+ cancelled(, \d+ in flight at the stop|\.$)`).FindStringSubmatch(toast)
 	require.NotNil(t, m, toast)
 	// The id from the toast: the app stops tracking the broadcast once it
 	// is done, which may already be the case.
@@ -352,7 +365,7 @@ func TestBroadcastStopButton(t *testing.T) {
 		p, err = r.app.Notifier().Progress(ctx, id)
 		return err == nil && p.Done()
 	}, wait, 20*time.Millisecond)
-	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d", p.Sent, p.Cancelled, chatsN)
+	final := fmt.Sprintf("🛑 Broadcast stopped: %s, 0 failed, %d cancelled of %d", settledSent(p), p.Cancelled, chatsN)
 	require.NoError(t, h.emu.WaitUntil(ctxW, func() bool {
 		m := h.progressMsgs()[0]
 		return m.CurrentText() == final && currentMarkup(m) == ""
@@ -656,7 +669,7 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	require.Zero(t, count("🕘 later"), "nothing sent before its start")
 
 	stop := h.ask(0, adminUser, "/broadcast stop "+id)
-	require.Equal(t, "🛑 Broadcast "+id+" stopped: 0 sent before the stop, 100 cancelled, 0 in flight (counted as they settle).", stop)
+	require.Equal(t, "🛑 Broadcast "+id+" stopped: 0 sent before the stop, 100 cancelled.", stop)
 	require.Eventually(t, func() bool {
 		return h.ask(0, adminUser, "/broadcasts") == "No broadcast is running or scheduled."
 	}, wait, 100*time.Millisecond, "the broadcasts leave the list once their progress messages are final")

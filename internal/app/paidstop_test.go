@@ -54,7 +54,7 @@ func TestAPaidStopCutShortAddsUpWhenItsTapIsHandledAgain(t *testing.T) {
 
 	// Handled again.
 	_, toast = h.tapAdmin(notice.ID, noticeButtons["🛑 Stop"])
-	require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, 0 in flight (counted as they settle).",
+	require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled.",
 		id, balance, chatsN+1-balance), toast)
 	final := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of %d\n💫 Paid: %d copies, %s Stars", balance, chatsN+1-balance, chatsN+1, balance, notifier.FormatStars(balance))
 	require.NoError(t, h.emu.WaitUntil(wctx, func() bool {
@@ -71,5 +71,5 @@ func TestAPaidStopCutShortAddsUpWhenItsTapIsHandledAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, es, 2)
 	require.Equal(t, broadcast.ActionStopped, es[0].Action)
-	require.Equal(t, fmt.Sprintf("%s: %d sent before the stop, %d cancelled, 0 in flight, paid: %d copies, 1.0 Stars", id, balance, chatsN+1-balance, balance), es[0].Detail)
+	require.Equal(t, fmt.Sprintf("%s: %d sent before the stop, %d cancelled, 0 in flight at the stop, paid: %d copies, 1.0 Stars", id, balance, chatsN+1-balance, balance), es[0].Detail)
 }

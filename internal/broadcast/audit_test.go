@@ -124,8 +124,8 @@ func TestAStopIsAuditedOnceEvenWhenItsAuditFailed(t *testing.T) {
 			}
 			ans, err := a.s.Stop(ctx, "42", id)
 			require.NoError(t, err)
-			require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: 0 sent before the stop, %d cancelled, 0 in flight (counted as they settle).", id, n), ans)
-			want := []string{fmt.Sprintf("42|%s|%s: 0 sent before the stop, %d cancelled, 0 in flight", broadcast.ActionStopped, id, n)}
+			require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: 0 sent before the stop, %d cancelled.", id, n), ans)
+			want := []string{fmt.Sprintf("42|%s|%s: 0 sent before the stop, %d cancelled, 0 in flight at the stop", broadcast.ActionStopped, id, n)}
 			require.Equal(t, want, a.entries(t), "audited once, with the stop's counts")
 
 			for _, who := range []string{"43", "42"} {
@@ -186,7 +186,7 @@ func TestAMoveToFreeIsAuditedOnceEvenWhenItsAuditFailed(t *testing.T) {
 				if tc.stops {
 					_, err := a.s.Stop(ctx, "43", id)
 					require.NoError(t, err)
-					want = []string{sent, fmt.Sprintf("43|%s|%s: 0 sent before the stop, %d cancelled, 0 in flight, paid: 0 copies, 0.0 Stars", broadcast.ActionStopped, id, n), freed}
+					want = []string{sent, fmt.Sprintf("43|%s|%s: 0 sent before the stop, %d cancelled, 0 in flight at the stop, paid: 0 copies, 0.0 Stars", broadcast.ActionStopped, id, n), freed}
 				}
 			} else {
 				ans, err := a.s.ContinueFree(ctx, "42", id)

@@ -326,7 +326,8 @@ func (s *Service) stop(ctx context.Context, out *update.Outcome, who, id string)
 // copies still queued are removed from their lanes
 // (notifier.StopBroadcast), the stop is audited, and the answer says how
 // many were sent before the stop, how many were cancelled and how many were
-// in flight (delivered or failed as they settle). A broadcast already
+// in flight at it (delivered or cancelled as they settle; the
+// clause left out when none was): stoppedText. A broadcast already
 // finished is left as it is (nothing audited). One already stopped is
 // left as it is too, but its stop is audited if it was not (once per
 // broadcast: Auditor.RecordOnce, key "stop:<id>"): a stop whose audit
@@ -381,14 +382,26 @@ func (s *Service) Stop(ctx context.Context, who, id string) (string, error) {
 func (s *Service) auditStop(ctx context.Context, who, id string, p notifier.Progress) (bool, error) {
 	paid := paidNote(p) // in messages: each paid message is 0.1 Star
 	p = p.InChats()
+	sent, inFlight := atStop(p)
 	return s.audit.RecordOnce(ctx, "stop:"+id, auditKeep, who, ActionStopped,
-		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight%s", id, p.Sent, p.Cancelled, max(p.Remaining, 0), paid))
+		fmt.Sprintf("%s: %d sent before the stop, %d cancelled, %d in flight at the stop%s", id, sent, p.Cancelled, inFlight, paid))
 }
 
-// stoppedText answers the stop of broadcast id, p its progress (in chats).
+// stoppedText answers the stop of broadcast id, p its progress (in
+// chats): the copies sent before the stop and those in flight at it, as
+// the stop recorded them (atStop), e.g. "🛑 Broadcast bc_… stopped: 60
+// sent before the stop, 1937 cancelled, 3 in flight at the stop (each
+// counted sent or cancelled as it settles)." The copies in flight may or
+// may not be delivered, which nothing knows yet (one whose send ends other
+// than delivered is cancelled: notifier.StopBroadcast); with none, that
+// clause is left out.
 func stoppedText(id string, p notifier.Progress) string {
-	return fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, %d in flight (counted as they settle).",
-		id, p.Sent, p.Cancelled, max(p.Remaining, 0))
+	sent, inFlight := atStop(p)
+	txt := fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled", id, sent, p.Cancelled)
+	if inFlight > 0 {
+		txt += fmt.Sprintf(", %d in flight at the stop (each counted sent or cancelled as it settles)", inFlight)
+	}
+	return txt + "."
 }
 
 // continueFree moves the copies a halted paid broadcast id did not send to

@@ -3,11 +3,13 @@ package broadcast
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/codemojex/codemojex/lanes"
 	"github.com/codemojex/codemojex/notifier"
 	"github.com/codemojex/codemojex/notifier/tgjob"
 )
@@ -58,8 +60,8 @@ func TestAStopCutShortIsFinishedAndItsCountsAddUp(t *testing.T) {
 			require.True(t, cut.Stopped)
 			require.Equal(t, n, cut.Remaining, "cut short: every copy not sent counts as in flight")
 
-			stopped := fmt.Sprintf("🛑 Broadcast %s stopped: 0 sent before the stop, %d cancelled, 0 in flight (counted as they settle).", id, n)
-			audited := []string{fmt.Sprintf("42|%s|%s: 0 sent before the stop, %d cancelled, 0 in flight, paid: 0 copies, 0.0 Stars", ActionStopped, id, n)}
+			stopped := fmt.Sprintf("🛑 Broadcast %s stopped: 0 sent before the stop, %d cancelled.", id, n)
+			audited := []string{fmt.Sprintf("42|%s|%s: 0 sent before the stop, %d cancelled, 0 in flight at the stop, paid: 0 copies, 0.0 Stars", ActionStopped, id, n)}
 			trail := s.cfg.Audit.(*auditTrail)
 			switch next {
 			case "the Stop handled again":
@@ -98,4 +100,61 @@ func TestAStopCutShortIsFinishedAndItsCountsAddUp(t *testing.T) {
 			require.Equal(t, audited, trail.recorded(), "audited once")
 		})
 	}
+}
+
+// A stop's answer counts what it can know: the copies sent before it and
+// those in flight at it, which may or may not be delivered ("… 3 in
+// flight at the stop (each counted sent or cancelled as it settles)"; no
+// such clause when none is, TestAStopCutShortIsFinishedAndItsCountsAddUp);
+// the audit records the same. Once they settle, the progress text does not
+// call a copy delivered after the stop "sent before the stop": it says how
+// many of those sent were in flight at it, from what the stop recorded
+// (notifier.Progress.StopSent), and so does a later Stop's "was already
+// stopped".
+func TestAStopSaysWhatWasSentBeforeItAndWhatWasInFlightAtIt(t *testing.T) {
+	t.Parallel()
+	s, _ := newService(t, 0)
+	ctx := t.Context()
+	chats := make([]int64, 10)
+	for i := range chats {
+		chats[i] = int64(8000 + i)
+	}
+	id, err := s.notifier.Broadcast(ctx, chats, notifier.Message{Text: "stop me"})
+	require.NoError(t, err)
+	store := s.notifier.Store()
+	claim := func() lanes.Job {
+		t.Helper()
+		c, err := store.Claim(ctx, lanes.ClaimRequest{Queues: []string{tgjob.QueueNotify}, Lease: time.Minute, Max: 1})
+		require.NoError(t, err)
+		require.Len(t, c.Jobs, 1)
+		return c.Jobs[0]
+	}
+	sent, err := s.notifier.SentTally(id, false)
+	require.NoError(t, err)
+	require.NoError(t, store.Ack(ctx, claim().Lease, lanes.Counting(sent)), "one copy delivered before the stop")
+	delivered, retried, forbidden := claim(), claim(), claim()
+
+	ans, err := s.Stop(ctx, "42", id)
+	require.NoError(t, err)
+	require.Equal(t, "🛑 Broadcast "+id+" stopped: 1 sent before the stop, 6 cancelled, 3 in flight at the stop (each counted sent or cancelled as it settles).", ans)
+	require.Equal(t, []string{"42|" + ActionStopped + "|" + id + ": 1 sent before the stop, 6 cancelled, 3 in flight at the stop"}, s.cfg.Audit.(*auditTrail).recorded())
+	p, err := s.notifier.Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, "🛑 Broadcast stopped: 1 sent before the stop, 0 failed, 6 cancelled of 10, 3 in flight", strings.SplitN(progressText(p), "\n", 2)[0])
+
+	require.NoError(t, store.Ack(ctx, delivered.Lease, lanes.Counting(sent)), "in flight at the stop, delivered after it")
+	_, err = store.Nack(ctx, retried.Lease, 0, "transient: 502")
+	require.NoError(t, err)
+	failed, err := s.notifier.FailedTally(id, "forbidden")
+	require.NoError(t, err)
+	require.NoError(t, store.Dead(ctx, forbidden.Lease, "403", lanes.Counting(failed)))
+	p, err = s.notifier.Progress(ctx, id)
+	require.NoError(t, err)
+	require.True(t, p.Done())
+	settled := "🛑 Broadcast stopped: 2 sent (1 of them in flight at the stop), 0 failed, 8 cancelled of 10"
+	require.Equal(t, settled, progressText(p), "the copy delivered after the stop is not counted sent before it")
+	ans, err = s.Stop(ctx, "43", id)
+	require.NoError(t, err)
+	require.Equal(t, "Broadcast "+id+" was already stopped. "+settled, ans)
+	require.Len(t, s.cfg.Audit.(*auditTrail).recorded(), 1, "audited once")
 }

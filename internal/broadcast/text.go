@@ -14,7 +14,8 @@ import (
 // text split in parts is one copy per chat, as the preview counts), e.g.
 // "📣 Broadcast: 20 sent, 1 failed (forbidden 1), 4 remaining of 25"; a
 // stopped one, e.g. "🛑 Broadcast stopped: 60 sent before the stop, 0
-// failed, 1940 cancelled of 2000".
+// failed, 1937 cancelled of 2000, 3 in flight", and once those settled
+// "62 sent (2 of them in flight at the stop), …" (stoppedSent).
 func progressText(p notifier.Progress) string {
 	p = p.InChats()
 	failed := 0
@@ -31,7 +32,7 @@ func progressText(p notifier.Progress) string {
 		f += " (" + strings.Join(reasons, ", ") + ")"
 	}
 	if p.Stopped {
-		txt := fmt.Sprintf("🛑 Broadcast stopped: %d sent before the stop, %s, %d cancelled of %d", p.Sent, f, p.Cancelled, p.Total)
+		txt := fmt.Sprintf("🛑 Broadcast stopped: %s, %s, %d cancelled of %d", stoppedSent(p), f, p.Cancelled, p.Total)
 		if p.Remaining > 0 {
 			txt += fmt.Sprintf(", %d in flight", p.Remaining)
 		}
@@ -59,6 +60,36 @@ func progressText(p notifier.Progress) string {
 		txt += "\nTo stop it: 🛑 Stop, or /broadcast stop " + p.ID
 	}
 	return txt
+}
+
+// stoppedSent is what stopped broadcast p (in chats) says of its copies
+// sent: "60 sent before the stop" while no copy in flight at the stop was
+// delivered since, "62 sent (2 of them in flight at the stop)" once some
+// were (Sent less StopSent: every copy delivered after the stop was in
+// flight at it), and "60 sent" when the stop's counts were not recorded
+// (a stop cut short, whose copies may still be sent until it is
+// finished, or one finished before they were recorded): the copies in
+// flight at a stop are delivered or not as they settle, so a count of
+// sent copies taken after it is not all "before the stop".
+func stoppedSent(p notifier.Progress) string {
+	switch after := p.Sent - p.StopSent; {
+	case !p.StopCounted:
+		return fmt.Sprintf("%d sent", p.Sent)
+	case after > 0:
+		return fmt.Sprintf("%d sent (%d of them in flight at the stop)", p.Sent, after)
+	}
+	return fmt.Sprintf("%d sent before the stop", p.Sent)
+}
+
+// atStop is stopped broadcast p's copies sent before the stop and in
+// flight at it, as its stop recorded them (Progress.StopSent,
+// StopInFlight); for a stop that recorded none (cut short, or finished
+// before they were recorded), Sent and Remaining now.
+func atStop(p notifier.Progress) (sent, inFlight int) {
+	if p.StopCounted {
+		return p.StopSent, p.StopInFlight
+	}
+	return p.Sent, max(p.Remaining, 0)
 }
 
 // modeText is a paid broadcast's mode and cost so far, e.g. "💫 Paid: 30

@@ -53,11 +53,11 @@ func TestAStoppedPaidBroadcastsProgressSaysWhatItCost(t *testing.T) {
 		p    notifier.Progress
 		want string
 	}{
-		{"halted, then stopped", notifier.Progress{ID: "bc_x", Paid: true, Halted: true, Stopped: true, StopFinished: true, Total: 5071, Sent: 2497, PaidSent: 2497, Cancelled: 2574},
+		{"halted, then stopped", notifier.Progress{ID: "bc_x", Paid: true, Halted: true, Stopped: true, StopFinished: true, StopCounted: true, StopSent: 2497, Total: 5071, Sent: 2497, PaidSent: 2497, Cancelled: 2574},
 			"🛑 Broadcast stopped: 2497 sent before the stop, 0 failed, 2574 cancelled of 5071\n💫 Paid: 2497 copies, 249.7 Stars"},
-		{"stopped while paid", notifier.Progress{ID: "bc_x", Paid: true, Stopped: true, StopFinished: true, Total: 50, Sent: 30, PaidSent: 30, Cancelled: 20},
+		{"stopped while paid", notifier.Progress{ID: "bc_x", Paid: true, Stopped: true, StopFinished: true, StopCounted: true, StopSent: 30, Total: 50, Sent: 30, PaidSent: 30, Cancelled: 20},
 			"🛑 Broadcast stopped: 30 sent before the stop, 0 failed, 20 cancelled of 50\n💫 Paid: 30 copies, 3.0 Stars"},
-		{"stopped free", notifier.Progress{ID: "bc_x", Stopped: true, StopFinished: true, Total: 50, Sent: 30, Cancelled: 20},
+		{"stopped free", notifier.Progress{ID: "bc_x", Stopped: true, StopFinished: true, StopCounted: true, StopSent: 30, Total: 50, Sent: 30, Cancelled: 20},
 			"🛑 Broadcast stopped: 30 sent before the stop, 0 failed, 20 cancelled of 50"},
 	}
 	for _, tt := range tests {

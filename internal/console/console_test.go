@@ -347,7 +347,7 @@ func TestEveryPageRendersTheBotsState(t *testing.T) {
 	page = b.post("/broadcasts/stop", url.Values{"id": {id}})
 	text, ok := flash(t, page)
 	require.True(t, ok, text)
-	require.Equal(t, "🛑 Broadcast "+id+" stopped: 0 sent before the stop, 21 cancelled, 0 in flight (counted as they settle).", text)
+	require.Equal(t, "🛑 Broadcast "+id+" stopped: 0 sent before the stop, 21 cancelled.", text)
 	require.Contains(t, page, "<td>free</td>\n<td>stopped</td>")
 	_, audit := b.get("/audit")
 	require.Contains(t, audit, "<td>console</td><td>broadcast stopped</td>")
