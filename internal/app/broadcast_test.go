@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -647,7 +648,7 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 		return false
 	}, wait, 10*time.Millisecond)
 	list := h.ask(0, adminUser, "/broadcasts")
-	require.Regexp(t, `^📣 Broadcasts:\n• `+id+`: 📣 Broadcast: 0 sent, 0 failed, 100 remaining of 100, starts at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\nTo stop one: /broadcast stop <id>$`, list)
+	require.Regexp(t, `^📣 Broadcasts:\n• `+id+`: 📣 Broadcast: 0 sent, 0 failed, 100 remaining of 100, starts at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\nTo stop a running or scheduled one: /broadcast stop <id>$`, list)
 	p, err := r.app.Notifier().Progress(t.Context(), id)
 	require.NoError(t, err)
 	require.True(t, p.Scheduled(time.Now()))
@@ -714,6 +715,88 @@ func TestAScheduledStartIsShownToTheSecondItStartsIn(t *testing.T) {
 	}, wait, 10*time.Millisecond, "the progress message says the same start")
 	require.Contains(t, h.ask(0, admin, "/broadcasts"), "• "+id+": 📣 Broadcast: 0 sent, 0 failed, 10 remaining of 10, starts at "+at+"\n")
 	require.True(t, strings.HasPrefix(h.ask(0, admin, "/broadcast stop "+id), "🛑 Broadcast "+id+" stopped: "))
+}
+
+// /broadcasts lists a stopped broadcast whose copy in flight at the stop
+// has not settled (its send held by Telegram) as stopped, as its progress
+// message shows it, without the stop hint, and without the pace of the
+// spread it no longer is (it was listed above "To stop one: /broadcast
+// stop <id>", with its pace); the hint comes back with a broadcast that
+// can be stopped (a scheduled one), which alone shows its start.
+func TestAStoppedBroadcastIsListedAsStoppedWithoutTheStopHint(t *testing.T) {
+	t.Parallel()
+	h, r, admin := startedAdmin(t)
+	ctx := t.Context()
+	h.addKnownChats(r, 30_000, 4) // and the admin's: 5 chats
+	for chat := range int64(4) {
+		h.emu.InjectFault(tgemu.Delay(time.Minute).For("sendMessage").ForChat(30_000 + chat))
+	}
+	// Spread over 1 min: the first copy at once, the next 12 s later;
+	// any copy but the admin's is held.
+	pv, buttons := h.broadcastPreview("over 1m 📣 one held")
+	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.Equal(t, "📣 Sending to 5 chats.", toast)
+	var id string
+	require.Eventually(t, func() bool {
+		all, err := h.tracked(ctx)
+		for k := range all {
+			id = k
+		}
+		return err == nil && id != ""
+	}, wait, 10*time.Millisecond)
+	var since time.Time // when one copy was first seen in flight (zero: none now)
+	require.Eventually(t, func() bool {
+		st, err := r.app.Store().Inspector().Stats(ctx, tgjob.QueueNotify, 1)
+		switch {
+		case err != nil || st.InFlight != 1:
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		}
+		// Still in flight 500 ms on: a held copy, not the admin's on its
+		// way (the emulator answers that at once).
+		return !since.IsZero() && time.Since(since) >= 500*time.Millisecond
+	}, 20*time.Second, 10*time.Millisecond, "a held copy is in flight")
+	require.Eventually(t, func() bool { // its progress message first, so the next answer is the stop's
+		return len(h.progressMsgs()) == 1
+	}, wait, 10*time.Millisecond)
+	stop := h.ask(0, admin, "/broadcast stop "+id)
+	p, err := r.app.Notifier().Progress(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.StopInFlight, stop)
+	require.Equal(t, fmt.Sprintf("🛑 Broadcast %s stopped: %d sent before the stop, %d cancelled, 1 in flight at the stop (each counted sent or cancelled as it settles).", id, p.StopSent, p.Cancelled), stop)
+	stopped := fmt.Sprintf("• %s: 🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of 5, 1 in flight", id, p.StopSent, p.Cancelled)
+	require.Equal(t, "📣 Broadcasts:\n"+stopped, h.ask(0, admin, "/broadcasts"), "stopped: no stop hint, no pace")
+
+	pv, buttons = h.broadcastPreview("in 1h 🕘 later")
+	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
+	require.True(t, strings.HasPrefix(toast, "🕘 Scheduled for "), toast)
+	var later string
+	require.Eventually(t, func() bool {
+		all, err := h.tracked(ctx)
+		for k := range all {
+			if k != id {
+				later = k
+			}
+		}
+		return err == nil && later != ""
+	}, wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool { // its progress message first, so the next answer is /broadcasts'
+		for _, m := range h.emu.Messages(adminID) {
+			if strings.HasPrefix(m.Text, "📣 Broadcast: ") && strings.Contains(m.Text, "🕘 Starts at ") {
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond)
+	lines := map[string]string{
+		id:    stopped,
+		later: "• " + later + ": 📣 Broadcast: 0 sent, 0 failed, 5 remaining of 5, starts at " + strings.TrimSuffix(strings.TrimPrefix(toast, "🕘 Scheduled for "), "."),
+	}
+	ids := []string{id, later}
+	slices.Sort(ids)
+	require.Equal(t, "📣 Broadcasts:\n"+lines[ids[0]]+"\n"+lines[ids[1]]+"\nTo stop a running or scheduled one: /broadcast stop <id>",
+		h.ask(0, admin, "/broadcasts"), "the hint with one that can be stopped; the stopped one still as it was")
 }
 
 // A text too long for one message (ending in a space, kept as typed)

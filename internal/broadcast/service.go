@@ -529,9 +529,13 @@ func SentID(action, detail string) (string, bool) {
 // OnList handles /broadcasts of an admin: the broadcasts whose progress
 // message is kept up to date (running, scheduled, or stopped with copies
 // still in flight), one line each with its counts and, scheduled, its
-// start, and how to stop one; "No broadcast is running or scheduled."
-// when there is none. Anything after the command is refused (with what it
-// got, clipped), not ignored.
+// start, spread, its pace; and, when one of them is running or scheduled,
+// how to stop it; "No broadcast is running or scheduled." when there is
+// none. A stopped one (or one done, until its progress message is final)
+// is listed as its progress message shows it, "🛑 Broadcast stopped: …",
+// without a start, a pace or the stop hint, which are no longer its (it
+// was listed with "To stop one", its start and its pace). Anything after
+// the command is refused (with what it got, clipped), not ignored.
 func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Outcome) {
 	m := r.Update.Message
 	if c, _ := update.ParseCommand(m, s.cfg.Username()); strings.TrimSpace(c.Args) != "" {
@@ -549,6 +553,7 @@ func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Out
 	}
 	slices.Sort(ids)
 	var b strings.Builder
+	stoppable := false // one listed is running or scheduled
 	for _, id := range ids {
 		p, err := s.notifier.Progress(ctx, id)
 		if errors.Is(err, notifier.ErrUnknownBroadcast) || errors.Is(err, notifier.ErrInvalid) {
@@ -564,11 +569,14 @@ func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Out
 		}
 		first, _, _ := strings.Cut(progressText(p), "\n")
 		b.WriteString("• " + id + ": " + first)
-		if p.Scheduled(s.now()) {
-			b.WriteString(", starts at " + StartTime(p.At))
-		}
-		if p.Rate > 0 && !p.Done() {
-			b.WriteString(", " + SpreadPhrase(p))
+		if !p.Stopped && !p.Done() {
+			stoppable = true
+			if p.Scheduled(s.now()) {
+				b.WriteString(", starts at " + StartTime(p.At))
+			}
+			if p.Rate > 0 {
+				b.WriteString(", " + SpreadPhrase(p))
+			}
 		}
 		b.WriteString("\n")
 	}
@@ -576,7 +584,11 @@ func (s *Service) OnList(ctx context.Context, r *update.Request) (out update.Out
 		out.Reply(update.ReplyTo(m, "No broadcast is running or scheduled."))
 		return out
 	}
-	out.Reply(update.ReplyTo(m, "📣 Broadcasts:\n"+b.String()+"To stop one: /broadcast stop <id>"))
+	hint := ""
+	if stoppable {
+		hint = "To stop a running or scheduled one: /broadcast stop <id>"
+	}
+	out.Reply(update.ReplyTo(m, strings.TrimSuffix("📣 Broadcasts:\n"+b.String()+hint, "\n")))
 	return out
 }
 
