@@ -218,20 +218,22 @@ func TestABudgetsWindowIsSaidPerSecond(t *testing.T) {
 }
 
 // /lanes shows each send budget's learned rate against its configured
-// ceiling: untouched, "never lowered"; after 429s from several chats halved
-// it, the rate now, when, why, the rate that brought it and the hold's cap.
+// ceiling, as limits (an idle budget reads "limit 30, ceiling 30", not "30
+// of 30", which read as fully used): untouched, "never lowered"; after
+// 429s from several chats halved it, the limit now, when, why, the rate
+// that brought it and the hold's cap.
 func TestLanesShowsEachBudgetsLearnedRate(t *testing.T) {
 	ad := newAdmin(t)
 	ctx := context.Background()
 	text, err := ad.budgetsText(ctx)
 	require.NoError(t, err)
-	require.Equal(t, "Send budgets, messages per second (a 1.01 s window, for the server clock's rounding); configured: the ceiling, learned from Telegram's 429s:\n• global: 30 of 30, never lowered", text)
+	require.Equal(t, "Send budgets (limits, not use), messages per second (a 1.01 s window, for the server clock's rounding): each one's limit now, learned from Telegram's 429s, and its configured ceiling:\n• global: limit 30, ceiling 30, never lowered", text)
 	lowered, rate, err := ad.cfg.Outbound.Inspector().LowerBudget(ctx, "notify", "429 from several chats")
 	require.NoError(t, err)
 	require.True(t, lowered)
 	require.Equal(t, 15, rate)
 	text, err = ad.budgetsText(ctx)
 	require.NoError(t, err)
-	require.Regexp(t, `^Send budgets, messages per second \(a 1.01 s window, for the server clock's rounding\); configured: the ceiling, learned from Telegram's 429s:
-• global: 15 of 30, lowered at \d\d:\d\d:\d\d UTC \(429 from several chats, from 30\), at most 22 until \d\d:\d\d:\d\d UTC; decreases in all: 1$`, text)
+	require.Regexp(t, `^Send budgets \(limits, not use\), messages per second \(a 1.01 s window, for the server clock's rounding\): each one's limit now, learned from Telegram's 429s, and its configured ceiling:
+• global: limit 15, ceiling 30, lowered at \d\d:\d\d:\d\d UTC \(429 from several chats, from 30\), at most 22 until \d\d:\d\d:\d\d UTC; decreases in all: 1$`, text)
 }

@@ -399,10 +399,13 @@ func (ad *Admin) deadSources(updates bool) []deadSource {
 	return out
 }
 
-// budgetsText is /lanes' paragraph on the send budgets: each one's rate now
-// (learned: halved on 429s from several chats, climbing back; a probed one
-// says how it moves) against its configured ceiling, and why and when it
-// last went down.
+// budgetsText is /lanes' paragraph on the send budgets: each one's limit
+// now (lanes.LearnedBudget.Rate, the rate claims are held to: learned,
+// halved on 429s from several chats, climbing back; a probed one says how
+// it moves) and its configured ceiling, and why and when it last went
+// down, e.g. "• global: limit 30, ceiling 30, never lowered". Both are
+// limits, not use: "30 of 30" read as a budget fully used when it was
+// idle (the use is codemojex_budget_use, on the dashboard).
 func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
 	bs, err := ad.Budgets(ctx)
 	if err != nil {
@@ -412,9 +415,9 @@ func (ad *Admin) budgetsText(ctx context.Context) (string, error) {
 		return "Send budgets: none", nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Send budgets, messages %s; configured: the ceiling, learned from Telegram's 429s:", PerWindow(bs[0].Window))
+	fmt.Fprintf(&b, "Send budgets (limits, not use), messages %s: each one's limit now, learned from Telegram's 429s, and its configured ceiling:", PerWindow(bs[0].Window))
 	for _, x := range bs {
-		fmt.Fprintf(&b, "\n• %s: %d of %d", notifier.BudgetName(x.Queue), x.Rate, x.Configured)
+		fmt.Fprintf(&b, "\n• %s: limit %d, ceiling %d", notifier.BudgetName(x.Queue), x.Rate, x.Configured)
 		if x.Start > 0 {
 			fmt.Fprintf(&b, " (replies and bulk together: started at %d, raised while messages wait, a 429 takes a raise back)", x.Start)
 		}

@@ -105,9 +105,9 @@ func TestAdminCommands(t *testing.T) {
 	// budget that sent in a proof epoch (10 s of the server clock) that
 	// ended during the test also shows what it proved.
 	proven := `(, proven \d+ \(bursts of 429s forgiven: 0\))?`
-	require.Regexp(t, `\n\nSend budgets, messages per second \(a 1\.01 s window, for the server clock's rounding\); configured: the ceiling, learned from Telegram's 429s:\n`+
-		`• global: (\d+) of \d+ \(replies and bulk together: started at (\d+), raised while messages wait, a 429 takes a raise back\)`+proven+`, never lowered\n`+
-		`• bulk: \d+ of \d+`+proven+`, never lowered\n• reply: \d+ of \d+`+proven+`, never lowered\n`, lanesReply)
+	require.Regexp(t, `\n\nSend budgets \(limits, not use\), messages per second \(a 1\.01 s window, for the server clock's rounding\): each one's limit now, learned from Telegram's 429s, and its configured ceiling:\n`+
+		`• global: limit (\d+), ceiling \d+ \(replies and bulk together: started at (\d+), raised while messages wait, a 429 takes a raise back\)`+proven+`, never lowered\n`+
+		`• bulk: limit \d+, ceiling \d+`+proven+`, never lowered\n• reply: limit \d+, ceiling \d+`+proven+`, never lowered\n`, lanesReply)
 
 	// /dlq after a message to a chat that blocked the bot.
 	h.emu.SetChatStatus(4242, tgemu.ChatBlocked)
