@@ -147,14 +147,18 @@ func (n *Notifier) NewFiller(aud Audience, cfg FillConfig) (*Filler, error) {
 
 // DefaultTick is FillConfig.Tick's default: 500 ms, so that a pass at a
 // paid broadcast's 1,000/s makes one step of a full 500 chats
-// (lanes.MaxCursorItems) and a pass costs its six round trips (the due
-// broadcasts, the record read before and after the step, the step's walk,
-// resolve and enqueue) per 500 copies, not per 100 as every 100 ms (issue
-// 27, CPU a copy: a round trip is a wake-up of Valkey's when nothing else
-// came with it). The window (Lead, 2 s) holds four
-// passes' copies, so the budget never waits on a pass; a scheduled
-// broadcast starts at most a tick late, and a process whose filler was not
-// woken (Wake) takes up a started one at most a tick later.
+// (lanes.MaxCursorItems) and a pass costs its six round trips per 500
+// copies, not per 100 as every 100 ms (issue 27, CPU a copy: a round trip
+// is a wake-up of Valkey's when nothing else came with it). Six: the due
+// broadcasts, then the step's own four (its record read, the audience
+// walk, resolve, the enqueue: allowed), then the record read that finds
+// the window full and ends the pass. That is at least: a walk over small
+// buckets, a resolve with aliases or inactive chats to read, the
+// languages of a broadcast with texts per language and the replan every
+// Replan add theirs. The window (Lead, 2 s) holds four passes' copies,
+// so the budget never waits on a pass; a scheduled broadcast starts at
+// most a tick late, and a process whose filler was not woken (Wake) takes
+// up a started one at most a tick later.
 const DefaultTick = 500 * time.Millisecond
 
 // DefaultReplan is FillConfig.Replan's default.
@@ -476,7 +480,8 @@ func (f *Filler) fillOne(ctx context.Context, id string, now time.Time) (int, er
 // window's room counts once it holds a whole step's copies, or half the
 // window when that is less (stepRoom): a broadcast sent at its budget's
 // pace frees its window a few copies at a time, and a step for each few
-// (its reads, its enqueue: about four round trips, each waking Valkey)
+// (its four round trips at least, each waking Valkey: its record read,
+// the audience walk, resolve, the enqueue; DefaultTick)
 // cost more of Valkey's CPU than the copies' own work (bench section 14 at
 // 1,000/s: about 20 steps of 47 copies a second, 0.1 wake-ups a copy);
 // the copies left on the lanes meanwhile (at least half the window, Lead
