@@ -254,7 +254,7 @@ func scenarioHistory(sc paidScenario) history {
 		h.acts = paidActs{Notice: at(1.5), Ack: at(2), Choice: "▶️ Continue free", Answer: "▶️ Broadcast bc_1 continues free: 1 copies at 30 messages/s."}
 		h.admin[4].Edits = []tgemu.Edit{halted, {Text: "✅ Broadcast done: 3 sent, 0 failed, 0 remaining of 3\n💫 Paid, then free: 2 copies paid (0.2 Stars), 1 moved to free"}}
 	case paidHaltStop:
-		h.acts = paidActs{Notice: at(1.5), Ack: at(2), Choice: "🛑 Stop", Answer: "🛑 Broadcast bc_1 stopped: 2 sent before the stop, 1 cancelled, 0 in flight (counted as they settle)."}
+		h.acts = paidActs{Notice: at(1.5), Ack: at(2), Choice: "🛑 Stop", Answer: "🛑 Broadcast bc_1 stopped: 2 sent before the stop, 1 cancelled."}
 		h.messages[audienceFirst] = h.messages[audienceFirst][:1]
 		h.admin[4].Edits = []tgemu.Edit{halted, {Text: "🛑 Broadcast stopped: 2 sent before the stop, 0 failed, 1 cancelled of 3"}}
 	case paidPart:
@@ -332,8 +332,8 @@ func TestCheckerAccountsForThePaidScenarios(t *testing.T) {
 		}, verdict{PaidFree: 1, CopiesAfterStop: 1}, true},
 		{paidHaltStop, "a copy accepted after the Stop, one in flight", func(h *history) {
 			h.messages[audienceFirst] = append(h.messages[audienceFirst], tgemu.Message{Text: "💫 P", Time: later})
-			last(h).Text = "🛑 Broadcast stopped: 3 sent before the stop, 0 failed, 0 cancelled of 3"
-			h.acts.Answer = "🛑 Broadcast bc_1 stopped: 2 sent before the stop, 0 cancelled, 1 in flight (counted as they settle)."
+			last(h).Text = "🛑 Broadcast stopped: 3 sent (1 of them in flight at the stop), 0 failed, 0 cancelled of 3"
+			h.acts.Answer = "🛑 Broadcast bc_1 stopped: 2 sent before the stop, 0 cancelled, 1 in flight at the stop (each counted sent or cancelled as it settles)."
 		}, verdict{PaidFree: 1, CopiesAfterStop: 1, StopInFlight: 1}, false},
 		{paidHaltStop, "a paid send after the Stop, none in flight", func(h *history) { h.paidRequests = append(h.paidRequests, later) },
 			verdict{PaidCancelled: 1, PaidAfterAck: 1}, true},
