@@ -172,17 +172,7 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 			p.Sent = x
 		case k == fieldCancel:
 			p.Cancelled = x
-		case k == fieldStop:
-			p.Stopped = true
-		case k == fieldStopOK:
-			p.StopFinished = true
-		case k == fieldStopS:
-			p.StopSent, p.StopCounted = x, true
-		case k == fieldStopI:
-			p.StopInFlight = x
-		case k == fieldStopAt:
-			ms, _ := strconv.ParseInt(v, 10, 64)
-			p.StoppedAt = time.UnixMilli(ms)
+		case p.stopField(k, v, x):
 		case k == fieldPaid:
 			p.Paid = v == "1"
 		case k == fieldPaidN:
@@ -209,6 +199,27 @@ func (n *Notifier) Progress(ctx context.Context, id string) (Progress, error) {
 	}
 	p.Remaining = p.Total - p.Sent - failed - p.Cancelled
 	return p, nil
+}
+
+// stopField sets the stop's field k (value v, as a number x) and reports
+// whether k is one.
+func (p *Progress) stopField(k, v string, x int) bool {
+	switch k {
+	case fieldStop:
+		p.Stopped = true
+	case fieldStopOK:
+		p.StopFinished = true
+	case fieldStopS:
+		p.StopSent, p.StopCounted = x, true
+	case fieldStopI:
+		p.StopInFlight = x
+	case fieldStopAt:
+		ms, _ := strconv.ParseInt(v, 10, 64)
+		p.StoppedAt = time.UnixMilli(ms)
+	default:
+		return false
+	}
+	return true
 }
 
 // lazyField sets the lazy broadcast's field k (value v, as a number x) and

@@ -184,14 +184,7 @@ func TestBroadcastStopDuringFanOutAtTheGlobalLimit(t *testing.T) {
 	require.Contains(t, pv.Text, "It will reach 2000 chats, in about 1 min 7 s at the current rate of 30 messages/s.")
 	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
 	require.Equal(t, "📣 Sending to 2000 chats.", toast)
-	var id string
-	require.Eventually(t, func() bool {
-		all, err := h.tracked(ctx)
-		for k := range all {
-			id = k
-		}
-		return err == nil && id != ""
-	}, wait, 10*time.Millisecond)
+	id := h.trackedID("")
 	require.Eventually(t, func() bool { n, _ := copies(); return n >= 90 }, wait, 20*time.Millisecond)
 
 	before := len(h.emu.Messages(adminID))
@@ -299,6 +292,44 @@ func (h *harness) tapAdmin(id int, d string) (models.Update, string) {
 	u, err := h.emu.InjectCallbackQuery(tgemu.CallbackQuery{ChatID: adminID, MessageID: id, From: user(adminID, "Admin"), Data: d})
 	require.NoError(h.t, err)
 	return u, h.answerOf(u.CallbackQuery.ID)
+}
+
+// trackedID waits until a broadcast other than except ("": none) is
+// tracked (its progress message kept up to date) and returns its id.
+func (h *harness) trackedID(except string) string {
+	h.t.Helper()
+	var id string
+	require.Eventually(h.t, func() bool {
+		all, err := h.tracked(h.t.Context())
+		for k := range all {
+			if k != except {
+				id = k
+			}
+		}
+		return err == nil && id != ""
+	}, wait, 10*time.Millisecond)
+	return id
+}
+
+// scheduleLater previews "/broadcast in 1h 🕘 later" as the admin, taps
+// ✅ Send and waits until the broadcast is tracked (its id: the tracked one
+// other than except) and its progress message, which says when it starts,
+// was sent, so the admin's next answer is the next message. It returns the
+// id and the Send tap's toast.
+func (h *harness) scheduleLater(except string) (string, string) {
+	h.t.Helper()
+	pv, buttons := h.broadcastPreview("in 1h 🕘 later")
+	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
+	id := h.trackedID(except)
+	require.Eventually(h.t, func() bool {
+		for _, m := range h.emu.Messages(adminID) {
+			if strings.HasPrefix(m.Text, "📣 Broadcast: ") && strings.Contains(m.Text, "🕘 Starts at ") {
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond)
+	return id, toast
 }
 
 // copiesOf counts the messages of every chat whose text is text (a
@@ -628,25 +659,8 @@ func TestScheduledBroadcastWaitsIsListedAndStops(t *testing.T) {
 	_, toast := h.tapAdmin(pv.ID, buttons["❌ Cancel"])
 	require.Equal(t, broadcast.ToastCancelled, toast)
 
-	pv, buttons = h.broadcastPreview("in 1h 🕘 later")
-	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
+	id, toast := h.scheduleLater("")
 	require.Regexp(t, `^🕘 Scheduled for \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.$`, toast)
-	var id string
-	require.Eventually(t, func() bool {
-		all, err := h.tracked(t.Context())
-		for k := range all {
-			id = k
-		}
-		return err == nil && id != ""
-	}, wait, 10*time.Millisecond)
-	require.Eventually(t, func() bool { // its progress message first, so the next answer is /broadcasts'
-		for _, m := range h.emu.Messages(adminID) {
-			if strings.HasPrefix(m.Text, "📣 Broadcast: ") && strings.Contains(m.Text, "🕘 Starts at ") {
-				return true
-			}
-		}
-		return false
-	}, wait, 10*time.Millisecond)
 	list := h.ask(0, adminUser, "/broadcasts")
 	require.Regexp(t, `^📣 Broadcasts:\n• `+id+`: 📣 Broadcast: 0 sent, 0 failed, 100 remaining of 100, starts at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\nTo stop a running or scheduled one: /broadcast stop <id>$`, list)
 	p, err := r.app.Notifier().Progress(t.Context(), id)
@@ -694,14 +708,7 @@ func TestAScheduledStartIsShownToTheSecondItStartsIn(t *testing.T) {
 	at := m[1] + " UTC"
 	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
 	require.Equal(t, "🕘 Scheduled for "+at+".", toast)
-	var id string
-	require.Eventually(t, func() bool {
-		all, err := h.tracked(t.Context())
-		for k := range all {
-			id = k
-		}
-		return err == nil && id != ""
-	}, wait, 10*time.Millisecond)
+	id := h.trackedID("")
 	p, err := r.app.Notifier().Progress(t.Context(), id)
 	require.NoError(t, err)
 	require.Equal(t, p.At.UTC().Truncate(time.Second), shown, "the second shown is the one it starts in (%s)", p.At.UTC().Format(time.StampMilli))
@@ -736,14 +743,7 @@ func TestAStoppedBroadcastIsListedAsStoppedWithoutTheStopHint(t *testing.T) {
 	pv, buttons := h.broadcastPreview("over 1m 📣 one held")
 	_, toast := h.tapAdmin(pv.ID, buttons["✅ Send"])
 	require.Equal(t, "📣 Sending to 5 chats.", toast)
-	var id string
-	require.Eventually(t, func() bool {
-		all, err := h.tracked(ctx)
-		for k := range all {
-			id = k
-		}
-		return err == nil && id != ""
-	}, wait, 10*time.Millisecond)
+	id := h.trackedID("")
 	var since time.Time // when one copy was first seen in flight (zero: none now)
 	require.Eventually(t, func() bool {
 		st, err := r.app.Store().Inspector().Stats(ctx, tgjob.QueueNotify, 1)
@@ -768,27 +768,8 @@ func TestAStoppedBroadcastIsListedAsStoppedWithoutTheStopHint(t *testing.T) {
 	stopped := fmt.Sprintf("• %s: 🛑 Broadcast stopped: %d sent before the stop, 0 failed, %d cancelled of 5, 1 in flight", id, p.StopSent, p.Cancelled)
 	require.Equal(t, "📣 Broadcasts:\n"+stopped, h.ask(0, admin, "/broadcasts"), "stopped: no stop hint, no pace")
 
-	pv, buttons = h.broadcastPreview("in 1h 🕘 later")
-	_, toast = h.tapAdmin(pv.ID, buttons["✅ Send"])
+	later, toast := h.scheduleLater(id)
 	require.True(t, strings.HasPrefix(toast, "🕘 Scheduled for "), toast)
-	var later string
-	require.Eventually(t, func() bool {
-		all, err := h.tracked(ctx)
-		for k := range all {
-			if k != id {
-				later = k
-			}
-		}
-		return err == nil && later != ""
-	}, wait, 10*time.Millisecond)
-	require.Eventually(t, func() bool { // its progress message first, so the next answer is /broadcasts'
-		for _, m := range h.emu.Messages(adminID) {
-			if strings.HasPrefix(m.Text, "📣 Broadcast: ") && strings.Contains(m.Text, "🕘 Starts at ") {
-				return true
-			}
-		}
-		return false
-	}, wait, 10*time.Millisecond)
 	lines := map[string]string{
 		id:    stopped,
 		later: "• " + later + ": 📣 Broadcast: 0 sent, 0 failed, 5 remaining of 5, starts at " + strings.TrimSuffix(strings.TrimPrefix(toast, "🕘 Scheduled for "), "."),
