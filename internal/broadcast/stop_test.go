@@ -158,3 +158,50 @@ func TestAStopSaysWhatWasSentBeforeItAndWhatWasInFlightAtIt(t *testing.T) {
 	require.Equal(t, "Broadcast "+id+" was already stopped. "+settled, ans)
 	require.Len(t, s.cfg.Audit.(*auditTrail).recorded(), 1, "audited once")
 }
+
+// A stop cancels the copies waiting on their lanes before it records the
+// copies sent and in flight at it (lua/stopdone.lua): in between, the
+// broadcast reads done (nothing remaining) while its stop has not
+// finished, and the tracker keeps it (its counts are not final: a final
+// edit then said "N sent", not "N sent before the stop", for good); once
+// the stop finished, it is final and untracked.
+func TestAStoppedBroadcastIsNotFinalUntilItsStopFinished(t *testing.T) {
+	t.Parallel()
+	s, _ := newService(t, 0)
+	ctx := t.Context()
+	c := s.cfg.Client
+	const n = 5
+	chats := make([]int64, n)
+	for i := range chats {
+		chats[i] = int64(8000 + i)
+	}
+	id, err := s.notifier.Broadcast(ctx, chats, notifier.Message{Text: "news"})
+	require.NoError(t, err)
+	require.NoError(t, s.tracking.Track(ctx, id, tracked{}))
+	key := "{" + s.cfg.Tag + "}:n:bc:" + id
+	hset := func(fv ...string) {
+		cmd := c.B().Hset().Key(key).FieldValue()
+		for i := 0; i < len(fv); i += 2 {
+			cmd = cmd.FieldValue(fv[i], fv[i+1])
+		}
+		require.NoError(t, c.Do(ctx, cmd.Build()).Error())
+	}
+	// Stopped, its waiting copies cancelled, its counts not yet recorded.
+	hset("x", "1", "xt", strconv.FormatInt(time.Now().UnixMilli(), 10), "c", strconv.Itoa(n))
+	p, err := s.notifier.Progress(ctx, id)
+	require.NoError(t, err)
+	require.True(t, p.Done())
+	require.False(t, p.StopFinished)
+	tracked := func() bool {
+		all, err := s.tracking.Tracked(ctx)
+		require.NoError(t, err)
+		_, ok := all[id]
+		return ok
+	}
+	require.NoError(t, s.trackOnce(ctx))
+	require.True(t, tracked(), "done, but its stop has not finished: not final")
+
+	hset("xs", "0", "xi", "0", "xd", "1")
+	require.NoError(t, s.trackOnce(ctx))
+	require.False(t, tracked(), "its stop finished: final, untracked")
+}

@@ -123,7 +123,7 @@ func (s *Service) trackOne(ctx context.Context, id, raw string) error {
 		}
 	}
 	if t.Chat == 0 { // composed in the console: no progress message, tracked until done
-		if !p.Done() {
+		if !final(p) {
 			return nil
 		}
 		s.log.Info("broadcast finished", slog.String("broadcast", id), slog.Int("sent", p.Sent), slog.Int("total", p.Total))
@@ -133,7 +133,7 @@ func (s *Service) trackOne(ctx context.Context, id, raw string) error {
 		return err
 	}
 	txt := progressText(p)
-	done := p.Done()
+	done := final(p)
 	if txt != t.Last {
 		edited, err := s.editProgress(ctx, id, &t, p, txt)
 		if err != nil || !edited {
@@ -149,6 +149,17 @@ func (s *Service) trackOne(ctx context.Context, id, raw string) error {
 	}
 	return s.tracking.Track(ctx, id, t)
 }
+
+// final reports whether broadcast p's counts are final: it is done
+// (notifier.Progress.Done) and, stopped, its stop finished
+// (StopFinished). A stop cancels the copies waiting on their lanes before
+// it records the copies sent and in flight at it (lua/stopdone.lua), so
+// in between the broadcast reads done while its stop's counts are not yet
+// there: a final edit then said "30 sent" for good, not "30 sent before
+// the stop" (a busy CI run of TestBroadcastStopButton). A stop cut short
+// is finished by the tracker after stopGrace (trackOne), so a stopped
+// broadcast is final within it.
+func final(p notifier.Progress) bool { return p.Done() && (!p.Stopped || p.StopFinished) }
 
 // haltOnce tells the admin, once (t.HaltShown), that paid broadcast id
 // halted because the bot cannot pay (noticeHalt), and returns the progress
