@@ -584,6 +584,40 @@ func TestAMalformedBroadcastIDIsAnsweredAsTyped(t *testing.T) {
 	require.Empty(t, es, "nothing was stopped or sent")
 }
 
+// "/broadcast stop <id>" with words after the id (a running broadcast's,
+// or any word starting bc_) is refused, quoting the words, and never
+// previewed as the text "stop bc_… please" one tap from every chat; the
+// broadcast is not stopped, nothing is audited.
+func TestABroadcastStopWithWordsAfterItsIDIsRefusedNotPreviewed(t *testing.T) {
+	t.Parallel()
+	h, r, admin := startedAdmin(t)
+	ctx := context.Background()
+	id, err := r.app.Notifier().Broadcast(ctx, []int64{4646}, notifier.Message{Text: "x"})
+	require.NoError(t, err)
+	for _, tc := range []struct{ typed, want string }{
+		{typed: "stop " + id + " please", want: `❌ /broadcast stop takes the broadcast's id alone: "please" came after ` + id +
+			`. Nothing was stopped or previewed. Usage: /broadcast stop <id>`},
+		{typed: "Stop " + strings.ToLower(id) + " now!! " + strings.Repeat("x", 50), want: `❌ /broadcast stop takes the broadcast's id alone: "now!! ` +
+			strings.Repeat("x", 34) + `…" came after ` + strings.ToLower(id) + `. Nothing was stopped or previewed. Usage: /broadcast stop <id>`},
+		{typed: "stop bc_nonsense too", want: `❌ /broadcast stop takes the broadcast's id alone: "too" came after bc_nonsense. Nothing was stopped or previewed. Usage: /broadcast stop <id>`},
+	} {
+		before := len(h.emu.Messages(adminID))
+		require.Equal(t, tc.want, h.ask(0, admin, "/broadcast "+tc.typed), tc.typed)
+		msgs := h.emu.Messages(adminID)
+		require.Len(t, msgs, before+1, "one answer to %q", tc.typed)
+		require.Empty(t, msgs[before].ReplyMarkup, "no Send button: not previewed")
+	}
+	p, err := r.app.Notifier().Progress(ctx, id)
+	require.NoError(t, err)
+	require.False(t, p.Stopped, "not stopped")
+	es, err := r.app.audit.Last(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing was stopped or sent")
+	// A stop of words that are not an id stays a text to broadcast.
+	pv, _ := h.broadcastPreview("stop the music")
+	require.Contains(t, pv.Text, "stop the music")
+}
+
 // A lone "/broadcast stop" (in any case, as a phone keyboard capitalizes
 // it) is answered with how to stop a broadcast, not previewed as the text
 // "stop" one tap from being sent to every chat: no preview, no button,

@@ -56,7 +56,8 @@ const (
 // "stop" (in any case) is answered with how to stop (usageStop), nothing
 // previewed: an admin who means to stop must not be one tap from
 // broadcasting the word; "stop" and a word starting "bc_" (any case) is
-// a stop, its id checked (CanonicalID); any other text, "stop test" included,
+// a stop, its id checked (CanonicalID), and words after that word are
+// refused (wordsAfterID), nothing stopped; any other text, "stop test" included,
 // is a text to broadcast. A text is
 // not sent at once: the admin gets a preview (preview) and only
 // its Send button starts the fan-out (OnTap), so a stop command
@@ -73,6 +74,12 @@ func (s *Service) OnCommand(ctx context.Context, r *update.Request) (out update.
 	if len(f) == 1 && strings.EqualFold(f[0], "stop") { // meant as a stop: never previewed as the text "stop"
 		out.Reply(update.ReplyTo(m, usageStop))
 		return out
+	}
+	if len(f) > 2 && strings.EqualFold(f[0], "stop") {
+		if _, meant := CanonicalID(f[1]); meant { // a stop with words after its id: never previewed as a text
+			out.Reply(update.ReplyTo(m, wordsAfterID(f[1], f[2:])))
+			return out
+		}
 	}
 	if len(f) == 2 && strings.EqualFold(f[0], "stop") {
 		id, meant := CanonicalID(f[1])
@@ -131,6 +138,19 @@ func CanonicalID(word string) (id string, meant bool) {
 // usageStop answers /broadcast stop without an id: nothing was stopped
 // (it said "Nothing was sent", which reads oddly for a stop).
 const usageStop = "❌ Which broadcast? Usage: /broadcast stop <id>; /broadcasts lists the running and scheduled ones with their ids. Nothing was stopped."
+
+// wordsAfterID answers "/broadcast stop <id> <words…>": a stop takes its id
+// alone, and the words after it are quoted (clipped to 40 characters);
+// nothing is stopped or previewed. It was previewed as the text "stop
+// bc_… please" to every chat, one tap from being sent, by an admin in a
+// hurry to stop a broadcast (a new user's trial).
+func wordsAfterID(id string, words []string) string {
+	after := strings.Join(words, " ")
+	if r := []rune(after); len(r) > 40 {
+		after = string(r[:40]) + "…"
+	}
+	return fmt.Sprintf("❌ /broadcast stop takes the broadcast's id alone: %q came after %s. Nothing was stopped or previewed. Usage: /broadcast stop <id>", after, id)
+}
 
 // notAnID answers a stop of word, what the admin typed after "stop",
 // when it is not a broadcast id; it is quoted as typed, not as
