@@ -37,11 +37,7 @@ func TestAStopCutShortIsFinishedAndItsCountsAddUp(t *testing.T) {
 			ctx := t.Context()
 			c := s.cfg.Client
 			const n = 30
-			chats := make([]int64, n)
-			for i := range chats {
-				chats[i] = int64(7000 + i)
-			}
-			id, err := s.notifier.Broadcast(ctx, chats, notifier.Message{Text: "paid news", Paid: true})
+			id, err := s.notifier.Broadcast(ctx, chatsFrom(7000, n), notifier.Message{Text: "paid news", Paid: true})
 			require.NoError(t, err)
 			ok, err := s.notifier.HaltPaid(ctx, id)
 			require.NoError(t, err)
@@ -171,11 +167,7 @@ func TestAStoppedBroadcastIsNotFinalUntilItsStopFinished(t *testing.T) {
 	ctx := t.Context()
 	c := s.cfg.Client
 	const n = 5
-	chats := make([]int64, n)
-	for i := range chats {
-		chats[i] = int64(8000 + i)
-	}
-	id, err := s.notifier.Broadcast(ctx, chats, notifier.Message{Text: "news"})
+	id, err := s.notifier.Broadcast(ctx, chatsFrom(8000, n), notifier.Message{Text: "news"})
 	require.NoError(t, err)
 	require.NoError(t, s.tracking.Track(ctx, id, tracked{}))
 	key := "{" + s.cfg.Tag + "}:n:bc:" + id
@@ -204,4 +196,13 @@ func TestAStoppedBroadcastIsNotFinalUntilItsStopFinished(t *testing.T) {
 	hset("xs", "0", "xi", "0", "xd", "1")
 	require.NoError(t, s.trackOnce(ctx))
 	require.False(t, tracked(), "its stop finished: final, untracked")
+}
+
+// chatsFrom returns the n chat ids from first on.
+func chatsFrom(first int64, n int) []int64 {
+	chats := make([]int64, n)
+	for i := range chats {
+		chats[i] = first + int64(i)
+	}
+	return chats
 }
